@@ -1,0 +1,205 @@
+//! The Click configuration language.
+//!
+//! This crate turns configuration text into a flat [`RouterSpec`]: a list of
+//! element declarations (compound classes fully expanded) and connections
+//! between their ports, each carrying the [`Landmark`] (file and line) it came
+//! from. It knows nothing about what element classes do; callers say which
+//! class names exist through [`ClassLookup`].
+//!
+//! Errors are collected, never thrown at the first one: [`parse_router`]
+//! returns every [`Diagnostic`] it found, worded as Click words them.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where a piece of configuration came from: `file:line`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Landmark {
+    pub file: Arc<str>,
+    pub line: u32,
+}
+
+impl Landmark {
+    pub fn new(file: impl Into<Arc<str>>, line: u32) -> Self {
+        Landmark { file: file.into(), line }
+    }
+}
+
+impl fmt::Display for Landmark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One message about a configuration. `Display` prints Click's form,
+/// `file:line: message` (warnings as `file:line: warning: message`); the
+/// optional source line, caret column and hint are rclick's additions, shown
+/// by [`Diagnostic::render`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub landmark: Landmark,
+    pub message: String,
+    /// The offending source line, verbatim, when known.
+    pub source_line: Option<String>,
+    /// 0-based byte column of the offending token within `source_line`.
+    pub column: Option<usize>,
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(landmark: Landmark, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            landmark,
+            message: message.into(),
+            source_line: None,
+            column: None,
+            hint: None,
+        }
+    }
+
+    pub fn warning(landmark: Landmark, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(landmark, message) }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn with_source(mut self, line: impl Into<String>, column: Option<usize>) -> Self {
+        self.source_line = Some(line.into());
+        self.column = column;
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Click's one-line form followed, when known, by the source line, a
+    /// caret under the offending column, and a hint.
+    pub fn render(&self) -> String {
+        let mut out = self.to_string();
+        if let Some(src) = &self.source_line {
+            out.push_str("\n    ");
+            out.push_str(src.trim_end());
+            if let Some(col) = self.column {
+                out.push_str("\n    ");
+                for ch in src.chars().take(col) {
+                    out.push(if ch == '\t' { '\t' } else { ' ' });
+                }
+                out.push('^');
+            }
+        }
+        if let Some(h) = &self.hint {
+            out.push_str("\n    = hint: ");
+            out.push_str(h);
+        }
+        out
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.severity {
+            Severity::Error => write!(f, "{}: {}", self.landmark, self.message),
+            Severity::Warning => write!(f, "{}: warning: {}", self.landmark, self.message),
+        }
+    }
+}
+
+/// One element of the flattened router.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElementDecl {
+    /// Full name, compound components as `instance/component`.
+    pub name: String,
+    /// A primitive class name (compounds are expanded away).
+    pub class: String,
+    /// The configuration string, verbatim (after compound-parameter
+    /// substitution), without the surrounding parentheses.
+    pub config: String,
+    pub landmark: Landmark,
+}
+
+/// A connection `from [from_port] -> [to_port] to`, by element index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Connection {
+    pub from: usize,
+    pub from_port: usize,
+    pub to: usize,
+    pub to_port: usize,
+}
+
+/// A flat router: what the runtime builds from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RouterSpec {
+    /// Elements in router order: top-level elements in declaration order,
+    /// then compound components as expanded.
+    pub elements: Vec<ElementDecl>,
+    pub connections: Vec<Connection>,
+    /// Landmark of each connection (parallel to `connections`).
+    pub connection_landmarks: Vec<Landmark>,
+    /// `require(...)` arguments other than `library` includes, e.g.
+    /// `compact_config` or a package name, each as written (`package X`
+    /// normalised to `X`).
+    pub requirements: Vec<String>,
+}
+
+impl RouterSpec {
+    pub fn element_index(&self, name: &str) -> Option<usize> {
+        self.elements.iter().position(|e| e.name == name)
+    }
+}
+
+/// Which primitive element classes exist. Implemented by the runtime's class
+/// registry; tests can use a `HashSet<String>`.
+pub trait ClassLookup {
+    fn has_class(&self, name: &str) -> bool;
+}
+
+impl ClassLookup for std::collections::HashSet<String> {
+    fn has_class(&self, name: &str) -> bool {
+        self.contains(name)
+    }
+}
+
+impl<F: Fn(&str) -> bool> ClassLookup for F {
+    fn has_class(&self, name: &str) -> bool {
+        self(name)
+    }
+}
+
+/// Options for [`parse_router`].
+#[derive(Clone, Debug, Default)]
+pub struct ParseOptions {
+    /// Command-line `NAME=VALUE` variables; they override `define`.
+    pub variables: Vec<(String, String)>,
+    /// Extra directories searched by `require(library FILE)` after the
+    /// including file's own directory.
+    pub library_path: Vec<PathBuf>,
+    /// Requirement names that are satisfied (packages compiled in).
+    pub provided: Vec<String>,
+}
+
+/// The result of parsing: the spec when there were no errors, and every
+/// diagnostic (errors and warnings) in source order.
+#[derive(Clone, Debug, Default)]
+pub struct ParseOutcome {
+    pub spec: Option<RouterSpec>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ParseOutcome {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.is_error())
+    }
+}
