@@ -16,7 +16,7 @@ use std::io::{self, Write as _};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -29,7 +29,7 @@ struct Cli {
     #[arg(required = true, value_name = "FILE_OR_DIR")]
     paths: Vec<String>,
 
-    /// Run N tests in parallel.
+    /// Run N tests in parallel (at most 64).
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 1)]
     jobs: usize,
 
@@ -174,6 +174,44 @@ enum RunResult {
     TimedOut,
 }
 
+/// Process groups of scripts currently running, so an interrupted
+/// clicktest can take them down too: they are in their own groups, so a
+/// terminal's Ctrl-C does not reach them. Fixed-size atomics because a
+/// signal handler may neither lock nor allocate.
+static ACTIVE_GROUPS: [AtomicI32; MAX_JOBS] = [const { AtomicI32::new(0) }; MAX_JOBS];
+
+/// Upper bound on `-j`, the number of slots in `ACTIVE_GROUPS`.
+const MAX_JOBS: usize = 64;
+
+fn register_group(pgid: i32) -> Option<usize> {
+    ACTIVE_GROUPS.iter().position(|slot| {
+        slot.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    })
+}
+
+extern "C" fn on_fatal_signal(sig: libc::c_int) {
+    for slot in &ACTIVE_GROUPS {
+        let pgid = slot.load(Ordering::SeqCst);
+        if pgid > 0 {
+            kill_group(pgid);
+        }
+    }
+    // SAFETY: _exit is async-signal-safe; nothing else is touched here.
+    unsafe { libc::_exit(128 + sig) }
+}
+
+fn install_signal_handlers() {
+    let handler: extern "C" fn(libc::c_int) = on_fatal_signal;
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only does async-signal-safe work (atomic
+        // loads, kill, _exit).
+        unsafe {
+            libc::signal(sig, handler as libc::sighandler_t);
+        }
+    }
+}
+
 fn kill_group(pgid: i32) {
     // SAFETY: kill(2) with a negative pid only sends a signal to that
     // process group; it touches no memory of ours.
@@ -206,7 +244,20 @@ fn run_shell(
         .process_group(0)
         .spawn()?;
     let pgid = child.id() as i32;
-    let deadline = Instant::now() + cfg.timeout;
+    let slot = register_group(pgid);
+    let result = wait_with_timeout(&mut child, pgid, cfg.timeout);
+    if let Some(i) = slot {
+        ACTIVE_GROUPS[i].store(0, Ordering::SeqCst);
+    }
+    result
+}
+
+fn wait_with_timeout(
+    child: &mut std::process::Child,
+    pgid: i32,
+    timeout: Duration,
+) -> io::Result<RunResult> {
+    let deadline = Instant::now() + timeout;
     let mut delay = Duration::from_millis(1);
     loop {
         if let Some(status) = child.try_wait()? {
@@ -521,6 +572,7 @@ fn main() -> ExitCode {
         preserve: cli.preserve_temporaries,
     };
 
+    install_signal_handlers();
     let jobs = load_jobs(&paths);
     let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
     let next = AtomicUsize::new(0);
@@ -528,7 +580,7 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
 
     std::thread::scope(|s| {
-        for _ in 0..cli.jobs.clamp(1, jobs.len().max(1)) {
+        for _ in 0..cli.jobs.clamp(1, jobs.len().clamp(1, MAX_JOBS)) {
             let tx = tx.clone();
             let (jobs, next, cfg) = (&jobs, &next, &cfg);
             s.spawn(move || loop {

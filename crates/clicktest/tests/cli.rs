@@ -413,3 +413,48 @@ fn each_test_gets_a_fresh_directory() {
         "clicktest: 2 passed, 0 failed, 0 skipped"
     );
 }
+
+#[test]
+fn interrupt_kills_running_scripts() {
+    let d = tempfile::tempdir().unwrap();
+    let pidfile = d.path().join("bg.pid");
+    write(
+        d.path(),
+        "slow.clicktest",
+        "%script\nsleep 30 &\necho $! > \"$PIDFILE\"\nwait\n",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clicktest"))
+        .args(["-v", &format!("PIDFILE={}", pidfile.display())])
+        .arg("slow.clicktest")
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut pid = String::new();
+    for _ in 0..100 {
+        pid = fs::read_to_string(&pidfile).unwrap_or_default();
+        if pid.ends_with('\n') {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!pid.is_empty(), "script never started");
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let mut gone = false;
+    for _ in 0..50 {
+        let state = fs::read_to_string(&stat).unwrap_or_default();
+        if state.is_empty() || state.split_whitespace().nth(2) == Some("Z") {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(gone, "background process {} survived", pid.trim());
+}
