@@ -427,6 +427,9 @@ fn interrupt_kills_running_scripts() {
         .args(["-v", &format!("PIDFILE={}", pidfile.display())])
         .arg("slow.clicktest")
         .current_dir(d.path())
+        // A killed clicktest cannot remove its temporaries; keep them in
+        // our own temporary directory.
+        .env("TMPDIR", d.path())
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
