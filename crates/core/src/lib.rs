@@ -1,1 +1,32 @@
+//! The rclick runtime: packets, batches, the element interface, router
+//! installation and checking, the task scheduler, timers, notifiers and
+//! handlers.
+//!
+//! See `docs/architecture.md` for the design and its reasons.
 
+pub mod batch;
+pub mod conf;
+pub mod ctx;
+pub mod element;
+pub mod packet;
+pub mod ports;
+pub mod router;
+pub mod sched;
+pub mod time;
+
+pub use batch::Batch;
+pub use ctx::{Ctx, InitCtx};
+pub use element::{ConfigResult, Element, Errors, HandlerSpec, Registry, SimpleAction};
+pub use packet::Packet;
+pub use router::{Router, RouterOptions, StopReason};
+pub use sched::{NotifierSignal, SignalId, TaskId, TimerId};
+pub use time::Timestamp;
+
+/// The version reported by the `version` handler and `--version`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Stands in for an element whose class could not be found, so that
+/// installation can go on collecting errors.
+pub(crate) struct Placeholder;
+
+impl Element for Placeholder {}

@@ -1,1 +1,13 @@
+//! The rclick element library, grouped by domain as in Click's
+//! `elements/` tree.
 
+pub mod standard;
+
+use rclick_core::Registry;
+
+/// A registry holding every element class in this library.
+pub fn registry() -> Registry {
+    let mut reg = Registry::new();
+    standard::register(&mut reg);
+    reg
+}

@@ -1,0 +1,331 @@
+//! Batches: what elements hand each other.
+//!
+//! A [`Batch`] holds up to [`BATCH_CAPACITY`] packets in a pooled buffer and
+//! is one pointer wide, so forwarding a whole batch downstream costs the same
+//! as forwarding one packet. Per-packet work happens in place
+//! ([`Batch::retain_map`]) without building a second batch.
+
+use std::cell::RefCell;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
+
+use crate::packet::Packet;
+
+/// Most packets one batch holds. Sources with a larger BURST emit several
+/// batches.
+pub const BATCH_CAPACITY: usize = 64;
+
+struct BatchBuf {
+    len: usize,
+    pkts: [MaybeUninit<Packet>; BATCH_CAPACITY],
+}
+
+struct BatchPool {
+    free: Vec<NonNull<BatchBuf>>,
+}
+
+impl Drop for BatchPool {
+    fn drop(&mut self) {
+        for b in self.free.drain(..) {
+            // SAFETY: pooled buffers are empty and owned by the pool.
+            unsafe { drop(Box::from_raw(b.as_ptr())) };
+        }
+    }
+}
+
+const BATCH_POOL_LIMIT: usize = 1024;
+
+thread_local! {
+    static BATCHES: RefCell<BatchPool> = const { RefCell::new(BatchPool { free: Vec::new() }) };
+}
+
+/// An owned, ordered group of packets.
+pub struct Batch {
+    buf: NonNull<BatchBuf>,
+}
+
+// SAFETY: a Batch exclusively owns its buffer and the packets in it, which
+// are Send.
+unsafe impl Send for Batch {}
+
+impl Batch {
+    /// An empty batch from this thread's pool.
+    #[inline]
+    pub fn new() -> Batch {
+        if let Some(buf) = BATCHES.with(|p| p.borrow_mut().free.pop()) {
+            return Batch { buf };
+        }
+        let b = Box::new(BatchBuf {
+            len: 0,
+            // SAFETY: an array of MaybeUninit needs no initialisation.
+            pkts: unsafe { MaybeUninit::uninit().assume_init() },
+        });
+        Batch { buf: NonNull::from(Box::leak(b)) }
+    }
+
+    /// A batch of one packet.
+    #[inline]
+    pub fn single(p: Packet) -> Batch {
+        let mut b = Batch::new();
+        b.push(p);
+        b
+    }
+
+    #[inline]
+    fn b(&self) -> &BatchBuf {
+        // SAFETY: exclusively owned.
+        unsafe { self.buf.as_ref() }
+    }
+
+    #[inline]
+    fn b_mut(&mut self) -> &mut BatchBuf {
+        // SAFETY: exclusively owned.
+        unsafe { self.buf.as_mut() }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.b().len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.b().len == 0
+    }
+
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.b().len == BATCH_CAPACITY
+    }
+
+    /// Appends a packet. A full batch hands the packet back.
+    #[inline]
+    pub fn try_push(&mut self, p: Packet) -> Result<(), Packet> {
+        let b = self.b_mut();
+        if b.len == BATCH_CAPACITY {
+            return Err(p);
+        }
+        b.pkts[b.len].write(p);
+        b.len += 1;
+        Ok(())
+    }
+
+    /// Appends a packet; a full batch drops it (callers that may overflow
+    /// use [`Batch::try_push`]).
+    #[inline]
+    pub fn push(&mut self, p: Packet) {
+        let _ = self.try_push(p);
+    }
+
+    /// Removes and returns the last packet.
+    #[inline]
+    pub fn pop(&mut self) -> Option<Packet> {
+        let b = self.b_mut();
+        if b.len == 0 {
+            return None;
+        }
+        b.len -= 1;
+        // SAFETY: slots below the old len are initialised; we shrank len
+        // first so the slot is never read twice.
+        Some(unsafe { b.pkts[b.len].assume_init_read() })
+    }
+
+    /// The packets, in order.
+    #[inline]
+    pub fn packets(&self) -> &[Packet] {
+        let b = self.b();
+        // SAFETY: the first `len` slots are initialised.
+        unsafe { std::slice::from_raw_parts(b.pkts.as_ptr() as *const Packet, b.len) }
+    }
+
+    #[inline]
+    pub fn packets_mut(&mut self) -> &mut [Packet] {
+        let b = self.b_mut();
+        // SAFETY: the first `len` slots are initialised.
+        unsafe { std::slice::from_raw_parts_mut(b.pkts.as_mut_ptr() as *mut Packet, b.len) }
+    }
+
+    pub fn first(&self) -> Option<&Packet> {
+        self.packets().first()
+    }
+
+    /// Applies `f` to each packet in order, keeping what it returns and
+    /// compacting in place. The Click `simple_action` loop.
+    #[inline]
+    pub fn retain_map(&mut self, mut f: impl FnMut(Packet) -> Option<Packet>) {
+        let b = self.b_mut();
+        let n = b.len;
+        // Packets being processed are owned by the loop: if `f` panics they
+        // leak rather than being dropped twice.
+        b.len = 0;
+        let mut kept = 0;
+        for i in 0..n {
+            // SAFETY: slot i < n was initialised and is read exactly once.
+            let p = unsafe { b.pkts[i].assume_init_read() };
+            if let Some(q) = f(p) {
+                b.pkts[kept].write(q);
+                kept += 1;
+            }
+        }
+        b.len = kept;
+    }
+
+    /// Removes every packet, yielding them in order.
+    pub fn drain(&mut self) -> Drain<'_> {
+        let n = self.len();
+        self.b_mut().len = 0;
+        Drain { batch: self, next: 0, end: n }
+    }
+
+    /// Removes every packet.
+    pub fn clear(&mut self) {
+        self.drain();
+    }
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch::new()
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        self.clear();
+        let buf = self.buf;
+        let pooled = BATCHES.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.free.len() < BATCH_POOL_LIMIT {
+                p.free.push(buf);
+                true
+            } else {
+                false
+            }
+        });
+        if !pooled {
+            // SAFETY: the buffer came from Box::leak and is empty.
+            unsafe { drop(Box::from_raw(buf.as_ptr())) };
+        }
+    }
+}
+
+impl std::fmt::Debug for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.packets()).finish()
+    }
+}
+
+/// Iterator returned by [`Batch::drain`].
+pub struct Drain<'a> {
+    batch: &'a mut Batch,
+    next: usize,
+    end: usize,
+}
+
+impl Iterator for Drain<'_> {
+    type Item = Packet;
+    #[inline]
+    fn next(&mut self) -> Option<Packet> {
+        if self.next == self.end {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        // SAFETY: slots in next..end are initialised and each read once; the
+        // batch's len is already 0 so nothing else reads them.
+        Some(unsafe { self.batch.b_mut().pkts[i].assume_init_read() })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.end - self.next, Some(self.end - self.next))
+    }
+}
+
+impl Drop for Drain<'_> {
+    fn drop(&mut self) {
+        for p in self.by_ref() {
+            drop(p);
+        }
+    }
+}
+
+impl IntoIterator for Batch {
+    type Item = Packet;
+    type IntoIter = IntoIter;
+    fn into_iter(mut self) -> IntoIter {
+        let end = self.len();
+        self.b_mut().len = 0;
+        IntoIter { batch: self, next: 0, end }
+    }
+}
+
+/// Owning iterator over a batch's packets.
+pub struct IntoIter {
+    batch: Batch,
+    next: usize,
+    end: usize,
+}
+
+impl Iterator for IntoIter {
+    type Item = Packet;
+    #[inline]
+    fn next(&mut self) -> Option<Packet> {
+        if self.next == self.end {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        // SAFETY: as for Drain.
+        Some(unsafe { self.batch.b_mut().pkts[i].assume_init_read() })
+    }
+}
+
+impl Drop for IntoIter {
+    fn drop(&mut self) {
+        for p in self.by_ref() {
+            drop(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkt(b: u8) -> Packet {
+        Packet::from_slice(&[b])
+    }
+
+    #[test]
+    fn retain_map_compacts_in_order() {
+        let mut b = Batch::new();
+        for i in 0..10 {
+            b.push(pkt(i));
+        }
+        b.retain_map(|p| (p.data()[0] % 3 != 0).then_some(p));
+        let got: Vec<u8> = b.packets().iter().map(|p| p.data()[0]).collect();
+        assert_eq!(got, vec![1, 2, 4, 5, 7, 8]);
+    }
+
+    #[test]
+    fn full_batch_rejects() {
+        let mut b = Batch::new();
+        for i in 0..BATCH_CAPACITY {
+            b.push(pkt(i as u8));
+        }
+        assert!(b.is_full());
+        assert!(b.try_push(pkt(0)).is_err());
+        assert_eq!(b.into_iter().count(), BATCH_CAPACITY);
+    }
+
+    #[test]
+    fn drain_partially_consumed_drops_rest() {
+        let mut b = Batch::new();
+        for i in 0..5 {
+            b.push(pkt(i));
+        }
+        let first: Vec<Packet> = b.drain().take(2).collect();
+        assert_eq!(first.len(), 2);
+        assert!(b.is_empty());
+    }
+}

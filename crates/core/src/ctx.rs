@@ -1,0 +1,496 @@
+//! The runtime context handed to elements, and the batch dispatcher.
+//!
+//! # Dispatch
+//! An element never calls the next element directly. It emits packets or
+//! batches on its outputs through [`Ctx`]; when its `push` (or `run_task`,
+//! `run_timer`, handler, `pull`) returns, the runtime turns those emissions
+//! into work items and runs them depth first, in emission order (VPP-style
+//! dispatch with Click's ordering). Because no element is ever on the call
+//! stack twice, elements take `&mut self` and cyclic push graphs (the IP
+//! router's ICMP errors fed back into routing) are safe.
+//!
+//! Pull is a direct call upstream, as in Click: a pull path is a chain that
+//! ends at a queue or a source, and cannot cycle back on itself in a valid
+//! configuration. Should a push emitted during a pull reach an element that
+//! is busy further up the same call chain, that batch is deferred until the
+//! outermost call returns rather than re-entering the element.
+
+use std::cell::RefCell;
+use std::net::Ipv4Addr;
+
+use crate::batch::Batch;
+use crate::element::Element;
+use crate::packet::Packet;
+use crate::router::RouterCore;
+use crate::sched::{NotifierSignal, SignalId, TaskId, TimerId};
+use crate::time::Timestamp;
+
+/// A batch waiting to enter `elem`'s input `port`.
+pub(crate) struct Work {
+    elem: u32,
+    port: u32,
+    batch: Batch,
+}
+
+/// A batch an element emitted on its output `port`.
+pub(crate) struct Emission {
+    port: u32,
+    batch: Batch,
+}
+
+/// Reusable buffers of the dispatcher: grown once, then reused, so steady
+/// state allocates nothing.
+#[derive(Default)]
+pub struct Dispatcher {
+    emissions: Vec<Emission>,
+    work: Vec<Work>,
+    deferred: Vec<Work>,
+}
+
+impl Dispatcher {
+    pub fn new() -> Self {
+        Dispatcher {
+            emissions: Vec::with_capacity(256),
+            work: Vec::with_capacity(256),
+            deferred: Vec::new(),
+        }
+    }
+}
+
+/// What an element sees while it runs: its outputs and inputs, the clock,
+/// tasks, timers, notifiers, handlers of other elements, and the stop
+/// switch.
+pub struct Ctx<'a> {
+    pub(crate) core: &'a RouterCore,
+    pub(crate) disp: &'a mut Dispatcher,
+    /// Index of the element being run.
+    cur: usize,
+    /// Where the current element's emissions start in `disp.emissions`.
+    base: usize,
+    /// Set by `fast_reschedule` while a task runs.
+    reschedule: bool,
+    current_task: Option<TaskId>,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(core: &'a RouterCore, disp: &'a mut Dispatcher, cur: usize) -> Self {
+        let base = disp.emissions.len();
+        Ctx { core, disp, cur, base, reschedule: false, current_task: None }
+    }
+
+    // ---------------------------------------------------------------- output
+
+    /// Sends one packet out of output `port`. Packets to an unconnected or
+    /// nonexistent output are dropped (Click's `checked_output_push`).
+    #[inline]
+    pub fn emit(&mut self, port: usize, p: Packet) {
+        let em = &mut self.disp.emissions;
+        // Fast path: the most recent emission went to the same port.
+        if em.len() > self.base {
+            if let Some(last) = em.last_mut() {
+                if last.port as usize == port && !last.batch.is_full() {
+                    last.batch.push(p);
+                    return;
+                }
+            }
+        }
+        // Append to the latest open batch for this port, keeping per-port
+        // order; otherwise open a new one.
+        for e in em[self.base..].iter_mut().rev() {
+            if e.port as usize == port {
+                if !e.batch.is_full() {
+                    e.batch.push(p);
+                    return;
+                }
+                break;
+            }
+        }
+        em.push(Emission { port: port as u32, batch: Batch::single(p) });
+    }
+
+    /// Sends a whole batch out of output `port`.
+    #[inline]
+    pub fn emit_batch(&mut self, port: usize, batch: Batch) {
+        if batch.is_empty() {
+            return;
+        }
+        self.disp.emissions.push(Emission { port: port as u32, batch });
+    }
+
+    /// Pulls up to `max` packets from input `port`, if it is a pull input.
+    pub fn pull(&mut self, port: usize, max: usize) -> Option<Batch> {
+        let (src, sport) = self.core.graph.pull_source(self.cur, port)?;
+        let saved = (self.cur, self.base);
+        self.cur = src;
+        self.base = self.disp.emissions.len();
+        let result = match self.core.elements[src].try_borrow_mut() {
+            Ok(mut e) => e.pull(sport, max, self),
+            // A pull cycle: the configuration pulls from an element already
+            // pulling. Nothing can be produced safely.
+            Err(_) => None,
+        };
+        self.finish_frame();
+        (self.cur, self.base) = saved;
+        result
+    }
+
+    /// Runs everything the current frame emitted, depth first.
+    pub(crate) fn finish_frame(&mut self) {
+        let stack_base = self.disp.work.len();
+        self.queue_emissions(self.cur);
+        self.run_work(stack_base);
+    }
+
+    /// Moves emissions above `base` to the work stack, last emitted
+    /// deepest, so the first emitted runs first.
+    fn queue_emissions(&mut self, src: usize) {
+        let graph = &self.core.graph;
+        while self.disp.emissions.len() > self.base {
+            let Some(e) = self.disp.emissions.pop() else { break };
+            if let Some((dst, dport)) = graph.push_target(src, e.port as usize) {
+                self.disp.work.push(Work { elem: dst as u32, port: dport as u32, batch: e.batch });
+            }
+        }
+    }
+
+    fn run_work(&mut self, stack_base: usize) {
+        let saved = (self.cur, self.base);
+        while self.disp.work.len() > stack_base {
+            let Some(w) = self.disp.work.pop() else { break };
+            let elem = w.elem as usize;
+            let cell: &RefCell<Box<dyn Element>> = &self.core.elements[elem];
+            match cell.try_borrow_mut() {
+                Ok(mut e) => {
+                    self.cur = elem;
+                    self.base = self.disp.emissions.len();
+                    e.push(w.port as usize, w.batch, self);
+                    drop(e);
+                    self.queue_emissions(elem);
+                }
+                Err(_) => self.disp.deferred.push(w),
+            }
+        }
+        (self.cur, self.base) = saved;
+    }
+
+    /// Runs deferred work until none is left. Called by the driver after a
+    /// top-level call returns.
+    pub(crate) fn run_deferred(&mut self) {
+        while !self.disp.deferred.is_empty() {
+            let stack_base = self.disp.work.len();
+            let deferred = std::mem::take(&mut self.disp.deferred);
+            // Last deferred deepest, so the first deferred runs first.
+            self.disp.work.extend(deferred.into_iter().rev());
+            self.run_work(stack_base);
+        }
+    }
+
+    // --------------------------------------------------------------- element
+
+    /// Index of the element being run.
+    pub fn element_index(&self) -> usize {
+        self.cur
+    }
+
+    pub fn element_name(&self) -> &str {
+        &self.core.info[self.cur].name
+    }
+
+    pub fn ninputs(&self) -> usize {
+        self.core.info[self.cur].ninputs
+    }
+
+    pub fn noutputs(&self) -> usize {
+        self.core.info[self.cur].noutputs
+    }
+
+    /// Whether output `port` exists and is connected.
+    pub fn output_connected(&self, port: usize) -> bool {
+        self.core.graph.push_target(self.cur, port).is_some()
+            || self.core.graph.has_output_connection(self.cur, port)
+    }
+
+    // ------------------------------------------------------------------ time
+
+    /// The router clock's current time.
+    #[inline]
+    pub fn now(&self) -> Timestamp {
+        self.core.rt.clock.now()
+    }
+
+    /// The time as of the latest clock read (no system call).
+    #[inline]
+    pub fn recent(&self) -> Timestamp {
+        self.core.rt.clock.recent()
+    }
+
+    pub fn is_simulated_time(&self) -> bool {
+        self.core.rt.clock.is_simulated()
+    }
+
+    // ---------------------------------------------------------- tasks/timers
+
+    /// Keeps the running task scheduled (Click's `fast_reschedule`).
+    pub fn fast_reschedule(&mut self) {
+        self.reschedule = true;
+    }
+
+    pub(crate) fn set_current_task(&mut self, t: Option<TaskId>) {
+        self.current_task = t;
+        self.reschedule = false;
+    }
+
+    pub(crate) fn take_reschedule(&mut self) -> bool {
+        std::mem::take(&mut self.reschedule)
+    }
+
+    /// Schedules a task (of any element) to run.
+    pub fn schedule_task(&self, t: TaskId) {
+        if Some(t) == self.current_task {
+            return;
+        }
+        self.core.rt.sched.borrow_mut().schedule(t);
+    }
+
+    pub fn unschedule_task(&mut self, t: TaskId) {
+        if Some(t) == self.current_task {
+            self.reschedule = false;
+        }
+        self.core.rt.sched.borrow_mut().unschedule(t);
+    }
+
+    pub fn task_scheduled(&self, t: TaskId) -> bool {
+        (Some(t) == self.current_task && self.reschedule) || self.core.rt.sched.borrow().is_scheduled(t)
+    }
+
+    pub fn schedule_timer_at(&self, t: TimerId, when: Timestamp) {
+        self.core.rt.timers.borrow_mut().schedule_at(t, when);
+    }
+
+    pub fn schedule_timer_after(&self, t: TimerId, delay: Timestamp) {
+        let when = self.now() + delay;
+        self.schedule_timer_at(t, when);
+    }
+
+    pub fn unschedule_timer(&self, t: TimerId) {
+        self.core.rt.timers.borrow_mut().unschedule(t);
+    }
+
+    pub fn timer_expiry(&self, t: TimerId) -> Option<Timestamp> {
+        self.core.rt.timers.borrow().expiry(t)
+    }
+
+    // ------------------------------------------------------------- notifiers
+
+    /// Raises a notifier signal, waking its listeners.
+    pub fn wake_signal(&self, s: SignalId) {
+        self.core.rt.set_signal(s, true);
+    }
+
+    /// Lowers a notifier signal.
+    pub fn sleep_signal(&self, s: SignalId) {
+        self.core.rt.set_signal(s, false);
+    }
+
+    /// Whether any packet might be available behind `sig`.
+    pub fn signal_active(&self, sig: &NotifierSignal) -> bool {
+        self.core.rt.signal_active(sig)
+    }
+
+    // ------------------------------------------------------------- the stop
+
+    /// Lowers the run count (Click's `please_stop_driver`).
+    pub fn please_stop(&self) {
+        self.core.rt.adjust_runcount(-1);
+    }
+
+    pub fn runcount(&self) -> i32 {
+        self.core.rt.runcount.get()
+    }
+
+    pub fn set_runcount(&self, n: i32) {
+        self.core.rt.runcount.set(n);
+    }
+
+    // -------------------------------------------------------------- handlers
+
+    /// Reads a handler given as `elem.name` or a global `name`, resolving
+    /// element names relative to this element's compound first.
+    pub fn call_read(&mut self, path: &str, param: Option<&str>) -> Result<String, String> {
+        let ctx_name = self.core.info[self.cur].name.clone();
+        let (elem, name) = self.core.resolve_handler(path, Some(&ctx_name))?;
+        self.core.read_handler(elem, &name, param, self)
+    }
+
+    /// Writes a handler given as `elem.name` or a global `name`.
+    pub fn call_write(&mut self, path: &str, value: &str) -> Result<(), String> {
+        let ctx_name = self.core.info[self.cur].name.clone();
+        let (elem, name) = self.core.resolve_handler(path, Some(&ctx_name))?;
+        let saved = (self.cur, self.base);
+        let r = self.core.write_handler(elem, &name, value, self);
+        (self.cur, self.base) = saved;
+        r
+    }
+
+    pub(crate) fn enter(&mut self, elem: usize) -> (usize, usize) {
+        let saved = (self.cur, self.base);
+        self.cur = elem;
+        self.base = self.disp.emissions.len();
+        saved
+    }
+
+    pub(crate) fn leave(&mut self, saved: (usize, usize)) {
+        (self.cur, self.base) = saved;
+    }
+
+    /// Prints a message on standard error (Click's `click_chatter`).
+    pub fn chatter(&self, msg: &str) {
+        self.core.rt.chatter(msg);
+    }
+
+    /// Index of the element named `name` (relative to this element's
+    /// compound first).
+    pub fn find_element(&self, name: &str) -> Option<usize> {
+        self.core.find_element(name, Some(&self.core.info[self.cur].name))
+    }
+}
+
+/// What an element sees while it is configured and initialized.
+pub struct InitCtx<'a> {
+    pub(crate) core: &'a RouterCore,
+    pub(crate) elem: usize,
+}
+
+impl<'a> InitCtx<'a> {
+    pub fn element_index(&self) -> usize {
+        self.elem
+    }
+
+    pub fn element_name(&self) -> &str {
+        &self.core.info[self.elem].name
+    }
+
+    pub fn ninputs(&self) -> usize {
+        self.core.info[self.elem].ninputs
+    }
+
+    pub fn noutputs(&self) -> usize {
+        self.core.info[self.elem].noutputs
+    }
+
+    /// Whether input `port` is a pull input (valid during `initialize`).
+    pub fn input_is_pull(&self, port: usize) -> bool {
+        self.core.info[self.elem].input_modes.get(port) == Some(&crate::ports::Mode::Pull)
+    }
+
+    /// Whether output `port` is a push output (valid during `initialize`).
+    pub fn output_is_push(&self, port: usize) -> bool {
+        self.core.info[self.elem].output_modes.get(port) == Some(&crate::ports::Mode::Push)
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.core.rt.clock.now()
+    }
+
+    pub fn is_simulated_time(&self) -> bool {
+        self.core.rt.clock.is_simulated()
+    }
+
+    /// Creates a task for this element, with tickets from any ScheduleInfo.
+    pub fn new_task(&self, scheduled: bool) -> TaskId {
+        let tickets = self.core.rt.tickets_for(&self.core.info[self.elem].name);
+        let id = self.core.rt.sched.borrow_mut().add(self.elem, tickets, scheduled);
+        self.core.info[self.elem].tasks.borrow_mut().push(id);
+        id
+    }
+
+    pub fn new_timer(&self) -> TimerId {
+        self.core.rt.timers.borrow_mut().add(self.elem)
+    }
+
+    pub fn schedule_timer_at(&self, t: TimerId, when: Timestamp) {
+        self.core.rt.timers.borrow_mut().schedule_at(t, when);
+    }
+
+    pub fn schedule_task(&self, t: TaskId) {
+        self.core.rt.sched.borrow_mut().schedule(t);
+    }
+
+    /// Creates a notifier signal, initially `active`.
+    pub fn new_signal(&self, active: bool) -> SignalId {
+        self.core.rt.new_signal(active)
+    }
+
+    /// Records ScheduleInfo parameters: tasks of `element` (and of elements
+    /// inside a compound named `element`) get `param` times the default
+    /// tickets.
+    pub fn set_schedule_info(&self, element: &str, param: f64) {
+        self.core.rt.schedule_info.borrow_mut().push((element.to_string(), param));
+    }
+
+    /// Makes this element the DriverManager: it decides when the driver
+    /// stops.
+    pub fn set_driver_manager(&self) {
+        self.core.rt.driver_manager.set(Some(self.elem));
+    }
+
+    /// Elements reachable downstream from output `port` (all outputs when
+    /// `None`) that satisfy `filter`, stopping at the first match on each
+    /// path. Cycle-safe.
+    pub fn downstream(&self, port: Option<usize>, filter: &dyn Fn(&dyn Element) -> bool) -> Vec<usize> {
+        self.core.context_search(self.elem, port, true, filter)
+    }
+
+    /// Elements reachable upstream from input `port` (all inputs when
+    /// `None`) that satisfy `filter`, stopping at the first match on each
+    /// path. Cycle-safe.
+    pub fn upstream(&self, port: Option<usize>, filter: &dyn Fn(&dyn Element) -> bool) -> Vec<usize> {
+        self.core.context_search(self.elem, port, false, filter)
+    }
+
+    /// The signal a puller on input `port` should watch (Click's
+    /// `Notifier::upstream_empty_signal`), and registers `task` to be woken
+    /// when it rises.
+    pub fn upstream_empty_signal(&self, port: usize, task: Option<TaskId>) -> NotifierSignal {
+        let sig = self.core.upstream_empty_signal(self.elem, port);
+        if let (NotifierSignal::Signals(ids), Some(t)) = (&sig, task) {
+            for id in ids {
+                self.core.rt.add_listener(*id, t);
+            }
+        }
+        sig
+    }
+
+    /// Index of the element named `name` (relative to this element's
+    /// compound first).
+    pub fn find_element(&self, name: &str) -> Option<usize> {
+        self.core.find_element(name, Some(&self.core.info[self.elem].name))
+    }
+
+    pub fn element_name_of(&self, idx: usize) -> Option<&str> {
+        self.core.info.get(idx).map(|i| i.name.as_str())
+    }
+
+    pub fn element_class_of(&self, idx: usize) -> Option<&str> {
+        self.core.info.get(idx).map(|i| i.class.as_str())
+    }
+
+    /// Runs `f` on another element (not this one), if it is not busy.
+    pub fn with_element<R>(&self, idx: usize, f: impl FnOnce(&dyn Element) -> R) -> Option<R> {
+        if idx == self.elem {
+            return None;
+        }
+        let e = self.core.elements.get(idx)?.try_borrow().ok()?;
+        Some(f(&**e))
+    }
+
+    /// Looks up an address name declared by AddressInfo.
+    pub fn lookup_ipv4(&self, name: &str) -> Option<Ipv4Addr> {
+        self.core.rt.address_info.borrow().get(name).and_then(|v| v.ipv4)
+    }
+
+    /// Prints a message on standard error.
+    pub fn chatter(&self, msg: &str) {
+        self.core.rt.chatter(msg);
+    }
+}

@@ -1,0 +1,665 @@
+//! Packets: one contiguous buffer with headroom and tailroom, shared
+//! copy-on-write between clones, plus a small header of offsets and
+//! annotations.
+//!
+//! A [`Packet`] is one pointer. Its header and its data buffer both come from
+//! per-thread free lists, so a router in steady state allocates nothing per
+//! packet: a dropped packet's header and buffer go back to the list of the
+//! thread that dropped it (as SMP Click frees to the local CPU's list).
+//!
+//! Clones share the data buffer (Click's `clone()`); any write goes through
+//! [`Packet::writable`] or one of the resizing methods, which copy the live
+//! bytes first when the buffer is shared (Click's `uniqueify()`). Only the
+//! live bytes are copied, never the whole buffer.
+
+use std::cell::RefCell;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+
+use crate::time::Timestamp;
+
+/// Bytes of headroom a new packet gets by default: room for an Ethernet
+/// header plus an IP-in-IP or UDP tunnel header without reallocating.
+pub const DEFAULT_HEADROOM: usize = 64;
+/// Capacity of a pooled buffer. Larger packets get a buffer of their own,
+/// which is freed rather than pooled.
+pub const POOLED_BUFFER_SIZE: usize = 2048;
+/// Size of the annotation area, as in Click 2.x.
+pub const ANNO_SIZE: usize = 48;
+
+/// Click 2.x annotation offsets (include/click/packet_anno.hh), so that
+/// elements taking an `ANNO` argument address the same bytes as in Click.
+pub mod anno {
+    pub const DST_IP: usize = 0;
+    pub const DST_IP6: usize = 0;
+    pub const PAINT: usize = 16;
+    pub const ICMP_PARAMPROB: usize = 17;
+    pub const FIX_IP_SRC: usize = 19;
+    pub const VLAN_TCI: usize = 20;
+    pub const AGGREGATE: usize = 20;
+    pub const EXTRA_PACKETS: usize = 24;
+    pub const EXTRA_LENGTH: usize = 28;
+    pub const FIRST_TIMESTAMP: usize = 32;
+
+    /// Resolves a Click annotation name (`PAINT`, `DST_IP`, ...) to its
+    /// offset and size in bytes.
+    pub fn by_name(name: &str) -> Option<(usize, usize)> {
+        Some(match name {
+            "DST_IP" => (DST_IP, 4),
+            "DST_IP6" => (DST_IP6, 16),
+            "PAINT" => (PAINT, 1),
+            "ICMP_PARAMPROB" => (ICMP_PARAMPROB, 1),
+            "FIX_IP_SRC" => (FIX_IP_SRC, 1),
+            "VLAN_TCI" => (VLAN_TCI, 2),
+            "AGGREGATE" => (AGGREGATE, 4),
+            "EXTRA_PACKETS" => (EXTRA_PACKETS, 4),
+            "EXTRA_LENGTH" => (EXTRA_LENGTH, 4),
+            "FIRST_TIMESTAMP" => (FIRST_TIMESTAMP, 8),
+            _ => return None,
+        })
+    }
+}
+
+/// Link-level packet type annotation (Click's `PacketType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum PacketType {
+    #[default]
+    Host = 0,
+    Broadcast = 1,
+    Multicast = 2,
+    OtherHost = 3,
+    Outgoing = 4,
+    Loopback = 5,
+    FastRoute = 6,
+}
+
+const NO_OFFSET: u32 = u32::MAX;
+
+struct Buffer {
+    refs: AtomicU32,
+    bytes: Box<[u8]>,
+}
+
+struct Header {
+    buf: NonNull<Buffer>,
+    /// Offset of the first live byte in the buffer.
+    start: u32,
+    len: u32,
+    /// Absolute offsets in the buffer, or `NO_OFFSET`.
+    network: u32,
+    transport: u32,
+    timestamp: Timestamp,
+    packet_type: PacketType,
+    anno: [u8; ANNO_SIZE],
+}
+
+/// Per-thread free lists. Bounded, so a burst of packets that are later
+/// freed does not pin memory forever.
+struct Pool {
+    headers: Vec<NonNull<Header>>,
+    buffers: Vec<NonNull<Buffer>>,
+}
+
+const POOL_LIMIT: usize = 16384;
+
+impl Pool {
+    const fn new() -> Self {
+        Pool { headers: Vec::new(), buffers: Vec::new() }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for h in self.headers.drain(..) {
+            // SAFETY: pool entries were created by Box::into_raw and are owned
+            // by the pool alone.
+            unsafe { drop(Box::from_raw(h.as_ptr())) };
+        }
+        for b in self.buffers.drain(..) {
+            // SAFETY: as above.
+            unsafe { drop(Box::from_raw(b.as_ptr())) };
+        }
+    }
+}
+
+thread_local! {
+    static POOL: RefCell<Pool> = const { RefCell::new(Pool::new()) };
+}
+
+fn alloc_buffer(capacity: usize) -> NonNull<Buffer> {
+    if capacity <= POOLED_BUFFER_SIZE {
+        if let Some(b) = POOL.with(|p| p.borrow_mut().buffers.pop()) {
+            // SAFETY: a pooled buffer is exclusively owned by the pool.
+            unsafe { (*b.as_ptr()).refs.store(1, Ordering::Relaxed) };
+            return b;
+        }
+    }
+    let cap = capacity.max(POOLED_BUFFER_SIZE);
+    let b = Box::new(Buffer { refs: AtomicU32::new(1), bytes: vec![0u8; cap].into_boxed_slice() });
+    NonNull::from(Box::leak(b))
+}
+
+/// Drops one reference to a buffer, recycling it when it was the last.
+///
+/// # Safety
+/// `b` must be a live buffer on which the caller holds one reference.
+unsafe fn release_buffer(b: NonNull<Buffer>) {
+    let buf = b.as_ref();
+    // Fast path: the common case is an unshared buffer, which needs no
+    // read-modify-write.
+    if buf.refs.load(Ordering::Acquire) != 1 && buf.refs.fetch_sub(1, Ordering::Release) != 1 {
+        return;
+    }
+    fence(Ordering::Acquire);
+    if buf.bytes.len() == POOLED_BUFFER_SIZE {
+        let pooled = POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.buffers.len() < POOL_LIMIT {
+                p.buffers.push(b);
+                true
+            } else {
+                false
+            }
+        });
+        if pooled {
+            return;
+        }
+    }
+    drop(Box::from_raw(b.as_ptr()));
+}
+
+fn alloc_header(h: Header) -> NonNull<Header> {
+    if let Some(slot) = POOL.with(|p| p.borrow_mut().headers.pop()) {
+        // SAFETY: a pooled header slot is exclusively owned and holds a
+        // valid (stale) Header, which has no Drop glue to run.
+        unsafe { slot.as_ptr().write(h) };
+        return slot;
+    }
+    NonNull::from(Box::leak(Box::new(h)))
+}
+
+fn free_header(h: NonNull<Header>) {
+    let pooled = POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.headers.len() < POOL_LIMIT {
+            p.headers.push(h);
+            true
+        } else {
+            false
+        }
+    });
+    if !pooled {
+        // SAFETY: the header came from Box::leak and is no longer referenced.
+        unsafe { drop(Box::from_raw(h.as_ptr())) };
+    }
+}
+
+/// A network packet. See the module documentation.
+pub struct Packet {
+    hdr: NonNull<Header>,
+}
+
+// SAFETY: a Packet exclusively owns its header; the shared buffer's reference
+// count is atomic and its bytes are only written when the count is 1.
+unsafe impl Send for Packet {}
+
+impl Packet {
+    /// A packet holding a copy of `data`, with the default headroom and some
+    /// tailroom.
+    pub fn from_slice(data: &[u8]) -> Packet {
+        Packet::with_room(DEFAULT_HEADROOM, data, 0)
+    }
+
+    /// A zero-filled packet of `len` bytes.
+    pub fn zeroed(len: usize) -> Packet {
+        let mut p = Packet::with_room(DEFAULT_HEADROOM, &[], len);
+        p.put(len).fill(0);
+        p
+    }
+
+    /// A packet holding `data` with at least `headroom` bytes before it and
+    /// `tailroom` after it.
+    pub fn with_room(headroom: usize, data: &[u8], tailroom: usize) -> Packet {
+        let need = headroom + data.len() + tailroom;
+        let buf = alloc_buffer(need);
+        // SAFETY: the buffer is fresh (refs == 1) and at least `need` long.
+        unsafe {
+            let bytes = &mut (*buf.as_ptr()).bytes;
+            bytes[headroom..headroom + data.len()].copy_from_slice(data);
+        }
+        let hdr = alloc_header(Header {
+            buf,
+            start: headroom as u32,
+            len: data.len() as u32,
+            network: NO_OFFSET,
+            transport: NO_OFFSET,
+            timestamp: Timestamp::ZERO,
+            packet_type: PacketType::Host,
+            anno: [0; ANNO_SIZE],
+        });
+        Packet { hdr }
+    }
+
+    #[inline]
+    fn h(&self) -> &Header {
+        // SAFETY: the header is exclusively owned by this Packet.
+        unsafe { self.hdr.as_ref() }
+    }
+
+    #[inline]
+    fn h_mut(&mut self) -> &mut Header {
+        // SAFETY: as above, and we hold &mut self.
+        unsafe { self.hdr.as_mut() }
+    }
+
+    #[inline]
+    fn buffer(&self) -> &[u8] {
+        // SAFETY: the buffer lives while any header references it.
+        unsafe { &(*self.h().buf.as_ptr()).bytes }
+    }
+
+    /// The live bytes.
+    #[inline]
+    pub fn data(&self) -> &[u8] {
+        let h = self.h();
+        let start = h.start as usize;
+        &self.buffer()[start..start + h.len as usize]
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.h().len as usize
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.h().len == 0
+    }
+
+    /// Whether another packet shares this one's buffer.
+    #[inline]
+    pub fn is_shared(&self) -> bool {
+        // SAFETY: the buffer is live.
+        unsafe { (*self.h().buf.as_ptr()).refs.load(Ordering::Acquire) > 1 }
+    }
+
+    #[inline]
+    pub fn headroom(&self) -> usize {
+        self.h().start as usize
+    }
+
+    #[inline]
+    pub fn tailroom(&self) -> usize {
+        self.buffer().len() - self.h().start as usize - self.h().len as usize
+    }
+
+    /// Makes the buffer exclusive (copying the live bytes, with the same
+    /// headroom and at least `extra_tail` of tailroom, if it is shared or
+    /// too small), then returns the whole buffer mutably.
+    fn unique_buffer(&mut self, extra_head: usize, extra_tail: usize) -> &mut [u8] {
+        let need_head = self.headroom() < extra_head;
+        let need_tail = self.tailroom() < extra_tail;
+        if self.is_shared() || need_head || need_tail {
+            let old_head = self.headroom();
+            let head = if need_head { extra_head + DEFAULT_HEADROOM } else { old_head };
+            let len = self.len();
+            let tail = self.tailroom().max(extra_tail);
+            let newbuf = alloc_buffer(head + len + tail);
+            // SAFETY: newbuf is fresh and large enough; the old buffer is live.
+            unsafe {
+                let dst = &mut (*newbuf.as_ptr()).bytes;
+                dst[head..head + len].copy_from_slice(self.data());
+            }
+            let shift = head as i64 - old_head as i64;
+            let h = self.h_mut();
+            let old = std::mem::replace(&mut h.buf, newbuf);
+            h.start = head as u32;
+            if h.network != NO_OFFSET {
+                h.network = (h.network as i64 + shift) as u32;
+            }
+            if h.transport != NO_OFFSET {
+                h.transport = (h.transport as i64 + shift) as u32;
+            }
+            // SAFETY: we held one reference to the old buffer.
+            unsafe { release_buffer(old) };
+        }
+        // SAFETY: the buffer is now exclusively ours.
+        unsafe { &mut (*self.h().buf.as_ptr()).bytes }
+    }
+
+    /// The live bytes, writable. Copies them first if the buffer is shared
+    /// with a clone (Click's `uniqueify`).
+    #[inline]
+    pub fn writable(&mut self) -> &mut [u8] {
+        let start = self.h().start as usize;
+        let len = self.h().len as usize;
+        &mut self.unique_buffer(0, 0)[start..start + len]
+    }
+
+    /// Prepends `n` bytes (uninitialised contents are whatever the buffer
+    /// held; callers overwrite them) and returns the new front.
+    pub fn push(&mut self, n: usize) -> &mut [u8] {
+        self.unique_buffer(n, 0);
+        let h = self.h_mut();
+        h.start -= n as u32;
+        h.len += n as u32;
+        &mut self.writable()[..n]
+    }
+
+    /// Removes `n` bytes from the front (at most the length).
+    #[inline]
+    pub fn pull(&mut self, n: usize) {
+        let n = n.min(self.len()) as u32;
+        let h = self.h_mut();
+        h.start += n;
+        h.len -= n;
+    }
+
+    /// Appends `n` bytes and returns them.
+    pub fn put(&mut self, n: usize) -> &mut [u8] {
+        self.unique_buffer(0, n);
+        let h = self.h_mut();
+        let old = h.len as usize;
+        h.len += n as u32;
+        &mut self.writable()[old..]
+    }
+
+    /// Removes `n` bytes from the end (at most the length).
+    #[inline]
+    pub fn take(&mut self, n: usize) {
+        let n = n.min(self.len()) as u32;
+        self.h_mut().len -= n;
+    }
+
+    /// Moves the front back by `n` bytes of existing headroom (Click's
+    /// Unstrip): the bytes there are whatever was stripped before.
+    pub fn unstrip(&mut self, n: usize) {
+        let n = n.min(self.headroom()) as u32;
+        let h = self.h_mut();
+        h.start -= n;
+        h.len += n;
+    }
+
+    // ---- header offsets ----
+
+    /// Sets the network header to start `offset` bytes into the data and
+    /// the transport header `len` bytes after that.
+    pub fn set_network_header(&mut self, offset: usize, len: usize) {
+        let h = self.h_mut();
+        h.network = h.start + offset as u32;
+        h.transport = h.network + len as u32;
+    }
+
+    pub fn clear_network_header(&mut self) {
+        let h = self.h_mut();
+        h.network = NO_OFFSET;
+        h.transport = NO_OFFSET;
+    }
+
+    /// Sets the transport header to start `offset` bytes into the data.
+    pub fn set_transport_header(&mut self, offset: usize) {
+        let h = self.h_mut();
+        h.transport = h.start + offset as u32;
+    }
+
+    /// Offset of the network header from the start of the data (negative
+    /// when the header lies in the headroom), if set.
+    pub fn network_offset(&self) -> Option<isize> {
+        let h = self.h();
+        (h.network != NO_OFFSET).then(|| h.network as isize - h.start as isize)
+    }
+
+    pub fn transport_offset(&self) -> Option<isize> {
+        let h = self.h();
+        (h.transport != NO_OFFSET).then(|| h.transport as isize - h.start as isize)
+    }
+
+    /// Bytes from the network header to the end of the data.
+    pub fn network_header(&self) -> Option<&[u8]> {
+        let h = self.h();
+        let end = h.start as usize + h.len as usize;
+        if h.network == NO_OFFSET || h.network as usize > end {
+            return None;
+        }
+        Some(&self.buffer()[h.network as usize..end])
+    }
+
+    /// Length of the network header (transport offset - network offset).
+    pub fn network_header_length(&self) -> Option<usize> {
+        let h = self.h();
+        (h.network != NO_OFFSET && h.transport != NO_OFFSET && h.transport >= h.network)
+            .then(|| (h.transport - h.network) as usize)
+    }
+
+    /// Bytes from the transport header to the end of the data.
+    pub fn transport_header(&self) -> Option<&[u8]> {
+        let h = self.h();
+        let end = h.start as usize + h.len as usize;
+        if h.transport == NO_OFFSET || h.transport as usize > end {
+            return None;
+        }
+        Some(&self.buffer()[h.transport as usize..end])
+    }
+
+    // ---- annotations ----
+
+    #[inline]
+    pub fn anno(&self) -> &[u8; ANNO_SIZE] {
+        &self.h().anno
+    }
+
+    #[inline]
+    pub fn anno_mut(&mut self) -> &mut [u8; ANNO_SIZE] {
+        &mut self.h_mut().anno
+    }
+
+    pub fn clear_annotations(&mut self) {
+        let h = self.h_mut();
+        h.anno = [0; ANNO_SIZE];
+        h.timestamp = Timestamp::ZERO;
+        h.packet_type = PacketType::Host;
+    }
+
+    /// Copies every annotation (not the data) from `other`.
+    pub fn copy_annotations(&mut self, other: &Packet) {
+        let (anno, ts, pt) = (other.h().anno, other.h().timestamp, other.h().packet_type);
+        let h = self.h_mut();
+        h.anno = anno;
+        h.timestamp = ts;
+        h.packet_type = pt;
+    }
+
+    #[inline]
+    pub fn dst_ip_anno(&self) -> Ipv4Addr {
+        let a = &self.h().anno;
+        Ipv4Addr::new(a[0], a[1], a[2], a[3])
+    }
+
+    #[inline]
+    pub fn set_dst_ip_anno(&mut self, addr: Ipv4Addr) {
+        self.h_mut().anno[anno::DST_IP..anno::DST_IP + 4].copy_from_slice(&addr.octets());
+    }
+
+    pub fn dst_ip6_anno(&self) -> Ipv6Addr {
+        let mut o = [0u8; 16];
+        o.copy_from_slice(&self.h().anno[anno::DST_IP6..anno::DST_IP6 + 16]);
+        Ipv6Addr::from(o)
+    }
+
+    pub fn set_dst_ip6_anno(&mut self, addr: Ipv6Addr) {
+        self.h_mut().anno[anno::DST_IP6..anno::DST_IP6 + 16].copy_from_slice(&addr.octets());
+    }
+
+    #[inline]
+    pub fn paint_anno(&self) -> u8 {
+        self.h().anno[anno::PAINT]
+    }
+
+    #[inline]
+    pub fn set_paint_anno(&mut self, color: u8) {
+        self.h_mut().anno[anno::PAINT] = color;
+    }
+
+    pub fn icmp_param_prob_anno(&self) -> u8 {
+        self.h().anno[anno::ICMP_PARAMPROB]
+    }
+
+    pub fn set_icmp_param_prob_anno(&mut self, v: u8) {
+        self.h_mut().anno[anno::ICMP_PARAMPROB] = v;
+    }
+
+    pub fn fix_ip_src_anno(&self) -> bool {
+        self.h().anno[anno::FIX_IP_SRC] != 0
+    }
+
+    pub fn set_fix_ip_src_anno(&mut self, v: bool) {
+        self.h_mut().anno[anno::FIX_IP_SRC] = v as u8;
+    }
+
+    #[inline]
+    pub fn timestamp_anno(&self) -> Timestamp {
+        self.h().timestamp
+    }
+
+    #[inline]
+    pub fn set_timestamp_anno(&mut self, t: Timestamp) {
+        self.h_mut().timestamp = t;
+    }
+
+    pub fn packet_type_anno(&self) -> PacketType {
+        self.h().packet_type
+    }
+
+    pub fn set_packet_type_anno(&mut self, t: PacketType) {
+        self.h_mut().packet_type = t;
+    }
+
+    /// Reads `N` annotation bytes at `offset` (clamped to the area).
+    pub fn anno_bytes<const N: usize>(&self, offset: usize) -> [u8; N] {
+        let mut out = [0u8; N];
+        if let Some(src) = self.h().anno.get(offset..offset + N) {
+            out.copy_from_slice(src);
+        }
+        out
+    }
+
+    /// Writes annotation bytes at `offset`; out-of-range writes are ignored
+    /// (configurations validate offsets when they are parsed).
+    pub fn set_anno_bytes(&mut self, offset: usize, bytes: &[u8]) {
+        if let Some(dst) = self.h_mut().anno.get_mut(offset..offset + bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+    }
+}
+
+impl Clone for Packet {
+    /// Click's `clone()`: a new header sharing this packet's data buffer.
+    fn clone(&self) -> Packet {
+        let h = self.h();
+        // SAFETY: the buffer is live; we take one more reference to it.
+        unsafe { (*h.buf.as_ptr()).refs.fetch_add(1, Ordering::Relaxed) };
+        let hdr = alloc_header(Header {
+            buf: h.buf,
+            start: h.start,
+            len: h.len,
+            network: h.network,
+            transport: h.transport,
+            timestamp: h.timestamp,
+            packet_type: h.packet_type,
+            anno: h.anno,
+        });
+        Packet { hdr }
+    }
+}
+
+impl Drop for Packet {
+    fn drop(&mut self) {
+        // SAFETY: we own the header and one reference to its buffer.
+        unsafe { release_buffer(self.h().buf) };
+        free_header(self.hdr);
+    }
+}
+
+impl std::fmt::Debug for Packet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Packet")
+            .field("len", &self.len())
+            .field("network_offset", &self.network_offset())
+            .field("shared", &self.is_shared())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clone_shares_until_written() {
+        let mut a = Packet::from_slice(b"hello world");
+        let b = a.clone();
+        assert!(a.is_shared() && b.is_shared());
+        a.writable()[0] = b'j';
+        assert_eq!(a.data(), b"jello world");
+        assert_eq!(b.data(), b"hello world");
+        assert!(!a.is_shared() && !b.is_shared());
+    }
+
+    #[test]
+    fn push_pull_put_take() {
+        let mut p = Packet::from_slice(b"IPDATA");
+        p.set_network_header(0, 2);
+        p.push(3).copy_from_slice(b"ETH");
+        assert_eq!(p.data(), b"ETHIPDATA");
+        assert_eq!(p.network_offset(), Some(3));
+        p.pull(3);
+        assert_eq!(p.data(), b"IPDATA");
+        p.put(2).copy_from_slice(b"!!");
+        assert_eq!(p.data(), b"IPDATA!!");
+        p.take(4);
+        assert_eq!(p.data(), b"IPDA");
+        p.pull(100);
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn push_beyond_headroom_reallocates_and_keeps_offsets() {
+        let mut p = Packet::with_room(2, b"abcd", 0);
+        p.set_network_header(1, 2);
+        p.push(10).fill(b'x');
+        assert_eq!(&p.data()[10..], b"abcd");
+        assert_eq!(p.network_offset(), Some(11));
+        assert_eq!(p.transport_header().unwrap(), b"d");
+    }
+
+    #[test]
+    fn big_packets_are_not_pooled_but_work() {
+        let data = vec![7u8; 9000];
+        let p = Packet::from_slice(&data);
+        assert_eq!(p.len(), 9000);
+        let q = p.clone();
+        drop(p);
+        assert_eq!(q.data()[8999], 7);
+    }
+
+    #[test]
+    fn annotations_copy_with_clone() {
+        let mut p = Packet::from_slice(b"x");
+        p.set_dst_ip_anno(Ipv4Addr::new(1, 2, 3, 4));
+        p.set_paint_anno(7);
+        let q = p.clone();
+        assert_eq!(q.dst_ip_anno(), Ipv4Addr::new(1, 2, 3, 4));
+        assert_eq!(q.paint_anno(), 7);
+        assert_eq!(q.anno()[anno::PAINT], 7);
+    }
+
+    #[test]
+    fn unstrip_restores_stripped_bytes() {
+        let mut p = Packet::from_slice(b"0123456789");
+        p.pull(4);
+        p.unstrip(2);
+        assert_eq!(p.data(), b"23456789");
+    }
+}

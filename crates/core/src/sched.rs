@@ -1,0 +1,262 @@
+//! Tasks (stride scheduling), timers and notifier signals.
+//!
+//! Stride scheduling as in Click: each task holds tickets; its stride is
+//! `STRIDE1 / tickets`; the scheduled task with the smallest pass runs next
+//! and its pass grows by its stride. A task that sleeps and wakes again
+//! resumes at the current global pass, so sleeping earns no credit.
+//!
+//! Notifier signals let a pulling task sleep while every queue it could pull
+//! from is empty: the queue wakes the signal's listeners when it receives a
+//! packet, so an idle pull path costs nothing.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::time::Timestamp;
+
+/// Click's default ticket count for a task.
+pub const DEFAULT_TICKETS: u32 = 1024;
+/// Click's maximum ticket count.
+pub const MAX_TICKETS: u32 = 1 << 15;
+const STRIDE1: u64 = 1 << 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TimerId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SignalId(pub u32);
+
+#[derive(Debug)]
+pub(crate) struct TaskState {
+    pub elem: usize,
+    pub tickets: u32,
+    pub stride: u64,
+    pub pass: u64,
+    pub scheduled: bool,
+    pub home_thread: i32,
+}
+
+/// The run queue: a min-heap on pass, with a sequence number so equal
+/// passes run in the order they were queued.
+#[derive(Debug, Default)]
+pub(crate) struct Scheduler {
+    pub tasks: Vec<TaskState>,
+    heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    seq: u64,
+    global_pass: u64,
+}
+
+impl Scheduler {
+    pub fn add(&mut self, elem: usize, tickets: u32, scheduled: bool) -> TaskId {
+        let tickets = tickets.clamp(1, MAX_TICKETS);
+        let id = TaskId(self.tasks.len() as u32);
+        self.tasks.push(TaskState {
+            elem,
+            tickets,
+            stride: STRIDE1 / tickets as u64,
+            pass: self.global_pass,
+            scheduled: false,
+            home_thread: 0,
+        });
+        if scheduled {
+            self.schedule(id);
+        }
+        id
+    }
+
+    pub fn set_tickets(&mut self, id: TaskId, tickets: u32) {
+        if let Some(t) = self.tasks.get_mut(id.0 as usize) {
+            t.tickets = tickets.clamp(1, MAX_TICKETS);
+            t.stride = STRIDE1 / t.tickets as u64;
+        }
+    }
+
+    /// Puts a sleeping task on the run queue. No effect if it is already
+    /// there.
+    pub fn schedule(&mut self, id: TaskId) {
+        let gp = self.global_pass;
+        let Some(t) = self.tasks.get_mut(id.0 as usize) else { return };
+        if t.scheduled {
+            return;
+        }
+        t.scheduled = true;
+        t.pass = t.pass.max(gp);
+        self.seq += 1;
+        self.heap.push(Reverse((t.pass, self.seq, id.0)));
+    }
+
+    pub fn unschedule(&mut self, id: TaskId) {
+        // Lazy removal: the heap entry is skipped when popped.
+        if let Some(t) = self.tasks.get_mut(id.0 as usize) {
+            t.scheduled = false;
+        }
+    }
+
+    pub fn is_scheduled(&self, id: TaskId) -> bool {
+        self.tasks.get(id.0 as usize).is_some_and(|t| t.scheduled)
+    }
+
+    /// Takes the next task to run off the queue (it is no longer
+    /// scheduled; it runs once and must reschedule itself to run again).
+    pub fn pop(&mut self) -> Option<TaskId> {
+        while let Some(Reverse((pass, _, id))) = self.heap.pop() {
+            let t = &mut self.tasks[id as usize];
+            if !t.scheduled || t.pass != pass {
+                continue;
+            }
+            t.scheduled = false;
+            self.global_pass = pass;
+            t.pass += t.stride;
+            return Some(TaskId(id));
+        }
+        None
+    }
+
+    pub fn any_scheduled(&self) -> bool {
+        self.heap.iter().any(|Reverse((pass, _, id))| {
+            let t = &self.tasks[*id as usize];
+            t.scheduled && t.pass == *pass
+        })
+    }
+
+}
+
+#[derive(Debug)]
+pub(crate) struct TimerState {
+    pub elem: usize,
+    pub expiry: Option<Timestamp>,
+    generation: u64,
+}
+
+/// Timers ordered by expiry; rescheduling leaves a stale heap entry that is
+/// skipped by its generation number.
+#[derive(Debug, Default)]
+pub(crate) struct Timers {
+    pub timers: Vec<TimerState>,
+    heap: BinaryHeap<Reverse<(Timestamp, u64, u32, u64)>>,
+    seq: u64,
+}
+
+impl Timers {
+    pub fn add(&mut self, elem: usize) -> TimerId {
+        self.timers.push(TimerState { elem, expiry: None, generation: 0 });
+        TimerId(self.timers.len() as u32 - 1)
+    }
+
+    pub fn schedule_at(&mut self, id: TimerId, when: Timestamp) {
+        let Some(t) = self.timers.get_mut(id.0 as usize) else { return };
+        t.generation += 1;
+        t.expiry = Some(when);
+        self.seq += 1;
+        self.heap.push(Reverse((when, self.seq, id.0, t.generation)));
+    }
+
+    pub fn unschedule(&mut self, id: TimerId) {
+        if let Some(t) = self.timers.get_mut(id.0 as usize) {
+            t.generation += 1;
+            t.expiry = None;
+        }
+    }
+
+    pub fn expiry(&self, id: TimerId) -> Option<Timestamp> {
+        self.timers.get(id.0 as usize).and_then(|t| t.expiry)
+    }
+
+    fn discard_stale(&mut self) {
+        while let Some(Reverse((_, _, id, gen))) = self.heap.peek() {
+            if self.timers[*id as usize].generation == *gen {
+                break;
+            }
+            self.heap.pop();
+        }
+    }
+
+    /// The earliest pending expiry.
+    pub fn next_expiry(&mut self) -> Option<Timestamp> {
+        self.discard_stale();
+        self.heap.peek().map(|Reverse((t, ..))| *t)
+    }
+
+    /// Takes the earliest timer if it has expired by `now`.
+    pub fn pop_expired(&mut self, now: Timestamp) -> Option<TimerId> {
+        self.discard_stale();
+        match self.heap.peek() {
+            Some(Reverse((t, ..))) if *t <= now => {
+                let Reverse((_, _, id, _)) = self.heap.pop()?;
+                self.timers[id as usize].expiry = None;
+                self.timers[id as usize].generation += 1;
+                Some(TimerId(id))
+            }
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct SignalState {
+    pub active: bool,
+    pub listeners: Vec<TaskId>,
+}
+
+/// What a pulling element listens to: the OR of some notifier signals, or
+/// "always busy" when some upstream source has no notifier (so the puller
+/// must keep polling).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum NotifierSignal {
+    /// Nothing upstream can ever produce a packet.
+    #[default]
+    Idle,
+    Busy,
+    Signals(Vec<SignalId>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stride_shares_by_tickets() {
+        let mut s = Scheduler::default();
+        let a = s.add(0, 100, true);
+        let b = s.add(1, 300, true);
+        let (mut na, mut nb) = (0, 0);
+        for _ in 0..4000 {
+            let t = s.pop().unwrap();
+            if t == a {
+                na += 1
+            } else {
+                nb += 1
+            }
+            s.schedule(t);
+        }
+        let ratio = nb as f64 / na as f64;
+        assert!((2.9..3.1).contains(&ratio), "ratio {ratio}");
+    }
+
+    #[test]
+    fn unscheduled_task_is_skipped() {
+        let mut s = Scheduler::default();
+        let a = s.add(0, DEFAULT_TICKETS, true);
+        s.unschedule(a);
+        assert_eq!(s.pop(), None);
+        s.schedule(a);
+        assert_eq!(s.pop(), Some(a));
+    }
+
+    #[test]
+    fn timers_fire_in_order_and_reschedule_replaces() {
+        let mut t = Timers::default();
+        let x = t.add(0);
+        let y = t.add(1);
+        t.schedule_at(x, Timestamp(30));
+        t.schedule_at(y, Timestamp(20));
+        t.schedule_at(x, Timestamp(10));
+        assert_eq!(t.next_expiry(), Some(Timestamp(10)));
+        assert_eq!(t.pop_expired(Timestamp(25)), Some(x));
+        assert_eq!(t.pop_expired(Timestamp(25)), Some(y));
+        assert_eq!(t.pop_expired(Timestamp(100)), None);
+    }
+}

@@ -1,0 +1,170 @@
+//! Time: timestamps and the router's clock.
+//!
+//! Every element reads time through the router's [`Clock`], never the system
+//! clock directly, so that `--simtime` runs are deterministic: under
+//! simulated time the clock only moves when the driver jumps it to the next
+//! timer.
+
+use std::cell::Cell;
+use std::fmt;
+use std::ops::{Add, Sub};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A point in time (or an interval), in nanoseconds since the Unix epoch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    pub const ZERO: Timestamp = Timestamp(0);
+    pub const NSEC_PER_SEC: i64 = 1_000_000_000;
+
+    pub fn from_secs_f64(s: f64) -> Timestamp {
+        Timestamp((s * 1e9).round() as i64)
+    }
+
+    pub fn from_sec_nsec(sec: i64, nsec: i64) -> Timestamp {
+        Timestamp(sec * Self::NSEC_PER_SEC + nsec)
+    }
+
+    pub fn from_duration(d: Duration) -> Timestamp {
+        Timestamp(d.as_nanos().min(i64::MAX as u128) as i64)
+    }
+
+    pub fn nanos(self) -> i64 {
+        self.0
+    }
+
+    pub fn sec(self) -> i64 {
+        self.0.div_euclid(Self::NSEC_PER_SEC)
+    }
+
+    pub fn subsec_nanos(self) -> i64 {
+        self.0.rem_euclid(Self::NSEC_PER_SEC)
+    }
+
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+
+    pub fn to_duration(self) -> Duration {
+        Duration::from_nanos(self.0.max(0) as u64)
+    }
+
+    /// The system's real time now.
+    pub fn now_real() -> Timestamp {
+        match SystemTime::now().duration_since(UNIX_EPOCH) {
+            Ok(d) => Timestamp::from_duration(d),
+            Err(_) => Timestamp::ZERO,
+        }
+    }
+}
+
+impl Add for Timestamp {
+    type Output = Timestamp;
+    fn add(self, o: Timestamp) -> Timestamp {
+        Timestamp(self.0.saturating_add(o.0))
+    }
+}
+
+impl Sub for Timestamp {
+    type Output = Timestamp;
+    fn sub(self, o: Timestamp) -> Timestamp {
+        Timestamp(self.0.saturating_sub(o.0))
+    }
+}
+
+impl Add<Duration> for Timestamp {
+    type Output = Timestamp;
+    fn add(self, d: Duration) -> Timestamp {
+        self + Timestamp::from_duration(d)
+    }
+}
+
+/// Click prints timestamps as `SEC.USEC` (six digits after the point).
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (s, ns) = (self.sec(), self.subsec_nanos());
+        if f.alternate() {
+            write!(f, "{s}.{ns:09}")
+        } else {
+            write!(f, "{s}.{:06}", ns / 1000)
+        }
+    }
+}
+
+/// The router's clock. Real time, or simulated time that advances only when
+/// the driver says so (Click's `--simtime`).
+#[derive(Debug)]
+pub struct Clock {
+    simulated: bool,
+    now: Cell<Timestamp>,
+}
+
+/// Click's default simulated start time: 1e9 seconds.
+pub const DEFAULT_SIMTIME_START: Timestamp = Timestamp(1_000_000_000 * 1_000_000_000);
+
+impl Clock {
+    pub fn real() -> Clock {
+        Clock { simulated: false, now: Cell::new(Timestamp::now_real()) }
+    }
+
+    pub fn simulated(start: Timestamp) -> Clock {
+        Clock { simulated: true, now: Cell::new(start) }
+    }
+
+    pub fn is_simulated(&self) -> bool {
+        self.simulated
+    }
+
+    /// The current time. Real clocks read the system clock each call.
+    #[inline]
+    pub fn now(&self) -> Timestamp {
+        if !self.simulated {
+            self.now.set(Timestamp::now_real());
+        }
+        self.now.get()
+    }
+
+    /// The time last read, without a system call: for hot paths that only
+    /// need the driver iteration's time.
+    #[inline]
+    pub fn recent(&self) -> Timestamp {
+        self.now.get()
+    }
+
+    /// Moves simulated time forward (never backward). No effect on a real
+    /// clock.
+    pub fn advance_to(&self, t: Timestamp) {
+        if self.simulated && t > self.now.get() {
+            self.now.set(t);
+        }
+    }
+
+    /// Jumps simulated time by `delta` (the `timewarp` handler).
+    pub fn warp(&self, delta: Timestamp) {
+        if self.simulated {
+            self.now.set(self.now.get() + delta);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_is_click_style() {
+        assert_eq!(Timestamp::from_sec_nsec(1, 5_000).to_string(), "1.000005");
+        assert_eq!(format!("{:#}", Timestamp::from_sec_nsec(1, 5)), "1.000000005");
+        assert_eq!(Timestamp(-1).to_string(), "-1.999999");
+    }
+
+    #[test]
+    fn simulated_clock_only_moves_forward() {
+        let c = Clock::simulated(DEFAULT_SIMTIME_START);
+        c.advance_to(Timestamp(5));
+        assert_eq!(c.now(), DEFAULT_SIMTIME_START);
+        c.advance_to(DEFAULT_SIMTIME_START + Timestamp(10));
+        assert_eq!(c.now(), DEFAULT_SIMTIME_START + Timestamp(10));
+    }
+}

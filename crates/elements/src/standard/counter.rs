@@ -1,0 +1,217 @@
+//! # Counter
+//!
+//! Counts packets and bytes passing through.
+//!
+//! ## Synopsis
+//! `Counter([*keywords*])`
+//!
+//! ## Ports and processing
+//! One agnostic input, one agnostic output.
+//!
+//! ## Description
+//! Passes packets unchanged, counting them and their bytes, and keeping a
+//! recent arrival rate: an exponentially weighted moving average of the
+//! packet and byte rates over 1/16-second epochs (weight 1/16 per epoch), read
+//! from the router clock so `--simtime` runs are deterministic.
+//!
+//! ## Keywords
+//! - **COUNT_CALL** `N HANDLER [VALUE]`: call write handler HANDLER when the
+//!   count reaches N.
+//! - **BYTE_COUNT_CALL** `N HANDLER [VALUE]`: the same for the byte count.
+//!
+//! ## Handlers
+//! - `count` (read): packets counted.
+//! - `byte_count` (read): bytes counted.
+//! - `rate` (read): recent rate, packets per second.
+//! - `byte_rate`, `bit_rate` (read): recent rate in bytes and bits per second.
+//! - `reset`, `reset_counts` (write): zero everything.
+//!
+//! ## Example
+//! ```click
+//! FromDump(trace.pcap, STOP true) -> c :: Counter -> Discard;
+//! ```
+//! then `rclick -h c.count conf.click`.
+
+use rclick_core::conf::{parse_u64, split_words, Args};
+use rclick_core::element::HandlerSpec;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Timestamp};
+
+/// Length of one rate epoch: 1/16 s.
+const EPOCH_NS: i64 = 1_000_000_000 / 16;
+/// The moving average keeps 15/16 of its value each epoch.
+const WEIGHT_SHIFT: u32 = 4;
+
+#[derive(Default)]
+struct Call {
+    at: u64,
+    handler: String,
+    value: String,
+    done: bool,
+}
+
+/// An EWMA of events per epoch, scaled by 2^16 for precision.
+#[derive(Default, Clone, Copy)]
+struct Ewma {
+    avg: i64,
+    epoch: i64,
+    this_epoch: i64,
+}
+
+impl Ewma {
+    fn update(&mut self, now_epoch: i64, amount: i64) {
+        self.roll(now_epoch);
+        self.this_epoch += amount;
+    }
+
+    fn roll(&mut self, now_epoch: i64) {
+        if now_epoch <= self.epoch {
+            return;
+        }
+        // Fold the finished epoch, then decay through empty epochs.
+        let mut avg = self.avg;
+        avg += ((self.this_epoch << 16) - avg) >> WEIGHT_SHIFT;
+        let empty = (now_epoch - self.epoch - 1).min(64);
+        for _ in 0..empty {
+            avg -= avg >> WEIGHT_SHIFT;
+        }
+        self.avg = avg;
+        self.epoch = now_epoch;
+        self.this_epoch = 0;
+    }
+
+    /// Events per second.
+    fn per_second(&self, now_epoch: i64) -> f64 {
+        let mut copy = *self;
+        copy.roll(now_epoch);
+        (copy.avg as f64 / 65536.0) * (1_000_000_000 / EPOCH_NS) as f64
+    }
+}
+
+#[derive(Default)]
+pub struct Counter {
+    count: u64,
+    byte_count: u64,
+    packet_rate: Ewma,
+    byte_rate: Ewma,
+    count_call: Option<Call>,
+    byte_count_call: Option<Call>,
+}
+
+fn parse_call(s: &str) -> Result<Call, String> {
+    let words = split_words(s);
+    if words.len() < 2 {
+        return Err("expected 'N HANDLER [VALUE]'".into());
+    }
+    Ok(Call { at: parse_u64(&words[0])?, handler: words[1].clone(), value: words[2..].join(" "), done: false })
+}
+
+fn epoch_of(t: Timestamp) -> i64 {
+    t.nanos().div_euclid(EPOCH_NS)
+}
+
+impl Counter {
+    fn fire(call: &mut Option<Call>, value: u64, ctx: &mut Ctx) {
+        if let Some(c) = call {
+            if !c.done && value >= c.at {
+                c.done = true;
+                let (h, v) = (c.handler.clone(), c.value.clone());
+                if let Err(e) = ctx.call_write(&h, &v) {
+                    ctx.chatter(&format!("{}: {e}", ctx.element_name()));
+                }
+            }
+        }
+    }
+}
+
+impl Element for Counter {
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        self.count_call = args.read_with("COUNT_CALL", parse_call);
+        self.byte_count_call = args.read_with("BYTE_COUNT_CALL", parse_call);
+        args.complete()?;
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        let bytes: u64 = batch.packets().iter().map(|p| p.len() as u64).sum();
+        let n = batch.len() as u64;
+        self.count += n;
+        self.byte_count += bytes;
+        let epoch = epoch_of(ctx.recent());
+        self.packet_rate.update(epoch, n as i64);
+        self.byte_rate.update(epoch, bytes as i64);
+        ctx.emit_batch(0, batch);
+        if self.count_call.is_some() || self.byte_count_call.is_some() {
+            Self::fire(&mut self.count_call, self.count, ctx);
+            Self::fire(&mut self.byte_count_call, self.byte_count, ctx);
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        let batch = ctx.pull(0, max)?;
+        let bytes: u64 = batch.packets().iter().map(|p| p.len() as u64).sum();
+        self.count += batch.len() as u64;
+        self.byte_count += bytes;
+        let epoch = epoch_of(ctx.recent());
+        self.packet_rate.update(epoch, batch.len() as i64);
+        self.byte_rate.update(epoch, bytes as i64);
+        Some(batch)
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        let mut v: Vec<HandlerSpec> =
+            ["count", "byte_count", "rate", "byte_rate", "bit_rate"].iter().map(|h| HandlerSpec::read(h)).collect();
+        v.push(HandlerSpec::button("reset"));
+        v.push(HandlerSpec::button("reset_counts"));
+        v
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
+        let epoch = epoch_of(ctx.now());
+        Ok(match name {
+            "count" => self.count.to_string(),
+            "byte_count" => self.byte_count.to_string(),
+            "rate" => format_rate(self.packet_rate.per_second(epoch)),
+            "byte_rate" => format_rate(self.byte_rate.per_second(epoch)),
+            "bit_rate" => format_rate(self.byte_rate.per_second(epoch) * 8.0),
+            _ => return Err(format!("no '{name}' handler")),
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        match name {
+            "reset" | "reset_counts" => {
+                self.count = 0;
+                self.byte_count = 0;
+                self.packet_rate = Ewma::default();
+                self.byte_rate = Ewma::default();
+                for c in [&mut self.count_call, &mut self.byte_count_call].into_iter().flatten() {
+                    c.done = false;
+                }
+                Ok(())
+            }
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        match old.as_any().downcast_ref::<Counter>() {
+            Some(o) => {
+                self.count = o.count;
+                self.byte_count = o.byte_count;
+                self.packet_rate = o.packet_rate;
+                self.byte_rate = o.byte_rate;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+fn format_rate(r: f64) -> String {
+    if r.fract() == 0.0 {
+        format!("{}", r as i64)
+    } else {
+        format!("{r:.2}")
+    }
+}

@@ -1,0 +1,27 @@
+//! Standard elements: sources, sinks, queues, counters, schedulers,
+//! classifiers, scripting.
+
+pub mod counter;
+pub mod discard;
+pub mod infinitesource;
+pub mod null;
+pub mod queue;
+pub mod tee;
+pub mod unqueue;
+
+use rclick_core::Registry;
+
+use queue::{Queue, QueueKind};
+
+/// Adds the standard element classes to `reg`.
+pub fn register(reg: &mut Registry) {
+    reg.add("Counter", || Box::<counter::Counter>::default());
+    reg.add("Discard", || Box::<discard::Discard>::default());
+    reg.add("InfiniteSource", || Box::<infinitesource::InfiniteSource>::default());
+    reg.add("Null", || Box::<null::Null>::default());
+    reg.add("Queue", || Box::new(Queue::new(QueueKind::Notifier)));
+    reg.add("NotifierQueue", || Box::new(Queue::new(QueueKind::Notifier)));
+    reg.add("SimpleQueue", || Box::new(Queue::new(QueueKind::Simple)));
+    reg.add("Tee", || Box::<tee::Tee>::default());
+    reg.add("Unqueue", || Box::<unqueue::Unqueue>::default());
+}

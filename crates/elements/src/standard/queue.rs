@@ -1,0 +1,222 @@
+//! # Queue
+//!
+//! Stores packets in a FIFO queue.
+//!
+//! ## Synopsis
+//! `Queue([CAPACITY])`
+//!
+//! ## Ports and processing
+//! One push input; one pull output, and an optional push output 1 that
+//! receives packets dropped because the queue was full.
+//!
+//! ## Description
+//! Packets pushed in are appended; pulls take from the front. When the queue
+//! holds CAPACITY packets, new arrivals are dropped (sent to output 1 if it is
+//! connected) and counted. Queue is a notifier: pulling elements downstream
+//! sleep while it is empty and are woken when a packet arrives, so an idle
+//! pull path costs nothing. It implements the Storage interface that
+//! elements such as RED find through flow-based router context.
+//!
+//! ## Keywords
+//! - **CAPACITY** (integer): maximum length. Default 1000.
+//!
+//! ## Handlers
+//! - `length` (read): current number of packets.
+//! - `highwater_length` (read): maximum length seen.
+//! - `capacity` (read/write): the capacity.
+//! - `drops` (read): packets dropped because the queue was full.
+//! - `reset_counts` (write): zeroes `drops` and `highwater_length`.
+//! - `reset` (write): drops every queued packet.
+//!
+//! Hot swap: a new Queue takes the old one's packets, in order, up to its
+//! capacity, and its counters.
+//!
+//! ## Example
+//! ```click
+//! FromDump(in.pcap) -> q :: Queue(200) -> ToDump(out.pcap);
+//! ```
+
+use std::collections::VecDeque;
+
+use rclick_core::conf::{parse_usize, Args};
+use rclick_core::element::HandlerSpec;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, SignalId};
+
+/// Which Click queue class this instance stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueKind {
+    /// `SimpleQueue`: no notification.
+    Simple,
+    /// `NotifierQueue`, `Queue`: raises an empty-notifier signal.
+    Notifier,
+}
+
+pub struct Queue {
+    kind: QueueKind,
+    packets: VecDeque<Packet>,
+    capacity: usize,
+    highwater: usize,
+    drops: u64,
+    nonempty: Option<SignalId>,
+}
+
+impl Queue {
+    pub fn new(kind: QueueKind) -> Self {
+        Queue { kind, packets: VecDeque::new(), capacity: 1000, highwater: 0, drops: 0, nonempty: None }
+    }
+
+    pub fn len(&self) -> usize {
+        self.packets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.packets.is_empty()
+    }
+
+    pub fn drops(&self) -> u64 {
+        self.drops
+    }
+
+    fn enqueue(&mut self, p: Packet, ctx: &mut Ctx) {
+        if self.packets.len() >= self.capacity {
+            self.drops += 1;
+            if ctx.noutputs() > 1 {
+                ctx.emit(1, p);
+            }
+            return;
+        }
+        self.packets.push_back(p);
+    }
+}
+
+impl Element for Queue {
+    fn port_count(&self) -> &'static str {
+        "1/1-2"
+    }
+
+    fn processing(&self) -> &'static str {
+        "h/lh"
+    }
+
+    fn flow_code(&self) -> &'static str {
+        "x/x"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        self.capacity = args.read_p_or("CAPACITY", 1000usize);
+        args.complete()?;
+        // Reserve once so enqueueing never reallocates.
+        let want = self.capacity.min(1 << 16);
+        if self.packets.capacity() < want {
+            self.packets.reserve(want - self.packets.len());
+        }
+        if self.kind == QueueKind::Notifier && self.nonempty.is_none() {
+            self.nonempty = Some(ctx.new_signal(false));
+        }
+        Ok(())
+    }
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
+    fn has_interface(&self, name: &str) -> bool {
+        name == "Storage"
+    }
+
+    fn empty_notifier(&self) -> Option<SignalId> {
+        self.nonempty
+    }
+
+    fn storage(&self) -> Option<(usize, usize)> {
+        Some((self.packets.len(), self.capacity))
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        let was_empty = self.packets.is_empty();
+        for p in batch {
+            self.enqueue(p, ctx);
+        }
+        self.highwater = self.highwater.max(self.packets.len());
+        if was_empty && !self.packets.is_empty() {
+            if let Some(s) = self.nonempty {
+                ctx.wake_signal(s);
+            }
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        if self.packets.is_empty() {
+            if let Some(s) = self.nonempty {
+                ctx.sleep_signal(s);
+            }
+            return None;
+        }
+        let n = max.min(rclick_core::batch::BATCH_CAPACITY).min(self.packets.len());
+        let mut batch = Batch::new();
+        for p in self.packets.drain(..n) {
+            batch.push(p);
+        }
+        if self.packets.is_empty() {
+            if let Some(s) = self.nonempty {
+                ctx.sleep_signal(s);
+            }
+        }
+        Some(batch)
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![
+            HandlerSpec::read("length"),
+            HandlerSpec::read("highwater_length"),
+            HandlerSpec::read_write("capacity"),
+            HandlerSpec::read("drops"),
+            HandlerSpec::button("reset_counts"),
+            HandlerSpec::button("reset"),
+        ]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        Ok(match name {
+            "length" => self.packets.len().to_string(),
+            "highwater_length" => self.highwater.to_string(),
+            "capacity" => self.capacity.to_string(),
+            "drops" => self.drops.to_string(),
+            _ => return Err(format!("no '{name}' handler")),
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        match name {
+            "capacity" => self.capacity = parse_usize(value.trim())?,
+            "reset_counts" => {
+                self.drops = 0;
+                self.highwater = self.packets.len();
+            }
+            "reset" => {
+                self.packets.clear();
+                if let Some(s) = self.nonempty {
+                    ctx.sleep_signal(s);
+                }
+            }
+            _ => return Err(format!("no '{name}' handler")),
+        }
+        Ok(())
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any_mut().downcast_mut::<Queue>() else { return false };
+        while self.packets.len() < self.capacity {
+            match o.packets.pop_front() {
+                Some(p) => self.packets.push_back(p),
+                None => break,
+            }
+        }
+        self.drops = o.drops + o.packets.len() as u64;
+        o.packets.clear();
+        self.highwater = o.highwater.max(self.packets.len());
+        let _ = ctx;
+        true
+    }
+}

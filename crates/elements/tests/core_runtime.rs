@@ -1,0 +1,123 @@
+//! Runtime behaviour checked on hand-built router specs (independent of the
+//! language crate): dispatch order, pull with notifiers, stopping, checks.
+
+use rclick_core::{Router, RouterOptions, StopReason};
+use rclick_lang::{Connection, ElementDecl, Landmark, RouterSpec};
+
+fn spec(elems: &[(&str, &str, &str)], conns: &[(usize, usize, usize, usize)]) -> RouterSpec {
+    let lm = Landmark::new("test", 1);
+    RouterSpec {
+        elements: elems
+            .iter()
+            .map(|(n, c, cfg)| ElementDecl { name: n.to_string(), class: c.to_string(), config: cfg.to_string(), landmark: lm.clone() })
+            .collect(),
+        connections: conns.iter().map(|&(from, from_port, to, to_port)| Connection { from, from_port, to, to_port }).collect(),
+        connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
+        requirements: vec![],
+    }
+}
+
+fn build(s: RouterSpec) -> Router {
+    let reg = rclick_elements::registry();
+    match Router::new(s, "", &reg, &RouterOptions { simtime: Some(rclick_core::time::DEFAULT_SIMTIME_START), ..Default::default() }) {
+        Ok(r) => r,
+        Err(d) => panic!("{}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n")),
+    }
+}
+
+fn errors(s: RouterSpec) -> Vec<String> {
+    let reg = rclick_elements::registry();
+    match Router::new(s, "", &reg, &RouterOptions::default()) {
+        Ok(_) => vec![],
+        Err(d) => d.iter().map(|x| x.to_string()).collect(),
+    }
+}
+
+#[test]
+fn push_chain_counts_and_stops() {
+    let mut r = build(spec(
+        &[("src", "InfiniteSource", "LIMIT 100, BURST 7, STOP true"), ("c", "Counter", ""), ("d", "Discard", "")],
+        &[(0, 0, 1, 0), (1, 0, 2, 0)],
+    ));
+    assert_eq!(r.run(), StopReason::Stopped);
+    assert_eq!(r.read_handler("c.count", None).unwrap(), "100");
+    assert_eq!(r.read_handler("d.count", None).unwrap(), "100");
+    assert_eq!(r.read_handler("c.byte_count", None).unwrap(), "6900");
+}
+
+#[test]
+fn queue_unqueue_pull_path_drains_and_sleeps() {
+    let mut r = build(spec(
+        &[
+            ("src", "InfiniteSource", "LIMIT 50, BURST 5"),
+            ("q", "Queue", "10"),
+            ("u", "Unqueue", "BURST 3"),
+            ("c", "Counter", ""),
+            ("d", "Discard", ""),
+        ],
+        &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0), (3, 0, 4, 0)],
+    ));
+    // No STOP: the run ends when nothing can happen any more, which also
+    // proves the Unqueue task went to sleep on the empty queue.
+    assert_eq!(r.run(), StopReason::Quiescent);
+    let drops: u64 = r.read_handler("q.drops", None).unwrap().parse().unwrap();
+    let count: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
+    assert_eq!(drops + count, 50);
+    assert_eq!(r.read_handler("q.length", None).unwrap(), "0");
+    assert_eq!(r.read_handler("u.scheduled", None).unwrap(), "false");
+}
+
+#[test]
+fn pull_discard_behind_queue() {
+    let mut r = build(spec(
+        &[("src", "InfiniteSource", "LIMIT 20"), ("q", "Queue", ""), ("d", "Discard", "")],
+        &[(0, 0, 1, 0), (1, 0, 2, 0)],
+    ));
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(r.read_handler("d.count", None).unwrap(), "20");
+}
+
+#[test]
+fn tee_clones_in_output_order() {
+    let mut r = build(spec(
+        &[("src", "InfiniteSource", "LIMIT 3, STOP true"), ("t", "Tee", ""), ("a", "Counter", ""), ("b", "Counter", ""), ("d", "Discard", "")],
+        &[(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0), (2, 0, 4, 0), (3, 0, 4, 0)],
+    ));
+    r.run();
+    assert_eq!(r.read_handler("a.count", None).unwrap(), "3");
+    assert_eq!(r.read_handler("b.count", None).unwrap(), "3");
+    assert_eq!(r.read_handler("d.count", None).unwrap(), "6");
+}
+
+#[test]
+fn push_pull_mismatch_reported() {
+    // Queue's pull output into Counter (agnostic) into Queue (push input):
+    // the Counter is in a mixed context.
+    let e = errors(spec(
+        &[("src", "InfiniteSource", ""), ("q", "Queue", ""), ("c", "Counter", ""), ("q2", "Queue", ""), ("d", "Discard", "")],
+        &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0), (3, 0, 4, 0)],
+    ));
+    assert!(e.iter().any(|m| m.contains("agnostic 'c :: Counter' in mixed context: pull input 0, push output 0")), "{e:?}");
+    // Direct pull output to push input.
+    let e = errors(spec(&[("src", "InfiniteSource", ""), ("q", "Queue", ""), ("q2", "Queue", ""), ("d", "Discard", "")], &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0)]));
+    assert!(e.iter().any(|m| m == "test:1: 'q :: Queue' pull output 0 connected to 'q2 :: Queue' push input 0"), "{e:?}");
+}
+
+#[test]
+fn port_and_reuse_errors_reported_together() {
+    let e = errors(spec(
+        &[("src", "InfiniteSource", ""), ("a", "Discard", ""), ("b", "Discard", ""), ("n", "Null", "")],
+        &[(0, 0, 1, 0), (0, 0, 2, 0), (3, 1, 1, 0)],
+    ));
+    assert!(e.iter().any(|m| m.contains("'n :: Null' has no output 1")), "{e:?}");
+    let e = errors(spec(&[("src", "InfiniteSource", ""), ("a", "Discard", ""), ("b", "Discard", "")], &[(0, 0, 1, 0), (0, 0, 2, 0)]));
+    assert!(e.iter().any(|m| m.contains("illegal reuse of 'src :: InfiniteSource' push output 0")), "{e:?}");
+}
+
+#[test]
+fn configure_errors_have_click_shape() {
+    let e = errors(spec(&[("src", "InfiniteSource", "LIMIT x"), ("d", "Discard", "")], &[(0, 0, 1, 0)]));
+    assert_eq!(e.first().map(String::as_str), Some("test:1: While configuring 'src :: InfiniteSource':"), "{e:?}");
+    assert!(e[1].starts_with(":0:   ") || e[1].contains("LIMIT"), "{e:?}");
+    assert_eq!(e.last().map(|s| s.ends_with("Router could not be initialized!")), Some(true));
+}
