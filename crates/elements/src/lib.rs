@@ -2,6 +2,8 @@
 //! `elements/` tree.
 
 pub mod standard;
+pub mod testing;
+pub mod userlevel;
 
 use rclick_core::Registry;
 
@@ -9,5 +11,6 @@ use rclick_core::Registry;
 pub fn registry() -> Registry {
     let mut reg = Registry::new();
     standard::register(&mut reg);
+    userlevel::register(&mut reg);
     reg
 }

@@ -1,36 +1,11 @@
 //! Runtime behaviour checked on hand-built router specs (independent of the
 //! language crate): dispatch order, pull with notifiers, stopping, checks.
 
-use rclick_core::{Router, RouterOptions, StopReason};
-use rclick_lang::{Connection, ElementDecl, Landmark, RouterSpec};
+use rclick_core::StopReason;
+use rclick_elements::testing::{build, spec, try_build};
 
-fn spec(elems: &[(&str, &str, &str)], conns: &[(usize, usize, usize, usize)]) -> RouterSpec {
-    let lm = Landmark::new("test", 1);
-    RouterSpec {
-        elements: elems
-            .iter()
-            .map(|(n, c, cfg)| ElementDecl { name: n.to_string(), class: c.to_string(), config: cfg.to_string(), landmark: lm.clone() })
-            .collect(),
-        connections: conns.iter().map(|&(from, from_port, to, to_port)| Connection { from, from_port, to, to_port }).collect(),
-        connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
-        requirements: vec![],
-    }
-}
-
-fn build(s: RouterSpec) -> Router {
-    let reg = rclick_elements::registry();
-    match Router::new(s, "", &reg, &RouterOptions { simtime: Some(rclick_core::time::DEFAULT_SIMTIME_START), ..Default::default() }) {
-        Ok(r) => r,
-        Err(d) => panic!("{}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n")),
-    }
-}
-
-fn errors(s: RouterSpec) -> Vec<String> {
-    let reg = rclick_elements::registry();
-    match Router::new(s, "", &reg, &RouterOptions::default()) {
-        Ok(_) => vec![],
-        Err(d) => d.iter().map(|x| x.to_string()).collect(),
-    }
+fn errors(s: rclick_lang::RouterSpec) -> Vec<String> {
+    try_build(s).err().unwrap_or_default()
 }
 
 #[test]

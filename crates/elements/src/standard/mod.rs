@@ -9,6 +9,10 @@ pub mod queue;
 pub mod tee;
 pub mod unqueue;
 
+mod reg_a;
+mod reg_b;
+mod reg_c;
+
 use rclick_core::Registry;
 
 use queue::{Queue, QueueKind};
@@ -24,4 +28,7 @@ pub fn register(reg: &mut Registry) {
     reg.add("SimpleQueue", || Box::new(Queue::new(QueueKind::Simple)));
     reg.add("Tee", || Box::<tee::Tee>::default());
     reg.add("Unqueue", || Box::<unqueue::Unqueue>::default());
+    reg_a::register(reg);
+    reg_b::register(reg);
+    reg_c::register(reg);
 }

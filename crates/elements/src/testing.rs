@@ -1,0 +1,45 @@
+//! Helpers for tests: build routers from element/connection lists or from
+//! configuration text, with simulated time.
+
+use rclick_core::time::DEFAULT_SIMTIME_START;
+use rclick_core::{Router, RouterOptions};
+use rclick_lang::{Connection, ElementDecl, Landmark, RouterSpec};
+
+/// A spec from `(name, class, config)` triples and `(from, from_port, to,
+/// to_port)` connections by index.
+pub fn spec(elems: &[(&str, &str, &str)], conns: &[(usize, usize, usize, usize)]) -> RouterSpec {
+    let lm = Landmark::new("test", 1);
+    RouterSpec {
+        elements: elems
+            .iter()
+            .map(|(n, c, cfg)| ElementDecl {
+                name: n.to_string(),
+                class: c.to_string(),
+                config: cfg.to_string(),
+                landmark: lm.clone(),
+            })
+            .collect(),
+        connections: conns
+            .iter()
+            .map(|&(from, from_port, to, to_port)| Connection { from, from_port, to, to_port })
+            .collect(),
+        connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
+        requirements: vec![],
+    }
+}
+
+fn options() -> RouterOptions {
+    RouterOptions { simtime: Some(DEFAULT_SIMTIME_START), capture_chatter: true, ..Default::default() }
+}
+
+/// Builds a router (simulated time, chatter captured) or returns the
+/// error messages, one string each.
+pub fn try_build(s: RouterSpec) -> Result<Router, Vec<String>> {
+    let reg = crate::registry();
+    Router::new(s, "", &reg, &options()).map_err(|d| d.iter().map(|x| x.to_string()).collect())
+}
+
+/// Builds a router or panics with every error.
+pub fn build(s: RouterSpec) -> Router {
+    try_build(s).unwrap_or_else(|e| panic!("router failed:\n{}", e.join("\n")))
+}
