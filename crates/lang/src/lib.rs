@@ -13,6 +13,16 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod args;
+mod expand;
+mod flatten;
+mod lexer;
+mod parser;
+mod vars;
+
+pub use args::split_config_args;
+pub use flatten::flatten;
+
 /// Where a piece of configuration came from: `file:line`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Landmark {
@@ -22,7 +32,10 @@ pub struct Landmark {
 
 impl Landmark {
     pub fn new(file: impl Into<Arc<str>>, line: u32) -> Self {
-        Landmark { file: file.into(), line }
+        Landmark {
+            file: file.into(),
+            line,
+        }
     }
 }
 
@@ -67,7 +80,10 @@ impl Diagnostic {
     }
 
     pub fn warning(landmark: Landmark, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(landmark, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(landmark, message)
+        }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -202,4 +218,20 @@ impl ParseOutcome {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(|d| d.is_error())
     }
+}
+
+/// Parse configuration `text` whose landmark file name is `file` (`"config"`
+/// for `-e` text, `"<stdin>"` for standard input): expand compound classes,
+/// resolve variables, include `require(library ...)` files, and return the
+/// flat spec, or every diagnostic when there were errors.
+///
+/// Never panics; deep nesting and runaway expansion are reported as errors.
+pub fn parse_router(
+    text: &str,
+    file: &str,
+    classes: &dyn ClassLookup,
+    opts: &ParseOptions,
+) -> ParseOutcome {
+    let (spec, diagnostics) = expand::Ctx::new(classes, opts).run(text, file);
+    ParseOutcome { spec, diagnostics }
 }
