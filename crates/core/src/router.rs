@@ -390,12 +390,12 @@ impl RouterCore {
             "driver" => "userlevel".to_string(),
             "config" => {
                 if self.spec.requirements.iter().any(|r| r == "compact_config") {
-                    flatten_spec(&self.spec)
+                    rclick_lang::flatten(&self.spec)
                 } else {
                     self.config_text.clone()
                 }
             }
-            "flatconfig" => flatten_spec(&self.spec),
+            "flatconfig" => rclick_lang::flatten(&self.spec),
             "list" => {
                 let mut s = format!("{}\n", self.info.len());
                 for i in &self.info {
@@ -703,6 +703,7 @@ impl Router {
             by_name,
         };
         if !errors.is_empty() {
+            errors.push(Diagnostic::error(Landmark::new("", 0), "Router could not be initialized!"));
             return Err(errors);
         }
 
@@ -778,6 +779,11 @@ impl Router {
 
     pub fn find_element(&self, name: &str) -> Option<usize> {
         self.core.find_element(name, None)
+    }
+
+    /// Resolved modes of element `i`'s inputs and outputs.
+    pub fn port_modes(&self, i: usize) -> (Vec<Mode>, Vec<Mode>) {
+        self.core.info.get(i).map(|x| (x.input_modes.clone(), x.output_modes.clone())).unwrap_or_default()
     }
 
     pub fn spec(&self) -> &RouterSpec {
@@ -1202,8 +1208,3 @@ fn build_tables(core: &mut RouterCore) {
     }
 }
 
-/// The canonical flattened configuration.
-fn flatten_spec(spec: &RouterSpec) -> String {
-    // TEMPORARY until rclick-lang exports flatten.
-    format!("{spec:?}")
-}
