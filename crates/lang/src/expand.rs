@@ -18,11 +18,13 @@ use crate::{
 };
 
 /// Most elements a router may expand to; compounds nest exponentially.
-const MAX_ELEMENTS: usize = 500_000;
+const MAX_ELEMENTS: usize = 200_000;
 /// Most connections a router may expand to.
 const MAX_CONNECTIONS: usize = 2_000_000;
 /// Deepest `require(library ...)` include chain.
 const MAX_INCLUDE_DEPTH: usize = 32;
+/// Most diagnostics kept; a fuzzer can make one per token.
+const MAX_DIAGNOSTICS: usize = 1000;
 /// Diagnostics that get spelling hints (computing them is not free).
 const MAX_HINTS: usize = 16;
 
@@ -258,15 +260,33 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn error(&mut self, loc: &Loc, msg: impl Into<String>) -> &mut Diagnostic {
+    /// Record a diagnostic; past [`MAX_DIAGNOSTICS`] only errors still
+    /// count, as one final "too many errors".
+    fn push(&mut self, d: Diagnostic) {
+        if self.diags.len() < MAX_DIAGNOSTICS {
+            self.diags.push(d);
+        } else if self.diags.len() == MAX_DIAGNOSTICS && d.is_error() {
+            let mut d = d;
+            d.message = "too many errors, giving up".to_string();
+            d.hint = None;
+            self.diags.push(d);
+        }
+    }
+
+    fn error(&mut self, loc: &Loc, msg: impl Into<String>) {
         let d = self.sources.diag(Severity::Error, loc, msg);
-        self.diags.push(d);
-        self.diags.last_mut().expect("just pushed")
+        self.push(d);
+    }
+
+    fn error_hint(&mut self, loc: &Loc, msg: impl Into<String>, hint: Option<String>) {
+        let mut d = self.sources.diag(Severity::Error, loc, msg);
+        d.hint = hint;
+        self.push(d);
     }
 
     fn warning(&mut self, loc: &Loc, msg: impl Into<String>) {
         let d = self.sources.diag(Severity::Warning, loc, msg);
-        self.diags.push(d);
+        self.push(d);
     }
 
     fn lookup_class(&self, name: &str) -> Option<ClassB> {
@@ -295,7 +315,9 @@ impl<'a> Ctx<'a> {
         let mut p = Parser::new(src, Arc::from(file), fid);
         loop {
             let st = p.next_file_statement();
-            self.diags.append(&mut p.diags);
+            for d in std::mem::take(&mut p.diags) {
+                self.push(d);
+            }
             let Some(st) = st else { break };
             self.statement(scope, &st, file);
         }
@@ -443,11 +465,8 @@ impl<'a> Ctx<'a> {
         if !self.reported_unknown.insert(name.to_string()) {
             return;
         }
-        let hint = self.class_hint(name);
-        let d = self.error(loc, format!("unknown element class '{name}'"));
-        if let Some(h) = hint {
-            d.hint = Some(format!("did you mean '{h}'?"));
-        }
+        let hint = self.class_hint(name).map(|h| format!("did you mean '{h}'?"));
+        self.error_hint(loc, format!("unknown element class '{name}'"), hint);
     }
 
     /// A known class one edit away from `name`, if any.
@@ -751,11 +770,8 @@ impl<'a> Ctx<'a> {
                         self.error(&e.loc, format!("class '{name}' used as element name"));
                     } else if decl_ty.is_none() && ty.is_none() {
                         if self.reported_undeclared.insert(name.clone()) {
-                            let hint = self.element_hint(scope, name);
-                            let d = self.error(&e.loc, format!("undeclared element '{name}'"));
-                            if let Some(h) = hint {
-                                d.hint = Some(format!("did you mean '{h}'?"));
-                            }
+                            let hint = self.element_hint(scope, name).map(|h| format!("did you mean '{h}'?"));
+                            self.error_hint(&e.loc, format!("undeclared element '{name}'"), hint);
                         }
                         ty = Some(ClassB::Error);
                     }
@@ -1117,8 +1133,8 @@ impl<'a> Ctx<'a> {
                 plural(nout as usize, "output")
             );
             let cands: Vec<String> = candidates.iter().map(|d| signature(d)).collect();
-            let d = self.error(loc, format!("no match for '{sig}'"));
-            d.hint = Some(format!("candidates are: {}", cands.join(", ")));
+            let hint = Some(format!("candidates are: {}", cands.join(", ")));
+            self.error_hint(loc, format!("no match for '{sig}'"), hint);
         }
         match closest {
             Some((def, values)) => Resolved::Def(def, values),

@@ -66,21 +66,27 @@ pub(crate) fn make_diag(
     }
 }
 
+/// The physical line around `off` and the column of `off` in it. Very long
+/// lines are cut to a window around the offset, so quoting stays cheap.
 fn line_at(text: &str, off: usize) -> (String, usize) {
+    const WINDOW: usize = 160;
     let b = text.as_bytes();
-    let off = off.min(b.len());
-    let start = b[..off]
-        .iter()
-        .rposition(|&c| c == b'\n' || c == b'\r')
-        .map_or(0, |p| p + 1);
-    let end = b[off..]
-        .iter()
-        .position(|&c| c == b'\n' || c == b'\r')
-        .map_or(b.len(), |p| off + p);
-    (
-        String::from_utf8_lossy(&b[start..end]).into_owned(),
-        off - start,
-    )
+    let mut off = off.min(b.len());
+    while !text.is_char_boundary(off) {
+        off -= 1;
+    }
+    let lo = off.saturating_sub(WINDOW);
+    let hi = (off + WINDOW).min(b.len());
+    let mut start = b[lo..off].iter().rposition(|&c| c == b'\n' || c == b'\r').map_or(lo, |p| lo + p + 1);
+    let mut end = b[off..hi].iter().position(|&c| c == b'\n' || c == b'\r').map_or(hi, |p| off + p);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let start = start.min(off);
+    (text[start..end.max(off)].to_string(), off - start)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
