@@ -465,7 +465,9 @@ impl<'a> Ctx<'a> {
         if !self.reported_unknown.insert(name.to_string()) {
             return;
         }
-        let hint = self.class_hint(name).map(|h| format!("did you mean '{h}'?"));
+        let hint = self
+            .class_hint(name)
+            .map(|h| format!("did you mean '{h}'?"));
         self.error_hint(loc, format!("unknown element class '{name}'"), hint);
     }
 
@@ -770,7 +772,9 @@ impl<'a> Ctx<'a> {
                         self.error(&e.loc, format!("class '{name}' used as element name"));
                     } else if decl_ty.is_none() && ty.is_none() {
                         if self.reported_undeclared.insert(name.clone()) {
-                            let hint = self.element_hint(scope, name).map(|h| format!("did you mean '{h}'?"));
+                            let hint = self
+                                .element_hint(scope, name)
+                                .map(|h| format!("did you mean '{h}'?"));
                             self.error_hint(&e.loc, format!("undeclared element '{name}'"), hint);
                         }
                         ty = Some(ClassB::Error);

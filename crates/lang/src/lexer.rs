@@ -77,8 +77,14 @@ fn line_at(text: &str, off: usize) -> (String, usize) {
     }
     let lo = off.saturating_sub(WINDOW);
     let hi = (off + WINDOW).min(b.len());
-    let mut start = b[lo..off].iter().rposition(|&c| c == b'\n' || c == b'\r').map_or(lo, |p| lo + p + 1);
-    let mut end = b[off..hi].iter().position(|&c| c == b'\n' || c == b'\r').map_or(hi, |p| off + p);
+    let mut start = b[lo..off]
+        .iter()
+        .rposition(|&c| c == b'\n' || c == b'\r')
+        .map_or(lo, |p| lo + p + 1);
+    let mut end = b[off..hi]
+        .iter()
+        .position(|&c| c == b'\n' || c == b'\r')
+        .map_or(hi, |p| off + p);
     while !text.is_char_boundary(start) {
         start += 1;
     }

@@ -6,7 +6,13 @@ use common::*;
 fn anonymous_names() {
     let s = ok("Idle -> Counter -> Discard;");
     assert_eq!(names(&s), ["Idle@1", "Counter@2", "Discard@3"]);
-    assert_eq!(conns(&s), ["Idle@1 [0] -> [0] Counter@2", "Counter@2 [0] -> [0] Discard@3"]);
+    assert_eq!(
+        conns(&s),
+        [
+            "Idle@1 [0] -> [0] Counter@2",
+            "Counter@2 [0] -> [0] Discard@3"
+        ]
+    );
     // A number whose name is taken is bumped.
     let s = ok("Idle -> Discard; Discard@2 :: Counter;");
     assert_eq!(names(&s), ["Idle@1", "Discard@3", "Discard@2"]);
@@ -37,7 +43,10 @@ fn ports_and_connection_forms() {
     assert_eq!(conns(&s), ["t [0] -> [0] c", "t [1] -> [1] c"]);
     // One open-ended port list fills the gap.
     let s = ok("a, b, c :: Idle; q :: Counter; a, b, c => [1-] q;");
-    assert_eq!(conns(&s), ["a [0] -> [1] q", "b [0] -> [2] q", "c [0] -> [3] q"]);
+    assert_eq!(
+        conns(&s),
+        ["a [0] -> [1] q", "b [0] -> [2] q", "c [0] -> [3] q"]
+    );
     let s = ok("t :: Tee; a, b :: Discard; t [2-] => a, b;");
     assert_eq!(conns(&s), ["t [2] -> [0] a", "t [3] -> [0] b"]);
     // `=>` treats a single unported element as expandable.
@@ -52,17 +61,41 @@ fn ports_and_connection_forms() {
 fn element_groups() {
     let s = ok("Idle -> (input -> Counter -> output) -> Discard;");
     assert_eq!(names(&s), ["Idle@1", "Counter@5", "Discard@6"]);
-    assert_eq!(conns(&s), ["Idle@1 [0] -> [0] Counter@5", "Counter@5 [0] -> [0] Discard@6"]);
+    assert_eq!(
+        conns(&s),
+        [
+            "Idle@1 [0] -> [0] Counter@5",
+            "Counter@5 [0] -> [0] Discard@6"
+        ]
+    );
     let s = ok("t :: Tee; t[0], t[1] => (input [0] -> a :: Counter -> output; input [1] -> b :: Counter -> [1] output) => d :: Discard, e :: Discard;");
-    assert!(conns(&s).contains(&"t [1] -> [0] b".to_string()), "{:?}", conns(&s));
-    assert!(conns(&s).contains(&"b [0] -> [0] e".to_string()), "{:?}", conns(&s));
+    assert!(
+        conns(&s).contains(&"t [1] -> [0] b".to_string()),
+        "{:?}",
+        conns(&s)
+    );
+    assert!(
+        conns(&s).contains(&"b [0] -> [0] e".to_string()),
+        "{:?}",
+        conns(&s)
+    );
 }
 
 #[test]
 fn compound_expansion_and_order() {
     let src = "elementclass F { input -> Counter -> output }\nIdle -> F -> Discard;\nf :: F; Idle -> f -> Discard;";
     let s = ok(src);
-    assert_eq!(names(&s), ["Idle@1", "Discard@3", "Idle@5", "Discard@6", "F@2/Counter@1", "f/Counter@1"]);
+    assert_eq!(
+        names(&s),
+        [
+            "Idle@1",
+            "Discard@3",
+            "Idle@5",
+            "Discard@6",
+            "F@2/Counter@1",
+            "f/Counter@1"
+        ]
+    );
     assert_eq!(
         conns(&s),
         [
@@ -83,9 +116,20 @@ Idle -> a :: Out -> Discard;
 Idle -> { input -> Paint(2) -> output } -> Discard;";
     let s = ok(src);
     assert!(names(&s).contains(&"a/b/c".to_string()), "{:?}", names(&s));
-    assert!(names(&s).contains(&"@5/Paint@1".to_string()), "{:?}", names(&s));
+    assert!(
+        names(&s).contains(&"@5/Paint@1".to_string()),
+        "{:?}",
+        names(&s)
+    );
     let s = ok("x :: { $a | input -> Paint($a) -> output }(7); Idle -> x -> Discard;");
-    assert_eq!(s.elements.iter().find(|e| e.name == "x/Paint@1").unwrap().config, "7");
+    assert_eq!(
+        s.elements
+            .iter()
+            .find(|e| e.name == "x/Paint@1")
+            .unwrap()
+            .config,
+        "7"
+    );
 }
 
 #[test]
@@ -93,7 +137,14 @@ fn formals_and_keywords() {
     let src = "elementclass P { $a, COLOR $c, __REST__ $r | input -> Paint($a) -> Counter($c) -> Print($r) -> output }
 Idle -> P(1, COLOR 2, x, y) -> Discard;";
     let s = ok(src);
-    let cfg = |n: &str| s.elements.iter().find(|e| e.name.ends_with(n)).unwrap().config.clone();
+    let cfg = |n: &str| {
+        s.elements
+            .iter()
+            .find(|e| e.name.ends_with(n))
+            .unwrap()
+            .config
+            .clone()
+    };
     assert_eq!(cfg("Paint@1"), "1");
     assert_eq!(cfg("Counter@2"), "2");
     assert_eq!(cfg("Print@3"), "x, y");
@@ -105,7 +156,12 @@ fn overloading() {
   || input -> Null -> output; input [1] -> Discard }
 Idle -> F(1) -> Discard; Idle -> F(1, 2) -> Discard; Idle -> f :: F -> Discard; Idle -> [1] f;";
     let s = ok(src);
-    let classes: Vec<&str> = s.elements.iter().filter(|e| e.name.contains('/')).map(|e| e.class.as_str()).collect();
+    let classes: Vec<&str> = s
+        .elements
+        .iter()
+        .filter(|e| e.name.contains('/'))
+        .map(|e| e.class.as_str())
+        .collect();
     assert_eq!(classes, ["Counter", "Paint", "Paint", "Null", "Discard"]);
 }
 
@@ -114,14 +170,26 @@ fn extension_of_primitive_and_compound() {
     let src = "elementclass Queue { $a, $b | input -> Queue($a) -> Queue($b) -> output || ... }
 Idle -> Queue(5) -> Discard; Idle -> Queue(1, 2) -> Discard;";
     let s = ok(src);
-    let classes: Vec<(&str, &str)> = s.elements.iter().map(|e| (e.name.as_str(), e.class.as_str())).collect();
+    let classes: Vec<(&str, &str)> = s
+        .elements
+        .iter()
+        .map(|e| (e.name.as_str(), e.class.as_str()))
+        .collect();
     assert!(classes.contains(&("Queue@2", "Queue")), "{classes:?}");
-    assert!(classes.contains(&("Queue@5/Queue@1", "Queue")), "{classes:?}");
+    assert!(
+        classes.contains(&("Queue@5/Queue@1", "Queue")),
+        "{classes:?}"
+    );
     let src = "elementclass F { input -> Counter -> output }
 elementclass F { $a | input -> Paint($a) -> output || ... }
 Idle -> F -> Discard; Idle -> F(3) -> Discard;";
     let s = ok(src);
-    let classes: Vec<&str> = s.elements.iter().filter(|e| e.name.contains('/')).map(|e| e.class.as_str()).collect();
+    let classes: Vec<&str> = s
+        .elements
+        .iter()
+        .filter(|e| e.name.contains('/'))
+        .map(|e| e.class.as_str())
+        .collect();
     assert_eq!(classes, ["Counter", "Paint"]);
 }
 
@@ -137,9 +205,16 @@ fn synonyms_and_scoping() {
 elementclass Y { elementclass X { input -> Paint -> output } input -> X -> output }
 Idle -> Y -> X -> Discard;";
     let s = ok(src);
-    let classes: Vec<(&str, &str)> =
-        s.elements.iter().filter(|e| e.name.contains('/')).map(|e| (e.name.as_str(), e.class.as_str())).collect();
-    assert_eq!(classes, [("Y@2/X@1/Paint@1", "Paint"), ("X@3/Counter@1", "Counter")]);
+    let classes: Vec<(&str, &str)> = s
+        .elements
+        .iter()
+        .filter(|e| e.name.contains('/'))
+        .map(|e| (e.name.as_str(), e.class.as_str()))
+        .collect();
+    assert_eq!(
+        classes,
+        [("Y@2/X@1/Paint@1", "Paint"), ("X@3/Counter@1", "Counter")]
+    );
     // A class is not visible inside its own body: this `F` is the primitive.
     let e = errors("elementclass Counter2 { input -> Counter2 -> output }");
     assert_eq!(e, ["test.click:1: undeclared element 'Counter2'"]);
@@ -148,7 +223,13 @@ Idle -> Y -> X -> Discard;";
 #[test]
 fn implicit_ports_in_compounds() {
     let s = ok("elementclass F { [0] -> Counter -> [0]; }\nIdle -> F -> Discard;");
-    assert_eq!(conns(&s), ["F@2/Counter@1 [0] -> [0] Discard@3", "Idle@1 [0] -> [0] F@2/Counter@1"]);
+    assert_eq!(
+        conns(&s),
+        [
+            "F@2/Counter@1 [0] -> [0] Discard@3",
+            "Idle@1 [0] -> [0] F@2/Counter@1"
+        ]
+    );
 }
 
 #[test]
@@ -164,7 +245,10 @@ fn pass_through_compound() {
 fn exponential_expansion_is_bounded() {
     let mut src = String::from("elementclass A0 { input -> Counter -> output }\n");
     for i in 1..40 {
-        src.push_str(&format!("elementclass A{i} {{ input -> A{p} -> A{p} -> output }}\n", p = i - 1));
+        src.push_str(&format!(
+            "elementclass A{i} {{ input -> A{p} -> A{p} -> output }}\n",
+            p = i - 1
+        ));
     }
     src.push_str("Idle -> A39 -> Discard;");
     let start = std::time::Instant::now();

@@ -17,11 +17,21 @@ fn line_directives() {
     let e = errors("# 20 \"foo.click\"\nIdle -> x;\n#line 5\nIdle -> y;\n# 1 \"\"\nIdle -> z;");
     assert_eq!(
         e,
-        ["foo.click:20: undeclared element 'x'", "foo.click:5: undeclared element 'y'", "test.click:1: undeclared element 'z'"]
+        [
+            "foo.click:20: undeclared element 'x'",
+            "foo.click:5: undeclared element 'y'",
+            "test.click:1: undeclared element 'z'"
+        ]
     );
     // Only at the start of a line.
     let e = errors("Idle -> Discard; # 5\n");
-    assert_eq!(e, ["test.click:1: syntax error near '#'", "test.click:1: undeclared element '5'"]);
+    assert_eq!(
+        e,
+        [
+            "test.click:1: syntax error near '#'",
+            "test.click:1: undeclared element '5'"
+        ]
+    );
 }
 
 #[test]

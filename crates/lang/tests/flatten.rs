@@ -16,14 +16,20 @@ fn format_and_chains() {
 #[test]
 fn ports_printed_when_nonzero() {
     let s = ok("a :: Tee; b :: Counter; a [2] -> [3] b; b -> [1] a; Idle -> a;");
-    assert_eq!(flatten(&s), "a :: Tee;\nb :: Counter;\nIdle@3 :: Idle;\n\nIdle@3 -> a;\nb -> [1] a;\na [2] -> [3] b;\n");
+    assert_eq!(
+        flatten(&s),
+        "a :: Tee;\nb :: Counter;\nIdle@3 :: Idle;\n\nIdle@3 -> a;\nb -> [1] a;\na [2] -> [3] b;\n"
+    );
     assert_roundtrip(&s, &ParseOptions::default());
 }
 
 #[test]
 fn cycles_and_empty() {
     let s = ok("a :: Counter; b :: Counter; a -> b -> a;");
-    assert_eq!(flatten(&s), "a :: Counter;\nb :: Counter;\n\nb -> a\n    -> b;\n");
+    assert_eq!(
+        flatten(&s),
+        "a :: Counter;\nb :: Counter;\n\nb -> a\n    -> b;\n"
+    );
     assert_roundtrip(&s, &ParseOptions::default());
     assert_eq!(flatten(&ok("")), "");
 }

@@ -6,7 +6,12 @@ use rclick_lang::ParseOptions;
 fn configs(src: &str, opts: &ParseOptions) -> Vec<String> {
     let o = parse_with(src, opts);
     assert!(!o.has_errors(), "{}", render(&o.diagnostics));
-    o.spec.unwrap().elements.into_iter().map(|e| e.config).collect()
+    o.spec
+        .unwrap()
+        .elements
+        .into_iter()
+        .map(|e| e.config)
+        .collect()
 }
 
 #[test]
@@ -17,7 +22,17 @@ c5 :: Counter(${w[9]}); c6 :: Counter(${nope-dflt}); c7 :: Counter($nope $(x) $$
 c8 :: Counter('$a' \"$a\"); c9 :: Counter(\"${w}\");";
     assert_eq!(
         configs(src, &ParseOptions::default()),
-        ["1", "10", "y", "z", "", "dflt", "$nope $(x) $$ $? $#", "'$a' \"1\"", "\"x y z\""]
+        [
+            "1",
+            "10",
+            "y",
+            "z",
+            "",
+            "dflt",
+            "$nope $(x) $$ $? $#",
+            "'$a' \"1\"",
+            "\"x y z\""
+        ]
     );
 }
 
@@ -30,13 +45,22 @@ fn define_after_use_and_nested_values() {
 #[test]
 fn values_are_quoted_inside_double_quotes() {
     let src = "define($q say \"hi\"); c :: Counter(\"$q\");";
-    assert_eq!(configs(src, &ParseOptions::default()), ["\"say \\\"hi\\\"\""]);
+    assert_eq!(
+        configs(src, &ParseOptions::default()),
+        ["\"say \\\"hi\\\"\""]
+    );
 }
 
 #[test]
 fn command_line_overrides_define() {
-    let opts = ParseOptions { variables: vec![("a".into(), "9".into()), ("z".into(), "zz".into())], ..Default::default() };
-    assert_eq!(configs("define($a 1); c :: Counter($a $z);", &opts), ["9 zz"]);
+    let opts = ParseOptions {
+        variables: vec![("a".into(), "9".into()), ("z".into(), "zz".into())],
+        ..Default::default()
+    };
+    assert_eq!(
+        configs("define($a 1); c :: Counter($a $z);", &opts),
+        ["9 zz"]
+    );
 }
 
 #[test]
@@ -53,5 +77,8 @@ Idle -> Outer(7) -> Discard;";
 #[test]
 fn script_variables_survive() {
     let src = "s :: Script(set x 1, print $x, goto l $(eq $x 1));";
-    assert_eq!(configs(src, &ParseOptions::default()), ["set x 1, print $x, goto l $(eq $x 1)"]);
+    assert_eq!(
+        configs(src, &ParseOptions::default()),
+        ["set x 1, print $x, goto l $(eq $x 1)"]
+    );
 }
