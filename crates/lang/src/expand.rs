@@ -835,7 +835,11 @@ impl<'a> Ctx<'a> {
                 continue;
             }
             let d = edit_distance(k, name);
-            if d <= max && best.is_none_or(|(bd, bk)| d < bd || (d == bd && k < bk)) {
+            let better = match best {
+                None => true,
+                Some((bd, bk)) => d < bd || (d == bd && k < bk),
+            };
+            if d <= max && better {
                 best = Some((d, k));
             }
         }
@@ -1462,7 +1466,8 @@ fn signature(d: &CompoundDef) -> String {
 /// Match configuration arguments to compound formals: positional first,
 /// then `KEYWORD value` arguments, the rest gathered by `__REST__`.
 fn assign_arguments(formals: &[Formal], args: &[String]) -> Option<Vec<String>> {
-    if formals.last().is_none_or(|f| f.kw.is_empty()) {
+    // Rust 1.80 (the workspace's minimum) lacks Option::is_none_or.
+    if !matches!(formals.last(), Some(f) if !f.kw.is_empty()) {
         return if args.len() == formals.len() {
             Some(args.to_vec())
         } else {
