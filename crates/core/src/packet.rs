@@ -171,13 +171,43 @@ unsafe fn release_buffer(b: NonNull<Buffer>) {
 }
 
 fn alloc_header(h: Header) -> NonNull<Header> {
-    if let Some(slot) = POOL.with(|p| p.borrow_mut().headers.pop()) {
-        // SAFETY: a pooled header slot is exclusively owned and holds a
-        // valid (stale) Header, which has no Drop glue to run.
-        unsafe { slot.as_ptr().write(h) };
-        return slot;
+    let slot = POOL.with(|p| p.borrow_mut().headers.pop());
+    place_header(slot, h)
+}
+
+/// Writes `h` into a pooled slot, or a new allocation when the pool was
+/// empty.
+#[inline]
+fn place_header(slot: Option<NonNull<Header>>, h: Header) -> NonNull<Header> {
+    match slot {
+        Some(slot) => {
+            // SAFETY: a pooled header slot is exclusively owned and holds a
+            // stale Header, which has no Drop glue to run.
+            unsafe { slot.as_ptr().write(h) };
+            slot
+        }
+        None => NonNull::from(Box::leak(Box::new(h))),
     }
-    NonNull::from(Box::leak(Box::new(h)))
+}
+
+/// One visit to the thread's pool for both a buffer of at least `capacity`
+/// bytes and a header slot.
+#[inline]
+fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<Header>>) {
+    let (buf, slot) = POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        let buf = if capacity <= POOLED_BUFFER_SIZE { p.buffers.pop() } else { None };
+        (buf, p.headers.pop())
+    });
+    let buf = match buf {
+        Some(b) => {
+            // SAFETY: a pooled buffer is exclusively owned by the pool.
+            unsafe { (*b.as_ptr()).refs.store(1, Ordering::Relaxed) };
+            b
+        }
+        None => alloc_buffer(capacity),
+    };
+    (buf, slot)
 }
 
 fn free_header(h: NonNull<Header>) {
@@ -223,13 +253,13 @@ impl Packet {
     /// `tailroom` after it.
     pub fn with_room(headroom: usize, data: &[u8], tailroom: usize) -> Packet {
         let need = headroom + data.len() + tailroom;
-        let buf = alloc_buffer(need);
+        let (buf, slot) = alloc_buffer_and_header(need);
         // SAFETY: the buffer is fresh (refs == 1) and at least `need` long.
         unsafe {
             let bytes = &mut (*buf.as_ptr()).bytes;
             bytes[headroom..headroom + data.len()].copy_from_slice(data);
         }
-        let hdr = alloc_header(Header {
+        let h = Header {
             buf,
             start: headroom as u32,
             len: data.len() as u32,
@@ -238,8 +268,36 @@ impl Packet {
             timestamp: Timestamp::ZERO,
             packet_type: PacketType::Host,
             anno: [0; ANNO_SIZE],
-        });
-        Packet { hdr }
+        };
+        Packet { hdr: place_header(slot, h) }
+    }
+
+    /// An unshared copy of this packet: its live bytes (with the same
+    /// headroom), offsets and annotations. Cheaper than [`Clone`] followed by
+    /// a write, and than sharing when the copy is short: sources use it to
+    /// stamp out packets from a prototype.
+    pub fn deep_copy(&self) -> Packet {
+        let src = self.h();
+        let head = src.start as usize;
+        let len = src.len as usize;
+        let tail = self.tailroom();
+        let (buf, slot) = alloc_buffer_and_header(head + len + tail);
+        // SAFETY: the new buffer is exclusively ours and large enough.
+        unsafe {
+            let dst = &mut (*buf.as_ptr()).bytes;
+            dst[head..head + len].copy_from_slice(self.data());
+        }
+        let h = Header {
+            buf,
+            start: src.start,
+            len: src.len,
+            network: src.network,
+            transport: src.transport,
+            timestamp: src.timestamp,
+            packet_type: src.packet_type,
+            anno: src.anno,
+        };
+        Packet { hdr: place_header(slot, h) }
     }
 
     #[inline]
@@ -575,9 +633,31 @@ impl Clone for Packet {
 }
 
 impl Drop for Packet {
+    #[inline]
     fn drop(&mut self) {
+        let buf = self.h().buf;
+        // Fast path: an unshared, pool-sized buffer and the header go back
+        // to the pool in one visit, with no atomic read-modify-write.
         // SAFETY: we own the header and one reference to its buffer.
-        unsafe { release_buffer(self.h().buf) };
+        let b = unsafe { buf.as_ref() };
+        if b.refs.load(Ordering::Acquire) == 1 && b.bytes.len() == POOLED_BUFFER_SIZE {
+            let hdr = self.hdr;
+            let pooled = POOL.with(|p| {
+                let mut p = p.borrow_mut();
+                if p.headers.len() < POOL_LIMIT && p.buffers.len() < POOL_LIMIT {
+                    p.headers.push(hdr);
+                    p.buffers.push(buf);
+                    true
+                } else {
+                    false
+                }
+            });
+            if pooled {
+                return;
+            }
+        }
+        // SAFETY: as above.
+        unsafe { release_buffer(buf) };
         free_header(self.hdr);
     }
 }
@@ -653,6 +733,19 @@ mod tests {
         assert_eq!(q.dst_ip_anno(), Ipv4Addr::new(1, 2, 3, 4));
         assert_eq!(q.paint_anno(), 7);
         assert_eq!(q.anno()[anno::PAINT], 7);
+    }
+
+    #[test]
+    fn deep_copy_is_unshared_and_equal() {
+        let mut p = Packet::from_slice(b"abcdef");
+        p.set_network_header(2, 2);
+        p.set_paint_anno(3);
+        let q = p.deep_copy();
+        assert!(!p.is_shared() && !q.is_shared());
+        assert_eq!(q.data(), b"abcdef");
+        assert_eq!(q.network_offset(), Some(2));
+        assert_eq!(q.paint_anno(), 3);
+        assert_eq!(q.headroom(), p.headroom());
     }
 
     #[test]

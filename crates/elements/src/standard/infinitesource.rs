@@ -89,7 +89,7 @@ impl InfiniteSource {
     }
 
     fn make(&self, ctx: &Ctx) -> Option<Packet> {
-        let mut p = self.prototype.as_ref()?.clone();
+        let mut p = self.prototype.as_ref()?.deep_copy();
         if self.timestamp {
             p.set_timestamp_anno(ctx.recent());
         }
