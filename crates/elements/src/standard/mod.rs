@@ -4,8 +4,10 @@
 pub mod counter;
 pub mod discard;
 pub mod infinitesource;
+pub mod notifierqueue;
 pub mod null;
 pub mod queue;
+pub mod simplequeue;
 pub mod tee;
 pub mod unqueue;
 
@@ -24,8 +26,8 @@ pub fn register(reg: &mut Registry) {
     reg.add("InfiniteSource", || Box::<infinitesource::InfiniteSource>::default());
     reg.add("Null", || Box::<null::Null>::default());
     reg.add("Queue", || Box::new(Queue::new(QueueKind::Notifier)));
-    reg.add("NotifierQueue", || Box::new(Queue::new(QueueKind::Notifier)));
-    reg.add("SimpleQueue", || Box::new(Queue::new(QueueKind::Simple)));
+    reg.add("NotifierQueue", || Box::new(notifierqueue::new()));
+    reg.add("SimpleQueue", || Box::new(simplequeue::new()));
     reg.add("Tee", || Box::<tee::Tee>::default());
     reg.add("Unqueue", || Box::<unqueue::Unqueue>::default());
     reg_a::register(reg);
