@@ -1208,3 +1208,94 @@ fn build_tables(core: &mut RouterCore) {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::ConfigResult;
+    use rclick_lang::{Connection, ElementDecl};
+
+    /// Test elements: a push source, a 2-in merge, a pass-through, a
+    /// 1-to-2 splitter, a Storage, and a sink. `found` records what a
+    /// context search from `initialize` returned.
+    struct T {
+        ports: &'static str,
+        proc_: &'static str,
+        storage: bool,
+        search: Option<(bool, usize)>,
+    }
+
+    thread_local! {
+        static FOUND: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    }
+
+    impl Element for T {
+        fn port_count(&self) -> &'static str {
+            self.ports
+        }
+        fn processing(&self) -> &'static str {
+            self.proc_
+        }
+        fn has_interface(&self, name: &str) -> bool {
+            self.storage && name == "Storage"
+        }
+        fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+            if let Some((down, port)) = self.search {
+                let f = |e: &dyn Element| e.has_interface("Storage");
+                let r = if down { ctx.downstream(Some(port), &f) } else { ctx.upstream(Some(port), &f) };
+                FOUND.with(|x| x.borrow_mut().extend(r));
+            }
+            Ok(())
+        }
+    }
+
+    fn registry() -> Registry {
+        let mut r = Registry::new();
+        r.add("Src", || Box::new(T { ports: "0/1", proc_: "h/h", storage: false, search: Some((true, 0)) }));
+        r.add("Merge", || Box::new(T { ports: "2/1", proc_: "h/h", storage: false, search: None }));
+        r.add("Pass", || Box::new(T { ports: "1/1", proc_: "a/a", storage: false, search: None }));
+        r.add("Split", || Box::new(T { ports: "1/2", proc_: "h/h", storage: false, search: None }));
+        r.add("Store", || Box::new(T { ports: "1/1", proc_: "h/l", storage: true, search: None }));
+        r.add("Sink", || Box::new(T { ports: "1/0", proc_: "l/l", storage: false, search: Some((false, 0)) }));
+        r
+    }
+
+    #[test]
+    fn context_search_stops_at_first_match_and_survives_cycles() {
+        let lm = Landmark::new("t", 1);
+        let names = [("src", "Src"), ("m", "Merge"), ("p", "Pass"), ("t", "Split"), ("s", "Store"), ("k", "Sink"), ("s2", "Store"), ("k2", "Sink")];
+        let elements = names
+            .iter()
+            .map(|(n, c)| ElementDecl { name: n.to_string(), class: c.to_string(), config: String::new(), landmark: lm.clone() })
+            .collect();
+        // src -> m -> p -> t; t[0] -> [1] m (a cycle); t[1] -> s -> k.
+        // s2 -> k2 is unreachable from src.
+        let conns = [(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0), (3, 0, 1, 1), (3, 1, 4, 0), (4, 0, 5, 0), (6, 0, 7, 0)];
+        let spec = RouterSpec {
+            elements,
+            connections: conns.iter().map(|&(from, from_port, to, to_port)| Connection { from, from_port, to, to_port }).collect(),
+            connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
+            requirements: vec![],
+        };
+        // s2 has no input: give it one from a second source to keep the
+        // router valid.
+        let mut spec = spec;
+        spec.elements.push(ElementDecl { name: "src2".into(), class: "Src".into(), config: String::new(), landmark: lm.clone() });
+        spec.connections.push(Connection { from: 8, from_port: 0, to: 6, to_port: 0 });
+        spec.connection_landmarks.push(lm.clone());
+        FOUND.with(|x| x.borrow_mut().clear());
+        let r = Router::new(spec, "", &registry(), &RouterOptions::default());
+        assert!(r.is_ok(), "{:?}", r.err().map(|d| d.iter().map(|x| x.to_string()).collect::<Vec<_>>()));
+        let mut found = FOUND.with(|x| x.borrow().clone());
+        found.sort();
+        // src finds s downstream (through the cycle, once); k finds s
+        // upstream; src2 finds s2; k2 finds s2.
+        assert_eq!(found, vec![4, 4, 6, 6]);
+    }
+
+    #[test]
+    fn flow_codes_limit_the_search() {
+        let f = FlowCode::parse("xy/x").expect("valid");
+        assert!(f.flows(0, 0) && !f.flows(1, 0));
+    }
+}
