@@ -1293,6 +1293,102 @@ mod tests {
         assert_eq!(found, vec![4, 4, 6, 6]);
     }
 
+    thread_local! {
+        static LOG: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Logs each packet it sees as `name:byte0`, then: a Loop element
+    /// decrements byte 0 and sends the packet to output 0 while it is
+    /// positive, else to output 1; a Fan element sends clones to outputs 0
+    /// and 1 in that order; a Log element forwards to output 0 if it has one.
+    struct Act {
+        kind: &'static str,
+    }
+
+    impl Element for Act {
+        fn port_count(&self) -> &'static str {
+            match self.kind {
+                "Loop" => "1/2",
+                "Fan" => "0-1/2",
+                _ => "0-1/0-1",
+            }
+        }
+        fn processing(&self) -> &'static str {
+            "h/h"
+        }
+        fn push(&mut self, _port: usize, batch: crate::Batch, ctx: &mut Ctx) {
+            for mut p in batch {
+                let name = ctx.element_name().to_string();
+                LOG.with(|l| l.borrow_mut().push(format!("{name}:{}", p.data()[0])));
+                match self.kind {
+                    "Loop" => {
+                        let v = p.data()[0];
+                        if v > 0 {
+                            p.writable()[0] = v - 1;
+                            ctx.emit(0, p);
+                        } else {
+                            ctx.emit(1, p);
+                        }
+                    }
+                    "Fan" => {
+                        ctx.emit(0, p.clone());
+                        ctx.emit(1, p);
+                    }
+                    _ => {
+                        if ctx.noutputs() > 0 {
+                            ctx.emit(0, p);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn act_router(names: &[(&str, &str)], conns: &[(usize, usize, usize, usize)]) -> Router {
+        let mut reg = Registry::new();
+        reg.add("Loop", || Box::new(Act { kind: "Loop" }));
+        reg.add("Fan", || Box::new(Act { kind: "Fan" }));
+        reg.add("Log", || Box::new(Act { kind: "Log" }));
+        let lm = Landmark::new("t", 1);
+        let spec = RouterSpec {
+            elements: names
+                .iter()
+                .map(|(n, c)| ElementDecl { name: n.to_string(), class: c.to_string(), config: String::new(), landmark: lm.clone() })
+                .collect(),
+            connections: conns.iter().map(|&(from, from_port, to, to_port)| Connection { from, from_port, to, to_port }).collect(),
+            connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
+            requirements: vec![],
+        };
+        match Router::new(spec, "", &reg, &RouterOptions::default()) {
+            Ok(r) => r,
+            Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+        }
+    }
+
+    #[test]
+    fn push_cycles_run_without_reentry() {
+        // in -> l :: Loop; l[0] -> back :: Log -> l (a cycle); l[1] -> out.
+        let mut r = act_router(&[("in", "Log"), ("l", "Loop"), ("back", "Log"), ("out", "Log")], &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 1, 0), (1, 1, 3, 0)]);
+        LOG.with(|l| l.borrow_mut().clear());
+        r.inject_packet(0, 0, Packet::from_slice(&[3]));
+        let log = LOG.with(|l| l.borrow().clone());
+        assert_eq!(log, ["in:3", "l:3", "back:2", "l:2", "back:1", "l:1", "back:0", "l:0", "out:0"]);
+    }
+
+    #[test]
+    fn one_packet_sees_clicks_depth_first_order() {
+        // f :: Fan; f[0] -> a :: Fan; a[0] -> a0; a[1] -> a1; f[1] -> b.
+        // Click: f, a, a0, a1, b (output 0's whole subtree before output 1).
+        let mut r = act_router(
+            &[("f", "Fan"), ("a", "Fan"), ("a0", "Log"), ("a1", "Log"), ("b", "Log")],
+            &[(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0), (0, 1, 4, 0)],
+        );
+        LOG.with(|l| l.borrow_mut().clear());
+        r.inject_packet(0, 0, Packet::from_slice(&[9]));
+        let log = LOG.with(|l| l.borrow().clone());
+        assert_eq!(log, ["f:9", "a:9", "a0:9", "a1:9", "b:9"]);
+    }
+
     #[test]
     fn flow_codes_limit_the_search() {
         let f = FlowCode::parse("xy/x").expect("valid");
