@@ -85,7 +85,7 @@ impl Reporter {
                 continue;
             }
             let text = if self.rich { d.render() } else { d.to_string() };
-            let _ = writeln!(err, "{}", text.trim_start_matches(":0: "));
+            let _ = writeln!(err, "{text}");
         }
     }
 }

@@ -93,6 +93,6 @@ fn port_and_reuse_errors_reported_together() {
 fn configure_errors_have_click_shape() {
     let e = errors(spec(&[("src", "InfiniteSource", "LIMIT x"), ("d", "Discard", "")], &[(0, 0, 1, 0)]));
     assert_eq!(e.first().map(String::as_str), Some("test:1: While configuring 'src :: InfiniteSource':"), "{e:?}");
-    assert!(e[1].starts_with(":0:   ") || e[1].contains("LIMIT"), "{e:?}");
-    assert_eq!(e.last().map(|s| s.ends_with("Router could not be initialized!")), Some(true));
+    assert!(e[1].starts_with("  ") && e[1].contains("LIMIT"), "{e:?}");
+    assert_eq!(e.last().map(String::as_str), Some("Router could not be initialized!"));
 }

@@ -125,7 +125,16 @@ impl Diagnostic {
 }
 
 impl fmt::Display for Diagnostic {
+    /// A diagnostic with an empty landmark file (Click's context lines,
+    /// such as the indented messages under `While configuring` and `Router
+    /// could not be initialized!`) prints without a `file:line:` prefix.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.landmark.file.is_empty() {
+            return match self.severity {
+                Severity::Error => write!(f, "{}", self.message),
+                Severity::Warning => write!(f, "warning: {}", self.message),
+            };
+        }
         match self.severity {
             Severity::Error => write!(f, "{}: {}", self.landmark, self.message),
             Severity::Warning => write!(f, "{}: warning: {}", self.landmark, self.message),
