@@ -24,23 +24,40 @@ fn conf_dir() -> PathBuf {
 fn run_once(text: &str, file: &str, packets: u64, burst: usize) -> Result<f64, String> {
     let registry = rclick_elements::registry();
     let opts = ParseOptions {
-        variables: vec![("LIMIT".into(), packets.to_string()), ("BURST".into(), burst.to_string())],
+        variables: vec![
+            ("LIMIT".into(), packets.to_string()),
+            ("BURST".into(), burst.to_string()),
+        ],
         ..Default::default()
     };
     let outcome = rclick_lang::parse_router(text, file, &registry, &opts);
     if outcome.has_errors() {
-        return Err(outcome.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"));
+        return Err(outcome
+            .diagnostics
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"));
     }
     let spec = outcome.spec.ok_or("no router")?;
-    let mut router = Router::new(spec, text, &registry, &RouterOptions::default())
-        .map_err(|d| d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))?;
+    let mut router =
+        Router::new(spec, text, &registry, &RouterOptions::default()).map_err(|d| {
+            d.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })?;
     let start = Instant::now();
     let reason = router.run();
     let elapsed = start.elapsed().as_secs_f64();
     if reason != StopReason::Stopped {
         return Err(format!("run ended with {reason:?}"));
     }
-    let count: u64 = router.read_handler("d.count", None)?.trim().parse().map_err(|e| format!("d.count: {e}"))?;
+    let count: u64 = router
+        .read_handler("d.count", None)?
+        .trim()
+        .parse()
+        .map_err(|e| format!("d.count: {e}"))?;
     if count != packets {
         return Err(format!("d.count = {count}, expected {packets}"));
     }
@@ -59,7 +76,14 @@ fn main() {
             _ => filter = Some(a),
         }
     }
-    let names = ["source-discard", "null1", "null8", "null16", "queue-unqueue", "classifier4"];
+    let names = [
+        "source-discard",
+        "null1",
+        "null8",
+        "null16",
+        "queue-unqueue",
+        "classifier4",
+    ];
     println!("| configuration | BURST | ns/packet | Mpps |");
     println!("|---|---:|---:|---:|");
     let mut results: Vec<(String, usize, f64)> = Vec::new();
@@ -97,7 +121,10 @@ fn main() {
     let get = |n: &str, b: usize| results.iter().find(|r| r.0 == n && r.1 == b).map(|r| r.2);
     for burst in [1usize, 32] {
         if let (Some(a), Some(b)) = (get("null1", burst), get("null16", burst)) {
-            println!("\nPer-element handoff at BURST {burst}: (null16 - null1) / 15 = {:.2} ns/packet", (b - a) / 15.0);
+            println!(
+                "\nPer-element handoff at BURST {burst}: (null16 - null1) / 15 = {:.2} ns/packet",
+                (b - a) / 15.0
+            );
         }
     }
 }

@@ -6,7 +6,10 @@ use rclick_core::ports::Mode;
 use rclick_core::Router;
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn port_cells(prefix: char, modes: &[Mode]) -> String {
@@ -30,7 +33,9 @@ pub fn render(router: &Router) -> String {
         let class = router.element_class(i).unwrap_or_default();
         let (ins, outs) = router.port_modes(i);
         let width = ins.len().max(outs.len()).max(1);
-        let mut label = String::from("<table border=\"1\" cellborder=\"1\" cellspacing=\"4\" cellpadding=\"2\">");
+        let mut label = String::from(
+            "<table border=\"1\" cellborder=\"1\" cellspacing=\"4\" cellpadding=\"2\">",
+        );
         if !ins.is_empty() {
             label.push_str(&format!("<tr><td border=\"0\" colspan=\"{width}\"><table border=\"0\" cellspacing=\"4\"><tr>{}</tr></table></td></tr>", port_cells('i', &ins)));
         }
@@ -46,7 +51,10 @@ pub fn render(router: &Router) -> String {
         out.push_str(&format!("  e{i} [label=<{label}>];\n"));
     }
     for c in &router.spec().connections {
-        out.push_str(&format!("  e{}:o{}:s -> e{}:i{}:n;\n", c.from, c.from_port, c.to, c.to_port));
+        out.push_str(&format!(
+            "  e{}:o{}:s -> e{}:i{}:n;\n",
+            c.from, c.from_port, c.to, c.to_port
+        ));
     }
     out.push_str("}\n");
     out

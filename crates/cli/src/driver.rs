@@ -19,15 +19,45 @@ pub enum Command {
     Dot,
 }
 
-const fn opt(long: &'static str, short: Option<char>, id: &'static str, value: ValueKind, negatable: bool) -> OptSpec {
-    OptSpec { long: Some(long), short, id, value, negatable }
+const fn opt(
+    long: &'static str,
+    short: Option<char>,
+    id: &'static str,
+    value: ValueKind,
+    negatable: bool,
+) -> OptSpec {
+    OptSpec {
+        long: Some(long),
+        short,
+        id,
+        value,
+        negatable,
+    }
 }
 
 /// Click's driver options (userlevel/click.cc), same names and letters.
 const CLICK_OPTIONS: &[OptSpec] = &[
-    opt("allow-reconfigure", Some('R'), "reconfigure", ValueKind::None, true),
-    opt("clickpath", Some('C'), "clickpath", ValueKind::Required, false),
-    opt("expression", Some('e'), "expression", ValueKind::Required, false),
+    opt(
+        "allow-reconfigure",
+        Some('R'),
+        "reconfigure",
+        ValueKind::None,
+        true,
+    ),
+    opt(
+        "clickpath",
+        Some('C'),
+        "clickpath",
+        ValueKind::Required,
+        false,
+    ),
+    opt(
+        "expression",
+        Some('e'),
+        "expression",
+        ValueKind::Required,
+        false,
+    ),
     opt("file", Some('f'), "file", ValueKind::Required, false),
     opt("handler", Some('h'), "handler", ValueKind::Required, false),
     opt("help", None, "help", ValueKind::None, false),
@@ -36,15 +66,39 @@ const CLICK_OPTIONS: &[OptSpec] = &[
     opt("port", Some('p'), "port", ValueKind::Required, false),
     opt("quit", Some('q'), "quit", ValueKind::None, false),
     opt("simtime", None, "simtime", ValueKind::Optional, false),
-    opt("simulation-time", None, "simtime", ValueKind::Optional, false),
+    opt(
+        "simulation-time",
+        None,
+        "simtime",
+        ValueKind::Optional,
+        false,
+    ),
     opt("threads", Some('j'), "threads", ValueKind::Required, false),
     opt("affinity", Some('a'), "affinity", ValueKind::None, false),
     opt("time", Some('t'), "time", ValueKind::None, false),
-    opt("unix-socket", Some('u'), "unix-socket", ValueKind::Required, false),
+    opt(
+        "unix-socket",
+        Some('u'),
+        "unix-socket",
+        ValueKind::Required,
+        false,
+    ),
     opt("version", Some('v'), "version", ValueKind::None, false),
     opt("warnings", None, "warnings", ValueKind::None, true),
-    opt("exit-handler", Some('x'), "exit-handler", ValueKind::Required, false),
-    OptSpec { long: None, short: Some('w'), id: "no-warnings", value: ValueKind::None, negatable: false },
+    opt(
+        "exit-handler",
+        Some('x'),
+        "exit-handler",
+        ValueKind::Required,
+        false,
+    ),
+    OptSpec {
+        long: None,
+        short: Some('w'),
+        id: "no-warnings",
+        value: ValueKind::None,
+        negatable: false,
+    },
 ];
 
 #[derive(Default)]
@@ -141,30 +195,43 @@ fn usage(prog: &str, cmd: Command) -> String {
     }
 }
 
-fn parse_settings(prog: &str, cmd: Command, args: &[String], rep: &Reporter) -> Result<Settings, u8> {
+fn parse_settings(
+    prog: &str,
+    cmd: Command,
+    args: &[String],
+    rep: &Reporter,
+) -> Result<Settings, u8> {
     let parsed = match options::parse(CLICK_OPTIONS, args) {
         Ok(p) => p,
         Err(e) => {
             rep.error(&e.0);
-            eprintln!("Usage: {prog} [OPTION]... [ROUTERFILE]\nTry '{prog} --help' for more information.");
+            eprintln!(
+                "Usage: {prog} [OPTION]... [ROUTERFILE]\nTry '{prog} --help' for more information."
+            );
             return Err(1);
         }
     };
-    let mut s = Settings { threads: 1, warnings: true, ..Default::default() };
+    let mut s = Settings {
+        threads: 1,
+        warnings: true,
+        ..Default::default()
+    };
     let mut seen_vars: Vec<String> = Vec::new();
-    let set_router = |s: &mut Settings, file: Option<String>, expr: Option<String>| -> Result<(), u8> {
-        if s.file.is_some() || s.expression.is_some() {
-            rep.error("router configuration specified twice");
-            return Err(1);
-        }
-        s.file = file;
-        s.expression = expr;
-        Ok(())
-    };
+    let set_router =
+        |s: &mut Settings, file: Option<String>, expr: Option<String>| -> Result<(), u8> {
+            if s.file.is_some() || s.expression.is_some() {
+                rep.error("router configuration specified twice");
+                return Err(1);
+            }
+            s.file = file;
+            s.expression = expr;
+            Ok(())
+        };
     for a in parsed {
         match a {
             Arg::Positional(p) => {
-                if let Some((name, value)) = p.split_once('=').filter(|(n, _)| is_variable_name(n)) {
+                if let Some((name, value)) = p.split_once('=').filter(|(n, _)| is_variable_name(n))
+                {
                     if seen_vars.iter().any(|v| v == name) {
                         rep.error(&format!("parameter '{name}' multiply defined"));
                         return Err(1);
@@ -188,7 +255,9 @@ fn parse_settings(prog: &str, cmd: Command, args: &[String], rep: &Reporter) -> 
                         return Err(0);
                     }
                     "reconfigure" => s.hotswap = !negated,
-                    "clickpath" => s.clickpath.extend(v.split(':').filter(|x| !x.is_empty()).map(str::to_string)),
+                    "clickpath" => s
+                        .clickpath
+                        .extend(v.split(':').filter(|x| !x.is_empty()).map(str::to_string)),
                     "expression" => set_router(&mut s, None, Some(v))?,
                     "file" => set_router(&mut s, Some(v), None)?,
                     "handler" => s.handlers.push(v),
@@ -206,7 +275,9 @@ fn parse_settings(prog: &str, cmd: Command, args: &[String], rep: &Reporter) -> 
                             match v.parse::<f64>() {
                                 Ok(x) if x.is_finite() && x >= 0.0 => Timestamp::from_secs_f64(x),
                                 _ => {
-                                    rep.error(&format!("'--simtime' expects a real number, not '{v}'"));
+                                    rep.error(&format!(
+                                        "'--simtime' expects a real number, not '{v}'"
+                                    ));
                                     return Err(1);
                                 }
                             }
@@ -215,7 +286,9 @@ fn parse_settings(prog: &str, cmd: Command, args: &[String], rep: &Reporter) -> 
                     "threads" => match v.parse::<usize>() {
                         Ok(n) if n >= 1 => s.threads = n,
                         _ => {
-                            rep.error(&format!("'--threads' expects a positive integer, not '{v}'"));
+                            rep.error(&format!(
+                                "'--threads' expects a positive integer, not '{v}'"
+                            ));
                             return Err(1);
                         }
                     },
@@ -231,7 +304,8 @@ fn parse_settings(prog: &str, cmd: Command, args: &[String], rep: &Reporter) -> 
         }
     }
     if let Ok(cp) = std::env::var("CLICKPATH") {
-        s.clickpath.extend(cp.split(':').filter(|x| !x.is_empty()).map(str::to_string));
+        s.clickpath
+            .extend(cp.split(':').filter(|x| !x.is_empty()).map(str::to_string));
     }
     Ok(s)
 }
@@ -272,7 +346,13 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-fn parse_config(s: &Settings, text: &str, landmark: &str, registry: &Registry, rep: &Reporter) -> Result<RouterSpec, u8> {
+fn parse_config(
+    s: &Settings,
+    text: &str,
+    landmark: &str,
+    registry: &Registry,
+    rep: &Reporter,
+) -> Result<RouterSpec, u8> {
     let opts = ParseOptions {
         variables: s.variables.clone(),
         library_path: s.clickpath.iter().map(Into::into).collect(),
@@ -300,8 +380,13 @@ fn write_output(path: &str, text: &str, rep: &Reporter) -> Result<(), u8> {
 
 /// The driver's entry point. Returns the process exit status.
 pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
-    let rich = std::env::var("RCLICK_DIAGNOSTICS").map(|v| v == "rich").unwrap_or_else(|_| std::io::stderr().is_terminal());
-    let rep = Reporter { prog: prog.to_string(), rich };
+    let rich = std::env::var("RCLICK_DIAGNOSTICS")
+        .map(|v| v == "rich")
+        .unwrap_or_else(|_| std::io::stderr().is_terminal());
+    let rep = Reporter {
+        prog: prog.to_string(),
+        rich,
+    };
     let s = match parse_settings(prog, cmd, args, &rep) {
         Ok(s) => s,
         Err(code) => return code,
@@ -333,10 +418,17 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
         return 1;
     }
     if s.threads > 1 && s.warnings {
-        rep.error(&format!("warning: running on 1 thread; -j {} is not supported yet", s.threads));
+        rep.error(&format!(
+            "warning: running on 1 thread; -j {} is not supported yet",
+            s.threads
+        ));
     }
 
-    let ropts = RouterOptions { simtime: s.simtime, hotswap: s.hotswap, capture_chatter: false };
+    let ropts = RouterOptions {
+        simtime: s.simtime,
+        hotswap: s.hotswap,
+        capture_chatter: false,
+    };
     let started = std::time::Instant::now();
     let mut router = match Router::new(spec, &text, &registry, &ropts) {
         Ok(r) => r,
@@ -349,7 +441,10 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
     match cmd {
         Command::Check => {
             if s.warnings {
-                eprintln!("{landmark}: configuration OK ({} elements)", router.nelements());
+                eprintln!(
+                    "{landmark}: configuration OK ({} elements)",
+                    router.nelements()
+                );
             }
             return 0;
         }
@@ -389,7 +484,9 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
                         "true" => 0,
                         "false" => 1,
                         _ => {
-                            rep.error(&format!("exit handler '{h}' value '{v}' is not an integer or boolean"));
+                            rep.error(&format!(
+                                "exit handler '{h}' value '{v}' is not an integer or boolean"
+                            ));
                             1
                         }
                     },
@@ -419,10 +516,10 @@ fn expand_handler_pattern(router: &Router, pattern: &str) -> Result<(Vec<String>
     for i in 0..router.nelements() {
         let name = router.element_name(i).unwrap_or_default();
         let class = router.element_class(i).unwrap_or_default();
-        if class == elem || (is_glob && glob_match(elem, name)) {
-            if router.element_handlers(i).iter().any(|h| h.name == handler) || !is_glob {
-                names.push(format!("{name}.{handler}"));
-            }
+        let matches = class == elem || (is_glob && glob_match(elem, name));
+        // A glob skips elements without the handler; a class name does not.
+        if matches && (!is_glob || router.element_handlers(i).iter().any(|h| h.name == handler)) {
+            names.push(format!("{name}.{handler}"));
         }
     }
     if names.is_empty() {
@@ -438,9 +535,15 @@ fn glob_match(pat: &str, s: &str) -> bool {
             Some('*') => (0..=s.len()).any(|k| go(&p[1..], &s[k..])),
             Some('?') => !s.is_empty() && go(&p[1..], &s[1..]),
             Some('[') => {
-                let Some(close) = p.iter().position(|&c| c == ']') else { return !s.is_empty() && s[0] == '[' && go(&p[1..], &s[1..]) };
+                let Some(close) = p.iter().position(|&c| c == ']') else {
+                    return !s.is_empty() && s[0] == '[' && go(&p[1..], &s[1..]);
+                };
                 let set = &p[1..close];
-                let (neg, set) = if set.first() == Some(&'^') || set.first() == Some(&'!') { (true, &set[1..]) } else { (false, set) };
+                let (neg, set) = if set.first() == Some(&'^') || set.first() == Some(&'!') {
+                    (true, &set[1..])
+                } else {
+                    (false, set)
+                };
                 let Some(&c) = s.first() else { return false };
                 let mut hit = false;
                 let mut k = 0;

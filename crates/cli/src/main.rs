@@ -11,7 +11,11 @@ use std::process::ExitCode;
 fn program_name() -> String {
     std::env::args()
         .next()
-        .and_then(|a| std::path::Path::new(&a).file_name().map(|f| f.to_string_lossy().into_owned()))
+        .and_then(|a| {
+            std::path::Path::new(&a)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+        })
         .unwrap_or_else(|| "rclick".into())
 }
 

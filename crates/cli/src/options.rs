@@ -26,7 +26,11 @@ pub struct OptSpec {
 /// One parsed argument.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Arg {
-    Opt { id: &'static str, value: Option<String>, negated: bool },
+    Opt {
+        id: &'static str,
+        value: Option<String>,
+        negated: bool,
+    },
     Positional(String),
 }
 
@@ -45,21 +49,34 @@ fn find_long<'a>(specs: &'a [OptSpec], name: &str) -> Result<(&'a OptSpec, bool)
         if let Some(s) = specs.iter().find(|s| s.long == Some(n)) {
             return vec![s];
         }
-        specs.iter().filter(|s| s.long.is_some_and(|l| l.starts_with(n))).collect()
+        specs
+            .iter()
+            .filter(|s| s.long.is_some_and(|l| l.starts_with(n)))
+            .collect()
     };
     let direct = candidates(name);
     if direct.len() == 1 {
         return Ok((direct[0], false));
     }
     if let Some(rest) = name.strip_prefix("no-") {
-        let neg: Vec<&OptSpec> = candidates(rest).into_iter().filter(|s| s.negatable).collect();
+        let neg: Vec<&OptSpec> = candidates(rest)
+            .into_iter()
+            .filter(|s| s.negatable)
+            .collect();
         if neg.len() == 1 && direct.is_empty() {
             return Ok((neg[0], true));
         }
     }
     if direct.len() > 1 {
-        let names: Vec<String> = direct.iter().filter_map(|s| s.long).map(|l| format!("'--{l}'")).collect();
-        return Err(OptError(format!("option '--{name}' is ambiguous (could be {})", names.join(", "))));
+        let names: Vec<String> = direct
+            .iter()
+            .filter_map(|s| s.long)
+            .map(|l| format!("'--{l}'"))
+            .collect();
+        return Err(OptError(format!(
+            "option '--{name}' is ambiguous (could be {})",
+            names.join(", ")
+        )));
     }
     Err(OptError(format!("unrecognized option '--{name}'")))
 }
@@ -88,9 +105,15 @@ pub fn parse(specs: &[OptSpec], args: &[String]) -> Result<Vec<Arg>, OptError> {
             let (spec, negated) = find_long(specs, name)?;
             let display = spec.long.unwrap_or(name);
             let value = match (spec.value, inline, negated) {
-                (_, Some(_), true) => return Err(OptError(format!("'--no-{display}' takes no value"))),
-                (ValueKind::None, Some(_), _) => return Err(OptError(format!("'--{display}' takes no value"))),
-                (ValueKind::None, None, _) | (ValueKind::Optional, None, _) | (_, None, true) => None,
+                (_, Some(_), true) => {
+                    return Err(OptError(format!("'--no-{display}' takes no value")))
+                }
+                (ValueKind::None, Some(_), _) => {
+                    return Err(OptError(format!("'--{display}' takes no value")))
+                }
+                (ValueKind::None, None, _) | (ValueKind::Optional, None, _) | (_, None, true) => {
+                    None
+                }
                 (_, Some(v), false) => Some(v),
                 (ValueKind::Required, None, false) => {
                     let Some(v) = args.get(i) else {
@@ -100,7 +123,11 @@ pub fn parse(specs: &[OptSpec], args: &[String]) -> Result<Vec<Arg>, OptError> {
                     Some(v.clone())
                 }
             };
-            out.push(Arg::Opt { id: spec.id, value, negated });
+            out.push(Arg::Opt {
+                id: spec.id,
+                value,
+                negated,
+            });
             continue;
         }
         // A cluster of short options.
@@ -113,7 +140,11 @@ pub fn parse(specs: &[OptSpec], args: &[String]) -> Result<Vec<Arg>, OptError> {
                 return Err(OptError(format!("unrecognized option '-{c}'")));
             };
             match spec.value {
-                ValueKind::None | ValueKind::Optional => out.push(Arg::Opt { id: spec.id, value: None, negated: false }),
+                ValueKind::None | ValueKind::Optional => out.push(Arg::Opt {
+                    id: spec.id,
+                    value: None,
+                    negated: false,
+                }),
                 ValueKind::Required => {
                     let value = if k < cluster.len() {
                         let v: String = cluster[k..].iter().collect();
@@ -126,7 +157,11 @@ pub fn parse(specs: &[OptSpec], args: &[String]) -> Result<Vec<Arg>, OptError> {
                         i += 1;
                         v.clone()
                     };
-                    out.push(Arg::Opt { id: spec.id, value: Some(value), negated: false });
+                    out.push(Arg::Opt {
+                        id: spec.id,
+                        value: Some(value),
+                        negated: false,
+                    });
                 }
             }
         }
@@ -139,36 +174,108 @@ mod tests {
     use super::*;
 
     const SPECS: &[OptSpec] = &[
-        OptSpec { long: Some("quit"), short: Some('q'), id: "quit", value: ValueKind::None, negatable: false },
-        OptSpec { long: Some("output"), short: Some('o'), id: "output", value: ValueKind::Required, negatable: false },
-        OptSpec { long: Some("handler"), short: Some('h'), id: "handler", value: ValueKind::Required, negatable: false },
-        OptSpec { long: Some("help"), short: None, id: "help", value: ValueKind::None, negatable: false },
-        OptSpec { long: Some("simtime"), short: None, id: "simtime", value: ValueKind::Optional, negatable: false },
-        OptSpec { long: Some("simulation-time"), short: None, id: "simtime", value: ValueKind::Optional, negatable: false },
-        OptSpec { long: Some("warnings"), short: None, id: "warnings", value: ValueKind::None, negatable: true },
+        OptSpec {
+            long: Some("quit"),
+            short: Some('q'),
+            id: "quit",
+            value: ValueKind::None,
+            negatable: false,
+        },
+        OptSpec {
+            long: Some("output"),
+            short: Some('o'),
+            id: "output",
+            value: ValueKind::Required,
+            negatable: false,
+        },
+        OptSpec {
+            long: Some("handler"),
+            short: Some('h'),
+            id: "handler",
+            value: ValueKind::Required,
+            negatable: false,
+        },
+        OptSpec {
+            long: Some("help"),
+            short: None,
+            id: "help",
+            value: ValueKind::None,
+            negatable: false,
+        },
+        OptSpec {
+            long: Some("simtime"),
+            short: None,
+            id: "simtime",
+            value: ValueKind::Optional,
+            negatable: false,
+        },
+        OptSpec {
+            long: Some("simulation-time"),
+            short: None,
+            id: "simtime",
+            value: ValueKind::Optional,
+            negatable: false,
+        },
+        OptSpec {
+            long: Some("warnings"),
+            short: None,
+            id: "warnings",
+            value: ValueKind::None,
+            negatable: true,
+        },
     ];
 
     fn p(args: &[&str]) -> Result<Vec<Arg>, OptError> {
-        parse(SPECS, &args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        parse(
+            SPECS,
+            &args.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        )
     }
 
     fn opt(id: &'static str, v: Option<&str>) -> Arg {
-        Arg::Opt { id, value: v.map(str::to_string), negated: false }
+        Arg::Opt {
+            id,
+            value: v.map(str::to_string),
+            negated: false,
+        }
     }
 
     #[test]
     fn clusters() {
-        assert_eq!(p(&["-qo-"]).unwrap(), vec![opt("quit", None), opt("output", Some("-"))]);
-        assert_eq!(p(&["-qh", "c.count", "f"]).unwrap(), vec![opt("quit", None), opt("handler", Some("c.count")), Arg::Positional("f".into())]);
+        assert_eq!(
+            p(&["-qo-"]).unwrap(),
+            vec![opt("quit", None), opt("output", Some("-"))]
+        );
+        assert_eq!(
+            p(&["-qh", "c.count", "f"]).unwrap(),
+            vec![
+                opt("quit", None),
+                opt("handler", Some("c.count")),
+                Arg::Positional("f".into())
+            ]
+        );
     }
 
     #[test]
     fn long_forms() {
         assert_eq!(p(&["--out=x"]).unwrap(), vec![opt("output", Some("x"))]);
-        assert_eq!(p(&["--output", "x"]).unwrap(), vec![opt("output", Some("x"))]);
+        assert_eq!(
+            p(&["--output", "x"]).unwrap(),
+            vec![opt("output", Some("x"))]
+        );
         assert_eq!(p(&["--simtime"]).unwrap(), vec![opt("simtime", None)]);
-        assert_eq!(p(&["--simtime=5", "file"]).unwrap(), vec![opt("simtime", Some("5")), Arg::Positional("file".into())]);
-        assert_eq!(p(&["--no-warnings"]).unwrap(), vec![Arg::Opt { id: "warnings", value: None, negated: true }]);
+        assert_eq!(
+            p(&["--simtime=5", "file"]).unwrap(),
+            vec![opt("simtime", Some("5")), Arg::Positional("file".into())]
+        );
+        assert_eq!(
+            p(&["--no-warnings"]).unwrap(),
+            vec![Arg::Opt {
+                id: "warnings",
+                value: None,
+                negated: true
+            }]
+        );
         assert!(p(&["--h"]).unwrap_err().0.contains("ambiguous"));
         assert!(p(&["--bogus"]).is_err());
         assert!(p(&["-z"]).is_err());
@@ -177,6 +284,13 @@ mod tests {
 
     #[test]
     fn positionals_and_dash() {
-        assert_eq!(p(&["-", "A=1", "--", "-q"]).unwrap(), vec![Arg::Positional("-".into()), Arg::Positional("A=1".into()), Arg::Positional("-q".into())]);
+        assert_eq!(
+            p(&["-", "A=1", "--", "-q"]).unwrap(),
+            vec![
+                Arg::Positional("-".into()),
+                Arg::Positional("A=1".into()),
+                Arg::Positional("-q".into())
+            ]
+        );
     }
 }

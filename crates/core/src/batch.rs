@@ -60,7 +60,9 @@ impl Batch {
             // SAFETY: an array of MaybeUninit needs no initialisation.
             pkts: unsafe { MaybeUninit::uninit().assume_init() },
         });
-        Batch { buf: NonNull::from(Box::leak(b)) }
+        Batch {
+            buf: NonNull::from(Box::leak(b)),
+        }
     }
 
     /// A batch of one packet.
@@ -174,7 +176,11 @@ impl Batch {
     pub fn drain(&mut self) -> Drain<'_> {
         let n = self.len();
         self.b_mut().len = 0;
-        Drain { batch: self, next: 0, end: n }
+        Drain {
+            batch: self,
+            next: 0,
+            end: n,
+        }
     }
 
     /// Removes every packet.
@@ -255,7 +261,11 @@ impl IntoIterator for Batch {
     fn into_iter(mut self) -> IntoIter {
         let end = self.len();
         self.b_mut().len = 0;
-        IntoIter { batch: self, next: 0, end }
+        IntoIter {
+            batch: self,
+            next: 0,
+            end,
+        }
     }
 }
 

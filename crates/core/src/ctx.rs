@@ -63,7 +63,10 @@ pub struct Dispatcher {
 
 impl Dispatcher {
     pub fn new() -> Self {
-        Dispatcher { work: Vec::with_capacity(256), deferred: Vec::new() }
+        Dispatcher {
+            work: Vec::with_capacity(256),
+            deferred: Vec::new(),
+        }
     }
 }
 
@@ -85,7 +88,14 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     pub(crate) fn new(core: &'a RouterCore, disp: &'a mut Dispatcher, cur: usize) -> Self {
         let base = disp.work.len();
-        Ctx { core, disp, cur, base, reschedule: false, current_task: None }
+        Ctx {
+            core,
+            disp,
+            cur,
+            base,
+            reschedule: false,
+            current_task: None,
+        }
     }
 
     // ---------------------------------------------------------------- output
@@ -94,7 +104,9 @@ impl<'a> Ctx<'a> {
     /// nonexistent output are dropped (Click's `checked_output_push`).
     #[inline]
     pub fn emit(&mut self, port: usize, p: Packet) {
-        let Some((dst, dport)) = self.core.graph.push_target(self.cur, port) else { return };
+        let Some((dst, dport)) = self.core.graph.push_target(self.cur, port) else {
+            return;
+        };
         let (dst, dport) = (dst as u32, dport as u32);
         let work = &mut self.disp.work;
         // Append to the latest open batch bound for the same input (keeping
@@ -175,7 +187,11 @@ impl<'a> Ctx<'a> {
                         self.disp.work[top..].reverse();
                     }
                 }
-                Err(_) => self.disp.deferred.push(Work { elem: elem as u32, port: port as u32, batch }),
+                Err(_) => self.disp.deferred.push(Work {
+                    elem: elem as u32,
+                    port: port as u32,
+                    batch,
+                }),
             }
         }
         (self.cur, self.base) = saved;
@@ -268,7 +284,8 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn task_scheduled(&self, t: TaskId) -> bool {
-        (Some(t) == self.current_task && self.reschedule) || self.core.rt.sched.borrow().is_scheduled(t)
+        (Some(t) == self.current_task && self.reschedule)
+            || self.core.rt.sched.borrow().is_scheduled(t)
     }
 
     pub fn schedule_timer_at(&self, t: TimerId, when: Timestamp) {
@@ -359,7 +376,8 @@ impl<'a> Ctx<'a> {
     /// Index of the element named `name` (relative to this element's
     /// compound first).
     pub fn find_element(&self, name: &str) -> Option<usize> {
-        self.core.find_element(name, Some(&self.core.info[self.cur].name))
+        self.core
+            .find_element(name, Some(&self.core.info[self.cur].name))
     }
 }
 
@@ -407,7 +425,12 @@ impl<'a> InitCtx<'a> {
     /// Creates a task for this element, with tickets from any ScheduleInfo.
     pub fn new_task(&self, scheduled: bool) -> TaskId {
         let tickets = self.core.rt.tickets_for(&self.core.info[self.elem].name);
-        let id = self.core.rt.sched.borrow_mut().add(self.elem, tickets, scheduled);
+        let id = self
+            .core
+            .rt
+            .sched
+            .borrow_mut()
+            .add(self.elem, tickets, scheduled);
         self.core.info[self.elem].tasks.borrow_mut().push(id);
         id
     }
@@ -433,7 +456,11 @@ impl<'a> InitCtx<'a> {
     /// inside a compound named `element`) get `param` times the default
     /// tickets.
     pub fn set_schedule_info(&self, element: &str, param: f64) {
-        self.core.rt.schedule_info.borrow_mut().push((element.to_string(), param));
+        self.core
+            .rt
+            .schedule_info
+            .borrow_mut()
+            .push((element.to_string(), param));
     }
 
     /// Makes this element the DriverManager: it decides when the driver
@@ -445,14 +472,22 @@ impl<'a> InitCtx<'a> {
     /// Elements reachable downstream from output `port` (all outputs when
     /// `None`) that satisfy `filter`, stopping at the first match on each
     /// path. Cycle-safe.
-    pub fn downstream(&self, port: Option<usize>, filter: &dyn Fn(&dyn Element) -> bool) -> Vec<usize> {
+    pub fn downstream(
+        &self,
+        port: Option<usize>,
+        filter: &dyn Fn(&dyn Element) -> bool,
+    ) -> Vec<usize> {
         self.core.context_search(self.elem, port, true, filter)
     }
 
     /// Elements reachable upstream from input `port` (all inputs when
     /// `None`) that satisfy `filter`, stopping at the first match on each
     /// path. Cycle-safe.
-    pub fn upstream(&self, port: Option<usize>, filter: &dyn Fn(&dyn Element) -> bool) -> Vec<usize> {
+    pub fn upstream(
+        &self,
+        port: Option<usize>,
+        filter: &dyn Fn(&dyn Element) -> bool,
+    ) -> Vec<usize> {
         self.core.context_search(self.elem, port, false, filter)
     }
 
@@ -472,7 +507,8 @@ impl<'a> InitCtx<'a> {
     /// Index of the element named `name` (relative to this element's
     /// compound first).
     pub fn find_element(&self, name: &str) -> Option<usize> {
-        self.core.find_element(name, Some(&self.core.info[self.elem].name))
+        self.core
+            .find_element(name, Some(&self.core.info[self.elem].name))
     }
 
     pub fn element_name_of(&self, idx: usize) -> Option<&str> {
@@ -494,7 +530,12 @@ impl<'a> InitCtx<'a> {
 
     /// Looks up an address name declared by AddressInfo.
     pub fn lookup_ipv4(&self, name: &str) -> Option<Ipv4Addr> {
-        self.core.rt.address_info.borrow().get(name).and_then(|v| v.ipv4)
+        self.core
+            .rt
+            .address_info
+            .borrow()
+            .get(name)
+            .and_then(|v| v.ipv4)
     }
 
     /// Prints a message on standard error.

@@ -100,19 +100,34 @@ pub struct HandlerSpec {
 
 impl HandlerSpec {
     pub fn read(name: &str) -> Self {
-        HandlerSpec { name: name.into(), flags: hflags::READ }
+        HandlerSpec {
+            name: name.into(),
+            flags: hflags::READ,
+        }
     }
     pub fn write(name: &str) -> Self {
-        HandlerSpec { name: name.into(), flags: hflags::WRITE }
+        HandlerSpec {
+            name: name.into(),
+            flags: hflags::WRITE,
+        }
     }
     pub fn read_write(name: &str) -> Self {
-        HandlerSpec { name: name.into(), flags: hflags::READ | hflags::WRITE }
+        HandlerSpec {
+            name: name.into(),
+            flags: hflags::READ | hflags::WRITE,
+        }
     }
     pub fn read_param(name: &str) -> Self {
-        HandlerSpec { name: name.into(), flags: hflags::READ | hflags::READ_PARAM }
+        HandlerSpec {
+            name: name.into(),
+            flags: hflags::READ | hflags::READ_PARAM,
+        }
     }
     pub fn button(name: &str) -> Self {
-        HandlerSpec { name: name.into(), flags: hflags::WRITE | hflags::BUTTON }
+        HandlerSpec {
+            name: name.into(),
+            flags: hflags::WRITE | hflags::BUTTON,
+        }
     }
     pub fn with(mut self, flags: u16) -> Self {
         self.flags |= flags;
@@ -295,7 +310,11 @@ pub fn simple_push<E: SimpleAction + ?Sized>(e: &mut E, mut batch: Batch, ctx: &
 
 /// Pull for a [`SimpleAction`]: pull from input 0 and act on what came.
 #[inline]
-pub fn simple_pull<E: SimpleAction + ?Sized>(e: &mut E, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+pub fn simple_pull<E: SimpleAction + ?Sized>(
+    e: &mut E,
+    max: usize,
+    ctx: &mut Ctx,
+) -> Option<Batch> {
     let mut batch = ctx.pull(0, max)?;
     batch.retain_map(|p| e.action(p, ctx));
     (!batch.is_empty()).then_some(batch)
@@ -309,7 +328,12 @@ macro_rules! simple_element {
         fn push(&mut self, _port: usize, batch: $crate::Batch, ctx: &mut $crate::Ctx) {
             $crate::element::simple_push(self, batch, ctx)
         }
-        fn pull(&mut self, _port: usize, max: usize, ctx: &mut $crate::Ctx) -> Option<$crate::Batch> {
+        fn pull(
+            &mut self,
+            _port: usize,
+            max: usize,
+            ctx: &mut $crate::Ctx,
+        ) -> Option<$crate::Batch> {
             $crate::element::simple_pull(self, max, ctx)
         }
     };
@@ -338,7 +362,8 @@ impl Registry {
     }
 
     pub fn add(&mut self, name: &'static str, create: Constructor) {
-        self.classes.insert(name.to_string(), ElementClass { name, create });
+        self.classes
+            .insert(name.to_string(), ElementClass { name, create });
     }
 
     pub fn get(&self, name: &str) -> Option<&ElementClass> {

@@ -106,7 +106,10 @@ const POOL_LIMIT: usize = 16384;
 
 impl Pool {
     const fn new() -> Self {
-        Pool { headers: Vec::new(), buffers: Vec::new() }
+        Pool {
+            headers: Vec::new(),
+            buffers: Vec::new(),
+        }
     }
 }
 
@@ -137,7 +140,10 @@ fn alloc_buffer(capacity: usize) -> NonNull<Buffer> {
         }
     }
     let cap = capacity.max(POOLED_BUFFER_SIZE);
-    let b = Box::new(Buffer { refs: AtomicU32::new(1), bytes: vec![0u8; cap].into_boxed_slice() });
+    let b = Box::new(Buffer {
+        refs: AtomicU32::new(1),
+        bytes: vec![0u8; cap].into_boxed_slice(),
+    });
     NonNull::from(Box::leak(b))
 }
 
@@ -196,7 +202,11 @@ fn place_header(slot: Option<NonNull<Header>>, h: Header) -> NonNull<Header> {
 fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<Header>>) {
     let (buf, slot) = POOL.with(|p| {
         let mut p = p.borrow_mut();
-        let buf = if capacity <= POOLED_BUFFER_SIZE { p.buffers.pop() } else { None };
+        let buf = if capacity <= POOLED_BUFFER_SIZE {
+            p.buffers.pop()
+        } else {
+            None
+        };
         (buf, p.headers.pop())
     });
     let buf = match buf {
@@ -269,7 +279,9 @@ impl Packet {
             packet_type: PacketType::Host,
             anno: [0; ANNO_SIZE],
         };
-        Packet { hdr: place_header(slot, h) }
+        Packet {
+            hdr: place_header(slot, h),
+        }
     }
 
     /// An unshared copy of this packet: its live bytes (with the same
@@ -297,7 +309,9 @@ impl Packet {
             packet_type: src.packet_type,
             anno: src.anno,
         };
-        Packet { hdr: place_header(slot, h) }
+        Packet {
+            hdr: place_header(slot, h),
+        }
     }
 
     #[inline]
@@ -361,7 +375,11 @@ impl Packet {
         let need_tail = self.tailroom() < extra_tail;
         if self.is_shared() || need_head || need_tail {
             let old_head = self.headroom();
-            let head = if need_head { extra_head + DEFAULT_HEADROOM } else { old_head };
+            let head = if need_head {
+                extra_head + DEFAULT_HEADROOM
+            } else {
+                old_head
+            };
             let len = self.len();
             let tail = self.tailroom().max(extra_tail);
             let newbuf = alloc_buffer(head + len + tail);

@@ -30,7 +30,10 @@ fn parse_side(s: &str) -> Option<PortRange> {
         }
     };
     if s == "-" {
-        return Some(PortRange { lo: 0, hi: UNBOUNDED });
+        return Some(PortRange {
+            lo: 0,
+            hi: UNBOUNDED,
+        });
     }
     if let Some((a, b)) = s.split_once('-') {
         let lo = if a.is_empty() { 0 } else { num(a)? };
@@ -58,16 +61,26 @@ impl PortCount {
             return Some(PortCount {
                 inputs,
                 outputs_equal_plus: Some(pluses.len()),
-                outputs: PortRange { lo: 0, hi: UNBOUNDED },
+                outputs: PortRange {
+                    lo: 0,
+                    hi: UNBOUNDED,
+                },
             });
         }
-        Some(PortCount { inputs, outputs_equal_plus: None, outputs: parse_side(o)? })
+        Some(PortCount {
+            inputs,
+            outputs_equal_plus: None,
+            outputs: parse_side(o)?,
+        })
     }
 
     /// The allowed output range once the number of inputs is known.
     pub fn output_range(&self, ninputs: usize) -> PortRange {
         match self.outputs_equal_plus {
-            Some(k) => PortRange { lo: ninputs + k, hi: ninputs + k },
+            Some(k) => PortRange {
+                lo: ninputs + k,
+                hi: ninputs + k,
+            },
             None => self.outputs,
         }
     }
@@ -114,16 +127,25 @@ fn parse_modes(s: &str) -> Option<Vec<Mode>> {
 impl Processing {
     pub fn parse(s: &str) -> Option<Processing> {
         let (i, o) = s.split_once('/').unwrap_or((s, s));
-        Some(Processing { inputs: parse_modes(i)?, outputs: parse_modes(o)? })
+        Some(Processing {
+            inputs: parse_modes(i)?,
+            outputs: parse_modes(o)?,
+        })
     }
 
     /// The last letter of each side repeats for further ports.
     pub fn input(&self, port: usize) -> Mode {
-        *self.inputs.get(port).unwrap_or_else(|| self.inputs.last().unwrap_or(&Mode::Agnostic))
+        *self
+            .inputs
+            .get(port)
+            .unwrap_or_else(|| self.inputs.last().unwrap_or(&Mode::Agnostic))
     }
 
     pub fn output(&self, port: usize) -> Mode {
-        *self.outputs.get(port).unwrap_or_else(|| self.outputs.last().unwrap_or(&Mode::Agnostic))
+        *self
+            .outputs
+            .get(port)
+            .unwrap_or_else(|| self.outputs.last().unwrap_or(&Mode::Agnostic))
     }
 }
 
@@ -161,7 +183,10 @@ fn parse_flow_side(s: &str) -> Option<Vec<FlowItem>> {
                 }
                 items.push(FlowItem::Set { negated, letters });
             }
-            c if c.is_ascii_alphabetic() => items.push(FlowItem::Set { negated: false, letters: vec![c] }),
+            c if c.is_ascii_alphabetic() => items.push(FlowItem::Set {
+                negated: false,
+                letters: vec![c],
+            }),
             _ => return None,
         }
     }
@@ -171,11 +196,15 @@ fn parse_flow_side(s: &str) -> Option<Vec<FlowItem>> {
 impl FlowCode {
     pub fn parse(s: &str) -> Option<FlowCode> {
         let (i, o) = s.split_once('/').unwrap_or((s, s));
-        Some(FlowCode { inputs: parse_flow_side(i)?, outputs: parse_flow_side(o)? })
+        Some(FlowCode {
+            inputs: parse_flow_side(i)?,
+            outputs: parse_flow_side(o)?,
+        })
     }
 
     fn item(side: &[FlowItem], port: usize) -> &FlowItem {
-        side.get(port).unwrap_or_else(|| side.last().expect("flow side is never empty"))
+        side.get(port)
+            .unwrap_or_else(|| side.last().expect("flow side is never empty"))
     }
 
     /// Whether packets arriving on `input` may leave on `output`.
@@ -185,10 +214,11 @@ impl FlowCode {
         // '#' stands for "this port's own number", so the candidate members
         // are the letters, the two ports' numbers, and any third port.
         let other = (0..3).find(|p| *p != input && *p != output).unwrap_or(0);
-        let candidates = ('a'..='z')
-            .chain('A'..='Z')
-            .map(Member::Letter)
-            .chain([Member::Port(input), Member::Port(output), Member::Port(other)]);
+        let candidates = ('a'..='z').chain('A'..='Z').map(Member::Letter).chain([
+            Member::Port(input),
+            Member::Port(output),
+            Member::Port(other),
+        ]);
         for m in candidates {
             if contains(a, input, m) && contains(b, output, m) {
                 return true;
@@ -234,7 +264,10 @@ mod tests {
         assert_eq!(p.inputs, PortRange { lo: 0, hi: 2 });
         assert!(PortCount::parse("x/1").is_none());
         assert!(PortCount::parse("3-1").is_none());
-        assert_eq!(PortCount::parse("2").unwrap().outputs, PortRange { lo: 2, hi: 2 });
+        assert_eq!(
+            PortCount::parse("2").unwrap().outputs,
+            PortRange { lo: 2, hi: 2 }
+        );
     }
 
     #[test]

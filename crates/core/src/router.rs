@@ -19,7 +19,9 @@ use crate::ctx::{Ctx, Dispatcher, InitCtx};
 use crate::element::{Element, HandlerSpec, Registry};
 use crate::packet::Packet;
 use crate::ports::{FlowCode, Mode, PortCount, Processing};
-use crate::sched::{NotifierSignal, Scheduler, SignalId, SignalState, TaskId, Timers, DEFAULT_TICKETS};
+use crate::sched::{
+    NotifierSignal, Scheduler, SignalId, SignalState, TaskId, Timers, DEFAULT_TICKETS,
+};
 use crate::time::{Clock, Timestamp};
 
 const NONE: u32 = u32::MAX;
@@ -43,7 +45,11 @@ impl Graph {
     #[inline]
     pub fn push_target(&self, elem: usize, port: usize) -> Option<(usize, usize)> {
         let base = *self.out_base.get(elem)?;
-        let next = self.out_base.get(elem + 1).copied().unwrap_or(self.push_target.len());
+        let next = self
+            .out_base
+            .get(elem + 1)
+            .copied()
+            .unwrap_or(self.push_target.len());
         if base + port >= next {
             return None;
         }
@@ -54,7 +60,11 @@ impl Graph {
     #[inline]
     pub fn pull_source(&self, elem: usize, port: usize) -> Option<(usize, usize)> {
         let base = *self.in_base.get(elem)?;
-        let next = self.in_base.get(elem + 1).copied().unwrap_or(self.pull_source.len());
+        let next = self
+            .in_base
+            .get(elem + 1)
+            .copied()
+            .unwrap_or(self.pull_source.len());
         if base + port >= next {
             return None;
         }
@@ -63,7 +73,10 @@ impl Graph {
     }
 
     pub fn has_output_connection(&self, elem: usize, port: usize) -> bool {
-        self.outs.get(elem).and_then(|o| o.get(port)).is_some_and(|v| !v.is_empty())
+        self.outs
+            .get(elem)
+            .and_then(|o| o.get(port))
+            .is_some_and(|v| !v.is_empty())
     }
 }
 
@@ -108,7 +121,10 @@ impl Runtime {
 
     pub(crate) fn new_signal(&self, active: bool) -> SignalId {
         let mut s = self.signals.borrow_mut();
-        s.push(SignalState { active, listeners: Vec::new() });
+        s.push(SignalState {
+            active,
+            listeners: Vec::new(),
+        });
         SignalId(s.len() as u32 - 1)
     }
 
@@ -122,7 +138,9 @@ impl Runtime {
 
     pub(crate) fn set_signal(&self, s: SignalId, active: bool) {
         let mut sigs = self.signals.borrow_mut();
-        let Some(st) = sigs.get_mut(s.0 as usize) else { return };
+        let Some(st) = sigs.get_mut(s.0 as usize) else {
+            return;
+        };
         let rising = active && !st.active;
         st.active = active;
         if rising {
@@ -139,7 +157,8 @@ impl Runtime {
             NotifierSignal::Busy => true,
             NotifierSignal::Signals(ids) => {
                 let sigs = self.signals.borrow();
-                ids.iter().any(|i| sigs.get(i.0 as usize).is_some_and(|s| s.active))
+                ids.iter()
+                    .any(|i| sigs.get(i.0 as usize).is_some_and(|s| s.active))
             }
         }
     }
@@ -154,13 +173,16 @@ impl Runtime {
         let info = self.schedule_info.borrow();
         let mut best: Option<(usize, f64)> = None;
         for (name, param) in info.iter() {
-            let matches = elem == name || (elem.starts_with(name.as_str()) && elem[name.len()..].starts_with('/'));
+            let matches = elem == name
+                || (elem.starts_with(name.as_str()) && elem[name.len()..].starts_with('/'));
             if matches && best.is_none_or(|(len, _)| name.len() >= len) {
                 best = Some((name.len(), *param));
             }
         }
         match best {
-            Some((_, p)) => ((p * DEFAULT_TICKETS as f64).round() as i64).clamp(1, i64::from(u32::MAX)) as u32,
+            Some((_, p)) => {
+                ((p * DEFAULT_TICKETS as f64).round() as i64).clamp(1, i64::from(u32::MAX)) as u32
+            }
             None => DEFAULT_TICKETS,
         }
     }
@@ -255,7 +277,11 @@ impl RouterCore {
     }
 
     /// Splits `elem.handler` (or a global `handler`) and finds the element.
-    pub(crate) fn resolve_handler(&self, path: &str, context: Option<&str>) -> Result<(Option<usize>, String), String> {
+    pub(crate) fn resolve_handler(
+        &self,
+        path: &str,
+        context: Option<&str>,
+    ) -> Result<(Option<usize>, String), String> {
         let path = path.trim();
         match path.split_once('.') {
             None => Ok((None, path.to_string())),
@@ -291,10 +317,20 @@ impl RouterCore {
     }
 
     pub(crate) fn global_handlers(&self) -> Vec<HandlerSpec> {
-        let mut v: Vec<HandlerSpec> = ["version", "driver", "config", "flatconfig", "list", "classes", "requirements", "handlers", "runcount"]
-            .iter()
-            .map(|n| HandlerSpec::read(n))
-            .collect();
+        let mut v: Vec<HandlerSpec> = [
+            "version",
+            "driver",
+            "config",
+            "flatconfig",
+            "list",
+            "classes",
+            "requirements",
+            "handlers",
+            "runcount",
+        ]
+        .iter()
+        .map(|n| HandlerSpec::read(n))
+        .collect();
         v.push(HandlerSpec::write("stop"));
         if self.hotswap {
             v.push(HandlerSpec::write("hotconfig"));
@@ -340,8 +376,16 @@ impl RouterCore {
     }
 
     /// Reads a handler. `elem == None` means a global handler.
-    pub(crate) fn read_handler(&self, elem: Option<usize>, name: &str, param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
-        let Some(e) = elem else { return self.read_global(name) };
+    pub(crate) fn read_handler(
+        &self,
+        elem: Option<usize>,
+        name: &str,
+        param: Option<&str>,
+        ctx: &Ctx,
+    ) -> Result<String, String> {
+        let Some(e) = elem else {
+            return self.read_global(name);
+        };
         let info = &self.info[e];
         let specs = self.element_handlers(e);
         let Some(spec) = specs.iter().find(|h| h.name == name) else {
@@ -370,10 +414,14 @@ impl RouterCore {
                 return Ok(tasks.iter().any(|t| sched.is_scheduled(*t)).to_string());
             }
             "tickets" if !tasks.is_empty() => {
-                return Ok(self.rt.sched.borrow().tasks[tasks[0].0 as usize].tickets.to_string());
+                return Ok(self.rt.sched.borrow().tasks[tasks[0].0 as usize]
+                    .tickets
+                    .to_string());
             }
             "home_thread" if !tasks.is_empty() => {
-                return Ok(self.rt.sched.borrow().tasks[tasks[0].0 as usize].home_thread.to_string());
+                return Ok(self.rt.sched.borrow().tasks[tasks[0].0 as usize]
+                    .home_thread
+                    .to_string());
             }
             _ => {}
         }
@@ -405,17 +453,36 @@ impl RouterCore {
                 s
             }
             "classes" => self.class_names.iter().map(|c| format!("{c}\n")).collect(),
-            "requirements" => self.spec.requirements.iter().map(|c| format!("{c}\n")).collect(),
-            "handlers" => self.global_handlers().iter().map(|h| format!("{}\t{}\n", h.name, h.flag_string())).collect(),
+            "requirements" => self
+                .spec
+                .requirements
+                .iter()
+                .map(|c| format!("{c}\n"))
+                .collect(),
+            "handlers" => self
+                .global_handlers()
+                .iter()
+                .map(|h| format!("{}\t{}\n", h.name, h.flag_string()))
+                .collect(),
             "runcount" => self.rt.runcount.get().to_string(),
-            "stop" | "hotconfig" | "timewarp" => return Err(format!("'{name}' is a write handler")),
+            "stop" | "hotconfig" | "timewarp" => {
+                return Err(format!("'{name}' is a write handler"))
+            }
             _ => return Err(format!("no '{name}' handler")),
         })
     }
 
     /// Writes a handler. `elem == None` means a global handler.
-    pub(crate) fn write_handler(&self, elem: Option<usize>, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        let Some(e) = elem else { return self.write_global(name, value) };
+    pub(crate) fn write_handler(
+        &self,
+        elem: Option<usize>,
+        name: &str,
+        value: &str,
+        ctx: &mut Ctx,
+    ) -> Result<(), String> {
+        let Some(e) = elem else {
+            return self.write_global(name, value);
+        };
         let info = &self.info[e];
         let specs = self.element_handlers(e);
         let Some(spec) = specs.iter().find(|h| h.name == name) else {
@@ -425,7 +492,10 @@ impl RouterCore {
             return Err(format!("'{}.{name}' is a read handler", info.name));
         }
         if name == "tickets" {
-            let n: u32 = value.trim().parse().map_err(|_| "expected integer".to_string())?;
+            let n: u32 = value
+                .trim()
+                .parse()
+                .map_err(|_| "expected integer".to_string())?;
             for t in info.tasks.borrow().iter() {
                 self.rt.sched.borrow_mut().set_tickets(*t, n);
             }
@@ -435,8 +505,12 @@ impl RouterCore {
             .try_borrow_mut()
             .map_err(|_| format!("'{}.{name}': element is busy", info.name))?;
         if name == "config" {
-            let mut ictx = InitCtx { core: self, elem: e };
-            el.configure(value, &mut ictx).map_err(|errs| errs.to_string())?;
+            let mut ictx = InitCtx {
+                core: self,
+                elem: e,
+            };
+            el.configure(value, &mut ictx)
+                .map_err(|errs| errs.to_string())?;
             *info.config.borrow_mut() = value.to_string();
             return Ok(());
         }
@@ -451,7 +525,14 @@ impl RouterCore {
     fn write_global(&self, name: &str, value: &str) -> Result<(), String> {
         match name {
             "stop" => {
-                let n = if value.trim().is_empty() { 1 } else { value.trim().parse::<i32>().map_err(|_| "expected integer")? };
+                let n = if value.trim().is_empty() {
+                    1
+                } else {
+                    value
+                        .trim()
+                        .parse::<i32>()
+                        .map_err(|_| "expected integer")?
+                };
                 self.rt.adjust_runcount(-n);
                 Ok(())
             }
@@ -469,16 +550,31 @@ impl RouterCore {
     /// Flow-based router context: elements matching `filter` reachable from
     /// `start`'s output `port` (downstream) or input `port` (upstream),
     /// stopping at the first match on each path.
-    pub(crate) fn context_search(&self, start: usize, port: Option<usize>, downstream: bool, filter: &dyn Fn(&dyn Element) -> bool) -> Vec<usize> {
+    pub(crate) fn context_search(
+        &self,
+        start: usize,
+        port: Option<usize>,
+        downstream: bool,
+        filter: &dyn Fn(&dyn Element) -> bool,
+    ) -> Vec<usize> {
         let mut found = Vec::new();
         // Visited (element, port on the entry side).
         let mut seen: HashSet<(usize, usize)> = HashSet::new();
         let mut queue: VecDeque<(usize, usize)> = VecDeque::new();
         let start_ports: Vec<usize> = match port {
             Some(p) => vec![p],
-            None => (0..if downstream { self.info[start].noutputs } else { self.info[start].ninputs }).collect(),
+            None => (0..if downstream {
+                self.info[start].noutputs
+            } else {
+                self.info[start].ninputs
+            })
+                .collect(),
         };
-        let adj = if downstream { &self.graph.outs } else { &self.graph.ins };
+        let adj = if downstream {
+            &self.graph.outs
+        } else {
+            &self.graph.ins
+        };
         for p in start_ports {
             if let Some(peers) = adj[start].get(p) {
                 queue.extend(peers.iter().copied());
@@ -498,14 +594,19 @@ impl RouterCore {
                 }
                 continue;
             }
-            let flow = self.elements[e].try_borrow().ok().and_then(|el| FlowCode::parse(el.flow_code()));
+            let flow = self.elements[e]
+                .try_borrow()
+                .ok()
+                .and_then(|el| FlowCode::parse(el.flow_code()));
             let Some(flow) = flow else { continue };
-            let info = &self.info[e];
-            let nexts = if downstream { info.noutputs } else { info.ninputs };
-            for q in 0..nexts {
-                let flows = if downstream { flow.flows(entry, q) } else { flow.flows(q, entry) };
+            for (q, peers) in adj[e].iter().enumerate() {
+                let flows = if downstream {
+                    flow.flows(entry, q)
+                } else {
+                    flow.flows(q, entry)
+                };
                 if flows {
-                    queue.extend(adj[e][q].iter().copied());
+                    queue.extend(peers.iter().copied());
                 }
             }
         }
@@ -519,7 +620,12 @@ impl RouterCore {
         let mut ids: Vec<SignalId> = Vec::new();
         let mut busy = false;
         let mut seen: HashSet<(usize, usize)> = HashSet::new();
-        let mut queue: VecDeque<(usize, usize)> = self.graph.ins[start].get(port).into_iter().flatten().copied().collect();
+        let mut queue: VecDeque<(usize, usize)> = self.graph.ins[start]
+            .get(port)
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
         while let Some((e, out_port)) = queue.pop_front() {
             if !seen.insert((e, out_port)) {
                 continue;
@@ -587,7 +693,12 @@ impl Router {
     /// Builds and initializes a router. On failure returns every
     /// diagnostic, ending with `Router could not be initialized!` when
     /// elements failed to configure or initialize.
-    pub fn new(spec: RouterSpec, config_text: &str, registry: &Registry, opts: &RouterOptions) -> Result<Router, Vec<Diagnostic>> {
+    pub fn new(
+        spec: RouterSpec,
+        config_text: &str,
+        registry: &Registry,
+        opts: &RouterOptions,
+    ) -> Result<Router, Vec<Diagnostic>> {
         let mut errors: Vec<Diagnostic> = Vec::new();
         let n = spec.elements.len();
 
@@ -597,7 +708,10 @@ impl Router {
             match registry.get(&decl.class) {
                 Some(class) => elements.push(RefCell::new((class.create)())),
                 None => {
-                    errors.push(diag(&decl.landmark, format!("unknown element class '{}'", decl.class)));
+                    errors.push(diag(
+                        &decl.landmark,
+                        format!("unknown element class '{}'", decl.class),
+                    ));
                     elements.push(RefCell::new(Box::new(crate::Placeholder)));
                 }
             }
@@ -633,7 +747,10 @@ impl Router {
         for i in 0..n {
             let pc_str = elements[i].borrow().port_count();
             let Some(pc) = PortCount::parse(pc_str) else {
-                errors.push(diag(&info[i].landmark, format!("{}: bad port count", elem_desc(&info[i]))));
+                errors.push(diag(
+                    &info[i].landmark,
+                    format!("{}: bad port count", elem_desc(&info[i])),
+                ));
                 port_ok[i] = false;
                 continue;
             };
@@ -642,20 +759,32 @@ impl Router {
             let orange = pc.output_range(nin);
             info[i].noutputs = used_out[i].clamp(orange.lo, orange.hi.max(orange.lo));
             for (k, c) in spec.connections.iter().enumerate() {
-                let lm = &spec.connection_landmarks.get(k).unwrap_or(&info[i].landmark).clone();
+                let lm = &spec
+                    .connection_landmarks
+                    .get(k)
+                    .unwrap_or(&info[i].landmark)
+                    .clone();
                 if c.to == i && c.to_port >= info[i].ninputs {
-                    errors.push(diag(lm, format!("{} has no input {}", elem_desc(&info[i]), c.to_port)));
+                    errors.push(diag(
+                        lm,
+                        format!("{} has no input {}", elem_desc(&info[i]), c.to_port),
+                    ));
                     port_ok[i] = false;
                 }
                 if c.from == i && c.from_port >= info[i].noutputs {
-                    errors.push(diag(lm, format!("{} has no output {}", elem_desc(&info[i]), c.from_port)));
+                    errors.push(diag(
+                        lm,
+                        format!("{} has no output {}", elem_desc(&info[i]), c.from_port),
+                    ));
                     port_ok[i] = false;
                 }
             }
         }
         // Adjacency, then "unused" checks.
-        let mut outs: Vec<Vec<Vec<(usize, usize)>>> = info.iter().map(|x| vec![Vec::new(); x.noutputs]).collect();
-        let mut ins: Vec<Vec<Vec<(usize, usize)>>> = info.iter().map(|x| vec![Vec::new(); x.ninputs]).collect();
+        let mut outs: Vec<Vec<Vec<(usize, usize)>>> =
+            info.iter().map(|x| vec![Vec::new(); x.noutputs]).collect();
+        let mut ins: Vec<Vec<Vec<(usize, usize)>>> =
+            info.iter().map(|x| vec![Vec::new(); x.ninputs]).collect();
         for c in &spec.connections {
             if c.from_port < info[c.from].noutputs && c.to_port < info[c.to].ninputs {
                 if !outs[c.from][c.from_port].contains(&(c.to, c.to_port)) {
@@ -670,14 +799,20 @@ impl Router {
             if !port_ok[i] {
                 continue;
             }
-            for p in 0..info[i].ninputs {
-                if ins[i][p].is_empty() {
-                    errors.push(diag(&info[i].landmark, format!("{} input {p} unused", elem_desc(&info[i]))));
+            for (p, peers) in ins[i].iter().enumerate() {
+                if peers.is_empty() {
+                    errors.push(diag(
+                        &info[i].landmark,
+                        format!("{} input {p} unused", elem_desc(&info[i])),
+                    ));
                 }
             }
-            for p in 0..info[i].noutputs {
-                if outs[i][p].is_empty() {
-                    errors.push(diag(&info[i].landmark, format!("{} output {p} unused", elem_desc(&info[i]))));
+            for (p, peers) in outs[i].iter().enumerate() {
+                if peers.is_empty() {
+                    errors.push(diag(
+                        &info[i].landmark,
+                        format!("{} output {p} unused", elem_desc(&info[i])),
+                    ));
                 }
             }
         }
@@ -690,11 +825,19 @@ impl Router {
         if opts.capture_chatter {
             *rt.captured.borrow_mut() = Some(Vec::new());
         }
-        let by_name = info.iter().enumerate().map(|(i, x)| (x.name.clone(), i)).collect();
+        let by_name = info
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (x.name.clone(), i))
+            .collect();
         let mut core = RouterCore {
             elements,
             info,
-            graph: Graph { outs, ins, ..Graph::default() },
+            graph: Graph {
+                outs,
+                ins,
+                ..Graph::default()
+            },
             rt,
             spec,
             config_text: config_text.to_string(),
@@ -703,7 +846,10 @@ impl Router {
             by_name,
         };
         if !errors.is_empty() {
-            errors.push(Diagnostic::error(Landmark::new("", 0), "Router could not be initialized!"));
+            errors.push(Diagnostic::error(
+                Landmark::new("", 0),
+                "Router could not be initialized!",
+            ));
             return Err(errors);
         }
 
@@ -713,11 +859,17 @@ impl Router {
         let mut failed = false;
         for &i in &order {
             let conf = core.info[i].config.borrow().clone();
-            let mut ictx = InitCtx { core: &core, elem: i };
+            let mut ictx = InitCtx {
+                core: &core,
+                elem: i,
+            };
             let r = core.elements[i].borrow_mut().configure(&conf, &mut ictx);
             if let Err(errs) = r {
                 failed = true;
-                errors.push(diag(&core.info[i].landmark, format!("While configuring {}:", elem_desc(&core.info[i]))));
+                errors.push(diag(
+                    &core.info[i].landmark,
+                    format!("While configuring {}:", elem_desc(&core.info[i])),
+                ));
                 for m in errs.0 {
                     errors.push(Diagnostic::error(Landmark::new("", 0), format!("  {m}")));
                 }
@@ -732,17 +884,26 @@ impl Router {
         build_tables(&mut core);
 
         if failed {
-            errors.push(Diagnostic::error(Landmark::new("", 0), "Router could not be initialized!"));
+            errors.push(Diagnostic::error(
+                Landmark::new("", 0),
+                "Router could not be initialized!",
+            ));
             return Err(errors);
         }
 
         // 5. Initialize.
         for &i in &order {
-            let mut ictx = InitCtx { core: &core, elem: i };
+            let mut ictx = InitCtx {
+                core: &core,
+                elem: i,
+            };
             let r = core.elements[i].borrow_mut().initialize(&mut ictx);
             if let Err(errs) = r {
                 failed = true;
-                errors.push(diag(&core.info[i].landmark, format!("While initializing {}:", elem_desc(&core.info[i]))));
+                errors.push(diag(
+                    &core.info[i].landmark,
+                    format!("While initializing {}:", elem_desc(&core.info[i])),
+                ));
                 for m in errs.0 {
                     errors.push(Diagnostic::error(Landmark::new("", 0), format!("  {m}")));
                 }
@@ -752,11 +913,19 @@ impl Router {
             for e in &core.elements {
                 e.borrow_mut().cleanup();
             }
-            errors.push(Diagnostic::error(Landmark::new("", 0), "Router could not be initialized!"));
+            errors.push(Diagnostic::error(
+                Landmark::new("", 0),
+                "Router could not be initialized!",
+            ));
             return Err(errors);
         }
 
-        Ok(Router { core, disp: Dispatcher::new(), stop_flag: Arc::new(AtomicBool::new(false)), cleaned_up: false })
+        Ok(Router {
+            core,
+            disp: Dispatcher::new(),
+            stop_flag: Arc::new(AtomicBool::new(false)),
+            cleaned_up: false,
+        })
     }
 
     /// A flag that, when raised from anywhere (a signal handler), makes
@@ -783,7 +952,11 @@ impl Router {
 
     /// Resolved modes of element `i`'s inputs and outputs.
     pub fn port_modes(&self, i: usize) -> (Vec<Mode>, Vec<Mode>) {
-        self.core.info.get(i).map(|x| (x.input_modes.clone(), x.output_modes.clone())).unwrap_or_default()
+        self.core
+            .info
+            .get(i)
+            .map(|x| (x.input_modes.clone(), x.output_modes.clone()))
+            .unwrap_or_default()
     }
 
     pub fn spec(&self) -> &RouterSpec {
@@ -804,7 +977,11 @@ impl Router {
     }
 
     /// Runs `f` with a concrete element, for tests and state transfer.
-    pub fn with_element<T: Element + 'static, R>(&self, name: &str, f: impl FnOnce(&T) -> R) -> Option<R> {
+    pub fn with_element<T: Element + 'static, R>(
+        &self,
+        name: &str,
+        f: impl FnOnce(&T) -> R,
+    ) -> Option<R> {
         let i = self.find_element(name)?;
         let e = self.core.elements[i].try_borrow().ok()?;
         e.as_any().downcast_ref::<T>().map(f)
@@ -812,7 +989,13 @@ impl Router {
 
     /// Chatter collected when built with `capture_chatter`.
     pub fn take_chatter(&self) -> Vec<String> {
-        self.core.rt.captured.borrow_mut().as_mut().map(std::mem::take).unwrap_or_default()
+        self.core
+            .rt
+            .captured
+            .borrow_mut()
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Reads a handler given as `elem.name` or a global `name`.
@@ -888,7 +1071,9 @@ impl Router {
         // starve tasks.
         let limit = self.core.rt.timers.borrow().timers.len() * 2 + 8;
         while fired < limit {
-            let Some(id) = self.core.rt.timers.borrow_mut().pop_expired(now) else { break };
+            let Some(id) = self.core.rt.timers.borrow_mut().pop_expired(now) else {
+                break;
+            };
             let elem = self.core.rt.timers.borrow().timers[id.0 as usize].elem;
             let mut ctx = Ctx::new(&self.core, &mut self.disp, elem);
             let saved = ctx.enter(elem);
@@ -908,7 +1093,9 @@ impl Router {
         if self.core.rt.runcount.get() > 0 {
             return false;
         }
-        let Some(dm) = self.core.rt.driver_manager.get() else { return true };
+        let Some(dm) = self.core.rt.driver_manager.get() else {
+            return true;
+        };
         let mut ctx = Ctx::new(&self.core, &mut self.disp, dm);
         let saved = ctx.enter(dm);
         let stop = match self.core.elements[dm].try_borrow_mut() {
@@ -968,7 +1155,9 @@ impl Router {
                         let now = self.core.rt.clock.now();
                         if t > now {
                             // Sleep in slices so the stop flag is noticed.
-                            let d = (t - now).to_duration().min(std::time::Duration::from_millis(20));
+                            let d = (t - now)
+                                .to_duration()
+                                .min(std::time::Duration::from_millis(20));
                             std::thread::sleep(d);
                         }
                     }
@@ -1010,10 +1199,16 @@ fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagnostic>> {
         let p = Processing::parse(e.processing());
         let f = FlowCode::parse(e.flow_code());
         if p.is_none() {
-            errors.push(diag(&core.info[i].landmark, format!("{}: bad processing code", elem_desc(&core.info[i]))));
+            errors.push(diag(
+                &core.info[i].landmark,
+                format!("{}: bad processing code", elem_desc(&core.info[i])),
+            ));
         }
         if f.is_none() {
-            errors.push(diag(&core.info[i].landmark, format!("{}: bad flow code", elem_desc(&core.info[i]))));
+            errors.push(diag(
+                &core.info[i].landmark,
+                format!("{}: bad flow code", elem_desc(&core.info[i])),
+            ));
         }
         procs.push(p);
         flows.push(f);
@@ -1021,17 +1216,46 @@ fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagnostic>> {
     if !errors.is_empty() {
         return Err(errors);
     }
-    let procs: Vec<Processing> = procs.into_iter().map(|p| p.unwrap_or_else(|| Processing::parse("a/a").expect("valid"))).collect();
-    let flows: Vec<FlowCode> = flows.into_iter().map(|f| f.unwrap_or_else(|| FlowCode::parse("x/x").expect("valid"))).collect();
+    let procs: Vec<Processing> = procs
+        .into_iter()
+        .map(|p| p.unwrap_or_else(|| Processing::parse("a/a").expect("valid")))
+        .collect();
+    let flows: Vec<FlowCode> = flows
+        .into_iter()
+        .map(|f| f.unwrap_or_else(|| FlowCode::parse("x/x").expect("valid")))
+        .collect();
 
-    let mut inm: Vec<Vec<Mode>> = (0..n).map(|i| (0..core.info[i].ninputs).map(|p| procs[i].input(p)).collect()).collect();
-    let mut outm: Vec<Vec<Mode>> = (0..n).map(|i| (0..core.info[i].noutputs).map(|p| procs[i].output(p)).collect()).collect();
-    let in_ag: Vec<Vec<bool>> = inm.iter().map(|v| v.iter().map(|m| *m == Mode::Agnostic).collect()).collect();
-    let out_ag: Vec<Vec<bool>> = outm.iter().map(|v| v.iter().map(|m| *m == Mode::Agnostic).collect()).collect();
+    let mut inm: Vec<Vec<Mode>> = (0..n)
+        .map(|i| {
+            (0..core.info[i].ninputs)
+                .map(|p| procs[i].input(p))
+                .collect()
+        })
+        .collect();
+    let mut outm: Vec<Vec<Mode>> = (0..n)
+        .map(|i| {
+            (0..core.info[i].noutputs)
+                .map(|p| procs[i].output(p))
+                .collect()
+        })
+        .collect();
+    let in_ag: Vec<Vec<bool>> = inm
+        .iter()
+        .map(|v| v.iter().map(|m| *m == Mode::Agnostic).collect())
+        .collect();
+    let out_ag: Vec<Vec<bool>> = outm
+        .iter()
+        .map(|v| v.iter().map(|m| *m == Mode::Agnostic).collect())
+        .collect();
     let mut mixed: HashSet<usize> = HashSet::new();
 
     // Inside element i, agnostic ports linked by the flow code share a mode.
-    let spread = |i: usize, inm: &mut Vec<Vec<Mode>>, outm: &mut Vec<Vec<Mode>>, mixed: &mut HashSet<usize>, errors: &mut Vec<Diagnostic>| -> bool {
+    let spread = |i: usize,
+                  inm: &mut Vec<Vec<Mode>>,
+                  outm: &mut Vec<Vec<Mode>>,
+                  mixed: &mut HashSet<usize>,
+                  errors: &mut Vec<Diagnostic>|
+     -> bool {
         let mut changed = false;
         for ip in 0..inm[i].len() {
             if !in_ag[i][ip] {
@@ -1054,7 +1278,12 @@ fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagnostic>> {
                 } else if mixed.insert(i) {
                     errors.push(diag(
                         &core.info[i].landmark,
-                        format!("agnostic {} in mixed context: {} input {ip}, {} output {op}", elem_desc(&core.info[i]), a.name(), b.name()),
+                        format!(
+                            "agnostic {} in mixed context: {} input {ip}, {} output {op}",
+                            elem_desc(&core.info[i]),
+                            a.name(),
+                            b.name()
+                        ),
                     ));
                 }
             }
@@ -1091,7 +1320,16 @@ fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagnostic>> {
     // agree.
     loop {
         let pick = (0..n).find_map(|i| {
-            inm[i].iter().position(|m| *m == Mode::Agnostic).map(|p| (i, true, p)).or_else(|| outm[i].iter().position(|m| *m == Mode::Agnostic).map(|p| (i, false, p)))
+            inm[i]
+                .iter()
+                .position(|m| *m == Mode::Agnostic)
+                .map(|p| (i, true, p))
+                .or_else(|| {
+                    outm[i]
+                        .iter()
+                        .position(|m| *m == Mode::Agnostic)
+                        .map(|p| (i, false, p))
+                })
         });
         let Some((i, is_in, p)) = pick else { break };
         if is_in {
@@ -1130,7 +1368,12 @@ fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagnostic>> {
         if c.from_port >= outm[c.from].len() || c.to_port >= inm[c.to].len() {
             continue;
         }
-        let lm = core.spec.connection_landmarks.get(k).cloned().unwrap_or_else(|| core.info[c.from].landmark.clone());
+        let lm = core
+            .spec
+            .connection_landmarks
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| core.info[c.from].landmark.clone());
         let (o, i) = (outm[c.from][c.from_port], inm[c.to][c.to_port]);
         if o != i {
             if !mixed.contains(&c.from) && !mixed.contains(&c.to) {
@@ -1153,13 +1396,27 @@ fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagnostic>> {
             let u = push_out_uses.entry((c.from, c.from_port)).or_insert(0);
             *u += 1;
             if *u == 2 {
-                errors.push(diag(&lm, format!("illegal reuse of {} push output {}", elem_desc(&core.info[c.from]), c.from_port)));
+                errors.push(diag(
+                    &lm,
+                    format!(
+                        "illegal reuse of {} push output {}",
+                        elem_desc(&core.info[c.from]),
+                        c.from_port
+                    ),
+                ));
             }
         } else {
             let u = pull_in_uses.entry((c.to, c.to_port)).or_insert(0);
             *u += 1;
             if *u == 2 {
-                errors.push(diag(&lm, format!("illegal reuse of {} pull input {}", elem_desc(&core.info[c.to]), c.to_port)));
+                errors.push(diag(
+                    &lm,
+                    format!(
+                        "illegal reuse of {} pull input {}",
+                        elem_desc(&core.info[c.to]),
+                        c.to_port
+                    ),
+                ));
             }
         }
     }
@@ -1190,7 +1447,10 @@ fn build_tables(core: &mut RouterCore) {
         g.out_base.push(g.push_target.len());
         for p in 0..core.info[i].noutputs {
             let t = if core.info[i].output_modes.get(p) == Some(&Mode::Push) {
-                g.outs[i][p].first().map(|&(d, dp)| (d as u32, dp as u32)).unwrap_or((NONE, NONE))
+                g.outs[i][p]
+                    .first()
+                    .map(|&(d, dp)| (d as u32, dp as u32))
+                    .unwrap_or((NONE, NONE))
             } else {
                 (NONE, NONE)
             };
@@ -1199,7 +1459,10 @@ fn build_tables(core: &mut RouterCore) {
         g.in_base.push(g.pull_source.len());
         for p in 0..core.info[i].ninputs {
             let s = if core.info[i].input_modes.get(p) == Some(&Mode::Pull) {
-                g.ins[i][p].first().map(|&(s, sp)| (s as u32, sp as u32)).unwrap_or((NONE, NONE))
+                g.ins[i][p]
+                    .first()
+                    .map(|&(s, sp)| (s as u32, sp as u32))
+                    .unwrap_or((NONE, NONE))
             } else {
                 (NONE, NONE)
             };
@@ -1207,7 +1470,6 @@ fn build_tables(core: &mut RouterCore) {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -1242,7 +1504,11 @@ mod tests {
         fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
             if let Some((down, port)) = self.search {
                 let f = |e: &dyn Element| e.has_interface("Storage");
-                let r = if down { ctx.downstream(Some(port), &f) } else { ctx.upstream(Some(port), &f) };
+                let r = if down {
+                    ctx.downstream(Some(port), &f)
+                } else {
+                    ctx.upstream(Some(port), &f)
+                };
                 FOUND.with(|x| x.borrow_mut().extend(r));
             }
             Ok(())
@@ -1251,41 +1517,128 @@ mod tests {
 
     fn registry() -> Registry {
         let mut r = Registry::new();
-        r.add("Src", || Box::new(T { ports: "0/1", proc_: "h/h", storage: false, search: Some((true, 0)) }));
-        r.add("Merge", || Box::new(T { ports: "2/1", proc_: "h/h", storage: false, search: None }));
-        r.add("Pass", || Box::new(T { ports: "1/1", proc_: "a/a", storage: false, search: None }));
-        r.add("Split", || Box::new(T { ports: "1/2", proc_: "h/h", storage: false, search: None }));
-        r.add("Store", || Box::new(T { ports: "1/1", proc_: "h/l", storage: true, search: None }));
-        r.add("Sink", || Box::new(T { ports: "1/0", proc_: "l/l", storage: false, search: Some((false, 0)) }));
+        r.add("Src", || {
+            Box::new(T {
+                ports: "0/1",
+                proc_: "h/h",
+                storage: false,
+                search: Some((true, 0)),
+            })
+        });
+        r.add("Merge", || {
+            Box::new(T {
+                ports: "2/1",
+                proc_: "h/h",
+                storage: false,
+                search: None,
+            })
+        });
+        r.add("Pass", || {
+            Box::new(T {
+                ports: "1/1",
+                proc_: "a/a",
+                storage: false,
+                search: None,
+            })
+        });
+        r.add("Split", || {
+            Box::new(T {
+                ports: "1/2",
+                proc_: "h/h",
+                storage: false,
+                search: None,
+            })
+        });
+        r.add("Store", || {
+            Box::new(T {
+                ports: "1/1",
+                proc_: "h/l",
+                storage: true,
+                search: None,
+            })
+        });
+        r.add("Sink", || {
+            Box::new(T {
+                ports: "1/0",
+                proc_: "l/l",
+                storage: false,
+                search: Some((false, 0)),
+            })
+        });
         r
     }
 
     #[test]
     fn context_search_stops_at_first_match_and_survives_cycles() {
         let lm = Landmark::new("t", 1);
-        let names = [("src", "Src"), ("m", "Merge"), ("p", "Pass"), ("t", "Split"), ("s", "Store"), ("k", "Sink"), ("s2", "Store"), ("k2", "Sink")];
+        let names = [
+            ("src", "Src"),
+            ("m", "Merge"),
+            ("p", "Pass"),
+            ("t", "Split"),
+            ("s", "Store"),
+            ("k", "Sink"),
+            ("s2", "Store"),
+            ("k2", "Sink"),
+        ];
         let elements = names
             .iter()
-            .map(|(n, c)| ElementDecl { name: n.to_string(), class: c.to_string(), config: String::new(), landmark: lm.clone() })
+            .map(|(n, c)| ElementDecl {
+                name: n.to_string(),
+                class: c.to_string(),
+                config: String::new(),
+                landmark: lm.clone(),
+            })
             .collect();
         // src -> m -> p -> t; t[0] -> [1] m (a cycle); t[1] -> s -> k.
         // s2 -> k2 is unreachable from src.
-        let conns = [(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0), (3, 0, 1, 1), (3, 1, 4, 0), (4, 0, 5, 0), (6, 0, 7, 0)];
+        let conns = [
+            (0, 0, 1, 0),
+            (1, 0, 2, 0),
+            (2, 0, 3, 0),
+            (3, 0, 1, 1),
+            (3, 1, 4, 0),
+            (4, 0, 5, 0),
+            (6, 0, 7, 0),
+        ];
         let spec = RouterSpec {
             elements,
-            connections: conns.iter().map(|&(from, from_port, to, to_port)| Connection { from, from_port, to, to_port }).collect(),
+            connections: conns
+                .iter()
+                .map(|&(from, from_port, to, to_port)| Connection {
+                    from,
+                    from_port,
+                    to,
+                    to_port,
+                })
+                .collect(),
             connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
             requirements: vec![],
         };
         // s2 has no input: give it one from a second source to keep the
         // router valid.
         let mut spec = spec;
-        spec.elements.push(ElementDecl { name: "src2".into(), class: "Src".into(), config: String::new(), landmark: lm.clone() });
-        spec.connections.push(Connection { from: 8, from_port: 0, to: 6, to_port: 0 });
+        spec.elements.push(ElementDecl {
+            name: "src2".into(),
+            class: "Src".into(),
+            config: String::new(),
+            landmark: lm.clone(),
+        });
+        spec.connections.push(Connection {
+            from: 8,
+            from_port: 0,
+            to: 6,
+            to_port: 0,
+        });
         spec.connection_landmarks.push(lm.clone());
         FOUND.with(|x| x.borrow_mut().clear());
         let r = Router::new(spec, "", &registry(), &RouterOptions::default());
-        assert!(r.is_ok(), "{:?}", r.err().map(|d| d.iter().map(|x| x.to_string()).collect::<Vec<_>>()));
+        assert!(
+            r.is_ok(),
+            "{:?}",
+            r.err()
+                .map(|d| d.iter().map(|x| x.to_string()).collect::<Vec<_>>())
+        );
         let mut found = FOUND.with(|x| x.borrow().clone());
         found.sort();
         // src finds s downstream (through the cycle, once); k finds s
@@ -1353,9 +1706,22 @@ mod tests {
         let spec = RouterSpec {
             elements: names
                 .iter()
-                .map(|(n, c)| ElementDecl { name: n.to_string(), class: c.to_string(), config: String::new(), landmark: lm.clone() })
+                .map(|(n, c)| ElementDecl {
+                    name: n.to_string(),
+                    class: c.to_string(),
+                    config: String::new(),
+                    landmark: lm.clone(),
+                })
                 .collect(),
-            connections: conns.iter().map(|&(from, from_port, to, to_port)| Connection { from, from_port, to, to_port }).collect(),
+            connections: conns
+                .iter()
+                .map(|&(from, from_port, to, to_port)| Connection {
+                    from,
+                    from_port,
+                    to,
+                    to_port,
+                })
+                .collect(),
             connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
             requirements: vec![],
         };
@@ -1368,11 +1734,22 @@ mod tests {
     #[test]
     fn push_cycles_run_without_reentry() {
         // in -> l :: Loop; l[0] -> back :: Log -> l (a cycle); l[1] -> out.
-        let mut r = act_router(&[("in", "Log"), ("l", "Loop"), ("back", "Log"), ("out", "Log")], &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 1, 0), (1, 1, 3, 0)]);
+        let mut r = act_router(
+            &[
+                ("in", "Log"),
+                ("l", "Loop"),
+                ("back", "Log"),
+                ("out", "Log"),
+            ],
+            &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 1, 0), (1, 1, 3, 0)],
+        );
         LOG.with(|l| l.borrow_mut().clear());
         r.inject_packet(0, 0, Packet::from_slice(&[3]));
         let log = LOG.with(|l| l.borrow().clone());
-        assert_eq!(log, ["in:3", "l:3", "back:2", "l:2", "back:1", "l:1", "back:0", "l:0", "out:0"]);
+        assert_eq!(
+            log,
+            ["in:3", "l:3", "back:2", "l:2", "back:1", "l:1", "back:0", "l:0", "out:0"]
+        );
     }
 
     #[test]
@@ -1380,7 +1757,13 @@ mod tests {
         // f :: Fan; f[0] -> a :: Fan; a[0] -> a0; a[1] -> a1; f[1] -> b.
         // Click: f, a, a0, a1, b (output 0's whole subtree before output 1).
         let mut r = act_router(
-            &[("f", "Fan"), ("a", "Fan"), ("a0", "Log"), ("a1", "Log"), ("b", "Log")],
+            &[
+                ("f", "Fan"),
+                ("a", "Fan"),
+                ("a0", "Log"),
+                ("a1", "Log"),
+                ("b", "Log"),
+            ],
             &[(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0), (0, 1, 4, 0)],
         );
         LOG.with(|l| l.borrow_mut().clear());

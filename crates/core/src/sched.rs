@@ -78,7 +78,9 @@ impl Scheduler {
     /// there.
     pub fn schedule(&mut self, id: TaskId) {
         let gp = self.global_pass;
-        let Some(t) = self.tasks.get_mut(id.0 as usize) else { return };
+        let Some(t) = self.tasks.get_mut(id.0 as usize) else {
+            return;
+        };
         if t.scheduled {
             return;
         }
@@ -121,7 +123,6 @@ impl Scheduler {
             t.scheduled && t.pass == *pass
         })
     }
-
 }
 
 #[derive(Debug)]
@@ -142,16 +143,23 @@ pub(crate) struct Timers {
 
 impl Timers {
     pub fn add(&mut self, elem: usize) -> TimerId {
-        self.timers.push(TimerState { elem, expiry: None, generation: 0 });
+        self.timers.push(TimerState {
+            elem,
+            expiry: None,
+            generation: 0,
+        });
         TimerId(self.timers.len() as u32 - 1)
     }
 
     pub fn schedule_at(&mut self, id: TimerId, when: Timestamp) {
-        let Some(t) = self.timers.get_mut(id.0 as usize) else { return };
+        let Some(t) = self.timers.get_mut(id.0 as usize) else {
+            return;
+        };
         t.generation += 1;
         t.expiry = Some(when);
         self.seq += 1;
-        self.heap.push(Reverse((when, self.seq, id.0, t.generation)));
+        self.heap
+            .push(Reverse((when, self.seq, id.0, t.generation)));
     }
 
     pub fn unschedule(&mut self, id: TimerId) {
@@ -221,7 +229,7 @@ mod tests {
     fn stride_shares_by_tickets() {
         let mut s = Scheduler::default();
         let a = s.add(0, 100, true);
-        let b = s.add(1, 300, true);
+        let _b = s.add(1, 300, true);
         let (mut na, mut nb) = (0, 0);
         for _ in 0..4000 {
             let t = s.pop().unwrap();

@@ -105,11 +105,17 @@ pub const DEFAULT_SIMTIME_START: Timestamp = Timestamp(1_000_000_000 * 1_000_000
 
 impl Clock {
     pub fn real() -> Clock {
-        Clock { simulated: false, now: Cell::new(Timestamp::now_real()) }
+        Clock {
+            simulated: false,
+            now: Cell::new(Timestamp::now_real()),
+        }
     }
 
     pub fn simulated(start: Timestamp) -> Clock {
-        Clock { simulated: true, now: Cell::new(start) }
+        Clock {
+            simulated: true,
+            now: Cell::new(start),
+        }
     }
 
     pub fn is_simulated(&self) -> bool {
@@ -155,7 +161,10 @@ mod tests {
     #[test]
     fn display_is_click_style() {
         assert_eq!(Timestamp::from_sec_nsec(1, 5_000).to_string(), "1.000005");
-        assert_eq!(format!("{:#}", Timestamp::from_sec_nsec(1, 5)), "1.000000005");
+        assert_eq!(
+            format!("{:#}", Timestamp::from_sec_nsec(1, 5)),
+            "1.000000005"
+        );
         assert_eq!(Timestamp(-1).to_string(), "-1.999999");
     }
 

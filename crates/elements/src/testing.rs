@@ -21,7 +21,12 @@ pub fn spec(elems: &[(&str, &str, &str)], conns: &[(usize, usize, usize, usize)]
             .collect(),
         connections: conns
             .iter()
-            .map(|&(from, from_port, to, to_port)| Connection { from, from_port, to, to_port })
+            .map(|&(from, from_port, to, to_port)| Connection {
+                from,
+                from_port,
+                to,
+                to_port,
+            })
             .collect(),
         connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
         requirements: vec![],
@@ -29,7 +34,11 @@ pub fn spec(elems: &[(&str, &str, &str)], conns: &[(usize, usize, usize, usize)]
 }
 
 fn options() -> RouterOptions {
-    RouterOptions { simtime: Some(DEFAULT_SIMTIME_START), capture_chatter: true, ..Default::default() }
+    RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        capture_chatter: true,
+        ..Default::default()
+    }
 }
 
 /// Builds a router (simulated time, chatter captured) or returns the

@@ -11,7 +11,11 @@ fn errors(s: rclick_lang::RouterSpec) -> Vec<String> {
 #[test]
 fn push_chain_counts_and_stops() {
     let mut r = build(spec(
-        &[("src", "InfiniteSource", "LIMIT 100, BURST 7, STOP true"), ("c", "Counter", ""), ("d", "Discard", "")],
+        &[
+            ("src", "InfiniteSource", "LIMIT 100, BURST 7, STOP true"),
+            ("c", "Counter", ""),
+            ("d", "Discard", ""),
+        ],
         &[(0, 0, 1, 0), (1, 0, 2, 0)],
     ));
     assert_eq!(r.run(), StopReason::Stopped);
@@ -45,7 +49,11 @@ fn queue_unqueue_pull_path_drains_and_sleeps() {
 #[test]
 fn pull_discard_behind_queue() {
     let mut r = build(spec(
-        &[("src", "InfiniteSource", "LIMIT 20"), ("q", "Queue", ""), ("d", "Discard", "")],
+        &[
+            ("src", "InfiniteSource", "LIMIT 20"),
+            ("q", "Queue", ""),
+            ("d", "Discard", ""),
+        ],
         &[(0, 0, 1, 0), (1, 0, 2, 0)],
     ));
     assert_eq!(r.run(), StopReason::Quiescent);
@@ -55,8 +63,20 @@ fn pull_discard_behind_queue() {
 #[test]
 fn tee_clones_in_output_order() {
     let mut r = build(spec(
-        &[("src", "InfiniteSource", "LIMIT 3, STOP true"), ("t", "Tee", ""), ("a", "Counter", ""), ("b", "Counter", ""), ("d", "Discard", "")],
-        &[(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0), (2, 0, 4, 0), (3, 0, 4, 0)],
+        &[
+            ("src", "InfiniteSource", "LIMIT 3, STOP true"),
+            ("t", "Tee", ""),
+            ("a", "Counter", ""),
+            ("b", "Counter", ""),
+            ("d", "Discard", ""),
+        ],
+        &[
+            (0, 0, 1, 0),
+            (1, 0, 2, 0),
+            (1, 1, 3, 0),
+            (2, 0, 4, 0),
+            (3, 0, 4, 0),
+        ],
     ));
     r.run();
     assert_eq!(r.read_handler("a.count", None).unwrap(), "3");
@@ -69,30 +89,83 @@ fn push_pull_mismatch_reported() {
     // Queue's pull output into Counter (agnostic) into Queue (push input):
     // the Counter is in a mixed context.
     let e = errors(spec(
-        &[("src", "InfiniteSource", ""), ("q", "Queue", ""), ("c", "Counter", ""), ("q2", "Queue", ""), ("d", "Discard", "")],
+        &[
+            ("src", "InfiniteSource", ""),
+            ("q", "Queue", ""),
+            ("c", "Counter", ""),
+            ("q2", "Queue", ""),
+            ("d", "Discard", ""),
+        ],
         &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0), (3, 0, 4, 0)],
     ));
-    assert!(e.iter().any(|m| m.contains("agnostic 'c :: Counter' in mixed context: pull input 0, push output 0")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|m| m
+                .contains("agnostic 'c :: Counter' in mixed context: pull input 0, push output 0")),
+        "{e:?}"
+    );
     // Direct pull output to push input.
-    let e = errors(spec(&[("src", "InfiniteSource", ""), ("q", "Queue", ""), ("q2", "Queue", ""), ("d", "Discard", "")], &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0)]));
-    assert!(e.iter().any(|m| m == "test:1: 'q :: Queue' pull output 0 connected to 'q2 :: Queue' push input 0"), "{e:?}");
+    let e = errors(spec(
+        &[
+            ("src", "InfiniteSource", ""),
+            ("q", "Queue", ""),
+            ("q2", "Queue", ""),
+            ("d", "Discard", ""),
+        ],
+        &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0)],
+    ));
+    assert!(
+        e.iter()
+            .any(|m| m
+                == "test:1: 'q :: Queue' pull output 0 connected to 'q2 :: Queue' push input 0"),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn port_and_reuse_errors_reported_together() {
     let e = errors(spec(
-        &[("src", "InfiniteSource", ""), ("a", "Discard", ""), ("b", "Discard", ""), ("n", "Null", "")],
+        &[
+            ("src", "InfiniteSource", ""),
+            ("a", "Discard", ""),
+            ("b", "Discard", ""),
+            ("n", "Null", ""),
+        ],
         &[(0, 0, 1, 0), (0, 0, 2, 0), (3, 1, 1, 0)],
     ));
-    assert!(e.iter().any(|m| m.contains("'n :: Null' has no output 1")), "{e:?}");
-    let e = errors(spec(&[("src", "InfiniteSource", ""), ("a", "Discard", ""), ("b", "Discard", "")], &[(0, 0, 1, 0), (0, 0, 2, 0)]));
-    assert!(e.iter().any(|m| m.contains("illegal reuse of 'src :: InfiniteSource' push output 0")), "{e:?}");
+    assert!(
+        e.iter().any(|m| m.contains("'n :: Null' has no output 1")),
+        "{e:?}"
+    );
+    let e = errors(spec(
+        &[
+            ("src", "InfiniteSource", ""),
+            ("a", "Discard", ""),
+            ("b", "Discard", ""),
+        ],
+        &[(0, 0, 1, 0), (0, 0, 2, 0)],
+    ));
+    assert!(
+        e.iter()
+            .any(|m| m.contains("illegal reuse of 'src :: InfiniteSource' push output 0")),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn configure_errors_have_click_shape() {
-    let e = errors(spec(&[("src", "InfiniteSource", "LIMIT x"), ("d", "Discard", "")], &[(0, 0, 1, 0)]));
-    assert_eq!(e.first().map(String::as_str), Some("test:1: While configuring 'src :: InfiniteSource':"), "{e:?}");
+    let e = errors(spec(
+        &[("src", "InfiniteSource", "LIMIT x"), ("d", "Discard", "")],
+        &[(0, 0, 1, 0)],
+    ));
+    assert_eq!(
+        e.first().map(String::as_str),
+        Some("test:1: While configuring 'src :: InfiniteSource':"),
+        "{e:?}"
+    );
     assert!(e[1].starts_with("  ") && e[1].contains("LIMIT"), "{e:?}");
-    assert_eq!(e.last().map(String::as_str), Some("Router could not be initialized!"));
+    assert_eq!(
+        e.last().map(String::as_str),
+        Some("Router could not be initialized!")
+    );
 }

@@ -7,7 +7,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn element_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("read src dir").flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("read src dir")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
@@ -28,20 +32,40 @@ fn documented(src: &Path) -> BTreeMap<String, (String, String)> {
         let header: Vec<&str> = text
             .lines()
             .take_while(|l| l.starts_with("//!"))
-            .map(|l| l.strip_prefix("//! ").unwrap_or(l.strip_prefix("//!").unwrap_or(l)))
+            .map(|l| {
+                l.strip_prefix("//! ")
+                    .unwrap_or(l.strip_prefix("//!").unwrap_or(l))
+            })
             .collect();
-        let Some(first) = header.first() else { continue };
-        let Some(class) = first.strip_prefix("# ") else { continue };
+        let Some(first) = header.first() else {
+            continue;
+        };
+        let Some(class) = first.strip_prefix("# ") else {
+            continue;
+        };
         if !class.chars().next().is_some_and(|c| c.is_ascii_uppercase()) || class.contains(' ') {
             continue;
         }
-        let domain = f.parent().and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let domain = f
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         // Demote headings one level so each class is a section of the page.
         let body: Vec<String> = header[1..]
             .iter()
-            .map(|l| if l.starts_with('#') { format!("#{l}") } else { l.to_string() })
+            .map(|l| {
+                if l.starts_with('#') {
+                    format!("#{l}")
+                } else {
+                    l.to_string()
+                }
+            })
             .collect();
-        docs.insert(class.to_string(), (domain, body.join("\n").trim().to_string()));
+        docs.insert(
+            class.to_string(),
+            (domain, body.join("\n").trim().to_string()),
+        );
     }
     docs
 }
@@ -58,7 +82,14 @@ fn render(docs: &BTreeMap<String, (String, String)>) -> String {
         by_domain.entry(domain.as_str()).or_default().push(class);
     }
     for (domain, classes) in &by_domain {
-        out.push_str(&format!("- **{domain}**: {}\n", classes.iter().map(|c| format!("[{c}](#{})", c.to_lowercase())).collect::<Vec<_>>().join(", ")));
+        out.push_str(&format!(
+            "- **{domain}**: {}\n",
+            classes
+                .iter()
+                .map(|c| format!("[{c}](#{})", c.to_lowercase()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     for (class, (domain, body)) in docs {
         out.push_str(&format!("\n## {class}\n\n*{domain}*\n\n{body}\n"));
@@ -72,10 +103,21 @@ fn element_reference_is_current_and_complete() {
     let docs = documented(&root.join("src"));
     let reg = rclick_elements::registry();
     let missing: Vec<&str> = reg.names().filter(|n| !docs.contains_key(*n)).collect();
-    assert!(missing.is_empty(), "registered classes without a documented element file: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "registered classes without a documented element file: {missing:?}"
+    );
     for (class, (_, body)) in &docs {
-        for section in ["## Synopsis", "## Ports and processing", "## Description", "## Example"] {
-            assert!(body.contains(&format!("#{section}")), "{class}: documentation lacks '{section}'");
+        for section in [
+            "## Synopsis",
+            "## Ports and processing",
+            "## Description",
+            "## Example",
+        ] {
+            assert!(
+                body.contains(&format!("#{section}")),
+                "{class}: documentation lacks '{section}'"
+            );
         }
     }
     let text = render(&docs);

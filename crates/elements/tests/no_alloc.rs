@@ -46,7 +46,14 @@ fn steady_state_allocations(burst: usize) -> (u64, u64) {
     ]);
     let mut conns: Vec<(usize, usize, usize, usize)> = (0..8).map(|i| (i, 0, i + 1, 0)).collect();
     let t = 9;
-    conns.extend([(8, 0, t, 0), (t, 0, t + 1, 0), (t, 1, t + 5, 0), (t + 1, 0, t + 2, 0), (t + 2, 0, t + 3, 0), (t + 3, 0, t + 4, 0)]);
+    conns.extend([
+        (8, 0, t, 0),
+        (t, 0, t + 1, 0),
+        (t, 1, t + 5, 0),
+        (t + 1, 0, t + 2, 0),
+        (t + 2, 0, t + 3, 0),
+        (t + 3, 0, t + 4, 0),
+    ]);
     let mut r = build(spec(&elems, &conns));
     assert_eq!(r.run_limited(2_000), StopReason::Limit);
     let before_count: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
@@ -61,7 +68,13 @@ fn steady_state_allocations(burst: usize) -> (u64, u64) {
 fn no_allocation_per_packet_in_steady_state() {
     for burst in [1, 32] {
         let (allocs, packets) = steady_state_allocations(burst);
-        assert!(packets > 50_000, "burst {burst}: only {packets} packets forwarded");
-        assert_eq!(allocs, 0, "burst {burst}: {allocs} allocations while forwarding {packets} packets");
+        assert!(
+            packets > 50_000,
+            "burst {burst}: only {packets} packets forwarded"
+        );
+        assert_eq!(
+            allocs, 0,
+            "burst {burst}: {allocs} allocations while forwarding {packets} packets"
+        );
     }
 }

@@ -102,7 +102,12 @@ fn parse_call(s: &str) -> Result<Call, String> {
     if words.len() < 2 {
         return Err("expected 'N HANDLER [VALUE]'".into());
     }
-    Ok(Call { at: parse_u64(&words[0])?, handler: words[1].clone(), value: words[2..].join(" "), done: false })
+    Ok(Call {
+        at: parse_u64(&words[0])?,
+        handler: words[1].clone(),
+        value: words[2..].join(" "),
+        done: false,
+    })
 }
 
 fn epoch_of(t: Timestamp) -> i64 {
@@ -159,8 +164,10 @@ impl Element for Counter {
     }
 
     fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut v: Vec<HandlerSpec> =
-            ["count", "byte_count", "rate", "byte_rate", "bit_rate"].iter().map(|h| HandlerSpec::read(h)).collect();
+        let mut v: Vec<HandlerSpec> = ["count", "byte_count", "rate", "byte_rate", "bit_rate"]
+            .iter()
+            .map(|h| HandlerSpec::read(h))
+            .collect();
         v.push(HandlerSpec::button("reset"));
         v.push(HandlerSpec::button("reset_counts"));
         v
@@ -185,7 +192,10 @@ impl Element for Counter {
                 self.byte_count = 0;
                 self.packet_rate = Ewma::default();
                 self.byte_rate = Ewma::default();
-                for c in [&mut self.count_call, &mut self.byte_count_call].into_iter().flatten() {
+                for c in [&mut self.count_call, &mut self.byte_count_call]
+                    .into_iter()
+                    .flatten()
+                {
                     c.done = false;
                 }
                 Ok(())

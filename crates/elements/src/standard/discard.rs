@@ -42,7 +42,13 @@ pub struct Discard {
 
 impl Default for Discard {
     fn default() -> Self {
-        Discard { count: 0, active: true, burst: 1, task: None, signal: NotifierSignal::Busy }
+        Discard {
+            count: 0,
+            active: true,
+            burst: 1,
+            task: None,
+            signal: NotifierSignal::Busy,
+        }
     }
 }
 
@@ -88,7 +94,11 @@ impl Element for Discard {
     }
 
     fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read("count"), HandlerSpec::write("reset_counts"), HandlerSpec::read_write("active")]
+        vec![
+            HandlerSpec::read("count"),
+            HandlerSpec::write("reset_counts"),
+            HandlerSpec::read_write("active"),
+        ]
     }
 
     fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {

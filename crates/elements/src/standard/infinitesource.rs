@@ -39,7 +39,8 @@ use rclick_core::element::HandlerSpec;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, TaskId};
 
 /// Click's default InfiniteSource payload.
-pub const DEFAULT_DATA: &[u8] = b"Random bullshit in a packet, at least 64 bytes long. Well, now it is.";
+pub const DEFAULT_DATA: &[u8] =
+    b"Random bullshit in a packet, at least 64 bytes long. Well, now it is.";
 
 pub struct InfiniteSource {
     data: Vec<u8>,
@@ -141,7 +142,9 @@ impl Element for InfiniteSource {
         }
         let mut batch = Batch::new();
         for _ in 0..n {
-            let Some(p) = self.make(ctx) else { return false };
+            let Some(p) = self.make(ctx) else {
+                return false;
+            };
             if let Err(p) = batch.try_push(p) {
                 ctx.emit_batch(0, std::mem::take(&mut batch));
                 batch.push(p);
@@ -161,7 +164,11 @@ impl Element for InfiniteSource {
         if !self.active {
             return None;
         }
-        let n = self.burst.min(max).min(self.remaining()).min(rclick_core::batch::BATCH_CAPACITY);
+        let n = self
+            .burst
+            .min(max)
+            .min(self.remaining())
+            .min(rclick_core::batch::BATCH_CAPACITY);
         if n == 0 {
             if self.stop && self.limit >= 0 {
                 ctx.please_stop();

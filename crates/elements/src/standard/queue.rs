@@ -62,7 +62,14 @@ pub struct Queue {
 
 impl Queue {
     pub fn new(kind: QueueKind) -> Self {
-        Queue { kind, packets: VecDeque::new(), capacity: 1000, highwater: 0, drops: 0, nonempty: None }
+        Queue {
+            kind,
+            packets: VecDeque::new(),
+            capacity: 1000,
+            highwater: 0,
+            drops: 0,
+            nonempty: None,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -153,7 +160,9 @@ impl Element for Queue {
             }
             return None;
         }
-        let n = max.min(rclick_core::batch::BATCH_CAPACITY).min(self.packets.len());
+        let n = max
+            .min(rclick_core::batch::BATCH_CAPACITY)
+            .min(self.packets.len());
         let mut batch = Batch::new();
         for p in self.packets.drain(..n) {
             batch.push(p);
@@ -206,7 +215,9 @@ impl Element for Queue {
     }
 
     fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
-        let Some(o) = old.as_any_mut().downcast_mut::<Queue>() else { return false };
+        let Some(o) = old.as_any_mut().downcast_mut::<Queue>() else {
+            return false;
+        };
         while self.packets.len() < self.capacity {
             match o.packets.pop_front() {
                 Some(p) => self.packets.push_back(p),

@@ -43,7 +43,14 @@ pub struct Unqueue {
 
 impl Default for Unqueue {
     fn default() -> Self {
-        Unqueue { burst: 1, active: true, limit: -1, count: 0, task: None, signal: NotifierSignal::Busy }
+        Unqueue {
+            burst: 1,
+            active: true,
+            limit: -1,
+            count: 0,
+            task: None,
+            signal: NotifierSignal::Busy,
+        }
     }
 }
 
