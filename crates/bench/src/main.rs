@@ -2,7 +2,7 @@
 //! `conf/bench/` in-process and prints ns/packet and Mpps, at batch sizes
 //! (BURST) 1 and 32.
 //!
-//! Usage: `cargo run --release -p rclick-bench -- [--packets N] [--repeat R] [FILTER]`
+//! Usage: `cargo run --release -p rclick-bench -- [--packets N] [--repeat R] [--burst B] [FILTER]`
 //!
 //! Each configuration runs `InfiniteSource(LIMIT N, BURST b, STOP true)`
 //! into a graph ending in Discard; the time of the whole run divided by N is
@@ -68,11 +68,19 @@ fn main() {
     let mut packets: u64 = 5_000_000;
     let mut repeat = 5;
     let mut filter: Option<String> = None;
+    let mut bursts: Vec<usize> = vec![1, 32];
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--packets" => packets = args.next().and_then(|v| v.parse().ok()).unwrap_or(packets),
             "--repeat" => repeat = args.next().and_then(|v| v.parse().ok()).unwrap_or(repeat),
+            "--burst" => {
+                bursts = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .into_iter()
+                    .collect()
+            }
             _ => filter = Some(a),
         }
     }
@@ -88,7 +96,11 @@ fn main() {
     println!("|---|---:|---:|---:|");
     let mut results: Vec<(String, usize, f64)> = Vec::new();
     for name in names {
-        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+        let exact = filter.as_deref().is_some_and(|f| names.contains(&f));
+        if filter
+            .as_deref()
+            .is_some_and(|f| if exact { name != f } else { !name.contains(f) })
+        {
             continue;
         }
         let path = conf_dir().join(format!("{name}.click"));
@@ -99,7 +111,7 @@ fn main() {
                 continue;
             }
         };
-        for burst in [1usize, 32] {
+        for &burst in &bursts {
             // Warm the pools and caches, then keep the best of `repeat`.
             let _ = run_once(&text, name, packets / 10, burst);
             let mut best = f64::INFINITY;

@@ -5,38 +5,19 @@
 //! as forwarding one packet. Per-packet work happens in place
 //! ([`Batch::retain_map`]) without building a second batch.
 
-use std::cell::RefCell;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 use crate::packet::Packet;
+use crate::pool;
 
 /// Most packets one batch holds. Sources with a larger BURST emit several
 /// batches.
 pub const BATCH_CAPACITY: usize = 64;
 
-struct BatchBuf {
+pub(crate) struct BatchBuf {
     len: usize,
     pkts: [MaybeUninit<Packet>; BATCH_CAPACITY],
-}
-
-struct BatchPool {
-    free: Vec<NonNull<BatchBuf>>,
-}
-
-impl Drop for BatchPool {
-    fn drop(&mut self) {
-        for b in self.free.drain(..) {
-            // SAFETY: pooled buffers are empty and owned by the pool.
-            unsafe { drop(Box::from_raw(b.as_ptr())) };
-        }
-    }
-}
-
-const BATCH_POOL_LIMIT: usize = 1024;
-
-thread_local! {
-    static BATCHES: RefCell<BatchPool> = const { RefCell::new(BatchPool { free: Vec::new() }) };
 }
 
 /// An owned, ordered group of packets.
@@ -52,7 +33,7 @@ impl Batch {
     /// An empty batch from this thread's pool.
     #[inline]
     pub fn new() -> Batch {
-        if let Some(buf) = BATCHES.with(|p| p.borrow_mut().free.pop()) {
+        if let Some(buf) = pool::with(|p| p.batches.pop()) {
             return Batch { buf };
         }
         let b = Box::new(BatchBuf {
@@ -199,16 +180,7 @@ impl Drop for Batch {
     fn drop(&mut self) {
         self.clear();
         let buf = self.buf;
-        let pooled = BATCHES.with(|p| {
-            let mut p = p.borrow_mut();
-            if p.free.len() < BATCH_POOL_LIMIT {
-                p.free.push(buf);
-                true
-            } else {
-                false
-            }
-        });
-        if !pooled {
+        if pool::with(|p| p.batches.push(buf)).is_err() {
             // SAFETY: the buffer came from Box::leak and is empty.
             unsafe { drop(Box::from_raw(buf.as_ptr())) };
         }

@@ -9,6 +9,7 @@ pub mod conf;
 pub mod ctx;
 pub mod element;
 pub mod packet;
+mod pool;
 pub mod ports;
 pub mod router;
 pub mod sched;

@@ -12,11 +12,11 @@
 //! bytes first when the buffer is shared (Click's `uniqueify()`). Only the
 //! live bytes are copied, never the whole buffer.
 
-use std::cell::RefCell;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 
+use crate::pool;
 use crate::time::Timestamp;
 
 /// Bytes of headroom a new packet gets by default: room for an Ethernet
@@ -77,12 +77,12 @@ pub enum PacketType {
 
 const NO_OFFSET: u32 = u32::MAX;
 
-struct Buffer {
+pub(crate) struct Buffer {
     refs: AtomicU32,
     bytes: Box<[u8]>,
 }
 
-struct Header {
+pub(crate) struct Header {
     buf: NonNull<Buffer>,
     /// Offset of the first live byte in the buffer.
     start: u32,
@@ -95,45 +95,9 @@ struct Header {
     anno: [u8; ANNO_SIZE],
 }
 
-/// Per-thread free lists. Bounded, so a burst of packets that are later
-/// freed does not pin memory forever.
-struct Pool {
-    headers: Vec<NonNull<Header>>,
-    buffers: Vec<NonNull<Buffer>>,
-}
-
-const POOL_LIMIT: usize = 16384;
-
-impl Pool {
-    const fn new() -> Self {
-        Pool {
-            headers: Vec::new(),
-            buffers: Vec::new(),
-        }
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        for h in self.headers.drain(..) {
-            // SAFETY: pool entries were created by Box::into_raw and are owned
-            // by the pool alone.
-            unsafe { drop(Box::from_raw(h.as_ptr())) };
-        }
-        for b in self.buffers.drain(..) {
-            // SAFETY: as above.
-            unsafe { drop(Box::from_raw(b.as_ptr())) };
-        }
-    }
-}
-
-thread_local! {
-    static POOL: RefCell<Pool> = const { RefCell::new(Pool::new()) };
-}
-
 fn alloc_buffer(capacity: usize) -> NonNull<Buffer> {
     if capacity <= POOLED_BUFFER_SIZE {
-        if let Some(b) = POOL.with(|p| p.borrow_mut().buffers.pop()) {
+        if let Some(b) = pool::with(|p| p.buffers.pop()) {
             // SAFETY: a pooled buffer is exclusively owned by the pool.
             unsafe { (*b.as_ptr()).refs.store(1, Ordering::Relaxed) };
             return b;
@@ -159,25 +123,14 @@ unsafe fn release_buffer(b: NonNull<Buffer>) {
         return;
     }
     fence(Ordering::Acquire);
-    if buf.bytes.len() == POOLED_BUFFER_SIZE {
-        let pooled = POOL.with(|p| {
-            let mut p = p.borrow_mut();
-            if p.buffers.len() < POOL_LIMIT {
-                p.buffers.push(b);
-                true
-            } else {
-                false
-            }
-        });
-        if pooled {
-            return;
-        }
+    if buf.bytes.len() == POOLED_BUFFER_SIZE && pool::with(|p| p.buffers.push(b)).is_ok() {
+        return;
     }
     drop(Box::from_raw(b.as_ptr()));
 }
 
 fn alloc_header(h: Header) -> NonNull<Header> {
-    let slot = POOL.with(|p| p.borrow_mut().headers.pop());
+    let slot = pool::with(|p| p.headers.pop());
     place_header(slot, h)
 }
 
@@ -200,8 +153,7 @@ fn place_header(slot: Option<NonNull<Header>>, h: Header) -> NonNull<Header> {
 /// bytes and a header slot.
 #[inline]
 fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<Header>>) {
-    let (buf, slot) = POOL.with(|p| {
-        let mut p = p.borrow_mut();
+    let (buf, slot) = pool::with(|p| {
         let buf = if capacity <= POOLED_BUFFER_SIZE {
             p.buffers.pop()
         } else {
@@ -221,16 +173,7 @@ fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<
 }
 
 fn free_header(h: NonNull<Header>) {
-    let pooled = POOL.with(|p| {
-        let mut p = p.borrow_mut();
-        if p.headers.len() < POOL_LIMIT {
-            p.headers.push(h);
-            true
-        } else {
-            false
-        }
-    });
-    if !pooled {
+    if pool::with(|p| p.headers.push(h)).is_err() {
         // SAFETY: the header came from Box::leak and is no longer referenced.
         unsafe { drop(Box::from_raw(h.as_ptr())) };
     }
@@ -660,11 +603,10 @@ impl Drop for Packet {
         let b = unsafe { buf.as_ref() };
         if b.refs.load(Ordering::Acquire) == 1 && b.bytes.len() == POOLED_BUFFER_SIZE {
             let hdr = self.hdr;
-            let pooled = POOL.with(|p| {
-                let mut p = p.borrow_mut();
-                if p.headers.len() < POOL_LIMIT && p.buffers.len() < POOL_LIMIT {
-                    p.headers.push(hdr);
-                    p.buffers.push(buf);
+            let pooled = pool::with(|p| {
+                if p.headers.len() < p.headers_limit() && p.buffers.len() < p.buffers_limit() {
+                    let _ = p.headers.push(hdr);
+                    let _ = p.buffers.push(buf);
                     true
                 } else {
                     false

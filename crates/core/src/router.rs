@@ -42,30 +42,23 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
+    /// The one input a push output feeds. `out_base` has a sentinel entry
+    /// past the last element, so this is two loads and a compare.
     #[inline]
     pub fn push_target(&self, elem: usize, port: usize) -> Option<(usize, usize)> {
-        let base = *self.out_base.get(elem)?;
-        let next = self
-            .out_base
-            .get(elem + 1)
-            .copied()
-            .unwrap_or(self.push_target.len());
-        if base + port >= next {
+        let (&base, &next) = (self.out_base.get(elem)?, self.out_base.get(elem + 1)?);
+        if port >= next - base {
             return None;
         }
         let (d, p) = self.push_target[base + port];
         (d != NONE).then_some((d as usize, p as usize))
     }
 
+    /// The one output a pull input pulls from.
     #[inline]
     pub fn pull_source(&self, elem: usize, port: usize) -> Option<(usize, usize)> {
-        let base = *self.in_base.get(elem)?;
-        let next = self
-            .in_base
-            .get(elem + 1)
-            .copied()
-            .unwrap_or(self.pull_source.len());
-        if base + port >= next {
+        let (&base, &next) = (self.in_base.get(elem)?, self.in_base.get(elem + 1)?);
+        if port >= next - base {
             return None;
         }
         let (s, p) = self.pull_source[base + port];
@@ -1469,6 +1462,8 @@ fn build_tables(core: &mut RouterCore) {
             g.pull_source.push(s);
         }
     }
+    g.out_base.push(g.push_target.len());
+    g.in_base.push(g.pull_source.len());
 }
 
 #[cfg(test)]
