@@ -14,6 +14,7 @@ pub mod ports;
 pub mod router;
 pub mod sched;
 pub mod time;
+pub mod wire;
 
 pub use batch::Batch;
 pub use ctx::{Ctx, InitCtx};
