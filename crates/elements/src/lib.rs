@@ -1,6 +1,7 @@
 //! The rclick element library, grouped by domain as in Click's
 //! `elements/` tree.
 
+pub mod ip;
 pub mod standard;
 pub mod testing;
 pub mod userlevel;
@@ -11,6 +12,7 @@ use rclick_core::Registry;
 pub fn registry() -> Registry {
     let mut reg = Registry::new();
     standard::register(&mut reg);
+    ip::register(&mut reg);
     userlevel::register(&mut reg);
     reg
 }
