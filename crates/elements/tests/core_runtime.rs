@@ -169,3 +169,14 @@ fn configure_errors_have_click_shape() {
         Some("Router could not be initialized!")
     );
 }
+
+#[test]
+fn routers_build_from_configuration_text() {
+    let mut r = rclick_elements::testing::from_config(
+        "src :: InfiniteSource(LIMIT 5, STOP true) -> c :: Counter -> Discard;",
+    );
+    r.run();
+    assert_eq!(rclick_elements::testing::read(&mut r, "c.count"), "5");
+    let e = rclick_elements::testing::try_from_config("x :: Nope;").err().unwrap_or_default();
+    assert_eq!(e, vec!["test:1: unknown element class 'Nope'"]);
+}
