@@ -1,6 +1,8 @@
 //! Standard elements: sources, sinks, queues, counters, schedulers,
 //! classifiers, scripting.
 
+pub mod classifier;
+pub mod classifier_program;
 pub mod counter;
 pub mod discard;
 pub mod infinitesource;

@@ -2,4 +2,8 @@
 
 use rclick_core::Registry;
 
-pub(crate) fn register(_reg: &mut Registry) {}
+pub(crate) fn register(reg: &mut Registry) {
+    reg.add("Classifier", || {
+        Box::<super::classifier::Classifier>::default()
+    });
+}

@@ -1,0 +1,140 @@
+//! # Classifier
+//!
+//! Classifies packets by contents.
+//!
+//! ## Synopsis
+//! `Classifier(PATTERN1, ..., PATTERNN)`
+//!
+//! ## Ports and processing
+//! One push input; N push outputs, one per pattern.
+//!
+//! ## Description
+//! Sends each packet to the output of the first pattern it matches, and
+//! drops packets that match no pattern.
+//!
+//! A pattern is a space-separated list of clauses `OFFSET/VALUE` or
+//! `OFFSET/VALUE%MASK`. OFFSET is a decimal byte offset into the packet;
+//! VALUE and MASK are hex with an even number of digits (the MASK, if given,
+//! has as many digits as the VALUE). A `?` digit in VALUE or MASK means
+//! "don't care about this nibble". Only bits set in the mask are compared.
+//! A clause may be preceded by `!`, in which case it must not match. The
+//! pattern `-` matches every packet. A packet too short to hold a compared
+//! byte fails that clause (so a `!` clause matches it).
+//!
+//! The patterns are compiled into a decision program of 32-bit masked word
+//! comparisons in which tests shared by several patterns are made once and
+//! tests whose outcome is already known are skipped. Matching reads the
+//! packet bytes in place and allocates nothing. A warning is printed for
+//! any output no packet can reach.
+//!
+//! ## Handlers
+//! - `program` (read): the compiled program, one step per line, as Click
+//!   prints it: `STEP OFFSET/VALUE%MASK  yes->TARGET  no->TARGET`, where a
+//!   target is `step N`, an output `[N]`, or `[X]` for drop; then the safe
+//!   length (bytes a packet needs for no length check) and the alignment
+//!   offset.
+//!
+//! ## Example
+//! ```click
+//! c :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);
+//! c[0] -> arpq :: Discard; c[1] -> arpr :: Discard;
+//! c[2] -> ip :: Discard; c[3] -> other :: Discard;
+//! ```
+
+use rclick_core::conf::Args;
+use rclick_core::element::HandlerSpec;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+
+use super::classifier_program::Program;
+
+#[derive(Default)]
+pub struct Classifier {
+    prog: Option<Program>,
+}
+
+impl Classifier {
+    /// The compiled program (after configuration).
+    pub fn program(&self) -> Option<&Program> {
+        self.prog.as_ref()
+    }
+}
+
+impl Element for Classifier {
+    fn port_count(&self) -> &'static str {
+        "1/-"
+    }
+
+    fn processing(&self) -> &'static str {
+        "h/h"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let patterns = args.take_rest();
+        args.complete()?;
+        let n = ctx.noutputs();
+        if patterns.len() != n {
+            return Err(format!("need {n} arguments, one per output port").into());
+        }
+        let prog = Program::compile(&patterns)?;
+        let reachable = prog.reachable_outputs();
+        for i in 0..n as u32 {
+            if !reachable.contains(&i) {
+                ctx.chatter(&format!(
+                    "{} :: Classifier: warning: output {i} matches no packets",
+                    ctx.element_name()
+                ));
+            }
+        }
+        self.prog = Some(prog);
+        Ok(())
+    }
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        let Some(prog) = self.prog.as_ref() else {
+            return;
+        };
+        // Common case: the whole batch goes to one output.
+        let mut outs = [None; rclick_core::batch::BATCH_CAPACITY];
+        let mut uniform = true;
+        for (i, p) in batch.packets().iter().enumerate() {
+            let o = prog.classify(p.data());
+            if let Some(slot) = outs.get_mut(i) {
+                *slot = o;
+            }
+            uniform &= o == outs[0];
+        }
+        let n = batch.len().min(outs.len());
+        if uniform && batch.len() <= outs.len() {
+            if let Some(o) = outs[0] {
+                ctx.emit_batch(o, batch);
+            }
+            return;
+        }
+        for (i, p) in batch.drain().enumerate() {
+            let o = if i < n {
+                outs[i]
+            } else {
+                prog.classify(p.data())
+            };
+            if let Some(o) = o {
+                ctx.emit(o, p);
+            }
+        }
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![HandlerSpec::read("program")]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        match name {
+            "program" => Ok(self.prog.as_ref().map(|p| p.unparse()).unwrap_or_default()),
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+}

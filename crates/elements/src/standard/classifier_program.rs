@@ -1,0 +1,842 @@
+//! The decision program behind Classifier: pattern parsing, compilation
+//! into a tree of masked 32-bit word comparisons, optimization, evaluation
+//! and Click-style unparsing.
+//!
+//! A pattern is a conjunction of predicates. A positive clause `OFF/VALUE`
+//! contributes one predicate per 4-byte word it touches; a negated clause
+//! `!OFF/VALUE` is one predicate, the negation of the conjunction of its
+//! words. A word test on a packet too short to hold its last masked byte
+//! fails (so a negated clause matches such a packet), as in Click.
+//!
+//! Compilation lays the patterns out as a linear program of word tests
+//! (first match wins, each pattern's failure jumps to the next pattern),
+//! then redirects every branch past tests whose outcome is already known on
+//! that branch: what earlier tests proved about the packet is carried along
+//! the edges and intersected where paths join, as Click's optimizer does.
+//! Shared prefixes thus collapse (two patterns starting with `12/0806` test
+//! it once), and unreachable tests disappear.
+
+use std::fmt::Write as _;
+
+/// Jump target meaning "drop the packet" (Click's `j_never`).
+pub const DROP: i32 = -2147483647;
+
+/// One word test: `(word at OFFSET) & MASK == VALUE`. `yes`/`no` are jump
+/// targets: `> 0` a step number, `<= 0` an output (`-j`), or [`DROP`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Insn {
+    /// Byte offset of the word (a multiple of 4).
+    pub offset: u32,
+    /// Mask and value, as big-endian words (byte 0 most significant).
+    pub mask: u32,
+    pub value: u32,
+    pub yes: i32,
+    pub no: i32,
+}
+
+impl Insn {
+    /// Bytes the packet needs for this test to be decidable on data: up to
+    /// the last masked byte. Zero when the mask is empty.
+    pub fn required_length(&self) -> u32 {
+        required_length(self.offset, self.mask)
+    }
+}
+
+fn required_length(offset: u32, mask: u32) -> u32 {
+    if mask == 0 {
+        0
+    } else {
+        offset + 4 - mask.trailing_zeros() / 8
+    }
+}
+
+/// Evaluation form of an instruction: mask and value in native byte order
+/// so a packet word can be compared without swapping.
+#[derive(Clone, Copy, Debug)]
+struct EvalInsn {
+    offset: u32,
+    mask: u32,
+    value: u32,
+    /// `[no, yes]`.
+    j: [i32; 2],
+    required: u32,
+}
+
+/// A compiled classifier program.
+#[derive(Clone, Debug)]
+pub struct Program {
+    insns: Vec<Insn>,
+    eval: Vec<EvalInsn>,
+    /// When every packet goes to one place (`-` first, or no tests left).
+    output_everything: Option<i32>,
+    /// Click's safe length: the longest `required_length`.
+    safe_length: u32,
+    /// Packets at least this long are matched without length checks.
+    fast_length: usize,
+}
+
+/// One predicate of a pattern.
+#[derive(Clone, Debug)]
+enum Pred {
+    Word {
+        offset: u32,
+        mask: u32,
+        value: u32,
+    },
+    /// Negated conjunction of words.
+    Not(Vec<(u32, u32, u32)>),
+}
+
+/// Largest clause offset accepted (Click stores offsets in 16 bits).
+const MAX_OFFSET: u32 = 65535;
+
+fn nibble(c: u8) -> (u32, u32) {
+    match c {
+        b'?' => (0, 0),
+        b'0'..=b'9' => ((c - b'0') as u32, 0xF),
+        b'a'..=b'f' => ((c - b'a' + 10) as u32, 0xF),
+        b'A'..=b'F' => ((c - b'A' + 10) as u32, 0xF),
+        _ => (0, 0),
+    }
+}
+
+/// Splits clause bytes `(offset, value, mask)` into aligned words.
+fn clause_words(offset: u32, bytes: &[(u8, u8)]) -> Vec<(u32, u32, u32)> {
+    let mut words: Vec<(u32, u32, u32)> = Vec::new();
+    for (i, &(v, m)) in bytes.iter().enumerate() {
+        let off = offset + i as u32;
+        let base = off & !3;
+        let shift = 24 - 8 * (off & 3);
+        if words.last().map(|w| w.0) != Some(base) {
+            words.push((base, 0, 0));
+        }
+        if let Some(w) = words.last_mut() {
+            w.1 |= (m as u32) << shift;
+            w.2 |= ((v & m) as u32) << shift;
+        }
+    }
+    words
+}
+
+/// Parses one pattern into predicates. `None` for a pattern that matches
+/// everything (`-` or no clauses).
+fn parse_pattern(slot: usize, s: &str, errors: &mut Vec<String>) -> Vec<Pred> {
+    let s = s.as_bytes();
+    let len = s.len();
+    let mut preds = Vec::new();
+    let mut i = 0;
+    if s == b"-" {
+        i = 1;
+    }
+    while i < len {
+        while i < len && s[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= len {
+            break;
+        }
+        let mut negated = false;
+        if s[i] == b'!' {
+            negated = true;
+            i += 1;
+            while i < len && s[i].is_ascii_whitespace() {
+                i += 1;
+            }
+        }
+        if i >= len || !s[i].is_ascii_digit() {
+            errors.push(format!("pattern {slot}: expected a digit"));
+            break;
+        }
+        let mut offset: u64 = 0;
+        while i < len && s[i].is_ascii_digit() {
+            offset = (offset * 10 + (s[i] - b'0') as u64).min(u64::from(u32::MAX));
+            i += 1;
+        }
+        if i >= len || s[i] != b'/' {
+            errors.push(format!("pattern {slot}: expected '/'"));
+            break;
+        }
+        i += 1;
+        let is_digit = |c: u8| c.is_ascii_hexdigit() || c == b'?';
+        let value_pos = i;
+        while i < len && is_digit(s[i]) {
+            i += 1;
+        }
+        let value = &s[value_pos..i];
+        let mut mask: Option<&[u8]> = None;
+        if i < len && s[i] == b'%' {
+            i += 1;
+            let mask_pos = i;
+            while i < len && is_digit(s[i]) {
+                i += 1;
+            }
+            mask = Some(&s[mask_pos..i]);
+        }
+        let nerr = errors.len();
+        if value.len() < 2 {
+            errors.push(format!("pattern {slot}: value has less than 2 hex digits"));
+        } else if value.len() & 1 == 1 {
+            errors.push(format!(
+                "pattern {slot}: value has odd number of hex digits"
+            ));
+        }
+        if let Some(m) = mask {
+            if m.len() != value.len() {
+                let which = if m.len() > value.len() { "many" } else { "few" };
+                errors.push(format!("pattern {slot}: mask has too {which} hex digits"));
+            }
+        }
+        if offset > u64::from(MAX_OFFSET) {
+            errors.push(format!("pattern {slot}: offset too large"));
+        }
+        if errors.len() > nerr {
+            continue;
+        }
+        let bytes: Vec<(u8, u8)> = (0..value.len() / 2)
+            .map(|k| {
+                let (vh, mh) = nibble(value[2 * k]);
+                let (vl, ml) = nibble(value[2 * k + 1]);
+                let mut v = (vh << 4 | vl) as u8;
+                let mut m = (mh << 4 | ml) as u8;
+                if let Some(mk) = mask {
+                    let (a, am) = nibble(mk[2 * k]);
+                    let (b, bm) = nibble(mk[2 * k + 1]);
+                    m &= ((a << 4 | b) & (am << 4 | bm)) as u8;
+                }
+                v &= m;
+                (v, m)
+            })
+            .collect();
+        let words = clause_words(offset as u32, &bytes);
+        if negated {
+            preds.push(Pred::Not(words));
+        } else {
+            for (offset, mask, value) in words {
+                preds.push(Pred::Word {
+                    offset,
+                    mask,
+                    value,
+                });
+            }
+        }
+    }
+    preds
+}
+
+/// Orders a pattern's positive words by offset (as Click sorts "and"
+/// chains) and merges compatible words at the same offset. Negated clauses
+/// keep their order after the positive words. Reordering is safe: a
+/// pattern is a conjunction of independent predicates.
+fn normalize(preds: Vec<Pred>) -> Vec<Pred> {
+    let mut words: Vec<(u32, u32, u32)> = Vec::new();
+    let mut nots = Vec::new();
+    for p in preds {
+        match p {
+            Pred::Word {
+                offset,
+                mask,
+                value,
+            } => {
+                if mask != 0 {
+                    words.push((offset, mask, value));
+                }
+            }
+            Pred::Not(w) => nots.push(Pred::Not(w)),
+        }
+    }
+    words.sort_unstable();
+    let mut merged: Vec<(u32, u32, u32)> = Vec::new();
+    for w in words {
+        if let Some(last) = merged.last_mut() {
+            let both = last.1 & w.1;
+            if last.0 == w.0 && (last.2 & both) == (w.2 & both) {
+                last.1 |= w.1;
+                last.2 |= w.2;
+                continue;
+            }
+        }
+        merged.push(w);
+    }
+    let mut out: Vec<Pred> = merged
+        .into_iter()
+        .map(|(offset, mask, value)| Pred::Word {
+            offset,
+            mask,
+            value,
+        })
+        .collect();
+    out.extend(nots);
+    out
+}
+
+/// Placeholder jump targets while laying out the linear program.
+const J_NEXT_PATTERN: i32 = i32::MIN;
+
+/// Lays out the patterns as a linear program (Click's unoptimized form).
+fn layout(patterns: &[Vec<Pred>]) -> Vec<Insn> {
+    let mut insns: Vec<Insn> = Vec::new();
+    let npat = patterns.len();
+    for (slot, preds) in patterns.iter().enumerate() {
+        let start = insns.len();
+        let success = -(slot as i32);
+        // Each predicate's "continue" target is the next instruction, or
+        // the output after the last predicate; patched below.
+        let mut pred_ends: Vec<usize> = Vec::new();
+        if preds.is_empty() {
+            insns.push(Insn {
+                offset: 0,
+                mask: 0,
+                value: 0,
+                yes: success,
+                no: J_NEXT_PATTERN,
+            });
+            continue;
+        }
+        for p in preds {
+            match p {
+                Pred::Word {
+                    offset,
+                    mask,
+                    value,
+                } => {
+                    insns.push(Insn {
+                        offset: *offset,
+                        mask: *mask,
+                        value: *value,
+                        yes: 0, // continue
+                        no: J_NEXT_PATTERN,
+                    });
+                    pred_ends.push(insns.len() - 1);
+                }
+                Pred::Not(words) => {
+                    let first = insns.len();
+                    let words: &[(u32, u32, u32)] = if words.is_empty() {
+                        &[(0, 0, 0)]
+                    } else {
+                        words
+                    };
+                    for (k, &(offset, mask, value)) in words.iter().enumerate() {
+                        let last = k + 1 == words.len();
+                        insns.push(Insn {
+                            offset,
+                            mask,
+                            value,
+                            // All words match: the negation fails.
+                            yes: if last {
+                                J_NEXT_PATTERN
+                            } else {
+                                (first + k + 1) as i32
+                            },
+                            no: 0, // continue
+                        });
+                    }
+                    for idx in first..insns.len() {
+                        pred_ends.push(idx);
+                    }
+                }
+            }
+        }
+        let end = insns.len();
+        let cont_after = |idx: usize| -> i32 {
+            if idx + 1 < end {
+                (idx + 1) as i32
+            } else {
+                success
+            }
+        };
+        // Patch "continue" targets: the first instruction after the
+        // predicate that contains idx.
+        let mut idx = start;
+        for p in preds {
+            let n = match p {
+                Pred::Word { .. } => 1,
+                Pred::Not(w) => w.len().max(1),
+            };
+            let last = idx + n - 1;
+            let cont = cont_after(last);
+            for insn in &mut insns[idx..idx + n] {
+                match p {
+                    Pred::Word { .. } => insn.yes = cont,
+                    Pred::Not(_) => insn.no = cont,
+                }
+            }
+            idx += n;
+        }
+    }
+    // Patch pattern failures: the next pattern's first instruction.
+    let mut starts = Vec::with_capacity(npat + 1);
+    let mut k = 0;
+    for preds in patterns {
+        starts.push(k);
+        k += preds
+            .iter()
+            .map(|p| match p {
+                Pred::Word { .. } => 1,
+                Pred::Not(w) => w.len().max(1),
+            })
+            .sum::<usize>()
+            .max(1);
+    }
+    starts.push(k);
+    for (slot, w) in starts.windows(2).enumerate() {
+        let next = if slot + 1 < npat { w[1] as i32 } else { DROP };
+        for insn in &mut insns[w[0]..w[1]] {
+            if insn.yes == J_NEXT_PATTERN {
+                insn.yes = next;
+            }
+            if insn.no == J_NEXT_PATTERN {
+                insn.no = next;
+            }
+        }
+    }
+    insns
+}
+
+/// What is known about a packet on a program edge.
+#[derive(Clone, Debug, Default)]
+struct Know {
+    /// Known data: per word offset, bits known and their values.
+    pos: Vec<(u32, u32, u32)>,
+    /// Word tests known to fail (offset, mask, value).
+    neg: Vec<(u32, u32, u32)>,
+    /// Known minimum packet length.
+    len: u32,
+}
+
+impl Know {
+    fn implied(&self, t: &Insn) -> Option<bool> {
+        if t.mask == 0 {
+            return Some(true);
+        }
+        if let Some(&(_, pm, pv)) = self.pos.iter().find(|p| p.0 == t.offset) {
+            if pm & t.mask == t.mask && pv & t.mask == t.value {
+                return Some(true);
+            }
+            if (pv ^ t.value) & pm & t.mask != 0 {
+                return Some(false);
+            }
+        }
+        for &(o, nm, nv) in &self.neg {
+            if o != t.offset {
+                continue;
+            }
+            if t.mask & nm == nm && t.value & nm == nv {
+                return Some(false);
+            }
+            if nm == t.mask
+                && t.mask.count_ones() == 1
+                && nv != t.value
+                && self.len >= t.required_length()
+            {
+                return Some(true);
+            }
+        }
+        None
+    }
+
+    fn with(&self, t: &Insn, outcome: bool) -> Know {
+        let mut k = self.clone();
+        if t.mask == 0 {
+            return k;
+        }
+        if outcome {
+            match k.pos.iter_mut().find(|p| p.0 == t.offset) {
+                Some(p) => {
+                    p.1 |= t.mask;
+                    p.2 = (p.2 & !t.mask) | t.value;
+                }
+                None => k.pos.push((t.offset, t.mask, t.value)),
+            }
+            k.len = k.len.max(t.required_length());
+        } else if !k.neg.contains(&(t.offset, t.mask, t.value)) {
+            k.neg.push((t.offset, t.mask, t.value));
+        }
+        k
+    }
+
+    /// What is known on both of two joining paths.
+    fn meet(&self, o: &Know) -> Know {
+        let mut pos = Vec::new();
+        for &(off, m1, v1) in &self.pos {
+            if let Some(&(_, m2, v2)) = o.pos.iter().find(|p| p.0 == off) {
+                let m = m1 & m2 & !(v1 ^ v2);
+                if m != 0 {
+                    pos.push((off, m, v1 & m));
+                }
+            }
+        }
+        let neg = self
+            .neg
+            .iter()
+            .filter(|f| o.neg.contains(f))
+            .copied()
+            .collect();
+        Know {
+            pos,
+            neg,
+            len: self.len.min(o.len),
+        }
+    }
+}
+
+/// Follows `t` past tests whose outcome `k` decides.
+fn drift(insns: &[Insn], mut t: i32, k: &Know) -> i32 {
+    while t > 0 {
+        let insn = &insns[t as usize];
+        t = match k.implied(insn) {
+            Some(true) => insn.yes,
+            Some(false) => insn.no,
+            None if insn.yes == insn.no => insn.yes,
+            None => break,
+        };
+    }
+    t
+}
+
+/// Where the optimized program starts.
+enum Entry {
+    Step(usize),
+    /// Every packet goes to this jump target.
+    All(i32),
+}
+
+/// Redirects branches past decided tests; returns the entry.
+fn optimize(insns: &mut [Insn]) -> Entry {
+    let n = insns.len();
+    let empty = Know::default();
+    // Step 0 is the entry; it may be decided before any test.
+    let first = match insns.first() {
+        None => return Entry::All(DROP),
+        Some(i) => *i,
+    };
+    let entry = match empty.implied(&first) {
+        Some(b) => {
+            let t = drift(insns, if b { first.yes } else { first.no }, &empty);
+            if t <= 0 {
+                return Entry::All(t);
+            }
+            t as usize
+        }
+        None if first.yes == first.no => {
+            let t = drift(insns, first.yes, &empty);
+            if t <= 0 {
+                return Entry::All(t);
+            }
+            t as usize
+        }
+        None => 0,
+    };
+    let mut incoming: Vec<Option<Know>> = vec![None; n];
+    incoming[entry] = Some(Know::default());
+    for i in entry..n {
+        let Some(k) = incoming[i].take() else {
+            continue;
+        };
+        let insn = insns[i];
+        let mut targets = [insn.no, insn.yes];
+        for (b, target) in targets.iter_mut().enumerate() {
+            let kb = k.with(&insn, b == 1);
+            *target = drift(insns, *target, &kb);
+            if *target > 0 {
+                let t = *target as usize;
+                incoming[t] = Some(match incoming[t].take() {
+                    Some(prev) => prev.meet(&kb),
+                    None => kb,
+                });
+            }
+        }
+        insns[i].no = targets[0];
+        insns[i].yes = targets[1];
+    }
+    Entry::Step(entry)
+}
+
+/// Keeps the steps reachable from `entry`, renumbered in order with the
+/// entry first; merges identical steps.
+fn compact(insns: &[Insn], entry: usize) -> Vec<Insn> {
+    let n = insns.len();
+    let mut reach = vec![false; n];
+    if entry < n {
+        reach[entry] = true;
+    }
+    for i in 0..n {
+        if !reach[i] {
+            continue;
+        }
+        for t in [insns[i].yes, insns[i].no] {
+            if t > 0 {
+                reach[t as usize] = true;
+            }
+        }
+    }
+    // Merge identical steps into the later copy (keeps jumps forward).
+    let mut alias: Vec<usize> = (0..n).collect();
+    let mut insns: Vec<Insn> = insns.to_vec();
+    for i in (0..n).rev() {
+        if !reach[i] {
+            continue;
+        }
+        let remap = |t: i32, alias: &[usize]| if t > 0 { alias[t as usize] as i32 } else { t };
+        insns[i].yes = remap(insns[i].yes, &alias);
+        insns[i].no = remap(insns[i].no, &alias);
+        if i == entry {
+            continue;
+        }
+        if let Some(j) = (i + 1..n).find(|&j| reach[j] && alias[j] == j && insns[j] == insns[i]) {
+            alias[i] = j;
+            reach[i] = false;
+        }
+    }
+    // Jumps were remapped from the end backwards, so every jump already
+    // points at a surviving step. Renumber.
+    let mut newidx = vec![0i32; n];
+    let mut out = Vec::new();
+    for i in 0..n {
+        if reach[i] {
+            newidx[i] = out.len() as i32;
+            out.push(insns[i]);
+        }
+    }
+    for insn in &mut out {
+        if insn.yes > 0 {
+            insn.yes = newidx[insn.yes as usize];
+        }
+        if insn.no > 0 {
+            insn.no = newidx[insn.no as usize];
+        }
+    }
+    out
+}
+
+impl Program {
+    /// Compiles Classifier patterns. Errors are Click's messages
+    /// (`pattern N: ...`).
+    pub fn compile(patterns: &[String]) -> Result<Program, Vec<String>> {
+        let mut errors = Vec::new();
+        let parsed: Vec<Vec<Pred>> = patterns
+            .iter()
+            .enumerate()
+            .map(|(slot, s)| normalize(parse_pattern(slot, s, &mut errors)))
+            .collect();
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(Program::from_insns(layout(&parsed), true))
+    }
+
+    /// Like [`Program::compile`] but without optimization: the linear
+    /// program (for tests and comparison).
+    pub fn compile_unoptimized(patterns: &[String]) -> Result<Program, Vec<String>> {
+        let mut errors = Vec::new();
+        let parsed: Vec<Vec<Pred>> = patterns
+            .iter()
+            .enumerate()
+            .map(|(slot, s)| parse_pattern(slot, s, &mut errors))
+            .collect();
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(Program::from_insns(layout(&parsed), false))
+    }
+
+    fn from_insns(mut insns: Vec<Insn>, optimized: bool) -> Program {
+        let mut output_everything = None;
+        if insns.is_empty() {
+            output_everything = Some(DROP);
+        } else if optimized {
+            match optimize(&mut insns) {
+                Entry::All(j) => {
+                    output_everything = Some(j);
+                    insns.clear();
+                }
+                Entry::Step(entry) => {
+                    insns = compact(&insns, entry);
+                    insns = compact(&insns, 0);
+                }
+            }
+        }
+        let safe_length = insns.iter().map(|i| i.required_length()).max().unwrap_or(0);
+        let fast_length = insns
+            .iter()
+            .filter(|i| i.mask != 0)
+            .map(|i| i.offset as usize + 4)
+            .max()
+            .unwrap_or(0);
+        let eval = insns
+            .iter()
+            .map(|i| EvalInsn {
+                offset: i.offset,
+                mask: u32::from_ne_bytes(i.mask.to_be_bytes()),
+                value: u32::from_ne_bytes(i.value.to_be_bytes()),
+                j: [i.no, i.yes],
+                required: i.required_length(),
+            })
+            .collect();
+        Program {
+            insns,
+            eval,
+            output_everything,
+            safe_length,
+            fast_length,
+        }
+    }
+
+    /// The steps of the program.
+    pub fn insns(&self) -> &[Insn] {
+        &self.insns
+    }
+
+    /// Outputs some packet can reach.
+    pub fn reachable_outputs(&self) -> Vec<u32> {
+        let mut outs = Vec::new();
+        let mut add = |j: i32| {
+            if j <= 0 && j != DROP && !outs.contains(&(-j as u32)) {
+                outs.push(-j as u32);
+            }
+        };
+        match self.output_everything {
+            Some(j) => add(j),
+            None => {
+                for i in &self.insns {
+                    add(i.yes);
+                    add(i.no);
+                }
+            }
+        }
+        outs.sort_unstable();
+        outs
+    }
+
+    /// Classifies packet data: the output number, or `None` to drop.
+    #[inline]
+    pub fn classify(&self, data: &[u8]) -> Option<usize> {
+        let j = self.run(data);
+        (j != DROP).then_some((-j) as usize)
+    }
+
+    #[inline]
+    fn run(&self, data: &[u8]) -> i32 {
+        if let Some(j) = self.output_everything {
+            return j;
+        }
+        if data.len() < self.fast_length {
+            return self.run_checked(data);
+        }
+        let prog = &self.eval[..];
+        let mut pos = 0usize;
+        loop {
+            let Some(ins) = prog.get(pos) else {
+                return DROP;
+            };
+            let o = ins.offset as usize;
+            let Some(bytes) = data.get(o..o + 4) else {
+                return self.run_checked(data);
+            };
+            let w = u32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+            let j = ins.j[((w & ins.mask) == ins.value) as usize];
+            if j <= 0 {
+                return j;
+            }
+            pos = j as usize;
+        }
+    }
+
+    /// Evaluation with a length check at every step (short packets).
+    fn run_checked(&self, data: &[u8]) -> i32 {
+        let len = data.len();
+        let mut pos = 0usize;
+        loop {
+            let Some(ins) = self.eval.get(pos) else {
+                return DROP;
+            };
+            let o = ins.offset as usize;
+            let ok = if o + 4 <= len {
+                let w = u32::from_ne_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]]);
+                (w & ins.mask) == ins.value
+            } else if ins.required as usize <= len {
+                let mut b = [0u8; 4];
+                let avail = len.saturating_sub(o).min(4);
+                b[..avail].copy_from_slice(&data[o.min(len)..o.min(len) + avail]);
+                (u32::from_ne_bytes(b) & ins.mask) == ins.value
+            } else {
+                false
+            };
+            let j = ins.j[ok as usize];
+            if j <= 0 {
+                return j;
+            }
+            pos = j as usize;
+        }
+    }
+
+    /// Click's `program` handler text.
+    pub fn unparse(&self) -> String {
+        fn jump(j: i32) -> String {
+            if j == DROP {
+                "[X]".into()
+            } else if j <= 0 {
+                format!("[{}]", -j)
+            } else {
+                format!("step {j}")
+            }
+        }
+        let mut s = String::new();
+        for (i, insn) in self.insns.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "{}{} {:3}/{:08x}%{:08x}  yes->{}  no->{}",
+                if i < 10 { " " } else { "" },
+                i,
+                insn.offset,
+                insn.value,
+                insn.mask,
+                jump(insn.yes),
+                jump(insn.no)
+            );
+        }
+        if self.insns.is_empty() {
+            let j = self.output_everything.unwrap_or(DROP);
+            let out = if j == DROP {
+                -(DROP as i64)
+            } else {
+                -(j as i64)
+            };
+            let _ = writeln!(s, "all->[{out}]");
+        }
+        let _ = writeln!(s, "safe length {}", self.safe_length);
+        s.push_str("alignment offset 0\n");
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prog(p: &[&str]) -> Program {
+        Program::compile(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn click_doc_example() {
+        let p = prog(&["12/0806 20/0001", "12/0806 20/0002", "12/0800", "-"]);
+        assert_eq!(
+            p.unparse(),
+            " 0  12/08060000%ffff0000  yes->step 1  no->step 3\n \
+             1  20/00010000%ffff0000  yes->[0]  no->step 2\n \
+             2  20/00020000%ffff0000  yes->[1]  no->[3]\n \
+             3  12/08000000%ffff0000  yes->[2]  no->[3]\n\
+             safe length 22\nalignment offset 0\n"
+        );
+    }
+
+    #[test]
+    fn everything() {
+        assert_eq!(
+            prog(&["-"]).unparse(),
+            "all->[0]\nsafe length 0\nalignment offset 0\n"
+        );
+        assert_eq!(prog(&["-", "12/0800"]).classify(&[]), Some(0));
+        assert_eq!(prog(&["0/01 !0/01"]).classify(&[1]), None);
+    }
+}
