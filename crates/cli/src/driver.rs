@@ -346,6 +346,14 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
+fn parse_options(s: &Settings) -> ParseOptions {
+    ParseOptions {
+        variables: s.variables.clone(),
+        library_path: s.clickpath.iter().map(Into::into).collect(),
+        provided: Vec::new(),
+    }
+}
+
 fn parse_config(
     s: &Settings,
     text: &str,
@@ -353,11 +361,7 @@ fn parse_config(
     registry: &Registry,
     rep: &Reporter,
 ) -> Result<RouterSpec, u8> {
-    let opts = ParseOptions {
-        variables: s.variables.clone(),
-        library_path: s.clickpath.iter().map(Into::into).collect(),
-        provided: Vec::new(),
-    };
+    let opts = parse_options(s);
     let outcome = rclick_lang::parse_router(text, landmark, registry, &opts);
     rep.diagnostics(&outcome.diagnostics, s.warnings);
     match outcome.spec {
@@ -428,6 +432,7 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
         simtime: s.simtime,
         hotswap: s.hotswap,
         capture_chatter: false,
+        parse: parse_options(&s),
     };
     let started = std::time::Instant::now();
     let mut router = match Router::new(spec, &text, &registry, &ropts) {

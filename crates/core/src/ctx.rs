@@ -447,6 +447,12 @@ impl<'a> InitCtx<'a> {
         self.core.rt.sched.borrow_mut().schedule(t);
     }
 
+    /// Raises or lowers a notifier signal (hot swap: a queue that took
+    /// packets from its predecessor wakes its listeners).
+    pub fn set_signal(&self, s: SignalId, active: bool) {
+        self.core.rt.set_signal(s, active);
+    }
+
     /// Creates a notifier signal, initially `active`.
     pub fn new_signal(&self, active: bool) -> SignalId {
         self.core.rt.new_signal(active)

@@ -217,6 +217,11 @@ pub struct RouterCore {
     class_names: Vec<String>,
     hotswap: bool,
     by_name: HashMap<String, usize>,
+    /// What built this router, kept so `hotconfig` can build the next one.
+    registry: Registry,
+    options: RouterOptions,
+    /// A new router built by `hotconfig`, installed at the next safe point.
+    pending_swap: RefCell<Option<Box<Router>>>,
 }
 
 /// Options for building a router.
@@ -228,6 +233,8 @@ pub struct RouterOptions {
     pub hotswap: bool,
     /// Collect chatter in memory instead of printing it (tests).
     pub capture_chatter: bool,
+    /// Variables and library path used to parse `hotconfig` text.
+    pub parse: rclick_lang::ParseOptions,
 }
 
 fn elem_desc(info: &ElementInfo) -> String {
@@ -534,10 +541,39 @@ impl RouterCore {
                 self.rt.clock.warp(Timestamp::from_secs_f64(secs));
                 Ok(())
             }
-            "hotconfig" if self.hotswap => Err("hot swap is handled by the driver".into()),
+            "hotconfig" if self.hotswap => {
+                let new = self.build_successor(value).map_err(|d| {
+                    d.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                })?;
+                *self.pending_swap.borrow_mut() = Some(Box::new(new));
+                Ok(())
+            }
             _ if self.read_global(name).is_ok() => Err(format!("'{name}' is a read handler")),
             _ => Err(format!("no '{name}' handler")),
         }
+    }
+
+    /// Parses and initializes `text` as the next configuration, with this
+    /// router's registry and options; simulated time continues from now.
+    pub(crate) fn build_successor(&self, text: &str) -> Result<Router, Vec<Diagnostic>> {
+        let outcome =
+            rclick_lang::parse_router(text, "hotconfig", &self.registry, &self.options.parse);
+        if outcome.has_errors() {
+            return Err(outcome
+                .diagnostics
+                .into_iter()
+                .filter(|d| d.is_error())
+                .collect());
+        }
+        let spec = outcome.spec.ok_or_else(Vec::new)?;
+        let mut opts = self.options.clone();
+        if self.rt.clock.is_simulated() {
+            opts.simtime = Some(self.rt.clock.now());
+        }
+        Router::new(spec, text, &self.registry, &opts)
     }
 
     /// Flow-based router context: elements matching `filter` reachable from
@@ -837,6 +873,9 @@ impl Router {
             class_names: registry.names().map(str::to_string).collect(),
             hotswap: opts.hotswap,
             by_name,
+            registry: registry.clone(),
+            options: opts.clone(),
+            pending_swap: RefCell::new(None),
         };
         if !errors.is_empty() {
             errors.push(Diagnostic::error(
@@ -919,6 +958,53 @@ impl Router {
             stop_flag: Arc::new(AtomicBool::new(false)),
             cleaned_up: false,
         })
+    }
+
+    /// Replaces the running configuration with `text` (hot swap). The new
+    /// router is parsed and initialized first; on any error the messages
+    /// are returned and this router is untouched. On success, elements of
+    /// the new router take state from same-named elements of this one
+    /// (`Element::take_state`), then the new router replaces this one.
+    pub fn hotswap(&mut self, text: &str) -> Result<(), Vec<Diagnostic>> {
+        let new = self.core.build_successor(text)?;
+        self.install(new);
+        Ok(())
+    }
+
+    /// Installs a router built by `hotconfig`, if one is waiting. The
+    /// driver calls this between iterations, when no element is running.
+    fn apply_pending_swap(&mut self) -> bool {
+        let pending = self.core.pending_swap.borrow_mut().take();
+        match pending {
+            Some(new) => {
+                self.install(*new);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn install(&mut self, mut new: Router) {
+        for i in 0..new.core.info.len() {
+            let Some(&old_idx) = self.core.by_name.get(&new.core.info[i].name) else {
+                continue;
+            };
+            let (Ok(mut ne), Ok(mut oe)) = (
+                new.core.elements[i].try_borrow_mut(),
+                self.core.elements[old_idx].try_borrow_mut(),
+            ) else {
+                continue;
+            };
+            let mut ictx = InitCtx {
+                core: &new.core,
+                elem: i,
+            };
+            ne.take_state(&mut **oe, &mut ictx);
+        }
+        new.stop_flag = self.stop_flag.clone();
+        std::mem::swap(self, &mut new);
+        // `new` is now the old router: dropping it runs its cleanup.
+        drop(new);
     }
 
     /// A flag that, when raised from anywhere (a signal handler), makes
@@ -1004,6 +1090,7 @@ impl Router {
         let mut ctx = Ctx::new(&self.core, &mut self.disp, elem.unwrap_or(0));
         let r = self.core.write_handler(elem, &name, value, &mut ctx);
         ctx.run_deferred();
+        self.apply_pending_swap();
         r
     }
 
@@ -1131,6 +1218,7 @@ impl Router {
                 }
             }
             self.run_timers();
+            self.apply_pending_swap();
             if self.check_stop() {
                 return StopReason::Stopped;
             }

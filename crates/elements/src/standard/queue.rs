@@ -227,7 +227,9 @@ impl Element for Queue {
         self.drops = o.drops + o.packets.len() as u64;
         o.packets.clear();
         self.highwater = o.highwater.max(self.packets.len());
-        let _ = ctx;
+        if let (Some(s), false) = (self.nonempty, self.packets.is_empty()) {
+            ctx.set_signal(s, true);
+        }
         true
     }
 }
