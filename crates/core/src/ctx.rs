@@ -305,6 +305,27 @@ impl<'a> Ctx<'a> {
         self.core.rt.timers.borrow().expiry(t)
     }
 
+    /// Registers (or, with an empty interest, removes) this element's
+    /// interest in a descriptor.
+    pub fn add_select(&self, fd: std::os::fd::RawFd, interest: crate::select::Interest) {
+        self.core
+            .rt
+            .selects
+            .borrow_mut()
+            .set(fd, self.cur, interest);
+    }
+
+    pub fn remove_select(&self, fd: std::os::fd::RawFd) {
+        self.core.rt.selects.borrow_mut().set(
+            fd,
+            self.cur,
+            crate::select::Interest {
+                read: false,
+                write: false,
+            },
+        );
+    }
+
     // ------------------------------------------------------------- notifiers
 
     /// Raises a notifier signal, waking its listeners.
@@ -445,6 +466,15 @@ impl<'a> InitCtx<'a> {
 
     pub fn schedule_task(&self, t: TaskId) {
         self.core.rt.sched.borrow_mut().schedule(t);
+    }
+
+    /// Registers this element's interest in a descriptor.
+    pub fn add_select(&self, fd: std::os::fd::RawFd, interest: crate::select::Interest) {
+        self.core
+            .rt
+            .selects
+            .borrow_mut()
+            .set(fd, self.elem, interest);
     }
 
     /// Raises or lowers a notifier signal (hot swap: a queue that took

@@ -233,6 +233,16 @@ pub trait Element: AsAny + Send {
     /// A timer of this element expired.
     fn run_timer(&mut self, _timer: TimerId, _ctx: &mut Ctx) {}
 
+    /// A descriptor registered with `add_select` is ready.
+    fn selected(
+        &mut self,
+        _fd: std::os::fd::RawFd,
+        _readable: bool,
+        _writable: bool,
+        _ctx: &mut Ctx,
+    ) {
+    }
+
     /// Handlers beyond the standard ones (`name class config ports
     /// handlers`, plus `scheduled tickets home_thread` for elements with
     /// tasks), which the router adds itself.

@@ -13,6 +13,7 @@ mod pool;
 pub mod ports;
 pub mod router;
 pub mod sched;
+pub mod select;
 pub mod time;
 pub mod wire;
 
@@ -22,6 +23,7 @@ pub use element::{ConfigResult, Element, Errors, HandlerSpec, Registry, SimpleAc
 pub use packet::Packet;
 pub use router::{Router, RouterOptions, StopReason};
 pub use sched::{NotifierSignal, SignalId, TaskId, TimerId};
+pub use select::Interest;
 pub use time::Timestamp;
 
 /// The version reported by the `version` handler and `--version`.

@@ -26,6 +26,10 @@ use crate::time::{Clock, Timestamp};
 
 const NONE: u32 = u32::MAX;
 
+/// Longest the idle driver blocks in one `poll`, so the stop flag (raised
+/// by a signal handler) is noticed promptly.
+const IDLE_POLL_MS: i32 = 20;
+
 /// Connections in the forms the runtime needs: a flat table of push
 /// targets and pull sources for the hot path, adjacency lists for context
 /// searches and the `ports` handler.
@@ -93,6 +97,7 @@ pub struct Runtime {
     pub(crate) schedule_info: RefCell<Vec<(String, f64)>>,
     pub(crate) driver_manager: Cell<Option<usize>>,
     pub(crate) address_info: RefCell<HashMap<String, AddressEntry>>,
+    pub(crate) selects: RefCell<crate::select::Selects>,
     /// When set, chatter is collected here instead of printed (tests).
     captured: RefCell<Option<Vec<String>>>,
 }
@@ -108,6 +113,7 @@ impl Runtime {
             schedule_info: RefCell::new(Vec::new()),
             driver_manager: Cell::new(None),
             address_info: RefCell::new(HashMap::new()),
+            selects: RefCell::new(crate::select::Selects::default()),
             captured: RefCell::new(None),
         }
     }
@@ -700,6 +706,7 @@ impl RouterCore {
 pub struct Router {
     core: RouterCore,
     disp: Dispatcher,
+    ready: Vec<(std::os::fd::RawFd, usize, bool, bool)>,
     stop_flag: Arc<AtomicBool>,
     cleaned_up: bool,
 }
@@ -955,6 +962,7 @@ impl Router {
         Ok(Router {
             core,
             disp: Dispatcher::new(),
+            ready: Vec::new(),
             stop_flag: Arc::new(AtomicBool::new(false)),
             cleaned_up: false,
         })
@@ -1222,29 +1230,60 @@ impl Router {
             if self.check_stop() {
                 return StopReason::Stopped;
             }
-            if self.core.rt.sched.borrow().any_scheduled() {
+            let busy = self.core.rt.sched.borrow().any_scheduled();
+            if busy {
+                // Look at descriptors now and then without blocking.
+                if iter % 8 == 0 {
+                    self.run_selects(0);
+                }
                 continue;
             }
-            // Idle: wait for the next timer.
+            // Idle: wait for the next timer or a ready descriptor.
             let next = self.core.rt.timers.borrow_mut().next_expiry();
+            let has_selects = !self.core.rt.selects.borrow().is_empty();
             match next {
-                None => return StopReason::Quiescent,
-                Some(t) => {
-                    if self.core.rt.clock.is_simulated() {
-                        self.core.rt.clock.advance_to(t);
-                    } else {
-                        let now = self.core.rt.clock.now();
-                        if t > now {
-                            // Sleep in slices so the stop flag is noticed.
-                            let d = (t - now)
-                                .to_duration()
-                                .min(std::time::Duration::from_millis(20));
-                            std::thread::sleep(d);
-                        }
+                None if !has_selects => return StopReason::Quiescent,
+                None => self.run_selects(IDLE_POLL_MS),
+                Some(t) if self.core.rt.clock.is_simulated() => {
+                    if has_selects {
+                        self.run_selects(0);
                     }
+                    self.core.rt.clock.advance_to(t);
+                }
+                Some(t) => {
+                    let now = self.core.rt.clock.now();
+                    let wait_ms = if t > now {
+                        ((t - now).nanos() / 1_000_000 + 1).min(IDLE_POLL_MS as i64) as i32
+                    } else {
+                        0
+                    };
+                    self.run_selects(wait_ms);
                 }
             }
         }
+    }
+
+    /// Polls the registered descriptors (blocking up to `timeout_ms`) and
+    /// calls each ready element's `selected`.
+    fn run_selects(&mut self, timeout_ms: i32) {
+        let mut ready = std::mem::take(&mut self.ready);
+        self.core
+            .rt
+            .selects
+            .borrow_mut()
+            .poll(timeout_ms, &mut ready);
+        for &(fd, elem, r, w) in &ready {
+            let mut ctx = Ctx::new(&self.core, &mut self.disp, elem);
+            let saved = ctx.enter(elem);
+            if let Ok(mut e) = self.core.elements[elem].try_borrow_mut() {
+                e.selected(fd, r, w, &mut ctx);
+            }
+            ctx.finish_frame();
+            ctx.leave(saved);
+            ctx.run_deferred();
+        }
+        self.ready = ready;
+        self.apply_pending_swap();
     }
 
     /// Tears the router down, calling every element's `cleanup` once.
@@ -1853,6 +1892,68 @@ mod tests {
         r.inject_packet(0, 0, Packet::from_slice(&[9]));
         let log = LOG.with(|l| l.borrow().clone());
         assert_eq!(log, ["f:9", "a:9", "a0:9", "a1:9", "b:9"]);
+    }
+
+    thread_local! {
+        static SELECT_FD: std::cell::Cell<i32> = const { std::cell::Cell::new(-1) };
+        static SELECTED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Registers the descriptor in SELECT_FD; when it is readable, reads
+    /// it, records the bytes and stops the driver.
+    struct Sel;
+
+    impl Element for Sel {
+        fn port_count(&self) -> &'static str {
+            "0/0"
+        }
+        fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+            ctx.add_select(SELECT_FD.with(|f| f.get()), crate::select::Interest::READ);
+            Ok(())
+        }
+        fn selected(&mut self, fd: std::os::fd::RawFd, readable: bool, _w: bool, ctx: &mut Ctx) {
+            assert!(readable);
+            let mut buf = [0u8; 16];
+            // SAFETY: reading into a valid buffer from a descriptor the test owns.
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            SELECTED.with(|s| s.borrow_mut().extend_from_slice(&buf[..n.max(0) as usize]));
+            ctx.please_stop();
+        }
+    }
+
+    #[test]
+    fn idle_router_wakes_on_ready_descriptor() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let (mut a, b) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+        SELECT_FD.with(|f| f.set(b.as_raw_fd()));
+        let mut reg = Registry::new();
+        reg.add("Sel", || Box::new(Sel));
+        let lm = Landmark::new("t", 1);
+        let spec = RouterSpec {
+            elements: vec![ElementDecl {
+                name: "s".into(),
+                class: "Sel".into(),
+                config: String::new(),
+                landmark: lm,
+            }],
+            ..Default::default()
+        };
+        let mut r = Router::new(spec, "", &reg, &RouterOptions::default())
+            .unwrap_or_else(|_| panic!("router"));
+        // Nothing is ready: the router waits (it is not quiescent while a
+        // descriptor is registered) until the iteration limit.
+        assert_eq!(r.run_limited(3), StopReason::Limit);
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            a.write_all(b"hi").expect("write");
+            a
+        });
+        let started = std::time::Instant::now();
+        assert_eq!(r.run(), StopReason::Stopped);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        drop(writer.join());
+        assert_eq!(SELECTED.with(|s| s.borrow().clone()), b"hi");
     }
 
     #[test]
