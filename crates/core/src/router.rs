@@ -1233,7 +1233,7 @@ impl Router {
             let busy = self.core.rt.sched.borrow().any_scheduled();
             if busy {
                 // Look at descriptors now and then without blocking.
-                if iter % 8 == 0 {
+                if iter & 7 == 0 {
                     self.run_selects(0);
                 }
                 continue;
