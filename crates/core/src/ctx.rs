@@ -574,6 +574,21 @@ impl<'a> InitCtx<'a> {
             .and_then(|v| v.ipv4)
     }
 
+    /// The AddressInfo entry named exactly `name` (compound prefix
+    /// included), if any.
+    pub fn address_entry(&self, name: &str) -> Option<crate::router::AddressEntry> {
+        self.core.rt.address_info.borrow().get(name).cloned()
+    }
+
+    /// Defines (or replaces) the AddressInfo entry named `name`.
+    pub fn set_address_entry(&self, name: &str, entry: crate::router::AddressEntry) {
+        self.core
+            .rt
+            .address_info
+            .borrow_mut()
+            .insert(name.to_string(), entry);
+    }
+
     /// Prints a message on standard error.
     pub fn chatter(&self, msg: &str) {
         self.core.rt.chatter(msg);

@@ -241,6 +241,8 @@ pub struct RouterOptions {
     pub capture_chatter: bool,
     /// Variables and library path used to parse `hotconfig` text.
     pub parse: rclick_lang::ParseOptions,
+    /// Set when the router is built by hot swap to replace a running one.
+    pub(crate) successor: bool,
 }
 
 fn elem_desc(info: &ElementInfo) -> String {
@@ -562,6 +564,10 @@ impl RouterCore {
         }
     }
 
+    pub(crate) fn is_successor(&self) -> bool {
+        self.options.successor
+    }
+
     /// Parses and initializes `text` as the next configuration, with this
     /// router's registry and options; simulated time continues from now.
     pub(crate) fn build_successor(&self, text: &str) -> Result<Router, Vec<Diagnostic>> {
@@ -576,6 +582,7 @@ impl RouterCore {
         }
         let spec = outcome.spec.ok_or_else(Vec::new)?;
         let mut opts = self.options.clone();
+        opts.successor = true;
         if self.rt.clock.is_simulated() {
             opts.simtime = Some(self.rt.clock.now());
         }
