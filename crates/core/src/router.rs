@@ -241,8 +241,9 @@ pub struct RouterOptions {
     pub capture_chatter: bool,
     /// Variables and library path used to parse `hotconfig` text.
     pub parse: rclick_lang::ParseOptions,
-    /// Set when the router is built by hot swap to replace a running one.
-    pub(crate) successor: bool,
+    /// Set by hot swap when it builds a router to replace a running one;
+    /// leave false otherwise.
+    pub successor: bool,
 }
 
 fn elem_desc(info: &ElementInfo) -> String {
