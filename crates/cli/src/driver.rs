@@ -433,6 +433,7 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
         hotswap: s.hotswap,
         capture_chatter: false,
         parse: parse_options(&s),
+        successor: false,
     };
     let started = std::time::Instant::now();
     let mut router = match Router::new(spec, &text, &registry, &ropts) {

@@ -468,6 +468,14 @@ impl<'a> InitCtx<'a> {
         self.core.rt.sched.borrow_mut().schedule(t);
     }
 
+    /// Whether this router is being built by hot swap to replace a running
+    /// one: elements holding exclusive resources (a listening socket, a
+    /// device) should expect to take them from their predecessor in
+    /// `take_state` rather than acquire them in `initialize`.
+    pub fn is_hotswap_successor(&self) -> bool {
+        self.core.is_successor()
+    }
+
     /// Registers this element's interest in a descriptor.
     pub fn add_select(&self, fd: std::os::fd::RawFd, interest: crate::select::Interest) {
         self.core
