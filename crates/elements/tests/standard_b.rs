@@ -335,3 +335,19 @@ fn message_and_error_elements() {
         "{e:?}"
     );
 }
+
+#[test]
+fn quoted_forms_and_cross_script_run() {
+    let dir = std::env::temp_dir().join(format!("rclick-b-{}", std::process::id()));
+    let file = dir.with_extension("out");
+    let conf = format!(
+        "s0 :: Script(printn >{} $(s.run \"\\<0a 09 01>\"), readq length \"\\<0a 09 01>\", setq x \"$(s.run a)\", print $x, set y \"$(s.run a)\", print $y, stop)
+         s :: Script(TYPE PASSIVE, returnq $1)",
+        file.display()
+    );
+    let (out, err, _) = run(&conf);
+    assert_eq!(std::fs::read(&file).unwrap(), b"\n\t\x01");
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(err, ["s0.length:", "3"]);
+    assert_eq!(out, "a\n\"a\"\n");
+}
