@@ -362,7 +362,7 @@ impl<'a> Ctx<'a> {
 
     /// Reads a handler given as `elem.name` or a global `name`, resolving
     /// element names relative to this element's compound first.
-    pub fn call_read(&mut self, path: &str, param: Option<&str>) -> Result<String, String> {
+    pub fn call_read(&self, path: &str, param: Option<&str>) -> Result<String, String> {
         let ctx_name = self.core.info[self.cur].name.clone();
         let (elem, name) = self.core.resolve_handler(path, Some(&ctx_name))?;
         self.core.read_handler(elem, &name, param, self)
@@ -376,6 +376,53 @@ impl<'a> Ctx<'a> {
         let r = self.core.write_handler(elem, &name, value, self);
         (self.cur, self.base) = saved;
         r
+    }
+
+    /// Handlers of element `elem` (standard ones included), or the global
+    /// handlers when `None`. The running element's own handlers are missing
+    /// (it is busy): it knows them itself.
+    pub fn handler_specs(&self, elem: Option<usize>) -> Vec<crate::element::HandlerSpec> {
+        match elem {
+            Some(e) if e < self.core.info.len() => self.core.element_handlers(e),
+            Some(_) => Vec::new(),
+            None => self.core.global_handlers(),
+        }
+    }
+
+    /// Reads handler `name` of element `elem` (a global handler when
+    /// `None`), with no name resolution.
+    pub fn read_handler_at(
+        &mut self,
+        elem: Option<usize>,
+        name: &str,
+        param: Option<&str>,
+    ) -> Result<String, String> {
+        if elem.is_some_and(|e| e >= self.core.info.len()) {
+            return Err("no such element".into());
+        }
+        self.core.read_handler(elem, name, param, self)
+    }
+
+    /// Writes handler `name` of element `elem` (a global handler when
+    /// `None`), with no name resolution.
+    pub fn write_handler_at(
+        &mut self,
+        elem: Option<usize>,
+        name: &str,
+        value: &str,
+    ) -> Result<(), String> {
+        if elem.is_some_and(|e| e >= self.core.info.len()) {
+            return Err("no such element".into());
+        }
+        let saved = (self.cur, self.base);
+        let r = self.core.write_handler(elem, name, value, self);
+        (self.cur, self.base) = saved;
+        r
+    }
+
+    /// Number of elements in the router.
+    pub fn nelements(&self) -> usize {
+        self.core.info.len()
     }
 
     pub(crate) fn enter(&mut self, elem: usize) -> (usize, usize) {
@@ -466,6 +513,17 @@ impl<'a> InitCtx<'a> {
 
     pub fn schedule_task(&self, t: TaskId) {
         self.core.rt.sched.borrow_mut().schedule(t);
+    }
+
+    /// The element's landmark, `file:line`, for messages.
+    pub fn landmark(&self) -> String {
+        self.core.info[self.elem].landmark.to_string()
+    }
+
+    /// Adjusts the router's run count (a DriverManager-type script that
+    /// stops the driver before it starts).
+    pub fn adjust_runcount(&self, delta: i32) {
+        self.core.rt.adjust_runcount(delta);
     }
 
     /// Whether this router is being built by hot swap to replace a running

@@ -310,9 +310,9 @@ fn message_and_error_elements() {
     assert_eq!(
         r.take_chatter(),
         [
-            "While configuring 'm :: Message':",
+            "test:1: While configuring 'm :: Message':",
             "  hello there",
-            "While configuring 'w :: Message':",
+            "test:1: While configuring 'w :: Message':",
             "  warning: careful"
         ]
     );

@@ -53,7 +53,8 @@ impl Element for Message {
             _ => return Err("unrecognized message type".into()),
         };
         ctx.chatter(&format!(
-            "While configuring '{} :: Message':",
+            "{}: While configuring '{} :: Message':",
+            ctx.landmark(),
             ctx.element_name()
         ));
         for line in text.lines() {

@@ -357,7 +357,7 @@ impl Host<'_, '_> {
         let c: &Ctx = match self {
             Host::Mut(c) => c,
             Host::Ref(c) => c,
-            Host::Init(_) => return,
+            Host::Init(c) => return c.adjust_runcount(delta),
         };
         c.set_runcount(c.runcount().saturating_add(delta));
     }
@@ -378,10 +378,7 @@ impl Host<'_, '_> {
     fn read(&mut self, path: &str, param: Option<&str>) -> Result<String, String> {
         match self {
             Host::Mut(c) => c.call_read(path, param),
-            // Ctx::call_read needs `&mut Ctx`, which read handlers lack.
-            Host::Ref(_) => Err(format!(
-                "'{path}': cannot call other elements' handlers from a read handler"
-            )),
+            Host::Ref(c) => c.call_read(path, param),
             Host::Init(_) => Err("handlers not yet defined".into()),
         }
     }
