@@ -1,6 +1,13 @@
 //! User-level elements: trace files, and (later) devices and sockets.
 
+pub mod fromdump;
+pub mod pcap;
+pub mod todump;
+
 use rclick_core::Registry;
 
 /// Adds the user-level element classes to `reg`.
-pub fn register(_reg: &mut Registry) {}
+pub fn register(reg: &mut Registry) {
+    reg.add("FromDump", || Box::<fromdump::FromDump>::default());
+    reg.add("ToDump", || Box::<todump::ToDump>::default());
+}

@@ -1,0 +1,722 @@
+//! # FromDump
+//!
+//! Reads packets from a tcpdump (pcap or pcapng) file.
+//!
+//! ## Synopsis
+//! `FromDump(FILENAME [, TIMING, *keywords* STOP, ACTIVE, SAMPLE, FORCE_IP, START, START_AFTER, END, END_AFTER, INTERVAL, END_CALL, FILEPOS, BURST])`
+//!
+//! ## Ports and processing
+//! No inputs. Output 0 is agnostic; optional output 1 is push and receives
+//! non-IP packets when FORCE_IP is set. Push: a task emits packets. Pull:
+//! each pull returns the next packets; FromDump is then a notifier, active
+//! while it is active and has more packets.
+//!
+//! ## Description
+//! Reads a file written by `tcpdump -w FILENAME`, ToDump, Wireshark or any
+//! libpcap tool, and emits its packets. Both pcap byte orders, microsecond
+//! and nanosecond pcap files, Linux's modified pcap format and pcapng
+//! (section, interface, enhanced/simple/obsolete packet blocks; other
+//! blocks are skipped) are read. FILENAME `-` reads standard input.
+//!
+//! Each packet's timestamp annotation is set from the file, and its extra
+//! length annotation to the bytes that were not captured. A malformed or
+//! truncated file is reported and reading stops there, as at the end of
+//! the file.
+//!
+//! At the end of the file (or at the END time) FromDump calls its end
+//! handler: with STOP true it stops the driver; with END_CALL it calls that
+//! write handler; with END, END_AFTER or INTERVAL it becomes inactive.
+//!
+//! With TIMING true, packets are emitted at the pace of the original trace:
+//! the first packet at once, later ones when the router clock has advanced
+//! by their time offset from the first. Under simulated time the clock jumps
+//! straight to each packet's time.
+//!
+//! Not supported: gzip/bzip2 compressed files, MMAP (accepted, ignored),
+//! writing `filepos` backwards.
+//!
+//! ## Keywords
+//! - **TIMING** (boolean): replay at the original pace. Default false.
+//! - **STOP** (boolean): stop the driver at the end. Default false.
+//! - **ACTIVE** (boolean): start emitting at once. Default true.
+//! - **SAMPLE** (real 0..1): emit each packet with this probability
+//!   (28-bit fixed point, deterministic generator). Default 1.
+//! - **FORCE_IP** (boolean): emit only IP packets, with the network header
+//!   and destination IP annotation set; others go to output 1 if present,
+//!   else are dropped. Always on for raw-IP files. Default false.
+//! - **START**, **END** (timestamp): emit packets from START; stop at the
+//!   first packet at or after END.
+//! - **START_AFTER**, **END_AFTER** (time): the same, relative to the
+//!   first packet's timestamp.
+//! - **INTERVAL** (time): stop at the first packet at least INTERVAL after
+//!   the starting time.
+//! - **END_CALL** (`HANDLER [VALUE]`): write handler to call at the end.
+//! - **FILEPOS** (integer): start reading at this byte offset.
+//! - **BURST** (integer): packets emitted per task run. Default 1.
+//! - **MMAP** (boolean): accepted for compatibility; ignored.
+//!
+//! ## Handlers
+//! - `count` (read): packets emitted. `reset_counts` (write) zeroes it.
+//! - `active` (read/write): whether FromDump emits packets.
+//! - `stop` (write): deactivate and stop the driver.
+//! - `encap` (read): the file's link type (`ETHER`, `IP`, ...).
+//! - `sampling_prob` (read): the SAMPLE probability.
+//! - `filename`, `filesize` (`-` if unknown), `filepos`, `packet_filepos`
+//!   (read): file name, length, current byte offset, offset of the last
+//!   packet read. Writing `filepos` skips forward to that offset.
+//! - `extend_interval` (write): extends the END time by a time interval and
+//!   reactivates.
+//! - `reset_timing` (write): restarts TIMING and relative times from the
+//!   next packet.
+//!
+//! ## Example
+//! ```click
+//! FromDump(trace.pcap, STOP true, FORCE_IP true) -> c :: Counter -> Discard;
+//! ```
+
+use rclick_core::conf::{
+    parse_bool, parse_fixed_point, parse_seconds, parse_timestamp, parse_u64, Args,
+};
+use rclick_core::element::{hflags, HandlerSpec};
+use rclick_core::packet::anno;
+use rclick_core::{
+    Batch, ConfigResult, Ctx, Element, InitCtx, Packet, SignalId, TaskId, TimerId, Timestamp,
+};
+
+use super::pcap::{dlt, unparse_linktype, DumpReader};
+
+const SAMPLING_SHIFT: u32 = 28;
+
+pub struct FromDump {
+    filename: String,
+    timing: bool,
+    stop: bool,
+    active: bool,
+    sampling_prob: u32,
+    force_ip: bool,
+    first_time: Option<Timestamp>,
+    first_relative: bool,
+    last_time: Timestamp,
+    have_last_time: bool,
+    /// END, END_AFTER or INTERVAL was given: reaching it deactivates.
+    end_is_time: bool,
+    last_relative: bool,
+    last_interval: bool,
+    have_any_times: bool,
+    end_call: Option<String>,
+    filepos: u64,
+    burst: usize,
+
+    reader: Option<DumpReader>,
+    linktype: u32,
+    pending: Option<(Packet, u32)>,
+    /// No more packets (end of file, error or END reached).
+    done: bool,
+    count: u64,
+    timing_offset: Timestamp,
+    rng: u64,
+    push: bool,
+    task: Option<TaskId>,
+    timer: Option<TimerId>,
+    signal: Option<SignalId>,
+}
+
+impl Default for FromDump {
+    fn default() -> Self {
+        FromDump {
+            filename: String::new(),
+            timing: false,
+            stop: false,
+            active: true,
+            sampling_prob: 1 << SAMPLING_SHIFT,
+            force_ip: false,
+            first_time: None,
+            first_relative: false,
+            last_time: Timestamp::ZERO,
+            have_last_time: false,
+            end_is_time: false,
+            last_relative: false,
+            last_interval: false,
+            have_any_times: false,
+            end_call: None,
+            filepos: 0,
+            burst: 1,
+            reader: None,
+            linktype: dlt::ETHER,
+            pending: None,
+            done: false,
+            count: 0,
+            timing_offset: Timestamp::ZERO,
+            rng: 0x2545_f491_4f6c_dd1d,
+            push: true,
+            task: None,
+            timer: None,
+            signal: None,
+        }
+    }
+}
+
+/// Exact decimal form of a fixed-point number (Click's
+/// `cp_unparse_real2`).
+fn unparse_fixed(v: u32, frac_bits: u32) -> String {
+    let int = v >> frac_bits;
+    let mut frac = u64::from(v) & ((1u64 << frac_bits) - 1);
+    let mut s = int.to_string();
+    if frac != 0 {
+        s.push('.');
+        while frac != 0 {
+            frac *= 10;
+            s.push(char::from(b'0' + (frac >> frac_bits) as u8));
+            frac &= (1u64 << frac_bits) - 1;
+        }
+    }
+    s
+}
+
+/// Finds the IP header for FORCE_IP; sets the network header and the
+/// destination IP annotation. Returns whether the packet is IP.
+pub fn force_ip(p: &mut Packet, linktype: u32) -> bool {
+    let d = p.data();
+    let ip_ethertype = |t: &[u8]| t == [0x08, 0x00] || t == [0x86, 0xdd];
+    let off: Option<usize> = match linktype {
+        dlt::RAW => Some(0),
+        dlt::ETHER => {
+            if d.len() >= 14 && ip_ethertype(&d[12..14]) {
+                Some(14)
+            } else if d.len() >= 18 && d[12..14] == [0x81, 0x00] && ip_ethertype(&d[16..18]) {
+                Some(18)
+            } else {
+                None
+            }
+        }
+        dlt::LINUX_SLL => (d.len() >= 16 && ip_ethertype(&d[14..16])).then_some(16),
+        dlt::C_HDLC => (d.len() >= 4 && ip_ethertype(&d[2..4])).then_some(4),
+        dlt::NULL => {
+            if d.len() >= 4 {
+                let mut family = u32::from(d[0]) | u32::from(d[1]) << 8;
+                if family == 0 {
+                    family = u32::from(d[2]) << 8 | u32::from(d[3]);
+                }
+                matches!(family, 2 | 24 | 28 | 30).then_some(4)
+            } else {
+                None
+            }
+        }
+        dlt::PPP => {
+            let mut o = 0;
+            if d.len() >= 2 && d[0] == 0xff && d[1] == 0x03 {
+                o = 2;
+            }
+            if d.len() < o + 2 {
+                None
+            } else if d[o] == 0x21 || d[o] == 0x57 {
+                Some(o + 1)
+            } else if d[o] == 0 && (d[o + 1] == 0x21 || d[o + 1] == 0x57) {
+                Some(o + 2)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    let Some(off) = off else {
+        return false;
+    };
+    let Some(&first) = d.get(off) else {
+        return false;
+    };
+    match first >> 4 {
+        4 => {
+            let hl = usize::from(first & 0xf) * 4;
+            if hl >= 20 && off + hl <= d.len() {
+                let dst = [d[off + 16], d[off + 17], d[off + 18], d[off + 19]];
+                p.set_network_header(off, hl);
+                p.set_dst_ip_anno(dst.into());
+                true
+            } else {
+                false
+            }
+        }
+        6 if off + 40 <= d.len() => {
+            p.set_network_header(off, 40);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn force_ipable(linktype: u32) -> bool {
+    matches!(
+        linktype,
+        dlt::RAW | dlt::ETHER | dlt::LINUX_SLL | dlt::C_HDLC | dlt::NULL | dlt::PPP
+    )
+}
+
+enum Read {
+    Packet(Packet, u32),
+    /// Skipped (sampling, before START): try again.
+    Again,
+    End,
+}
+
+impl FromDump {
+    /// The link type of the file, opening its header if FromDump has not
+    /// been initialized yet (for ToDump's USE_ENCAP_FROM).
+    pub fn encap_linktype(&self) -> Option<u32> {
+        if self.reader.is_some() {
+            return Some(self.linktype);
+        }
+        if self.filename == "-" {
+            return None;
+        }
+        DumpReader::open(&self.filename).ok().map(|r| r.linktype())
+    }
+
+    fn random(&mut self) -> u32 {
+        // xorshift64*: deterministic so runs can be reproduced.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
+    }
+
+    fn prepare_times(&mut self, ts: Timestamp, ctx: &Ctx) {
+        if self.first_relative {
+            if let Some(f) = self.first_time.as_mut() {
+                *f = *f + ts;
+            }
+        }
+        if self.last_relative {
+            self.last_time = self.last_time + ts;
+        } else if self.last_interval {
+            self.last_time = self.last_time + self.first_time.unwrap_or(ts);
+        }
+        self.first_relative = false;
+        self.last_relative = false;
+        self.last_interval = false;
+        if self.timing {
+            self.timing_offset = ctx.now() - ts;
+        }
+        self.have_any_times = true;
+    }
+
+    fn read_one(&mut self, ctx: &mut Ctx) -> Read {
+        if self.done {
+            return Read::End;
+        }
+        let Some(reader) = self.reader.as_mut() else {
+            return Read::End;
+        };
+        let (ts, len, linktype, data_len) = match reader.next_record() {
+            Ok(Some(rec)) => (rec.ts, rec.len, rec.linktype, rec.data.len()),
+            Ok(None) => {
+                self.done = true;
+                return Read::End;
+            }
+            Err(e) => {
+                ctx.chatter(&format!("{}: {}: {e}", ctx.element_name(), self.filename));
+                self.done = true;
+                return Read::End;
+            }
+        };
+        if !self.have_any_times {
+            self.prepare_times(ts, ctx);
+        }
+        if let Some(f) = self.first_time {
+            if ts < f {
+                return Read::Again;
+            }
+            self.first_time = None;
+        }
+        if self.have_last_time && ts >= self.last_time {
+            {
+                self.have_last_time = false;
+                self.end_action(ctx);
+                if !self.active {
+                    return Read::End;
+                }
+                // Reactivated by the end call: go on with this packet.
+            }
+        }
+        if self.sampling_prob < (1 << SAMPLING_SHIFT)
+            && (self.random() & ((1 << SAMPLING_SHIFT) - 1)) >= self.sampling_prob
+        {
+            return Read::Again;
+        }
+        let Some(reader) = self.reader.as_ref() else {
+            return Read::End;
+        };
+        let mut p = Packet::from_slice(reader.last_data());
+        p.set_timestamp_anno(ts);
+        let extra = len.saturating_sub(data_len as u32);
+        p.set_anno_bytes(anno::EXTRA_LENGTH, &extra.to_ne_bytes());
+        Read::Packet(p, linktype)
+    }
+
+    /// The end handler: STOP, END_CALL, or going inactive.
+    fn end_action(&mut self, ctx: &mut Ctx) {
+        if self.stop {
+            self.set_active(false, ctx);
+            ctx.please_stop();
+        } else if let Some(call) = self.end_call.clone() {
+            let call = call.trim();
+            let (path, value) = match call.find(char::is_whitespace) {
+                Some(i) => (&call[..i], call[i..].trim()),
+                None => (call, ""),
+            };
+            let own = format!("{}.", ctx.element_name());
+            let r = match path.strip_prefix(&own) {
+                Some(h) => self.write_handler(h, value, ctx),
+                None => ctx.call_write(path, value),
+            };
+            if let Err(e) = r {
+                ctx.chatter(&format!("{}: END_CALL: {e}", ctx.element_name()));
+            }
+        } else if self.end_is_time {
+            self.set_active(false, ctx);
+        }
+    }
+
+    fn set_active(&mut self, active: bool, ctx: &mut Ctx) {
+        self.active = active;
+        if active {
+            if let Some(t) = self.task {
+                ctx.schedule_task(t);
+            }
+            if let Some(s) = self.signal {
+                ctx.wake_signal(s);
+            }
+        }
+    }
+
+    /// The next packet ready to go now, sending non-IP packets to output 1
+    /// under FORCE_IP. `Err(true)` means wait (timing), `Err(false)` no
+    /// more packets.
+    fn next_ready(&mut self, ctx: &mut Ctx) -> Result<Packet, bool> {
+        let mut tries = 0;
+        loop {
+            if self.pending.is_none() {
+                match self.read_one(ctx) {
+                    Read::Packet(p, lt) => self.pending = Some((p, lt)),
+                    Read::Again => {
+                        tries += 1;
+                        if tries >= 64 {
+                            return Err(true);
+                        }
+                        continue;
+                    }
+                    Read::End => return Err(false),
+                }
+            }
+            let Some((p, lt)) = self.pending.take() else {
+                return Err(false);
+            };
+            if self.timing {
+                let due = p.timestamp_anno() + self.timing_offset;
+                if ctx.now() < due {
+                    if let Some(t) = self.timer {
+                        ctx.schedule_timer_at(t, due);
+                    }
+                    if let (false, Some(s)) = (self.push, self.signal) {
+                        ctx.sleep_signal(s);
+                    }
+                    self.pending = Some((p, lt));
+                    return Err(true);
+                }
+            }
+            let mut p = p;
+            if self.force_ip && !force_ip(&mut p, lt) {
+                ctx.emit(1, p);
+                tries += 1;
+                if tries >= 64 {
+                    return Err(true);
+                }
+                continue;
+            }
+            return Ok(p);
+        }
+    }
+}
+
+impl Element for FromDump {
+    fn port_count(&self) -> &'static str {
+        "0/1-2"
+    }
+
+    fn processing(&self) -> &'static str {
+        "a/ah"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        self.filename = args.read_mp("FILENAME");
+        self.timing = args.read_p_or("TIMING", false);
+        self.stop = args.read_or("STOP", false);
+        self.active = args.read_or("ACTIVE", true);
+        let sample = args.read_with("SAMPLE", |s| parse_fixed_point(s, SAMPLING_SHIFT));
+        self.force_ip = args.read_or("FORCE_IP", false);
+        let ts = |s: &str| parse_timestamp(s).map(Timestamp::from_duration);
+        let secs = |s: &str| parse_seconds(s).map(Timestamp::from_duration);
+        let start = args.read_with("START", ts);
+        let start_after = args.read_with("START_AFTER", secs);
+        let end = args.read_with("END", ts);
+        let end_after = args.read_with("END_AFTER", secs);
+        let interval = args.read_with("INTERVAL", secs);
+        let end_call: Option<String> = args.read("END_CALL");
+        self.filepos = args.read_or("FILEPOS", 0u64);
+        self.burst = args.read_or("BURST", 1usize).max(1);
+        let _mmap: bool = args.read_or("MMAP", false);
+        args.complete()?;
+
+        self.sampling_prob = 1 << SAMPLING_SHIFT;
+        if let Some(s) = sample {
+            if s > 1 << SAMPLING_SHIFT {
+                ctx.chatter(&format!(
+                    "{}: warning: SAMPLE probability reduced to 1",
+                    ctx.element_name()
+                ));
+            } else {
+                if s == 0 {
+                    ctx.chatter(&format!(
+                        "{}: warning: SAMPLE probability is 0; emitting no packets",
+                        ctx.element_name()
+                    ));
+                }
+                self.sampling_prob = s;
+            }
+        }
+        let set = |t: &Option<Timestamp>| t.is_some_and(|t| t != Timestamp::ZERO);
+        if set(&start) && set(&start_after) {
+            return Err("START and START_AFTER are mutually exclusive".into());
+        }
+        self.first_relative = false;
+        self.first_time = if set(&start) {
+            start
+        } else if set(&start_after) {
+            self.first_relative = true;
+            start_after
+        } else {
+            None
+        };
+        if [&end, &end_after, &interval]
+            .iter()
+            .filter(|t| set(t))
+            .count()
+            > 1
+        {
+            return Err("END, END_AFTER, and INTERVAL are mutually exclusive".into());
+        }
+        self.last_relative = false;
+        self.last_interval = false;
+        let last = if set(&end) {
+            end
+        } else if set(&end_after) {
+            self.last_relative = true;
+            end_after
+        } else if set(&interval) {
+            self.last_interval = true;
+            interval
+        } else {
+            None
+        };
+        self.have_last_time = last.is_some();
+        self.end_is_time = last.is_some();
+        self.last_time = last.unwrap_or(Timestamp::ZERO);
+        if self.stop && end_call.is_some() {
+            return Err("END_CALL and STOP are mutually exclusive".into());
+        }
+        self.end_call = end_call;
+        self.have_any_times = false;
+        if self.signal.is_none() {
+            self.signal = Some(ctx.new_signal(self.active));
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        self.push = ctx.output_is_push(0);
+        if self.push {
+            self.task = Some(ctx.new_task(self.active));
+        }
+        self.timer = Some(ctx.new_timer());
+        let mut reader = DumpReader::open(&self.filename)?;
+        self.linktype = reader.linktype();
+        if self.force_ip {
+            if !force_ipable(self.linktype) {
+                return Err(format!(
+                    "{}: unknown linktype {}; can't force IP packets",
+                    self.filename, self.linktype
+                )
+                .into());
+            }
+        } else if self.linktype == dlt::RAW {
+            self.force_ip = true;
+        }
+        if self.filepos != 0 {
+            reader
+                .skip_to(self.filepos)
+                .map_err(|e| format!("{}: {e}", self.filename))?;
+        }
+        self.reader = Some(reader);
+        Ok(())
+    }
+
+    fn empty_notifier(&self) -> Option<SignalId> {
+        if self.push {
+            None
+        } else {
+            self.signal
+        }
+    }
+
+    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
+        if !self.active {
+            return false;
+        }
+        let mut batch = Batch::new();
+        let mut more = true;
+        while batch.len() < self.burst.min(rclick_core::batch::BATCH_CAPACITY) {
+            match self.next_ready(ctx) {
+                Ok(p) => batch.push(p),
+                Err(wait) => {
+                    more = wait;
+                    break;
+                }
+            }
+        }
+        let n = batch.len();
+        self.count += n as u64;
+        ctx.emit_batch(0, batch);
+        if !more {
+            self.end_action(ctx);
+            return n > 0;
+        }
+        // Waiting on a timer for TIMING: the timer reschedules the task.
+        let waiting = self.pending.is_some() && n == 0;
+        if !waiting || !self.timing {
+            ctx.fast_reschedule();
+        }
+        n > 0
+    }
+
+    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        if self.active {
+            if let Some(t) = self.task {
+                ctx.schedule_task(t);
+            } else if let Some(s) = self.signal {
+                ctx.wake_signal(s);
+            }
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        if !self.active {
+            if let Some(s) = self.signal {
+                ctx.sleep_signal(s);
+            }
+            return None;
+        }
+        let want = max.clamp(1, rclick_core::batch::BATCH_CAPACITY);
+        let mut batch = Batch::new();
+        let mut more = true;
+        while batch.len() < want {
+            match self.next_ready(ctx) {
+                Ok(p) => batch.push(p),
+                Err(wait) => {
+                    more = wait;
+                    break;
+                }
+            }
+        }
+        if !more {
+            if let Some(s) = self.signal {
+                ctx.sleep_signal(s);
+            }
+            self.end_action(ctx);
+        }
+        self.count += batch.len() as u64;
+        (!batch.is_empty()).then_some(batch)
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![
+            HandlerSpec::read("count"),
+            HandlerSpec::button("reset_counts"),
+            HandlerSpec::read("sampling_prob"),
+            HandlerSpec::read_write("active").with(hflags::CHECKBOX),
+            HandlerSpec::read("encap"),
+            HandlerSpec::button("stop"),
+            HandlerSpec::read("packet_filepos"),
+            HandlerSpec::write("extend_interval"),
+            HandlerSpec::button("reset_timing"),
+            HandlerSpec::read("filename"),
+            HandlerSpec::read("filesize"),
+            HandlerSpec::read_write("filepos"),
+        ]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        Ok(match name {
+            "count" => self.count.to_string(),
+            "sampling_prob" => unparse_fixed(self.sampling_prob, SAMPLING_SHIFT),
+            "active" => self.active.to_string(),
+            "encap" => unparse_linktype(self.linktype).to_string(),
+            "packet_filepos" => self
+                .reader
+                .as_ref()
+                .map_or(0, |r| r.record_pos())
+                .to_string(),
+            "filename" => self.filename.clone(),
+            "filesize" => match std::fs::metadata(&self.filename) {
+                Ok(m) if m.is_file() && self.filename != "-" => m.len().to_string(),
+                _ => "-".into(),
+            },
+            "filepos" => self.reader.as_ref().map_or(0, |r| r.file_pos()).to_string(),
+            _ => return Err(format!("no '{name}' handler")),
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let v = value.trim();
+        match name {
+            "active" => {
+                let a = parse_bool(v).map_err(|_| "type mismatch".to_string())?;
+                self.set_active(a, ctx);
+            }
+            "stop" => {
+                self.set_active(false, ctx);
+                ctx.please_stop();
+            }
+            "reset_counts" => self.count = 0,
+            "extend_interval" => {
+                let d = parse_seconds(v)
+                    .map_err(|_| "'extend_interval' takes a time interval".to_string())?;
+                self.last_time = self.last_time + Timestamp::from_duration(d);
+                if self.stop || self.end_call.is_some() || self.end_is_time {
+                    self.have_last_time = true;
+                    self.set_active(true, ctx);
+                }
+            }
+            "reset_timing" => {
+                self.first_relative = false;
+                self.last_relative = false;
+                self.last_interval = false;
+                self.have_any_times = false;
+            }
+            "filepos" => {
+                let pos = parse_u64(v)?;
+                let r = self.reader.as_mut().ok_or("file not open")?;
+                r.skip_to(pos)?;
+                self.pending = None;
+                self.done = false;
+            }
+            _ => return Err(format!("no '{name}' handler")),
+        }
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        self.pending = None;
+        self.reader = None;
+    }
+}

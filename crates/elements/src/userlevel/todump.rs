@@ -1,0 +1,266 @@
+//! # ToDump
+//!
+//! Writes packets to a tcpdump (pcap) file.
+//!
+//! ## Synopsis
+//! `ToDump(FILENAME [, SNAPLEN, ENCAP, *keywords* USE_ENCAP_FROM, EXTRA_LENGTH, UNBUFFERED, NANO])`
+//!
+//! ## Ports and processing
+//! One agnostic input; zero or one agnostic output. Pushed packets are
+//! written and passed on to the output (if any). When the input is pull
+//! and there is no output, a task pulls packets, writes and frees them,
+//! sleeping while the upstream queues are empty.
+//!
+//! ## Description
+//! Writes each packet to FILENAME in `tcpdump -w` (pcap) format, readable
+//! by tcpdump, Wireshark or FromDump. FILENAME `-` writes standard output.
+//! At most SNAPLEN bytes of each packet are written (the default is 2000;
+//! 0 means the whole packet). The packet's timestamp annotation is written
+//! as its time, or the router clock's time if it has none. The recorded
+//! wire length is the packet length plus, with EXTRA_LENGTH, its extra
+//! length annotation. The file is buffered and flushed when the router is
+//! torn down (or after each packet with UNBUFFERED). A write error is
+//! reported once and writing stops.
+//!
+//! ## Keywords
+//! - **SNAPLEN** (integer): bytes written per packet. Default 2000.
+//! - **ENCAP** (word): link type recorded in the file: `ETHER` (default),
+//!   `IP`, `FDDI`, `ATM`, `802_11`, `SLL`, `AIRONET`, `HDLC`, `PPP_HDLC`,
+//!   `PPP`, `SUNATM`, `PRISM`, `NULL`.
+//! - **USE_ENCAP_FROM** (element names): take the link type from these
+//!   FromDump elements, which must agree. At most one of ENCAP and
+//!   USE_ENCAP_FROM.
+//! - **EXTRA_LENGTH** (boolean): add the extra length annotation to the
+//!   recorded wire length. Default true.
+//! - **UNBUFFERED** (boolean): flush after each packet. Default false.
+//! - **NANO** (boolean): write a nanosecond-resolution file. Default false.
+//!
+//! ## Handlers
+//! - `count` (read): packets written.
+//! - `reset_counts` (write): zeroes `count`.
+//! - `filename` (read): the file name (`<stdout>` for `-`).
+//!
+//! ## Example
+//! ```click
+//! FromDump(in.pcap, STOP true) -> Classifier(12/0800) -> ToDump(ip.pcap);
+//! ```
+
+use rclick_core::conf::{parse_word, split_words, Args};
+use rclick_core::element::HandlerSpec;
+use rclick_core::packet::anno;
+use rclick_core::{
+    Batch, ConfigResult, Ctx, Element, InitCtx, NotifierSignal, Packet, TaskId, Timestamp,
+};
+
+use super::fromdump::FromDump;
+use super::pcap::{dlt, parse_linktype, unparse_linktype, DumpWriter};
+
+pub struct ToDump {
+    filename: String,
+    snaplen: u32,
+    linktype: u32,
+    use_encap_from: Vec<String>,
+    extra_length: bool,
+    unbuffered: bool,
+    nano: bool,
+    writer: Option<DumpWriter>,
+    active: bool,
+    count: u64,
+    task: Option<TaskId>,
+    signal: NotifierSignal,
+}
+
+impl Default for ToDump {
+    fn default() -> Self {
+        ToDump {
+            filename: String::new(),
+            snaplen: 2000,
+            linktype: dlt::ETHER,
+            use_encap_from: Vec::new(),
+            extra_length: true,
+            unbuffered: false,
+            nano: false,
+            writer: None,
+            active: true,
+            count: 0,
+            task: None,
+            signal: NotifierSignal::Busy,
+        }
+    }
+}
+
+impl ToDump {
+    fn write_packet(&mut self, p: &Packet, ctx: &Ctx) {
+        if !self.active {
+            return;
+        }
+        let Some(w) = self.writer.as_mut() else {
+            return;
+        };
+        let mut ts = p.timestamp_anno();
+        if ts == Timestamp::ZERO {
+            ts = ctx.now();
+        }
+        let data = p.data();
+        let extra = if self.extra_length {
+            u32::from_ne_bytes(p.anno_bytes::<4>(anno::EXTRA_LENGTH))
+        } else {
+            0
+        };
+        let len = (data.len() as u32).saturating_add(extra);
+        let n = data.len().min(self.snaplen as usize);
+        match w.write(ts, len, &data[..n]) {
+            Ok(()) => self.count += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => {
+                self.active = false;
+                ctx.chatter(&format!("ToDump({}): {e}", self.filename));
+            }
+        }
+    }
+}
+
+impl Element for ToDump {
+    fn port_count(&self) -> &'static str {
+        "1/0-1"
+    }
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        self.filename = args.read_mp("FILENAME");
+        let snaplen: u32 = args.read_p_or("SNAPLEN", 2000u32);
+        let encap = args.read_p_with("ENCAP", parse_word);
+        let use_from: Option<String> = args.read("USE_ENCAP_FROM");
+        self.extra_length = args.read_or("EXTRA_LENGTH", true);
+        self.unbuffered = args.read_or("UNBUFFERED", false);
+        self.nano = args.read_or("NANO", false);
+        args.complete()?;
+        self.snaplen = if snaplen == 0 { u32::MAX } else { snaplen };
+        match (encap, use_from) {
+            (Some(_), Some(_)) => {
+                return Err("specify at most one of 'ENCAP' and 'USE_ENCAP_FROM'".into())
+            }
+            (None, Some(names)) => {
+                self.use_encap_from = split_words(&names);
+                if self.use_encap_from.is_empty() {
+                    return Err("element names missing after 'USE_ENCAP_FROM'".into());
+                }
+            }
+            (Some(e), None) => {
+                self.linktype = parse_linktype(&e).ok_or("bad encapsulation type")?;
+            }
+            (None, None) => self.linktype = dlt::ETHER,
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        if !self.use_encap_from.is_empty() {
+            let mut found: Vec<(String, u32)> = Vec::new();
+            for name in &self.use_encap_from {
+                let idx = ctx
+                    .find_element(name)
+                    .ok_or_else(|| format!("'{name}' does not name an element"))?;
+                let lt = ctx
+                    .with_element(idx, |e| {
+                        e.as_any()
+                            .downcast_ref::<FromDump>()
+                            .and_then(|f| f.encap_linktype())
+                    })
+                    .flatten()
+                    .ok_or_else(|| format!("'{name}' has no 'encap' read handler"))?;
+                found.push((name.clone(), lt));
+            }
+            if found.iter().any(|f| f.1 != found[0].1) {
+                let mut msg = vec!["source encapsulation types disagree:".to_string()];
+                for (n, lt) in &found {
+                    msg.push(format!("  {n} has {}", unparse_linktype(*lt)));
+                }
+                return Err(msg.into());
+            }
+            self.linktype = found[0].1;
+        }
+        let w = DumpWriter::create(
+            &self.filename,
+            self.snaplen,
+            self.linktype,
+            self.nano,
+            self.unbuffered,
+        )?;
+        self.writer = Some(w);
+        if self.filename == "-" {
+            self.filename = "<stdout>".into();
+        }
+        if ctx.input_is_pull(0) && ctx.noutputs() == 0 {
+            let t = ctx.new_task(true);
+            self.signal = ctx.upstream_empty_signal(0, Some(t));
+            self.task = Some(t);
+        }
+        self.active = true;
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        for p in batch.packets() {
+            self.write_packet(p, ctx);
+        }
+        ctx.emit_batch(0, batch);
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        let batch = ctx.pull(0, max)?;
+        for p in batch.packets() {
+            self.write_packet(p, ctx);
+        }
+        Some(batch)
+    }
+
+    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
+        if !self.active {
+            return false;
+        }
+        let got = ctx.pull(0, rclick_core::batch::BATCH_CAPACITY);
+        let worked = got.is_some();
+        if let Some(batch) = got {
+            for p in batch.packets() {
+                self.write_packet(p, ctx);
+            }
+        }
+        if worked || ctx.signal_active(&self.signal) {
+            ctx.fast_reschedule();
+        }
+        worked
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![
+            HandlerSpec::read("filename"),
+            HandlerSpec::read("count"),
+            HandlerSpec::button("reset_counts"),
+        ]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        match name {
+            "filename" => Ok(self.filename.clone()),
+            "count" => Ok(self.count.to_string()),
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+
+    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        match name {
+            "reset_counts" => {
+                self.count = 0;
+                Ok(())
+            }
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+
+    fn cleanup(&mut self) {
+        if let Some(mut w) = self.writer.take() {
+            let _ = w.flush();
+        }
+    }
+}
