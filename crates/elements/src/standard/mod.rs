@@ -1,23 +1,46 @@
 //! Standard elements: sources, sinks, queues, counters, schedulers,
 //! classifiers, scripting.
 
+pub mod checkpaint;
 pub mod classifier;
 pub mod classifier_program;
 pub mod counter;
 pub mod discard;
 pub mod drivermanager;
 pub mod errorelement;
+pub mod hashswitch;
+pub mod idle;
 pub mod infinitesource;
 pub mod message;
 pub mod notifierqueue;
 pub mod null;
+pub mod paint;
+pub mod paintswitch;
+pub mod painttee;
 pub mod print;
+pub mod priosched;
+pub mod pulltee;
 pub mod queue;
+pub mod ratedsource;
+pub mod ratedunqueue;
+pub mod roundrobinsched;
+pub mod roundrobinswitch;
+pub mod scheduleinfo;
 pub mod script;
 pub mod scriptlang;
+pub mod settimestamp;
 pub mod simplequeue;
+pub mod staticswitch;
+pub mod stridesched;
+pub mod strip;
+pub mod striptonetheader;
+pub mod switch;
 pub mod tee;
+pub mod timedsource;
+pub mod tokenbucket;
+pub mod truncate;
 pub mod unqueue;
+pub mod unstrip;
 
 mod reg_a;
 mod reg_b;

@@ -1,0 +1,62 @@
+//! # Idle
+//!
+//! Has any number of ports and never moves a packet.
+//!
+//! ## Synopsis
+//! `Idle`
+//!
+//! ## Ports and processing
+//! Any number of agnostic inputs and outputs. No packet flows from any
+//! input to any output.
+//!
+//! ## Description
+//! Drops every packet pushed into it and returns nothing when pulled. Idle
+//! is an empty notifier whose signal is never active, so an element pulling
+//! from it (an Unqueue, a scheduler) sleeps instead of polling. Use it to
+//! fill ports that must be connected.
+//!
+//! ## Handlers
+//! None beyond the standard ones.
+//!
+//! ## Example
+//! ```click
+//! Idle -> q :: Queue -> Discard;
+//! ```
+
+use rclick_core::conf::Args;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, SignalId};
+
+#[derive(Default)]
+pub struct Idle {
+    signal: Option<SignalId>,
+}
+
+impl Element for Idle {
+    fn port_count(&self) -> &'static str {
+        "-/-"
+    }
+
+    fn flow_code(&self) -> &'static str {
+        "x/y"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        Args::new(conf).complete()?;
+        if self.signal.is_none() {
+            self.signal = Some(ctx.new_signal(false));
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, _ctx: &mut Ctx) {
+        drop(batch);
+    }
+
+    fn pull(&mut self, _port: usize, _max: usize, _ctx: &mut Ctx) -> Option<Batch> {
+        None
+    }
+
+    fn empty_notifier(&self) -> Option<rclick_core::SignalId> {
+        self.signal
+    }
+}

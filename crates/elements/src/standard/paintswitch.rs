@@ -1,0 +1,75 @@
+//! # PaintSwitch
+//!
+//! Sends packets to the output their paint annotation names.
+//!
+//! ## Synopsis
+//! `PaintSwitch([ANNO])`
+//!
+//! ## Ports and processing
+//! One push input, any number of push outputs.
+//!
+//! ## Description
+//! Sends each packet out the output numbered by its paint annotation (or
+//! the one-byte annotation ANNO). Packets whose color names no output are
+//! dropped. Color 255 sends a copy out every output.
+//!
+//! ## Keywords
+//! - **ANNO** (annotation): which annotation byte to read. Default `PAINT`.
+//!
+//! ## Handlers
+//! None beyond the standard ones.
+//!
+//! ## Example
+//! ```click
+//! ... -> ps :: PaintSwitch; ps[0] -> a; ps[1] -> b;
+//! ```
+
+use rclick_core::conf::Args;
+use rclick_core::packet::anno;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+
+use super::paint::parse_anno;
+
+pub struct PaintSwitch {
+    anno: usize,
+}
+
+impl Default for PaintSwitch {
+    fn default() -> Self {
+        PaintSwitch { anno: anno::PAINT }
+    }
+}
+
+impl Element for PaintSwitch {
+    fn port_count(&self) -> &'static str {
+        "1/-"
+    }
+
+    fn processing(&self) -> &'static str {
+        "h/h"
+    }
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        self.anno = args
+            .read_p_with("ANNO", |s| parse_anno(s, 1))
+            .unwrap_or(anno::PAINT);
+        args.complete()?;
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        let n = ctx.noutputs();
+        for p in batch {
+            let color = p.anno_bytes::<1>(self.anno)[0];
+            if color != 0xFF {
+                ctx.emit(color as usize, p);
+            } else if n > 0 {
+                for port in 0..n - 1 {
+                    ctx.emit(port, p.clone());
+                }
+                ctx.emit(n - 1, p);
+            }
+        }
+    }
+}

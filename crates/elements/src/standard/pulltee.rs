@@ -1,0 +1,64 @@
+//! # PullTee
+//!
+//! Duplicates pulled packets to push outputs.
+//!
+//! ## Synopsis
+//! `PullTee([N])`
+//!
+//! ## Ports and processing
+//! One pull input; output 0 is pull, outputs 1 and up are push.
+//!
+//! ## Description
+//! Each time output 0 pulls packets, PullTee pulls them from its input,
+//! returns them on output 0, and pushes a clone of each out every other
+//! output. Clones share data until written. If N is given, it must equal the
+//! number of outputs.
+//!
+//! ## Handlers
+//! None beyond the standard ones.
+//!
+//! ## Example
+//! ```click
+//! q :: Queue -> t :: PullTee -> Unqueue -> Discard; t[1] -> Print(copy) -> Discard;
+//! ```
+
+use rclick_core::conf::Args;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+
+#[derive(Default)]
+pub struct PullTee;
+
+impl Element for PullTee {
+    fn port_count(&self) -> &'static str {
+        "1/1-"
+    }
+
+    fn processing(&self) -> &'static str {
+        "l/lh"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let n: Option<usize> = args.read_p("N");
+        args.complete()?;
+        if let Some(n) = n {
+            if n != ctx.noutputs() {
+                let k = ctx.noutputs();
+                return Err(format!("{k} outputs implies {k} arms").into());
+            }
+        }
+        Ok(())
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        let batch = ctx.pull(0, max)?;
+        for port in 1..ctx.noutputs() {
+            let mut copy = Batch::new();
+            for p in batch.packets() {
+                copy.push(p.clone());
+            }
+            ctx.emit_batch(port, copy);
+        }
+        Some(batch)
+    }
+}

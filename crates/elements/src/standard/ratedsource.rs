@@ -1,0 +1,339 @@
+//! # RatedSource
+//!
+//! Generates packets at a configurable rate.
+//!
+//! ## Synopsis
+//! `RatedSource([DATA, RATE, LIMIT, ACTIVE, *keywords*])`
+//!
+//! ## Ports and processing
+//! No inputs, one agnostic output. Push: a task sends packets as the token
+//! bucket allows. Pull: each pull returns the packets the bucket allows now.
+//!
+//! ## Description
+//! Creates packets holding DATA and sends them at RATE packets per second,
+//! using Click's token bucket arithmetic exactly (1 ms ticks, capacity 2
+//! tokens below 200 packets/s, RATE/100 above), so under `--simtime` the
+//! number of packets sent by a given time matches Click's: the bucket
+//! starts full, so the first two packets leave at once. While waiting for
+//! tokens the task sleeps on a timer set for the moment the next token is
+//! due. Stops after LIMIT packets when LIMIT is non-negative; with STOP true
+//! it then asks the driver to stop.
+//!
+//! In pull mode rclick also raises an empty-notifier signal while tokens
+//! are available (Click's RatedSource has none), so a downstream Unqueue
+//! sleeps between packets instead of polling.
+//!
+//! ## Keywords
+//! - **DATA** (string): packet contents. Default is Click's 69-byte
+//!   "Random bullshit in a packet, at least 64 bytes long. Well, now it is."
+//! - **RATE** (unsigned): packets per second. Default 10. 0 sends one
+//!   packet and then nothing, as in Click.
+//! - **LIMIT** (integer): total packets to send; -1 means no limit. Default -1.
+//! - **ACTIVE** (boolean): whether to send. Default true.
+//! - **LENGTH** (integer): packet length; DATA is repeated or cut to fit.
+//!   Default -1 (DATA as is). **DATASIZE** is a deprecated synonym.
+//! - **STOP** (boolean): stop the driver when LIMIT is reached. Default false.
+//! - **BANDWIDTH** (bandwidth): if given, RATE is BANDWIDTH divided by the
+//!   packet length.
+//!
+//! ## Handlers
+//! - `count` (read): packets sent.
+//! - `reset` (write): zeroes `count`, refills one token and restarts.
+//! - `rate` (read/write): the rate (Click's rounding of the bucket rate).
+//! - `data`, `limit`, `active`, `length`, `datasize` (read/write).
+//!
+//! ## Example
+//! ```click
+//! RatedSource(RATE 100, LIMIT 1000, STOP true) -> Counter -> Discard;
+//! ```
+
+use rclick_core::conf::{parse_bool, parse_i32, parse_u32, Args, Bandwidth};
+use rclick_core::element::HandlerSpec;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, SignalId, TaskId, TimerId};
+
+use super::infinitesource::DEFAULT_DATA;
+use super::tokenbucket::{jiffies_interval, TokenBucket};
+
+/// Click's RatedSource headroom (16 + 20 + 24).
+const HEADROOM: usize = 60;
+
+pub struct RatedSource {
+    data: Vec<u8>,
+    datasize: i32,
+    limit: Option<u32>,
+    active: bool,
+    stop: bool,
+    count: u32,
+    tb: TokenBucket,
+    prototype: Option<Packet>,
+    task: Option<TaskId>,
+    timer: Option<TimerId>,
+    signal: Option<SignalId>,
+    pull_mode: bool,
+}
+
+impl Default for RatedSource {
+    fn default() -> Self {
+        RatedSource {
+            data: DEFAULT_DATA.to_vec(),
+            datasize: -1,
+            limit: None,
+            active: true,
+            stop: false,
+            count: 0,
+            tb: TokenBucket::default(),
+            prototype: None,
+            task: None,
+            timer: None,
+            signal: None,
+            pull_mode: false,
+        }
+    }
+}
+
+/// Click's burst for a rate: 2 tokens below 200 packets/s, else rate/100.
+fn burst_for(rate: u32) -> u32 {
+    if rate < 200 {
+        2
+    } else {
+        rate / 100
+    }
+}
+
+impl RatedSource {
+    fn setup_packet(&mut self) {
+        let body: Vec<u8> = if self.datasize < 0 {
+            self.data.clone()
+        } else {
+            let n = self.datasize as usize;
+            if self.data.is_empty() {
+                vec![0; n]
+            } else {
+                self.data.iter().copied().cycle().take(n).collect()
+            }
+        };
+        self.prototype = Some(Packet::with_room(HEADROOM, &body, 0));
+    }
+
+    fn limit_reached(&self) -> bool {
+        self.limit.is_some_and(|l| self.count >= l)
+    }
+
+    fn make(&self, ctx: &Ctx) -> Option<Packet> {
+        let mut p = self.prototype.as_ref()?.clone();
+        p.set_timestamp_anno(ctx.now());
+        Some(p)
+    }
+
+    /// Restarts sending after a handler changed state.
+    fn restart(&self, ctx: &mut Ctx) {
+        if !self.active {
+            return;
+        }
+        if let Some(t) = self.task {
+            ctx.schedule_task(t);
+        }
+        if let Some(s) = self.signal {
+            ctx.wake_signal(s);
+        }
+    }
+}
+
+impl Element for RatedSource {
+    fn port_count(&self) -> &'static str {
+        "0/1"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        if let Some(d) = args.read_p::<Vec<u8>>("DATA") {
+            self.data = d;
+        }
+        let mut rate = args.read_p_or("RATE", 10u32);
+        let limit = args.read_p_or("LIMIT", -1i32);
+        self.active = args.read_p_or("ACTIVE", true);
+        let mut datasize = args.read_or("LENGTH", -1i32);
+        if let Some(d) = args.read::<i32>("DATASIZE") {
+            datasize = d;
+        }
+        self.stop = args.read_or("STOP", false);
+        let bandwidth = args.read::<Bandwidth>("BANDWIDTH").map_or(0, |b| b.0);
+        args.complete()?;
+        self.datasize = datasize;
+        let bandwidth = u32::try_from(bandwidth).unwrap_or(u32::MAX);
+        if bandwidth > 0 {
+            let len = if datasize < 0 {
+                self.data.len() as u32
+            } else {
+                datasize as u32
+            };
+            rate = bandwidth.checked_div(len).unwrap_or(0);
+        }
+        let mut burst = burst_for(rate) as i64;
+        if bandwidth > 0 && burst < 2 * i64::from(datasize) {
+            burst = 2 * i64::from(datasize);
+        }
+        self.tb.assign(rate, burst as u32);
+        self.limit = (limit >= 0).then_some(limit as u32);
+        self.setup_packet();
+        if self.signal.is_none() {
+            self.signal = Some(ctx.new_signal(self.active));
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        self.count = 0;
+        self.pull_mode = !ctx.output_is_push(0);
+        if !self.pull_mode {
+            self.task = Some(ctx.new_task(true));
+        }
+        self.tb.set(1);
+        self.timer = Some(ctx.new_timer());
+        Ok(())
+    }
+
+    fn empty_notifier(&self) -> Option<SignalId> {
+        self.signal
+    }
+
+    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
+        if !self.active {
+            return false;
+        }
+        if self.limit_reached() {
+            if self.stop {
+                ctx.please_stop();
+            }
+            return false;
+        }
+        self.tb.refill(ctx.now());
+        if self.tb.remove_if(1) {
+            if let Some(p) = self.make(ctx) {
+                ctx.emit(0, p);
+            }
+            self.count = self.count.wrapping_add(1);
+            ctx.fast_reschedule();
+            true
+        } else {
+            if let Some(t) = self.timer {
+                ctx.schedule_timer_after(t, jiffies_interval(self.tb.time_until_contains(1)));
+            }
+            false
+        }
+    }
+
+    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        if let Some(t) = self.task {
+            ctx.schedule_task(t);
+        }
+        if let Some(s) = self.signal {
+            if self.active && !self.limit_reached() {
+                ctx.wake_signal(s);
+            }
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        let mut batch = Batch::new();
+        let max = max.min(rclick_core::batch::BATCH_CAPACITY);
+        let mut idle = !self.active;
+        if self.active {
+            self.tb.refill(ctx.now());
+            while batch.len() < max {
+                if self.limit_reached() {
+                    if self.stop {
+                        ctx.please_stop();
+                    }
+                    idle = true;
+                    break;
+                }
+                if !self.tb.remove_if(1) {
+                    if let Some(t) = self.timer {
+                        let wait = jiffies_interval(self.tb.time_until_contains(1));
+                        ctx.schedule_timer_after(t, wait);
+                    }
+                    idle = true;
+                    break;
+                }
+                self.count = self.count.wrapping_add(1);
+                match self.make(ctx) {
+                    Some(p) => batch.push(p),
+                    None => break,
+                }
+            }
+        }
+        if idle {
+            if let Some(s) = self.signal {
+                ctx.sleep_signal(s);
+            }
+        }
+        (!batch.is_empty()).then_some(batch)
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        let mut v = vec![HandlerSpec::read("count"), HandlerSpec::button("reset")];
+        for h in ["data", "rate", "limit", "active", "length", "datasize"] {
+            v.push(HandlerSpec::read_write(h));
+        }
+        v
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        Ok(match name {
+            "count" => self.count.to_string(),
+            "data" => String::from_utf8_lossy(&self.data).into_owned(),
+            "rate" => self.tb.rate().to_string(),
+            "limit" => self.limit.map_or("-1".to_string(), |l| l.to_string()),
+            "active" => self.active.to_string(),
+            "length" | "datasize" => self.datasize.to_string(),
+            _ => return Err(format!("no '{name}' handler")),
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let v = value.trim();
+        let syntax = |_| "syntax error".to_string();
+        match name {
+            "data" => {
+                // Click's data handler is raw: the value is taken as is.
+                self.data = value.as_bytes().to_vec();
+                self.prototype = Some(Packet::from_slice(&self.data));
+            }
+            "rate" => {
+                let rate = parse_u32(v).map_err(syntax)?;
+                self.tb.assign_adjust(rate, burst_for(rate));
+            }
+            "limit" => {
+                let limit = parse_i32(v).map_err(syntax)?;
+                self.limit = (limit >= 0).then_some(limit as u32);
+                self.restart(ctx);
+            }
+            "active" => {
+                let active = parse_bool(v).map_err(syntax)?;
+                self.active = active;
+                if active {
+                    if let Some(t) = self.task {
+                        if !ctx.task_scheduled(t) {
+                            self.tb.set(1);
+                        }
+                    }
+                    self.restart(ctx);
+                } else if let Some(s) = self.signal {
+                    ctx.sleep_signal(s);
+                }
+            }
+            "reset" => {
+                self.count = 0;
+                self.tb.set(1);
+                self.restart(ctx);
+            }
+            "length" | "datasize" => {
+                self.datasize = parse_i32(v).map_err(syntax)?;
+                self.setup_packet();
+            }
+            _ => return Err(format!("no '{name}' handler")),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,208 @@
+//! # RatedUnqueue
+//!
+//! Pulls packets at a configurable rate and pushes them out.
+//!
+//! ## Synopsis
+//! `RatedUnqueue(RATE, [*keywords*])`
+//!
+//! ## Ports and processing
+//! One pull input, one push output.
+//!
+//! ## Description
+//! Pulls packets at RATE packets per second and pushes them out. Rate is
+//! enforced by Click's token bucket, reproduced exactly: 1 ms ticks and a
+//! capacity of BURST_DURATION (default 20 ms) worth of tokens, at least 1.
+//! The bucket starts full. While the bucket is empty the task sleeps on a
+//! timer set for when the next token is due; while every upstream queue is
+//! empty it sleeps on their notifier signal.
+//!
+//! ## Keywords
+//! - **RATE** (unsigned): packets per second. Mandatory.
+//! - **BURST_DURATION** (time): bucket capacity as a duration at RATE.
+//!   Default 20 ms.
+//! - **BURST_SIZE** (unsigned): bucket capacity in packets. Cannot be given
+//!   together with BURST_DURATION.
+//!
+//! ## Handlers
+//! - `rate` (read/write): the rate; writing reconfigures RATE.
+//! - `active` (read/write): whether to pull. Default true.
+//! - `calls` (read): task statistics, as in Click.
+//!
+//! ## Example
+//! ```click
+//! src -> Queue -> RatedUnqueue(100) -> Discard;
+//! ```
+
+use std::time::Duration;
+
+use rclick_core::conf::{parse_bool, parse_u32, Args};
+use rclick_core::element::HandlerSpec;
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, NotifierSignal, TaskId, TimerId};
+
+use super::tokenbucket::{jiffies_interval, TokenBucket};
+
+pub struct RatedUnqueue {
+    tb: TokenBucket,
+    /// Capacity as configured: a duration in ms, or a size in packets.
+    burst: Burst,
+    active: bool,
+    runs: u64,
+    empty_runs: u64,
+    pushes: u64,
+    failed_pulls: u64,
+    task: Option<TaskId>,
+    timer: Option<TimerId>,
+    signal: NotifierSignal,
+}
+
+impl Default for RatedUnqueue {
+    fn default() -> Self {
+        RatedUnqueue {
+            tb: TokenBucket::default(),
+            burst: Burst::Duration(20),
+            active: true,
+            runs: 0,
+            empty_runs: 0,
+            pushes: 0,
+            failed_pulls: 0,
+            task: None,
+            timer: None,
+            signal: NotifierSignal::Busy,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Burst {
+    Duration(u32),
+    Size(u32),
+}
+
+impl Burst {
+    fn capacity(self, rate: u32) -> u32 {
+        match self {
+            Burst::Duration(ms) => capacity_for(rate, ms),
+            Burst::Size(n) => n,
+        }
+        .max(1)
+    }
+}
+
+/// Bucket capacity from a rate and a duration in milliseconds, as Click
+/// computes it (saturating at `u32::MAX`).
+fn capacity_for(rate: u32, dur_msec: u32) -> u32 {
+    let v = u64::from(rate) * u64::from(dur_msec) / 1000;
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+impl Element for RatedUnqueue {
+    fn processing(&self) -> &'static str {
+        "l/h"
+    }
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let rate: u32 = args.read_mp("RATE");
+        let dur: Option<Duration> = args.read("BURST_DURATION");
+        let size: Option<u32> = args.read("BURST_SIZE");
+        args.complete()?;
+        self.burst = match (dur, size) {
+            (Some(_), Some(_)) => {
+                return Err("cannot specify both BURST_DURATION and BURST_SIZE".into())
+            }
+            (_, Some(s)) => Burst::Size(s),
+            (d, None) => {
+                Burst::Duration(d.map_or(20, |d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX)))
+            }
+        };
+        self.tb.assign(rate, self.burst.capacity(rate));
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        let t = ctx.new_task(true);
+        self.signal = ctx.upstream_empty_signal(0, Some(t));
+        self.task = Some(t);
+        self.timer = Some(ctx.new_timer());
+        Ok(())
+    }
+
+    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
+        self.runs += 1;
+        if !self.active {
+            return false;
+        }
+        self.tb.refill(ctx.now());
+        if !self.tb.contains(1) {
+            if let Some(t) = self.timer {
+                ctx.schedule_timer_after(t, jiffies_interval(self.tb.time_until_contains(1)));
+            }
+            self.empty_runs += 1;
+            return false;
+        }
+        let worked = match ctx.pull(0, 1) {
+            Some(b) => {
+                self.tb.remove(b.len() as u32);
+                self.pushes += 1;
+                ctx.emit_batch(0, b);
+                true
+            }
+            None => {
+                self.failed_pulls += 1;
+                if !ctx.signal_active(&self.signal) {
+                    return false;
+                }
+                false
+            }
+        };
+        ctx.fast_reschedule();
+        if !worked {
+            self.empty_runs += 1;
+        }
+        worked
+    }
+
+    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        if let Some(t) = self.task {
+            ctx.schedule_task(t);
+        }
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![
+            HandlerSpec::read("calls"),
+            HandlerSpec::read_write("rate"),
+            HandlerSpec::read_write("active").with(rclick_core::element::hflags::CHECKBOX),
+        ]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        Ok(match name {
+            "rate" => self.tb.rate().to_string(),
+            "active" => self.active.to_string(),
+            "calls" => format!(
+                "{} calls to run_task()\n{} empty runs\n{} pushes\n{} failed pulls\n",
+                self.runs, self.empty_runs, self.pushes, self.failed_pulls
+            ),
+            _ => return Err(format!("no '{name}' handler")),
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let v = value.trim();
+        match name {
+            "rate" => {
+                let rate = parse_u32(v).map_err(|e| format!("RATE: {e}"))?;
+                // As Click's reconfigure of RATE: the burst keywords keep
+                // their configured values.
+                self.tb.assign(rate, self.burst.capacity(rate));
+            }
+            "active" => self.active = parse_bool(v)?,
+            _ => return Err(format!("no '{name}' handler")),
+        }
+        if let (true, Some(t)) = (self.active, self.task) {
+            ctx.schedule_task(t);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,57 @@
+//! # StaticSwitch
+//!
+//! Sends packets to one fixed output.
+//!
+//! ## Synopsis
+//! `StaticSwitch(OUTPUT)`
+//!
+//! ## Ports and processing
+//! One push input, any number of push outputs.
+//!
+//! ## Description
+//! Sends every packet out output OUTPUT. A negative OUTPUT, or one not
+//! below the number of outputs, drops them. Unlike Switch, OUTPUT cannot
+//! change at run time.
+//!
+//! ## Keywords
+//! - **OUTPUT** (integer): the output to use. Mandatory.
+//!
+//! ## Handlers
+//! None beyond the standard ones.
+//!
+//! ## Example
+//! ```click
+//! ... -> s :: StaticSwitch(1); s[0] -> a; s[1] -> b;
+//! ```
+
+use rclick_core::conf::Args;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+
+#[derive(Default)]
+pub struct StaticSwitch {
+    output: Option<usize>,
+}
+
+impl Element for StaticSwitch {
+    fn port_count(&self) -> &'static str {
+        "1/-"
+    }
+
+    fn processing(&self) -> &'static str {
+        "h/h"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let output: i32 = args.read_mp("OUTPUT");
+        args.complete()?;
+        self.output = usize::try_from(output).ok().filter(|&o| o < ctx.noutputs());
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        if let Some(o) = self.output {
+            ctx.emit_batch(o, batch);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! # Strip
+//!
+//! Removes bytes from the front of packets.
+//!
+//! ## Synopsis
+//! `Strip(LENGTH)`
+//!
+//! ## Ports and processing
+//! One agnostic input, one agnostic output.
+//!
+//! ## Description
+//! Deletes the first LENGTH bytes of each packet (all of it if it is
+//! shorter). The bytes stay in the headroom, so Unstrip can bring them
+//! back. No data is copied.
+//!
+//! ## Keywords
+//! - **LENGTH** (unsigned): bytes to strip. Mandatory.
+//!
+//! ## Handlers
+//! None beyond the standard ones.
+//!
+//! ## Example
+//! ```click
+//! FromDevice(eth0) -> Strip(14) -> CheckIPHeader -> ...
+//! ```
+
+use rclick_core::conf::Args;
+use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+
+#[derive(Default)]
+pub struct Strip {
+    nbytes: usize,
+}
+
+impl SimpleAction for Strip {
+    #[inline]
+    fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
+        p.pull(self.nbytes);
+        Some(p)
+    }
+}
+
+impl Element for Strip {
+    simple_element!();
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let n: u32 = args.read_mp("LENGTH");
+        args.complete()?;
+        self.nbytes = n as usize;
+        Ok(())
+    }
+}

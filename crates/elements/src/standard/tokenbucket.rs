@@ -1,0 +1,243 @@
+//! Click's 32-bit token bucket (include/click/tokenbucket.hh), reproduced
+//! to the bit so rate-limited elements emit exactly as many packets by a
+//! given simulated time as Click does.
+//!
+//! Tokens are fixed-point fractions of the capacity: a full bucket holds
+//! `u32::MAX`, and one token is `token_scale = u32::MAX / capacity`. Time
+//! is measured in jiffies (milliseconds at user level, as a wrapping `u32`,
+//! Click's `click_jiffies()`), and the bucket refills by `tokens_per_tick`
+//! per elapsed jiffy.
+
+use rclick_core::time::Timestamp;
+
+/// Jiffies per second at user level (Click's `CLICK_HZ`).
+pub const HZ: u32 = 1000;
+const MAX_TOKENS: u32 = u32::MAX;
+
+/// Click's `click_jiffies()` at user level: the time in milliseconds,
+/// truncated to 32 bits.
+pub fn jiffies(t: Timestamp) -> u32 {
+    t.nanos().div_euclid(1_000_000) as u64 as u32
+}
+
+/// Click's `Timestamp::make_jiffies`: a jiffy count as an interval.
+pub fn jiffies_interval(j: u32) -> Timestamp {
+    Timestamp(i64::from(j) * 1_000_000)
+}
+
+/// A token rate (Click's `TokenRateX`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenRate {
+    tokens_per_tick: u32,
+    token_scale: u32,
+    time_until_full: u32,
+}
+
+impl Default for TokenRate {
+    /// An idle rate.
+    fn default() -> Self {
+        TokenRate {
+            tokens_per_tick: 0,
+            token_scale: 1,
+            time_until_full: u32::MAX,
+        }
+    }
+}
+
+impl TokenRate {
+    /// A rate of `rate` tokens per second with room for `capacity` tokens.
+    /// Idle if either is 0.
+    pub fn new(mut rate: u32, mut capacity: u32) -> TokenRate {
+        if capacity == 0 {
+            rate = 0;
+            capacity = MAX_TOKENS;
+        }
+        if rate != 0 {
+            let min_capacity = (rate - 1) / HZ + 1;
+            capacity = capacity.max(min_capacity);
+        }
+        let token_scale = MAX_TOKENS / capacity;
+        let l = (u64::from(rate) * u64::from(token_scale) / u64::from(HZ)) as u32;
+        if rate != 0 {
+            let tpt = if l != 0 { l } else { 1 };
+            TokenRate {
+                tokens_per_tick: tpt,
+                token_scale,
+                time_until_full: (MAX_TOKENS - 1) / tpt + 1,
+            }
+        } else {
+            TokenRate {
+                tokens_per_tick: 0,
+                token_scale,
+                time_until_full: u32::MAX,
+            }
+        }
+    }
+
+    /// The rate in tokens per second, as Click computes it back.
+    pub fn rate(&self) -> u32 {
+        let l =
+            u64::from(self.tokens_per_tick) * u64::from(HZ) + u64::from(self.tokens_per_tick / 2);
+        let r = l / u64::from(self.token_scale);
+        u32::try_from(r).unwrap_or(MAX_TOKENS)
+    }
+
+    pub fn capacity(&self) -> u32 {
+        MAX_TOKENS / self.token_scale
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.tokens_per_tick == 0
+    }
+
+    /// Scales a token count to a fraction of capacity; false (and
+    /// `u32::MAX`) if it overflows.
+    fn cvt(&self, t: u32) -> (bool, u32) {
+        let prod = u64::from(t) * u64::from(self.token_scale);
+        if prod >> 32 != 0 {
+            (false, MAX_TOKENS)
+        } else {
+            (true, prod as u32)
+        }
+    }
+}
+
+/// A token bucket: a rate plus a counter (Click's `TokenBucketX`). A new
+/// bucket is idle, empty, and has time point 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TokenBucket {
+    rate: TokenRate,
+    tokens: u32,
+    time_point: u32,
+}
+
+impl TokenBucket {
+    /// Sets rate and capacity, keeping the fraction of fullness.
+    pub fn assign(&mut self, rate: u32, capacity: u32) {
+        self.rate = TokenRate::new(rate, capacity);
+    }
+
+    /// Sets rate and capacity, keeping the token count roughly stable.
+    pub fn assign_adjust(&mut self, rate: u32, capacity: u32) {
+        let old = self.rate;
+        self.rate = TokenRate::new(rate, capacity);
+        if old.token_scale != self.rate.token_scale {
+            let v = u64::from(self.tokens) * u64::from(self.rate.token_scale)
+                / u64::from(old.token_scale);
+            self.tokens = u32::try_from(v).unwrap_or(MAX_TOKENS);
+        }
+    }
+
+    pub fn rate(&self) -> u32 {
+        self.rate.rate()
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.rate.capacity()
+    }
+
+    /// Whole tokens held.
+    pub fn size(&self) -> u32 {
+        self.tokens / self.rate.token_scale
+    }
+
+    pub fn set(&mut self, t: u32) {
+        self.tokens = self.rate.cvt(t).1;
+    }
+
+    pub fn set_full(&mut self) {
+        self.tokens = MAX_TOKENS;
+    }
+
+    pub fn contains(&self, t: u32) -> bool {
+        let (ok, f) = self.rate.cvt(t);
+        ok && f <= self.tokens
+    }
+
+    /// Refills for the time `now_jiffies`.
+    pub fn refill_at(&mut self, now_jiffies: u32) {
+        // Click's time_monotonic_difference: 0 if time went backwards.
+        let diff = now_jiffies.saturating_sub(self.time_point);
+        if diff >= self.rate.time_until_full {
+            self.tokens = MAX_TOKENS;
+        } else if diff > 0 {
+            let new = self
+                .tokens
+                .wrapping_add(diff.wrapping_mul(self.rate.tokens_per_tick));
+            self.tokens = if new < self.tokens { MAX_TOKENS } else { new };
+        }
+        self.time_point = now_jiffies;
+    }
+
+    /// Refills for the router time `now`.
+    pub fn refill(&mut self, now: Timestamp) {
+        self.refill_at(jiffies(now));
+    }
+
+    pub fn remove(&mut self, t: u32) {
+        let f = self.rate.cvt(t).1;
+        self.tokens = self.tokens.saturating_sub(f);
+    }
+
+    pub fn remove_if(&mut self, t: u32) -> bool {
+        let (ok, f) = self.rate.cvt(t);
+        if ok && f <= self.tokens {
+            self.tokens -= f;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Jiffies until the bucket holds `t` tokens; `u32::MAX` if never.
+    pub fn time_until_contains(&self, t: u32) -> u32 {
+        let (ok, f) = self.rate.cvt(t);
+        if !ok {
+            return u32::MAX;
+        }
+        if f <= self.tokens || self.rate.time_until_full == 0 {
+            return 0;
+        }
+        match (f - self.tokens - 1).checked_div(self.rate.tokens_per_tick) {
+            Some(q) => q + 1,
+            None => u32::MAX,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_ten_capacity_two() {
+        let r = TokenRate::new(10, 2);
+        assert_eq!(r.token_scale, 2_147_483_647);
+        assert_eq!(r.tokens_per_tick, 21_474_836);
+        assert_eq!(r.time_until_full, 201);
+        assert_eq!(r.rate(), 10);
+        assert_eq!(r.capacity(), 2);
+    }
+
+    #[test]
+    fn first_refill_fills_and_waits_are_click_like() {
+        let mut tb = TokenBucket::default();
+        tb.assign(10, 2);
+        tb.set(1);
+        tb.refill_at(3_567_587_328);
+        assert!(tb.remove_if(1));
+        assert!(tb.remove_if(1));
+        assert!(!tb.remove_if(1));
+        assert_eq!(tb.time_until_contains(1), 101);
+    }
+
+    #[test]
+    fn zero_rate_is_idle() {
+        let mut tb = TokenBucket::default();
+        tb.assign(0, 2);
+        assert!(tb.rate.is_idle());
+        tb.refill_at(5000);
+        assert!(!tb.contains(1));
+        assert_eq!(tb.time_until_contains(1), u32::MAX);
+    }
+}

@@ -1,0 +1,57 @@
+//! # Unstrip
+//!
+//! Puts bytes back on the front of packets.
+//!
+//! ## Synopsis
+//! `Unstrip(LENGTH)`
+//!
+//! ## Ports and processing
+//! One agnostic input, one agnostic output.
+//!
+//! ## Description
+//! Moves the start of each packet LENGTH bytes back into the headroom,
+//! restoring bytes an earlier Strip removed. If the packet has less
+//! headroom than that, room is made and the new bytes are unspecified.
+//!
+//! ## Keywords
+//! - **LENGTH** (unsigned): bytes to put back. Mandatory.
+//!
+//! ## Handlers
+//! None beyond the standard ones.
+//!
+//! ## Example
+//! ```click
+//! ... -> Strip(14) -> CheckIPHeader -> Unstrip(14) -> ...
+//! ```
+
+use rclick_core::conf::Args;
+use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+
+#[derive(Default)]
+pub struct Unstrip {
+    nbytes: usize,
+}
+
+impl SimpleAction for Unstrip {
+    #[inline]
+    fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
+        if p.headroom() >= self.nbytes {
+            p.unstrip(self.nbytes);
+        } else {
+            p.push(self.nbytes);
+        }
+        Some(p)
+    }
+}
+
+impl Element for Unstrip {
+    simple_element!();
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let n: u32 = args.read_mp("LENGTH");
+        args.complete()?;
+        self.nbytes = n as usize;
+        Ok(())
+    }
+}
