@@ -27,6 +27,9 @@
 //! packet bytes in place and allocates nothing. A warning is printed for
 //! any output no packet can reach.
 //!
+//! ## Keywords
+//! None: every argument is a pattern.
+//!
 //! ## Handlers
 //! - `program` (read): the compiled program, one step per line, as Click
 //!   prints it: `STEP OFFSET/VALUE%MASK  yes->TARGET  no->TARGET`, where a
