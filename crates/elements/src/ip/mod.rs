@@ -1,6 +1,33 @@
 //! IPv4 elements: header checks and annotations, route lookup, the
 //! forwarding path of the IP router, ARP, encapsulation, classification.
 
+pub mod address;
+pub mod addressinfo;
+pub mod checkicmpheader;
+pub mod checkipheader;
+pub mod checkipheader2;
+pub mod checktcpheader;
+pub mod checkudpheader;
+pub mod decipttl;
+pub mod dropbroadcasts;
+pub mod etherencap;
+pub mod etherrewrite;
+pub mod fixipsrc;
+pub mod getipaddress;
+pub mod hostetherfilter;
+pub mod icmppingresponder;
+pub mod ipcommon;
+pub mod ipencap;
+pub mod ipgwoptions;
+pub mod ipprint;
+pub mod markipheader;
+pub mod portinfo;
+pub mod setipaddress;
+pub mod storeetheraddress;
+pub mod storeipaddress;
+pub mod stripipheader;
+pub mod udpipencap;
+pub mod unstripipheader;
 mod reg_d;
 mod reg_e;
 mod reg_f;

@@ -1,0 +1,263 @@
+//! Address, protocol and port arguments that understand AddressInfo and
+//! PortInfo names, for every IPv4 element's configuration.
+//!
+//! Click resolves names through its NameInfo databases; rclick keeps
+//! AddressInfo names in the router's address table (see
+//! `InitCtx::address_entry`) and finds PortInfo elements by class. Names
+//! declared inside a compound element are visible to elements of that
+//! compound (and its sub-compounds) first, then outward, as in Click.
+//!
+//! Accepted forms:
+//! - IPv4 address: dotted quad, or `name`, `name:ip`, `name:ip4` (the
+//!   address), `name:bcast` (broadcast address of the name's prefix),
+//!   `name:gw` (first host address of the name's prefix).
+//! - IPv4 prefix: `a.b.c.d/len`, `a.b.c.d/mask`, or `name`, `name:ipnet`,
+//!   `name:ip4net`.
+//! - Ethernet address: `00:01:02:03:04:05` (or dashes), or `name`,
+//!   `name:eth`, `name:ethernet`.
+//! - IP protocol: a number 0-255 or `tcp`, `udp`, `icmp`, ... (Click's
+//!   static protocol names).
+//! - TCP/UDP port: a number 0-65535, a PortInfo name, or a well-known
+//!   service name (`www`, `dns`, `ssh`, ...).
+
+use std::net::Ipv4Addr;
+
+use rclick_core::conf::{
+    parse_ether, parse_ipv4, parse_ipv4_addr_or_prefix, parse_ipv4_prefix, split_words,
+    EtherAddress, Ipv4Prefix,
+};
+use rclick_core::router::AddressEntry;
+use rclick_core::InitCtx;
+
+/// Splits `name:suffix` into the name and the lower-cased suffix.
+fn split_suffix(s: &str) -> (&str, Option<String>) {
+    match s.rfind(':') {
+        Some(i) if i > 0 => (&s[..i], Some(s[i + 1..].to_ascii_lowercase())),
+        _ => (s, None),
+    }
+}
+
+/// Looks up an AddressInfo name as seen from the current element: the
+/// element's compound prefix first, then each enclosing one, then the top
+/// level. `want` says which kind of address the entry must have.
+pub fn lookup_entry(
+    name: &str,
+    ctx: &InitCtx,
+    want: impl Fn(&AddressEntry) -> bool,
+) -> Option<AddressEntry> {
+    if name.is_empty() {
+        return None;
+    }
+    let me = ctx.element_name();
+    let mut prefix = match me.rfind('/') {
+        Some(i) => &me[..=i],
+        None => "",
+    };
+    loop {
+        if let Some(e) = ctx.address_entry(&format!("{prefix}{name}")) {
+            if want(&e) {
+                return Some(e);
+            }
+        }
+        if prefix.is_empty() {
+            return None;
+        }
+        // Drop the last component ("a/b/" -> "a/").
+        let trimmed = &prefix[..prefix.len() - 1];
+        prefix = match trimmed.rfind('/') {
+            Some(i) => &trimmed[..=i],
+            None => "",
+        };
+    }
+}
+
+fn mask_of(len: u8) -> u32 {
+    if len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - len.min(32) as u32)
+    }
+}
+
+/// Parses an IPv4 address argument: a dotted quad or an AddressInfo name
+/// (`name`, `name:ip`, `name:ip4`, `name:bcast`, `name:gw`).
+pub fn parse_ipv4_arg(s: &str, ctx: &InitCtx) -> Result<Ipv4Addr, String> {
+    if let Ok(a) = parse_ipv4(s) {
+        return Ok(a);
+    }
+    let (name, suffix) = split_suffix(s);
+    let found = match suffix.as_deref() {
+        None => lookup_entry(s, ctx, |e| e.ipv4.is_some()).and_then(|e| e.ipv4),
+        Some("ip") | Some("ip4") => {
+            lookup_entry(name, ctx, |e| e.ipv4.is_some()).and_then(|e| e.ipv4)
+        }
+        Some("bcast") => lookup_entry(name, ctx, |e| e.ipv4_prefix.is_some())
+            .and_then(|e| e.ipv4_prefix)
+            .map(|(a, len)| Ipv4Addr::from(u32::from(a) | !mask_of(len))),
+        Some("gw") => lookup_entry(name, ctx, |e| e.ipv4_prefix.is_some())
+            .and_then(|e| e.ipv4_prefix)
+            .map(|(a, len)| Ipv4Addr::from((u32::from(a) & mask_of(len)).wrapping_add(1))),
+        _ => None,
+    };
+    found.ok_or_else(|| "expected IP address".to_string())
+}
+
+/// Parses a space-separated list of IPv4 addresses or names.
+pub fn parse_ipv4_list_arg(s: &str, ctx: &InitCtx) -> Result<Vec<Ipv4Addr>, String> {
+    split_words(s)
+        .iter()
+        .map(|w| parse_ipv4_arg(w, ctx).map_err(|_| "expected list of IP addresses".to_string()))
+        .collect()
+}
+
+fn prefix_from_entry(e: &AddressEntry) -> Option<Ipv4Prefix> {
+    let (a, len) = e.ipv4_prefix?;
+    Some(Ipv4Prefix::new(a, len))
+}
+
+/// Parses an IPv4 prefix argument (`a.b.c.d/len`, `a.b.c.d/mask`, or an
+/// AddressInfo name with a prefix: `name`, `name:ipnet`, `name:ip4net`).
+pub fn parse_ipv4_prefix_arg(s: &str, ctx: &InitCtx) -> Result<Ipv4Prefix, String> {
+    if let Ok(p) = parse_ipv4_prefix(s) {
+        return Ok(p);
+    }
+    let (name, suffix) = split_suffix(s);
+    let found = match suffix.as_deref() {
+        None => lookup_entry(s, ctx, |e| e.ipv4_prefix.is_some()),
+        Some("ipnet") | Some("ip4net") => lookup_entry(name, ctx, |e| e.ipv4_prefix.is_some()),
+        _ => None,
+    };
+    found
+        .as_ref()
+        .and_then(prefix_from_entry)
+        .ok_or_else(|| "expected IP prefix".to_string())
+}
+
+/// Like [`parse_ipv4_prefix_arg`], but a bare address (or a name with only
+/// an address) means a /32 prefix.
+pub fn parse_ipv4_addr_or_prefix_arg(s: &str, ctx: &InitCtx) -> Result<Ipv4Prefix, String> {
+    if let Ok(p) = parse_ipv4_addr_or_prefix(s) {
+        return Ok(p);
+    }
+    if let Ok(p) = parse_ipv4_prefix_arg(s, ctx) {
+        return Ok(p);
+    }
+    parse_ipv4_arg(s, ctx)
+        .map(|a| Ipv4Prefix::new(a, 32))
+        .map_err(|_| "expected IP address or prefix".to_string())
+}
+
+/// Parses an Ethernet address argument: colon or dash notation, or an
+/// AddressInfo name (`name`, `name:eth`, `name:ethernet`).
+pub fn parse_ether_arg(s: &str, ctx: &InitCtx) -> Result<EtherAddress, String> {
+    if let Ok(a) = parse_ether(s) {
+        return Ok(a);
+    }
+    let (name, suffix) = split_suffix(s);
+    let found = match suffix.as_deref() {
+        Some("eth") | Some("ethernet") => lookup_entry(name, ctx, |e| e.ether.is_some()),
+        _ => lookup_entry(s, ctx, |e| e.ether.is_some()),
+    };
+    found
+        .and_then(|e| e.ether)
+        .map(EtherAddress)
+        .ok_or_else(|| "expected Ethernet address".to_string())
+}
+
+/// Click's static IP protocol names (ipnameinfo.cc).
+const IP_PROTOS: &[(&str, u8)] = &[
+    ("dccp", 33),
+    ("gre", 47),
+    ("icmp", 1),
+    ("igmp", 2),
+    ("ipip", 4),
+    ("sctp", 132),
+    ("tcp", 6),
+    ("udp", 17),
+];
+
+/// Parses an IP protocol: a number 0-255 or a protocol name.
+pub fn parse_ip_proto(s: &str) -> Result<u8, String> {
+    if let Ok(n) = rclick_core::conf::parse_u32(s) {
+        return u8::try_from(n).map_err(|_| "bad IP protocol".to_string());
+    }
+    let lower = s.to_ascii_lowercase();
+    IP_PROTOS
+        .iter()
+        .find(|(n, _)| *n == lower)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| "expected IP protocol".to_string())
+}
+
+/// The name of an IP protocol, if Click knows one.
+pub fn ip_proto_name(p: u8) -> Option<&'static str> {
+    IP_PROTOS.iter().find(|&&(_, v)| v == p).map(|&(n, _)| n)
+}
+
+/// Click's static well-known TCP/UDP port names (ipnameinfo.cc).
+const KNOWN_PORTS: &[(&str, u16)] = &[
+    ("auth", 113),
+    ("bootpc", 68),
+    ("bootps", 67),
+    ("chargen", 19),
+    ("daytime", 13),
+    ("discard", 9),
+    ("dns", 53),
+    ("domain", 53),
+    ("echo", 7),
+    ("finger", 79),
+    ("ftp", 21),
+    ("ftp-data", 20),
+    ("https", 443),
+    ("imap3", 220),
+    ("imaps", 993),
+    ("irc", 194),
+    ("netbios-dgm", 138),
+    ("netbios-ns", 137),
+    ("netbios-ssn", 139),
+    ("nntp", 119),
+    ("ntp", 123),
+    ("pop3", 110),
+    ("pop3s", 995),
+    ("pptp", 1723),
+    ("rip", 520),
+    ("route", 520),
+    ("smtp", 25),
+    ("snmp", 161),
+    ("snmp-trap", 162),
+    ("ssh", 22),
+    ("sunrpc", 111),
+    ("telnet", 23),
+    ("tftp", 69),
+    ("www", 80),
+];
+
+/// Parses a TCP or UDP port (`proto` 6 or 17): a number, a PortInfo name
+/// visible from the current element, or a well-known service name.
+pub fn parse_port_arg(s: &str, proto: u8, ctx: &InitCtx) -> Result<u16, String> {
+    if let Ok(n) = rclick_core::conf::parse_u32(s) {
+        return u16::try_from(n).map_err(|_| "port out of range".to_string());
+    }
+    if let Some(p) = crate::ip::portinfo::lookup(s, proto, ctx) {
+        return Ok(p);
+    }
+    let lower = s.to_ascii_lowercase();
+    KNOWN_PORTS
+        .iter()
+        .find(|(n, _)| *n == lower)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| "expected port number".to_string())
+}
+
+/// Parses a port without a PortInfo context (well-known names only).
+pub fn parse_known_port(s: &str) -> Result<u16, String> {
+    if let Ok(n) = rclick_core::conf::parse_u32(s) {
+        return u16::try_from(n).map_err(|_| "port out of range".to_string());
+    }
+    let lower = s.to_ascii_lowercase();
+    KNOWN_PORTS
+        .iter()
+        .find(|(n, _)| *n == lower)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| "expected port number".to_string())
+}

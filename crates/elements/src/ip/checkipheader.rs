@@ -1,0 +1,277 @@
+//! # CheckIPHeader
+//!
+//! Checks IP headers (RFC 791, RFC 1812 section 5.2.2).
+//!
+//! ## Synopsis
+//! `CheckIPHeader([OFFSET, keywords OFFSET, INTERFACES, BADSRC, GOODDST, CHECKSUM, VERBOSE, DETAILS])`
+//!
+//! `CheckIPHeader(BADSRC2 [, OFFSET, keywords])` (old syntax)
+//!
+//! ## Ports and processing
+//! One agnostic input; agnostic output 0 for valid packets; optional push
+//! output 1 for invalid ones. Processing `a/ah`.
+//!
+//! ## Description
+//! Input packets should have IP headers starting OFFSET bytes in (default
+//! 0). Checks that the packet is at least 20 bytes past OFFSET, that the
+//! version is 4, the header length at least 20 bytes, the total length at
+//! least the header length and no more than the packet, and (unless
+//! CHECKSUM is false) that the header checksum is valid. If BADSRC or
+//! INTERFACES is given, packets whose source address is one of the bad
+//! addresses are dropped, unless their destination is one of the GOODDST
+//! addresses (RFC 1812 5.3.7: no broadcast or invalid sources).
+//!
+//! Valid packets get their network header set (at OFFSET, with the IP header
+//! length), are shortened to the IP total length (removing link-level
+//! padding) and get the destination IP address annotation set to the IP
+//! destination. Invalid packets go to output 1 if it is connected, else
+//! they are dropped. The first invalid packet (every one with VERBOSE) is
+//! reported as `NAME: IP header check failed: REASON`.
+//!
+//! The old syntax takes a space-separated list of bad source addresses as
+//! the first positional argument; 0.0.0.0 and 255.255.255.255 are then bad
+//! too.
+//!
+//! ## Keywords
+//! - **OFFSET** (unsigned): where the IP header starts. Default 0.
+//! - **INTERFACES** (list of `ADDR/PREFIX`): this router's interfaces. Acts
+//!   as BADSRC = each interface's broadcast address plus 0.0.0.0 and
+//!   255.255.255.255, and GOODDST = each interface address.
+//! - **BADSRC** (list of addresses): drop packets from these sources.
+//! - **GOODDST** (list of addresses): exempt packets to these destinations
+//!   from the BADSRC check.
+//! - **CHECKSUM** (bool): check the header checksum. Default true.
+//! - **VERBOSE** (bool): report every invalid packet. Default false.
+//! - **DETAILS** (bool): keep per-reason counts (`drop_details`). Default
+//!   false.
+//!
+//! Addresses may be AddressInfo names.
+//!
+//! ## Handlers
+//! - `drops` (read): invalid packets seen.
+//! - `drop_details` (read, with DETAILS): one line per reason,
+//!   `COUNT<TAB>REASON`, for tiny packet, bad IP version, bad IP header
+//!   length, bad IP length, bad IP checksum, bad source address.
+//!
+//! ## Example
+//! ```click
+//! FromDevice(eth0) -> Strip(14)
+//!   -> CheckIPHeader(INTERFACES 18.26.4.1/24, DETAILS true)
+//!   -> GetIPAddress(16) -> rt :: LookupIPRoute(...);
+//! ```
+
+use std::net::Ipv4Addr;
+
+use rclick_core::conf::{parse_usize, split_words, Args};
+use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::wire::checksum;
+use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+
+use super::address::{parse_ipv4_addr_or_prefix_arg, parse_ipv4_list_arg};
+use super::ipcommon::DropStats;
+
+pub(crate) const REASONS: [&str; 6] = [
+    "tiny packet",
+    "bad IP version",
+    "bad IP header length",
+    "bad IP length",
+    "bad IP checksum",
+    "bad source address",
+];
+const TINY: usize = 0;
+const BAD_VERSION: usize = 1;
+const BAD_HLEN: usize = 2;
+const BAD_IP_LEN: usize = 3;
+const BAD_CHECKSUM: usize = 4;
+const BAD_SADDR: usize = 5;
+
+/// CheckIPHeader, and CheckIPHeader2 when built with
+/// [`CheckIPHeader::without_checksum`].
+pub struct CheckIPHeader {
+    offset: usize,
+    bad_src: Vec<u32>,
+    good_dst: Vec<u32>,
+    checksum: bool,
+    /// Whether the class checks checksums at all (false for CheckIPHeader2).
+    class_checksum: bool,
+    stats: DropStats,
+}
+
+impl Default for CheckIPHeader {
+    fn default() -> Self {
+        CheckIPHeader {
+            offset: 0,
+            bad_src: Vec::new(),
+            good_dst: Vec::new(),
+            checksum: true,
+            class_checksum: true,
+            stats: DropStats::default(),
+        }
+    }
+}
+
+fn interfaces(s: &str, ctx: &InitCtx) -> Result<(Vec<u32>, Vec<u32>), String> {
+    let mut bad = Vec::new();
+    let mut good = Vec::new();
+    for w in split_words(s) {
+        let p = parse_ipv4_addr_or_prefix_arg(&w, ctx)
+            .map_err(|_| "expected list of IP addresses with prefixes".to_string())?;
+        let (a, m) = (u32::from(p.addr), u32::from(p.mask));
+        bad.push((a & m) | !m);
+        good.push(a);
+    }
+    bad.push(0);
+    bad.push(u32::MAX);
+    Ok((bad, good))
+}
+
+fn addr_list(s: &str, ctx: &InitCtx) -> Result<Vec<u32>, String> {
+    parse_ipv4_list_arg(s, ctx).map(|v| v.into_iter().map(u32::from).collect())
+}
+
+impl CheckIPHeader {
+    /// CheckIPHeader2's behaviour: never checks checksums.
+    pub fn without_checksum() -> Self {
+        CheckIPHeader {
+            checksum: false,
+            class_checksum: false,
+            ..Default::default()
+        }
+    }
+
+    /// Validates the header; returns the failure reason or the header and
+    /// total lengths.
+    #[inline]
+    fn check(&self, data: &[u8]) -> Result<(usize, usize), usize> {
+        let Some(ip) = data.get(self.offset..) else {
+            return Err(TINY);
+        };
+        if ip.len() < 20 {
+            return Err(TINY);
+        }
+        if ip[0] >> 4 != 4 {
+            return Err(BAD_VERSION);
+        }
+        let hlen = ((ip[0] & 0x0f) as usize) * 4;
+        if hlen < 20 {
+            return Err(BAD_HLEN);
+        }
+        let len = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+        if len > ip.len() || len < hlen {
+            return Err(BAD_IP_LEN);
+        }
+        if self.checksum && !checksum::verify(&ip[..hlen]) {
+            return Err(BAD_CHECKSUM);
+        }
+        if !self.bad_src.is_empty() {
+            let src = u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]]);
+            let dst = u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]);
+            if self.bad_src.contains(&src) && !self.good_dst.contains(&dst) {
+                return Err(BAD_SADDR);
+            }
+        }
+        Ok((hlen, len))
+    }
+}
+
+impl SimpleAction for CheckIPHeader {
+    #[inline]
+    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+        match self.check(p.data()) {
+            Ok((hlen, len)) => {
+                let off = self.offset;
+                p.set_network_header(off, hlen);
+                let plen = p.len() - off;
+                if plen > len {
+                    p.take(plen - len);
+                }
+                let d = &p.data()[off + 16..off + 20];
+                let dst = Ipv4Addr::new(d[0], d[1], d[2], d[3]);
+                p.set_dst_ip_anno(dst);
+                Some(p)
+            }
+            Err(reason) => {
+                self.stats.drop("IP", reason, &REASONS, p, ctx);
+                None
+            }
+        }
+    }
+}
+
+impl Element for CheckIPHeader {
+    fn port_count(&self) -> &'static str {
+        "1/1-2"
+    }
+
+    fn processing(&self) -> &'static str {
+        processing::AGNOSTIC_PUSH_ERROR
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let ictx: &InitCtx = ctx;
+        let mut args = Args::new(conf);
+        let mut bad_src = Vec::new();
+        let mut good_dst = Vec::new();
+        if let Some((b, g)) = args.read_with("INTERFACES", |s| interfaces(s, ictx)) {
+            bad_src = b;
+            good_dst = g;
+        }
+        if let Some(b) = args.read_with("BADSRC", |s| addr_list(s, ictx)) {
+            bad_src = b;
+        }
+        if let Some(g) = args.read_with("GOODDST", |s| addr_list(s, ictx)) {
+            good_dst = g;
+        }
+        let mut offset: usize = args.read_or("OFFSET", 0);
+        let verbose = args.read_or("VERBOSE", false);
+        let details = args.read_or("DETAILS", false);
+        let mut checksum = args.read_or("CHECKSUM", true);
+        if !self.class_checksum {
+            checksum = false;
+        }
+        let rest = args.consume()?;
+        let rest: Vec<String> = rest.into_iter().filter(|s| !s.is_empty()).collect();
+        if rest.len() == 1 && parse_usize(&rest[0]).is_ok() {
+            offset = parse_usize(&rest[0]).unwrap_or(0);
+        } else if !rest.is_empty() {
+            // Old syntax: CheckIPHeader(BADSRC2 [, OFFSET]).
+            let mut old = Args::from_vec(rest);
+            if let Some(mut b) = old.read_p_with("BADSRC", |s| addr_list(s, ictx)) {
+                b.push(0);
+                b.push(u32::MAX);
+                bad_src = b;
+            }
+            if let Some(o) = old.read_p::<usize>("OFFSET") {
+                offset = o;
+            }
+            old.complete()?;
+        }
+        self.offset = offset;
+        self.bad_src = bad_src;
+        self.good_dst = good_dst;
+        self.checksum = checksum;
+        self.stats = DropStats::new(verbose, details, REASONS.len());
+        Ok(())
+    }
+
+    simple_element!();
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        let mut h = vec![HandlerSpec::read("drops")];
+        if self.stats.details.is_some() {
+            h.push(HandlerSpec::read("drop_details"));
+        }
+        h
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        match name {
+            "drops" => Ok(self.stats.drops.to_string()),
+            "drop_details" => self
+                .stats
+                .details_text(&REASONS)
+                .ok_or_else(|| "no 'drop_details' handler".to_string()),
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+}

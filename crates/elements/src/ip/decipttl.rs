@@ -1,0 +1,132 @@
+//! # DecIPTTL
+//!
+//! Decrements the IP time-to-live, dropping dead packets.
+//!
+//! ## Synopsis
+//! `DecIPTTL([keywords ACTIVE, MULTICAST])`
+//!
+//! ## Ports and processing
+//! One agnostic input; agnostic output 0; optional push output 1 for
+//! expired packets. Processing `a/ah`.
+//!
+//! ## Description
+//! Expects IP packets with the network header set (CheckIPHeader or
+//! MarkIPHeader upstream). A packet whose TTL is 1 or less is expired: it
+//! is counted and sent to output 1 (typically to an ICMPError for a Time
+//! Exceeded message; dropped if output 1 is absent). Otherwise the TTL is
+//! decremented and the header checksum updated incrementally (RFC 1624,
+//! RFC 1812 section 5.3.1), and the packet leaves on output 0.
+//!
+//! Packets without a valid IP header at the network header are dropped and
+//! counted in `drops`.
+//!
+//! ## Keywords
+//! - **ACTIVE** (bool): if false, pass packets through unchanged. Default
+//!   true.
+//! - **MULTICAST** (bool): if false, pass multicast packets (class D
+//!   destinations) unchanged. Default true.
+//!
+//! ## Handlers
+//! - `drops` (read): expired (and header-less) packets.
+//! - `active` (read/write): the ACTIVE setting.
+//!
+//! ## Example
+//! ```click
+//! ... -> dt :: DecIPTTL -> fr :: IPFragmenter(1500) -> ...;
+//! dt[1] -> ICMPError(18.26.4.24, timeexceeded) -> rt;
+//! ```
+
+use rclick_core::conf::{parse_bool, Args};
+use rclick_core::element::{hflags, processing, HandlerSpec};
+use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+
+use super::ipcommon::{ip_hdr, ip_hdr_mut};
+
+pub struct DecIPTTL {
+    active: bool,
+    multicast: bool,
+    drops: u64,
+}
+
+impl Default for DecIPTTL {
+    fn default() -> Self {
+        DecIPTTL {
+            active: true,
+            multicast: true,
+            drops: 0,
+        }
+    }
+}
+
+impl SimpleAction for DecIPTTL {
+    #[inline]
+    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+        if !self.active {
+            return Some(p);
+        }
+        let (ttl, multicast) = match ip_hdr(&p) {
+            Some(ip) => (ip.ttl(), ip.dst().is_multicast()),
+            None => {
+                self.drops += 1;
+                return None;
+            }
+        };
+        if !self.multicast && multicast {
+            return Some(p);
+        }
+        if ttl <= 1 {
+            self.drops += 1;
+            ctx.emit(1, p);
+            return None;
+        }
+        if let Some(mut ip) = ip_hdr_mut(&mut p) {
+            ip.decrement_ttl();
+        }
+        Some(p)
+    }
+}
+
+impl Element for DecIPTTL {
+    fn port_count(&self) -> &'static str {
+        "1/1-2"
+    }
+
+    fn processing(&self) -> &'static str {
+        processing::AGNOSTIC_PUSH_ERROR
+    }
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        self.active = args.read_or("ACTIVE", true);
+        self.multicast = args.read_or("MULTICAST", true);
+        args.complete()?;
+        Ok(())
+    }
+
+    simple_element!();
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![
+            HandlerSpec::read("drops"),
+            HandlerSpec::read_write("active").with(hflags::CHECKBOX),
+        ]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        match name {
+            "drops" => Ok(self.drops.to_string()),
+            "active" => Ok(self.active.to_string()),
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        match name {
+            "active" => {
+                self.active = parse_bool(value.trim())?;
+                Ok(())
+            }
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! # DropBroadcasts
+//!
+//! Drops packets that arrived as link-level broadcasts or multicasts.
+//!
+//! ## Synopsis
+//! `DropBroadcasts`
+//!
+//! ## Ports and processing
+//! One agnostic input, one agnostic output.
+//!
+//! ## Description
+//! Drops packets whose packet-type annotation is BROADCAST or MULTICAST (set
+//! by FromDevice or HostEtherFilter), passing the rest. In the IP router it
+//! keeps link-level broadcasts from being forwarded (RFC 1812 section
+//! 5.3.4).
+//!
+//! ## Keywords
+//! None.
+//!
+//! ## Handlers
+//! - `drops` (read): packets dropped.
+//!
+//! ## Example
+//! ```click
+//! rt[1] -> DropBroadcasts -> cp :: PaintTee(1) -> ...;
+//! ```
+
+use rclick_core::conf::Args;
+use rclick_core::element::HandlerSpec;
+use rclick_core::packet::PacketType;
+use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+
+#[derive(Default)]
+pub struct DropBroadcasts {
+    drops: u64,
+}
+
+impl SimpleAction for DropBroadcasts {
+    #[inline]
+    fn action(&mut self, p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
+        match p.packet_type_anno() {
+            PacketType::Broadcast | PacketType::Multicast => {
+                self.drops += 1;
+                None
+            }
+            _ => Some(p),
+        }
+    }
+}
+
+impl Element for DropBroadcasts {
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        Args::new(conf).complete()?;
+        Ok(())
+    }
+
+    simple_element!();
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![HandlerSpec::read("drops")]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        match name {
+            "drops" => Ok(self.drops.to_string()),
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! # FixIPSrc
+//!
+//! Sets the IP source address of packets marked with the fix-IP-source
+//! annotation.
+//!
+//! ## Synopsis
+//! `FixIPSrc(IPADDR)`
+//!
+//! ## Ports and processing
+//! One agnostic input, one agnostic output.
+//!
+//! ## Description
+//! Expects IP packets with the network header set. If a packet's
+//! fix-IP-source annotation is set (ICMPError sets it on the errors it
+//! generates), FixIPSrc clears the annotation, sets the IP source address
+//! to IPADDR (the address of the interface the packet leaves by, as RFC
+//! 1812 section 4.3.2.4 asks), and recomputes the header checksum. Other
+//! packets pass unchanged.
+//!
+//! ## Keywords
+//! - **IPADDR** (IP address, or AddressInfo name): the source to set.
+//!
+//! ## Handlers
+//! None beyond the standard ones.
+//!
+//! ## Example
+//! ```click
+//! ... -> FixIPSrc(18.26.4.24) -> DecIPTTL -> ...;
+//! ```
+
+use std::net::Ipv4Addr;
+
+use rclick_core::conf::Args;
+use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+
+use super::address::parse_ipv4_arg;
+use super::ipcommon::ip_hdr_mut;
+
+pub struct FixIPSrc {
+    addr: Ipv4Addr,
+}
+
+impl Default for FixIPSrc {
+    fn default() -> Self {
+        FixIPSrc {
+            addr: Ipv4Addr::UNSPECIFIED,
+        }
+    }
+}
+
+impl SimpleAction for FixIPSrc {
+    #[inline]
+    fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
+        if p.fix_ip_src_anno() && p.network_offset().is_some() {
+            p.set_fix_ip_src_anno(false);
+            if let Some(mut ip) = ip_hdr_mut(&mut p) {
+                ip.set_src(self.addr);
+                ip.fill_checksum();
+            }
+        }
+        Some(p)
+    }
+}
+
+impl Element for FixIPSrc {
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let ictx: &InitCtx = ctx;
+        let mut args = Args::new(conf);
+        self.addr = args.read_mp_with("IPADDR", |s| parse_ipv4_arg(s, ictx));
+        args.complete()?;
+        Ok(())
+    }
+
+    simple_element!();
+}

@@ -1,0 +1,119 @@
+//! # HostEtherFilter
+//!
+//! Classifies Ethernet frames by destination and drops those for other
+//! hosts.
+//!
+//! ## Synopsis
+//! `HostEtherFilter(ETHER [, DROP_OWN, DROP_OTHER, keywords OFFSET])`
+//!
+//! ## Ports and processing
+//! One agnostic input; agnostic output 0; optional push output 1 for
+//! dropped frames. Processing `a/ah`.
+//!
+//! ## Description
+//! Looks at the Ethernet header OFFSET bytes into each packet and sets the
+//! packet-type annotation: HOST if the destination is ETHER, BROADCAST for
+//! ff:ff:ff:ff:ff:ff, MULTICAST for other group addresses, OTHERHOST
+//! otherwise. With DROP_OWN, frames whose source is ETHER (our own frames
+//! looped back) go to output 1; with DROP_OTHER (default true), OTHERHOST
+//! frames go to output 1. Output 1 drops when unconnected. Frames too short
+//! for an Ethernet header also go to output 1.
+//!
+//! ## Keywords
+//! - **ETHER** (Ethernet address, or AddressInfo name): this host.
+//! - **DROP_OWN** (bool): drop frames sent by ETHER. Default false.
+//! - **DROP_OTHER** (bool): drop frames for other hosts. Default true.
+//! - **OFFSET** (unsigned): where the Ethernet header starts. Default 0.
+//!
+//! ## Handlers
+//! None beyond the standard ones.
+//!
+//! ## Example
+//! ```click
+//! FromDevice(eth0) -> HostEtherFilter(00:0a:95:9d:68:16) -> ...;
+//! ```
+
+use rclick_core::conf::Args;
+use rclick_core::element::processing;
+use rclick_core::packet::PacketType;
+use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+
+use super::address::parse_ether_arg;
+
+pub struct HostEtherFilter {
+    addr: [u8; 6],
+    drop_own: bool,
+    drop_other: bool,
+    offset: usize,
+}
+
+impl Default for HostEtherFilter {
+    fn default() -> Self {
+        HostEtherFilter {
+            addr: [0; 6],
+            drop_own: false,
+            drop_other: true,
+            offset: 0,
+        }
+    }
+}
+
+impl SimpleAction for HostEtherFilter {
+    #[inline]
+    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+        let Some(e) = p.data().get(self.offset..self.offset + 14) else {
+            ctx.emit(1, p);
+            return None;
+        };
+        let (dst, src) = (&e[0..6], &e[6..12]);
+        let ty = if self.drop_own && src == self.addr {
+            None
+        } else if dst == self.addr {
+            Some(PacketType::Host)
+        } else if dst == [0xff; 6] {
+            Some(PacketType::Broadcast)
+        } else if dst[0] & 1 != 0 {
+            Some(PacketType::Multicast)
+        } else {
+            Some(PacketType::OtherHost)
+        };
+        match ty {
+            Some(t) => {
+                p.set_packet_type_anno(t);
+                if t == PacketType::OtherHost && self.drop_other {
+                    ctx.emit(1, p);
+                    None
+                } else {
+                    Some(p)
+                }
+            }
+            None => {
+                ctx.emit(1, p);
+                None
+            }
+        }
+    }
+}
+
+impl Element for HostEtherFilter {
+    fn port_count(&self) -> &'static str {
+        "1/1-2"
+    }
+
+    fn processing(&self) -> &'static str {
+        processing::AGNOSTIC_PUSH_ERROR
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let ictx: &InitCtx = ctx;
+        let mut args = Args::new(conf);
+        self.addr = args.read_mp_with("ETHER", |s| parse_ether_arg(s, ictx)).0;
+        self.drop_own = args.read_p_or("DROP_OWN", false);
+        self.drop_other = args.read_p_or("DROP_OTHER", true);
+        self.offset = args.read_or("OFFSET", 0);
+        args.complete()?;
+        Ok(())
+    }
+
+    simple_element!();
+}

@@ -1,0 +1,122 @@
+//! Small helpers shared by the IPv4 header elements: header views at the
+//! packet's network header, and the drop bookkeeping of the Check*Header
+//! elements.
+
+use rclick_core::wire::Ipv4Header;
+use rclick_core::{Ctx, Packet};
+
+/// Offset of the network header from the start of the data, when it is set
+/// and lies inside the data.
+#[inline]
+pub fn net_off(p: &Packet) -> Option<usize> {
+    let off = p.network_offset()?;
+    if off < 0 || off as usize > p.len() {
+        None
+    } else {
+        Some(off as usize)
+    }
+}
+
+/// A read-only view of the IPv4 header at the network header, if it is set
+/// and holds a structurally valid header (version 4, header length within
+/// the data).
+#[inline]
+pub fn ip_hdr(p: &Packet) -> Option<Ipv4Header<&[u8]>> {
+    let off = net_off(p)?;
+    Ipv4Header::new_checked(&p.data()[off..]).ok()
+}
+
+/// A writable view of the IPv4 header at the network header (copying the
+/// data first if it is shared).
+#[inline]
+pub fn ip_hdr_mut(p: &mut Packet) -> Option<Ipv4Header<&mut [u8]>> {
+    let off = net_off(p)?;
+    Ipv4Header::new_checked(&mut p.writable()[off..]).ok()
+}
+
+/// Bytes from the transport header to the end of the data.
+#[inline]
+pub fn transport_len(p: &Packet) -> usize {
+    p.transport_header().map_or(0, |t| t.len())
+}
+
+/// Drop counters of CheckIPHeader, CheckUDPHeader, ...: the total, and
+/// optional per-reason counts (DETAILS).
+#[derive(Default)]
+pub struct DropStats {
+    pub drops: u64,
+    pub details: Option<Vec<u64>>,
+    pub verbose: bool,
+}
+
+impl DropStats {
+    pub fn new(verbose: bool, details: bool, nreasons: usize) -> Self {
+        DropStats {
+            drops: 0,
+            details: details.then(|| vec![0; nreasons]),
+            verbose,
+        }
+    }
+
+    /// Counts a drop for `reason`, prints the first (or every, if VERBOSE)
+    /// as `NAME: WHAT header check failed: REASON`, and sends the packet to
+    /// output 1 (dropped when output 1 is absent).
+    pub fn drop(&mut self, what: &str, reason: usize, texts: &[&str], p: Packet, ctx: &mut Ctx) {
+        if self.drops == 0 || self.verbose {
+            let text = texts.get(reason).copied().unwrap_or("?");
+            let msg = format!("{}: {what} header check failed: {text}", ctx.element_name());
+            ctx.chatter(&msg);
+        }
+        self.drops += 1;
+        if let Some(d) = self.details.as_mut().and_then(|d| d.get_mut(reason)) {
+            *d += 1;
+        }
+        ctx.emit(1, p);
+    }
+
+    /// The `drop_details` text: one `COUNT<TAB>REASON` line per reason.
+    pub fn details_text(&self, texts: &[&str]) -> Option<String> {
+        let d = self.details.as_ref()?;
+        let lines: Vec<String> = d
+            .iter()
+            .zip(texts)
+            .map(|(n, t)| format!("{n}\t{t}"))
+            .collect();
+        Some(lines.join("\n"))
+    }
+}
+
+/// Parses an offset argument that may also be `src` or `dst`, meaning the
+/// IP source or destination field relative to the network header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IpField {
+    Offset(usize),
+    Src,
+    Dst,
+}
+
+pub fn parse_ip_field(s: &str) -> Result<IpField, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "src" => Ok(IpField::Src),
+        "dst" => Ok(IpField::Dst),
+        _ => rclick_core::conf::parse_usize(s)
+            .map(IpField::Offset)
+            .map_err(|_| "expected byte offset, 'src' or 'dst'".to_string()),
+    }
+}
+
+/// Parses a 4-byte annotation: a Click annotation name (`DST_IP`, ...) of
+/// size 4, or a byte offset into the annotation area.
+pub fn parse_anno4(s: &str) -> Result<usize, String> {
+    if let Some((off, size)) = rclick_core::packet::anno::by_name(s) {
+        return if size == 4 {
+            Ok(off)
+        } else {
+            Err(format!("annotation '{s}' is not 4 bytes"))
+        };
+    }
+    match rclick_core::conf::parse_usize(s) {
+        Ok(off) if off + 4 <= rclick_core::packet::ANNO_SIZE => Ok(off),
+        _ => Err("expected annotation".to_string()),
+    }
+}

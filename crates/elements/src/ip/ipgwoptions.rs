@@ -1,0 +1,269 @@
+//! # IPGWOptions
+//!
+//! Processes the IP Record Route and Timestamp options of forwarded
+//! packets.
+//!
+//! ## Synopsis
+//! `IPGWOptions(MYADDR [, OTHERADDRS])`
+//!
+//! ## Ports and processing
+//! One agnostic input; agnostic output 0; optional push output 1 for
+//! packets with bad options. Processing `a/ah`.
+//!
+//! ## Description
+//! Expects IP packets with the network header set. Packets without options
+//! pass untouched. Otherwise each option is examined (RFC 791, RFC 1812
+//! section 5.2.4):
+//!
+//! - Record Route (7): if the pointer leaves room, MYADDR is recorded at the
+//!   pointer and the pointer advanced by 4. A full option (pointer just past
+//!   the end) is left alone.
+//! - Timestamp (68): flag 0 records a timestamp; flag 1 records MYADDR and
+//!   a timestamp; flag 3 records a timestamp only if the pre-specified
+//!   address at the pointer is MYADDR or one of OTHERADDRS. When a flag 0/1
+//!   option is full, its overflow count is incremented. Timestamps are
+//!   milliseconds since midnight UT (from the router clock), in network
+//!   byte order.
+//! - Other options are skipped; End of Option List stops the scan.
+//!
+//! After a change the header checksum is recomputed. A malformed option (a
+//! length below 2 or past the header, a pointer out of range, an unknown
+//! timestamp flag, an overflow count that would pass 15) sends the packet to
+//! output 1 (or drops it) with the ICMP parameter-problem annotation set to
+//! the offset of the offending byte from the start of the IP header, ready
+//! for `ICMPError(..., parameterproblem)`.
+//!
+//! ## Keywords
+//! - **MYADDR** (IP address, or AddressInfo name): this interface's address.
+//! - **OTHERADDRS** (list of IP addresses): the router's other addresses,
+//!   for pre-specified timestamps.
+//!
+//! ## Handlers
+//! - `drops` (read): packets with bad options.
+//!
+//! ## Example
+//! ```click
+//! ... -> gio :: IPGWOptions(18.26.4.24) -> FixIPSrc(18.26.4.24) -> ...;
+//! gio[1] -> ICMPError(18.26.4.24, parameterproblem) -> rt;
+//! ```
+
+use std::net::Ipv4Addr;
+
+use rclick_core::conf::Args;
+use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::wire::Ipv4Header;
+use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+
+use super::address::{parse_ipv4_arg, parse_ipv4_list_arg};
+use super::ipcommon::net_off;
+
+const IPOPT_EOL: u8 = 0;
+const IPOPT_NOP: u8 = 1;
+const IPOPT_RR: u8 = 7;
+const IPOPT_TS: u8 = 68;
+
+pub struct IPGWOptions {
+    my_addr: [u8; 4],
+    addrs: Vec<[u8; 4]>,
+    drops: u64,
+}
+
+impl Default for IPGWOptions {
+    fn default() -> Self {
+        IPGWOptions {
+            my_addr: [0; 4],
+            addrs: Vec::new(),
+            drops: 0,
+        }
+    }
+}
+
+/// Header bytes plus a little of what follows, on the stack: options are
+/// rewritten here, then copied back if anything changed.
+struct Scratch {
+    buf: [u8; 64],
+    /// Bytes copied in from the packet.
+    avail: usize,
+}
+
+impl Scratch {
+    fn get(&self, i: usize) -> u8 {
+        if i < self.avail {
+            self.buf[i]
+        } else {
+            0
+        }
+    }
+}
+
+impl IPGWOptions {
+    /// Runs the option scan. `Ok(true)` when the options changed; `Err(at)`
+    /// with the offending byte's offset.
+    fn process(&self, s: &mut Scratch, hlen: usize, ms: [u8; 4]) -> Result<bool, usize> {
+        let mut changed = false;
+        let mut oi = 20;
+        while oi < hlen {
+            let ty = s.get(oi);
+            if ty == IPOPT_NOP {
+                oi += 1;
+                continue;
+            } else if ty == IPOPT_EOL {
+                break;
+            }
+            let xlen = s.get(oi + 1) as usize;
+            if xlen < 2 || oi + xlen > hlen {
+                return Err(oi + 1);
+            }
+            if ty != IPOPT_RR && ty != IPOPT_TS {
+                oi += xlen;
+                continue;
+            }
+            // Zero-origin pointer within the option.
+            let p = (s.get(oi + 2) as usize).wrapping_sub(1) as isize;
+            if ty == IPOPT_RR {
+                if p >= 3 && p as usize + 4 <= xlen {
+                    let at = oi + p as usize;
+                    s.buf[at..at + 4].copy_from_slice(&self.my_addr);
+                    s.buf[oi + 2] = s.buf[oi + 2].wrapping_add(4);
+                    changed = true;
+                } else if p != xlen as isize {
+                    return Err(oi + 2);
+                }
+            } else {
+                let oflw = s.get(oi + 3) >> 4;
+                let flg = s.get(oi + 3) & 0x0f;
+                let mut overflowed = false;
+                if p < 4 {
+                    return Err(oi + 2);
+                }
+                let p = p as usize;
+                if flg == 0 {
+                    if p + 4 <= xlen {
+                        let at = oi + p;
+                        s.buf[at..at + 4].copy_from_slice(&ms);
+                        s.buf[oi + 2] = s.buf[oi + 2].wrapping_add(4);
+                        changed = true;
+                    } else {
+                        overflowed = true;
+                    }
+                } else if flg == 1 {
+                    if p + 8 <= xlen {
+                        let at = oi + p;
+                        s.buf[at..at + 4].copy_from_slice(&self.my_addr);
+                        s.buf[at + 4..at + 8].copy_from_slice(&ms);
+                        s.buf[oi + 2] = s.buf[oi + 2].wrapping_add(8);
+                        changed = true;
+                    } else {
+                        overflowed = true;
+                    }
+                } else if flg == 3 && p + 8 <= xlen {
+                    let at = oi + p;
+                    let addr = [s.buf[at], s.buf[at + 1], s.buf[at + 2], s.buf[at + 3]];
+                    if addr == self.my_addr || self.addrs.contains(&addr) {
+                        s.buf[at + 4..at + 8].copy_from_slice(&ms);
+                        s.buf[oi + 2] = s.buf[oi + 2].wrapping_add(8);
+                        changed = true;
+                    }
+                } else {
+                    return Err(oi + 3);
+                }
+                if overflowed {
+                    if oflw < 15 {
+                        // Only inside the header (a 2-byte option has no
+                        // flags byte of its own).
+                        if oi + 3 < hlen {
+                            s.buf[oi + 3] = ((oflw + 1) << 4) | flg;
+                            changed = true;
+                        }
+                    } else {
+                        return Err(oi + 3);
+                    }
+                }
+            }
+            oi += xlen;
+        }
+        Ok(changed)
+    }
+}
+
+impl SimpleAction for IPGWOptions {
+    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+        let Some(off) = net_off(&p) else {
+            return Some(p);
+        };
+        let mut s = Scratch {
+            buf: [0; 64],
+            avail: 0,
+        };
+        let hlen = {
+            let Ok(ip) = Ipv4Header::new_checked(&p.data()[off..]) else {
+                return Some(p);
+            };
+            let hlen = ip.header_len();
+            if hlen <= 20 {
+                return Some(p);
+            }
+            let d = &p.data()[off..];
+            let n = d.len().min(64);
+            s.buf[..n].copy_from_slice(&d[..n]);
+            s.avail = n;
+            hlen
+        };
+        let now = ctx.now();
+        let ms = ((now.sec().rem_euclid(86400) as u64) * 1000
+            + (now.subsec_nanos() / 1_000_000) as u64) as u32;
+        match self.process(&mut s, hlen, ms.to_be_bytes()) {
+            Ok(false) => Some(p),
+            Ok(true) => {
+                let data = &mut p.writable()[off..];
+                data[20..hlen].copy_from_slice(&s.buf[20..hlen]);
+                if let Ok(mut ip) = Ipv4Header::new_checked(data) {
+                    ip.fill_checksum();
+                }
+                Some(p)
+            }
+            Err(at) => {
+                self.drops += 1;
+                p.set_icmp_param_prob_anno(at.min(255) as u8);
+                ctx.emit(1, p);
+                None
+            }
+        }
+    }
+}
+
+impl Element for IPGWOptions {
+    fn port_count(&self) -> &'static str {
+        "1/1-2"
+    }
+
+    fn processing(&self) -> &'static str {
+        processing::AGNOSTIC_PUSH_ERROR
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let ictx: &InitCtx = ctx;
+        let mut args = Args::new(conf);
+        let me: Ipv4Addr = args.read_mp_with("MYADDR", |s| parse_ipv4_arg(s, ictx));
+        let others = args
+            .read_p_with("OTHERADDRS", |s| parse_ipv4_list_arg(s, ictx))
+            .unwrap_or_default();
+        args.complete()?;
+        self.my_addr = me.octets();
+        self.addrs = others.iter().map(|a| a.octets()).collect();
+        Ok(())
+    }
+
+    simple_element!();
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![HandlerSpec::read("drops")]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        match name {
+            "drops" => Ok(self.drops.to_string()),
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+}

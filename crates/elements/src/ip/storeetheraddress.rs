@@ -1,0 +1,82 @@
+//! # StoreEtherAddress
+//!
+//! Stores an Ethernet address into packets.
+//!
+//! ## Synopsis
+//! `StoreEtherAddress(ADDR, OFFSET)`
+//!
+//! ## Ports and processing
+//! One agnostic input; agnostic output 0; optional push output 1 for
+//! packets too short. Processing `a/ah`.
+//!
+//! ## Description
+//! Writes ADDR into each packet at byte OFFSET. OFFSET may be `src` (6) or
+//! `dst` (0), the fields of an Ethernet header at the start of the packet.
+//! Packets too short to hold the address go to output 1, or are dropped if
+//! it is absent.
+//!
+//! ## Keywords
+//! - **ADDR** (Ethernet address, or AddressInfo name).
+//! - **OFFSET** (unsigned, `src` or `dst`).
+//!
+//! ## Handlers
+//! None beyond the standard ones.
+//!
+//! ## Example
+//! ```click
+//! ... -> StoreEtherAddress(00:0a:95:9d:68:16, src) -> ...;
+//! ```
+
+use rclick_core::conf::{parse_usize, Args};
+use rclick_core::element::processing;
+use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+
+use super::address::parse_ether_arg;
+
+#[derive(Default)]
+pub struct StoreEtherAddress {
+    addr: [u8; 6],
+    offset: usize,
+}
+
+fn parse_offset(s: &str) -> Result<usize, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "src" => Ok(6),
+        "dst" => Ok(0),
+        _ => parse_usize(s).map_err(|_| "expected byte offset, 'src' or 'dst'".to_string()),
+    }
+}
+
+impl SimpleAction for StoreEtherAddress {
+    #[inline]
+    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+        if p.len() < self.offset + 6 {
+            ctx.emit(1, p);
+            return None;
+        }
+        let o = self.offset;
+        p.writable()[o..o + 6].copy_from_slice(&self.addr);
+        Some(p)
+    }
+}
+
+impl Element for StoreEtherAddress {
+    fn port_count(&self) -> &'static str {
+        "1/1-2"
+    }
+
+    fn processing(&self) -> &'static str {
+        processing::AGNOSTIC_PUSH_ERROR
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let ictx: &InitCtx = ctx;
+        let mut args = Args::new(conf);
+        self.addr = args.read_mp_with("ADDR", |s| parse_ether_arg(s, ictx)).0;
+        self.offset = args.read_mp_with("OFFSET", parse_offset);
+        args.complete()?;
+        Ok(())
+    }
+
+    simple_element!();
+}
