@@ -839,12 +839,20 @@ impl Router {
                 }
             }
         }
+        // A port named by any connection counts as used, even when the other
+        // end was invalid, so one bad connection yields one error.
+        let mut named_in: HashSet<(usize, usize)> = HashSet::new();
+        let mut named_out: HashSet<(usize, usize)> = HashSet::new();
+        for c in &spec.connections {
+            named_out.insert((c.from, c.from_port));
+            named_in.insert((c.to, c.to_port));
+        }
         for i in 0..n {
             if !port_ok[i] {
                 continue;
             }
             for (p, peers) in ins[i].iter().enumerate() {
-                if peers.is_empty() {
+                if peers.is_empty() && !named_in.contains(&(i, p)) {
                     errors.push(diag(
                         &info[i].landmark,
                         format!("{} input {p} unused", elem_desc(&info[i])),
@@ -852,7 +860,7 @@ impl Router {
                 }
             }
             for (p, peers) in outs[i].iter().enumerate() {
-                if peers.is_empty() {
+                if peers.is_empty() && !named_out.contains(&(i, p)) {
                     errors.push(diag(
                         &info[i].landmark,
                         format!("{} output {p} unused", elem_desc(&info[i])),
