@@ -1,6 +1,13 @@
 //! IPv4 elements: header checks and annotations, route lookup, the
 //! forwarding path of the IP router, ARP, encapsulation, classification.
 
+pub mod directiplookup;
+pub mod lineariplookup;
+pub mod lookupiproute;
+pub mod lpmbench;
+pub mod radixiplookup;
+pub mod routetable;
+pub mod staticiplookup;
 pub mod address;
 pub mod addressinfo;
 pub mod checkicmpheader;

@@ -1,5 +1,23 @@
-//! Registration of one group of IPv4 elements.
+//! Registration of the IPv4 route-lookup elements.
 
 use rclick_core::Registry;
 
-pub(crate) fn register(_reg: &mut Registry) {}
+use super::{directiplookup, lineariplookup, lookupiproute, radixiplookup, staticiplookup};
+
+pub(crate) fn register(reg: &mut Registry) {
+    reg.add("LookupIPRoute", || {
+        Box::<lookupiproute::LookupIPRoute>::default()
+    });
+    reg.add("StaticIPLookup", || {
+        Box::<staticiplookup::StaticIPLookup>::default()
+    });
+    reg.add("LinearIPLookup", || {
+        Box::<lineariplookup::LinearIPLookup>::default()
+    });
+    reg.add("RadixIPLookup", || {
+        Box::<radixiplookup::RadixIPLookup>::default()
+    });
+    reg.add("DirectIPLookup", || {
+        Box::<directiplookup::DirectIPLookup>::default()
+    });
+}
