@@ -46,21 +46,12 @@ use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, S
 
 use super::address::{parse_ip_proto, parse_ipv4_arg};
 
+#[derive(Default)]
 pub struct IPEncap {
     /// The template header, checksum zero.
     iph: [u8; 20],
     use_dst_anno: bool,
     id: u16,
-}
-
-impl Default for IPEncap {
-    fn default() -> Self {
-        IPEncap {
-            iph: [0; 20],
-            use_dst_anno: false,
-            id: 0,
-        }
-    }
 }
 
 enum Dst {

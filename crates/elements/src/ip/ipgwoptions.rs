@@ -62,20 +62,11 @@ const IPOPT_NOP: u8 = 1;
 const IPOPT_RR: u8 = 7;
 const IPOPT_TS: u8 = 68;
 
+#[derive(Default)]
 pub struct IPGWOptions {
     my_addr: [u8; 4],
     addrs: Vec<[u8; 4]>,
     drops: u64,
-}
-
-impl Default for IPGWOptions {
-    fn default() -> Self {
-        IPGWOptions {
-            my_addr: [0; 4],
-            addrs: Vec::new(),
-            drops: 0,
-        }
-    }
 }
 
 /// Header bytes plus a little of what follows, on the stack: options are
