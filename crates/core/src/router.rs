@@ -244,6 +244,10 @@ pub struct RouterOptions {
     /// Set by hot swap when it builds a router to replace a running one;
     /// leave false otherwise.
     pub successor: bool,
+    /// Elements the driver adds to every configuration (`-p`, `-u` control
+    /// sockets): `hotconfig` appends them to the new configuration too,
+    /// unless it declares an element of the same name.
+    pub extra_elements: Vec<rclick_lang::ElementDecl>,
 }
 
 fn elem_desc(info: &ElementInfo) -> String {
@@ -581,7 +585,12 @@ impl RouterCore {
                 .filter(|d| d.is_error())
                 .collect());
         }
-        let spec = outcome.spec.ok_or_else(Vec::new)?;
+        let mut spec = outcome.spec.ok_or_else(Vec::new)?;
+        for extra in &self.options.extra_elements {
+            if !spec.elements.iter().any(|e| e.name == extra.name) {
+                spec.elements.push(extra.clone());
+            }
+        }
         let mut opts = self.options.clone();
         opts.successor = true;
         if self.rt.clock.is_simulated() {
