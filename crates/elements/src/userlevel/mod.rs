@@ -1,5 +1,6 @@
 //! User-level elements: trace files, and (later) devices and sockets.
 
+pub mod controlsocket;
 pub mod fromdump;
 pub mod pcap;
 pub mod todump;
@@ -8,6 +9,9 @@ use rclick_core::Registry;
 
 /// Adds the user-level element classes to `reg`.
 pub fn register(reg: &mut Registry) {
+    reg.add("ControlSocket", || {
+        Box::<controlsocket::ControlSocket>::default()
+    });
     reg.add("FromDump", || Box::<fromdump::FromDump>::default());
     reg.add("ToDump", || Box::<todump::ToDump>::default());
 }
