@@ -344,31 +344,3 @@ proptest! {
         prop_assert!(prog.insns().len() <= plain.insns().len());
     }
 }
-
-/// Rough speed check of the four-output Ethernet classifier (run with
-/// `--release -- --ignored`).
-#[test]
-#[ignore]
-fn classify_speed() {
-    let texts: Vec<String> = ["12/0806 20/0001", "12/0806 20/0002", "12/0800", "-"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let prog = Program::compile(&texts).unwrap();
-    let pkts = [
-        ether(0x0800, &[]),
-        ether(0x0806, &[(21, 1)]),
-        ether(0x0806, &[(21, 2)]),
-        ether(0x86dd, &[]),
-    ];
-    let n = 20_000_000u64;
-    let start = std::time::Instant::now();
-    let mut sum = 0usize;
-    for i in 0..n {
-        sum += prog
-            .classify(std::hint::black_box(&pkts[(i & 3) as usize]))
-            .unwrap_or(9);
-    }
-    let ns = start.elapsed().as_nanos() as f64 / n as f64;
-    println!("{ns:.2} ns per packet (checksum {sum})");
-}
