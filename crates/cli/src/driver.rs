@@ -185,10 +185,13 @@ fn usage(prog: &str, cmd: Command) -> String {
                 String::new()
             } else {
                 format!(
-                    "       {prog} flatten|check|dot [OPTION]... [ROUTERFILE]\n\n\
+                    "       {prog} flatten|check|dot [OPTION]... [ROUTERFILE]\n       \
+                     {prog} call [ADDRESS] ELEMENT.HANDLER [VALUE]\n\n\
                      Subcommands:\n  flatten   print the flattened configuration (like click-flatten)\n  \
                      check     parse and initialize the configuration, then exit\n  \
-                     dot       print the element graph for Graphviz (push ports black, pull white)\n"
+                     dot       print the element graph for Graphviz (push ports black, pull white)\n  \
+                     call      call a handler of a running router through its control socket\n            \
+                     ({prog} call --help)\n"
                 )
             }
         ),
@@ -417,10 +420,11 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
             return c;
         }
     }
-    if !s.ports.is_empty() || !s.unix_sockets.is_empty() {
-        rep.error("control sockets (-p, -u) are not available in this version of rclick");
-        return 1;
-    }
+    // `-p` and `-u` add ControlSocket elements, as Click's driver does; hot
+    // swaps add them to each new configuration too.
+    let control_sockets = control_socket_decls(&s);
+    let mut spec = spec;
+    spec.elements.extend(control_sockets.iter().cloned());
     if s.threads > 1 && s.warnings {
         rep.error(&format!(
             "warning: running on 1 thread; -j {} is not supported yet",
@@ -434,6 +438,7 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
         capture_chatter: false,
         parse: parse_options(&s),
         successor: false,
+        extra_elements: control_sockets,
     };
     let started = std::time::Instant::now();
     let mut router = match Router::new(spec, &text, &registry, &ropts) {
@@ -506,6 +511,49 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
     }
     router.cleanup();
     status
+}
+
+/// The ControlSocket elements for `-p PORT[+]` and `-u PATH`, named as
+/// Click's driver names them: TCP ports first, then Unix sockets.
+fn control_socket_decls(s: &Settings) -> Vec<rclick_lang::ElementDecl> {
+    let configs = s
+        .ports
+        .iter()
+        .map(|p| format!("TCP, {}", quote_arg(p)))
+        .chain(
+            s.unix_sockets
+                .iter()
+                .map(|u| format!("UNIX, {}", quote_arg(u))),
+        );
+    configs
+        .enumerate()
+        .map(|(i, config)| rclick_lang::ElementDecl {
+            name: if i == 0 {
+                "click_driver@@ControlSocket".to_string()
+            } else {
+                format!("click_driver@@ControlSocket@{i}")
+            },
+            class: "ControlSocket".to_string(),
+            config,
+            landmark: rclick_lang::Landmark::new("click", 0),
+        })
+        .collect()
+}
+
+/// Quotes a configuration argument unless it is a plain word.
+fn quote_arg(a: &str) -> String {
+    let plain = !a.is_empty()
+        && !a.contains("//")
+        && !a.contains("/*")
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@~".contains(c));
+    if plain {
+        a.to_string()
+    } else if !a.contains('\'') {
+        format!("'{a}'")
+    } else {
+        format!("\"{}\"", a.replace('\\', "\\\\").replace('"', "\\\""))
+    }
 }
 
 /// Expands one `-h` pattern into concrete `elem.handler` names: an exact

@@ -2,6 +2,7 @@
 //! it behaves as Click's user-level driver or its flattener, chosen by the
 //! name it is run under.
 
+mod call;
 mod dot;
 mod driver;
 mod options;
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
             Some("flatten") => driver::main(&prog, driver::Command::Flatten, &args[1..]),
             Some("check") => driver::main(&prog, driver::Command::Check, &args[1..]),
             Some("dot") => driver::main(&prog, driver::Command::Dot, &args[1..]),
+            Some("call") => call::main(&prog, &args[1..]),
             Some("run") => driver::main(&prog, driver::Command::Run, &args[1..]),
             _ => driver::main(&prog, driver::Command::Run, &args),
         }
