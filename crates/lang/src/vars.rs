@@ -11,6 +11,29 @@ use crate::args::{
 const MAX_EXPAND_DEPTH: usize = 16;
 /// Largest expansion result, so self-doubling definitions can't eat memory.
 pub(crate) const MAX_EXPANSION: usize = 1 << 20;
+/// Most bytes one expansion may produce or scan in all, counting the
+/// intermediate values of nested references: the per-result cap alone
+/// still let self-referential definitions do quadratic work (a fuzzer found
+/// a 346-byte configuration that took 25 s).
+const EXPANSION_WORK_BUDGET: usize = 4 << 20;
+
+thread_local! {
+    static WORK_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Charges `n` bytes of work to the current expansion.
+fn charge(n: usize) -> Result<(), TooLarge> {
+    WORK_LEFT.with(|w| {
+        let left = w.get();
+        if n > left {
+            w.set(0);
+            Err(TooLarge)
+        } else {
+            w.set(left - n);
+            Ok(())
+        }
+    })
+}
 
 /// One variable binding.
 #[derive(Clone, Debug)]
@@ -77,6 +100,7 @@ pub(crate) fn expand(text: &str, env: &Env) -> Result<String, TooLarge> {
     if !text.contains('$') {
         return Ok(text.to_string());
     }
+    WORK_LEFT.with(|w| w.set(EXPANSION_WORK_BUDGET));
     let mut out = String::with_capacity(text.len());
     expand_into(text, env, 0, &mut out)?;
     Ok(out)
@@ -212,8 +236,10 @@ fn variable(
             return literal(close + 1, out);
         };
         if let Some(n) = index {
+            charge(value.len())?;
             value = split_words(&value).into_iter().nth(n).unwrap_or_default();
         }
+        charge(value.len())?;
         push_value(out, &value, quoted);
         Ok(close + 1)
     } else {
@@ -227,6 +253,7 @@ fn variable(
         match env.lookup(&text[i + 1..j]) {
             Some(v) => {
                 let value = value_of(v, env, depth)?;
+                charge(value.len())?;
                 push_value(out, &value, quoted);
                 Ok(j)
             }
@@ -236,6 +263,7 @@ fn variable(
 }
 
 fn value_of(v: &Var, env: &Env, depth: usize) -> Result<String, TooLarge> {
+    charge(v.value.len())?;
     if v.expand && depth < MAX_EXPAND_DEPTH && v.value.contains('$') {
         let mut s = String::new();
         expand_into(&v.value, env, depth + 1, &mut s)?;
