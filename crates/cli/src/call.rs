@@ -265,7 +265,7 @@ pub fn main(prog: &str, args: &[String]) -> u8 {
     let (addr, rest) = match pos.len() {
         0 => {
             eprintln!("{prog} call: handler name missing");
-            eprint!("Usage: {prog} call [ADDRESS] ELEMENT.HANDLER [VALUE]\n");
+            eprintln!("Usage: {prog} call [ADDRESS] ELEMENT.HANDLER [VALUE]");
             return 2;
         }
         1 => (None, &pos[..]),
@@ -274,7 +274,7 @@ pub fn main(prog: &str, args: &[String]) -> u8 {
         3 => (Some(pos[0].clone()), &pos[1..]),
         _ => {
             eprintln!("{prog} call: too many arguments");
-            eprint!("Usage: {prog} call [ADDRESS] ELEMENT.HANDLER [VALUE]\n");
+            eprintln!("Usage: {prog} call [ADDRESS] ELEMENT.HANDLER [VALUE]");
             return 2;
         }
     };

@@ -452,6 +452,8 @@ pub struct ControlSocket {
     decl: String,
     index: usize,
     max_pending: usize,
+    /// A connection taken out of `conns` while its commands run.
+    busy_conn: bool,
 }
 
 impl Default for ControlSocket {
@@ -474,6 +476,7 @@ impl Default for ControlSocket {
             decl: String::new(),
             index: usize::MAX,
             max_pending: 0,
+            busy_conn: false,
         }
     }
 }
@@ -1046,9 +1049,14 @@ impl ControlSocket {
     }
 
     fn close_all(&mut self) {
+        // The listener first, so nobody connects to a dying socket.
+        self.close_listener();
         for (_, mut c) in std::mem::take(&mut self.conns) {
             c.flush();
         }
+    }
+
+    fn close_listener(&mut self) {
         if let Some(l) = self.listener.take() {
             let is_unix = matches!(l, Listener::Unix(_));
             drop(l);
@@ -1280,7 +1288,9 @@ impl Element for ControlSocket {
             }
         }
         c.flush();
+        self.busy_conn = true;
         let more = self.process(&mut c, ctx);
+        self.busy_conn = false;
         self.max_pending = self.max_pending.max(c.out_pending());
         c.flush();
         self.finish(c, more, ctx);
@@ -1301,7 +1311,7 @@ impl Element for ControlSocket {
                 Address::Tcp { .. } => self.bound_port.to_string(),
                 Address::Unix(p) => p.clone(),
             },
-            "clients" => self.conns.len().to_string(),
+            "clients" => (self.conns.len() + usize::from(self.busy_conn)).to_string(),
             "pending_output" => self.pending_output().to_string(),
             "max_pending_output" => self.max_pending.to_string(),
             _ => return Err(format!("no '{name}' handler")),
