@@ -9,6 +9,7 @@
 //! Checksums use the Internet checksum (RFC 1071) with incremental update
 //! (RFC 1624) for fields changed in place, as DecIPTTL needs.
 
+pub mod arp;
 pub mod checksum;
 pub mod ether;
 pub mod ipv4;
