@@ -1,0 +1,672 @@
+//! # ARPQuerier
+//!
+//! Encapsulates IP packets in Ethernet headers found by ARP.
+//!
+//! ## Synopsis
+//! `ARPQuerier(IP, ETH [, *keywords*])`
+//! `ARPQuerier(NAME [, *keywords*])`
+//!
+//! ## Ports and processing
+//! Two push inputs: IP packets on input 0, ARP replies (with Ethernet
+//! header) on input 1. Push output 0 for Ethernet frames; if there is a
+//! second output, ARP queries leave on output 1, otherwise on output 0.
+//! Flow code `xy/x`.
+//!
+//! ## Description
+//! IP is this interface's address (optionally with a prefix, which gives
+//! the default broadcast address), ETH its Ethernet address; NAME may be an
+//! AddressInfo name giving both.
+//!
+//! Packets on input 0 need their destination IP annotation set. If the
+//! Ethernet address for it is known, the packet gets an Ethernet header
+//! (type 0x0800, source ETH) and leaves on output 0. Otherwise it is held
+//! in the entry for that address and an ARP query is broadcast. Packets for
+//! 255.255.255.255 or the BROADCAST address go to FF-FF-FF-FF-FF-FF;
+//! multicast destinations to 01-00-5E plus the low 23 bits (RFC 1112);
+//! packets for 0.0.0.0 are dropped (with a one-time warning).
+//!
+//! An ARP reply on input 1 records the sender's addresses (unless the
+//! sender Ethernet address is a group address) and sends the packets held
+//! for it, in arrival order.
+//!
+//! Queries for one address are rate-limited as in Click: at most one per
+//! 100 ms, and after 10 unanswered queries one per 2 seconds. When a known
+//! entry is older than POLL_TIMEOUT, each use may send a renewal query
+//! (unicast to the known address, or broadcast with BROADCAST_POLL).
+//! Entries expire TIMEOUT after their last update; an expired entry's held
+//! packets are dropped. CAPACITY bounds the packets held in total: beyond
+//! it, the oldest entries' packets are dropped until 1/CAPACITY_SLIM_FACTOR
+//! of the room is free. ENTRY_PACKET_CAPACITY bounds the packets held per
+//! entry (further packets are dropped), ENTRY_CAPACITY the number of
+//! entries (the oldest go). Every such drop is counted. Times use the
+//! router clock.
+//!
+//! ## Keywords
+//! - **CAPACITY** (unsigned): held packets in total; 0 unlimited. Default
+//!   2048.
+//! - **ENTRY_CAPACITY** (unsigned): entries; 0 unlimited. Default 0.
+//! - **ENTRY_PACKET_CAPACITY** (unsigned): held packets per entry; 0
+//!   unlimited. Default 0.
+//! - **CAPACITY_SLIM_FACTOR** (unsigned, not 0): default 2.
+//! - **TIMEOUT** (time): entry lifetime; 0 never expires. Default 300 s.
+//! - **POLL_TIMEOUT** (time): age after which renewals are polled; 0 never.
+//!   Default 60 s.
+//! - **BROADCAST** (IP address): the local broadcast address.
+//! - **BROADCAST_POLL** (boolean): broadcast renewal polls. Default false.
+//!
+//! ## Handlers
+//! - `table` (read): one line per entry, oldest first: `IP VALID ETH AGE`.
+//! - `stats` (read): `N packets killed` and `N ARP queries sent` lines.
+//! - `count` (read): entries; `length` (read): held packets.
+//! - `queries`, `responses`, `drops` (read): counters.
+//! - `ipaddr`, `broadcast` (read/write): the addresses.
+//! - `insert` (write): `IP ETH` adds an entry.
+//! - `delete` (write): `IP` invalidates an entry.
+//! - `clear` (write): empties the table and zeroes the counters.
+//!
+//! ## Example
+//! ```click
+//! c :: Classifier(12/0806 20/0002, 12/0800, -);
+//! a :: ARPQuerier(18.26.4.24, 00:00:C0:AE:67:EF);
+//! c[0] -> [1]a;
+//! c[1] -> Strip(14) -> CheckIPHeader -> GetIPAddress(16) -> [0]a;
+//! a -> Queue -> ToDevice(eth0);
+//! ```
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+use rclick_core::conf::{parse_bool, parse_ipv4, parse_seconds, parse_u32, split_words, Args};
+use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::packet::DEFAULT_HEADROOM;
+use rclick_core::wire::arp::{ArpPacket, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
+use rclick_core::wire::ether::{EtherAddr, EtherFrame, ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, TimerId, Timestamp};
+
+use super::address::{parse_ether_arg, parse_ipv4_addr_or_prefix_arg};
+
+const HZ_NS: i64 = 1_000_000_000;
+
+struct Entry {
+    eth: EtherAddr,
+    known: bool,
+    live_at: Timestamp,
+    polled_at: Timestamp,
+    polls_since_reply: u8,
+    queue: VecDeque<Packet>,
+    /// Key in the age index.
+    age: (i64, u64),
+}
+
+impl Entry {
+    fn expired(&self, now: Timestamp, timeout: i64) -> bool {
+        timeout != 0 && self.live_at.nanos() + timeout < now.nanos()
+    }
+
+    fn is_known(&self, now: Timestamp, timeout: i64) -> bool {
+        self.known && !self.expired(now, timeout)
+    }
+
+    fn allow_poll(&self, now: Timestamp) -> bool {
+        let gap = if self.polls_since_reply >= 10 {
+            2 * HZ_NS
+        } else {
+            HZ_NS / 10
+        };
+        now.nanos() >= self.polled_at.nanos() + gap
+    }
+
+    fn mark_poll(&mut self, now: Timestamp) {
+        self.polled_at = now;
+        self.polls_since_reply = self.polls_since_reply.saturating_add(1);
+    }
+}
+
+/// The ARP table (Click's ARPTable, owned by the querier).
+#[derive(Default)]
+struct Table {
+    map: HashMap<Ipv4Addr, Entry>,
+    /// (live_at, sequence) -> address, oldest first.
+    ages: BTreeMap<(i64, u64), Ipv4Addr>,
+    seq: u64,
+    packet_count: usize,
+    drops: u64,
+    capacity: usize,
+    entry_capacity: usize,
+    entry_packet_capacity: usize,
+    slim_factor: usize,
+    timeout: i64,
+}
+
+impl Table {
+    fn set_live(&mut self, ip: Ipv4Addr, live_at: Timestamp) {
+        let Some(e) = self.map.get_mut(&ip) else {
+            return;
+        };
+        self.ages.remove(&e.age);
+        self.seq += 1;
+        e.live_at = live_at;
+        e.age = (live_at.nanos(), self.seq);
+        self.ages.insert(e.age, ip);
+    }
+
+    fn remove(&mut self, ip: Ipv4Addr) {
+        if let Some(e) = self.map.remove(&ip) {
+            self.ages.remove(&e.age);
+            self.packet_count -= e.queue.len();
+            self.drops += e.queue.len() as u64;
+        }
+    }
+
+    /// Click's `slim`: drop expired (or excess) entries, then packets of
+    /// the oldest entries while over capacity.
+    fn slim(&mut self, now: Timestamp) {
+        while let Some((&key, &ip)) = self.ages.iter().next() {
+            let old = match self.map.get(&ip) {
+                Some(e) => e.expired(now, self.timeout),
+                None => {
+                    self.ages.remove(&key);
+                    continue;
+                }
+            };
+            if !old && (self.entry_capacity == 0 || self.map.len() <= self.entry_capacity) {
+                break;
+            }
+            self.remove(ip);
+        }
+        if self.capacity != 0 && self.packet_count > self.capacity {
+            let slim_to = (self.capacity - self.capacity / self.slim_factor.max(1)).max(1);
+            let order: Vec<Ipv4Addr> = self.ages.values().copied().collect();
+            for ip in order {
+                if self.packet_count <= slim_to {
+                    break;
+                }
+                if let Some(e) = self.map.get_mut(&ip) {
+                    while self.packet_count > slim_to && e.queue.pop_front().is_some() {
+                        self.packet_count -= 1;
+                        self.drops += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Finds or creates the entry for `ip`.
+    fn ensure(&mut self, ip: Ipv4Addr, now: Timestamp) {
+        if self.map.contains_key(&ip) {
+            return;
+        }
+        if self.entry_capacity != 0 && self.map.len() + 1 > self.entry_capacity {
+            // Make room: the oldest entries go first.
+            while self.map.len() + 1 > self.entry_capacity {
+                let Some((_, &oldest)) = self.ages.iter().next() else {
+                    break;
+                };
+                self.remove(oldest);
+            }
+        }
+        self.seq += 1;
+        let age = (now.nanos(), self.seq);
+        self.map.insert(
+            ip,
+            Entry {
+                eth: EtherAddr::BROADCAST,
+                known: false,
+                live_at: now,
+                polled_at: Timestamp(now.nanos() - HZ_NS),
+                polls_since_reply: 0,
+                queue: VecDeque::new(),
+                age,
+            },
+        );
+        self.ages.insert(age, ip);
+    }
+
+    /// Records `ip` at `eth`; returns the packets held for it.
+    fn insert(&mut self, ip: Ipv4Addr, eth: EtherAddr, now: Timestamp) -> VecDeque<Packet> {
+        self.ensure(ip, now);
+        self.set_live(ip, now);
+        let Some(e) = self.map.get_mut(&ip) else {
+            return VecDeque::new();
+        };
+        e.eth = eth;
+        e.known = !eth.is_broadcast();
+        e.polls_since_reply = 0;
+        e.polled_at = Timestamp(now.nanos() - HZ_NS);
+        let q = std::mem::take(&mut e.queue);
+        self.packet_count -= q.len();
+        q
+    }
+
+    fn clear(&mut self) {
+        for e in self.map.values() {
+            self.drops += e.queue.len() as u64;
+        }
+        self.map.clear();
+        self.ages.clear();
+        self.packet_count = 0;
+    }
+}
+
+pub struct ARPQuerier {
+    my_ip: Ipv4Addr,
+    my_eth: EtherAddr,
+    bcast: Ipv4Addr,
+    poll_timeout: i64,
+    broadcast_poll: bool,
+    table: Table,
+    queries: u64,
+    responses: u64,
+    drops: u64,
+    zero_warned: bool,
+    timer: Option<TimerId>,
+}
+
+impl Default for ARPQuerier {
+    fn default() -> Self {
+        ARPQuerier {
+            my_ip: Ipv4Addr::UNSPECIFIED,
+            my_eth: EtherAddr::default(),
+            bcast: Ipv4Addr::BROADCAST,
+            poll_timeout: 60 * HZ_NS,
+            broadcast_poll: false,
+            table: Table {
+                capacity: 2048,
+                slim_factor: 2,
+                timeout: 300 * HZ_NS,
+                ..Table::default()
+            },
+            queries: 0,
+            responses: 0,
+            drops: 0,
+            zero_warned: false,
+            timer: None,
+        }
+    }
+}
+
+fn nanos(d: Duration) -> i64 {
+    d.as_nanos().min(i64::MAX as u128) as i64
+}
+
+impl ARPQuerier {
+    /// Emits an ARP query for `want`, to `dst` (broadcast unless polling a
+    /// known entry).
+    fn send_query(&mut self, want: Ipv4Addr, dst: EtherAddr, like: &Packet, ctx: &mut Ctx) {
+        let mut b = [0u8; HEADER_LEN + ARP_LEN];
+        {
+            let (eh, ab) = b.split_at_mut(HEADER_LEN);
+            if let Ok(mut e) = EtherFrame::new_checked(&mut eh[..]) {
+                e.set_dst(dst);
+                e.set_src(self.my_eth);
+                e.set_ethertype(ETHERTYPE_ARP);
+            }
+            if let Ok(mut a) = ArpPacket::new_checked(&mut ab[..]) {
+                a.fill_header(ARPOP_REQUEST);
+                a.set_sha(self.my_eth);
+                a.set_spa(self.my_ip);
+                a.set_tha(EtherAddr::default());
+                a.set_tpa(want);
+            }
+        }
+        let mut q = Packet::with_room(DEFAULT_HEADROOM - HEADER_LEN, &b, 0);
+        q.set_timestamp_anno(like.timestamp_anno());
+        let vlan = like.anno_bytes::<2>(rclick_core::packet::anno::VLAN_TCI);
+        q.set_anno_bytes(rclick_core::packet::anno::VLAN_TCI, &vlan);
+        self.queries += 1;
+        let out = ctx.noutputs().saturating_sub(1);
+        ctx.emit(out, q);
+    }
+
+    /// Handles an IP packet (`held`: it was held and already has its
+    /// Ethernet header).
+    fn handle_ip(&mut self, mut p: Packet, held: bool, ctx: &mut Ctx) {
+        if self.my_ip.is_unspecified() {
+            self.drops += 1;
+            return;
+        }
+        if !held {
+            let h = p.push(HEADER_LEN);
+            h[12..14].copy_from_slice(&ETHERTYPE_IP.to_be_bytes());
+        }
+        let dst_ip = p.dst_ip_anno();
+        let now = ctx.now();
+        let timeout = self.table.timeout;
+        let mut dst_eth = None;
+        let mut poll = None;
+        if let Some(e) = self.table.map.get_mut(&dst_ip) {
+            if e.is_known(now, timeout) {
+                dst_eth = Some(e.eth);
+                if self.poll_timeout != 0
+                    && now.nanos() >= e.live_at.nanos() + self.poll_timeout
+                    && e.allow_poll(now)
+                {
+                    e.mark_poll(now);
+                    poll = Some(e.eth);
+                }
+            }
+        }
+        let dst_eth = if let Some(eth) = dst_eth {
+            if let Some(to) = poll {
+                let to = if self.broadcast_poll {
+                    EtherAddr::BROADCAST
+                } else {
+                    to
+                };
+                self.send_query(dst_ip, to, &p, ctx);
+            }
+            eth
+        } else if dst_ip == Ipv4Addr::BROADCAST || dst_ip == self.bcast {
+            EtherAddr::BROADCAST
+        } else if dst_ip.is_multicast() {
+            let o = dst_ip.octets();
+            EtherAddr([0x01, 0x00, 0x5e, o[1] & 0x7f, o[2], o[3]])
+        } else if dst_ip.is_unspecified() {
+            if !self.zero_warned {
+                ctx.chatter(&format!(
+                    "{}: would query for 0.0.0.0; missing dest IP addr annotation?",
+                    ctx.element_name()
+                ));
+                self.zero_warned = true;
+            }
+            self.drops += 1;
+            return;
+        } else {
+            self.append_query(dst_ip, p, now, ctx);
+            return;
+        };
+        if let Ok(mut e) = EtherFrame::new_checked(p.writable()) {
+            e.set_dst(dst_eth);
+            e.set_src(self.my_eth);
+        }
+        ctx.emit(0, p);
+    }
+
+    fn append_query(&mut self, ip: Ipv4Addr, p: Packet, now: Timestamp, ctx: &mut Ctx) {
+        let t = &mut self.table;
+        t.ensure(ip, now);
+        // Keep a wanted entry just this side of expiring.
+        if t.timeout != 0 {
+            let min_live = Timestamp(now.nanos() - t.timeout);
+            if t.map.get(&ip).is_some_and(|e| e.live_at < min_live) {
+                t.set_live(ip, min_live);
+            }
+        }
+        let full = t.entry_packet_capacity != 0
+            && t.map
+                .get(&ip)
+                .is_some_and(|e| e.queue.len() >= t.entry_packet_capacity);
+        if full {
+            t.drops += 1;
+            return;
+        }
+        t.packet_count += 1;
+        if t.capacity != 0 && t.packet_count > t.capacity {
+            t.slim(now);
+        }
+        let Some(e) = t.map.get_mut(&ip) else {
+            t.packet_count -= 1;
+            t.drops += 1;
+            return;
+        };
+        let like_ts = p.timestamp_anno();
+        let like_vlan = p.anno_bytes::<2>(rclick_core::packet::anno::VLAN_TCI);
+        e.queue.push_back(p);
+        if e.allow_poll(now) {
+            e.mark_poll(now);
+            let mut like = Packet::with_room(0, &[], 0);
+            like.set_timestamp_anno(like_ts);
+            like.set_anno_bytes(rclick_core::packet::anno::VLAN_TCI, &like_vlan);
+            self.send_query(ip, EtherAddr::BROADCAST, &like, ctx);
+        }
+    }
+
+    fn handle_response(&mut self, p: &Packet, ctx: &mut Ctx) {
+        if p.len() < HEADER_LEN + ARP_LEN {
+            return;
+        }
+        self.responses += 1;
+        let d = p.data();
+        let Ok(eh) = EtherFrame::new_checked(d) else {
+            return;
+        };
+        let Ok(a) = ArpPacket::new_checked(&d[HEADER_LEN..]) else {
+            return;
+        };
+        if eh.ethertype() != ETHERTYPE_ARP
+            || a.hardware() != 1
+            || a.protocol() != ETHERTYPE_IP
+            || a.op() != ARPOP_REPLY
+            || a.sha().is_group()
+        {
+            return;
+        }
+        let now = ctx.now();
+        let held = self.table.insert(a.spa(), a.sha(), now);
+        for q in held {
+            self.handle_ip(q, true, ctx);
+        }
+    }
+
+    fn table_text(&self, now: Timestamp) -> String {
+        let mut s = String::new();
+        for ip in self.table.ages.values() {
+            if let Some(e) = self.table.map.get(ip) {
+                let ok = e.is_known(now, self.table.timeout) as u8;
+                s.push_str(&format!("{ip} {ok} {} {}\n", e.eth, now - e.live_at));
+            }
+        }
+        s
+    }
+
+    fn configure_args(&mut self, conf: &str, ctx: &InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let capacity = args.read_with("CAPACITY", parse_u32);
+        let entry_capacity = args.read_with("ENTRY_CAPACITY", parse_u32);
+        let entry_packet_capacity = args.read_with("ENTRY_PACKET_CAPACITY", parse_u32);
+        let slim = args.read_with("CAPACITY_SLIM_FACTOR", parse_u32);
+        let timeout = args.read_with("TIMEOUT", parse_seconds);
+        let bcast = args.read_with("BROADCAST", |s| super::address::parse_ipv4_arg(s, ctx));
+        let poll_timeout =
+            args.read_or_with("POLL_TIMEOUT", parse_seconds, Duration::from_secs(60));
+        let broadcast_poll = args.read_or_with("BROADCAST_POLL", parse_bool, false);
+        let mut rest = args.consume()?;
+        if rest.len() == 1 {
+            rest.push(rest[0].clone());
+        }
+        let mut args = Args::from_vec(rest);
+        let prefix = args.read_mp_with("IP", |s| parse_ipv4_addr_or_prefix_arg(s, ctx).map(Some));
+        let eth = args.read_mp_with("ETH", |s| parse_ether_arg(s, ctx));
+        args.complete()?;
+        if slim == Some(0) {
+            return Err("CAPACITY_SLIM_FACTOR cannot be zero".into());
+        }
+        let Some(prefix) = prefix else {
+            return Err("IP: required argument missing".into());
+        };
+        self.my_ip = prefix.addr;
+        self.my_eth = EtherAddr(eth.octets());
+        self.bcast = match bcast {
+            Some(b) => b,
+            None => {
+                let b = Ipv4Addr::from(u32::from(prefix.addr) | !u32::from(prefix.mask));
+                if b == prefix.addr {
+                    Ipv4Addr::BROADCAST
+                } else {
+                    b
+                }
+            }
+        };
+        if let Some(c) = capacity {
+            self.table.capacity = c as usize;
+        }
+        if let Some(c) = entry_capacity {
+            self.table.entry_capacity = c as usize;
+        }
+        if let Some(c) = entry_packet_capacity {
+            self.table.entry_packet_capacity = c as usize;
+        }
+        if let Some(s) = slim {
+            self.table.slim_factor = s as usize;
+        }
+        if let Some(t) = timeout {
+            self.table.timeout = nanos(t);
+        }
+        self.poll_timeout = nanos(poll_timeout);
+        self.broadcast_poll = broadcast_poll;
+        Ok(())
+    }
+
+    fn schedule_expiry(&self, ctx: &Ctx) {
+        if let (Some(t), true) = (self.timer, self.table.timeout != 0) {
+            ctx.schedule_timer_after(t, Timestamp(self.table.timeout + HZ_NS));
+        }
+    }
+}
+
+impl Element for ARPQuerier {
+    fn port_count(&self) -> &'static str {
+        "2/1-2"
+    }
+
+    fn processing(&self) -> &'static str {
+        processing::PUSH
+    }
+
+    fn flow_code(&self) -> &'static str {
+        "xy/x"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        self.configure_args(conf, ctx)
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        let t = ctx.new_timer();
+        self.timer = Some(t);
+        if self.table.timeout != 0 {
+            let when = ctx.now() + Timestamp(self.table.timeout);
+            ctx.schedule_timer_at(t, when);
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
+        for p in batch {
+            if port == 0 {
+                self.handle_ip(p, false, ctx);
+            } else {
+                self.handle_response(&p, ctx);
+            }
+        }
+    }
+
+    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        let now = ctx.now();
+        self.table.slim(now);
+        self.schedule_expiry(ctx);
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(old) = old.as_any_mut().downcast_mut::<ARPQuerier>() else {
+            return false;
+        };
+        if old.my_ip != self.my_ip || old.my_eth != self.my_eth || old.bcast != self.bcast {
+            return false;
+        }
+        let t = std::mem::take(&mut old.table);
+        self.table.map = t.map;
+        self.table.ages = t.ages;
+        self.table.seq = t.seq;
+        self.table.packet_count = t.packet_count;
+        self.table.drops = t.drops;
+        self.queries = old.queries;
+        self.responses = old.responses;
+        self.drops = old.drops;
+        true
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        let mut v: Vec<HandlerSpec> = [
+            "table",
+            "stats",
+            "count",
+            "length",
+            "queries",
+            "responses",
+            "drops",
+        ]
+        .iter()
+        .map(|n| HandlerSpec::read(n))
+        .collect();
+        v.push(HandlerSpec::read_write("ipaddr"));
+        v.push(HandlerSpec::read_write("broadcast"));
+        v.push(HandlerSpec::write("insert"));
+        v.push(HandlerSpec::write("delete"));
+        v.push(HandlerSpec::write("clear"));
+        v
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
+        Ok(match name {
+            "table" => self.table_text(ctx.now()),
+            "stats" => format!(
+                "{} packets killed\n{} ARP queries sent\n",
+                self.drops + self.table.drops,
+                self.queries
+            ),
+            "count" => self.table.map.len().to_string(),
+            "length" => self.table.packet_count.to_string(),
+            "queries" => self.queries.to_string(),
+            "responses" => self.responses.to_string(),
+            "drops" => self.drops.to_string(),
+            "ipaddr" => self.my_ip.to_string(),
+            "broadcast" => self.bcast.to_string(),
+            _ => return Err(format!("no '{name}' handler")),
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let words = split_words(value);
+        let now = ctx.now();
+        match name {
+            "insert" => {
+                if words.len() != 2 {
+                    return Err("expected 'IP ETH'".into());
+                }
+                let ip = parse_ipv4(&words[0]).map_err(|e| format!("IP: {e}"))?;
+                let eth =
+                    rclick_core::conf::parse_ether(&words[1]).map_err(|e| format!("ETH: {e}"))?;
+                let held = self.table.insert(ip, EtherAddr(eth.octets()), now);
+                for q in held {
+                    self.handle_ip(q, true, ctx);
+                }
+            }
+            "delete" => {
+                if words.len() != 1 {
+                    return Err("expected IP address".into());
+                }
+                let ip = parse_ipv4(&words[0]).map_err(|e| format!("IP: {e}"))?;
+                // As Click: the entry stays, invalid, with its held packets.
+                self.table.ensure(ip, now);
+                self.table.set_live(ip, now);
+                if let Some(e) = self.table.map.get_mut(&ip) {
+                    e.eth = EtherAddr::BROADCAST;
+                    e.known = false;
+                    e.polls_since_reply = 0;
+                }
+            }
+            "clear" => {
+                self.queries = 0;
+                self.drops = 0;
+                self.responses = 0;
+                self.table.clear();
+            }
+            "ipaddr" => self.my_ip = parse_ipv4(value.trim())?,
+            "broadcast" => self.bcast = parse_ipv4(value.trim())?,
+            _ => return Err(format!("no '{name}' handler")),
+        }
+        Ok(())
+    }
+}

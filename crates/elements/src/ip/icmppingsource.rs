@@ -1,0 +1,460 @@
+//! # ICMPPingSource
+//!
+//! Sends ICMP echo requests, and optionally measures the replies.
+//!
+//! ## Synopsis
+//! `ICMPPingSource(SRC, DST [, *keywords* INTERVAL, IDENTIFIER, LIMIT, DATA, ACTIVE, VERBOSE, STOP])`
+//!
+//! ## Ports and processing
+//! An optional push input for echo replies; one agnostic output for the
+//! requests. Processing `h/a`.
+//!
+//! ## Description
+//! Emits IP packets holding ICMP echo requests from SRC to DST: TTL 200,
+//! IP ID and ICMP sequence number 1, 2, 3, ... (wrapping after 65535),
+//! identifier IDENTIFIER, and DATA as the payload; checksums are valid,
+//! the destination IP annotation is DST and the timestamp annotation is
+//! the sending time. When the output is push, one request leaves every
+//! INTERVAL (the first one INTERVAL after start); when it is pull, one is
+//! produced per pull. After LIMIT requests it stops, and with STOP true
+//! it then stops the router.
+//!
+//! With an input, echo replies carrying the identifier are matched to the
+//! requests by sequence number: each reply is counted (duplicates
+//! separately) and its round-trip time, from the reply's timestamp
+//! annotation (or the router time when it has none) minus the request's
+//! sending time, feeds the statistics. With VERBOSE, each reply prints
+//! `NAME :: ICMPPingSource: N bytes from SRC: icmp_seq=S ttl=T time=M.UUU ms`
+//! and the summary is printed when the router is torn down.
+//!
+//! ## Keywords
+//! - **SRC**, **DST** (IP addresses).
+//! - **INTERVAL** (time, millisecond precision): default 1 s.
+//! - **IDENTIFIER** (unsigned 16-bit): default 0.
+//! - **LIMIT** (integer): requests to send; negative means no limit.
+//!   Default -1.
+//! - **DATA** (string): payload. Default empty.
+//! - **ACTIVE** (boolean): send at all. Default true.
+//! - **VERBOSE** (boolean): print replies and the summary. Default true.
+//! - **STOP** (boolean): stop the router after LIMIT requests. Default
+//!   false.
+//!
+//! ## Handlers
+//! - `active` (read/write), `src`, `dst` (read/write), `count` (read),
+//!   `limit`, `interval` (write), `reset_counts` (write button).
+//! - With an input: `summary` (read): `N packets transmitted, M received[,
+//!   +D duplicates], L% packet loss` and an
+//!   `rtt min/avg/max/mdev = a/b/c/d` line in milliseconds; `rtt_min`,
+//!   `rtt_avg`, `rtt_max` (read).
+//!
+//! ## Example
+//! ```click
+//! ps :: ICMPPingSource(10.0.0.1, 10.0.0.2, LIMIT 5, STOP true);
+//! ps -> EtherEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2) -> ToDevice(eth0);
+//! FromDevice(eth0) -> Strip(14) -> CheckIPHeader -> ps;
+//! ```
+
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+use rclick_core::conf::{
+    parse_bool, parse_i64, parse_ipv4, parse_seconds, parse_string, parse_u16, Args,
+};
+use rclick_core::element::{hflags, HandlerSpec};
+use rclick_core::wire::checksum;
+use rclick_core::wire::ipv4::PROTO_ICMP;
+use rclick_core::wire::Ipv4Header;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, TimerId, Timestamp};
+
+use super::address::parse_ipv4_arg;
+use super::ipcommon::net_off;
+
+const ICMP_ECHO: u8 = 8;
+const ICMP_ECHOREPLY: u8 = 0;
+
+#[derive(Default)]
+struct Receiver {
+    /// Send time (ns) per sequence number; negative once answered, 0 if
+    /// never sent.
+    sent: Vec<i64>,
+    nreceived: u64,
+    nduplicate: u64,
+    time_min: u64,
+    time_max: u64,
+    time_sum: u64,
+    time_sq_sum: u128,
+}
+
+pub struct ICMPPingSource {
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    interval_ms: u64,
+    ident: u16,
+    limit: i64,
+    data: Vec<u8>,
+    active: bool,
+    verbose: bool,
+    stop: bool,
+    count: u64,
+    timer: Option<TimerId>,
+    push_out: bool,
+    receiver: Option<Receiver>,
+    decl: String,
+}
+
+impl Default for ICMPPingSource {
+    fn default() -> Self {
+        ICMPPingSource {
+            src: Ipv4Addr::UNSPECIFIED,
+            dst: Ipv4Addr::UNSPECIFIED,
+            interval_ms: 1000,
+            ident: 0,
+            limit: -1,
+            data: Vec::new(),
+            active: true,
+            verbose: true,
+            stop: false,
+            count: 0,
+            timer: None,
+            push_out: true,
+            receiver: None,
+            decl: String::new(),
+        }
+    }
+}
+
+/// Click's `cp_unparse_microseconds`.
+fn unparse_us(us: u64) -> String {
+    if us > 0 && us < 1000 {
+        return format!("{us}us");
+    }
+    let (i, f) = (us / 1_000_000, us % 1_000_000);
+    if f == 0 {
+        format!("{i}s")
+    } else {
+        let frac = format!("{f:06}");
+        format!("{i}.{}s", frac.trim_end_matches('0'))
+    }
+}
+
+impl ICMPPingSource {
+    fn under_limit(&self) -> bool {
+        self.limit < 0 || (self.count as i64) < self.limit
+    }
+
+    fn make_packet(&mut self, now: Timestamp) -> Packet {
+        let seq = ((self.count % 0xffff) + 1) as u16;
+        let total = 28 + self.data.len();
+        let mut p = Packet::with_room(rclick_core::packet::DEFAULT_HEADROOM, &[], total);
+        {
+            let b = p.put(total);
+            b.fill(0);
+            b[0] = 0x45;
+            b[2..4].copy_from_slice(&(total.min(65535) as u16).to_be_bytes());
+            b[4..6].copy_from_slice(&seq.to_be_bytes());
+            b[8] = 200;
+            b[9] = PROTO_ICMP;
+            b[12..16].copy_from_slice(&self.src.octets());
+            b[16..20].copy_from_slice(&self.dst.octets());
+            let c = checksum::checksum(&b[..20]);
+            b[10..12].copy_from_slice(&c.to_be_bytes());
+            b[20] = ICMP_ECHO;
+            b[24..26].copy_from_slice(&self.ident.to_be_bytes());
+            b[26..28].copy_from_slice(&seq.to_be_bytes());
+            b[28..].copy_from_slice(&self.data);
+            let c = checksum::checksum(&b[20..]);
+            b[22..24].copy_from_slice(&c.to_be_bytes());
+        }
+        p.set_network_header(0, 20);
+        p.set_dst_ip_anno(self.dst);
+        p.set_timestamp_anno(now);
+        if let Some(r) = self.receiver.as_mut() {
+            if let Some(slot) = r.sent.get_mut(seq as usize) {
+                *slot = now.nanos().max(1);
+            }
+        }
+        p
+    }
+
+    fn receive(&mut self, p: &Packet, ctx: &mut Ctx) {
+        let Some(off) = net_off(p) else { return };
+        let Ok(h) = Ipv4Header::new_checked(&p.data()[off..]) else {
+            return;
+        };
+        let hl = h.header_len();
+        let icmp = &p.data()[off + hl..];
+        if h.protocol() != PROTO_ICMP
+            || icmp.len() < 8
+            || icmp[0] != ICMP_ECHOREPLY
+            || u16::from_be_bytes([icmp[4], icmp[5]]) != self.ident
+        {
+            return;
+        }
+        let seq = u16::from_be_bytes([icmp[6], icmp[7]]);
+        let Some(r) = self.receiver.as_mut() else {
+            return;
+        };
+        let Some(slot) = r.sent.get_mut(seq as usize) else {
+            return;
+        };
+        if *slot == 0 {
+            return;
+        }
+        if *slot < 0 {
+            r.nduplicate += 1;
+            *slot = -*slot;
+        }
+        let recv = if p.timestamp_anno().nanos() != 0 {
+            p.timestamp_anno()
+        } else {
+            ctx.now()
+        };
+        let diff = ((recv.nanos() - *slot).max(0) / 1000) as u64;
+        if diff < r.time_min || r.nreceived == 0 {
+            r.time_min = diff;
+        }
+        if diff > r.time_max || r.nreceived == 0 {
+            r.time_max = diff;
+        }
+        r.time_sum += diff;
+        r.time_sq_sum += (diff as u128) * (diff as u128);
+        r.nreceived += 1;
+        *slot = -*slot;
+        if self.verbose {
+            let bytes = (h.total_len() as usize).saturating_sub(hl + 8);
+            ctx.chatter(&format!(
+                "{}: {} bytes from {}: icmp_seq={} ttl={} time={}.{:03} ms",
+                self.decl,
+                bytes,
+                h.src(),
+                seq,
+                h.ttl(),
+                diff / 1000,
+                diff % 1000
+            ));
+        }
+    }
+
+    fn summary(&self) -> String {
+        let Some(r) = &self.receiver else {
+            return String::new();
+        };
+        let mut s = format!(
+            "{} packets transmitted, {} received",
+            self.count,
+            r.nreceived.saturating_sub(r.nduplicate)
+        );
+        if r.nduplicate > 0 {
+            s.push_str(&format!(", +{} duplicates", r.nduplicate));
+        }
+        if self.count > 0 {
+            let lost = (self.count as i64 - r.nreceived as i64 - r.nduplicate as i64) * 100
+                / self.count as i64;
+            s.push_str(&format!(", {lost}% packet loss\n"));
+        }
+        if r.nreceived > 0 {
+            let n = r.nreceived;
+            let avg = r.time_sum / n;
+            let avg_sq = r.time_sq_sum / n as u128;
+            let var = avg_sq.saturating_sub((avg as u128) * (avg as u128));
+            let mdev = (var as f64).sqrt() as u64;
+            let ms = |v: u64| format!("{}.{:03}", v / 1000, v % 1000);
+            s.push_str(&format!(
+                "rtt min/avg/max/mdev = {}/{}/{}/{}\n",
+                ms(r.time_min),
+                ms(avg),
+                ms(r.time_max),
+                ms(mdev)
+            ));
+        }
+        s
+    }
+
+    fn arm(&self, ctx: &Ctx) {
+        if let Some(t) = self.timer {
+            if self.push_out && self.active && self.under_limit() && ctx.timer_expiry(t).is_none() {
+                ctx.schedule_timer_after(t, Timestamp(self.interval_ms as i64 * 1_000_000));
+            }
+        }
+    }
+}
+
+impl Element for ICMPPingSource {
+    fn port_count(&self) -> &'static str {
+        "0-1/1"
+    }
+
+    fn processing(&self) -> &'static str {
+        "h/a"
+    }
+
+    fn flow_code(&self) -> &'static str {
+        "x/y"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let ictx: &InitCtx = ctx;
+        let mut args = Args::new(conf);
+        let src: Ipv4Addr = args.read_mp_with("SRC", |s| parse_ipv4_arg(s, ictx));
+        let dst: Ipv4Addr = args.read_mp_with("DST", |s| parse_ipv4_arg(s, ictx));
+        let interval: Duration =
+            args.read_or_with("INTERVAL", parse_seconds, Duration::from_secs(1));
+        let ident = args.read_or_with("IDENTIFIER", parse_u16, 0);
+        let data = args.read_or_with("DATA", parse_string, String::new());
+        let limit = args.read_or_with("LIMIT", parse_i64, -1);
+        let active = args.read_or_with("ACTIVE", parse_bool, true);
+        let verbose = args.read_or_with("VERBOSE", parse_bool, true);
+        let stop = args.read_or_with("STOP", parse_bool, false);
+        args.complete()?;
+        self.src = src;
+        self.dst = dst;
+        self.interval_ms = interval.as_millis().min(u64::MAX as u128) as u64;
+        self.ident = ident;
+        self.data = data.into_bytes();
+        self.limit = limit;
+        self.active = active;
+        self.verbose = verbose;
+        self.stop = stop;
+        self.decl = format!("{} :: ICMPPingSource", ctx.element_name());
+        if self.interval_ms == 0 {
+            ctx.chatter(&format!(
+                "{}: warning: INTERVAL so small that it is zero",
+                self.decl
+            ));
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        self.count = 0;
+        self.push_out = ctx.output_is_push(0);
+        let t = ctx.new_timer();
+        self.timer = Some(t);
+        if self.limit != 0 && self.active && self.push_out {
+            let when = ctx.now() + Timestamp(self.interval_ms as i64 * 1_000_000);
+            ctx.schedule_timer_at(t, when);
+        }
+        if ctx.ninputs() == 1 {
+            self.receiver = Some(Receiver {
+                sent: vec![0; 65536],
+                ..Receiver::default()
+            });
+        }
+        Ok(())
+    }
+
+    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        if !self.active || !self.under_limit() {
+            return;
+        }
+        let p = self.make_packet(ctx.now());
+        ctx.emit(0, p);
+        self.count += 1;
+        if self.under_limit() {
+            self.arm(ctx);
+        } else if self.stop {
+            ctx.please_stop();
+        }
+    }
+
+    fn pull(&mut self, _port: usize, _max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        if self.under_limit() {
+            let p = self.make_packet(ctx.now());
+            self.count += 1;
+            Some(Batch::single(p))
+        } else {
+            if self.stop {
+                ctx.please_stop();
+            }
+            None
+        }
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        for p in batch {
+            self.receive(&p, ctx);
+        }
+    }
+
+    fn cleanup(&mut self) {
+        if self.verbose && self.receiver.is_some() {
+            eprint!("{}: {}", self.decl, self.summary());
+        }
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        let mut v = vec![
+            HandlerSpec::read_write("active").with(hflags::CHECKBOX),
+            HandlerSpec::read_write("src"),
+            HandlerSpec::read_write("dst"),
+            HandlerSpec::read("count"),
+            HandlerSpec::write("limit"),
+            HandlerSpec::write("interval"),
+            HandlerSpec::button("reset_counts"),
+        ];
+        if self.receiver.is_some() {
+            for n in ["summary", "rtt_min", "rtt_avg", "rtt_max"] {
+                v.push(HandlerSpec::read(n));
+            }
+        }
+        v
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        let r = self.receiver.as_ref();
+        Ok(match name {
+            "active" => self.active.to_string(),
+            "count" => self.count.to_string(),
+            "src" => self.src.to_string(),
+            "dst" => self.dst.to_string(),
+            "summary" if r.is_some() => self.summary(),
+            "rtt_min" if r.is_some() => unparse_us(r.map_or(0, |r| r.time_min)),
+            "rtt_max" if r.is_some() => unparse_us(r.map_or(0, |r| r.time_max)),
+            "rtt_avg" if r.is_some() => {
+                unparse_us(r.map_or(0, |r| r.time_sum / r.nreceived.max(1)))
+            }
+            _ => return Err(format!("no '{name}' handler")),
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let v = value.trim();
+        match name {
+            "active" => {
+                self.active = parse_bool(v).map_err(|_| "type mismatch".to_string())?;
+                match self.timer {
+                    Some(t) if self.active && self.push_out && ctx.timer_expiry(t).is_none() => {
+                        ctx.schedule_timer_at(t, ctx.now());
+                    }
+                    Some(t) if !self.active => ctx.unschedule_timer(t),
+                    _ => {}
+                }
+            }
+            "src" => self.src = parse_ipv4(v).map_err(|_| "syntax error".to_string())?,
+            "dst" => self.dst = parse_ipv4(v).map_err(|_| "syntax error".to_string())?,
+            "limit" => {
+                self.limit = parse_i64(v).map_err(|_| "'limit' should be integer".to_string())?;
+                self.arm(ctx);
+            }
+            "interval" => {
+                let d =
+                    parse_seconds(v).map_err(|_| "'interval' should be an interval".to_string())?;
+                self.interval_ms = d.as_millis().min(u64::MAX as u128) as u64;
+            }
+            "reset_counts" => {
+                self.count = 0;
+                if let Some(r) = self.receiver.as_mut() {
+                    let sent = std::mem::take(&mut r.sent);
+                    *r = Receiver {
+                        sent,
+                        ..Receiver::default()
+                    };
+                    r.sent.fill(0);
+                }
+                self.arm(ctx);
+            }
+            _ => return Err(format!("no '{name}' handler")),
+        }
+        Ok(())
+    }
+}
