@@ -25,7 +25,7 @@ fn ip_packet(
     payload: &[u8],
 ) -> Vec<u8> {
     let mut opts = options.to_vec();
-    while opts.len() % 4 != 0 {
+    while !opts.len().is_multiple_of(4) {
         opts.push(0);
     }
     let hl = 20 + opts.len();
