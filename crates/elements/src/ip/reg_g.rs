@@ -1,5 +1,12 @@
-//! Registration of one group of IPv4 elements.
+//! Registration of the IP classification elements.
 
 use rclick_core::Registry;
 
-pub(crate) fn register(_reg: &mut Registry) {}
+use super::{ipclassifier, ipfilter};
+
+pub(crate) fn register(reg: &mut Registry) {
+    reg.add("IPClassifier", || {
+        Box::<ipclassifier::IPClassifier>::default()
+    });
+    reg.add("IPFilter", || Box::<ipfilter::IPFilter>::default());
+}

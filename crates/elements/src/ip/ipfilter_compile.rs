@@ -1,0 +1,2375 @@
+//! The pattern language of IPClassifier and IPFilter: tokenizing, parsing
+//! the tcpdump-like syntax into primitives (with Click's qualifier
+//! inheritance, `src port 80 or 81`), lowering them to a boolean
+//! expression over *atoms* (a masked header word lies in a range), and
+//! compiling the rule list into a fast classifier.
+//!
+//! # Atoms
+//! An atom reads the big-endian 32-bit word at `offset` bytes from the IP
+//! header ([`Base::Ip`]) or from the transport header ([`Base::Transp`]),
+//! ANDs it with `mask`, and matches when the result lies in `lo..=hi`. A
+//! packet too short to hold the last masked byte fails the atom (so a
+//! negated atom matches it), as Click's length-checked program does.
+//! Transport primitives (`port`, `tcp opt`, `icmp type`, `tcp win`,
+//! `tcp[...]`, `transp[...]`) are lowered with Click's guards: first
+//! fragment (`ip[6:2] & 0x1fff == 0`) and the transport protocol.
+//!
+//! # Compiled form
+//! Rules are split into segments evaluated in order; the first segment
+//! that decides (a match, to an output or to drop) ends the search:
+//! - a *decision program*: steps `(base, offset, mask, lo, hi) yes/no`
+//!   with forward jumps, built without duplication from the expression
+//!   trees (continuation passing, identical steps shared), then optimized
+//!   by carrying what each path proves about header fields (value ranges
+//!   and available length) and redirecting branches past steps whose
+//!   outcome is already known, as Click's optimizer does;
+//! - a *box segment*, for long runs of rules that are conjunctions of
+//!   per-field range sets (typical ACL rules such as the ClassBench sets):
+//!   per field, the value's elementary interval is found by binary search
+//!   and gives a bit vector of the rules it satisfies; the vectors are
+//!   ANDed word by word and the first set bit is the first matching rule
+//!   (Lakshman-Stiliadis bit-vector search with early exit).
+//!
+//! Matching reads header words in place and allocates nothing.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::net::Ipv4Addr;
+
+use rclick_core::conf::{parse_ipv4, parse_ipv4_prefix, parse_u32};
+
+// ------------------------------------------------------------------ atoms
+
+/// Which header an atom's offset is relative to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Base {
+    Ip = 0,
+    Transp = 1,
+}
+
+/// A masked header word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Field {
+    pub base: Base,
+    /// Byte offset of the word from the header start.
+    pub offset: u16,
+    /// Mask applied to the big-endian word (never zero).
+    pub mask: u32,
+}
+
+impl Field {
+    /// Bytes the header must hold for the field to be readable: up to the
+    /// last masked byte.
+    pub fn required(&self) -> usize {
+        self.offset as usize + 4 - (self.mask.trailing_zeros() / 8) as usize
+    }
+
+    /// The field's value in `data` (the header and what follows), or
+    /// `None` when the data is too short.
+    #[inline]
+    pub fn read(&self, data: &[u8]) -> Option<u32> {
+        let o = self.offset as usize;
+        if let Some(b) = data.get(o..o + 4) {
+            return Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & self.mask);
+        }
+        read_partial(data, o, self.required()).map(|w| w & self.mask)
+    }
+}
+
+#[cold]
+fn read_partial(data: &[u8], o: usize, required: usize) -> Option<u32> {
+    if data.len() < required {
+        return None;
+    }
+    let mut b = [0u8; 4];
+    let avail = data.len().saturating_sub(o).min(4);
+    b[..avail].copy_from_slice(&data[o..o + avail]);
+    Some(u32::from_be_bytes(b))
+}
+
+/// `(word & field.mask)` in `lo..=hi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Atom {
+    pub field: Field,
+    pub lo: u32,
+    pub hi: u32,
+}
+
+impl Atom {
+    /// Evaluates the atom on the IP header data and transport header data.
+    #[inline]
+    pub fn eval(&self, ip: &[u8], transp: &[u8]) -> bool {
+        let data = match self.field.base {
+            Base::Ip => ip,
+            Base::Transp => transp,
+        };
+        match self.field.read(data) {
+            Some(v) => v >= self.lo && v <= self.hi,
+            None => false,
+        }
+    }
+}
+
+/// A pattern after parsing: a boolean expression over atoms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    Const(bool),
+    Atom(Atom),
+    Not(Box<Expr>),
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    /// `COND ? THEN : ELSE`.
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    /// Direct interpretation (the reference semantics).
+    pub fn eval(&self, ip: &[u8], transp: &[u8]) -> bool {
+        match self {
+            Expr::Const(b) => *b,
+            Expr::Atom(a) => a.eval(ip, transp),
+            Expr::Not(e) => !e.eval(ip, transp),
+            Expr::And(v) => v.iter().all(|e| e.eval(ip, transp)),
+            Expr::Or(v) => v.iter().any(|e| e.eval(ip, transp)),
+            Expr::If(c, a, b) => {
+                if c.eval(ip, transp) {
+                    a.eval(ip, transp)
+                } else {
+                    b.eval(ip, transp)
+                }
+            }
+        }
+    }
+
+    fn not(self) -> Expr {
+        match self {
+            Expr::Const(b) => Expr::Const(!b),
+            Expr::Not(e) => *e,
+            e => Expr::Not(Box::new(e)),
+        }
+    }
+
+    fn and(mut v: Vec<Expr>) -> Expr {
+        if v.len() == 1 {
+            v.pop().unwrap_or(Expr::Const(true))
+        } else {
+            Expr::And(v)
+        }
+    }
+
+    fn or(mut v: Vec<Expr>) -> Expr {
+        if v.len() == 1 {
+            v.pop().unwrap_or(Expr::Const(false))
+        } else {
+            Expr::Or(v)
+        }
+    }
+}
+
+/// What a matching rule does with the packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    Output(usize),
+    Drop,
+}
+
+/// One pattern with its action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub action: Action,
+    pub expr: Expr,
+}
+
+/// First-match interpretation of a rule list (the reference semantics):
+/// the output, or `None` to drop.
+pub fn reference_classify(rules: &[Rule], ip: &[u8], transp: &[u8]) -> Option<usize> {
+    for r in rules {
+        if r.expr.eval(ip, transp) {
+            return match r.action {
+                Action::Output(o) => Some(o),
+                Action::Drop => None,
+            };
+        }
+    }
+    None
+}
+
+// ------------------------------------------------------------------ names
+
+/// Name resolution for addresses and ports (AddressInfo, PortInfo).
+pub trait Names {
+    /// An IP address: dotted quad or a name.
+    fn ipv4(&self, s: &str) -> Option<Ipv4Addr>;
+    /// An IP prefix `ADDR/LEN`, `ADDR/MASK`, or a name: (address, mask).
+    fn prefix(&self, s: &str) -> Option<(u32, u32)>;
+    /// A port *name* (not a number) for protocol 6 or 17.
+    fn port(&self, s: &str, proto: u8) -> Option<u16>;
+}
+
+/// Only literal addresses and Click's built-in port names.
+pub struct StaticNames;
+
+impl Names for StaticNames {
+    fn ipv4(&self, s: &str) -> Option<Ipv4Addr> {
+        parse_ipv4(s).ok()
+    }
+    fn prefix(&self, s: &str) -> Option<(u32, u32)> {
+        let p = parse_ipv4_prefix(s).ok()?;
+        Some((u32::from(p.addr), u32::from(p.mask)))
+    }
+    fn port(&self, s: &str, _proto: u8) -> Option<u16> {
+        if s.as_bytes().first().is_some_and(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        super::address::parse_known_port(s).ok()
+    }
+}
+
+/// Click's ICMP type names.
+const ICMP_TYPES: &[(&str, u32)] = &[
+    ("echo-reply", 0),
+    ("unreachable", 3),
+    ("sourcequench", 4),
+    ("redirect", 5),
+    ("echo", 8),
+    ("routeradvert", 9),
+    ("routersolicit", 10),
+    ("timeexceeded", 11),
+    ("parameterproblem", 12),
+    ("timestamp", 13),
+    ("timestamp-reply", 14),
+    ("inforeq", 15),
+    ("inforeq-reply", 16),
+    ("maskreq", 17),
+    ("maskreq-reply", 18),
+];
+
+/// TCP flag names (`tcp opt`).
+const TCP_OPTS: &[(&str, u32)] = &[
+    ("fin", 0x01),
+    ("syn", 0x02),
+    ("rst", 0x04),
+    ("psh", 0x08),
+    ("ack", 0x10),
+    ("urg", 0x20),
+];
+
+fn ip_proto_name(s: &str) -> Option<u32> {
+    if s.as_bytes().first().is_some_and(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    super::address::parse_ip_proto(s).ok().map(u32::from)
+}
+
+// ------------------------------------------------------------- tokenizer
+
+/// Splits a pattern into words as Click does: `&&`, `||`, `==`, `!=`,
+/// `<=`, `>=` and single punctuation are words of their own; other words
+/// run over letters, digits and `-./@_:`.
+pub fn tokenize(text: &str) -> Vec<String> {
+    let s: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        let next = s.get(i + 1).copied();
+        let two = match c {
+            '&' | '|' => next == Some(c),
+            '<' | '>' | '!' | '=' => next == Some('='),
+            _ => false,
+        };
+        if two {
+            out.push(s[i..i + 2].iter().collect());
+            i += 2;
+            continue;
+        }
+        let is_word =
+            |c: char| c.is_alphanumeric() || matches!(c, '-' | '.' | '/' | '@' | '_' | ':');
+        if is_word(c) {
+            let start = i;
+            while i < s.len() && is_word(s[i]) {
+                i += 1;
+            }
+            out.push(s[start..i].iter().collect());
+        } else {
+            out.push(c.to_string());
+            i += 1;
+        }
+    }
+    out
+}
+
+// ------------------------------------------------------------ primitives
+
+/// Transport protocol qualifier of a primitive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Proto {
+    Unknown,
+    Num(u32),
+    TcpOrUdp,
+    /// `transp[...]`: any protocol.
+    Transp,
+}
+
+/// A header field named by the syntax: bit position and width, and
+/// whether it lives in the transport header (with its protocol).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FieldSpec {
+    transp: Option<Proto>,
+    bit_offset: u32,
+    nbits: u32,
+    name: &'static str,
+}
+
+const F_VERS: FieldSpec = FieldSpec {
+    transp: None,
+    bit_offset: 0,
+    nbits: 4,
+    name: "ip vers",
+};
+const F_HL: FieldSpec = FieldSpec {
+    transp: None,
+    bit_offset: 4,
+    nbits: 4,
+    name: "ip hl",
+};
+const F_TOS: FieldSpec = FieldSpec {
+    transp: None,
+    bit_offset: 8,
+    nbits: 8,
+    name: "ip tos",
+};
+const F_DSCP: FieldSpec = FieldSpec {
+    transp: None,
+    bit_offset: 8,
+    nbits: 6,
+    name: "ip dscp",
+};
+const F_LEN: FieldSpec = FieldSpec {
+    transp: None,
+    bit_offset: 16,
+    nbits: 16,
+    name: "ip len",
+};
+const F_ID: FieldSpec = FieldSpec {
+    transp: None,
+    bit_offset: 32,
+    nbits: 16,
+    name: "ip id",
+};
+const F_TTL: FieldSpec = FieldSpec {
+    transp: None,
+    bit_offset: 64,
+    nbits: 8,
+    name: "ip ttl",
+};
+const F_TCP_WIN: FieldSpec = FieldSpec {
+    transp: Some(Proto::Num(6)),
+    bit_offset: 112,
+    nbits: 16,
+    name: "tcp win",
+};
+const F_ICMP_TYPE: FieldSpec = FieldSpec {
+    transp: Some(Proto::Num(1)),
+    bit_offset: 0,
+    nbits: 8,
+    name: "icmp type",
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ty {
+    None,
+    Host,
+    Net,
+    Proto,
+    Port,
+    TcpOpt,
+    Frag,
+    Unfrag,
+    Ect,
+    Ce,
+    Field(FieldSpec),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Data {
+    None,
+    Int(u32),
+    Host(u32),
+    Net(u32, u32),
+    Proto(u32),
+    Port(u32),
+    TcpOpt(u32),
+    Field(FieldSpec, u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SrcDst {
+    None,
+    Src,
+    Dst,
+    And,
+    Or,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Eq,
+    Gt,
+    Lt,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Prim {
+    ty: Ty,
+    data: Data,
+    srcdst: SrcDst,
+    proto: Proto,
+    op: Op,
+    op_neg: bool,
+}
+
+impl Default for Prim {
+    fn default() -> Self {
+        Prim {
+            ty: Ty::None,
+            data: Data::None,
+            srcdst: SrcDst::None,
+            proto: Proto::Unknown,
+            op: Op::Eq,
+            op_neg: false,
+        }
+    }
+}
+
+fn type_word(w: &str) -> Option<Ty> {
+    Some(match w {
+        "ce" => Ty::Ce,
+        "dscp" => Ty::Field(F_DSCP),
+        "ect" => Ty::Ect,
+        "frag" => Ty::Frag,
+        "hl" => Ty::Field(F_HL),
+        "host" => Ty::Host,
+        "id" => Ty::Field(F_ID),
+        "len" => Ty::Field(F_LEN),
+        "net" => Ty::Net,
+        "opt" => Ty::TcpOpt,
+        "port" => Ty::Port,
+        "proto" => Ty::Proto,
+        "tos" => Ty::Field(F_TOS),
+        "ttl" => Ty::Field(F_TTL),
+        "type" => Ty::Field(F_ICMP_TYPE),
+        "unfrag" => Ty::Unfrag,
+        "vers" => Ty::Field(F_VERS),
+        "win" => Ty::Field(F_TCP_WIN),
+        _ => return None,
+    })
+}
+
+fn proto_text(p: Proto) -> String {
+    match p {
+        Proto::Unknown => String::new(),
+        Proto::Num(1) => "icmp".into(),
+        Proto::Num(6) => "tcp".into(),
+        Proto::Num(17) => "udp".into(),
+        Proto::Num(n) => format!("ip proto {n}"),
+        Proto::TcpOrUdp => "tcpudp".into(),
+        Proto::Transp => "transp".into(),
+    }
+}
+
+/// A warning-collecting parse of one pattern.
+struct Parser<'a> {
+    toks: &'a [String],
+    pos: usize,
+    names: &'a dyn Names,
+    prev: Option<Prim>,
+    warnings: Vec<String>,
+}
+
+type PResult<T> = Result<T, String>;
+
+fn is_stop(w: &str) -> bool {
+    matches!(w, ")" | "||" | "or" | "?" | ":")
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<&'a str> {
+        self.toks.get(self.pos).map(|s| s.as_str())
+    }
+
+    fn peek_at(&self, k: usize) -> Option<&'a str> {
+        self.toks.get(self.pos + k).map(|s| s.as_str())
+    }
+
+    /// expr ::= orexpr [ '?' expr ':' expr ]
+    fn expr(&mut self) -> PResult<Expr> {
+        let c = self.orexpr()?;
+        if self.peek() != Some("?") {
+            return Ok(c);
+        }
+        self.pos += 1;
+        let a = self.expr()?;
+        if self.peek() != Some(":") {
+            return Err(match self.peek() {
+                Some(w) => format!("':' missing in ternary expression at '{w}'"),
+                None => "':' missing in ternary expression".into(),
+            });
+        }
+        self.pos += 1;
+        let b = self.expr()?;
+        Ok(Expr::If(Box::new(c), Box::new(a), Box::new(b)))
+    }
+
+    /// orexpr ::= term { ('or' | '||') term }
+    fn orexpr(&mut self) -> PResult<Expr> {
+        let mut v = vec![self.term()?];
+        while matches!(self.peek(), Some("or") | Some("||")) {
+            self.pos += 1;
+            v.push(self.term()?);
+        }
+        Ok(Expr::or(v))
+    }
+
+    /// term ::= factor { ['and' | '&&'] factor }
+    fn term(&mut self) -> PResult<Expr> {
+        let mut v = Vec::new();
+        loop {
+            match self.factor(false)? {
+                Some(e) => v.push(e),
+                None => {
+                    return Err(match (v.is_empty(), self.peek()) {
+                        (true, Some(w)) => format!("missing term before '{w}'"),
+                        (false, Some(w)) => format!("missing term after 'and' before '{w}'"),
+                        (_, None) => "missing term at end of pattern".into(),
+                    });
+                }
+            }
+            if matches!(self.peek(), Some("and") | Some("&&")) {
+                self.pos += 1;
+                continue;
+            }
+            match self.peek() {
+                None => break,
+                Some(w) if is_stop(w) => break,
+                _ => {}
+            }
+        }
+        Ok(Expr::and(v))
+    }
+
+    /// A factor, or `None` when none starts here.
+    fn factor(&mut self, negated: bool) -> PResult<Option<Expr>> {
+        let Some(w) = self.peek() else {
+            return Ok(None);
+        };
+        if is_stop(w) || w == "and" || w == "&&" {
+            return Ok(None);
+        }
+        let e = match w {
+            "true" => {
+                self.pos += 1;
+                Expr::Const(true)
+            }
+            "false" => {
+                self.pos += 1;
+                Expr::Const(false)
+            }
+            "not" | "!" => {
+                self.pos += 1;
+                return match self.factor(!negated)? {
+                    Some(e) => Ok(Some(e)),
+                    None => Err(format!("missing factor after '{w}'")),
+                };
+            }
+            "(" => {
+                self.pos += 1;
+                if self.peek() == Some(")") || self.peek().is_none() {
+                    return Err("missing expression after '('".into());
+                }
+                let e = self.expr()?;
+                match self.peek() {
+                    Some(")") => self.pos += 1,
+                    Some(w) => return Err(format!("missing ')' before '{w}'")),
+                    None => return Err("missing ')'".into()),
+                }
+                e
+            }
+            _ => return self.primitive(negated).map(Some),
+        };
+        Ok(Some(if negated { e.not() } else { e }))
+    }
+
+    /// quals [ '[' POS[:LEN] ']' ] [ '&' MASK ] [ RELOP ] [ DATA ]
+    fn primitive(&mut self, mut negated: bool) -> PResult<Expr> {
+        let first = self.pos;
+        let mut prim = Prim::default();
+        // Qualifiers.
+        while let Some(w) = self.peek() {
+            if let Some(t) = type_word(w) {
+                if prim.ty != Ty::None {
+                    return Err(format!("type specified twice at '{w}'"));
+                }
+                prim.ty = t;
+                if let Ty::Field(f) = t {
+                    if let Some(p) = f.transp {
+                        set_proto(&mut prim, p, w)?;
+                    }
+                }
+            } else if let Some(p) = ip_proto_name(w) {
+                set_proto(&mut prim, Proto::Num(p), w)?;
+            } else if w == "transp" {
+                set_proto(&mut prim, Proto::Transp, w)?;
+            } else if w == "src" {
+                let sd = match (self.peek_at(1), self.peek_at(2)) {
+                    (Some("and") | Some("&&"), Some("dst") | Some("dest")) => {
+                        self.pos += 2;
+                        SrcDst::And
+                    }
+                    (Some("or") | Some("||"), Some("dst") | Some("dest")) => {
+                        self.pos += 2;
+                        SrcDst::Or
+                    }
+                    _ => SrcDst::Src,
+                };
+                set_srcdst(&mut prim, sd)?;
+            } else if w == "dst" || w == "dest" {
+                set_srcdst(&mut prim, SrcDst::Dst)?;
+            } else if w == "ip" {
+                // nothing
+            } else if w == "not" || w == "!" {
+                negated = !negated;
+            } else {
+                break;
+            }
+            self.pos += 1;
+        }
+        if self.pos != first {
+            self.prev = None;
+        }
+        // The optional parts look ahead only when a word follows.
+        let has_next = |p: &Parser| p.pos + 1 < p.toks.len();
+        if self.peek() == Some("[") && self.pos > first && prim.ty == Ty::None {
+            self.brackets(&mut prim)?;
+        }
+        let mut provided_mask = 0u32;
+        if self.peek() == Some("&") && has_next(self) {
+            if let Ok(m) = parse_u32(&self.toks[self.pos + 1]) {
+                self.pos += 2;
+                if m == 0 {
+                    return Err("bitmask of 0 ignored".into());
+                }
+                provided_mask = m;
+            }
+        }
+        let mut op_word = None;
+        if has_next(self) {
+            let w = self.peek().unwrap_or("");
+            let op = match w {
+                "=" | "==" => Some((Op::Eq, false)),
+                "!=" => Some((Op::Eq, true)),
+                ">" => Some((Op::Gt, false)),
+                "<" => Some((Op::Lt, false)),
+                ">=" => Some((Op::Lt, true)),
+                "<=" => Some((Op::Gt, true)),
+                _ => None,
+            };
+            if let Some((op, neg)) = op {
+                prim.op = op;
+                prim.op_neg = neg;
+                op_word = Some(w);
+                self.pos += 1;
+            }
+        }
+        // Data.
+        if let Some(w) = self.peek() {
+            match self.lookup_data(w, &prim)? {
+                Some(d) => {
+                    prim.data = d;
+                    self.pos += 1;
+                }
+                None => {
+                    if let Ok(n) = parse_u32(w) {
+                        prim.data = Data::Int(n);
+                        self.pos += 1;
+                    } else if let Some(a) = self.names.ipv4(w) {
+                        self.pos += 1;
+                        let a = u32::from(a);
+                        let masked = match (self.peek(), self.peek_at(1)) {
+                            (Some("mask"), Some(m)) => self.names.ipv4(m).map(u32::from),
+                            _ => None,
+                        };
+                        if let Some(m) = masked {
+                            self.pos += 2;
+                            prim.data = Data::Net(a, m);
+                        } else if prim.ty == Ty::Net {
+                            prim.data = Data::Net(a, u32::MAX);
+                        } else {
+                            prim.data = Data::Host(a);
+                        }
+                    } else if let Some((a, m)) = self.names.prefix(w) {
+                        self.pos += 1;
+                        prim.data = Data::Net(a, m);
+                    } else if let Some(op) = op_word {
+                        return Err(format!("dangling operator '{op}' near '{w}'"));
+                    }
+                }
+            }
+        }
+        if self.pos == first {
+            return Err(match self.peek() {
+                Some(w) => format!("unknown word '{w}'"),
+                None => "empty term".into(),
+            });
+        }
+        let data_missing = prim.data == Data::None;
+        let prim = match self.check(prim, provided_mask) {
+            Ok(p) => p,
+            Err(e) => {
+                return Err(match self.peek() {
+                    Some(w) if data_missing && !is_stop(w) && w != "and" && w != "&&" => {
+                        format!("{e} near '{w}'")
+                    }
+                    _ => e,
+                })
+            }
+        };
+        self.prev = Some(prim);
+        let e = lower(&prim, provided_mask)?;
+        Ok(if negated { e.not() } else { e })
+    }
+
+    fn brackets(&mut self, prim: &mut Prim) -> PResult<()> {
+        self.pos += 1;
+        let mut comb = String::new();
+        loop {
+            match self.peek() {
+                None => return Err("missing ']'".into()),
+                Some("]") => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(w) => {
+                    comb.push_str(w);
+                    self.pos += 1;
+                }
+            }
+        }
+        let parsed = match comb.split_once(':') {
+            Some((a, b)) => parse_u32(a).ok().zip(parse_u32(b).ok()),
+            None => parse_u32(&comb).ok().map(|p| (p, 1)),
+        };
+        let Some((pos, len)) = parsed else {
+            return Err(format!(
+                "syntax error after '[' at '{comb}', expected '[POS]' or '[POS:LEN]'"
+            ));
+        };
+        if !(1..=4).contains(&len) {
+            return Err(format!(
+                "LEN in '[{comb}]' out of range, should be between 1 and 4"
+            ));
+        }
+        if pos > 0xFFFF || (pos & !3) != ((pos + len - 1) & !3) {
+            return Err(format!("field [{pos}:{len}] does not fit in a single word"));
+        }
+        let transp = match prim.proto {
+            Proto::Unknown => None,
+            p => Some(p),
+        };
+        prim.ty = Ty::Field(FieldSpec {
+            transp,
+            bit_offset: pos * 8,
+            nbits: len * 8,
+            name: if transp.is_some() {
+                "transp[...]"
+            } else {
+                "ip[...]"
+            },
+        });
+        Ok(())
+    }
+
+    /// Named data: protocols, ports, TCP flags, ICMP types, filtered by
+    /// the primitive's type and protocol. `Ok(None)` when the word names
+    /// none of them.
+    fn lookup_data(&self, w: &str, prim: &Prim) -> PResult<Option<Data>> {
+        if prim.ty == Ty::None && type_word(w).is_some() {
+            return Ok(None);
+        }
+        let ty = prim.ty;
+        let pr = prim.proto;
+        let tcp_ok = matches!(pr, Proto::Unknown | Proto::Num(6) | Proto::TcpOrUdp);
+        let udp_ok = matches!(pr, Proto::Unknown | Proto::Num(17) | Proto::TcpOrUdp);
+        let proto = ip_proto_name(w);
+        let tport = self.names.port(w, 6);
+        let uport = self.names.port(w, 17);
+        let opt = TCP_OPTS.iter().find(|e| e.0 == w).map(|e| e.1);
+        let icmp = ICMP_TYPES.iter().find(|e| e.0 == w).map(|e| e.1);
+        if proto.is_none() && tport.is_none() && uport.is_none() && opt.is_none() && icmp.is_none()
+        {
+            return Ok(None);
+        }
+        let mut found: Vec<(Data, String)> = Vec::new();
+        let mut all: Vec<String> = Vec::new();
+        if let Some(p) = proto {
+            all.push(format!("proto {w}"));
+            if matches!(ty, Ty::None | Ty::Proto) {
+                found.push((Data::Proto(p), String::new()));
+            }
+        }
+        let port_ty = matches!(ty, Ty::None | Ty::Port);
+        if let Some(p) = tport {
+            all.push(format!("tcp port {w}"));
+            if port_ty && tcp_ok {
+                found.push((Data::Port(p as u32), String::new()));
+            }
+        }
+        if let Some(p) = uport {
+            all.push(format!("udp port {w}"));
+            if port_ty && udp_ok && !(tport == uport && tcp_ok) {
+                found.push((Data::Port(p as u32), String::new()));
+            }
+        }
+        if let Some(o) = opt {
+            all.push(format!("tcp opt {w}"));
+            if matches!(ty, Ty::None | Ty::TcpOpt) && tcp_ok {
+                found.push((Data::TcpOpt(o), String::new()));
+            }
+        }
+        if let Some(t) = icmp {
+            all.push(format!("icmp type {w}"));
+            let ty_ok = match ty {
+                Ty::None => true,
+                Ty::Field(f) => f == F_ICMP_TYPE,
+                _ => false,
+            };
+            if ty_ok && matches!(pr, Proto::Unknown | Proto::Num(1)) {
+                found.push((Data::Field(F_ICMP_TYPE, t), String::new()));
+            }
+        }
+        if found.len() == 1 {
+            return Ok(Some(found[0].0));
+        }
+        let what = if found.len() > 1 {
+            "ambiguous"
+        } else {
+            "meaningless"
+        };
+        let tries: Vec<String> = all.iter().map(|s| format!("'{s}'")).collect();
+        Err(format!("'{w}' is {what} here; try {}", tries.join(", ")))
+    }
+
+    /// Fills in the type from the data and the previous primitive, and
+    /// checks that they agree (Click's `Primitive::check`).
+    fn check(&mut self, mut p: Prim, provided_mask: u32) -> PResult<Prim> {
+        let old_srcdst = p.srcdst;
+        let prev = self.prev.unwrap_or_default();
+        if p.ty == Ty::None {
+            let mut data = p.data;
+            loop {
+                match data {
+                    Data::Host(_) => p.ty = Ty::Host,
+                    Data::Net(..) => p.ty = Ty::Net,
+                    Data::TcpOpt(_) => p.ty = Ty::TcpOpt,
+                    Data::Proto(_) => p.ty = Ty::Proto,
+                    Data::Port(_) => {
+                        p.ty = Ty::Port;
+                        if p.proto == Proto::Unknown {
+                            p.proto = prev.proto;
+                        }
+                    }
+                    Data::Field(f, _) => {
+                        p.ty = Ty::Field(f);
+                        if p.proto == Proto::Unknown {
+                            if let Some(tp) = f.transp {
+                                p.proto = tp;
+                            }
+                        }
+                    }
+                    Data::Int(_) => {
+                        // `src port 80 or 81`: the previous primitive's type.
+                        data = match prev.ty {
+                            Ty::Field(f) => Data::Field(f, 0),
+                            Ty::Proto => Data::Proto(0),
+                            Ty::Port => Data::Port(0),
+                            _ => return Err("specify header field or 'port'".into()),
+                        };
+                        continue;
+                    }
+                    Data::None => {
+                        if p.proto != Proto::Unknown {
+                            p.ty = Ty::Proto;
+                        } else {
+                            return Err("partial directive".into());
+                        }
+                    }
+                }
+                break;
+            }
+            if matches!(p.ty, Ty::Host | Ty::Net | Ty::TcpOpt | Ty::Port)
+                && p.srcdst == SrcDst::None
+            {
+                p.srcdst = prev.srcdst;
+            }
+            if let Ty::Field(f) = p.ty {
+                if p.proto == Proto::Unknown {
+                    if let Some(tp) = f.transp {
+                        p.proto = tp;
+                    }
+                }
+            }
+        }
+        let int = |d: Data| match d {
+            Data::Int(n) | Data::Proto(n) | Data::Port(n) | Data::TcpOpt(n) => Some(n),
+            Data::Field(_, n) => Some(n),
+            _ => None,
+        };
+        match p.ty {
+            Ty::Host => {
+                if !matches!(p.data, Data::Host(_)) {
+                    return Err("IP address missing in 'host' directive".into());
+                }
+                if p.op != Op::Eq {
+                    return Err("can't use relational operators with 'host'".into());
+                }
+            }
+            Ty::Net => {
+                if !matches!(p.data, Data::Net(..)) {
+                    return Err("IP prefix missing in 'net' directive".into());
+                }
+                if p.op != Op::Eq {
+                    return Err("can't use relational operators with 'net'".into());
+                }
+            }
+            Ty::Proto => {
+                let v = match p.data {
+                    Data::Int(n) | Data::Proto(n) => {
+                        if let Proto::Num(q) = p.proto {
+                            if q != n {
+                                return Err("transport protocol specified twice".into());
+                            }
+                        }
+                        n
+                    }
+                    Data::None => match p.proto {
+                        Proto::Num(n) => n,
+                        Proto::Transp => 256,
+                        _ => return Err("IP protocol missing in 'proto' directive".into()),
+                    },
+                    _ => return Err("IP protocol missing in 'proto' directive".into()),
+                };
+                if v >= 256 && (p.op != Op::Eq || provided_mask != 0) {
+                    return Err(format!(
+                        "can't use relational operators or masks with '{}'",
+                        proto_text(p.proto)
+                    ));
+                }
+                p.data = Data::Int(v);
+            }
+            Ty::Port => {
+                let Some(n) =
+                    int(p.data).filter(|_| matches!(p.data, Data::Int(_) | Data::Port(_)))
+                else {
+                    return Err("port number missing in 'port' directive".into());
+                };
+                p.data = Data::Int(n);
+                match p.proto {
+                    Proto::Unknown => p.proto = Proto::TcpOrUdp,
+                    Proto::Num(6) | Proto::Num(17) | Proto::TcpOrUdp => {}
+                    other => {
+                        return Err(format!(
+                            "bad protocol '{}' for 'port' directive",
+                            proto_text(other)
+                        ))
+                    }
+                }
+            }
+            Ty::TcpOpt => {
+                let Some(n) =
+                    int(p.data).filter(|_| matches!(p.data, Data::Int(_) | Data::TcpOpt(_)))
+                else {
+                    return Err("TCP options missing in 'tcp opt' directive".into());
+                };
+                match p.proto {
+                    Proto::Unknown => p.proto = Proto::Num(6),
+                    Proto::Num(6) => {}
+                    other => {
+                        return Err(format!(
+                            "bad protocol '{}' for 'tcp opt' directive",
+                            proto_text(other)
+                        ))
+                    }
+                }
+                if p.op != Op::Eq || p.op_neg || provided_mask != 0 {
+                    return Err("can't use relational operators or masks with 'tcp opt'".into());
+                }
+                if n > 255 {
+                    return Err(format!("value {n} out of range"));
+                }
+                p.data = Data::Int(n);
+            }
+            Ty::Ect => match p.data {
+                Data::None | Data::Int(_) => {}
+                _ => return Err("weird data given to 'ip ect' directive".into()),
+            },
+            Ty::Ce | Ty::Frag | Ty::Unfrag => {
+                if p.data != Data::None {
+                    let name = match p.ty {
+                        Ty::Ce => "ip ce",
+                        Ty::Frag => "ip frag",
+                        _ => "ip unfrag",
+                    };
+                    return Err(format!("'{name}' directive takes no data"));
+                }
+            }
+            Ty::Field(f) => {
+                let ok = match p.data {
+                    Data::Int(_) => true,
+                    Data::Field(g, _) => g == f,
+                    _ => false,
+                };
+                let Some(n) = int(p.data).filter(|_| ok) else {
+                    return Err(format!("value missing in '{}' directive", f.name));
+                };
+                p.data = Data::Int(n);
+            }
+            Ty::None => return Err("partial directive".into()),
+        }
+        if matches!(p.ty, Ty::Host | Ty::Net | Ty::Port) {
+            if p.srcdst == SrcDst::None {
+                p.srcdst = SrcDst::Or;
+            }
+        } else if old_srcdst != SrcDst::None {
+            self.warnings
+                .push("'src' or 'dst' is meaningless here".into());
+        }
+        Ok(p)
+    }
+}
+
+fn set_proto(p: &mut Prim, x: Proto, w: &str) -> PResult<()> {
+    if p.proto != Proto::Unknown && p.proto != x {
+        return Err(format!("transport protocol specified twice at '{w}'"));
+    }
+    p.proto = x;
+    Ok(())
+}
+
+fn set_srcdst(p: &mut Prim, x: SrcDst) -> PResult<()> {
+    if p.srcdst != SrcDst::None {
+        return Err("'src' or 'dst' specified twice".into());
+    }
+    p.srcdst = x;
+    Ok(())
+}
+
+// --------------------------------------------------------------- lowering
+
+fn atom(base: Base, offset: u32, mask: u32, lo: u32, hi: u32) -> Expr {
+    if mask == 0 {
+        return Expr::Const(lo == 0);
+    }
+    Expr::Atom(Atom {
+        field: Field {
+            base,
+            offset: offset as u16,
+            mask,
+        },
+        lo,
+        hi,
+    })
+}
+
+/// `(word >> shift) & this_mask` compared with `v`: the relation without
+/// its negation (for host/port, negation wraps the src/dst combination).
+/// Returns the expression and whether it must still be negated.
+#[allow(clippy::too_many_arguments)]
+fn comparison(
+    base: Base,
+    offset: u32,
+    shift: u32,
+    full_mask: u32,
+    provided: u32,
+    op: Op,
+    op_neg: bool,
+    v: u32,
+) -> PResult<(Expr, bool)> {
+    let m = if provided != 0 { provided } else { full_mask };
+    if m & !full_mask != 0 {
+        return Err(format!(
+            "mask 0x{provided:X} out of range (0-0x{full_mask:X})"
+        ));
+    }
+    let wm = m << shift;
+    match op {
+        Op::Eq => {
+            if v > full_mask {
+                return Err(format!("value {v} out of range (0-{full_mask})"));
+            }
+            let x = (v & m) << shift;
+            Ok((atom(base, offset, wm, x, x), op_neg))
+        }
+        Op::Gt | Op::Lt => {
+            // Values of (field & m) lie in 0..=m.
+            let always = match op {
+                Op::Lt if v == 0 => Some(false),
+                Op::Lt if v > m => Some(true),
+                Op::Gt if v >= m => Some(false),
+                _ => None,
+            };
+            if let Some(b) = always {
+                return Ok((Expr::Const(b != op_neg), false));
+            }
+            // x < v  ==  !(x > v - 1)
+            let (gt, neg) = match op {
+                Op::Lt => (v - 1, !op_neg),
+                _ => (v, op_neg),
+            };
+            Ok((atom(base, offset, wm, (gt + 1) << shift, m << shift), neg))
+        }
+    }
+}
+
+fn frag_ok() -> Expr {
+    atom(Base::Ip, 4, 0x1FFF, 0, 0)
+}
+
+fn proto_is(p: u32) -> Expr {
+    atom(Base::Ip, 8, 0x00FF_0000, p << 16, p << 16)
+}
+
+fn host_side(offset: u32, a: u32, m: u32) -> Expr {
+    let v = a & m;
+    if m.leading_ones() + m.trailing_zeros() == 32 {
+        // A prefix: a range of whole addresses (shares the field with
+        // every other prefix test of that address).
+        atom(Base::Ip, offset, u32::MAX, v, v | !m)
+    } else {
+        atom(Base::Ip, offset, m, v, v)
+    }
+}
+
+fn combine(sd: SrcDst, s: Expr, d: Expr) -> Expr {
+    match sd {
+        SrcDst::Src => s,
+        SrcDst::Dst => d,
+        SrcDst::And => Expr::And(vec![s, d]),
+        _ => Expr::Or(vec![s, d]),
+    }
+}
+
+fn negate_if(e: Expr, neg: bool) -> Expr {
+    if neg {
+        e.not()
+    } else {
+        e
+    }
+}
+
+/// Lowers a checked primitive to an expression (Click's `add_exprs`).
+fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
+    let transport = match p.ty {
+        Ty::Port | Ty::TcpOpt => true,
+        Ty::Field(f) => f.transp.is_some(),
+        _ => false,
+    };
+    let mut parts = Vec::new();
+    if transport {
+        parts.push(frag_ok());
+    }
+    match p.proto {
+        Proto::Num(n) if p.ty != Ty::Proto || transport => parts.push(proto_is(n)),
+        Proto::TcpOrUdp => parts.push(Expr::Or(vec![proto_is(6), proto_is(17)])),
+        _ => {}
+    }
+    let v = match p.data {
+        Data::Int(n) => n,
+        _ => 0,
+    };
+    let body = match p.ty {
+        Ty::Host | Ty::Net => {
+            let (a, m) = match p.data {
+                Data::Host(a) => (a, if provided != 0 { provided } else { u32::MAX }),
+                Data::Net(a, m) => (a, if provided != 0 { provided } else { m }),
+                _ => (0, 0),
+            };
+            let e = combine(p.srcdst, host_side(12, a, m), host_side(16, a, m));
+            negate_if(e, p.op_neg)
+        }
+        Ty::Proto => {
+            if v >= 256 {
+                Expr::Const(!p.op_neg)
+            } else {
+                let (e, neg) = comparison(Base::Ip, 8, 16, 0xFF, provided, p.op, p.op_neg, v)?;
+                negate_if(e, neg)
+            }
+        }
+        Ty::Port => {
+            let (s, n1) = comparison(Base::Transp, 0, 16, 0xFFFF, provided, p.op, p.op_neg, v)?;
+            let (d, _) = comparison(Base::Transp, 0, 0, 0xFFFF, provided, p.op, p.op_neg, v)?;
+            negate_if(combine(p.srcdst, s, d), n1)
+        }
+        Ty::TcpOpt => atom(Base::Transp, 12, v << 16, v << 16, v << 16),
+        Ty::Frag => atom(Base::Ip, 4, 0x3FFF, 0, 0).not(),
+        Ty::Unfrag => atom(Base::Ip, 4, 0x3FFF, 0, 0),
+        Ty::Ce => atom(Base::Ip, 0, 0x0003_0000, 0x0003_0000, 0x0003_0000),
+        Ty::Ect => {
+            if p.data == Data::None {
+                atom(Base::Ip, 0, 0x0003_0000, 0, 0).not()
+            } else {
+                let (e, neg) = comparison(Base::Ip, 0, 16, 3, provided, p.op, p.op_neg, v)?;
+                negate_if(e, neg)
+            }
+        }
+        Ty::Field(f) => {
+            let base = if f.transp.is_some() {
+                Base::Transp
+            } else {
+                Base::Ip
+            };
+            let word = (f.bit_offset / 8) & !3;
+            let shift = 32 - ((f.bit_offset & 31) + f.nbits);
+            let full = if f.nbits == 32 {
+                u32::MAX
+            } else {
+                (1u32 << f.nbits) - 1
+            };
+            let (e, neg) = comparison(base, word, shift, full, provided, p.op, p.op_neg, v)?;
+            negate_if(e, neg)
+        }
+        Ty::None => Expr::Const(false),
+    };
+    parts.push(body);
+    Ok(Expr::and(parts))
+}
+
+// ----------------------------------------------------------- rule parsing
+
+/// Parsed rules with the warnings met on the way.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub rules: Vec<Rule>,
+    pub warnings: Vec<String>,
+}
+
+fn parse_pattern_words(
+    toks: &[String],
+    names: &dyn Names,
+    warnings: &mut Vec<String>,
+) -> PResult<Expr> {
+    if toks.is_empty() || (toks.len() == 1 && matches!(toks[0].as_str(), "-" | "any" | "all")) {
+        return Ok(Expr::Const(true));
+    }
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        names,
+        prev: None,
+        warnings: Vec::new(),
+    };
+    let e = p.expr()?;
+    if let Some(w) = p.peek() {
+        return Err(format!("garbage after expression at '{w}'"));
+    }
+    warnings.append(&mut p.warnings);
+    Ok(e)
+}
+
+/// Parses IPClassifier patterns: pattern `i` sends to output `i`.
+pub fn parse_classifier(patterns: &[String], names: &dyn Names) -> Result<Parsed, Vec<String>> {
+    let mut out = Parsed::default();
+    let mut errors = Vec::new();
+    for (i, pat) in patterns.iter().enumerate() {
+        let toks = tokenize(pat);
+        let mut w = Vec::new();
+        match parse_pattern_words(&toks, names, &mut w) {
+            Ok(expr) => out.rules.push(Rule {
+                action: Action::Output(i),
+                expr,
+            }),
+            Err(e) => errors.push(format!("pattern {i}: {e}")),
+        }
+        out.warnings
+            .extend(w.into_iter().map(|m| format!("pattern {i}: {m}")));
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Parses IPFilter `ACTION PATTERN` arguments for an element with
+/// `noutputs` outputs.
+pub fn parse_filter(
+    args: &[String],
+    noutputs: usize,
+    names: &dyn Names,
+) -> Result<Parsed, Vec<String>> {
+    let mut out = Parsed::default();
+    let mut errors = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        let toks = tokenize(arg);
+        let Some(first) = toks.first() else {
+            errors.push(format!("empty pattern {i}"));
+            continue;
+        };
+        let action = match first.as_str() {
+            "allow" => {
+                if noutputs == 0 {
+                    errors.push(format!(
+                        "pattern {i}: 'allow' is meaningless, element has zero outputs"
+                    ));
+                    continue;
+                }
+                Action::Output(0)
+            }
+            "deny" => {
+                if noutputs > 1 {
+                    out.warnings.push(format!(
+                        "pattern {i}: meaning of 'deny' has changed (now it means 'drop')"
+                    ));
+                }
+                Action::Drop
+            }
+            "drop" => Action::Drop,
+            w => match parse_u32(w) {
+                Ok(n) if (n as usize) < noutputs => Action::Output(n as usize),
+                Ok(n) => {
+                    errors.push(format!("pattern {i}: slot '{n}' out of range"));
+                    continue;
+                }
+                Err(_) => {
+                    errors.push(format!("pattern {i}: unknown slot ID '{w}'"));
+                    continue;
+                }
+            },
+        };
+        let mut w = Vec::new();
+        match parse_pattern_words(&toks[1..], names, &mut w) {
+            Ok(expr) => out.rules.push(Rule { action, expr }),
+            Err(e) => errors.push(format!("pattern {i}: {e}")),
+        }
+        out.warnings
+            .extend(w.into_iter().map(|m| format!("pattern {i}: {m}")));
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+// ------------------------------------------------------------- range sets
+
+/// A set of u32 values as sorted, disjoint, non-adjacent inclusive ranges.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RangeSet(pub Vec<(u32, u32)>);
+
+impl RangeSet {
+    fn one(lo: u32, hi: u32) -> RangeSet {
+        if lo <= hi {
+            RangeSet(vec![(lo, hi)])
+        } else {
+            RangeSet(Vec::new())
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn intersect(&self, o: &RangeSet) -> RangeSet {
+        let (mut i, mut j) = (0, 0);
+        let mut out = Vec::new();
+        while i < self.0.len() && j < o.0.len() {
+            let (a, b) = self.0[i];
+            let (c, d) = o.0[j];
+            let lo = a.max(c);
+            let hi = b.min(d);
+            if lo <= hi {
+                out.push((lo, hi));
+            }
+            if b < d {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        RangeSet(out)
+    }
+
+    fn complement(&self) -> RangeSet {
+        let mut out = Vec::new();
+        let mut next: Option<u32> = Some(0);
+        for &(a, b) in &self.0 {
+            if let Some(n) = next {
+                if a > n {
+                    out.push((n, a - 1));
+                }
+            }
+            next = b.checked_add(1);
+        }
+        if let Some(n) = next {
+            out.push((n, u32::MAX));
+        }
+        RangeSet(out)
+    }
+
+    fn union(&self, o: &RangeSet) -> RangeSet {
+        self.complement().intersect(&o.complement()).complement()
+    }
+
+    fn subset_of(&self, o: &RangeSet) -> bool {
+        self.intersect(o) == *self
+    }
+}
+
+// ----------------------------------------------------- decision programs
+
+/// Jump target: drop the packet.
+const T_DROP: i32 = i32::MIN;
+/// Jump target: no rule of this segment matched; try the next segment.
+const T_NEXT: i32 = i32::MIN + 1;
+
+/// Encodes an action as a (non-positive) jump target.
+fn action_target(a: Action) -> i32 {
+    match a {
+        Action::Output(o) => -(o.min(i32::MAX as usize - 2) as i32),
+        Action::Drop => T_DROP,
+    }
+}
+
+/// One step of a decision program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Step {
+    pub atom_field: Field,
+    pub lo: u32,
+    pub hi: u32,
+    /// Targets: `> 0` a step index (always forward), `<= 0` an output
+    /// (`-target`), or drop / next segment.
+    pub yes: i32,
+    pub no: i32,
+}
+
+/// Evaluation form of a step.
+#[derive(Clone, Copy, Debug)]
+struct EvalStep {
+    base: u8,
+    offset: u16,
+    required: u16,
+    mask: u32,
+    lo: u32,
+    span: u32,
+    /// `[no, yes]`.
+    j: [i32; 2],
+}
+
+#[derive(Clone, Debug)]
+struct LinearProgram {
+    steps: Vec<Step>,
+    eval: Vec<EvalStep>,
+    /// Where evaluation starts when there are no steps, or `None`.
+    constant: Option<i32>,
+}
+
+/// Builds the unoptimized DAG by continuation passing. Nodes are
+/// hash-consed; node ids grow as nodes are created, and every node jumps to
+/// older nodes only.
+struct Builder {
+    nodes: Vec<Step>,
+    index: HashMap<(Atom, i32, i32), i32>,
+}
+
+/// Node ids in the builder are encoded as `1 + id` (positive), targets as
+/// in [`Step`].
+impl Builder {
+    fn node(&mut self, a: Atom, yes: i32, no: i32) -> i32 {
+        if yes == no {
+            return yes;
+        }
+        if let Some(&t) = self.index.get(&(a, yes, no)) {
+            return t;
+        }
+        self.nodes.push(Step {
+            atom_field: a.field,
+            lo: a.lo,
+            hi: a.hi,
+            yes,
+            no,
+        });
+        let t = self.nodes.len() as i32;
+        self.index.insert((a, yes, no), t);
+        t
+    }
+
+    fn expr(&mut self, e: &Expr, yes: i32, no: i32) -> i32 {
+        match e {
+            Expr::Const(true) => yes,
+            Expr::Const(false) => no,
+            Expr::Atom(a) => self.node(*a, yes, no),
+            Expr::Not(x) => self.expr(x, no, yes),
+            Expr::And(v) => {
+                let mut t = yes;
+                for x in v.iter().rev() {
+                    t = self.expr(x, t, no);
+                }
+                t
+            }
+            Expr::Or(v) => {
+                let mut t = no;
+                for x in v.iter().rev() {
+                    t = self.expr(x, yes, t);
+                }
+                t
+            }
+            Expr::If(c, a, b) => {
+                let ta = self.expr(a, yes, no);
+                let tb = self.expr(b, yes, no);
+                self.expr(c, ta, tb)
+            }
+        }
+    }
+}
+
+/// What is known about a packet on a program edge: value sets of fields
+/// (only recorded when the field was readable) and readable lengths.
+#[derive(Clone, Debug, Default)]
+struct Know {
+    vals: Vec<(Field, RangeSet)>,
+    /// Per field, a range whose tests are known to fail (the value lies
+    /// outside it, or the field is unreadable).
+    fails: Vec<(Field, RangeSet)>,
+    avail: [usize; 2],
+}
+
+impl Know {
+    fn decide(&self, s: &Step) -> Option<bool> {
+        let r = RangeSet::one(s.lo, s.hi);
+        if let Some((_, f)) = self.fails.iter().find(|v| v.0 == s.atom_field) {
+            if r.subset_of(f) {
+                return Some(false);
+            }
+        }
+        let known = self.vals.iter().find(|v| v.0 == s.atom_field)?;
+        if known.1.subset_of(&r) {
+            Some(true)
+        } else if known.1.intersect(&r).is_empty() {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    fn with(&self, s: &Step, outcome: bool) -> Know {
+        let mut k = self.clone();
+        let f = s.atom_field;
+        let b = f.base as usize;
+        let r = RangeSet::one(s.lo, s.hi);
+        if !outcome {
+            match k.fails.iter_mut().find(|v| v.0 == f) {
+                Some(v) => v.1 = v.1.union(&r),
+                None => k.fails.push((f, r.clone())),
+            }
+        }
+        let set = if outcome {
+            k.avail[b] = k.avail[b].max(f.required());
+            r
+        } else if k.avail[b] >= f.required() {
+            r.complement()
+        } else {
+            return k;
+        };
+        match k.vals.iter_mut().find(|v| v.0 == f) {
+            Some(v) => v.1 = v.1.intersect(&set),
+            None => k.vals.push((f, set)),
+        }
+        k
+    }
+
+    fn meet(&self, o: &Know) -> Know {
+        let mut vals = Vec::new();
+        for (f, s) in &self.vals {
+            if let Some((_, t)) = o.vals.iter().find(|v| v.0 == *f) {
+                vals.push((*f, s.union(t)));
+            }
+        }
+        let mut fails = Vec::new();
+        for (f, s) in &self.fails {
+            if let Some((_, t)) = o.fails.iter().find(|v| v.0 == *f) {
+                let both = s.intersect(t);
+                if !both.is_empty() {
+                    fails.push((*f, both));
+                }
+            }
+        }
+        Know {
+            vals,
+            fails,
+            avail: [self.avail[0].min(o.avail[0]), self.avail[1].min(o.avail[1])],
+        }
+    }
+}
+
+/// How far a drift may follow decided steps before giving up.
+const DRIFT_LIMIT: usize = 64;
+
+impl LinearProgram {
+    fn compile(rules: &[Rule], optimize: bool) -> LinearProgram {
+        let mut b = Builder {
+            nodes: Vec::new(),
+            index: HashMap::new(),
+        };
+        let mut entry = T_NEXT;
+        for r in rules.iter().rev() {
+            entry = b.expr(&r.expr, action_target(r.action), entry);
+        }
+        if entry <= 0 {
+            return LinearProgram {
+                steps: Vec::new(),
+                eval: Vec::new(),
+                constant: Some(entry),
+            };
+        }
+        // Renumber so the entry is step 0 and jumps go forward: newest
+        // builder node first.
+        let n = b.nodes.len();
+        let map = |t: i32| if t > 0 { (n as i32) - t } else { t };
+        let mut steps: Vec<Step> = b
+            .nodes
+            .iter()
+            .rev()
+            .map(|s| Step {
+                yes: map(s.yes),
+                no: map(s.no),
+                ..*s
+            })
+            .collect();
+        let mut entry = map(entry) as usize;
+        if optimize {
+            entry = optimize_steps(&mut steps, entry);
+        }
+        let steps = compact(&steps, entry);
+        LinearProgram::from_steps(steps)
+    }
+
+    fn from_steps(steps: Vec<Step>) -> LinearProgram {
+        if steps.is_empty() {
+            return LinearProgram {
+                steps,
+                eval: Vec::new(),
+                constant: Some(T_NEXT),
+            };
+        }
+        let eval = steps
+            .iter()
+            .map(|s| EvalStep {
+                base: s.atom_field.base as u8,
+                offset: s.atom_field.offset,
+                required: s.atom_field.required() as u16,
+                mask: s.atom_field.mask,
+                lo: s.lo,
+                span: s.hi.wrapping_sub(s.lo),
+                j: [s.no, s.yes],
+            })
+            .collect();
+        LinearProgram {
+            steps,
+            eval,
+            constant: None,
+        }
+    }
+
+    #[inline]
+    fn run(&self, data: [&[u8]; 2]) -> i32 {
+        if let Some(c) = self.constant {
+            return c;
+        }
+        let prog = &self.eval[..];
+        let mut pc = 0usize;
+        loop {
+            let Some(s) = prog.get(pc) else {
+                return T_NEXT;
+            };
+            let d = data[(s.base & 1) as usize];
+            let o = s.offset as usize;
+            let ok = match d.get(o..o + 4) {
+                Some(b) => {
+                    let w = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & s.mask;
+                    w.wrapping_sub(s.lo) <= s.span
+                }
+                None => match read_partial(d, o, s.required as usize) {
+                    Some(w) => (w & s.mask).wrapping_sub(s.lo) <= s.span,
+                    None => false,
+                },
+            };
+            let j = s.j[ok as usize];
+            if j <= 0 {
+                return j;
+            }
+            pc = j as usize;
+        }
+    }
+}
+
+/// Follows `t` past steps `k` decides.
+fn drift(steps: &[Step], mut t: i32, k: &Know) -> i32 {
+    let mut n = 0;
+    while t > 0 && n < DRIFT_LIMIT {
+        let s = &steps[t as usize];
+        t = match k.decide(s) {
+            Some(true) => s.yes,
+            Some(false) => s.no,
+            None => break,
+        };
+        n += 1;
+    }
+    t
+}
+
+/// Redirects branches past decided steps (forward dataflow over the DAG);
+/// returns the new entry.
+fn optimize_steps(steps: &mut [Step], entry: usize) -> usize {
+    let n = steps.len();
+    let mut incoming: Vec<Option<Know>> = vec![None; n];
+    incoming[entry] = Some(Know::default());
+    for i in entry..n {
+        let Some(k) = incoming[i].take() else {
+            continue;
+        };
+        let s = steps[i];
+        let mut targets = [s.no, s.yes];
+        for (b, t) in targets.iter_mut().enumerate() {
+            let kb = k.with(&s, b == 1);
+            *t = drift(steps, *t, &kb);
+            if *t > 0 {
+                let ti = *t as usize;
+                incoming[ti] = Some(match incoming[ti].take() {
+                    Some(prev) => prev.meet(&kb),
+                    None => kb,
+                });
+            }
+        }
+        steps[i].no = targets[0];
+        steps[i].yes = targets[1];
+    }
+    entry
+}
+
+/// Keeps the steps reachable from `entry`, renumbered in order (entry
+/// first), with steps that test nothing new (`yes == no`) skipped.
+fn compact(steps: &[Step], entry: usize) -> Vec<Step> {
+    let n = steps.len();
+    let mut reach = vec![false; n];
+    reach[entry] = true;
+    for i in entry..n {
+        if !reach[i] {
+            continue;
+        }
+        for t in [steps[i].yes, steps[i].no] {
+            if t > 0 {
+                reach[t as usize] = true;
+            }
+        }
+    }
+    let mut newidx = vec![0i32; n];
+    let mut out = Vec::new();
+    for i in entry..n {
+        if reach[i] {
+            newidx[i] = out.len() as i32;
+            out.push(steps[i]);
+        }
+    }
+    for s in &mut out {
+        if s.yes > 0 {
+            s.yes = newidx[s.yes as usize];
+        }
+        if s.no > 0 {
+            s.no = newidx[s.no as usize];
+        }
+    }
+    out
+}
+
+// ------------------------------------------------------------ box rules
+
+/// A rule that is a conjunction of per-field constraints: a field is
+/// satisfied when readable and its value is in `set`, or unreadable and
+/// `missing_ok`.
+#[derive(Clone, Debug)]
+struct BoxRule {
+    never: bool,
+    cons: Vec<(Field, RangeSet, bool)>,
+}
+
+impl BoxRule {
+    fn always() -> BoxRule {
+        BoxRule {
+            never: false,
+            cons: Vec::new(),
+        }
+    }
+    fn never() -> BoxRule {
+        BoxRule {
+            never: true,
+            cons: Vec::new(),
+        }
+    }
+}
+
+/// The box form of an expression, when it has one.
+fn as_box(e: &Expr) -> Option<BoxRule> {
+    match e {
+        Expr::Const(true) => Some(BoxRule::always()),
+        Expr::Const(false) => Some(BoxRule::never()),
+        Expr::Atom(a) => Some(BoxRule {
+            never: false,
+            cons: vec![(a.field, RangeSet::one(a.lo, a.hi), false)],
+        }),
+        Expr::And(v) => {
+            let mut acc = BoxRule::always();
+            for x in v {
+                let b = as_box(x)?;
+                if b.never {
+                    acc.never = true;
+                }
+                for (f, s, m) in b.cons {
+                    match acc.cons.iter_mut().find(|c| c.0 == f) {
+                        Some(c) => {
+                            c.1 = c.1.intersect(&s);
+                            c.2 &= m;
+                        }
+                        None => acc.cons.push((f, s, m)),
+                    }
+                }
+            }
+            Some(acc)
+        }
+        Expr::Or(v) => {
+            let mut acc: Option<(Field, RangeSet, bool)> = None;
+            for x in v {
+                let b = as_box(x)?;
+                if b.never {
+                    continue;
+                }
+                if b.cons.is_empty() {
+                    return Some(BoxRule::always());
+                }
+                if b.cons.len() != 1 {
+                    return None;
+                }
+                let (f, s, m) = b.cons.into_iter().next()?;
+                acc = Some(match acc {
+                    None => (f, s, m),
+                    Some((g, t, n)) if g == f => (f, t.union(&s), n || m),
+                    Some(_) => return None,
+                });
+            }
+            Some(match acc {
+                None => BoxRule::never(),
+                Some(c) => BoxRule {
+                    never: false,
+                    cons: vec![c],
+                },
+            })
+        }
+        Expr::Not(x) => {
+            let b = as_box(x)?;
+            if b.never {
+                return Some(BoxRule::always());
+            }
+            match b.cons.len() {
+                0 => Some(BoxRule::never()),
+                1 => {
+                    let (f, s, m) = b.cons.into_iter().next()?;
+                    Some(BoxRule {
+                        never: false,
+                        cons: vec![(f, s.complement(), !m)],
+                    })
+                }
+                _ => None,
+            }
+        }
+        Expr::If(..) => None,
+    }
+}
+
+/// Per-field lookup of a box segment.
+#[derive(Clone, Debug)]
+struct BoxField {
+    field: Field,
+    /// Start of each elementary interval (first is 0).
+    bounds: Vec<u32>,
+    /// Word offset into `BoxSet::bits` of each interval's bit vector.
+    sets: Vec<u32>,
+    /// Bit vector for packets too short to read the field.
+    missing: u32,
+}
+
+/// Most fields a box segment combines.
+const MAX_BOX_FIELDS: usize = 16;
+
+/// Bit-vector classifier over a run of box rules.
+#[derive(Clone, Debug)]
+struct BoxSet {
+    fields: Vec<BoxField>,
+    words: usize,
+    bits: Vec<u64>,
+    /// Jump target of each rule.
+    targets: Vec<i32>,
+    /// Index of the segment's first rule in the whole rule list.
+    first_rule: usize,
+    /// Bit vector of rules with no constraint at all (used when the
+    /// segment has no fields).
+    all: Vec<u64>,
+}
+
+impl BoxSet {
+    fn build(rules: &[(BoxRule, Action)], first_rule: usize) -> BoxSet {
+        let n = rules.len();
+        let words = n.div_ceil(64).max(1);
+        let mut fields: Vec<Field> = Vec::new();
+        for (r, _) in rules {
+            for c in &r.cons {
+                if !fields.contains(&c.0) {
+                    fields.push(c.0);
+                }
+            }
+        }
+        fields.sort();
+        let mut all = vec![0u64; words];
+        for (i, (r, _)) in rules.iter().enumerate() {
+            if !r.never {
+                all[i / 64] |= 1 << (i % 64);
+            }
+        }
+        let mut bits: Vec<u64> = Vec::new();
+        let mut dedup: HashMap<Vec<u64>, u32> = HashMap::new();
+        let mut intern = |v: &[u64], bits: &mut Vec<u64>| -> u32 {
+            if let Some(&o) = dedup.get(v) {
+                return o;
+            }
+            let o = bits.len() as u32;
+            bits.extend_from_slice(v);
+            dedup.insert(v.to_vec(), o);
+            o
+        };
+        let mut out_fields = Vec::new();
+        for f in fields {
+            // Rules without a constraint on f accept every value.
+            let mut base = all.clone();
+            let mut missing = all.clone();
+            let mut events: Vec<(u32, bool, usize)> = Vec::new();
+            let mut bset: Vec<u32> = vec![0];
+            for (i, (r, _)) in rules.iter().enumerate() {
+                if r.never {
+                    continue;
+                }
+                if let Some(c) = r.cons.iter().find(|c| c.0 == f) {
+                    base[i / 64] &= !(1 << (i % 64));
+                    if !c.2 {
+                        missing[i / 64] &= !(1 << (i % 64));
+                    }
+                    for &(lo, hi) in &c.1 .0 {
+                        events.push((lo, true, i));
+                        bset.push(lo);
+                        if let Some(e) = hi.checked_add(1) {
+                            events.push((e, false, i));
+                            bset.push(e);
+                        }
+                    }
+                }
+            }
+            bset.sort_unstable();
+            bset.dedup();
+            // Removals before additions at the same point.
+            events.sort_unstable_by_key(|&(p, add, i)| (p, add, i));
+            let mut cur = base;
+            let mut sets = Vec::with_capacity(bset.len());
+            let mut ev = 0;
+            for &b in &bset {
+                while ev < events.len() && events[ev].0 == b {
+                    let (_, add, i) = events[ev];
+                    if add {
+                        cur[i / 64] |= 1 << (i % 64);
+                    } else {
+                        cur[i / 64] &= !(1 << (i % 64));
+                    }
+                    ev += 1;
+                }
+                sets.push(intern(&cur, &mut bits));
+            }
+            let missing = intern(&missing, &mut bits);
+            out_fields.push(BoxField {
+                field: f,
+                bounds: bset,
+                sets,
+                missing,
+            });
+        }
+        BoxSet {
+            fields: out_fields,
+            words,
+            bits,
+            targets: rules.iter().map(|(_, a)| action_target(*a)).collect(),
+            first_rule,
+            all,
+        }
+    }
+
+    #[inline]
+    fn run(&self, data: [&[u8]; 2]) -> i32 {
+        let nf = self.fields.len();
+        if nf == 0 {
+            return match self.all.iter().position(|&w| w != 0) {
+                Some(w) => self.targets[w * 64 + self.all[w].trailing_zeros() as usize],
+                None => T_NEXT,
+            };
+        }
+        let mut offs = [0u32; MAX_BOX_FIELDS];
+        for (k, bf) in self.fields.iter().enumerate() {
+            let d = data[bf.field.base as usize];
+            offs[k] = match bf.field.read(d) {
+                Some(v) => {
+                    let idx = bf.bounds.partition_point(|&b| b <= v) - 1;
+                    bf.sets[idx]
+                }
+                None => bf.missing,
+            };
+        }
+        let offs = &offs[..nf.min(MAX_BOX_FIELDS)];
+        for w in 0..self.words {
+            let mut x = !0u64;
+            for &o in offs {
+                x &= self.bits[o as usize + w];
+            }
+            if x != 0 {
+                let r = w * 64 + x.trailing_zeros() as usize;
+                return self.targets.get(r).copied().unwrap_or(T_NEXT);
+            }
+        }
+        T_NEXT
+    }
+}
+
+// ------------------------------------------------------------- segments
+
+#[derive(Clone, Debug)]
+enum Segment {
+    Linear(LinearProgram),
+    Boxes(BoxSet),
+}
+
+/// Compilation choices (tests use them to exercise both segment kinds).
+#[derive(Clone, Copy, Debug)]
+pub struct CompileOptions {
+    /// Runs of at least this many box-form rules become a bit-vector
+    /// segment; `usize::MAX` disables bit-vector segments.
+    pub box_threshold: usize,
+    /// Optimize decision programs.
+    pub optimize: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            box_threshold: 32,
+            optimize: true,
+        }
+    }
+}
+
+/// A compiled rule list.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    segments: Vec<Segment>,
+    nrules: usize,
+}
+
+/// Offsets of the IP and transport headers: the packet's annotations
+/// (transport defaults to the IP header length when unset).
+#[inline]
+pub fn packet_headers(p: &rclick_core::Packet) -> (&[u8], &[u8]) {
+    let Some(ip) = p.network_header() else {
+        return (&[], &[]);
+    };
+    let tp = match (p.transport_header(), p.network_header_length()) {
+        (Some(t), Some(_)) => t,
+        _ => {
+            let hl = ip.first().map_or(0, |b| ((b & 0x0F) as usize) * 4);
+            ip.get(hl..).unwrap_or(&[])
+        }
+    };
+    (ip, tp)
+}
+
+impl Compiled {
+    pub fn new(rules: &[Rule], opts: CompileOptions) -> Compiled {
+        let mut segments = Vec::new();
+        let boxes: Vec<Option<BoxRule>> = rules
+            .iter()
+            .map(|r| {
+                if opts.box_threshold == usize::MAX {
+                    None
+                } else {
+                    as_box(&r.expr).filter(|b| b.cons.len() <= MAX_BOX_FIELDS)
+                }
+            })
+            .collect();
+        let mut i = 0;
+        let mut linear_start = 0;
+        while i < rules.len() {
+            // Length of the box run starting at i.
+            let mut j = i;
+            while j < rules.len() && boxes[j].is_some() {
+                j += 1;
+            }
+            if j - i >= opts.box_threshold.max(1) {
+                if linear_start < i {
+                    segments.push(Segment::Linear(LinearProgram::compile(
+                        &rules[linear_start..i],
+                        opts.optimize,
+                    )));
+                }
+                // Split the run where the field count would overflow.
+                let mut k = i;
+                while k < j {
+                    let mut fields: Vec<Field> = Vec::new();
+                    let mut end = k;
+                    while end < j {
+                        let b = boxes[end].as_ref();
+                        let mut extra: Vec<Field> = Vec::new();
+                        for c in b.map(|b| b.cons.as_slice()).unwrap_or(&[]) {
+                            if !fields.contains(&c.0) && !extra.contains(&c.0) {
+                                extra.push(c.0);
+                            }
+                        }
+                        if fields.len() + extra.len() > MAX_BOX_FIELDS {
+                            break;
+                        }
+                        fields.extend(extra);
+                        end += 1;
+                    }
+                    let run: Vec<(BoxRule, Action)> = (k..end)
+                        .map(|r| {
+                            (
+                                boxes[r].clone().unwrap_or_else(BoxRule::never),
+                                rules[r].action,
+                            )
+                        })
+                        .collect();
+                    segments.push(Segment::Boxes(BoxSet::build(&run, k)));
+                    k = end;
+                }
+                linear_start = j;
+                i = j;
+            } else {
+                i = j.max(i + 1);
+            }
+        }
+        if linear_start < rules.len() || segments.is_empty() {
+            segments.push(Segment::Linear(LinearProgram::compile(
+                &rules[linear_start..],
+                opts.optimize,
+            )));
+        }
+        Compiled {
+            segments,
+            nrules: rules.len(),
+        }
+    }
+
+    /// Classifies by the IP header data and the transport header data:
+    /// the output, or `None` to drop.
+    #[inline]
+    pub fn classify(&self, ip: &[u8], transp: &[u8]) -> Option<usize> {
+        let data = [ip, transp];
+        for s in &self.segments {
+            let t = match s {
+                Segment::Linear(p) => p.run(data),
+                Segment::Boxes(b) => b.run(data),
+            };
+            if t == T_NEXT {
+                continue;
+            }
+            return if t == T_DROP {
+                None
+            } else {
+                Some((-t) as usize)
+            };
+        }
+        None
+    }
+
+    /// Classifies a packet by its header annotations.
+    #[inline]
+    pub fn classify_packet(&self, p: &rclick_core::Packet) -> Option<usize> {
+        let (ip, tp) = packet_headers(p);
+        self.classify(ip, tp)
+    }
+
+    /// The output every packet goes to, when the first rule matches all.
+    pub fn constant(&self) -> Option<Option<usize>> {
+        match self.segments.first() {
+            Some(Segment::Linear(LinearProgram {
+                constant: Some(t), ..
+            })) if *t != T_NEXT => Some(if *t == T_DROP {
+                None
+            } else {
+                Some((-*t) as usize)
+            }),
+            _ => None,
+        }
+    }
+
+    /// Number of segments (for tests).
+    pub fn segment_kinds(&self) -> Vec<&'static str> {
+        self.segments
+            .iter()
+            .map(|s| match s {
+                Segment::Linear(_) => "program",
+                Segment::Boxes(_) => "bitvector",
+            })
+            .collect()
+    }
+
+    /// The `program` handler text.
+    pub fn unparse(&self) -> String {
+        fn target(t: i32, last: bool) -> String {
+            match t {
+                T_DROP => "[X]".into(),
+                T_NEXT if last => "[X]".into(),
+                T_NEXT => "next".into(),
+                t if t <= 0 => format!("[{}]", -t),
+                t => format!("step {t}"),
+            }
+        }
+        fn field(f: &Field) -> String {
+            let b = match f.base {
+                Base::Ip => "ip",
+                Base::Transp => "transp",
+            };
+            format!("{b}+{}", f.offset)
+        }
+        let mut s = String::new();
+        let nseg = self.segments.len();
+        for (si, seg) in self.segments.iter().enumerate() {
+            let last = si + 1 == nseg;
+            if nseg > 1 {
+                let _ = writeln!(s, "segment {si}:");
+            }
+            match seg {
+                Segment::Linear(p) => {
+                    if let Some(c) = p.constant {
+                        let _ = writeln!(s, "all->{}", target(c, last));
+                    }
+                    for (i, st) in p.steps.iter().enumerate() {
+                        let test = if st.lo == st.hi {
+                            format!(
+                                "{}/{:08x}%{:08x}",
+                                field(&st.atom_field),
+                                st.lo,
+                                st.atom_field.mask
+                            )
+                        } else {
+                            format!(
+                                "{}/{:08x}-{:08x}%{:08x}",
+                                field(&st.atom_field),
+                                st.lo,
+                                st.hi,
+                                st.atom_field.mask
+                            )
+                        };
+                        let _ = writeln!(
+                            s,
+                            "{:>3}  {test}  yes->{}  no->{}",
+                            i,
+                            target(st.yes, last),
+                            target(st.no, last)
+                        );
+                    }
+                }
+                Segment::Boxes(b) => {
+                    let _ = writeln!(
+                        s,
+                        "rules {}-{}: bit-vector match on {} fields, first match wins{}",
+                        b.first_rule,
+                        b.first_rule + b.targets.len() - 1,
+                        b.fields.len(),
+                        if last { ", else [X]" } else { ", else next" }
+                    );
+                    for f in &b.fields {
+                        let _ = writeln!(
+                            s,
+                            "  {}%{:08x}: {} intervals",
+                            field(&f.field),
+                            f.field.mask,
+                            f.bounds.len()
+                        );
+                    }
+                }
+            }
+        }
+        let _ = writeln!(s, "rules {}", self.nrules);
+        s
+    }
+}
+
+// --------------------------------------------------------- element glue
+
+/// Names as seen from a configuring element: AddressInfo and PortInfo
+/// first, then literals and Click's built-in names.
+pub struct CtxNames<'a, 'b>(pub &'a rclick_core::InitCtx<'b>);
+
+impl Names for CtxNames<'_, '_> {
+    fn ipv4(&self, s: &str) -> Option<Ipv4Addr> {
+        super::address::parse_ipv4_arg(s, self.0).ok()
+    }
+    fn prefix(&self, s: &str) -> Option<(u32, u32)> {
+        let p = super::address::parse_ipv4_prefix_arg(s, self.0).ok()?;
+        Some((u32::from(p.addr), u32::from(p.mask)))
+    }
+    fn port(&self, s: &str, proto: u8) -> Option<u16> {
+        if s.as_bytes().first().is_some_and(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        super::address::parse_port_arg(s, proto, self.0).ok()
+    }
+}
+
+/// Push for IPClassifier and IPFilter: classifies every packet of the
+/// batch and forwards it; a batch that goes to one output whole is
+/// forwarded as is.
+pub fn push_classified(prog: &Compiled, mut batch: rclick_core::Batch, ctx: &mut rclick_core::Ctx) {
+    const CAP: usize = rclick_core::batch::BATCH_CAPACITY;
+    let mut outs = [None; CAP];
+    let mut uniform = true;
+    for (i, p) in batch.packets().iter().enumerate() {
+        let o = prog.classify_packet(p);
+        if let Some(slot) = outs.get_mut(i) {
+            *slot = o;
+        }
+        uniform &= o == outs[0];
+    }
+    let n = batch.len().min(CAP);
+    if uniform && batch.len() <= CAP {
+        if let Some(o) = outs[0] {
+            ctx.emit_batch(o, batch);
+        }
+        return;
+    }
+    for (i, p) in batch.drain().enumerate() {
+        let o = if i < n {
+            outs[i]
+        } else {
+            prog.classify_packet(&p)
+        };
+        if let Some(o) = o {
+            ctx.emit(o, p);
+        }
+    }
+}
