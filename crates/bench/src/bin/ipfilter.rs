@@ -1,0 +1,237 @@
+//! IPFilter benchmark: builds IPFilter from the ClassBench rule sets (1k and
+//! 10k rules) and reports Mpps and ns/packet over packets derived from the
+//! rules, in batches of 32, in memory.
+//!
+//! Usage: `ipfilter [CLASSBENCH-DIR]` (default: the shared sets,
+//! `../shared/data/classbench` from the project root).
+//!
+//! Two numbers per set: `classify` is the compiled filter alone on
+//! prebuilt packets; `element` pushes batches of 32 (cloned from a prebuilt
+//! pool) through a router `IPFilter -> Discard`, so it includes the
+//! handoff to Discard and the packet clones.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rclick_core::{Batch, Packet, Router, RouterOptions};
+use rclick_elements::ip::ipfilter::IPFilter;
+
+struct CbRule {
+    src: (u32, u32),
+    dst: (u32, u32),
+    sport: (u16, u16),
+    dport: (u16, u16),
+    proto: (u8, u8),
+}
+
+fn prefix(s: &str) -> Option<(u32, u32)> {
+    let (a, l) = s.split_once('/')?;
+    let addr = u32::from(a.parse::<std::net::Ipv4Addr>().ok()?);
+    let len: u32 = l.parse().ok()?;
+    let mask = if len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - len.min(32))
+    };
+    Some((addr & mask, mask))
+}
+
+fn load(path: &std::path::Path) -> Option<Vec<CbRule>> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let hex = |s: &str| u8::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+    let range = |s: &str| -> Option<(u16, u16)> {
+        let (a, b) = s.split_once(':')?;
+        Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+    };
+    text.lines()
+        .filter(|l| l.starts_with('@'))
+        .map(|l| {
+            let f: Vec<&str> = l[1..].split('\t').collect();
+            let (p, pm) = f.get(4)?.split_once('/')?;
+            Some(CbRule {
+                src: prefix(f.first()?)?,
+                dst: prefix(f.get(1)?)?,
+                sport: range(f.get(2)?)?,
+                dport: range(f.get(3)?)?,
+                proto: (hex(p)?, hex(pm)?),
+            })
+        })
+        .collect()
+}
+
+fn pattern(r: &CbRule) -> String {
+    let ip = |a: u32| std::net::Ipv4Addr::from(a).to_string();
+    let mut parts = Vec::new();
+    if r.src.1 != 0 {
+        parts.push(format!("src net {}/{}", ip(r.src.0), r.src.1.count_ones()));
+    }
+    if r.dst.1 != 0 {
+        parts.push(format!("dst net {}/{}", ip(r.dst.0), r.dst.1.count_ones()));
+    }
+    for (name, (lo, hi)) in [("src", r.sport), ("dst", r.dport)] {
+        if (lo, hi) == (0, 65535) {
+            continue;
+        }
+        if lo == hi {
+            parts.push(format!("{name} port {lo}"));
+        } else {
+            parts.push(format!("{name} port >= {lo} && {name} port <= {hi}"));
+        }
+    }
+    if r.proto.1 == 0xFF {
+        parts.push(format!("ip proto {}", r.proto.0));
+    }
+    if parts.is_empty() {
+        "all".into()
+    } else {
+        parts.join(" && ")
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// A TCP/UDP/other packet inside a random rule.
+fn packet(rules: &[CbRule], rng: &mut Rng) -> Packet {
+    let r = &rules[rng.below(rules.len() as u64) as usize];
+    let addr = |n: (u32, u32), rng: &mut Rng| n.0 | (rng.next() as u32 & !n.1);
+    let port =
+        |(lo, hi): (u16, u16), rng: &mut Rng| lo + rng.below(hi as u64 - lo as u64 + 1) as u16;
+    let proto = if r.proto.1 == 0xFF {
+        r.proto.0
+    } else {
+        [6u8, 17, 1][rng.below(3) as usize]
+    };
+    let mut v = vec![0u8; 40];
+    v[0] = 0x45;
+    v[2..4].copy_from_slice(&40u16.to_be_bytes());
+    v[8] = 64;
+    v[9] = proto;
+    v[12..16].copy_from_slice(&addr(r.src, rng).to_be_bytes());
+    v[16..20].copy_from_slice(&addr(r.dst, rng).to_be_bytes());
+    v[20..22].copy_from_slice(&port(r.sport, rng).to_be_bytes());
+    v[22..24].copy_from_slice(&port(r.dport, rng).to_be_bytes());
+    let mut p = Packet::from_slice(&v);
+    p.set_network_header(0, 20);
+    p
+}
+
+const BATCH: usize = 32;
+const POOL: usize = 4096;
+
+fn bench_set(name: &str, rules: &[CbRule]) -> Result<(), String> {
+    let args: Vec<String> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("{} {}", if i % 2 == 0 { "allow" } else { "1" }, pattern(r)))
+        .collect();
+    let conf = format!(
+        "InfiniteSource(ACTIVE false) -> f :: IPFilter({});\nf[0] -> Discard; f[1] -> Discard;\n",
+        args.join(",\n")
+    );
+    let registry = rclick_elements::registry();
+    let outcome = rclick_lang::parse_router(&conf, name, &registry, &Default::default());
+    let spec = outcome.spec.ok_or("parse failed")?;
+    let t0 = Instant::now();
+    let mut router =
+        Router::new(spec, &conf, &registry, &RouterOptions::default()).map_err(|d| {
+            d.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })?;
+    let build = t0.elapsed();
+    let f = router.find_element("f").ok_or("no f")?;
+    let mut rng = Rng(0x1234_5678_9abc_def1 ^ rules.len() as u64);
+    let pool: Vec<Packet> = (0..POOL).map(|_| packet(rules, &mut rng)).collect();
+
+    // The compiled filter alone.
+    let compiled = router
+        .with_element::<IPFilter, _>("f", |e| e.compiled().cloned())
+        .flatten()
+        .ok_or("no compiled filter")?;
+    let rounds = 200usize;
+    let mut best = f64::MAX;
+    let mut sink = 0usize;
+    for _ in 0..5 {
+        let t = Instant::now();
+        for _ in 0..rounds {
+            for chunk in pool.chunks(BATCH) {
+                for p in chunk {
+                    sink = sink.wrapping_add(compiled.classify_packet(p).unwrap_or(7));
+                }
+            }
+        }
+        best = best.min(t.elapsed().as_secs_f64() / (rounds * POOL) as f64);
+    }
+    let classify_ns = best * 1e9;
+
+    // Through the element in a router.
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let t = Instant::now();
+        for _ in 0..rounds / 2 {
+            for chunk in pool.chunks(BATCH) {
+                let mut b = Batch::new();
+                for p in chunk {
+                    b.push(p.clone());
+                }
+                router.inject(f, 0, b);
+            }
+        }
+        best = best.min(t.elapsed().as_secs_f64() / (rounds / 2 * POOL) as f64);
+    }
+    let element_ns = best * 1e9;
+    println!(
+        "{name:>10} {:>6} rules  build {:>7.1} ms  classify {:>7.1} ns/pkt {:>7.2} Mpps  element {:>7.1} ns/pkt {:>7.2} Mpps  [{}]",
+        rules.len(),
+        build.as_secs_f64() * 1e3,
+        classify_ns,
+        1e3 / classify_ns,
+        element_ns,
+        1e3 / element_ns,
+        compiled.segment_kinds().join(",")
+    );
+    std::hint::black_box(sink);
+    Ok(())
+}
+
+fn main() {
+    let dir = std::env::args_os()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/classbench")
+        });
+    if !dir.exists() {
+        eprintln!(
+            "ipfilter: {} not found; pass the ClassBench directory",
+            dir.display()
+        );
+        std::process::exit(1);
+    }
+    println!(
+        "IPFilter on ClassBench sets, {POOL} packets derived from the rules, batches of {BATCH}"
+    );
+    for name in [
+        "acl1_1k", "fw1_1k", "ipc1_1k", "acl1_10k", "fw1_10k", "ipc1_10k",
+    ] {
+        let Some(rules) = load(&dir.join(name)) else {
+            println!("{name:>10}: missing or unreadable, skipped");
+            continue;
+        };
+        if let Err(e) = bench_set(name, &rules) {
+            println!("{name:>10}: {e}");
+        }
+    }
+}
