@@ -2,8 +2,11 @@
 
 pub mod controlsocket;
 pub mod fromdump;
+pub mod fromipsummarydump;
+pub mod ipsumdump;
 pub mod pcap;
 pub mod todump;
+pub mod toipsummarydump;
 
 use rclick_core::Registry;
 
@@ -14,4 +17,10 @@ pub fn register(reg: &mut Registry) {
     });
     reg.add("FromDump", || Box::<fromdump::FromDump>::default());
     reg.add("ToDump", || Box::<todump::ToDump>::default());
+    reg.add("FromIPSummaryDump", || {
+        Box::<fromipsummarydump::FromIPSummaryDump>::default()
+    });
+    reg.add("ToIPSummaryDump", || {
+        Box::<toipsummarydump::ToIPSummaryDump>::default()
+    });
 }

@@ -1,0 +1,666 @@
+//! # FromIPSummaryDump
+//!
+//! Reads packets from an IP summary dump file.
+//!
+//! ## Synopsis
+//! `FromIPSummaryDump(FILENAME [, *keywords* STOP, ACTIVE, ZERO, CHECKSUM, SAMPLE, PROTO, MULTIPACKET, TIMING, DEFAULT_CONTENTS, CONTENTS, BURST])`
+//!
+//! ## Ports and processing
+//! No inputs; one agnostic output. Push: a task emits packets. Pull: each
+//! pull returns the next packets; FromIPSummaryDump is then a notifier,
+//! active while it is active and has more lines.
+//!
+//! ## Description
+//! Reads packet descriptions from FILENAME, a file written by
+//! ToIPSummaryDump or the `ipsumdump` tool, and emits an IPv4 packet for
+//! each. FILENAME `-` reads standard input.
+//!
+//! The file is text: `!`-lines give information (`!IPSummaryDump 1.3`,
+//! `!creator "..."`, and `!data FIELD FIELD...`, which names the fields of
+//! the lines that follow); `#` starts a comment line; every other line
+//! describes one packet with space-separated field values, `-` meaning
+//! "absent". Field names are Click's: `timestamp` (`ts`, `ntimestamp`),
+//! `ts_sec`, `ts_usec`, `ts_usec1`, `ip_src` (`src`), `ip_dst` (`dst`),
+//! `ip_tos`, `ip_dscp`, `ip_ecn`, `ip_ttl`, `ip_frag`, `ip_fragoff`,
+//! `ip_id`, `ip_sum`, `ip_proto` (`proto`; `T`, `U`, `I` or a number),
+//! `ip_hl`, `ip_len` (`len`, `length`), `ip_opt`, `sport`, `dport`,
+//! `tcp_seq`, `tcp_ack`, `tcp_flags` (letters `FSRPAUECN`, `.` or a
+//! number), `tcp_window`, `tcp_urp`, `tcp_opt`, `tcp_sack`, `udp_len`,
+//! `icmp_type`, `icmp_code`, `icmp_type_name`, `icmp_code_name`,
+//! `icmp_flowid`, `icmp_seq`, `icmp_nextmtu`, `payload_len`, `payload` (a
+//! double-quoted C string), `count`, `link`, `direction`, `aggregate`.
+//! A space in a name is read as `_`, and a name without `_` also matches
+//! `ip_NAME`; `seq`, `ack` and `flags` are accepted for the TCP fields. An
+//! unknown field on a `!data` line is reported and its column ignored.
+//!
+//! Each packet has a 20-byte IP header (more with `ip_opt`/`ip_hl`),
+//! version 4, protocol PROTO unless the line says otherwise, and, when any
+//! transport or payload field is present in a first fragment, a TCP (20
+//! bytes plus options), UDP (8) or ICMP (8 or more) header. The payload
+//! follows, then zero bytes up to the IP length. The IP length is
+//! `ip_len`, else the headers plus `payload_len`, else the packet length.
+//! The IP header checksum is always set (unless `ip_sum` is given); TCP,
+//! UDP and ICMP checksums with CHECKSUM. The network and transport
+//! headers, destination IP annotation, timestamp annotation (from the
+//! timestamp fields), paint (`link`), aggregate and extra-packets
+//! (`count`) annotations are set.
+//!
+//! A line whose values do not parse is reported (the first ten, with file
+//! and line number), counted in `bad_lines`, and skipped. Binary dumps
+//! (`!binary`) are not supported: reading stops with an error message.
+//!
+//! ## Keywords
+//! - **STOP** (boolean): stop the driver at the end of the file. Default
+//!   false.
+//! - **ACTIVE** (boolean): start emitting at once. Default true.
+//! - **ZERO** (boolean): accepted for compatibility; packet bytes not set
+//!   by the dump are always zero. Default true.
+//! - **CHECKSUM** (boolean): set TCP, UDP and ICMP checksums. Default false.
+//! - **SAMPLE** (real 0..1): emit each packet with this probability.
+//!   Default 1.
+//! - **PROTO** (byte): IP protocol when a line gives none. Default 6.
+//! - **MULTIPACKET** (boolean): emit `count` packets for each line.
+//!   Default false.
+//! - **TIMING** (boolean): emit packets at the pace of their timestamps.
+//!   Default false.
+//! - **DEFAULT_CONTENTS** (string): the fields when the file has no `!data`
+//!   line.
+//! - **CONTENTS** (string): the fields, overriding the file's `!data` lines.
+//! - **BURST** (integer): packets emitted per task run. Default 1.
+//!
+//! ## Handlers
+//! - `count` (read): packets emitted. `reset_counts` (write) zeroes it.
+//! - `bad_lines` (read): malformed lines skipped.
+//! - `active` (read/write): whether packets are emitted.
+//! - `stop` (write): deactivate and stop the driver.
+//! - `encap` (read): `IP`.
+//! - `sampling_prob` (read): the SAMPLE probability.
+//! - `filename` (read): the file name.
+//!
+//! ## Example
+//! ```click
+//! FromIPSummaryDump(trace.txt, STOP true) -> CheckIPHeader -> Print(ok) -> Discard;
+//! ```
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+
+use rclick_core::conf::{parse_any, parse_bool, parse_fixed_point, Args};
+use rclick_core::element::{hflags, HandlerSpec};
+use rclick_core::{
+    Batch, ConfigResult, Ctx, Element, InitCtx, Packet, SignalId, TaskId, TimerId, Timestamp,
+};
+
+use super::ipsumdump::{
+    build_packet, parse_field, parse_field_list, split_line, BuildOptions, Field, Record,
+    MINOR_VERSION,
+};
+
+const SAMPLING_SHIFT: u32 = 28;
+const MAX_BAD_LINE_MESSAGES: u64 = 10;
+
+pub struct FromIPSummaryDump {
+    filename: String,
+    stop: bool,
+    active: bool,
+    checksum: bool,
+    sampling_prob: u32,
+    default_proto: u8,
+    multipacket: bool,
+    timing: bool,
+    burst: usize,
+    /// Fields from DEFAULT_CONTENTS or the latest `!data` line.
+    fields: Vec<Field>,
+    /// CONTENTS: fixed fields, `!data` lines ignored.
+    fixed_fields: bool,
+    minor_version: u32,
+
+    reader: Option<Box<dyn BufRead + Send>>,
+    line_no: u64,
+    done: bool,
+    /// The packet made from the last line and how many copies of it are
+    /// still to be emitted (MULTIPACKET).
+    pending: Option<(Packet, u32)>,
+    count: u64,
+    bad_lines: u64,
+    complained_no_fields: bool,
+    timing_offset: Option<Timestamp>,
+    rng: u64,
+    push: bool,
+    task: Option<TaskId>,
+    timer: Option<TimerId>,
+    signal: Option<SignalId>,
+}
+
+impl Default for FromIPSummaryDump {
+    fn default() -> Self {
+        FromIPSummaryDump {
+            filename: String::new(),
+            stop: false,
+            active: true,
+            checksum: false,
+            sampling_prob: 1 << SAMPLING_SHIFT,
+            default_proto: 6,
+            multipacket: false,
+            timing: false,
+            burst: 1,
+            fields: Vec::new(),
+            fixed_fields: false,
+            minor_version: MINOR_VERSION,
+            reader: None,
+            line_no: 0,
+            done: false,
+            pending: None,
+            count: 0,
+            bad_lines: 0,
+            complained_no_fields: false,
+            timing_offset: None,
+            rng: 0x2545_f491_4f6c_dd1d,
+            push: true,
+            task: None,
+            timer: None,
+            signal: None,
+        }
+    }
+}
+
+/// Exact decimal form of a fixed-point number.
+fn unparse_fixed(v: u32, frac_bits: u32) -> String {
+    let int = v >> frac_bits;
+    let mut frac = u64::from(v) & ((1u64 << frac_bits) - 1);
+    let mut s = int.to_string();
+    if frac != 0 {
+        s.push('.');
+        while frac != 0 {
+            frac *= 10;
+            s.push(char::from(b'0' + (frac >> frac_bits) as u8));
+            frac &= (1u64 << frac_bits) - 1;
+        }
+    }
+    s
+}
+
+impl FromIPSummaryDump {
+    fn random(&mut self) -> u32 {
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
+    }
+
+    fn complain(&mut self, ctx: &Ctx, msg: &str) {
+        self.bad_lines += 1;
+        if self.bad_lines <= MAX_BAD_LINE_MESSAGES {
+            ctx.chatter(&format!(
+                "{}: {}:{}: {msg}",
+                ctx.element_name(),
+                self.filename,
+                self.line_no
+            ));
+            if self.bad_lines == MAX_BAD_LINE_MESSAGES {
+                ctx.chatter(&format!(
+                    "{}: (further malformed lines not reported)",
+                    ctx.element_name()
+                ));
+            }
+        }
+    }
+
+    /// Handles a `!` line.
+    fn bang_line(&mut self, line: &str, ctx: &Ctx) {
+        let mut words = line.splitn(2, |c: char| c.is_ascii_whitespace());
+        let cmd = words.next().unwrap_or("");
+        let rest = words.next().unwrap_or("").trim();
+        match cmd {
+            "!data" => {
+                if self.fixed_fields {
+                    return;
+                }
+                match parse_field_list(rest) {
+                    Ok(f) => self.fields = f,
+                    Err(_) => {
+                        // Unknown fields: warn and ignore their columns.
+                        let mut fields = Vec::new();
+                        for w in rclick_core::conf::split_words(rest) {
+                            let w = rclick_core::conf::unquote_string(&w);
+                            match super::ipsumdump::find_field(&w) {
+                                Some(f) => fields.push(f),
+                                None => {
+                                    ctx.chatter(&format!(
+                                        "{}: {}:{}: warning: unknown content type '{w}'",
+                                        ctx.element_name(),
+                                        self.filename,
+                                        self.line_no
+                                    ));
+                                    fields.push(Field::None);
+                                }
+                            }
+                        }
+                        self.fields = fields;
+                    }
+                }
+                for f in self.fields.iter_mut().filter(|f| !f.readable()) {
+                    *f = Field::None;
+                }
+                self.complained_no_fields = false;
+            }
+            "!IPSummaryDump" => {
+                let v = rest.split_once('.').and_then(|(a, b)| {
+                    Some((a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?))
+                });
+                match v {
+                    Some((1, minor)) if minor <= MINOR_VERSION => self.minor_version = minor,
+                    Some((major, minor)) => {
+                        ctx.chatter(&format!(
+                            "{}: {}: warning: unexpected IPSummaryDump version {major}.{minor}",
+                            ctx.element_name(),
+                            self.filename
+                        ));
+                        self.minor_version = MINOR_VERSION;
+                    }
+                    None => {}
+                }
+            }
+            "!binary" => {
+                ctx.chatter(&format!(
+                    "{}: {}:{}: binary IP summary dumps are not supported",
+                    ctx.element_name(),
+                    self.filename,
+                    self.line_no
+                ));
+                self.done = true;
+            }
+            // !creator, !host, !starttime, !runtime, !drops, ...: ignored.
+            _ => {}
+        }
+    }
+
+    /// Reads lines until one yields packets (in `pending`) or the file
+    /// ends. Returns false at the end.
+    fn read_record(&mut self, ctx: &mut Ctx) -> bool {
+        let mut buf = Vec::new();
+        loop {
+            if self.done {
+                return false;
+            }
+            let Some(reader) = self.reader.as_mut() else {
+                return false;
+            };
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) => {
+                    self.done = true;
+                    return false;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    ctx.chatter(&format!("{}: {}: {e}", ctx.element_name(), self.filename));
+                    self.done = true;
+                    return false;
+                }
+            }
+            self.line_no += 1;
+            let text = String::from_utf8_lossy(&buf);
+            let line = text.trim_end_matches(['\n', '\r']);
+            let trimmed = line.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            if trimmed.starts_with('!') {
+                let l = trimmed.to_string();
+                self.bang_line(&l, ctx);
+                continue;
+            }
+            if self.fields.is_empty() {
+                if !self.complained_no_fields {
+                    self.complained_no_fields = true;
+                    ctx.chatter(&format!(
+                        "{}: {}:{}: no '!data' line before packet data",
+                        ctx.element_name(),
+                        self.filename,
+                        self.line_no
+                    ));
+                }
+                self.bad_lines += 1;
+                continue;
+            }
+            let values = split_line(line);
+            let mut rec = Record::default();
+            let mut err = None;
+            for (f, v) in self.fields.iter().zip(values.iter()) {
+                if let Err(e) = parse_field(*f, v, self.minor_version, &mut rec) {
+                    err = Some(format!("{}: {e}", f.name()));
+                    break;
+                }
+            }
+            let opts = BuildOptions {
+                default_proto: self.default_proto,
+                checksum: self.checksum,
+            };
+            let result = match err {
+                Some(e) => Err(e),
+                None => build_packet(&rec, &opts),
+            };
+            match result {
+                Ok(mut p) => {
+                    let n = if self.multipacket {
+                        rec.count.unwrap_or(1)
+                    } else {
+                        1
+                    };
+                    if n == 0 {
+                        continue;
+                    }
+                    if self.multipacket {
+                        p.set_anno_bytes(rclick_core::packet::anno::EXTRA_PACKETS, &[0; 4]);
+                    }
+                    self.pending = Some((p, n));
+                    return true;
+                }
+                Err(e) => {
+                    let msg = format!("bad line ({e})");
+                    self.complain(ctx, &msg);
+                }
+            }
+        }
+    }
+
+    /// The next packet due now. `Err(true)`: wait for TIMING; `Err(false)`:
+    /// no more packets.
+    fn next_ready(&mut self, ctx: &mut Ctx) -> Result<Packet, bool> {
+        for _ in 0..64 {
+            match self.next_copy(ctx) {
+                Ok(Some(p)) => return Ok(p),
+                Ok(None) => continue,
+                Err(wait) => return Err(wait),
+            }
+        }
+        // Many packets sampled away: let others run.
+        Err(true)
+    }
+
+    /// One copy of the pending packet, `Ok(None)` if sampling dropped it.
+    fn next_copy(&mut self, ctx: &mut Ctx) -> Result<Option<Packet>, bool> {
+        if self.pending.is_none() && !self.read_record(ctx) {
+            return Err(false);
+        }
+        if self.timing {
+            if let Some((p, _)) = self.pending.as_ref() {
+                let ts = p.timestamp_anno();
+                let off = *self.timing_offset.get_or_insert_with(|| ctx.now() - ts);
+                let due = ts + off;
+                if ctx.now() < due {
+                    if let Some(t) = self.timer {
+                        ctx.schedule_timer_at(t, due);
+                    }
+                    if let (false, Some(s)) = (self.push, self.signal) {
+                        ctx.sleep_signal(s);
+                    }
+                    return Err(true);
+                }
+            }
+        }
+        let sampled_out = self.sampling_prob < (1 << SAMPLING_SHIFT)
+            && (self.random() & ((1 << SAMPLING_SHIFT) - 1)) >= self.sampling_prob;
+        let p = match self.pending.take() {
+            Some((p, n)) if n > 1 => {
+                let q = p.deep_copy();
+                self.pending = Some((p, n - 1));
+                q
+            }
+            Some((p, _)) => p,
+            None => return Err(false),
+        };
+        Ok((!sampled_out).then_some(p))
+    }
+
+    fn set_active(&mut self, active: bool, ctx: &mut Ctx) {
+        self.active = active;
+        if active {
+            if let Some(t) = self.task {
+                ctx.schedule_task(t);
+            }
+            if let Some(s) = self.signal {
+                ctx.wake_signal(s);
+            }
+        }
+    }
+
+    fn at_end(&mut self, ctx: &mut Ctx) {
+        if self.stop {
+            self.active = false;
+            ctx.please_stop();
+        }
+    }
+
+    fn fill(&mut self, want: usize, ctx: &mut Ctx) -> (Batch, bool) {
+        let mut batch = Batch::new();
+        let mut more = true;
+        while batch.len() < want {
+            match self.next_ready(ctx) {
+                Ok(p) => batch.push(p),
+                Err(wait) => {
+                    more = wait;
+                    break;
+                }
+            }
+        }
+        self.count += batch.len() as u64;
+        (batch, more)
+    }
+}
+
+impl Element for FromIPSummaryDump {
+    fn port_count(&self) -> &'static str {
+        "0/1"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        self.filename = args.read_mp("FILENAME");
+        self.stop = args.read_or("STOP", false);
+        self.active = args.read_or("ACTIVE", true);
+        let _zero: bool = args.read_or("ZERO", true);
+        self.checksum = args.read_or("CHECKSUM", false);
+        let sample = args.read_with("SAMPLE", |s| parse_fixed_point(s, SAMPLING_SHIFT));
+        self.default_proto = args.read_or("PROTO", 6u8);
+        self.multipacket = args.read_or("MULTIPACKET", false);
+        self.timing = args.read_or("TIMING", false);
+        let default_contents = args.read_with("DEFAULT_CONTENTS", parse_any);
+        let contents = args.read_with("CONTENTS", parse_any);
+        self.burst = args.read_or("BURST", 1usize).max(1);
+        args.complete()?;
+
+        self.sampling_prob = 1 << SAMPLING_SHIFT;
+        if let Some(s) = sample {
+            if s > 1 << SAMPLING_SHIFT {
+                ctx.chatter(&format!(
+                    "{}: warning: SAMPLE probability reduced to 1",
+                    ctx.element_name()
+                ));
+            } else {
+                if s == 0 {
+                    ctx.chatter(&format!(
+                        "{}: warning: SAMPLE probability is 0; emitting no packets",
+                        ctx.element_name()
+                    ));
+                }
+                self.sampling_prob = s;
+            }
+        }
+        let parse = |text: &str, kw: &str| -> Result<Vec<Field>, String> {
+            let f = parse_field_list(text).map_err(|bad| {
+                format!(
+                    "{kw}: unknown content type{} {}",
+                    if bad.len() > 1 { "s" } else { "" },
+                    bad.iter()
+                        .map(|b| format!("'{b}'"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+            if f.is_empty() {
+                return Err(format!("{kw}: no contents specified"));
+            }
+            if let Some(x) = f.iter().find(|f| !f.readable()) {
+                return Err(format!("{kw}: field '{}' cannot be read", x.name()));
+            }
+            Ok(f)
+        };
+        self.fixed_fields = false;
+        self.fields.clear();
+        if let Some(c) = default_contents {
+            self.fields = parse(&c, "DEFAULT_CONTENTS")?;
+        }
+        if let Some(c) = contents {
+            self.fields = parse(&c, "CONTENTS")?;
+            self.fixed_fields = true;
+        }
+        if self.signal.is_none() {
+            self.signal = Some(ctx.new_signal(self.active));
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        self.push = ctx.output_is_push(0);
+        if self.push {
+            self.task = Some(ctx.new_task(self.active));
+        }
+        self.timer = Some(ctx.new_timer());
+        let mut reader: Box<dyn BufRead + Send> = if self.filename == "-" {
+            Box::new(BufReader::new(std::io::stdin()))
+        } else {
+            let f = File::open(&self.filename).map_err(|e| format!("{}: {e}", self.filename))?;
+            Box::new(BufReader::new(f))
+        };
+        // Check the first line: a banner, `!creator` or `!data` (else warn).
+        let peek = reader
+            .fill_buf()
+            .map_err(|e| format!("{}: {e}", self.filename))?;
+        if peek.is_empty() && self.filename != "-" {
+            return Err(format!("{}: empty file", self.filename).into());
+        }
+        let first: Vec<u8> = peek.iter().take(16).copied().collect();
+        let ok = [&b"!IPSummaryDump"[..], b"!creator", b"!data"]
+            .iter()
+            .any(|p| first.starts_with(p));
+        if !ok && !peek.is_empty() && self.fields.is_empty() {
+            ctx.chatter(&format!(
+                "{}: {}: warning: missing banner line; is this an IP summary dump?",
+                ctx.element_name(),
+                self.filename
+            ));
+        }
+        // Compressed files are not supported; say so instead of reading
+        // garbage.
+        if first.starts_with(&[0x1f, 0x8b]) || first.starts_with(b"BZh") {
+            return Err(format!("{}: compressed dumps are not supported", self.filename).into());
+        }
+        self.reader = Some(reader);
+        self.line_no = 0;
+        self.done = false;
+        Ok(())
+    }
+
+    fn empty_notifier(&self) -> Option<SignalId> {
+        if self.push {
+            None
+        } else {
+            self.signal
+        }
+    }
+
+    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
+        if !self.active {
+            return false;
+        }
+        let want = self.burst.min(rclick_core::batch::BATCH_CAPACITY);
+        let (batch, more) = self.fill(want, ctx);
+        let n = batch.len();
+        ctx.emit_batch(0, batch);
+        if !more {
+            self.at_end(ctx);
+            return n > 0;
+        }
+        let waiting = n == 0 && self.timing && self.pending.is_some();
+        if !waiting {
+            ctx.fast_reschedule();
+        }
+        n > 0
+    }
+
+    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        if self.active {
+            if let Some(t) = self.task {
+                ctx.schedule_task(t);
+            } else if let Some(s) = self.signal {
+                ctx.wake_signal(s);
+            }
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        if !self.active {
+            if let Some(s) = self.signal {
+                ctx.sleep_signal(s);
+            }
+            return None;
+        }
+        let want = max.clamp(1, rclick_core::batch::BATCH_CAPACITY);
+        let (batch, more) = self.fill(want, ctx);
+        if !more {
+            if let Some(s) = self.signal {
+                ctx.sleep_signal(s);
+            }
+            self.at_end(ctx);
+        }
+        (!batch.is_empty()).then_some(batch)
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![
+            HandlerSpec::read("count"),
+            HandlerSpec::button("reset_counts"),
+            HandlerSpec::read("bad_lines"),
+            HandlerSpec::read("sampling_prob"),
+            HandlerSpec::read_write("active").with(hflags::CHECKBOX),
+            HandlerSpec::read("encap"),
+            HandlerSpec::button("stop"),
+            HandlerSpec::read("filename"),
+        ]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        Ok(match name {
+            "count" => self.count.to_string(),
+            "bad_lines" => self.bad_lines.to_string(),
+            "sampling_prob" => unparse_fixed(self.sampling_prob, SAMPLING_SHIFT),
+            "active" => self.active.to_string(),
+            "encap" => "IP".into(),
+            "filename" => self.filename.clone(),
+            _ => return Err(format!("no '{name}' handler")),
+        })
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        match name {
+            "active" => {
+                let a = parse_bool(value.trim()).map_err(|_| "type mismatch".to_string())?;
+                self.set_active(a, ctx);
+            }
+            "stop" => {
+                self.set_active(false, ctx);
+                ctx.please_stop();
+            }
+            "reset_counts" => self.count = 0,
+            _ => return Err(format!("no '{name}' handler")),
+        }
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        self.pending = None;
+        self.reader = None;
+    }
+}

@@ -1,0 +1,1686 @@
+//! Shared support for FromIPSummaryDump and ToIPSummaryDump: the field
+//! table, parsing field values into packets, and formatting packets as
+//! IP summary dump fields, in Click's text formats.
+
+use std::net::Ipv4Addr;
+
+use rclick_core::packet::anno;
+use rclick_core::wire::checksum;
+use rclick_core::{Packet, Timestamp};
+
+/// Version written in the `!IPSummaryDump` banner.
+pub const MAJOR_VERSION: u32 = 1;
+pub const MINOR_VERSION: u32 = 3;
+
+const PROTO_ICMP: u8 = 1;
+const PROTO_TCP: u8 = 6;
+const PROTO_UDP: u8 = 17;
+const PROTO_DCCP: u8 = 33;
+const PROTO_UDPLITE: u8 = 136;
+
+const IP_DF: u16 = 0x4000;
+const IP_MF: u16 = 0x2000;
+const IP_OFFMASK: u16 = 0x1fff;
+
+/// One field of an IP summary dump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    None,
+    Timestamp,
+    NTimestamp,
+    TsSec,
+    TsUsec,
+    TsUsec1,
+    FirstTimestamp,
+    IpSrc,
+    IpDst,
+    IpTos,
+    IpDscp,
+    IpEcn,
+    IpTtl,
+    IpFrag,
+    IpFragoff,
+    IpId,
+    IpSum,
+    IpProto,
+    IpHl,
+    IpLen,
+    IpCaptureLen,
+    IpOpt,
+    Sport,
+    Dport,
+    TcpSeq,
+    TcpAck,
+    TcpFlags,
+    TcpWindow,
+    TcpUrp,
+    TcpOpt,
+    TcpNtopt,
+    TcpSack,
+    UdpLen,
+    IcmpType,
+    IcmpCode,
+    IcmpTypeName,
+    IcmpCodeName,
+    IcmpFlowid,
+    IcmpSeq,
+    IcmpNextmtu,
+    PayloadLen,
+    Payload,
+    Count,
+    Link,
+    Direction,
+    Aggregate,
+}
+
+/// Canonical field names, as written on `!data` lines.
+const FIELDS: &[(&str, Field)] = &[
+    ("none", Field::None),
+    ("timestamp", Field::Timestamp),
+    ("ntimestamp", Field::NTimestamp),
+    ("ts_sec", Field::TsSec),
+    ("ts_usec", Field::TsUsec),
+    ("ts_usec1", Field::TsUsec1),
+    ("first_timestamp", Field::FirstTimestamp),
+    ("ip_src", Field::IpSrc),
+    ("ip_dst", Field::IpDst),
+    ("ip_tos", Field::IpTos),
+    ("ip_dscp", Field::IpDscp),
+    ("ip_ecn", Field::IpEcn),
+    ("ip_ttl", Field::IpTtl),
+    ("ip_frag", Field::IpFrag),
+    ("ip_fragoff", Field::IpFragoff),
+    ("ip_id", Field::IpId),
+    ("ip_sum", Field::IpSum),
+    ("ip_proto", Field::IpProto),
+    ("ip_hl", Field::IpHl),
+    ("ip_len", Field::IpLen),
+    ("ip_capture_len", Field::IpCaptureLen),
+    ("ip_opt", Field::IpOpt),
+    ("sport", Field::Sport),
+    ("dport", Field::Dport),
+    ("tcp_seq", Field::TcpSeq),
+    ("tcp_ack", Field::TcpAck),
+    ("tcp_flags", Field::TcpFlags),
+    ("tcp_window", Field::TcpWindow),
+    ("tcp_urp", Field::TcpUrp),
+    ("tcp_opt", Field::TcpOpt),
+    ("tcp_ntopt", Field::TcpNtopt),
+    ("tcp_sack", Field::TcpSack),
+    ("udp_len", Field::UdpLen),
+    ("icmp_type", Field::IcmpType),
+    ("icmp_code", Field::IcmpCode),
+    ("icmp_type_name", Field::IcmpTypeName),
+    ("icmp_code_name", Field::IcmpCodeName),
+    ("icmp_flowid", Field::IcmpFlowid),
+    ("icmp_seq", Field::IcmpSeq),
+    ("icmp_nextmtu", Field::IcmpNextmtu),
+    ("payload_len", Field::PayloadLen),
+    ("payload", Field::Payload),
+    ("count", Field::Count),
+    ("link", Field::Link),
+    ("direction", Field::Direction),
+    ("aggregate", Field::Aggregate),
+];
+
+/// Click's synonyms, plus `seq`, `ack` and `flags` (rclick extensions).
+const SYNONYMS: &[(&str, &str)] = &[
+    ("ts", "timestamp"),
+    ("utimestamp", "timestamp"),
+    ("sec", "ts_sec"),
+    ("usec", "ts_usec"),
+    ("usec1", "ts_usec1"),
+    ("first_ts", "first_timestamp"),
+    ("first_utimestamp", "first_timestamp"),
+    ("length", "ip_len"),
+    ("ip_p", "ip_proto"),
+    ("tcp_seqno", "tcp_seq"),
+    ("tcp_ackno", "tcp_ack"),
+    ("tcp_win", "tcp_window"),
+    ("payload_length", "payload_len"),
+    ("pkt_count", "count"),
+    ("packet_count", "count"),
+    ("agg", "aggregate"),
+    ("seq", "tcp_seq"),
+    ("ack", "tcp_ack"),
+    ("flags", "tcp_flags"),
+];
+
+impl Field {
+    /// The canonical name.
+    pub fn name(self) -> &'static str {
+        FIELDS
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("none", |(n, _)| n)
+    }
+
+    /// Whether FromIPSummaryDump can read this field.
+    pub fn readable(self) -> bool {
+        !matches!(
+            self,
+            Field::IpCaptureLen | Field::TcpNtopt | Field::FirstTimestamp
+        )
+    }
+}
+
+/// Finds a field by name as Click does: exact names and synonyms; then
+/// the name with its first space changed to `_`; then `ip_NAME` for a
+/// name without `_`. `tcp seq`, `src` and `ip ttl` all work.
+pub fn find_field(name: &str) -> Option<Field> {
+    if let Some((_, f)) = FIELDS.iter().find(|(n, _)| *n == name) {
+        return Some(*f);
+    }
+    if let Some((_, syn)) = SYNONYMS.iter().find(|(n, _)| *n == name) {
+        return find_field(syn);
+    }
+    if let Some(i) = name.find(' ') {
+        return find_field(&format!("{}_{}", &name[..i], &name[i + 1..]));
+    }
+    if !name.contains('_') && !name.is_empty() {
+        let ip = format!("ip_{name}");
+        if let Some((_, f)) = FIELDS.iter().find(|(n, _)| *n == ip) {
+            return Some(*f);
+        }
+    }
+    None
+}
+
+/// Parses a field list (`src dst "tcp seq"`): space-separated, quoted words
+/// unquoted. Returns the fields or the unknown names.
+pub fn parse_field_list(text: &str) -> Result<Vec<Field>, Vec<String>> {
+    let mut fields = Vec::new();
+    let mut bad = Vec::new();
+    for w in rclick_core::conf::split_words(text) {
+        let w = rclick_core::conf::unquote_string(&w);
+        match find_field(&w) {
+            Some(f) => fields.push(f),
+            None => bad.push(w),
+        }
+    }
+    if bad.is_empty() {
+        Ok(fields)
+    } else {
+        Err(bad)
+    }
+}
+
+// ---------------------------------------------------------------------
+// Quoting
+
+/// Click's `cp_quote`: a double-quoted C string; `\`, `"` and `$` are
+/// escaped, tab/CR/LF as `\t \r \n`, other non-printables as octal.
+pub fn cp_quote(data: &[u8]) -> String {
+    let mut s = String::with_capacity(data.len() + 2);
+    s.push('"');
+    for &b in data {
+        match b {
+            b'\\' | b'"' | b'$' => {
+                s.push('\\');
+                s.push(b as char);
+            }
+            b'\t' => s.push_str("\\t"),
+            b'\r' => s.push_str("\\r"),
+            b'\n' => s.push_str("\\n"),
+            32..=126 => s.push(b as char),
+            _ => {
+                s.push('\\');
+                s.push(char::from(b'0' + (b >> 6)));
+                s.push(char::from(b'0' + ((b >> 3) & 7)));
+                s.push(char::from(b'0' + (b & 7)));
+            }
+        }
+    }
+    s.push('"');
+    s
+}
+
+/// Splits a data line into fields: white space separates, double and
+/// single quotes (with backslash escapes in double quotes) group.
+pub fn split_line(line: &str) -> Vec<&str> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= b.len() {
+            break;
+        }
+        let start = i;
+        let mut quote = 0u8;
+        while i < b.len() {
+            let c = b[i];
+            if quote != 0 {
+                if c == b'\\' && quote == b'"' {
+                    i += 2;
+                    continue;
+                }
+                if c == quote {
+                    quote = 0;
+                }
+            } else if c == b'"' || c == b'\'' {
+                quote = c;
+            } else if c.is_ascii_whitespace() {
+                break;
+            }
+            i += 1;
+        }
+        let end = i.min(b.len());
+        out.push(&line[start..end]);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------
+// Parsing values
+
+/// Values of one dump line, ready to become a packet.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    pub ts: Option<Timestamp>,
+    pub ts_sec: Option<u32>,
+    pub ts_usec: Option<u32>,
+    pub ts_usec1: Option<u64>,
+    pub src: Option<Ipv4Addr>,
+    pub dst: Option<Ipv4Addr>,
+    pub tos: Option<u8>,
+    pub dscp: Option<u8>,
+    pub ecn: Option<u8>,
+    pub ttl: Option<u8>,
+    pub frag: Option<u16>,
+    pub fragoff: Option<u16>,
+    pub id: Option<u16>,
+    pub sum: Option<u16>,
+    pub proto: Option<u8>,
+    pub hl: Option<u32>,
+    pub len: Option<u32>,
+    pub ip_opt: Option<Vec<u8>>,
+    pub sport: Option<u16>,
+    pub dport: Option<u16>,
+    pub seq: Option<u32>,
+    pub ack: Option<u32>,
+    pub flags: Option<u16>,
+    pub window: Option<u16>,
+    pub urp: Option<u16>,
+    pub tcp_opt: Option<Vec<u8>>,
+    pub udp_len: Option<u16>,
+    pub icmp_type: Option<u8>,
+    pub icmp_code: Option<String>,
+    pub icmp_flowid: Option<u16>,
+    pub icmp_seq: Option<u16>,
+    pub icmp_nextmtu: Option<u16>,
+    pub payload_len: Option<u32>,
+    pub payload: Option<Vec<u8>>,
+    pub count: Option<u32>,
+    pub link: Option<u8>,
+    pub aggregate: Option<u32>,
+}
+
+/// Parses an unsigned integer in C syntax (decimal, `0x` hex, leading-0
+/// octal), at most `max`.
+fn parse_uint(s: &str, max: u64) -> Result<u64, String> {
+    let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        (h, 16)
+    } else if s.len() > 1 && s.starts_with('0') {
+        (&s[1..], 8)
+    } else {
+        (s, 10)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return Err(format!("expected integer, got '{s}'"));
+    }
+    match u64::from_str_radix(digits, radix) {
+        Ok(v) if v <= max => Ok(v),
+        _ => Err(format!("'{s}' out of range (max {max})")),
+    }
+}
+
+/// Leading unsigned decimal digits of `s`: the value and the rest.
+fn leading_uint(s: &str) -> Option<(u64, &str)> {
+    let n = s.bytes().take_while(|b| b.is_ascii_digit()).count();
+    if n == 0 {
+        return None;
+    }
+    s[..n].parse::<u64>().ok().map(|v| (v, &s[n..]))
+}
+
+/// `SEC[.FRAC]` with up to nine fraction digits.
+pub fn parse_timestamp_text(s: &str) -> Result<Timestamp, String> {
+    let bad = || format!("bad timestamp '{s}'");
+    let (sec, frac) = match s.split_once('.') {
+        Some((a, b)) => (a, b),
+        None => (s, ""),
+    };
+    if sec.is_empty() || !sec.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let sec: i64 = sec.parse().map_err(|_| bad())?;
+    if sec > i64::from(u32::MAX) {
+        return Err(bad());
+    }
+    let mut nsec: i64 = 0;
+    for (i, b) in frac.bytes().enumerate() {
+        if i < 9 {
+            nsec = nsec * 10 + i64::from(b - b'0');
+        }
+    }
+    for _ in frac.len()..9 {
+        nsec *= 10;
+    }
+    Ok(Timestamp::from_sec_nsec(sec, nsec))
+}
+
+fn icmp_types() -> &'static [(&'static str, u8)] {
+    &[
+        ("echo-reply", 0),
+        ("unreachable", 3),
+        ("sourcequench", 4),
+        ("redirect", 5),
+        ("echo", 8),
+        ("routeradvert", 9),
+        ("routersolicit", 10),
+        ("timeexceeded", 11),
+        ("parameterproblem", 12),
+        ("timestamp", 13),
+        ("timestamp-reply", 14),
+        ("inforeq", 15),
+        ("inforeq-reply", 16),
+        ("maskreq", 17),
+        ("maskreq-reply", 18),
+    ]
+}
+
+fn icmp_codes(icmp_type: u8) -> &'static [(&'static str, u8)] {
+    match icmp_type {
+        3 => &[
+            ("net", 0),
+            ("host", 1),
+            ("protocol", 2),
+            ("port", 3),
+            ("needfrag", 4),
+            ("srcroutefail", 5),
+            ("netunknown", 6),
+            ("hostunknown", 7),
+            ("isolated", 8),
+            ("netprohibited", 9),
+            ("hostprohibited", 10),
+            ("tosnet", 11),
+            ("toshost", 12),
+            ("filterprohibited", 13),
+            ("hostprecedence", 14),
+            ("precedencecutoff", 15),
+        ],
+        5 => &[("net", 0), ("host", 1), ("tosnet", 2), ("toshost", 3)],
+        11 => &[("transit", 0), ("reassembly", 1)],
+        12 => &[("erroratptr", 0), ("missingopt", 1), ("length", 2)],
+        _ => &[],
+    }
+}
+
+fn icmp_type_name(t: u8) -> Option<&'static str> {
+    icmp_types().iter().find(|(_, v)| *v == t).map(|(n, _)| *n)
+}
+
+fn icmp_code_name(t: u8, c: u8) -> Option<&'static str> {
+    icmp_codes(t).iter().find(|(_, v)| *v == c).map(|(n, _)| *n)
+}
+
+/// TCP flags: a number, `.` for none, or letters `FSRPAUECN` (`W`/`Y` for
+/// CWR and `X` for ECE, as in old dumps).
+pub fn parse_tcp_flags(s: &str) -> Result<u16, String> {
+    if s.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
+        return parse_uint(s, 0x1ff).map(|v| v as u16);
+    }
+    if s == "." {
+        return Ok(0);
+    }
+    let mut v = 0u16;
+    for c in s.chars() {
+        let bit = match c {
+            'F' => 0,
+            'S' => 1,
+            'R' => 2,
+            'P' => 3,
+            'A' => 4,
+            'U' => 5,
+            'E' | 'X' => 6,
+            'C' | 'W' | 'Y' => 7,
+            'N' => 8,
+            _ => return Err(format!("bad TCP flags '{s}'")),
+        };
+        v |= 1 << bit;
+    }
+    Ok(v)
+}
+
+pub fn unparse_tcp_flags(v: u16) -> String {
+    if v == 0 {
+        return ".".into();
+    }
+    "FSRPAUECN"
+        .chars()
+        .enumerate()
+        .filter(|(i, _)| v & (1 << i) != 0)
+        .map(|(_, c)| c)
+        .collect()
+}
+
+/// `ip_frag`/`ip_fragoff` text: `.`, `!`, `F`, `f`, or an offset with
+/// `+` (MF) and `!` (DF) suffixes. Returns the IP fragment word.
+fn parse_frag(s: &str, minor_version: u32) -> Result<u16, String> {
+    match s {
+        "." => return Ok(0),
+        "!" => return Ok(IP_DF),
+        "F" => return Ok(IP_MF),
+        "f" => return Ok(100),
+        _ => {}
+    }
+    let bad = || format!("bad fragment '{s}'");
+    let (mut off, rest) = leading_uint(s).ok_or_else(bad)?;
+    if minor_version > 0 {
+        off >>= 3;
+    }
+    if off > u64::from(IP_OFFMASK) {
+        return Err(bad());
+    }
+    let mut v = off as u16;
+    for c in rest.chars() {
+        match c {
+            '!' => v |= IP_DF,
+            '+' => v |= IP_MF,
+            _ => return Err(bad()),
+        }
+    }
+    Ok(v)
+}
+
+/// Parses `s` as `field` into `rec`. `-` (absent) leaves the record alone.
+pub fn parse_field(
+    field: Field,
+    s: &str,
+    minor_version: u32,
+    rec: &mut Record,
+) -> Result<(), String> {
+    if s == "-" && field != Field::Payload {
+        return Ok(());
+    }
+    let u8v = |s: &str| parse_uint(s, 0xff).map(|v| v as u8);
+    let u16v = |s: &str| parse_uint(s, 0xffff).map(|v| v as u16);
+    let u32v = |s: &str| parse_uint(s, 0xffff_ffff).map(|v| v as u32);
+    let addr = |s: &str| -> Result<Ipv4Addr, String> {
+        rclick_core::conf::parse_ipv4(s).map_err(|_| format!("bad IP address '{s}'"))
+    };
+    match field {
+        Field::None | Field::IpCaptureLen | Field::TcpNtopt | Field::FirstTimestamp => {}
+        Field::Timestamp | Field::NTimestamp => rec.ts = Some(parse_timestamp_text(s)?),
+        Field::TsSec => rec.ts_sec = Some(u32v(s)?),
+        Field::TsUsec => rec.ts_usec = Some(u32v(s)?),
+        Field::TsUsec1 => rec.ts_usec1 = Some(parse_uint(s, u64::MAX)?),
+        Field::IpSrc => rec.src = Some(addr(s)?),
+        Field::IpDst => rec.dst = Some(addr(s)?),
+        Field::IpTos => rec.tos = Some(u8v(s)?),
+        Field::IpDscp => {
+            let v = u8v(s)?;
+            if v > 63 {
+                return Err(format!("bad DSCP '{s}'"));
+            }
+            rec.dscp = Some(v);
+        }
+        Field::IpEcn => {
+            rec.ecn = Some(match s {
+                "0" | "no" => 0,
+                "1" | "ect1" | "ECT(1)" => 1,
+                "2" | "ect2" | "ECT(0)" => 2,
+                "3" | "ce" | "CE" => 3,
+                _ => return Err(format!("bad ECN '{s}'")),
+            })
+        }
+        Field::IpTtl => rec.ttl = Some(u8v(s)?),
+        Field::IpFrag => rec.frag = Some(parse_frag(s, minor_version)?),
+        Field::IpFragoff => rec.fragoff = Some(parse_frag(s, minor_version)?),
+        Field::IpId => rec.id = Some(u16v(s)?),
+        Field::IpSum => rec.sum = Some(u16v(s)?),
+        Field::IpProto => {
+            rec.proto = Some(match s {
+                "T" => PROTO_TCP,
+                "U" => PROTO_UDP,
+                "I" => PROTO_ICMP,
+                _ => u8v(s).map_err(|_| format!("bad IP protocol '{s}'"))?,
+            })
+        }
+        Field::IpHl => {
+            let v = parse_uint(s, 60)? as u32;
+            if v < 20 {
+                return Err(format!("bad IP header length '{s}'"));
+            }
+            rec.hl = Some(v);
+        }
+        Field::IpLen => rec.len = Some(parse_uint(s, 0xffff)? as u32),
+        Field::IpOpt => rec.ip_opt = Some(parse_ip_opt(s)?),
+        Field::Sport => rec.sport = Some(u16v(s)?),
+        Field::Dport => rec.dport = Some(u16v(s)?),
+        Field::TcpSeq => rec.seq = Some(u32v(s)?),
+        Field::TcpAck => rec.ack = Some(u32v(s)?),
+        Field::TcpFlags => rec.flags = Some(parse_tcp_flags(s)?),
+        Field::TcpWindow => rec.window = Some(u16v(s)?),
+        Field::TcpUrp => rec.urp = Some(u16v(s)?),
+        Field::TcpOpt | Field::TcpSack => {
+            let mut o = parse_tcp_opt(s)?;
+            if let Some(prev) = rec.tcp_opt.as_mut() {
+                prev.append(&mut o);
+                if prev.len() > 40 {
+                    return Err("TCP options too long".into());
+                }
+            } else {
+                rec.tcp_opt = Some(o);
+            }
+        }
+        Field::UdpLen => rec.udp_len = Some(u16v(s)?),
+        Field::IcmpType | Field::IcmpTypeName => {
+            rec.icmp_type = Some(match icmp_types().iter().find(|(n, _)| *n == s) {
+                Some((_, v)) => *v,
+                None => u8v(s).map_err(|_| format!("bad ICMP type '{s}'"))?,
+            })
+        }
+        Field::IcmpCode | Field::IcmpCodeName => rec.icmp_code = Some(s.to_string()),
+        Field::IcmpFlowid => rec.icmp_flowid = Some(u16v(s)?),
+        Field::IcmpSeq => rec.icmp_seq = Some(u16v(s)?),
+        Field::IcmpNextmtu => rec.icmp_nextmtu = Some(u16v(s)?),
+        Field::PayloadLen => rec.payload_len = Some(parse_uint(s, 0xffff)? as u32),
+        Field::Payload => {
+            let bytes =
+                rclick_core::conf::parse_bytes(s).map_err(|_| format!("bad payload {s}"))?;
+            rec.payload = Some(bytes);
+        }
+        Field::Count => rec.count = Some(u32v(s)?),
+        Field::Link => rec.link = Some(u8v(s)?),
+        Field::Direction => {
+            rec.link = Some(match s {
+                ">" => 0,
+                "<" => 1,
+                _ => u8v(s)?,
+            })
+        }
+        Field::Aggregate => rec.aggregate = Some(u32v(s)?),
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------
+// Options
+
+const TCPOPT_EOL: u8 = 0;
+const TCPOPT_NOP: u8 = 1;
+const TCPOPT_MSS: u8 = 2;
+const TCPOPT_WSCALE: u8 = 3;
+const TCPOPT_SACKOK: u8 = 4;
+const TCPOPT_SACK: u8 = 5;
+const TCPOPT_TIMESTAMP: u8 = 8;
+
+const IPOPT_RR: u8 = 7;
+const IPOPT_TS: u8 = 68;
+const IPOPT_LSRR: u8 = 131;
+const IPOPT_SSRR: u8 = 137;
+
+/// Drops leading NOPs past 40 bytes; more than 40 is an error.
+fn finish_options(mut o: Vec<u8>, what: &str) -> Result<Vec<u8>, String> {
+    while o.len() > 40 && o[0] == 1 {
+        o.remove(0);
+    }
+    if o.len() > 40 {
+        return Err(format!("{what} options too long"));
+    }
+    Ok(o)
+}
+
+/// `NUM` or `NUM=B:B:...`: an option with raw bytes.
+fn parse_raw_option<'a>(s: &'a str, out: &mut Vec<u8>) -> Option<&'a str> {
+    let (v, mut rest) = leading_uint(s)?;
+    if v > 255 {
+        return None;
+    }
+    out.push(v as u8);
+    if let Some(r) = rest.strip_prefix('=') {
+        if r.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
+            let pos0 = out.len();
+            out.push(0);
+            rest = r;
+            loop {
+                let (b, r2) = leading_uint(rest)?;
+                if b > 255 {
+                    return None;
+                }
+                out.push(b as u8);
+                rest = r2;
+                match rest.strip_prefix(':') {
+                    Some(r3) if r3.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) => {
+                        rest = r3
+                    }
+                    _ => break,
+                }
+            }
+            let len = out.len() - pos0 + 1;
+            if len > 255 {
+                return None;
+            }
+            out[pos0] = len as u8;
+        }
+    }
+    Some(rest)
+}
+
+/// TCP options text (`mss1460;sackok;ts1:2;wscale7;sack1-5;nop;eol;N=b:b`,
+/// separated by `;` or `,`), as option bytes (unpadded). `.` is none.
+pub fn parse_tcp_opt(s: &str) -> Result<Vec<u8>, String> {
+    if s == "." || s.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bad = || format!("bad TCP options '{s}'");
+    let mut out: Vec<u8> = Vec::new();
+    let mut rest = s;
+    // Start of the SACK option being extended, if the last item was one.
+    let mut sack_at: Option<usize> = None;
+    loop {
+        let mut this_sack = None;
+        if let Some(r) = rest.strip_prefix("mss") {
+            let (v, r) = leading_uint(r).ok_or_else(bad)?;
+            if v > 0xffff {
+                return Err(bad());
+            }
+            out.extend_from_slice(&[TCPOPT_MSS, 4, (v >> 8) as u8, v as u8]);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("wscale") {
+            let (v, r) = leading_uint(r).ok_or_else(bad)?;
+            if v > 255 {
+                return Err(bad());
+            }
+            out.extend_from_slice(&[TCPOPT_WSCALE, 3, v as u8]);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("sackok") {
+            out.extend_from_slice(&[TCPOPT_SACKOK, 2]);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("sack") {
+            let (a, r) = leading_uint(r).ok_or_else(bad)?;
+            let r = r
+                .strip_prefix('-')
+                .or_else(|| r.strip_prefix(':'))
+                .ok_or_else(bad)?;
+            let (b, r) = leading_uint(r).ok_or_else(bad)?;
+            if a > 0xffff_ffff || b > 0xffff_ffff {
+                return Err(bad());
+            }
+            let at = match sack_at {
+                Some(at) if out[at + 1] <= 34 => at,
+                _ => {
+                    out.extend_from_slice(&[TCPOPT_SACK, 2]);
+                    out.len() - 2
+                }
+            };
+            out.extend_from_slice(&(a as u32).to_be_bytes());
+            out.extend_from_slice(&(b as u32).to_be_bytes());
+            out[at + 1] += 8;
+            this_sack = Some(at);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("ts") {
+            let (a, r) = leading_uint(r).ok_or_else(bad)?;
+            let r = r.strip_prefix(':').ok_or_else(bad)?;
+            let (b, r) = leading_uint(r).ok_or_else(bad)?;
+            if a > 0xffff_ffff || b > 0xffff_ffff {
+                return Err(bad());
+            }
+            if out.is_empty() {
+                out.extend_from_slice(&[TCPOPT_NOP, TCPOPT_NOP]);
+            }
+            out.extend_from_slice(&[TCPOPT_TIMESTAMP, 10]);
+            out.extend_from_slice(&(a as u32).to_be_bytes());
+            out.extend_from_slice(&(b as u32).to_be_bytes());
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("nop") {
+            out.push(TCPOPT_NOP);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("eol") {
+            out.push(TCPOPT_EOL);
+            rest = r;
+        } else if rest.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
+            rest = parse_raw_option(rest, &mut out).ok_or_else(bad)?;
+        } else {
+            return Err(bad());
+        }
+        sack_at = this_sack;
+        if rest.is_empty() {
+            return finish_options(out, "TCP").map_err(|_| bad());
+        }
+        match rest.as_bytes()[0] {
+            b';' | b',' => rest = &rest[1..],
+            _ => return Err(bad()),
+        }
+    }
+}
+
+/// Which TCP options `unparse_tcp_opt` prints.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum TcpOptMask {
+    /// Everything but padding (`tcp_opt`).
+    All,
+    /// Everything but padding and timestamps (`tcp_ntopt`).
+    NoTimestamp,
+    /// SACK and SACK-permitted (`tcp_sack`).
+    Sack,
+}
+
+/// Click's text form of TCP options; `.` when nothing is printed, `?` for
+/// malformed options.
+pub fn unparse_tcp_opt(opt: &[u8], mask: TcpOptMask) -> String {
+    let mut items: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < opt.len() {
+        let kind = opt[i];
+        if kind == TCPOPT_EOL {
+            break;
+        }
+        if kind == TCPOPT_NOP {
+            i += 1;
+            continue;
+        }
+        let Some(&len) = opt.get(i + 1) else {
+            return "?".into();
+        };
+        let len = usize::from(len);
+        let end = i + len;
+        let bad = end > opt.len()
+            || match kind {
+                TCPOPT_MSS => len != 4,
+                TCPOPT_WSCALE => len != 3,
+                TCPOPT_SACKOK => len != 2,
+                TCPOPT_SACK => len % 8 != 2,
+                TCPOPT_TIMESTAMP => len != 10,
+                _ => len < 2,
+            };
+        if bad {
+            return "?".into();
+        }
+        let o = &opt[i..end];
+        let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        let show = match kind {
+            TCPOPT_SACKOK | TCPOPT_SACK => true,
+            TCPOPT_TIMESTAMP => mask == TcpOptMask::All,
+            _ => mask != TcpOptMask::Sack,
+        };
+        if show {
+            match kind {
+                TCPOPT_MSS => items.push(format!("mss{}", u16::from_be_bytes([o[2], o[3]]))),
+                TCPOPT_WSCALE => items.push(format!("wscale{}", o[2])),
+                TCPOPT_SACKOK => items.push("sackok".into()),
+                TCPOPT_SACK => {
+                    for blk in o[2..].chunks_exact(8) {
+                        items.push(format!("sack{}-{}", be32(&blk[..4]), be32(&blk[4..])));
+                    }
+                }
+                TCPOPT_TIMESTAMP => items.push(format!("ts{}:{}", be32(&o[2..6]), be32(&o[6..10]))),
+                _ => {
+                    let mut s = kind.to_string();
+                    for (k, b) in o[2..].iter().enumerate() {
+                        s.push(if k == 0 { '=' } else { ':' });
+                        s.push_str(&b.to_string());
+                    }
+                    items.push(s);
+                }
+            }
+        }
+        i = end;
+    }
+    if items.is_empty() {
+        ".".into()
+    } else {
+        items.join(";")
+    }
+}
+
+/// IP options text (`rr{1.2.3.4}+2`, `lsrr{1.0.0.1,^2.0.0.2}`,
+/// `ssrr{...}`, `nop`, `eol`, `N=b:b`, separated by `;` or `,`), as
+/// option bytes (unpadded). `.` is none. Timestamp options are not read.
+pub fn parse_ip_opt(s: &str) -> Result<Vec<u8>, String> {
+    if s == "." || s.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bad = || format!("bad IP options '{s}'");
+    let mut out: Vec<u8> = Vec::new();
+    let mut rest = s;
+    loop {
+        let route = [
+            ("rr{", IPOPT_RR),
+            ("lsrr{", IPOPT_LSRR),
+            ("ssrr{", IPOPT_SSRR),
+        ]
+        .iter()
+        .find_map(|(p, k)| rest.strip_prefix(p).map(|r| (r, *k)));
+        if let Some((r, kind)) = route {
+            let at = out.len();
+            out.extend_from_slice(&[kind, 0, 0]);
+            let mut pointer: Option<usize> = None;
+            let mut r = r;
+            loop {
+                if let Some(r2) = r.strip_prefix('^') {
+                    if pointer.is_none() {
+                        pointer = Some(out.len() - at + 1);
+                        r = r2;
+                    }
+                }
+                if !r.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
+                    break;
+                }
+                for k in 0..4 {
+                    let (v, r2) = leading_uint(r).ok_or_else(bad)?;
+                    if v > 255 {
+                        return Err(bad());
+                    }
+                    out.push(v as u8);
+                    r = r2;
+                    if k < 3 {
+                        r = r.strip_prefix('.').ok_or_else(bad)?;
+                    }
+                }
+                if let Some(r2) = r.strip_prefix(',') {
+                    r = r2;
+                }
+            }
+            r = r.strip_prefix('}').ok_or_else(bad)?;
+            out[at + 2] = pointer.unwrap_or(out.len() - at + 1) as u8;
+            if let Some(r2) = r.strip_prefix('+') {
+                let (n, r3) = leading_uint(r2).ok_or_else(bad)?;
+                if n >= 64 {
+                    return Err(bad());
+                }
+                out.resize(out.len() + n as usize * 4, 0);
+                r = r3;
+            }
+            let len = out.len() - at;
+            if len > 255 {
+                return Err(bad());
+            }
+            out[at + 1] = len as u8;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("nop") {
+            out.push(1);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("eol") {
+            out.push(0);
+            rest = r;
+        } else if rest.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
+            rest = parse_raw_option(rest, &mut out).ok_or_else(bad)?;
+        } else {
+            return Err(bad());
+        }
+        if rest.is_empty() {
+            return finish_options(out, "IP").map_err(|_| bad());
+        }
+        match rest.as_bytes()[0] {
+            b';' | b',' => rest = &rest[1..],
+            _ => return Err(bad()),
+        }
+    }
+}
+
+fn dotted(b: &[u8]) -> String {
+    format!("{}.{}.{}.{}", b[0], b[1], b[2], b[3])
+}
+
+/// Click's text form of IP options (without padding); `.` when empty, `?`
+/// for malformed options.
+pub fn unparse_ip_opt(opt: &[u8]) -> String {
+    let mut items: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < opt.len() {
+        let kind = opt[i];
+        if kind == 0 {
+            break;
+        }
+        if kind == 1 {
+            i += 1;
+            continue;
+        }
+        let Some(&len) = opt.get(i + 1) else {
+            return "?".into();
+        };
+        let len = usize::from(len);
+        let end = i + len;
+        let o = opt.get(i..end);
+        match (kind, o) {
+            (IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR, Some(o)) if len >= 3 && o[2] >= 4 => {
+                let ptr = usize::from(o[2]) - 1;
+                let mut s = String::from(match kind {
+                    IPOPT_RR => "rr",
+                    IPOPT_LSRR => "lsrr",
+                    _ => "ssrr",
+                });
+                s.push('{');
+                let mut k = 3;
+                let mut sep = "";
+                while k + 4 <= len {
+                    if k == ptr {
+                        if kind == IPOPT_RR {
+                            break;
+                        }
+                        sep = "^";
+                    }
+                    s.push_str(sep);
+                    s.push_str(&dotted(&o[k..k + 4]));
+                    sep = ",";
+                    k += 4;
+                }
+                if k == len && k == ptr && kind != IPOPT_RR {
+                    s.push('^');
+                }
+                s.push('}');
+                if k + 4 <= len && k == ptr && kind == IPOPT_RR {
+                    s.push_str(&format!("+{}", (len - k) / 4));
+                }
+                items.push(s);
+            }
+            (IPOPT_TS, Some(o)) if len >= 4 && o[2] >= 5 => {
+                let flag = o[3] & 0xf;
+                let ptr = usize::from(o[2]) - 1;
+                let size = if (1..=3).contains(&flag) { 8 } else { 4 };
+                let mut s = String::from("ts");
+                match flag {
+                    0 => {}
+                    1 => s.push_str(".ip"),
+                    3 => s.push_str(".preip"),
+                    f => s.push_str(&format!(".{f}")),
+                }
+                s.push('{');
+                let mut k = 4;
+                let mut sep = "";
+                while k + size <= len {
+                    if k == ptr {
+                        if flag != 3 {
+                            break;
+                        }
+                        sep = "^";
+                    }
+                    s.push_str(sep);
+                    if flag != 0 {
+                        s.push_str(&dotted(&o[k..k + 4]));
+                        s.push('=');
+                        k += 4;
+                    }
+                    if flag == 3 && k > ptr {
+                        s.pop();
+                    } else {
+                        let v = u32::from_be_bytes([o[k], o[k + 1], o[k + 2], o[k + 3]]);
+                        if v & 0x8000_0000 != 0 {
+                            s.push('!');
+                        }
+                        s.push_str(&(v & 0x7fff_ffff).to_string());
+                    }
+                    sep = ",";
+                    k += 4;
+                }
+                if k == len && k == ptr {
+                    s.push('^');
+                }
+                s.push('}');
+                if k + size <= len && k == ptr {
+                    s.push_str(&format!("+{}", (len - k) / size));
+                }
+                if o[3] & 0xf0 != 0 {
+                    s.push_str(&format!("++{}", o[3] >> 4));
+                }
+                items.push(s);
+            }
+            (IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR | IPOPT_TS, _) => return "?".into(),
+            (_, Some(o)) if len >= 2 => {
+                let mut s = kind.to_string();
+                for (k, b) in o[2..].iter().enumerate() {
+                    s.push(if k == 0 { '=' } else { ':' });
+                    s.push_str(&b.to_string());
+                }
+                items.push(s);
+            }
+            _ => return "?".into(),
+        }
+        i = end;
+    }
+    if items.is_empty() {
+        ".".into()
+    } else {
+        items.join(";")
+    }
+}
+
+// ---------------------------------------------------------------------
+// Building packets
+
+/// Settings for synthesizing packets.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildOptions {
+    pub default_proto: u8,
+    pub checksum: bool,
+}
+
+fn pad4(mut v: Vec<u8>) -> Vec<u8> {
+    while v.len() % 4 != 0 {
+        v.push(0);
+    }
+    v
+}
+
+fn icmp_header_len(t: Option<u8>) -> usize {
+    match t {
+        Some(13) | Some(14) => 20,
+        Some(17) | Some(18) => 12,
+        _ => 8,
+    }
+}
+
+fn has_ports(proto: u8) -> bool {
+    matches!(proto, PROTO_TCP | PROTO_UDP | PROTO_DCCP | PROTO_UDPLITE)
+}
+
+/// Whether an ICMP type carries an identifier and sequence number.
+fn icmp_has_flow(t: u8) -> bool {
+    matches!(t, 0 | 8 | 13 | 14 | 15 | 16)
+}
+
+/// The timestamp of a record: `timestamp`, else `ts_sec`/`ts_usec`, else
+/// `ts_usec1`, else zero.
+pub fn record_timestamp(rec: &Record) -> Timestamp {
+    if let Some(t) = rec.ts {
+        t
+    } else if rec.ts_sec.is_some() || rec.ts_usec.is_some() {
+        Timestamp::from_sec_nsec(
+            i64::from(rec.ts_sec.unwrap_or(0)),
+            i64::from(rec.ts_usec.unwrap_or(0)) * 1000,
+        )
+    } else if let Some(u) = rec.ts_usec1 {
+        Timestamp::from_sec_nsec((u / 1_000_000) as i64, (u % 1_000_000) as i64 * 1000)
+    } else {
+        Timestamp::ZERO
+    }
+}
+
+/// Synthesizes an IPv4 packet from a record: IP header (with options),
+/// the transport header the protocol and fields call for, the payload,
+/// zero padding up to the IP length. Sets the network and transport
+/// headers, the destination IP, timestamp, paint, aggregate and
+/// extra-packets annotations.
+pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String> {
+    let proto = rec.proto.unwrap_or(opts.default_proto);
+    let fragword = rec.fragoff.or(rec.frag).unwrap_or(0);
+    let first_frag = fragword & IP_OFFMASK == 0;
+
+    // IP header and options.
+    let mut ipopt = pad4(rec.ip_opt.clone().unwrap_or_default());
+    if let Some(hl) = rec.hl {
+        let want = ((hl as usize + 3) & !3).min(60);
+        while 20 + ipopt.len() < want {
+            ipopt.push(0);
+        }
+    }
+    let mut hl = 20 + ipopt.len();
+
+    // Transport header.
+    let wants_transport = rec.sport.is_some()
+        || rec.dport.is_some()
+        || rec.seq.is_some()
+        || rec.ack.is_some()
+        || rec.flags.is_some()
+        || rec.window.is_some()
+        || rec.urp.is_some()
+        || rec.tcp_opt.is_some()
+        || rec.udp_len.is_some()
+        || rec.icmp_type.is_some()
+        || rec.icmp_code.is_some()
+        || rec.icmp_flowid.is_some()
+        || rec.icmp_seq.is_some()
+        || rec.icmp_nextmtu.is_some()
+        || rec.payload.is_some()
+        || rec.payload_len.is_some();
+    let mut th: Vec<u8> = Vec::new();
+    if wants_transport && first_frag {
+        match proto {
+            PROTO_TCP => {
+                th = vec![0u8; 20];
+                th.extend(pad4(rec.tcp_opt.clone().unwrap_or_default()));
+            }
+            PROTO_UDP | PROTO_UDPLITE => th = vec![0u8; 8],
+            PROTO_ICMP => th = vec![0u8; icmp_header_len(rec.icmp_type)],
+            PROTO_DCCP if rec.sport.is_some() || rec.dport.is_some() => th = vec![0u8; 4],
+            _ => {}
+        }
+    }
+    let payload = rec.payload.clone().unwrap_or_default();
+    // Where the payload starts within the transport part: Click's payload
+    // follows TCP and UDP headers, and starts at the transport header for
+    // other protocols.
+    let payload_off_in_th = |th: &Vec<u8>| match proto {
+        PROTO_TCP | PROTO_UDP | PROTO_UDPLITE if first_frag => th.len(),
+        _ => 0,
+    };
+
+    // When both lengths are known and the IP length leaves room, grow the
+    // TCP and then IP headers with end-of-option padding (as Click does).
+    if let (Some(len), Some(plen)) = (
+        rec.len,
+        rec.payload_len
+            .or(rec.payload.as_ref().map(|p| p.len() as u32)),
+    ) {
+        let have = hl + payload_off_in_th(&th) + plen as usize;
+        let mut delta = (len as usize).saturating_sub(have);
+        if delta > 0 && proto == PROTO_TCP && first_frag && th.len() == 20 {
+            let grow = (delta & !3).min(40);
+            th.resize(20 + grow, 0);
+            delta -= grow;
+        }
+        if delta > 0 && hl == 20 {
+            let grow = (delta & !3).min(40);
+            ipopt.resize(grow, 0);
+            hl = 20 + grow;
+        }
+    }
+
+    let poff = payload_off_in_th(&th);
+    let mut body = th.clone();
+    if body.len() < poff + payload.len() {
+        body.resize(poff + payload.len(), 0);
+    }
+    body[poff..poff + payload.len()].copy_from_slice(&payload);
+    let built = hl + body.len();
+    let ip_len = match (rec.len, rec.payload_len) {
+        (Some(l), _) => l as usize,
+        (None, Some(pl)) => hl + poff + pl as usize,
+        (None, None) => built,
+    };
+    if ip_len > 0xffff || built > 0xffff {
+        return Err("packet longer than 65535 bytes".into());
+    }
+    let total = built.max(ip_len);
+    let mut data = vec![0u8; total];
+    data[hl..hl + body.len()].copy_from_slice(&body);
+
+    // IP header fields.
+    {
+        let ip = &mut data[..hl];
+        ip[0] = 0x40 | (hl / 4) as u8;
+        let mut tos = rec.tos.unwrap_or(0);
+        if let Some(d) = rec.dscp {
+            tos = (tos & 3) | (d << 2);
+        }
+        if let Some(e) = rec.ecn {
+            tos = (tos & !3) | (e & 3);
+        }
+        ip[1] = tos;
+        ip[2..4].copy_from_slice(&(ip_len as u16).to_be_bytes());
+        ip[4..6].copy_from_slice(&rec.id.unwrap_or(0).to_be_bytes());
+        ip[6..8].copy_from_slice(&fragword.to_be_bytes());
+        ip[8] = rec.ttl.unwrap_or(0);
+        ip[9] = proto;
+        ip[12..16].copy_from_slice(&rec.src.unwrap_or(Ipv4Addr::UNSPECIFIED).octets());
+        ip[16..20].copy_from_slice(&rec.dst.unwrap_or(Ipv4Addr::UNSPECIFIED).octets());
+        ip[20..].copy_from_slice(&ipopt);
+        let sum = match rec.sum {
+            Some(s) => s,
+            None => checksum::checksum(ip),
+        };
+        ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    }
+
+    // Transport header fields.
+    let tl = th.len();
+    if tl > 0 {
+        let t = &mut data[hl..hl + tl];
+        if has_ports(proto) {
+            if let Some(p) = rec.sport {
+                t[0..2].copy_from_slice(&p.to_be_bytes());
+            }
+            if let Some(p) = rec.dport {
+                t[2..4].copy_from_slice(&p.to_be_bytes());
+            }
+        }
+        match proto {
+            PROTO_TCP => {
+                t[4..8].copy_from_slice(&rec.seq.unwrap_or(0).to_be_bytes());
+                t[8..12].copy_from_slice(&rec.ack.unwrap_or(0).to_be_bytes());
+                let flags = rec.flags.unwrap_or(0);
+                t[12] = ((tl / 4) as u8) << 4 | (flags >> 8) as u8 & 1;
+                t[13] = flags as u8;
+                t[14..16].copy_from_slice(&rec.window.unwrap_or(0).to_be_bytes());
+                t[18..20].copy_from_slice(&rec.urp.unwrap_or(0).to_be_bytes());
+            }
+            PROTO_UDP | PROTO_UDPLITE => {
+                let ul = rec.udp_len.unwrap_or((ip_len.saturating_sub(hl)) as u16);
+                t[4..6].copy_from_slice(&ul.to_be_bytes());
+            }
+            PROTO_ICMP => {
+                let ty = rec.icmp_type.unwrap_or(0);
+                t[0] = ty;
+                if let Some(c) = &rec.icmp_code {
+                    let code = match icmp_codes(ty).iter().find(|(n, _)| n == c) {
+                        Some((_, v)) => *v,
+                        None => {
+                            parse_uint(c, 255).map_err(|_| format!("bad ICMP code '{c}'"))? as u8
+                        }
+                    };
+                    t[1] = code;
+                }
+                if rec.icmp_type.is_none() || icmp_has_flow(ty) {
+                    if let Some(v) = rec.icmp_flowid {
+                        t[4..6].copy_from_slice(&v.to_be_bytes());
+                    }
+                    if let Some(v) = rec.icmp_seq {
+                        t[6..8].copy_from_slice(&v.to_be_bytes());
+                    }
+                }
+                if (rec.icmp_type.is_none() || ty == 3) && (t[1] == 4 || rec.icmp_code.is_none()) {
+                    if let Some(v) = rec.icmp_nextmtu {
+                        t[6..8].copy_from_slice(&v.to_be_bytes());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // Transport checksums.
+    if opts.checksum && tl > 0 && ip_len <= total && ip_len >= hl + tl {
+        let (src, dst) = {
+            let ip = &data[..20];
+            (
+                [ip[12], ip[13], ip[14], ip[15]],
+                [ip[16], ip[17], ip[18], ip[19]],
+            )
+        };
+        let seg_len = ip_len - hl;
+        let seg = &mut data[hl..ip_len];
+        match proto {
+            PROTO_TCP | PROTO_UDP => {
+                let at = if proto == PROTO_TCP { 16 } else { 6 };
+                seg[at] = 0;
+                seg[at + 1] = 0;
+                let ph = checksum::pseudo_header_v4(src, dst, proto, seg_len as u16);
+                let mut c = !(checksum::sum(seg, ph) as u16);
+                if proto == PROTO_UDP && c == 0 {
+                    c = 0xffff;
+                }
+                seg[at..at + 2].copy_from_slice(&c.to_be_bytes());
+            }
+            PROTO_ICMP => {
+                seg[2] = 0;
+                seg[3] = 0;
+                let c = checksum::checksum(seg);
+                seg[2..4].copy_from_slice(&c.to_be_bytes());
+            }
+            _ => {}
+        }
+    }
+
+    let mut p = Packet::with_room(rclick_core::packet::DEFAULT_HEADROOM, &data, 0);
+    p.set_network_header(0, hl);
+    p.set_dst_ip_anno(rec.dst.unwrap_or(Ipv4Addr::UNSPECIFIED));
+    p.set_timestamp_anno(record_timestamp(rec));
+    if let Some(l) = rec.link {
+        p.set_paint_anno(l);
+    }
+    if let Some(a) = rec.aggregate {
+        p.set_anno_bytes(anno::AGGREGATE, &a.to_ne_bytes());
+    }
+    if let Some(c) = rec.count {
+        let extra = c.saturating_sub(1);
+        p.set_anno_bytes(anno::EXTRA_PACKETS, &extra.to_ne_bytes());
+    }
+    Ok(p)
+}
+
+// ---------------------------------------------------------------------
+// Formatting packets
+
+/// What ToIPSummaryDump found in a packet.
+pub struct PacketView<'a> {
+    p: &'a Packet,
+    /// The valid IPv4 header and everything after it.
+    ip: Option<&'a [u8]>,
+    /// The transport header and everything after it (first fragments).
+    th: Option<&'a [u8]>,
+    /// Offset of the network header in the data.
+    nh_off: usize,
+    /// Why the packet is bad, for `!bad` lines.
+    pub bad: Option<String>,
+}
+
+impl<'a> PacketView<'a> {
+    pub fn new(p: &'a Packet) -> Self {
+        let mut v = PacketView {
+            p,
+            ip: None,
+            th: None,
+            nh_off: 0,
+            bad: None,
+        };
+        let (Some(nh), Some(off)) = (p.network_header(), p.network_offset()) else {
+            v.bad = Some("no IP header".into());
+            return v;
+        };
+        if off < 0 {
+            v.bad = Some("no IP header".into());
+            return v;
+        }
+        v.nh_off = off as usize;
+        if nh.len() < 20 {
+            v.bad = Some("truncated IP header capture".into());
+            // Fields within the captured part are still printed.
+            v.ip = Some(nh);
+            return v;
+        }
+        if nh[0] >> 4 != 4 {
+            v.bad = Some(format!("IP version {}", nh[0] >> 4));
+            return v;
+        }
+        let hl = usize::from(nh[0] & 0xf) * 4;
+        if hl < 20 {
+            v.bad = Some(format!("IP header length {}", hl / 4));
+            return v;
+        }
+        let ip_len = usize::from(u16::from_be_bytes([nh[2], nh[3]]));
+        if ip_len < hl {
+            v.bad = Some(format!("IP length {ip_len}"));
+            return v;
+        }
+        v.ip = Some(nh);
+        if nh.len() < hl {
+            v.bad = Some("truncated IP header capture".into());
+            return v;
+        }
+        let fragword = u16::from_be_bytes([nh[6], nh[7]]);
+        if fragword & IP_OFFMASK == 0 {
+            if let (Some(th), Some(toff)) = (p.transport_header(), p.transport_offset()) {
+                if toff >= off {
+                    v.th = Some(th);
+                }
+            }
+            let proto = nh[9];
+            let tlen = v.th.map_or(0, |t| t.len());
+            let is_frag = fragword & IP_MF != 0;
+            let trunc = |name: &str| {
+                if is_frag {
+                    format!("fragmented {name} header")
+                } else {
+                    format!("truncated {name} header")
+                }
+            };
+            match proto {
+                PROTO_TCP
+                    if tlen < 20 || tlen < usize::from(v.th.map_or(0, |t| t[12] >> 4)) * 4 =>
+                {
+                    v.bad = Some(trunc("TCP"))
+                }
+                PROTO_UDP if tlen < 8 => v.bad = Some(trunc("UDP")),
+                PROTO_ICMP if tlen < 4 => v.bad = Some(trunc("ICMP")),
+                _ => {}
+            }
+        }
+        v
+    }
+
+    fn proto(&self) -> Option<u8> {
+        self.ip.filter(|ip| ip.len() >= 10).map(|ip| ip[9])
+    }
+
+    fn ip_field(&self, need: usize) -> Option<&'a [u8]> {
+        self.ip.filter(|ip| ip.len() >= need)
+    }
+
+    fn tcp(&self, need: usize) -> Option<&'a [u8]> {
+        (self.proto() == Some(PROTO_TCP))
+            .then_some(self.th)
+            .flatten()
+            .filter(|t| t.len() >= need)
+    }
+
+    fn udp(&self, need: usize) -> Option<&'a [u8]> {
+        matches!(self.proto(), Some(PROTO_UDP | PROTO_UDPLITE))
+            .then_some(self.th)
+            .flatten()
+            .filter(|t| t.len() >= need)
+    }
+
+    fn icmp(&self, need: usize) -> Option<&'a [u8]> {
+        (self.proto() == Some(PROTO_ICMP))
+            .then_some(self.th)
+            .flatten()
+            .filter(|t| t.len() >= need)
+    }
+
+    fn extra_length(&self) -> u32 {
+        u32::from_ne_bytes(self.p.anno_bytes::<4>(anno::EXTRA_LENGTH))
+    }
+
+    /// Payload offset and length in the packet data (Click's
+    /// `payload_info`), before clipping to the captured data.
+    fn payload_info(&self) -> (usize, usize) {
+        let Some(ip) = self.ip.filter(|ip| ip.len() >= 20) else {
+            return (0, self.p.len());
+        };
+        let ip_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+        let toff = self
+            .p
+            .transport_offset()
+            .map_or(self.nh_off + usize::from(ip[0] & 0xf) * 4, |t| {
+                t.max(0) as usize
+            });
+        let nlen = ip_len + self.nh_off;
+        let mut off = toff;
+        let fragword = u16::from_be_bytes([ip[6], ip[7]]);
+        if fragword & IP_OFFMASK == 0 {
+            let tlen = self.p.len().saturating_sub(toff);
+            match ip[9] {
+                PROTO_TCP => {
+                    if tlen >= 13 {
+                        let thl = usize::from(self.p.data()[toff + 12] >> 4) * 4;
+                        if off + thl <= nlen || ip_len == 0 {
+                            off += thl;
+                        }
+                    }
+                }
+                PROTO_UDP | PROTO_UDPLITE => {
+                    if off + 8 <= nlen || ip_len == 0 {
+                        off += 8;
+                    }
+                }
+                _ => {}
+            }
+        }
+        (off, (ip_len + self.nh_off).saturating_sub(off))
+    }
+
+    /// The field's text, or `None` for `-`.
+    pub fn field(&self, f: Field) -> Option<String> {
+        let ts = self.p.timestamp_anno();
+        let be16 = |b: &[u8], i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
+        let be32 = |b: &[u8], i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        Some(match f {
+            Field::None => return None,
+            Field::Timestamp => format!("{ts}"),
+            Field::NTimestamp => format!("{ts:#}"),
+            Field::TsSec => ts.sec().to_string(),
+            Field::TsUsec => (ts.subsec_nanos() / 1000).to_string(),
+            Field::TsUsec1 => (ts.sec() * 1_000_000 + ts.subsec_nanos() / 1000).to_string(),
+            Field::FirstTimestamp => {
+                let b = self.p.anno_bytes::<8>(anno::FIRST_TIMESTAMP);
+                let t = Timestamp::from_sec_nsec(0, i64::from_ne_bytes(b));
+                format!("{t}")
+            }
+            Field::IpSrc => dotted(&self.ip_field(16)?[12..16]),
+            Field::IpDst => dotted(&self.ip_field(20)?[16..20]),
+            Field::IpTos => self.ip_field(2)?[1].to_string(),
+            Field::IpDscp => (self.ip_field(2)?[1] >> 2).to_string(),
+            Field::IpEcn => match self.ip_field(2)?[1] & 3 {
+                0 => "no",
+                1 => "ect1",
+                2 => "ect2",
+                _ => "ce",
+            }
+            .to_string(),
+            Field::IpTtl => self.ip_field(9)?[8].to_string(),
+            Field::IpFrag => {
+                let w = be16(self.ip_field(8)?, 6);
+                if w & (IP_MF | IP_OFFMASK) != 0 {
+                    if w & IP_OFFMASK == 0 {
+                        "F"
+                    } else {
+                        "f"
+                    }
+                } else if w & IP_DF != 0 {
+                    "!"
+                } else {
+                    "."
+                }
+                .to_string()
+            }
+            Field::IpFragoff => {
+                let w = be16(self.ip_field(8)?, 6);
+                let mut s = (u32::from(w & IP_OFFMASK) << 3).to_string();
+                if w & IP_MF != 0 {
+                    s.push('+');
+                }
+                if w & IP_DF != 0 {
+                    s.push('!');
+                }
+                s
+            }
+            Field::IpId => be16(self.ip_field(6)?, 4).to_string(),
+            Field::IpSum => be16(self.ip_field(12)?, 10).to_string(),
+            Field::IpProto => match self.ip_field(10)?[9] {
+                PROTO_TCP => "T".into(),
+                PROTO_UDP => "U".into(),
+                PROTO_ICMP => "I".into(),
+                n => n.to_string(),
+            },
+            Field::IpHl => (usize::from(self.ip_field(1)?[0] & 0xf) * 4).to_string(),
+            Field::IpLen => match self.ip.filter(|ip| ip.len() >= 4) {
+                Some(ip) => be16(ip, 2).to_string(),
+                None => (self.p.len() as u64 + u64::from(self.extra_length())).to_string(),
+            },
+            Field::IpCaptureLen => match self.ip.filter(|ip| ip.len() >= 4) {
+                Some(ip) => usize::from(be16(ip, 2)).min(ip.len()).to_string(),
+                None => self.p.len().to_string(),
+            },
+            Field::IpOpt => {
+                let ip = self.ip_field(20)?;
+                let hl = usize::from(ip[0] & 0xf) * 4;
+                if hl <= 20 {
+                    ".".into()
+                } else {
+                    unparse_ip_opt(ip.get(20..hl)?)
+                }
+            }
+            Field::Sport | Field::Dport => {
+                let need = if f == Field::Sport { 2 } else { 4 };
+                let ip = self.ip_field(20)?;
+                if !has_ports(ip[9]) {
+                    return None;
+                }
+                let th = self.th.filter(|t| t.len() >= need)?;
+                be16(th, need - 2).to_string()
+            }
+            Field::TcpSeq => be32(self.tcp(8)?, 4).to_string(),
+            Field::TcpAck => be32(self.tcp(12)?, 8).to_string(),
+            Field::TcpFlags => {
+                let t = self.tcp(14)?;
+                unparse_tcp_flags(u16::from(t[13]) | u16::from(t[12] & 1) << 8)
+            }
+            Field::TcpWindow => be16(self.tcp(16)?, 14).to_string(),
+            Field::TcpUrp => be16(self.tcp(20)?, 18).to_string(),
+            Field::TcpOpt | Field::TcpNtopt | Field::TcpSack => {
+                let t = self.tcp(13)?;
+                let thl = usize::from(t[12] >> 4) * 4;
+                if thl <= 20 {
+                    return Some(".".into());
+                }
+                let opt = t.get(20..thl)?;
+                let mask = match f {
+                    Field::TcpOpt => TcpOptMask::All,
+                    Field::TcpNtopt => TcpOptMask::NoTimestamp,
+                    _ => TcpOptMask::Sack,
+                };
+                unparse_tcp_opt(opt, mask)
+            }
+            Field::UdpLen => be16(self.udp(6)?, 4).to_string(),
+            Field::IcmpType => self.icmp(1)?[0].to_string(),
+            Field::IcmpCode => self.icmp(2)?[1].to_string(),
+            Field::IcmpTypeName => {
+                let t = self.icmp(1)?[0];
+                icmp_type_name(t).map_or_else(|| t.to_string(), str::to_string)
+            }
+            Field::IcmpCodeName => {
+                let i = self.icmp(2)?;
+                icmp_code_name(i[0], i[1]).map_or_else(|| i[1].to_string(), str::to_string)
+            }
+            Field::IcmpFlowid | Field::IcmpSeq => {
+                let t = self.icmp(1)?[0];
+                if !icmp_has_flow(t) {
+                    return None;
+                }
+                if f == Field::IcmpFlowid {
+                    be16(self.icmp(6)?, 4).to_string()
+                } else {
+                    be16(self.icmp(8)?, 6).to_string()
+                }
+            }
+            Field::IcmpNextmtu => {
+                let i = self.icmp(2)?;
+                if i[0] != 3 || i[1] != 4 {
+                    return None;
+                }
+                be16(self.icmp(8)?, 6).to_string()
+            }
+            Field::PayloadLen => {
+                let (_, len) = self.payload_info();
+                let mut len = len as u64;
+                if self.ip.is_none() {
+                    len += u64::from(self.extra_length());
+                }
+                len.to_string()
+            }
+            Field::Payload => {
+                let (off, len) = self.payload_info();
+                let d = self.p.data();
+                let off = off.min(d.len());
+                let end = (off + len).min(d.len());
+                cp_quote(&d[off..end])
+            }
+            Field::Count => {
+                let e = u32::from_ne_bytes(self.p.anno_bytes::<4>(anno::EXTRA_PACKETS));
+                (u64::from(e) + 1).to_string()
+            }
+            Field::Link => self.p.paint_anno().to_string(),
+            Field::Direction => match self.p.paint_anno() {
+                0 => ">".into(),
+                1 => "<".into(),
+                n => n.to_string(),
+            },
+            Field::Aggregate => {
+                u32::from_ne_bytes(self.p.anno_bytes::<4>(anno::AGGREGATE)).to_string()
+            }
+        })
+    }
+}
+
+/// One dump line (without the newline) for `p`.
+pub fn format_line(p: &Packet, fields: &[Field]) -> String {
+    let view = PacketView::new(p);
+    let mut s = String::new();
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        match view.field(*f) {
+            Some(v) => s.push_str(&v),
+            None => s.push('-'),
+        }
+    }
+    s
+}
