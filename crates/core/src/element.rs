@@ -330,6 +330,37 @@ pub fn simple_pull<E: SimpleAction + ?Sized>(
     (!batch.is_empty()).then_some(batch)
 }
 
+/// Push for classifying elements (Click's `classify(p) -> port`): `classify`
+/// picks each packet's output, `None` drops it. A batch whose packets all
+/// go to one output is forwarded whole (one handoff); otherwise packets are
+/// split by output, keeping their order within each output.
+#[inline]
+pub fn classify_push(
+    batch: Batch,
+    ctx: &mut Ctx,
+    mut classify: impl FnMut(&Packet) -> Option<usize>,
+) {
+    let n = batch.len();
+    if n == 0 {
+        return;
+    }
+    let mut outs = [None; crate::batch::BATCH_CAPACITY];
+    for (slot, p) in outs.iter_mut().zip(batch.packets()) {
+        *slot = classify(p);
+    }
+    if outs[1..n].iter().all(|o| *o == outs[0]) {
+        if let Some(o) = outs[0] {
+            ctx.emit_batch(o, batch);
+        }
+        return;
+    }
+    for (p, o) in batch.into_iter().zip(outs) {
+        if let Some(o) = o {
+            ctx.emit(o, p);
+        }
+    }
+}
+
 /// Implements `push` and `pull` of an [`Element`] through its
 /// [`SimpleAction`]. Use inside `impl Element for X { ... }`.
 #[macro_export]

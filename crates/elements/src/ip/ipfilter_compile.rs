@@ -2344,32 +2344,6 @@ impl Names for CtxNames<'_, '_> {
 /// Push for IPClassifier and IPFilter: classifies every packet of the
 /// batch and forwards it; a batch that goes to one output whole is
 /// forwarded as is.
-pub fn push_classified(prog: &Compiled, mut batch: rclick_core::Batch, ctx: &mut rclick_core::Ctx) {
-    const CAP: usize = rclick_core::batch::BATCH_CAPACITY;
-    let mut outs = [None; CAP];
-    let mut uniform = true;
-    for (i, p) in batch.packets().iter().enumerate() {
-        let o = prog.classify_packet(p);
-        if let Some(slot) = outs.get_mut(i) {
-            *slot = o;
-        }
-        uniform &= o == outs[0];
-    }
-    let n = batch.len().min(CAP);
-    if uniform && batch.len() <= CAP {
-        if let Some(o) = outs[0] {
-            ctx.emit_batch(o, batch);
-        }
-        return;
-    }
-    for (i, p) in batch.drain().enumerate() {
-        let o = if i < n {
-            outs[i]
-        } else {
-            prog.classify_packet(&p)
-        };
-        if let Some(o) = o {
-            ctx.emit(o, p);
-        }
-    }
+pub fn push_classified(prog: &Compiled, batch: rclick_core::Batch, ctx: &mut rclick_core::Ctx) {
+    rclick_core::element::classify_push(batch, ctx, |p| prog.classify_packet(p));
 }

@@ -97,36 +97,9 @@ impl Element for Classifier {
         true
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
-        let Some(prog) = self.prog.as_ref() else {
-            return;
-        };
-        // Common case: the whole batch goes to one output.
-        let mut outs = [None; rclick_core::batch::BATCH_CAPACITY];
-        let mut uniform = true;
-        for (i, p) in batch.packets().iter().enumerate() {
-            let o = prog.classify(p.data());
-            if let Some(slot) = outs.get_mut(i) {
-                *slot = o;
-            }
-            uniform &= o == outs[0];
-        }
-        let n = batch.len().min(outs.len());
-        if uniform && batch.len() <= outs.len() {
-            if let Some(o) = outs[0] {
-                ctx.emit_batch(o, batch);
-            }
-            return;
-        }
-        for (i, p) in batch.drain().enumerate() {
-            let o = if i < n {
-                outs[i]
-            } else {
-                prog.classify(p.data())
-            };
-            if let Some(o) = o {
-                ctx.emit(o, p);
-            }
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        if let Some(prog) = self.prog.as_ref() {
+            rclick_core::element::classify_push(batch, ctx, |p| prog.classify(p.data()));
         }
     }
 
