@@ -1622,7 +1622,6 @@ fn build_tables(core: &mut RouterCore) {
 mod tests {
     use super::*;
     use crate::element::ConfigResult;
-    use rclick_lang::{Connection, ElementDecl};
 
     /// Test elements: a push source, a 2-in merge, a pass-through, a
     /// 1-to-2 splitter, a Storage, and a sink. `found` records what a
@@ -1717,28 +1716,19 @@ mod tests {
 
     #[test]
     fn context_search_stops_at_first_match_and_survives_cycles() {
-        let lm = Landmark::new("t", 1);
         let names = [
-            ("src", "Src"),
-            ("m", "Merge"),
-            ("p", "Pass"),
-            ("t", "Split"),
-            ("s", "Store"),
-            ("k", "Sink"),
-            ("s2", "Store"),
-            ("k2", "Sink"),
+            ("src", "Src", ""),
+            ("m", "Merge", ""),
+            ("p", "Pass", ""),
+            ("t", "Split", ""),
+            ("s", "Store", ""),
+            ("k", "Sink", ""),
+            ("s2", "Store", ""),
+            ("k2", "Sink", ""),
+            ("src2", "Src", ""),
         ];
-        let elements = names
-            .iter()
-            .map(|(n, c)| ElementDecl {
-                name: n.to_string(),
-                class: c.to_string(),
-                config: String::new(),
-                landmark: lm.clone(),
-            })
-            .collect();
         // src -> m -> p -> t; t[0] -> [1] m (a cycle); t[1] -> s -> k.
-        // s2 -> k2 is unreachable from src.
+        // src2 -> s2 -> k2 is unreachable from src.
         let conns = [
             (0, 0, 1, 0),
             (1, 0, 2, 0),
@@ -1747,37 +1737,9 @@ mod tests {
             (3, 1, 4, 0),
             (4, 0, 5, 0),
             (6, 0, 7, 0),
+            (8, 0, 6, 0),
         ];
-        let spec = RouterSpec {
-            elements,
-            connections: conns
-                .iter()
-                .map(|&(from, from_port, to, to_port)| Connection {
-                    from,
-                    from_port,
-                    to,
-                    to_port,
-                })
-                .collect(),
-            connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
-            requirements: vec![],
-        };
-        // s2 has no input: give it one from a second source to keep the
-        // router valid.
-        let mut spec = spec;
-        spec.elements.push(ElementDecl {
-            name: "src2".into(),
-            class: "Src".into(),
-            config: String::new(),
-            landmark: lm.clone(),
-        });
-        spec.connections.push(Connection {
-            from: 8,
-            from_port: 0,
-            to: 6,
-            to_port: 0,
-        });
-        spec.connection_landmarks.push(lm.clone());
+        let spec = RouterSpec::from_lists("t", &names, &conns);
         FOUND.with(|x| x.borrow_mut().clear());
         let r = Router::new(spec, "", &registry(), &RouterOptions::default());
         assert!(
@@ -1849,29 +1811,8 @@ mod tests {
         reg.add("Loop", || Box::new(Act { kind: "Loop" }));
         reg.add("Fan", || Box::new(Act { kind: "Fan" }));
         reg.add("Log", || Box::new(Act { kind: "Log" }));
-        let lm = Landmark::new("t", 1);
-        let spec = RouterSpec {
-            elements: names
-                .iter()
-                .map(|(n, c)| ElementDecl {
-                    name: n.to_string(),
-                    class: c.to_string(),
-                    config: String::new(),
-                    landmark: lm.clone(),
-                })
-                .collect(),
-            connections: conns
-                .iter()
-                .map(|&(from, from_port, to, to_port)| Connection {
-                    from,
-                    from_port,
-                    to,
-                    to_port,
-                })
-                .collect(),
-            connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
-            requirements: vec![],
-        };
+        let names: Vec<(&str, &str, &str)> = names.iter().map(|(n, c)| (*n, *c, "")).collect();
+        let spec = RouterSpec::from_lists("t", &names, conns);
         match Router::new(spec, "", &reg, &RouterOptions::default()) {
             Ok(r) => r,
             Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
@@ -1954,16 +1895,7 @@ mod tests {
         SELECT_FD.with(|f| f.set(b.as_raw_fd()));
         let mut reg = Registry::new();
         reg.add("Sel", || Box::new(Sel));
-        let lm = Landmark::new("t", 1);
-        let spec = RouterSpec {
-            elements: vec![ElementDecl {
-                name: "s".into(),
-                class: "Sel".into(),
-                config: String::new(),
-                landmark: lm,
-            }],
-            ..Default::default()
-        };
+        let spec = RouterSpec::from_lists("t", &[("s", "Sel", "")], &[]);
         let mut r = Router::new(spec, "", &reg, &RouterOptions::default())
             .unwrap_or_else(|_| panic!("router"));
         // Nothing is ready: the router waits (it is not quiescent while a

@@ -3,34 +3,12 @@
 
 use rclick_core::time::DEFAULT_SIMTIME_START;
 use rclick_core::{Router, RouterOptions};
-use rclick_lang::{Connection, ElementDecl, Landmark, RouterSpec};
+use rclick_lang::RouterSpec;
 
 /// A spec from `(name, class, config)` triples and `(from, from_port, to,
 /// to_port)` connections by index.
 pub fn spec(elems: &[(&str, &str, &str)], conns: &[(usize, usize, usize, usize)]) -> RouterSpec {
-    let lm = Landmark::new("test", 1);
-    RouterSpec {
-        elements: elems
-            .iter()
-            .map(|(n, c, cfg)| ElementDecl {
-                name: n.to_string(),
-                class: c.to_string(),
-                config: cfg.to_string(),
-                landmark: lm.clone(),
-            })
-            .collect(),
-        connections: conns
-            .iter()
-            .map(|&(from, from_port, to, to_port)| Connection {
-                from,
-                from_port,
-                to,
-                to_port,
-            })
-            .collect(),
-        connection_landmarks: conns.iter().map(|_| lm.clone()).collect(),
-        requirements: vec![],
-    }
+    RouterSpec::from_lists("test", elems, conns)
 }
 
 fn options() -> RouterOptions {
@@ -57,9 +35,15 @@ pub fn build(s: RouterSpec) -> Router {
 /// simulated time and captured chatter, or returns every error message.
 pub fn try_from_config(text: &str) -> Result<Router, Vec<String>> {
     let reg = crate::registry();
-    let outcome = rclick_lang::parse_router(text, "test", &reg, &rclick_lang::ParseOptions::default());
+    let outcome =
+        rclick_lang::parse_router(text, "test", &reg, &rclick_lang::ParseOptions::default());
     if outcome.has_errors() {
-        return Err(outcome.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect());
+        return Err(outcome
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.to_string())
+            .collect());
     }
     let spec = outcome.spec.ok_or_else(|| vec!["no router".to_string()])?;
     Router::new(spec, text, &reg, &options()).map_err(|d| d.iter().map(|x| x.to_string()).collect())
@@ -72,5 +56,7 @@ pub fn from_config(text: &str) -> Router {
 
 /// Reads a handler as a string, panicking with the handler's error.
 pub fn read(router: &mut Router, handler: &str) -> String {
-    router.read_handler(handler, None).unwrap_or_else(|e| panic!("{handler}: {e}"))
+    router
+        .read_handler(handler, None)
+        .unwrap_or_else(|e| panic!("{handler}: {e}"))
 }

@@ -180,6 +180,39 @@ pub struct RouterSpec {
 }
 
 impl RouterSpec {
+    /// A spec built programmatically: `(name, class, config)` triples and
+    /// `(from, from_port, to, to_port)` connections by element index, every
+    /// landmark `file:1`. For programs embedding rclick, and tests.
+    pub fn from_lists(
+        file: &str,
+        elements: &[(&str, &str, &str)],
+        connections: &[(usize, usize, usize, usize)],
+    ) -> Self {
+        let lm = Landmark::new(file, 1);
+        RouterSpec {
+            elements: elements
+                .iter()
+                .map(|(name, class, config)| ElementDecl {
+                    name: name.to_string(),
+                    class: class.to_string(),
+                    config: config.to_string(),
+                    landmark: lm.clone(),
+                })
+                .collect(),
+            connections: connections
+                .iter()
+                .map(|&(from, from_port, to, to_port)| Connection {
+                    from,
+                    from_port,
+                    to,
+                    to_port,
+                })
+                .collect(),
+            connection_landmarks: connections.iter().map(|_| lm.clone()).collect(),
+            requirements: Vec::new(),
+        }
+    }
+
     pub fn element_index(&self, name: &str) -> Option<usize> {
         self.elements.iter().position(|e| e.name == name)
     }
