@@ -1064,7 +1064,7 @@ pub struct BuildOptions {
 }
 
 fn pad4(mut v: Vec<u8>) -> Vec<u8> {
-    while v.len() % 4 != 0 {
+    while !v.len().is_multiple_of(4) {
         v.push(0);
     }
     v
@@ -1189,7 +1189,6 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     if body.len() < poff + payload.len() {
         body.resize(poff + payload.len(), 0);
     }
-    body[poff..poff + payload.len()].copy_from_slice(&payload);
     let built = hl + body.len();
     let ip_len = match (rec.len, rec.payload_len) {
         (Some(l), _) => l as usize,
@@ -1285,6 +1284,10 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
             _ => {}
         }
     }
+    // The payload goes in after the transport fields (for protocols other
+    // than TCP and UDP it starts at the transport header, as in Click).
+    data[hl + poff..hl + poff + payload.len()].copy_from_slice(&payload);
+
     // Transport checksums.
     if opts.checksum && tl > 0 && ip_len <= total && ip_len >= hl + tl {
         let (src, dst) = {
@@ -1477,19 +1480,13 @@ impl<'a> PacketView<'a> {
         if fragword & IP_OFFMASK == 0 {
             let tlen = self.p.len().saturating_sub(toff);
             match ip[9] {
-                PROTO_TCP => {
-                    if tlen >= 13 {
-                        let thl = usize::from(self.p.data()[toff + 12] >> 4) * 4;
-                        if off + thl <= nlen || ip_len == 0 {
-                            off += thl;
-                        }
+                PROTO_TCP if tlen >= 13 => {
+                    let thl = usize::from(self.p.data()[toff + 12] >> 4) * 4;
+                    if off + thl <= nlen || ip_len == 0 {
+                        off += thl;
                     }
                 }
-                PROTO_UDP | PROTO_UDPLITE => {
-                    if off + 8 <= nlen || ip_len == 0 {
-                        off += 8;
-                    }
-                }
+                PROTO_UDP | PROTO_UDPLITE if off + 8 <= nlen || ip_len == 0 => off += 8,
                 _ => {}
             }
         }
