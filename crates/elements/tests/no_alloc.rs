@@ -1,27 +1,42 @@
 //! Steady state allocates nothing per packet: after a warm-up, forwarding
 //! many more packets through sources, Null chains, a Queue, Unqueue, Tee,
-//! Counter and Discard performs zero heap allocations.
+//! Counter and Discard, and through the IP forwarding path (Classifier,
+//! CheckIPHeader, route lookup, DecIPTTL, EtherEncap), performs zero heap
+//! allocations.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
 use rclick_core::StopReason;
 use rclick_elements::testing::{build, spec};
 
 struct Counting;
 
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    // Per thread, so tests running in parallel don't count each other's
+    // allocations. Const-initialized with no destructor, so the allocator
+    // may touch it at any time.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(|a| a.get())
+}
+
+fn count_one() {
+    let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count_one();
         System.alloc(layout)
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         System.dealloc(ptr, layout)
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count_one();
         System.realloc(ptr, layout, new_size)
     }
 }
@@ -57,9 +72,9 @@ fn steady_state_allocations(burst: usize) -> (u64, u64) {
     let mut r = build(spec(&elems, &conns));
     assert_eq!(r.run_limited(2_000), StopReason::Limit);
     let before_count: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
-    let a0 = ALLOCATIONS.load(Ordering::Relaxed);
+    let a0 = allocations();
     assert_eq!(r.run_limited(4_000), StopReason::Limit);
-    let a1 = ALLOCATIONS.load(Ordering::Relaxed);
+    let a1 = allocations();
     let after_count: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
     (a1 - a0, after_count - before_count)
 }
@@ -77,4 +92,57 @@ fn no_allocation_per_packet_in_steady_state() {
             "burst {burst}: {allocs} allocations while forwarding {packets} packets"
         );
     }
+}
+
+/// An Ethernet/IPv4/UDP frame from 10.0.0.2 to 10.0.1.5, TTL 64, with a
+/// valid header checksum, as a Click `\<hex>` data string.
+fn frame() -> String {
+    let mut ip = vec![
+        0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 2, 10, 0, 1, 5,
+    ];
+    let c = rclick_core::wire::checksum::checksum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut f = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x08, 0x00];
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&[0x04, 0x00, 0x00, 0x35, 0x00, 0x1a, 0x00, 0x00]);
+    f.resize(14 + 46, 0);
+    let hex: String = f.iter().map(|b| format!("{b:02x}")).collect();
+    format!("\\<{hex}>")
+}
+
+#[test]
+fn no_allocation_on_the_ip_forwarding_path() {
+    let frame = frame();
+    let text = format!(
+        "src :: InfiniteSource(DATA {frame}, BURST 32)
+           -> cl :: Classifier(12/0800, -)
+           -> Strip(14) -> CheckIPHeader -> GetIPAddress(16)
+           -> rt :: RadixIPLookup(10.0.1.0/24 0, 0.0.0.0/0 10.0.0.1 1)
+           -> dt :: DecIPTTL -> EtherEncap(0x0800, 00:00:00:00:00:01, 00:00:00:00:00:02)
+           -> c :: Counter -> Discard;
+         cl[1] -> Discard; rt[1] -> Discard; dt[1] -> Discard;"
+    );
+    let mut r = rclick_elements::testing::from_config(&text);
+    assert_eq!(r.run_limited(2_000), StopReason::Limit);
+    let before: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
+    assert!(
+        before > 0,
+        "nothing reached the counter: the frame is not forwarded"
+    );
+    let a0 = allocations();
+    assert_eq!(r.run_limited(4_000), StopReason::Limit);
+    let a1 = allocations();
+    let after: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
+    assert!(
+        after - before > 50_000,
+        "only {} packets forwarded",
+        after - before
+    );
+    assert_eq!(
+        a1 - a0,
+        0,
+        "{} allocations while forwarding {} packets",
+        a1 - a0,
+        after - before
+    );
 }
