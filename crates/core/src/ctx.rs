@@ -425,6 +425,59 @@ impl<'a> Ctx<'a> {
         self.core.info.len()
     }
 
+    /// Name of element `i`.
+    pub fn element_name_at(&self, i: usize) -> Option<&str> {
+        self.core.info.get(i).map(|x| x.name.as_str())
+    }
+
+    /// Class of element `i`.
+    pub fn element_class_at(&self, i: usize) -> Option<&str> {
+        self.core.info.get(i).map(|x| x.class.as_str())
+    }
+
+    /// Current configuration string of element `i`.
+    pub fn element_config_at(&self, i: usize) -> Option<String> {
+        self.core.info.get(i).map(|x| x.config.borrow().clone())
+    }
+
+    /// Resolved modes of element `i`'s inputs and outputs, each with
+    /// whether the port was agnostic before resolution.
+    #[allow(clippy::type_complexity)]
+    pub fn port_modes_at(
+        &self,
+        i: usize,
+    ) -> Option<(
+        Vec<(crate::ports::Mode, bool)>,
+        Vec<(crate::ports::Mode, bool)>,
+    )> {
+        let x = self.core.info.get(i)?;
+        let zip = |modes: &[crate::ports::Mode], agn: &[bool]| {
+            modes
+                .iter()
+                .enumerate()
+                .map(|(p, m)| (*m, agn.get(p).copied().unwrap_or(false)))
+                .collect::<Vec<_>>()
+        };
+        Some((
+            zip(&x.input_modes, &x.input_agnostic),
+            zip(&x.output_modes, &x.output_agnostic),
+        ))
+    }
+
+    /// Every connection as `((from, output port), (to, input port))`, in
+    /// element and port order.
+    pub fn connections(&self) -> Vec<((usize, usize), (usize, usize))> {
+        let mut v = Vec::new();
+        for (e, outs) in self.core.graph.outs.iter().enumerate() {
+            for (p, peers) in outs.iter().enumerate() {
+                for &(d, dp) in peers {
+                    v.push(((e, p), (d, dp)));
+                }
+            }
+        }
+        v
+    }
+
     pub(crate) fn enter(&mut self, elem: usize) -> (usize, usize) {
         let saved = (self.cur, self.base);
         self.cur = elem;
