@@ -2,6 +2,7 @@
 
 pub mod controlsocket;
 pub mod fromdump;
+pub mod httpserver;
 pub mod fromipsummarydump;
 pub mod ipsumdump;
 pub mod pcap;
@@ -15,6 +16,7 @@ pub fn register(reg: &mut Registry) {
     reg.add("ControlSocket", || {
         Box::<controlsocket::ControlSocket>::default()
     });
+    reg.add("HTTPServer", || Box::<httpserver::HTTPServer>::default());
     reg.add("FromDump", || Box::<fromdump::FromDump>::default());
     reg.add("ToDump", || Box::<todump::ToDump>::default());
     reg.add("FromIPSummaryDump", || {
