@@ -61,6 +61,7 @@ const CLICK_OPTIONS: &[OptSpec] = &[
     opt("file", Some('f'), "file", ValueKind::Required, false),
     opt("handler", Some('h'), "handler", ValueKind::Required, false),
     opt("help", None, "help", ValueKind::None, false),
+    opt("http", None, "http", ValueKind::Required, false),
     opt("output", Some('o'), "output", ValueKind::Required, false),
     opt("socket", None, "socket", ValueKind::Required, false),
     opt("port", Some('p'), "port", ValueKind::Required, false),
@@ -112,6 +113,7 @@ struct Settings {
     hotswap: bool,
     ports: Vec<String>,
     unix_sockets: Vec<String>,
+    http: Vec<String>,
     threads: usize,
     time: bool,
     warnings: bool,
@@ -166,7 +168,8 @@ fn usage(prog: &str, cmd: Command) -> String {
              -f, --file FILE               Read router configuration from FILE.\n  \
              -e, --expression EXPR         Use EXPR as router configuration.\n  \
              -p, --port PORT[+]            Listen for control connections on TCP port.\n  \
-             -u, --unix-socket FILE        Listen for control connections on Unix socket.\n  \
+             -u, --unix-socket FILE        Listen for control connections on Unix socket.\n      \
+             --http [HOST:]PORT        Serve the live view and handler API over HTTP.\n  \
              -R, --allow-reconfigure       Provide a writable 'hotconfig' handler.\n  \
              -h, --handler ELEMENT.H       Call ELEMENT's read handler H after running\n                                \
              driver and print result to standard output.\n  \
@@ -266,6 +269,7 @@ fn parse_settings(
                     "handler" => s.handlers.push(v),
                     "output" => s.output = Some(v),
                     "port" => s.ports.push(v),
+                    "http" => s.http.push(v),
                     "socket" => {
                         rep.error("'--socket' is not supported by rclick");
                         return Err(1);
@@ -422,7 +426,8 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
     }
     // `-p` and `-u` add ControlSocket elements, as Click's driver does; hot
     // swaps add them to each new configuration too.
-    let control_sockets = control_socket_decls(&s);
+    let mut control_sockets = control_socket_decls(&s);
+    control_sockets.extend(http_server_decls(&s));
     let mut spec = spec;
     spec.elements.extend(control_sockets.iter().cloned());
     if s.threads > 1 && s.warnings {
@@ -535,6 +540,24 @@ fn control_socket_decls(s: &Settings) -> Vec<rclick_lang::ElementDecl> {
             },
             class: "ControlSocket".to_string(),
             config,
+            landmark: rclick_lang::Landmark::new("click", 0),
+        })
+        .collect()
+}
+
+/// The HTTPServer elements for `--http [HOST:]PORT` (the live view).
+fn http_server_decls(s: &Settings) -> Vec<rclick_lang::ElementDecl> {
+    s.http
+        .iter()
+        .enumerate()
+        .map(|(i, addr)| rclick_lang::ElementDecl {
+            name: if i == 0 {
+                "click_driver@@HTTPServer".to_string()
+            } else {
+                format!("click_driver@@HTTPServer@{i}")
+            },
+            class: "HTTPServer".to_string(),
+            config: format!("{}, VERBOSE true", quote_arg(addr)),
             landmark: rclick_lang::Landmark::new("click", 0),
         })
         .collect()
