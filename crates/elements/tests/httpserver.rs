@@ -388,9 +388,7 @@ fn parse_exposition(text: &str) -> Result<Vec<Sample>, String> {
             }
             continue;
         }
-        let name_end = line
-            .find(['{', ' '])
-            .ok_or(format!("bad line {line}"))?;
+        let name_end = line.find(['{', ' ']).ok_or(format!("bad line {line}"))?;
         let name = &line[..name_end];
         if !name
             .chars()
