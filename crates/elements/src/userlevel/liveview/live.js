@@ -399,6 +399,8 @@
         const r = await readHandler(path, param ? param.value : null).catch((e) => ({ ok: false, error: String(e) }));
         out.hidden = false;
         out.textContent = r.ok ? r.value : "";
+        const w = row.querySelector("form.write input[type=text]");
+        if (r.ok && w && !param && !w.value) w.value = r.value.replace(/\n$/, "");
         msg.className = "result " + (r.ok ? "" : "err");
         msg.textContent = r.ok ? "" : r.error;
       });
