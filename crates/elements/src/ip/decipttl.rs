@@ -60,29 +60,44 @@ impl Default for DecIPTTL {
 
 impl SimpleAction for DecIPTTL {
     #[inline]
-    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+        match self.apply(p) {
+            Ok(p) => p,
+            Err(p) => {
+                ctx.emit(1, p);
+                None
+            }
+        }
+    }
+}
+
+impl DecIPTTL {
+    /// Decrements the TTL: `Ok(Some)` to forward, `Ok(None)` when dropped
+    /// (no IP header), `Err` with an expired packet (TTL 0 or 1, left
+    /// unchanged). Both drops are counted. Shared with IPOutputCombo.
+    #[inline]
+    pub(crate) fn apply(&mut self, mut p: Packet) -> Result<Option<Packet>, Packet> {
         if !self.active {
-            return Some(p);
+            return Ok(Some(p));
         }
         let (ttl, multicast) = match ip_hdr(&p) {
             Some(ip) => (ip.ttl(), ip.dst().is_multicast()),
             None => {
                 self.drops += 1;
-                return None;
+                return Ok(None);
             }
         };
         if !self.multicast && multicast {
-            return Some(p);
+            return Ok(Some(p));
         }
         if ttl <= 1 {
             self.drops += 1;
-            ctx.emit(1, p);
-            return None;
+            return Err(p);
         }
         if let Some(mut ip) = ip_hdr_mut(&mut p) {
             ip.decrement_ttl();
         }
-        Some(p)
+        Ok(Some(p))
     }
 }
 

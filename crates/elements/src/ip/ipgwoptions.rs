@@ -178,9 +178,24 @@ impl IPGWOptions {
 }
 
 impl SimpleAction for IPGWOptions {
-    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+        match self.apply(p, ctx) {
+            Ok(p) => Some(p),
+            Err(p) => {
+                ctx.emit(1, p);
+                None
+            }
+        }
+    }
+}
+
+impl IPGWOptions {
+    /// Processes the options of `p`: `Ok` with the (possibly rewritten)
+    /// packet, or `Err` with a bad packet whose parameter-problem
+    /// annotation is set (counted in `drops`). Shared with IPOutputCombo.
+    pub(crate) fn apply(&mut self, mut p: Packet, ctx: &Ctx) -> Result<Packet, Packet> {
         let Some(off) = net_off(&p) else {
-            return Some(p);
+            return Ok(p);
         };
         let mut s = Scratch {
             buf: [0; 64],
@@ -188,11 +203,11 @@ impl SimpleAction for IPGWOptions {
         };
         let hlen = {
             let Ok(ip) = Ipv4Header::new_checked(&p.data()[off..]) else {
-                return Some(p);
+                return Ok(p);
             };
             let hlen = ip.header_len();
             if hlen <= 20 {
-                return Some(p);
+                return Ok(p);
             }
             let d = &p.data()[off..];
             let n = d.len().min(64);
@@ -204,20 +219,19 @@ impl SimpleAction for IPGWOptions {
         let ms = ((now.sec().rem_euclid(86400) as u64) * 1000
             + (now.subsec_nanos() / 1_000_000) as u64) as u32;
         match self.process(&mut s, hlen, ms.to_be_bytes()) {
-            Ok(false) => Some(p),
+            Ok(false) => Ok(p),
             Ok(true) => {
                 let data = &mut p.writable()[off..];
                 data[20..hlen].copy_from_slice(&s.buf[20..hlen]);
                 if let Ok(mut ip) = Ipv4Header::new_checked(data) {
                     ip.fill_checksum();
                 }
-                Some(p)
+                Ok(p)
             }
             Err(at) => {
                 self.drops += 1;
                 p.set_icmp_param_prob_anno(at.min(255) as u8);
-                ctx.emit(1, p);
-                None
+                Err(p)
             }
         }
     }

@@ -42,6 +42,12 @@ pub(crate) fn register(reg: &mut Registry) {
     });
     reg.add("IPEncap", || Box::<ipencap::IPEncap>::default());
     reg.add("IPGWOptions", || Box::<ipgwoptions::IPGWOptions>::default());
+    reg.add("IPInputCombo", || {
+        Box::<ipinputcombo::IPInputCombo>::default()
+    });
+    reg.add("IPOutputCombo", || {
+        Box::<ipoutputcombo::IPOutputCombo>::default()
+    });
     reg.add("IPPrint", || Box::<ipprint::IPPrint>::default());
     reg.add("MarkIPHeader", || {
         Box::<markipheader::MarkIPHeader>::default()
