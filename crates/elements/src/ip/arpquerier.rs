@@ -620,7 +620,7 @@ impl Element for ARPQuerier {
             "length" => self.table.packet_count.to_string(),
             "queries" => self.queries.to_string(),
             "responses" => self.responses.to_string(),
-            "drops" => self.drops.to_string(),
+            "drops" => (self.drops + self.table.drops).to_string(),
             "ipaddr" => self.my_ip.to_string(),
             "broadcast" => self.bcast.to_string(),
             _ => return Err(format!("no '{name}' handler")),
