@@ -2,7 +2,8 @@
 //! interfaces, like Click's `make-ip-conf.pl`.
 //!
 //! ```text
-//! make-ip-conf [--trace DIR] [--mtu N] IFNAME:ADDR/PREFIXLEN:ETHER ...
+//! make-ip-conf [--trace DIR] [--mtu N] [--combo] [--lookup CLASS]
+//!              [--library FILE] IFNAME:ADDR/PREFIXLEN:ETHER ...
 //! ```
 //!
 //! Each interface is `name:ip/len:ether`, e.g. `eth0:10.0.0.1/24:00:00:c0:ae:67:ef`
@@ -10,6 +11,19 @@
 //! reads `DIR/NAME.in.pcap` per interface and writes what it sends to
 //! `DIR/NAME.out.pcap` (and packets for the router itself to
 //! `DIR/host.pcap`); without it, it uses FromDevice/ToDevice and ToHost.
+//! In trace form each FromDump is followed by a HostEtherFilter, which sets
+//! the packet-type annotation (broadcast, multicast, other host) as
+//! FromDevice does and drops frames for other hosts like a
+//! non-promiscuous interface.
+//!
+//! `--combo` uses the merged elements IPInputCombo and IPOutputCombo
+//! (the paper's section 6.4) instead of the individual ones; the router
+//! behaves identically. `--lookup CLASS` picks the route lookup element
+//! (StaticIPLookup by default; RadixIPLookup, DirectIPLookup, ...).
+//! `--library FILE` adds `require(library FILE)` and then declares the
+//! lookup as `rt :: CLASS` with no arguments: FILE must define CLASS, with
+//! the whole routing table (local routes included), as
+//! `tools/make-fulltable-routes.py` does.
 
 use std::fmt::Write as _;
 use std::net::Ipv4Addr;
@@ -77,7 +91,19 @@ fn parse_interface(s: &str) -> Result<Interface, String> {
     })
 }
 
-fn generate(ifs: &[Interface], trace: Option<&str>, mtu: u32) -> String {
+/// What to generate besides the interfaces.
+#[derive(Default)]
+struct Options {
+    trace: Option<String>,
+    mtu: u32,
+    combo: bool,
+    lookup: Option<String>,
+    library: Option<String>,
+}
+
+fn generate(ifs: &[Interface], o: &Options) -> String {
+    let trace = o.trace.as_deref();
+    let mtu = o.mtu;
     let mut c = String::new();
     let n = ifs.len();
     let _ = writeln!(
@@ -89,27 +115,42 @@ fn generate(ifs: &[Interface], trace: Option<&str>, mtu: u32) -> String {
         let _ = writeln!(c, "//   {i}: {} {}/{} {}", f.name, f.addr, f.len, f.ether);
     }
     c.push('\n');
-    let _ = writeln!(c, "// Shared IP input path and routing table");
+    if let Some(lib) = &o.library {
+        let _ = writeln!(c, "require(library {lib});");
+        c.push('\n');
+    }
     let interfaces: Vec<String> = ifs
         .iter()
         .map(|f| format!("{}/{}", f.addr, f.len))
         .collect();
-    let _ = writeln!(c, "ip :: Strip(14)");
-    let _ = writeln!(c, "  -> CheckIPHeader(INTERFACES {})", interfaces.join(" "));
-    let _ = writeln!(c, "  -> GetIPAddress(16)");
-    let _ = writeln!(c, "  -> rt :: StaticIPLookup(");
-    let mut routes = Vec::new();
-    for f in ifs {
-        routes.push(format!("{}/32 0", f.addr));
-        routes.push(format!("{}/32 0", f.broadcast()));
-        routes.push(format!("{}/32 0", f.network()));
+    let interfaces = interfaces.join(" ");
+    let lookup = o.lookup.as_deref().unwrap_or("StaticIPLookup");
+    if o.combo {
+        let _ = writeln!(c, "// Routing table (IPInputCombo per interface feeds it)");
+        let _ = write!(c, "rt :: {lookup}");
+    } else {
+        let _ = writeln!(c, "// Shared IP input path and routing table");
+        let _ = writeln!(c, "ip :: Strip(14)");
+        let _ = writeln!(c, "  -> CheckIPHeader(INTERFACES {interfaces})");
+        let _ = writeln!(c, "  -> GetIPAddress(16)");
+        let _ = write!(c, "  -> rt :: {lookup}");
     }
-    for (i, f) in ifs.iter().enumerate() {
-        routes.push(format!("{}/{} {}", f.network(), f.len, i + 1));
+    if o.library.is_some() {
+        let _ = writeln!(c, ";");
+    } else {
+        let mut routes = Vec::new();
+        for f in ifs {
+            routes.push(format!("{}/32 0", f.addr));
+            routes.push(format!("{}/32 0", f.broadcast()));
+            routes.push(format!("{}/32 0", f.network()));
+        }
+        for (i, f) in ifs.iter().enumerate() {
+            routes.push(format!("{}/{} {}", f.network(), f.len, i + 1));
+        }
+        routes.push("255.255.255.255/32 0.0.0.0 0".into());
+        routes.push("0.0.0.0/32 0".into());
+        let _ = writeln!(c, "(\n       {});", routes.join(",\n       "));
     }
-    routes.push("255.255.255.255/32 0.0.0.0 0".into());
-    routes.push("0.0.0.0/32 0".into());
-    let _ = writeln!(c, "       {});", routes.join(",\n       "));
     c.push('\n');
     let _ = writeln!(
         c,
@@ -125,7 +166,12 @@ fn generate(ifs: &[Interface], trace: Option<&str>, mtu: u32) -> String {
         );
         match trace {
             Some(dir) => {
-                let _ = writeln!(c, "FromDump({dir}/{}.in.pcap, STOP true) -> c{i};", f.name);
+                let _ = writeln!(
+                    c,
+                    "FromDump({dir}/{}.in.pcap, STOP true) -> hf{i} :: HostEtherFilter({}) -> c{i};",
+                    f.name, f.ether
+                );
+                let _ = writeln!(c, "hf{i}[1] -> nothost{i} :: Discard;");
                 let _ = writeln!(
                     c,
                     "out{i} :: Queue(200) -> ToDump({dir}/{}.out.pcap);",
@@ -153,7 +199,15 @@ fn generate(ifs: &[Interface], trace: Option<&str>, mtu: u32) -> String {
         );
         let _ = writeln!(c, "c{i}[1] -> arpt;");
         let _ = writeln!(c, "arpt[{i}] -> [1]arpq{i};");
-        let _ = writeln!(c, "c{i}[2] -> Paint({}) -> ip;", i + 1);
+        if o.combo {
+            let _ = writeln!(
+                c,
+                "c{i}[2] -> IPInputCombo({}, INTERFACES {interfaces}) -> rt;",
+                i + 1
+            );
+        } else {
+            let _ = writeln!(c, "c{i}[2] -> Paint({}) -> ip;", i + 1);
+        }
         let _ = writeln!(c, "c{i}[3] -> Print(\"{} non-IP\") -> Discard;", f.name);
         c.push('\n');
     }
@@ -175,28 +229,31 @@ fn generate(ifs: &[Interface], trace: Option<&str>, mtu: u32) -> String {
     for (i, f) in ifs.iter().enumerate() {
         let p = i + 1;
         let _ = writeln!(c, "// Forwarding path for {}", f.name);
-        let _ = writeln!(c, "rt[{p}] -> DropBroadcasts");
-        let _ = writeln!(c, "  -> cp{p} :: PaintTee({p})");
-        let _ = writeln!(c, "  -> gio{p} :: IPGWOptions({})", f.addr);
-        let _ = writeln!(c, "  -> FixIPSrc({})", f.addr);
-        let _ = writeln!(c, "  -> dt{p} :: DecIPTTL");
-        let _ = writeln!(c, "  -> fr{p} :: IPFragmenter({mtu})");
-        let _ = writeln!(c, "  -> [0]arpq{i};");
-        let _ = writeln!(c, "dt{p}[1] -> ICMPError({}, timeexceeded) -> rt;", f.addr);
+        let a = f.addr;
+        if o.combo {
+            let _ = writeln!(
+                c,
+                "rt[{p}] -> oc{p} :: IPOutputCombo({p}, {a}, {mtu}) -> [0]arpq{i};"
+            );
+            let _ = writeln!(c, "oc{p}[1] -> ICMPError({a}, redirect, host) -> rt;");
+            let _ = writeln!(c, "oc{p}[2] -> ICMPError({a}, parameterproblem) -> rt;");
+            let _ = writeln!(c, "oc{p}[3] -> ICMPError({a}, timeexceeded) -> rt;");
+            let _ = writeln!(c, "oc{p}[4] -> fr{p} :: IPFragmenter({mtu}) -> [0]arpq{i};");
+        } else {
+            let _ = writeln!(c, "rt[{p}] -> DropBroadcasts");
+            let _ = writeln!(c, "  -> cp{p} :: PaintTee({p})");
+            let _ = writeln!(c, "  -> gio{p} :: IPGWOptions({a})");
+            let _ = writeln!(c, "  -> FixIPSrc({a})");
+            let _ = writeln!(c, "  -> dt{p} :: DecIPTTL");
+            let _ = writeln!(c, "  -> fr{p} :: IPFragmenter({mtu})");
+            let _ = writeln!(c, "  -> [0]arpq{i};");
+            let _ = writeln!(c, "dt{p}[1] -> ICMPError({a}, timeexceeded) -> rt;");
+            let _ = writeln!(c, "gio{p}[1] -> ICMPError({a}, parameterproblem) -> rt;");
+            let _ = writeln!(c, "cp{p}[1] -> ICMPError({a}, redirect, host) -> rt;");
+        }
         let _ = writeln!(
             c,
-            "fr{p}[1] -> ICMPError({}, unreachable, needfrag) -> rt;",
-            f.addr
-        );
-        let _ = writeln!(
-            c,
-            "gio{p}[1] -> ICMPError({}, parameterproblem) -> rt;",
-            f.addr
-        );
-        let _ = writeln!(
-            c,
-            "cp{p}[1] -> ICMPError({}, redirect, host) -> rt;",
-            f.addr
+            "fr{p}[1] -> ICMPError({a}, unreachable, needfrag, PMTU {mtu}) -> rt;"
         );
         c.push('\n');
     }
@@ -213,15 +270,20 @@ fn generate(ifs: &[Interface], trace: Option<&str>, mtu: u32) -> String {
 }
 
 fn main() -> ExitCode {
-    let mut trace: Option<String> = None;
-    let mut mtu: u32 = 1500;
+    let mut o = Options {
+        mtu: 1500,
+        ..Default::default()
+    };
     let mut ifs = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--trace" => trace = args.next(),
+            "--trace" => o.trace = args.next(),
+            "--combo" => o.combo = true,
+            "--lookup" => o.lookup = args.next(),
+            "--library" => o.library = args.next(),
             "--mtu" => match args.next().and_then(|v| v.parse().ok()) {
-                Some(m) if m >= 68 => mtu = m,
+                Some(m) if m >= 68 => o.mtu = m,
                 _ => {
                     eprintln!("make-ip-conf: --mtu expects an integer of at least 68");
                     return ExitCode::from(1);
@@ -229,7 +291,7 @@ fn main() -> ExitCode {
             },
             "-h" | "--help" => {
                 println!(
-                    "Usage: make-ip-conf [--trace DIR] [--mtu N] IFNAME:ADDR/PREFIXLEN:ETHER ..."
+                    "Usage: make-ip-conf [--trace DIR] [--mtu N] [--combo] [--lookup CLASS] [--library FILE] IFNAME:ADDR/PREFIXLEN:ETHER ..."
                 );
                 println!("Writes the Click paper's IP router (Figure 8) for the given interfaces.");
                 return ExitCode::SUCCESS;
@@ -247,7 +309,7 @@ fn main() -> ExitCode {
         eprintln!("make-ip-conf: no interfaces given (try --help)");
         return ExitCode::from(1);
     }
-    print!("{}", generate(&ifs, trace.as_deref(), mtu));
+    print!("{}", generate(&ifs, &o));
     ExitCode::SUCCESS
 }
 
@@ -272,12 +334,45 @@ mod tests {
             parse_interface("a:10.0.0.1/24:00:00:00:00:00:01").unwrap(),
             parse_interface("b:10.0.1.1/24:00:00:00:00:00:02").unwrap(),
         ];
-        let c = generate(&ifs, Some("tr"), 1500);
+        let o = Options {
+            trace: Some("tr".into()),
+            mtu: 1500,
+            ..Default::default()
+        };
+        let c = generate(&ifs, &o);
         assert!(c.contains("10.0.0.0/24 1,\n"));
         assert!(c.contains("10.0.1.0/24 2,\n"));
         assert!(c.contains("arpt :: Tee(3);"));
-        assert!(c.contains("FromDump(tr/b.in.pcap, STOP true) -> c1;"));
+        assert!(c.contains(
+            "FromDump(tr/b.in.pcap, STOP true) -> hf1 :: HostEtherFilter(00:00:00:00:00:02) -> c1;"
+        ));
         assert!(c.contains("dt2[1] -> ICMPError(10.0.1.1, timeexceeded) -> rt;"));
         assert!(c.contains("wait_stop 2"));
+        assert!(c.contains("ICMPError(10.0.1.1, unreachable, needfrag, PMTU 1500)"));
+        let m = generate(
+            &ifs,
+            &Options {
+                combo: true,
+                mtu: 576,
+                ..Default::default()
+            },
+        );
+        assert!(m.contains("c0[2] -> IPInputCombo(1, INTERFACES 10.0.0.1/24 10.0.1.1/24) -> rt;"));
+        assert!(m.contains("rt[2] -> oc2 :: IPOutputCombo(2, 10.0.1.1, 576) -> [0]arpq1;"));
+        assert!(m.contains("oc2[4] -> fr2 :: IPFragmenter(576) -> [0]arpq1;"));
+        assert!(!m.contains("CheckIPHeader"));
+        let l = generate(
+            &ifs,
+            &Options {
+                mtu: 1500,
+                lookup: Some("FullTable".into()),
+                library: Some("t.click".into()),
+                ..Default::default()
+            },
+        );
+        assert!(
+            l.starts_with("require(library t.click);") || l.contains("\nrequire(library t.click);")
+        );
+        assert!(l.contains("-> rt :: FullTable;"));
     }
 }
