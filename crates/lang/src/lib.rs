@@ -274,6 +274,7 @@ pub fn parse_router(
     classes: &dyn ClassLookup,
     opts: &ParseOptions,
 ) -> ParseOutcome {
+    vars::reset_work_budget();
     let (spec, diagnostics) = expand::Ctx::new(classes, opts).run(text, file);
     ParseOutcome { spec, diagnostics }
 }

@@ -11,17 +11,23 @@ use crate::args::{
 const MAX_EXPAND_DEPTH: usize = 16;
 /// Largest expansion result, so self-doubling definitions can't eat memory.
 pub(crate) const MAX_EXPANSION: usize = 1 << 20;
-/// Most bytes one expansion may produce or scan in all, counting the
-/// intermediate values of nested references: the per-result cap alone
-/// still let self-referential definitions do quadratic work (a fuzzer found
-/// a 346-byte configuration that took 25 s).
-const EXPANSION_WORK_BUDGET: usize = 4 << 20;
+/// Most bytes variable expansion may produce or scan while parsing one
+/// configuration, counting the intermediate values of nested references:
+/// a cap on each result alone still let self-referential definitions do
+/// quadratic work (a fuzzer found a 346-byte configuration that took 25 s),
+/// and a cap per configuration string let many strings multiply it.
+const EXPANSION_WORK_BUDGET: usize = 16 << 20;
 
 thread_local! {
     static WORK_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Charges `n` bytes of work to the current expansion.
+/// Starts a new parse's expansion budget.
+pub(crate) fn reset_work_budget() {
+    WORK_LEFT.with(|w| w.set(EXPANSION_WORK_BUDGET));
+}
+
+/// Charges `n` bytes of work to the current parse.
 fn charge(n: usize) -> Result<(), TooLarge> {
     WORK_LEFT.with(|w| {
         let left = w.get();
@@ -100,7 +106,6 @@ pub(crate) fn expand(text: &str, env: &Env) -> Result<String, TooLarge> {
     if !text.contains('$') {
         return Ok(text.to_string());
     }
-    WORK_LEFT.with(|w| w.set(EXPANSION_WORK_BUDGET));
     let mut out = String::with_capacity(text.len());
     expand_into(text, env, 0, &mut out)?;
     Ok(out)
@@ -290,6 +295,12 @@ fn skip_spaces(b: &[u8], mut i: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    /// `expand` with a fresh budget, as `parse_router` starts one.
+    fn expand_fresh(text: &str, env: &Env) -> Result<String, TooLarge> {
+        reset_work_budget();
+        expand(text, env)
+    }
+
     use super::*;
 
     fn env(v: &[(&str, &str)]) -> Rc<Env> {
@@ -307,7 +318,7 @@ mod tests {
     #[test]
     fn forms() {
         let e = env(&[("a", "1"), ("w", "x y  z"), ("n", "2"), ("q", "say \"hi\"")]);
-        let x = |s: &str| expand(s, &e).unwrap();
+        let x = |s: &str| expand_fresh(s, &e).unwrap();
         assert_eq!(x("$a"), "1");
         assert_eq!(x("${a}b"), "1b");
         assert_eq!(x("$ab"), "$ab");
@@ -327,7 +338,7 @@ mod tests {
     fn recursion_and_blowup_bounded() {
         let e = env(&[("a", "$a$a")]);
         // Self-doubling: either a bounded result or the work budget's error.
-        if let Ok(s) = expand("$a", &e) {
+        if let Ok(s) = expand_fresh("$a", &e) {
             assert!(s.len() <= MAX_EXPANSION);
         }
         let mut vars = vec![Var {
@@ -343,7 +354,7 @@ mod tests {
             });
         }
         let e = Env::root(vars);
-        if let Ok(s) = expand("$v39", &e) {
+        if let Ok(s) = expand_fresh("$v39", &e) {
             assert!(s.len() <= MAX_EXPANSION);
         }
         let e = Env::root(vec![
@@ -358,6 +369,6 @@ mod tests {
                 expand: true,
             },
         ]);
-        assert!(expand("$b", &e).is_err());
+        assert!(expand_fresh("$b", &e).is_err());
     }
 }
