@@ -1541,8 +1541,9 @@ fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagnostic>> {
             let u = push_out_uses.entry((c.from, c.from_port)).or_insert(0);
             *u += 1;
             if *u == 2 {
+                // Like Click, report port reuse at the element's declaration.
                 errors.push(diag(
-                    &lm,
+                    &core.info[c.from].landmark,
                     format!(
                         "illegal reuse of {} push output {}",
                         elem_desc(&core.info[c.from]),
@@ -1555,7 +1556,7 @@ fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagnostic>> {
             *u += 1;
             if *u == 2 {
                 errors.push(diag(
-                    &lm,
+                    &core.info[c.to].landmark,
                     format!(
                         "illegal reuse of {} pull input {}",
                         elem_desc(&core.info[c.to]),
