@@ -450,7 +450,7 @@ fn etherencap_ipencap_udpipencap_build_valid_headers() {
     assert!(f.dst().is_broadcast());
     assert_eq!(f.ethertype(), 0x0800);
     assert_eq!(f.payload(), b"payload");
-    assert_eq!(read(&mut r, "x.ethertype"), "0x0800");
+    assert_eq!(read(&mut r, "x.ethertype"), "2048");
 
     let mut r = harness1(
         "IPEncap(ipip, 1.0.0.1, 2.0.0.2, TTL 17, DF true, DSCP 10)",

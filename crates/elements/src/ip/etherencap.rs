@@ -77,7 +77,7 @@ impl Element for EtherEncap {
             EtherAddress(a).to_string()
         };
         match name {
-            "ethertype" => Ok(format!("0x{:04x}", u16::from_be_bytes([h[12], h[13]]))),
+            "ethertype" => Ok(u16::from_be_bytes([h[12], h[13]]).to_string()),
             "src" => Ok(mac(6..12)),
             "dst" => Ok(mac(0..6)),
             _ => Err(format!("no '{name}' handler")),

@@ -3,14 +3,16 @@
 //! Gives names to TCP and UDP ports, for use in other elements' arguments.
 //!
 //! ## Synopsis
-//! `PortInfo(NAME PORT[/PROTOCOL], ...)`
+//! `PortInfo(NAME PORT[/PROTOCOL] [NAME...], ...)`
 //!
 //! ## Ports and processing
 //! No ports.
 //!
 //! ## Description
 //! Each argument names a port number. PROTOCOL is `tcp` or `udp`; without
-//! it the name applies to both. Elements taking port arguments (such as
+//! it the name applies to both. Further words after the port are more names
+//! for the same port (`PortInfo(http 80/tcp www)`), and a word starting with
+//! `#` starts a comment that runs to the end of the argument. Elements taking port arguments (such as
 //! UDPIPEncap) accept the names; they are looked up before the built-in
 //! service names (`www`, `dns`, ...). PortInfo is configured before other
 //! elements. Names given inside a compound element are local to it, as with
@@ -102,11 +104,16 @@ impl Element for PortInfo {
         };
         let mut errors = Errors::new();
         for arg in split_args(conf) {
-            let words = split_words(&arg);
+            let mut words = split_words(&arg);
+            // A word starting with `#` begins a comment running to the end
+            // of the argument.
+            if let Some(c) = words.iter().position(|w| w.starts_with('#')) {
+                words.truncate(c);
+            }
             if words.is_empty() {
                 continue;
             }
-            if words.len() != 2 {
+            if words.len() < 2 {
                 errors.push(format!("expected 'NAME PORT[/PROTOCOL]', got '{arg}'"));
                 continue;
             }
@@ -124,9 +131,12 @@ impl Element for PortInfo {
                 }
             };
             match parse_u16(port_s) {
-                Ok(port) => self
-                    .entries
-                    .push((format!("{prefix}{}", words[0]), port, proto)),
+                Ok(port) => {
+                    // Words after the port are more names for it.
+                    for name in std::iter::once(&words[0]).chain(&words[2..]) {
+                        self.entries.push((format!("{prefix}{name}"), port, proto));
+                    }
+                }
                 Err(_) => errors.push(format!("\"{}\": bad port '{port_s}'", words[0])),
             }
         }

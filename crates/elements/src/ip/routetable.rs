@@ -150,6 +150,30 @@ fn parse_prefix(w: &str, names: &dyn Fn(&str) -> Option<Ipv4Addr>) -> Option<(u3
     }
 }
 
+/// Rewrites a route's first word when it is an AddressInfo name with a
+/// suffix (`name:ipnet`, `name:bcast`, `name:ip`, `name:gw`, ...) into the
+/// address or prefix it stands for; other routes are returned unchanged.
+fn resolve_suffixed_prefix(arg: &str, ctx: &InitCtx) -> String {
+    let words = split_words(arg);
+    let Some(first) = words.first() else {
+        return arg.to_string();
+    };
+    if !first.contains(':') || parse_ipv4_addr_or_prefix(first).is_ok() {
+        return arg.to_string();
+    }
+    let resolved = if let Ok(p) = super::address::parse_ipv4_prefix_arg(first, ctx) {
+        format!("{}/{}", p.addr, p.mask)
+    } else if let Ok(a) = super::address::parse_ipv4_arg(first, ctx) {
+        a.to_string()
+    } else {
+        return arg.to_string();
+    };
+    std::iter::once(resolved)
+        .chain(words[1..].iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Parses a route, `ADDR/MASK [GW] OUT` (Click's `cp_ip_route`). The
 /// gateway may be `-` for none. With `remove`, the output may be omitted
 /// (the route then has port -1, matching any gateway and output). Returns
@@ -888,7 +912,8 @@ impl<L: Lpm> TableElement<L> {
         let mut errors = Errors::new();
         let mut dups = 0;
         for (i, arg) in split_args(conf).iter().enumerate() {
-            let Some(r) = parse_route(arg, false, &names) else {
+            let arg = resolve_suffixed_prefix(arg, ctx);
+            let Some(r) = parse_route(&arg, false, &names) else {
                 errors.push(format!(
                     "argument {} should be 'ADDR/MASK [GATEWAY] OUTPUT'",
                     i + 1

@@ -67,7 +67,9 @@ fn store_in_header(data: &mut [u8], ip_off: usize, field_off: usize, new: [u8; 4
     let Some(ip) = data.get_mut(ip_off..) else {
         return;
     };
-    if ip.len() < 20 || ip[0] >> 4 != 4 {
+    // Like Click, the version field is not checked: the address and the
+    // header checksum are updated whatever the header says.
+    if ip.len() < 20 {
         return;
     }
     let hlen = ((ip[0] & 0x0f) as usize) * 4;

@@ -28,7 +28,7 @@
 //! - `print [>FILE | >>FILE] [TEXT | HANDLER]`, `printn` (no newline),
 //!   `printq`, `printnq`: print TEXT unquoted, or, if it starts with a
 //!   letter, `@` or `_`, the value of the read handler it names, to standard
-//!   output or FILE. `save HANDLER [FILE]`, `append HANDLER [FILE]`.
+//!   output or FILE. `save HANDLER [PARAMS] [FILE]`, `append HANDLER [PARAMS] [FILE]` (FILE is the last word).
 //! - `read`/`readq HANDLER [ARGS]`: print `HANDLER:` and its value on
 //!   standard error. `write`/`writeq HANDLER [ARGS]`: call a write handler.
 //! - `pause [N]` / `wait_step [N]` / `wait_stop [N]`: block until stepped N
@@ -777,14 +777,16 @@ impl Exec<'_, '_, '_> {
     fn do_print(&mut self, insn: &Insn) {
         let mut text = insn.text.clone();
         if matches!(insn.op, Op::Save | Op::Append) {
+            // `save HANDLER [PARAMS...] FILE`: the file is the last word.
             let (word, rest) = shift_word(&text);
-            let file = if rest.is_empty() {
-                "-".to_string()
-            } else {
-                rest
+            let rest = rest.trim_end();
+            let (params, file) = match rest.rfind(|c: char| c.is_ascii_whitespace()) {
+                Some(i) => (rest[..i].trim_end(), &rest[i + 1..]),
+                None => ("", rest),
             };
+            let file = if file.is_empty() { "-" } else { file };
             text = format!(
-                "{}{file} {word}",
+                "{}{file} {word} {params}",
                 if insn.op == Op::Save { ">" } else { ">>" }
             );
         }
