@@ -30,14 +30,13 @@
 
 use rclick_core::conf::{parse_bool, Args};
 use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, NotifierSignal, TaskId};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, PullTask, TaskId};
 
 pub struct Discard {
     count: u64,
     active: bool,
     burst: usize,
-    task: Option<TaskId>,
-    signal: NotifierSignal,
+    puller: PullTask,
 }
 
 impl Default for Discard {
@@ -46,8 +45,7 @@ impl Default for Discard {
             count: 0,
             active: true,
             burst: 1,
-            task: None,
-            signal: NotifierSignal::Busy,
+            puller: PullTask::default(),
         }
     }
 }
@@ -67,9 +65,7 @@ impl Element for Discard {
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         if ctx.input_is_pull(0) {
-            let task = ctx.new_task(self.active);
-            self.signal = ctx.upstream_empty_signal(0, Some(task));
-            self.task = Some(task);
+            self.puller.initialize(ctx, 0, self.active);
         }
         Ok(())
     }
@@ -82,15 +78,13 @@ impl Element for Discard {
         if !self.active {
             return false;
         }
-        let got = ctx.pull(0, self.burst);
-        let worked = got.is_some();
-        if let Some(b) = got {
-            self.count += b.len() as u64;
+        match self.puller.pull(ctx, 0, self.burst) {
+            Some(b) => {
+                self.count += b.len() as u64;
+                true
+            }
+            None => false,
         }
-        if worked || ctx.signal_active(&self.signal) {
-            ctx.fast_reschedule();
-        }
-        worked
     }
 
     fn handlers(&self) -> Vec<HandlerSpec> {
@@ -114,8 +108,8 @@ impl Element for Discard {
             "reset_counts" => self.count = 0,
             "active" => {
                 self.active = parse_bool(value.trim())?;
-                if let (true, Some(t)) = (self.active, self.task) {
-                    ctx.schedule_task(t);
+                if self.active {
+                    self.puller.wake(ctx);
                 }
             }
             _ => return Err(format!("no '{name}' handler")),

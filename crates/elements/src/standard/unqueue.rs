@@ -30,15 +30,14 @@
 
 use rclick_core::conf::{parse_bool, parse_i64, parse_usize, Args};
 use rclick_core::element::HandlerSpec;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, NotifierSignal, TaskId};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, PullTask, TaskId};
 
 pub struct Unqueue {
     burst: usize,
     active: bool,
     limit: i64,
     count: u64,
-    task: Option<TaskId>,
-    signal: NotifierSignal,
+    puller: PullTask,
 }
 
 impl Default for Unqueue {
@@ -48,8 +47,7 @@ impl Default for Unqueue {
             active: true,
             limit: -1,
             count: 0,
-            task: None,
-            signal: NotifierSignal::Busy,
+            puller: PullTask::default(),
         }
     }
 }
@@ -69,9 +67,7 @@ impl Element for Unqueue {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        let t = ctx.new_task(self.active);
-        self.signal = ctx.upstream_empty_signal(0, Some(t));
-        self.task = Some(t);
+        self.puller.initialize(ctx, 0, self.active);
         Ok(())
     }
 
@@ -86,16 +82,14 @@ impl Element for Unqueue {
                 return false;
             }
         }
-        let got = ctx.pull(0, want);
-        let worked = got.is_some();
-        if let Some(b) = got {
-            self.count += b.len() as u64;
-            ctx.emit_batch(0, b);
+        match self.puller.pull(ctx, 0, want) {
+            Some(b) => {
+                self.count += b.len() as u64;
+                ctx.emit_batch(0, b);
+                true
+            }
+            None => false,
         }
-        if worked || ctx.signal_active(&self.signal) {
-            ctx.fast_reschedule();
-        }
-        worked
     }
 
     fn handlers(&self) -> Vec<HandlerSpec> {
@@ -127,8 +121,8 @@ impl Element for Unqueue {
             "limit" => self.limit = parse_i64(v)?,
             _ => return Err(format!("no '{name}' handler")),
         }
-        if let (true, Some(t)) = (self.active, self.task) {
-            ctx.schedule_task(t);
+        if self.active {
+            self.puller.wake(ctx);
         }
         Ok(())
     }

@@ -49,7 +49,7 @@ use rclick_core::conf::{parse_word, split_words, Args};
 use rclick_core::element::HandlerSpec;
 use rclick_core::packet::anno;
 use rclick_core::{
-    Batch, ConfigResult, Ctx, Element, InitCtx, NotifierSignal, Packet, TaskId, Timestamp,
+    Batch, ConfigResult, Ctx, Element, InitCtx, Packet, PullTask, TaskId, Timestamp,
 };
 
 use super::fromdump::FromDump;
@@ -66,8 +66,7 @@ pub struct ToDump {
     writer: Option<DumpWriter>,
     active: bool,
     count: u64,
-    task: Option<TaskId>,
-    signal: NotifierSignal,
+    puller: PullTask,
 }
 
 impl Default for ToDump {
@@ -83,8 +82,7 @@ impl Default for ToDump {
             writer: None,
             active: true,
             count: 0,
-            task: None,
-            signal: NotifierSignal::Busy,
+            puller: PullTask::default(),
         }
     }
 }
@@ -192,9 +190,7 @@ impl Element for ToDump {
             self.filename = "<stdout>".into();
         }
         if ctx.input_is_pull(0) && ctx.noutputs() == 0 {
-            let t = ctx.new_task(true);
-            self.signal = ctx.upstream_empty_signal(0, Some(t));
-            self.task = Some(t);
+            self.puller.initialize(ctx, 0, true);
         }
         self.active = true;
         Ok(())
@@ -219,15 +215,12 @@ impl Element for ToDump {
         if !self.active {
             return false;
         }
-        let got = ctx.pull(0, rclick_core::batch::BATCH_CAPACITY);
+        let got = self.puller.pull(ctx, 0, rclick_core::batch::BATCH_CAPACITY);
         let worked = got.is_some();
         if let Some(batch) = got {
             for p in batch.packets() {
                 self.write_packet(p, ctx);
             }
-        }
-        if worked || ctx.signal_active(&self.signal) {
-            ctx.fast_reschedule();
         }
         worked
     }

@@ -72,7 +72,7 @@ use std::io::{BufWriter, Write};
 use rclick_core::conf::{parse_any, Args};
 use rclick_core::element::HandlerSpec;
 use rclick_core::packet::anno;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, NotifierSignal, Packet, TaskId};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, PullTask, TaskId};
 
 use super::ipsumdump::{cp_quote, format_line, parse_field_list, Field, PacketView};
 use super::ipsumdump::{MAJOR_VERSION, MINOR_VERSION};
@@ -87,8 +87,7 @@ pub struct ToIPSummaryDump {
     writer: Option<BufWriter<Box<dyn Write + Send>>>,
     active: bool,
     count: u64,
-    task: Option<TaskId>,
-    signal: NotifierSignal,
+    puller: PullTask,
 }
 
 impl Default for ToIPSummaryDump {
@@ -103,8 +102,7 @@ impl Default for ToIPSummaryDump {
             writer: None,
             active: true,
             count: 0,
-            task: None,
-            signal: NotifierSignal::Busy,
+            puller: PullTask::default(),
         }
     }
 }
@@ -235,9 +233,7 @@ impl Element for ToIPSummaryDump {
             .map_err(|e| format!("{}: {e}", self.filename))?;
         self.writer = Some(w);
         if ctx.input_is_pull(0) && ctx.noutputs() == 0 {
-            let t = ctx.new_task(true);
-            self.signal = ctx.upstream_empty_signal(0, Some(t));
-            self.task = Some(t);
+            self.puller.initialize(ctx, 0, true);
         }
         self.active = true;
         Ok(())
@@ -262,15 +258,12 @@ impl Element for ToIPSummaryDump {
         if !self.active {
             return false;
         }
-        let got = ctx.pull(0, rclick_core::batch::BATCH_CAPACITY);
+        let got = self.puller.pull(ctx, 0, rclick_core::batch::BATCH_CAPACITY);
         let worked = got.is_some();
         if let Some(batch) = got {
             for p in batch.packets() {
                 self.write_packet(p, ctx);
             }
-        }
-        if worked || ctx.signal_active(&self.signal) {
-            ctx.fast_reschedule();
         }
         worked
     }
