@@ -51,7 +51,7 @@ use rclick_core::wire::arp::{ArpPacket, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
 use rclick_core::wire::ether::{EtherAddr, EtherFrame, ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
 use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
-use super::address::{parse_ether_arg, parse_ipv4_addr_or_prefix_arg};
+use super::address::{parse_ether_arg, parse_ipv4_addr_or_prefix_arg, parse_ipv4_arg};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
@@ -214,7 +214,16 @@ impl Element for ARPResponder {
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
-        let ip = |s: &str| parse_ipv4_addr_or_prefix_arg(s, ictx);
+        // As in Click, a bare AddressInfo name stands for its address (a /32
+        // entry); `name:ipnet` gives its prefix.
+        let ip = |s: &str| {
+            if !s.contains(['/', ':']) {
+                if let Ok(a) = parse_ipv4_arg(s, ictx) {
+                    return Ok(rclick_core::conf::Ipv4Prefix::new(a, 32));
+                }
+            }
+            parse_ipv4_addr_or_prefix_arg(s, ictx)
+        };
         let eth = |s: &str| parse_ether_arg(s, ictx).map(|e| EtherAddr(e.octets()));
         let mut v = Vec::new();
         let mut errors = Vec::new();
@@ -235,6 +244,10 @@ impl Element for ARPResponder {
         self.entries = v;
         self.config = conf.to_string();
         Ok(())
+    }
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
     }
 
     fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
