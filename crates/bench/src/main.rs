@@ -91,6 +91,23 @@ fn main() {
         "null16",
         "queue-unqueue",
         "classifier4",
+        // The Figure 8 forwarding path, plain and merged, and its prefixes
+        // for per-element costs (docs/benchmarks.md).
+        "ip-router",
+        "ip-router-combo",
+        "ip-router-stage00",
+        "ip-router-stage01",
+        "ip-router-stage02",
+        "ip-router-stage03",
+        "ip-router-stage04",
+        "ip-router-stage05",
+        "ip-router-stage06",
+        "ip-router-stage07",
+        "ip-router-stage08",
+        "ip-router-stage09",
+        "ip-router-stage10",
+        "ip-router-stage11",
+        "ip-router-stage12",
     ];
     println!("| configuration | BURST | ns/packet | Mpps |");
     println!("|---|---:|---:|---:|");
