@@ -60,24 +60,13 @@ use crate::standard::strip::Strip;
 
 /// Paint, Strip(14), CheckIPHeader and GetIPAddress(16), run in sequence
 /// on one packet.
+#[derive(Default)]
 pub struct IPInputCombo {
     paint: Paint,
     strip: Strip,
     check: CheckIPHeader,
     getaddr: GetIPAddress,
     color: String,
-}
-
-impl Default for IPInputCombo {
-    fn default() -> Self {
-        IPInputCombo {
-            paint: Paint::default(),
-            strip: Strip::default(),
-            check: CheckIPHeader::default(),
-            getaddr: GetIPAddress::default(),
-            color: String::new(),
-        }
-    }
 }
 
 impl SimpleAction for IPInputCombo {
