@@ -646,6 +646,19 @@ impl<'a> InitCtx<'a> {
         self.core.context_search(self.elem, port, false, filter)
     }
 
+    /// The signal a pushing source on output `port` should watch (Click's
+    /// `Notifier::downstream_full_signal`): active while a queue downstream
+    /// has room. Registers `task` to be woken when it rises.
+    pub fn downstream_full_signal(&self, port: usize, task: Option<TaskId>) -> NotifierSignal {
+        let sig = self.core.downstream_full_signal(self.elem, port);
+        if let (NotifierSignal::Signals(ids), Some(t)) = (&sig, task) {
+            for id in ids {
+                self.core.rt.add_listener(*id, t);
+            }
+        }
+        sig
+    }
+
     /// The signal a puller on input `port` should watch (Click's
     /// `Notifier::upstream_empty_signal`), and registers `task` to be woken
     /// when it rises.

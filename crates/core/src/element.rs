@@ -277,6 +277,13 @@ pub trait Element: AsAny + Send {
         None
     }
 
+    /// The signal this element raises while it has room for more packets
+    /// (Click's full notifier), if it is a notifier: sources upstream sleep
+    /// while it is down.
+    fn full_notifier(&self) -> Option<SignalId> {
+        None
+    }
+
     /// For Storage elements (queues): packets held now, and capacity.
     fn storage(&self) -> Option<(usize, usize)> {
         None

@@ -668,6 +668,58 @@ impl RouterCore {
     /// Click's `Notifier::upstream_empty_signal`: the signals of the
     /// notifiers found upstream on pull paths; busy if some path ends at an
     /// element that produces packets without a notifier.
+    /// Click's `Notifier::downstream_full_signal`: active while some queue
+    /// reachable downstream on push paths has room. Busy (always active) if
+    /// some path ends at an element that takes packets without a full
+    /// notifier (Discard, a queue without notification).
+    pub(crate) fn downstream_full_signal(&self, start: usize, port: usize) -> NotifierSignal {
+        let mut ids: Vec<SignalId> = Vec::new();
+        let mut busy = false;
+        let mut seen: HashSet<(usize, usize)> = HashSet::new();
+        let mut queue: VecDeque<(usize, usize)> = self.graph.outs[start]
+            .get(port)
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        while let Some((e, in_port)) = queue.pop_front() {
+            if !seen.insert((e, in_port)) {
+                continue;
+            }
+            let Ok(el) = self.elements[e].try_borrow() else {
+                busy = true;
+                continue;
+            };
+            if let Some(sig) = el.full_notifier() {
+                if !ids.contains(&sig) {
+                    ids.push(sig);
+                }
+                continue;
+            }
+            let Some(flow) = FlowCode::parse(el.flow_code()) else {
+                busy = true;
+                continue;
+            };
+            let info = &self.info[e];
+            let mut passes = false;
+            for o in 0..info.noutputs {
+                if info.output_modes.get(o) == Some(&Mode::Push) && flow.flows(in_port, o) {
+                    passes = true;
+                    queue.extend(self.graph.outs[e][o].iter().copied());
+                }
+            }
+            if !passes {
+                // A sink, or storage without a notifier: always room.
+                busy = true;
+            }
+        }
+        if busy || ids.is_empty() {
+            NotifierSignal::Busy
+        } else {
+            NotifierSignal::Signals(ids)
+        }
+    }
+
     pub(crate) fn upstream_empty_signal(&self, start: usize, port: usize) -> NotifierSignal {
         let mut ids: Vec<SignalId> = Vec::new();
         let mut busy = false;

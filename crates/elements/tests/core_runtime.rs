@@ -177,6 +177,30 @@ fn routers_build_from_configuration_text() {
     );
     r.run();
     assert_eq!(rclick_elements::testing::read(&mut r, "c.count"), "5");
-    let e = rclick_elements::testing::try_from_config("x :: Nope;").err().unwrap_or_default();
+    let e = rclick_elements::testing::try_from_config("x :: Nope;")
+        .err()
+        .unwrap_or_default();
     assert_eq!(e, vec!["test:1: unknown element class 'Nope'"]);
+}
+
+/// Click's full notifier: a source in front of a full Queue sleeps until
+/// the queue has room, so nothing is dropped and (under simulated time)
+/// the clock can advance to the slow consumer's next timer. Without it
+/// the source spins forever and the run never reaches the Script's stop.
+#[test]
+fn sources_sleep_while_the_queue_is_full() {
+    let mut r = rclick_elements::testing::from_config(
+        "src :: InfiniteSource -> q :: Queue(10) -> RatedUnqueue(100) -> c :: Counter -> Discard;
+         Script(wait 1, stop);",
+    );
+    assert_eq!(r.run_limited(1_000_000), StopReason::Stopped);
+    let count: u64 = rclick_elements::testing::read(&mut r, "c.count")
+        .parse()
+        .unwrap();
+    assert!(
+        (95..=115).contains(&count),
+        "{count} packets in 1 s at 100/s"
+    );
+    assert_eq!(rclick_elements::testing::read(&mut r, "q.drops"), "0");
+    assert_eq!(rclick_elements::testing::read(&mut r, "q.length"), "10");
 }

@@ -10,6 +10,10 @@
 //! Pull: each pull returns up to BURST packets.
 //!
 //! ## Description
+//! In push context the task sleeps while every queue downstream is full
+//! (Click's full notifier), so a source in front of a queue costs nothing
+//! while the queue cannot take packets, and simulated time can advance.
+//!
 //! Creates packets holding DATA, clones of one prototype packet (so they
 //! share one buffer until someone writes). Stops after LIMIT packets when
 //! LIMIT is non-negative; with STOP true it then asks the driver to stop.
@@ -36,7 +40,7 @@
 
 use rclick_core::conf::{parse_bool, Args};
 use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, TaskId};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, NotifierSignal, Packet, TaskId};
 
 /// Click's default InfiniteSource payload.
 pub const DEFAULT_DATA: &[u8] =
@@ -53,6 +57,8 @@ pub struct InfiniteSource {
     count: u64,
     prototype: Option<Packet>,
     task: Option<TaskId>,
+    /// Active while a queue downstream has room (Click's full notifier).
+    nonfull: NotifierSignal,
 }
 
 impl Default for InfiniteSource {
@@ -68,6 +74,7 @@ impl Default for InfiniteSource {
             count: 0,
             prototype: None,
             task: None,
+            nonfull: NotifierSignal::Busy,
         }
     }
 }
@@ -124,7 +131,9 @@ impl Element for InfiniteSource {
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         if ctx.output_is_push(0) {
-            self.task = Some(ctx.new_task(self.active));
+            let t = ctx.new_task(self.active);
+            self.nonfull = ctx.downstream_full_signal(0, Some(t));
+            self.task = Some(t);
         }
         Ok(())
     }
@@ -138,6 +147,10 @@ impl Element for InfiniteSource {
             if self.stop {
                 ctx.please_stop();
             }
+            return false;
+        }
+        if !ctx.signal_active(&self.nonfull) {
+            // Every queue downstream is full: sleep until one has room.
             return false;
         }
         let mut batch = Batch::new();

@@ -12,9 +12,10 @@
 //! ## Description
 //! Packets pushed in are appended; pulls take from the front. When the queue
 //! holds CAPACITY packets, new arrivals are dropped (sent to output 1 if it is
-//! connected) and counted. Queue is a notifier: pulling elements downstream
-//! sleep while it is empty and are woken when a packet arrives, so an idle
-//! pull path costs nothing. It implements the Storage interface that
+//! connected) and counted. Queue is a notifier both ways: pulling elements
+//! downstream sleep while it is empty and are woken when a packet arrives,
+//! so an idle pull path costs nothing; and sources upstream (InfiniteSource,
+//! RatedSource) sleep while it is full and are woken when room appears. It implements the Storage interface that
 //! elements such as RED find through flow-based router context.
 //!
 //! ## Keywords
@@ -58,6 +59,8 @@ pub struct Queue {
     highwater: usize,
     drops: u64,
     nonempty: Option<SignalId>,
+    /// Raised while there is room: sources upstream sleep while it is down.
+    nonfull: Option<SignalId>,
 }
 
 impl Queue {
@@ -69,6 +72,7 @@ impl Queue {
             highwater: 0,
             drops: 0,
             nonempty: None,
+            nonfull: None,
         }
     }
 
@@ -120,6 +124,7 @@ impl Element for Queue {
         }
         if self.kind == QueueKind::Notifier && self.nonempty.is_none() {
             self.nonempty = Some(ctx.new_signal(false));
+            self.nonfull = Some(ctx.new_signal(true));
         }
         Ok(())
     }
@@ -134,6 +139,10 @@ impl Element for Queue {
 
     fn empty_notifier(&self) -> Option<SignalId> {
         self.nonempty
+    }
+
+    fn full_notifier(&self) -> Option<SignalId> {
+        self.nonfull
     }
 
     fn storage(&self) -> Option<(usize, usize)> {
@@ -151,6 +160,11 @@ impl Element for Queue {
                 ctx.wake_signal(s);
             }
         }
+        if self.packets.len() >= self.capacity {
+            if let Some(s) = self.nonfull {
+                ctx.sleep_signal(s);
+            }
+        }
     }
 
     fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
@@ -166,6 +180,9 @@ impl Element for Queue {
         let mut batch = Batch::new();
         for p in self.packets.drain(..n) {
             batch.push(p);
+        }
+        if let Some(s) = self.nonfull {
+            ctx.wake_signal(s);
         }
         if self.packets.is_empty() {
             if let Some(s) = self.nonempty {
@@ -198,7 +215,16 @@ impl Element for Queue {
 
     fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
         match name {
-            "capacity" => self.capacity = parse_usize(value.trim())?,
+            "capacity" => {
+                self.capacity = parse_usize(value.trim())?;
+                if let Some(s) = self.nonfull {
+                    if self.packets.len() < self.capacity {
+                        ctx.wake_signal(s);
+                    } else {
+                        ctx.sleep_signal(s);
+                    }
+                }
+            }
             "reset_counts" => {
                 self.drops = 0;
                 self.highwater = self.packets.len();
@@ -207,6 +233,9 @@ impl Element for Queue {
                 self.packets.clear();
                 if let Some(s) = self.nonempty {
                     ctx.sleep_signal(s);
+                }
+                if let Some(s) = self.nonfull {
+                    ctx.wake_signal(s);
                 }
             }
             _ => return Err(format!("no '{name}' handler")),
@@ -229,6 +258,9 @@ impl Element for Queue {
         self.highwater = o.highwater.max(self.packets.len());
         if let (Some(s), false) = (self.nonempty, self.packets.is_empty()) {
             ctx.set_signal(s, true);
+        }
+        if let Some(s) = self.nonfull {
+            ctx.set_signal(s, self.packets.len() < self.capacity);
         }
         true
     }
