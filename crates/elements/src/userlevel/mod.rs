@@ -1,5 +1,6 @@
 //! User-level elements: trace files, and (later) devices and sockets.
 
+pub mod afpacket;
 pub mod controlsocket;
 pub mod fromdump;
 pub mod httpserver;
@@ -7,6 +8,7 @@ pub mod fromipsummarydump;
 pub mod ipsumdump;
 pub mod pcap;
 pub mod todump;
+pub mod tuntap;
 pub mod toipsummarydump;
 
 use rclick_core::Registry;
