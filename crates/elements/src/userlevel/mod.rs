@@ -2,12 +2,16 @@
 
 pub mod afpacket;
 pub mod controlsocket;
+pub mod fromdevice;
 pub mod fromdump;
+pub mod fromhost;
 pub mod httpserver;
 pub mod fromipsummarydump;
 pub mod ipsumdump;
 pub mod pcap;
+pub mod todevice;
 pub mod todump;
+pub mod tohost;
 pub mod tuntap;
 pub mod toipsummarydump;
 
@@ -21,6 +25,10 @@ pub fn register(reg: &mut Registry) {
     reg.add("HTTPServer", || Box::<httpserver::HTTPServer>::default());
     reg.add("FromDump", || Box::<fromdump::FromDump>::default());
     reg.add("ToDump", || Box::<todump::ToDump>::default());
+    reg.add("FromDevice", || Box::<fromdevice::FromDevice>::default());
+    reg.add("ToDevice", || Box::<todevice::ToDevice>::default());
+    reg.add("FromHost", || Box::<fromhost::FromHost>::default());
+    reg.add("ToHost", || Box::<tohost::ToHost>::default());
     reg.add("FromIPSummaryDump", || {
         Box::<fromipsummarydump::FromIPSummaryDump>::default()
     });

@@ -1,0 +1,258 @@
+//! # FromHost
+//!
+//! Creates a TAP device and emits the packets the host's own network stack
+//! sends to it (the paper's FromLinux).
+//!
+//! ## Synopsis
+//! `FromHost(DEVNAME [, DST, *keywords* ETHER, GATEWAY, HEADROOM, MTU, BURST])`
+//!
+//! ## Ports and processing
+//! No inputs. Output 0 is push and emits Ethernet frames.
+//!
+//! ## Description
+//! Opens `/dev/net/tun` and creates the TAP device DEVNAME (a name holding
+//! `%d` lets the kernel pick the number; the `dev_name` handler tells the
+//! result). The device gets the Ethernet address ETHER if given, the
+//! address and mask DST (`10.0.0.1/24`) if given, MTU, and is brought up.
+//! The host then sees an Ethernet link whose other end is the router: the
+//! frames it sends there (ARP requests, IP packets routed to DST's network
+//! or to GATEWAY) are emitted on output 0, with the network header and
+//! destination IP annotation set for IP packets and the timestamp
+//! annotation set to the arrival time.
+//!
+//! Frames written by ToHost elements with the same DEVNAME enter the host
+//! stack as if received on this device (the paper's ToLinux).
+//!
+//! The device is not persistent: it disappears when the router exits.
+//! FromHost sleeps in the driver's `poll(2)` while the host sends nothing;
+//! when frames arrive, a task reads them in bursts of BURST. The host's
+//! checksum and segmentation offloads stay off on the device (no
+//! `IFF_VNET_HDR`), so every frame is complete and at most MTU long.
+//!
+//! ## Keywords
+//! - **DEVNAME** (string): the TAP device name.
+//! - **DST** (IP prefix): address and mask given to the device.
+//! - **ETHER** (Ethernet address): the device's address. Default: chosen by
+//!   the kernel.
+//! - **GATEWAY** (IP address): installs a default route via this address
+//!   (`ip route replace default via GATEWAY dev DEVNAME`); must lie in DST.
+//! - **HEADROOM** (integer): headroom of emitted packets. Default 64.
+//! - **MTU** (integer): the device's MTU. Default 1500. (In Click, MTU only
+//!   sizes the read buffer.)
+//! - **BURST** (integer): frames read per task run. Default 32.
+//!
+//! ## Handlers
+//! - `dev_name` (read): the device name.
+//! - `count` (read): frames emitted.
+//! - `reset_counts` (write): zeroes `count`.
+//!
+//! ## Example
+//! ```click
+//! FromHost(fake0, 192.0.2.1/24, ETHER 02:00:00:00:00:01)
+//!   -> c :: Classifier(12/0806 20/0001, -);
+//! c[0] -> ARPResponder(192.0.2.2 02:00:00:00:00:02) -> ToHost(fake0);
+//! c[1] -> Discard;
+//! ```
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+
+use rclick_core::conf::{Args, EtherAddress, Ipv4Prefix};
+use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Interest, Packet, TaskId};
+
+use super::fromdump::force_ip;
+use super::pcap::dlt;
+use super::tuntap::{open_tap, setup_iface, IfaceSetup, TapShared};
+
+pub struct FromHost {
+    dev_name: String,
+    /// The kernel's name for the device, once created.
+    ifname: String,
+    dst: Option<Ipv4Prefix>,
+    gateway: Option<std::net::Ipv4Addr>,
+    ether: Option<EtherAddress>,
+    headroom: usize,
+    mtu: u32,
+    burst: usize,
+    fd: Option<OwnedFd>,
+    shared: Arc<TapShared>,
+    task: Option<TaskId>,
+    count: u64,
+}
+
+impl Default for FromHost {
+    fn default() -> Self {
+        FromHost {
+            dev_name: String::new(),
+            ifname: String::new(),
+            dst: None,
+            gateway: None,
+            ether: None,
+            headroom: 64,
+            mtu: 1500,
+            burst: 32,
+            fd: None,
+            shared: TapShared::new(),
+            task: None,
+            count: 0,
+        }
+    }
+}
+
+impl FromHost {
+    /// The device name as configured (before the kernel fills in `%d`).
+    pub fn configured_name(&self) -> &str {
+        &self.dev_name
+    }
+
+    /// The descriptor shared with ToHost.
+    pub fn shared(&self) -> Arc<TapShared> {
+        self.shared.clone()
+    }
+
+    /// Reads one frame. `None` when nothing is waiting (or on error).
+    fn read_one(&mut self, ctx: &Ctx) -> Option<Packet> {
+        let fd = self.fd.as_ref()?.as_raw_fd();
+        // Room for an Ethernet header with one VLAN tag.
+        let cap = self.mtu as usize + 18;
+        let mut p = Packet::with_room(self.headroom, &[], cap);
+        let buf = p.put(cap);
+        // SAFETY: `buf` is writable for `buf.len()` bytes.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::EAGAIN) {
+                    ctx.chatter(&format!("FromHost({}): read: {e}", self.ifname));
+                }
+            }
+            return None;
+        }
+        p.take(cap - n as usize);
+        Some(p)
+    }
+}
+
+impl Element for FromHost {
+    fn port_count(&self) -> &'static str {
+        "0/1"
+    }
+
+    fn processing(&self) -> &'static str {
+        processing::PUSH
+    }
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        self.dev_name = args.read_mp("DEVNAME");
+        self.dst = args.read_p("DST");
+        self.gateway = args.read("GATEWAY");
+        self.ether = args.read("ETHER");
+        self.headroom = args.read_or("HEADROOM", 64usize);
+        self.mtu = args.read_or("MTU", 1500u32);
+        self.burst = args.read_or("BURST", 32usize);
+        args.complete()?;
+        if self.dev_name.is_empty() {
+            return Err("must specify device name".into());
+        }
+        if self.headroom > 8192 {
+            return Err("HEADROOM too large".into());
+        }
+        if !(68..=65535).contains(&self.mtu) {
+            return Err("MTU out of range".into());
+        }
+        if self.burst == 0 {
+            return Err("BURST out of range".into());
+        }
+        if let (Some(gw), Some(dst)) = (self.gateway, self.dst) {
+            if !dst.contains(gw) {
+                return Err("bad GATEWAY".into());
+            }
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        let (fd, name) = open_tap(&self.dev_name)?;
+        let setup = IfaceSetup {
+            ether: self.ether.map(|e| e.octets()),
+            addr: self.dst.map(|d| (d.addr, d.mask)),
+            mtu: Some(self.mtu),
+        };
+        setup_iface(&name, &setup)?;
+        if let Some(gw) = self.gateway {
+            let status = std::process::Command::new("ip")
+                .args(["route", "replace", "default", "via"])
+                .arg(gw.to_string())
+                .args(["dev", &name])
+                .status()
+                .map_err(|e| format!("{name}: ip route: {e}"))?;
+            if !status.success() {
+                return Err(format!("{name}: adding the default route via {gw} failed").into());
+            }
+        }
+        ctx.add_select(fd.as_raw_fd(), Interest::READ);
+        self.shared.set(fd.as_raw_fd());
+        self.fd = Some(fd);
+        self.ifname = name;
+        self.task = Some(ctx.new_task(false));
+        Ok(())
+    }
+
+    fn selected(&mut self, _fd: RawFd, _readable: bool, _writable: bool, ctx: &mut Ctx) {
+        if let Some(t) = self.task {
+            ctx.schedule_task(t);
+        }
+    }
+
+    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
+        let mut n = 0;
+        while n < self.burst {
+            let Some(mut p) = self.read_one(ctx) else {
+                break;
+            };
+            force_ip(&mut p, dlt::ETHER);
+            p.set_timestamp_anno(ctx.now());
+            ctx.emit(0, p);
+            n += 1;
+        }
+        self.count += n as u64;
+        if n == self.burst {
+            ctx.fast_reschedule();
+        }
+        n > 0
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![
+            HandlerSpec::read("dev_name"),
+            HandlerSpec::read("count"),
+            HandlerSpec::button("reset_counts"),
+        ]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        match name {
+            "dev_name" if self.ifname.is_empty() => Ok(self.dev_name.clone()),
+            "dev_name" => Ok(self.ifname.clone()),
+            "count" => Ok(self.count.to_string()),
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+
+    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        match name {
+            "reset_counts" => {
+                self.count = 0;
+                Ok(())
+            }
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+
+    fn cleanup(&mut self) {
+        self.shared.clear();
+        self.fd = None;
+    }
+}

@@ -1,0 +1,172 @@
+//! # ToHost
+//!
+//! Hands packets to the host's own network stack through the TAP device of
+//! a FromHost (the paper's ToLinux).
+//!
+//! ## Synopsis
+//! `ToHost([DEVNAME])`
+//!
+//! ## Ports and processing
+//! One push input; no outputs.
+//!
+//! ## Description
+//! Click's user-level ToHost has no device of its own, and neither has
+//! this one: it writes each packet, an Ethernet frame, to the TAP device
+//! created by the FromHost element with the same DEVNAME, and the host
+//! receives it as if it had arrived on that device. Without DEVNAME, the
+//! configuration must hold exactly one FromHost, which is used. It is an
+//! error if no FromHost matches.
+//!
+//! Frames shorter than an Ethernet header, frames written while the device
+//! is closed and frames the kernel refuses are dropped and counted.
+//!
+//! ## Keywords
+//! - **DEVNAME** (string): the FromHost's device name, as configured there.
+//!
+//! ## Handlers
+//! - `dev_name` (read): the device name.
+//! - `count` (read): frames handed to the host.
+//! - `drops` (read): frames dropped.
+//! - `reset_counts` (write): zeroes `count` and `drops`.
+//!
+//! ## Example
+//! ```click
+//! FromHost(fake0, 192.0.2.1/24) -> Strip(14) -> CheckIPHeader
+//!   -> ICMPPingResponder
+//!   -> EtherEncap(0x0800, 02:00:00:00:00:02, 02:00:00:00:00:01)
+//!   -> ToHost(fake0);
+//! ```
+
+use std::sync::Arc;
+
+use rclick_core::conf::Args;
+use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+
+use super::fromhost::FromHost;
+use super::tuntap::TapShared;
+
+#[derive(Default)]
+pub struct ToHost {
+    dev_name: Option<String>,
+    tap: Option<Arc<TapShared>>,
+    count: u64,
+    drops: u64,
+    complained: bool,
+}
+
+impl Element for ToHost {
+    fn port_count(&self) -> &'static str {
+        "1/0"
+    }
+
+    fn processing(&self) -> &'static str {
+        processing::PUSH
+    }
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        self.dev_name = args.read_p("DEVNAME");
+        args.complete()?;
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        let mut found: Vec<(String, Arc<TapShared>)> = Vec::new();
+        let mut idx = 0;
+        while let Some(class) = ctx.element_class_of(idx) {
+            if class == "FromHost" {
+                let got = ctx.with_element(idx, |e| {
+                    e.as_any()
+                        .downcast_ref::<FromHost>()
+                        .map(|f| (f.configured_name().to_string(), f.shared()))
+                });
+                if let Some(Some(f)) = got {
+                    found.push(f);
+                }
+            }
+            idx += 1;
+        }
+        let pick = match &self.dev_name {
+            Some(name) => found.into_iter().find(|(n, _)| n == name),
+            None if found.len() == 1 => found.pop(),
+            None if found.is_empty() => None,
+            None => return Err("several FromHost elements: give ToHost a DEVNAME".into()),
+        };
+        match pick {
+            Some((name, tap)) => {
+                self.dev_name = Some(name);
+                self.tap = Some(tap);
+                Ok(())
+            }
+            None => Err(format!(
+                "ToHost({}) requires a FromHost with the same device name",
+                self.dev_name.as_deref().unwrap_or("")
+            )
+            .into()),
+        }
+    }
+
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        let fd = self.tap.as_ref().and_then(|t| t.fd());
+        for p in batch.drain() {
+            let Some(fd) = fd else {
+                self.drops += 1;
+                continue;
+            };
+            if p.len() < 14 {
+                self.drops += 1;
+                continue;
+            }
+            let d = p.data();
+            // SAFETY: writes `d.len()` bytes from a live slice.
+            let w = unsafe { libc::write(fd, d.as_ptr().cast(), d.len()) };
+            if w == d.len() as isize {
+                self.count += 1;
+            } else {
+                self.drops += 1;
+                if !self.complained {
+                    self.complained = true;
+                    ctx.chatter(&format!(
+                        "ToHost({}): write failed: {}",
+                        self.dev_name.as_deref().unwrap_or(""),
+                        std::io::Error::last_os_error()
+                    ));
+                }
+            }
+        }
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        vec![
+            HandlerSpec::read("dev_name"),
+            HandlerSpec::read("count"),
+            HandlerSpec::read("drops"),
+            HandlerSpec::button("reset_counts"),
+        ]
+    }
+
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        match name {
+            "dev_name" => Ok(self.dev_name.clone().unwrap_or_default()),
+            "count" => Ok(self.count.to_string()),
+            "drops" => Ok(self.drops.to_string()),
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+
+    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        match name {
+            "reset_counts" => {
+                self.count = 0;
+                self.drops = 0;
+                Ok(())
+            }
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+
+    fn cleanup(&mut self) {
+        self.tap = None;
+    }
+}
