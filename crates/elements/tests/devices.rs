@@ -1,0 +1,501 @@
+//! FromDevice/ToDevice and FromHost/ToHost on real Linux devices: network
+//! namespaces and veth pairs made for each test, a router running in-process
+//! in a thread that entered the router's namespace, and traffic from
+//! `ping` and TCP sockets in the host namespaces.
+//!
+//! Needs root, iproute2 (`ip`) and iputils-ping; without them each test
+//! prints why it is skipped and passes. Every namespace is deleted when its
+//! guard drops (the veth and TAP devices inside go with it), also when a
+//! test fails.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rclick_core::{Router, RouterOptions};
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// A unique short tag for names (interface names are at most 15 bytes).
+fn tag() -> String {
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    format!("{:x}{n}", std::process::id() % 0xfffff)
+}
+
+fn run(cmd: &[&str]) -> Result<String, String> {
+    let out = Command::new(cmd[0])
+        .args(&cmd[1..])
+        .output()
+        .map_err(|e| format!("{}: {e}", cmd.join(" ")))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "{} failed: {}{}",
+            cmd.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+fn must(cmd: &[&str]) {
+    if let Err(e) = run(cmd) {
+        panic!("{e}");
+    }
+}
+
+/// Why these tests cannot run here, if they cannot.
+fn skip_reason(need_ping: bool) -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    if run(&["ip", "-V"]).is_err() {
+        return Some("iproute2 (ip) not installed".into());
+    }
+    if need_ping && run(&["ping", "-V"]).is_err() {
+        return Some("ping (iputils-ping) not installed".into());
+    }
+    let probe = format!("rcprobe{}", tag());
+    if let Err(e) = run(&["ip", "netns", "add", &probe]) {
+        return Some(format!("cannot create network namespaces: {e}"));
+    }
+    let _ = run(&["ip", "netns", "del", &probe]);
+    None
+}
+
+macro_rules! require_root {
+    ($ping:expr) => {
+        if let Some(why) = skip_reason($ping) {
+            eprintln!("skipping: {why}");
+            return;
+        }
+    };
+}
+
+/// A network namespace, deleted on drop with every device inside it.
+struct Netns {
+    name: String,
+}
+
+impl Netns {
+    fn new(prefix: &str) -> Netns {
+        let name = format!("rc{prefix}{}", tag());
+        must(&["ip", "netns", "add", &name]);
+        let ns = Netns { name };
+        ns.exec(&["ip", "link", "set", "lo", "up"]);
+        ns
+    }
+
+    fn exec(&self, cmd: &[&str]) {
+        let mut full = vec!["ip", "netns", "exec", &self.name];
+        full.extend_from_slice(cmd);
+        must(&full);
+    }
+
+    fn try_exec(&self, cmd: &[&str]) -> Result<String, String> {
+        let mut full = vec!["ip", "netns", "exec", &self.name];
+        full.extend_from_slice(cmd);
+        run(&full)
+    }
+
+    /// Runs `f` in a new thread that has entered this namespace.
+    fn spawn<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+        let name = self.name.clone();
+        std::thread::spawn(move || {
+            enter(&name);
+            f()
+        })
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = run(&["ip", "netns", "del", &self.name]);
+    }
+}
+
+/// Moves the calling thread into namespace `name`.
+fn enter(name: &str) {
+    let f = std::fs::File::open(format!("/run/netns/{name}")).expect("open netns");
+    use std::os::fd::AsRawFd;
+    // SAFETY: setns on a namespace descriptor; affects only this thread.
+    let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
+    assert_eq!(r, 0, "setns: {}", std::io::Error::last_os_error());
+}
+
+/// A veth pair with one end in each namespace, both up; the `a` end gets
+/// `addr` (with prefix length) when given.
+fn veth(a_ns: &Netns, a: &str, addr: Option<&str>, b_ns: &Netns, b: &str) {
+    must(&[
+        "ip", "link", "add", a, "netns", &a_ns.name, "type", "veth", "peer", "name", b, "netns",
+        &b_ns.name,
+    ]);
+    if let Some(addr) = addr {
+        a_ns.exec(&["ip", "addr", "add", addr, "dev", a]);
+    }
+    a_ns.exec(&["ip", "link", "set", a, "up"]);
+    b_ns.exec(&["ip", "link", "set", b, "up"]);
+}
+
+type Reply = mpsc::Sender<Result<String, String>>;
+
+enum Req {
+    Read(String, Reply),
+    /// The router thread's CPU time, in nanoseconds.
+    Cpu(Reply),
+}
+
+/// A router running in its own thread inside a namespace.
+struct Running {
+    stop: Arc<AtomicBool>,
+    req: mpsc::Sender<Req>,
+    thread: Option<JoinHandle<Vec<String>>>,
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+impl Running {
+    fn start(ns: &Netns, config: &str) -> Running {
+        let text = config.to_string();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let (req_tx, req_rx) = mpsc::channel::<Req>();
+        let thread = ns.spawn(move || {
+            let reg = rclick_elements::registry();
+            let outcome = rclick_lang::parse_router(
+                &text,
+                "test",
+                &reg,
+                &rclick_lang::ParseOptions::default(),
+            );
+            let spec = match outcome.spec {
+                Some(s) if !outcome.has_errors() => s,
+                _ => {
+                    let _ = ready_tx.send(Err(format!("{:?}", outcome.diagnostics)));
+                    return Vec::new();
+                }
+            };
+            let opts = RouterOptions {
+                capture_chatter: true,
+                ..Default::default()
+            };
+            let mut router = match Router::new(spec, &text, &reg, &opts) {
+                Ok(r) => r,
+                Err(d) => {
+                    let _ = ready_tx.send(Err(format!("{d:?}")));
+                    return Vec::new();
+                }
+            };
+            let _ = ready_tx.send(Ok(()));
+            while !stop2.load(Ordering::Relaxed) {
+                router.run_limited(4);
+                while let Ok(r) = req_rx.try_recv() {
+                    match r {
+                        Req::Read(h, reply) => {
+                            let _ = reply.send(router.read_handler(&h, None));
+                        }
+                        Req::Cpu(reply) => {
+                            let _ = reply.send(Ok(thread_cpu_ns().to_string()));
+                        }
+                    }
+                }
+            }
+            let chatter = router.take_chatter();
+            router.cleanup();
+            chatter
+        });
+        match ready_rx.recv_timeout(Duration::from_secs(5)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => panic!("router failed: {e}"),
+            Err(e) => panic!("router thread: {e}"),
+        }
+        Running {
+            stop,
+            req: req_tx,
+            thread: Some(thread),
+        }
+    }
+
+    fn ask(&self, make: impl FnOnce(Reply) -> Req) -> String {
+        let (tx, rx) = mpsc::channel();
+        self.req.send(make(tx)).expect("router thread gone");
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("router thread answers")
+            .unwrap_or_else(|e| panic!("handler: {e}"))
+    }
+
+    fn read(&self, handler: &str) -> String {
+        self.ask(|tx| Req::Read(handler.to_string(), tx))
+            .trim()
+            .to_string()
+    }
+
+    fn read_u64(&self, handler: &str) -> u64 {
+        let v = self.read(handler);
+        v.parse()
+            .unwrap_or_else(|_| panic!("{handler} = {v:?}, not a number"))
+    }
+
+    fn cpu(&self) -> Duration {
+        Duration::from_nanos(self.ask(Req::Cpu).parse().expect("cpu ns"))
+    }
+
+    fn finish(mut self) -> Vec<String> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread
+            .take()
+            .map(|t| t.join().expect("router thread panicked"))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Two hosts, h1 (10.77.0.1) and h2 (10.77.0.2), each linked by a veth
+/// pair to the router namespace, whose ends are `r1` and `r2`.
+struct Topology {
+    h1: Netns,
+    h2: Netns,
+    rt: Netns,
+    r1: String,
+    r2: String,
+}
+
+impl Topology {
+    fn new() -> Topology {
+        let t = tag();
+        let (h1, h2, rt) = (Netns::new("h1"), Netns::new("h2"), Netns::new("rt"));
+        let (a1, r1) = (format!("a1{t}"), format!("r1{t}"));
+        let (a2, r2) = (format!("a2{t}"), format!("r2{t}"));
+        veth(&h1, &a1, Some("10.77.0.1/24"), &rt, &r1);
+        veth(&h2, &a2, Some("10.77.0.2/24"), &rt, &r2);
+        Topology { h1, h2, rt, r1, r2 }
+    }
+
+    /// A two-way forwarder between r1 and r2.
+    fn forwarder(&self) -> String {
+        format!(
+            "fd1 :: FromDevice({r1}) -> q1 :: Queue(1000) -> td2 :: ToDevice({r2});
+             fd2 :: FromDevice({r2}) -> q2 :: Queue(1000) -> td1 :: ToDevice({r1});",
+            r1 = self.r1,
+            r2 = self.r2
+        )
+    }
+}
+
+fn ping_loss(out: &str) -> Option<f64> {
+    let i = out.find("% packet loss")?;
+    let start = out[..i].rfind([' ', ','])? + 1;
+    out[start..i].parse().ok()
+}
+
+#[test]
+fn forwarder_carries_ping_without_loss() {
+    require_root!(true);
+    let topo = Topology::new();
+    let r = Running::start(&topo.rt, &topo.forwarder());
+    let out = topo
+        .h1
+        .try_exec(&["ping", "-c", "20", "-i", "0.05", "-W", "2", "10.77.0.2"])
+        .unwrap_or_else(|e| panic!("ping through the router failed: {e}"));
+    assert_eq!(ping_loss(&out), Some(0.0), "ping output:\n{out}");
+    // And back the other way.
+    let out = topo
+        .h2
+        .try_exec(&["ping", "-c", "10", "-i", "0.05", "-W", "2", "10.77.0.1"])
+        .unwrap_or_else(|e| panic!("ping back failed: {e}"));
+    assert_eq!(ping_loss(&out), Some(0.0), "ping output:\n{out}");
+    // 30 echo requests one way, 30 replies the other, plus ARP.
+    assert!(r.read_u64("fd1.count") >= 30, "fd1.count");
+    assert!(r.read_u64("fd2.count") >= 30, "fd2.count");
+    assert!(r.read_u64("td2.count") >= 30, "td2.count");
+    assert!(r.read_u64("td1.count") >= 30, "td1.count");
+    assert_eq!(r.read_u64("fd1.kernel_drops"), 0);
+    assert_eq!(r.read_u64("td1.drops"), 0);
+    assert_eq!(r.read("fd1.encap"), "ETHER");
+    r.finish();
+}
+
+#[test]
+fn forwarder_carries_tcp_with_offloads_on() {
+    require_root!(false);
+    let topo = Topology::new();
+    let r = Running::start(&topo.rt, &topo.forwarder());
+    // Default veth offloads (TSO, checksum offload) stay on: the router
+    // receives GSO super-frames with partial checksums and must turn them
+    // into valid segments.
+    const LEN: usize = 4 << 20;
+    let (port_tx, port_rx) = mpsc::channel();
+    let server = topo.h2.spawn(move || -> Result<Vec<u8>, String> {
+        let l = TcpListener::bind("10.77.0.2:0").map_err(|e| e.to_string())?;
+        let _ = port_tx.send(l.local_addr().map_err(|e| e.to_string())?.port());
+        let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .map_err(|e| e.to_string())?;
+        let mut got = Vec::with_capacity(LEN);
+        s.read_to_end(&mut got).map_err(|e| e.to_string())?;
+        // Echo a digest back so the reverse path carries data too.
+        let sum: u64 = got.iter().map(|&b| u64::from(b)).sum();
+        s.write_all(&sum.to_be_bytes()).map_err(|e| e.to_string())?;
+        Ok(got)
+    });
+    let port: u16 = port_rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("server port");
+    let data: Vec<u8> = (0..LEN).map(|i| (i * 7 + i / 4096) as u8).collect();
+    let expect_sum: u64 = data.iter().map(|&b| u64::from(b)).sum();
+    let payload = data.clone();
+    let (done_tx, done_rx) = mpsc::channel();
+    let _client = topo.h1.spawn(move || {
+        let r = (|| -> Result<u64, String> {
+            let addr = std::net::SocketAddr::from(([10, 77, 0, 2], port));
+            let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+                .map_err(|e| format!("connect: {e}"))?;
+            s.set_write_timeout(Some(Duration::from_secs(10)))
+                .map_err(|e| e.to_string())?;
+            s.set_read_timeout(Some(Duration::from_secs(10)))
+                .map_err(|e| e.to_string())?;
+            s.write_all(&payload).map_err(|e| format!("write: {e}"))?;
+            s.shutdown(std::net::Shutdown::Write)
+                .map_err(|e| e.to_string())?;
+            let mut b = [0u8; 8];
+            s.read_exact(&mut b).map_err(|e| format!("read: {e}"))?;
+            Ok(u64::from_be_bytes(b))
+        })();
+        let _ = done_tx.send(r);
+    });
+    let t0 = Instant::now();
+    // A hard deadline: a router that mangles segments stalls TCP, and the
+    // test must fail then, not hang.
+    let sum = done_rx
+        .recv_timeout(Duration::from_secs(15))
+        .unwrap_or_else(|_| panic!("TCP transfer through the router stalled"));
+    let got = server.join().expect("server thread");
+    let elapsed = t0.elapsed();
+    let got = got.unwrap_or_else(|e| panic!("server: {e}"));
+    assert_eq!(got.len(), LEN, "bytes received");
+    assert!(got == data, "data corrupted through the router");
+    assert_eq!(sum, Ok(expect_sum));
+    assert!(elapsed < Duration::from_secs(15), "took {elapsed:?}");
+    assert!(r.read_u64("fd1.count") > (LEN / 1500) as u64 / 2);
+    assert_eq!(r.read_u64("td2.drops"), 0, "ToDevice refused packets");
+    r.finish();
+}
+
+#[test]
+fn idle_fromdevice_sleeps() {
+    require_root!(false);
+    let topo = Topology::new();
+    let r = Running::start(&topo.rt, &topo.forwarder());
+    std::thread::sleep(Duration::from_millis(200));
+    let c0 = r.cpu();
+    let t0 = Instant::now();
+    std::thread::sleep(Duration::from_secs(1));
+    let used = r.cpu() - c0;
+    let wall = t0.elapsed();
+    assert!(
+        used.as_secs_f64() < 0.1 * wall.as_secs_f64(),
+        "idle router used {used:?} of CPU in {wall:?}"
+    );
+    // Still awake: one ping gets through after the idle second.
+    let out = topo
+        .h1
+        .try_exec(&["ping", "-c", "1", "-W", "2", "10.77.0.2"])
+        .ok();
+    if let Some(out) = out {
+        assert_eq!(ping_loss(&out), Some(0.0), "{out}");
+    }
+    r.finish();
+}
+
+#[test]
+fn fromhost_tohost_answer_ping_from_the_host() {
+    require_root!(true);
+    let rt = Netns::new("th");
+    let tap = format!("tp{}", tag());
+    let config = format!(
+        "fh :: FromHost({tap}, 10.78.0.1/24, ETHER 02:00:00:00:00:01);
+         th :: ToHost({tap});
+         c :: Classifier(12/0806 20/0001, 12/0800, -);
+         fh -> c;
+         c[0] -> ARPResponder(10.78.0.2 02:00:00:00:00:02) -> th;
+         c[1] -> Strip(14) -> CheckIPHeader -> ICMPPingResponder
+              -> EtherEncap(0x0800, 02:00:00:00:00:02, 02:00:00:00:00:01) -> th;
+         c[2] -> Discard;"
+    );
+    let r = Running::start(&rt, &config);
+    // The device exists, with the configured addresses, and is up.
+    let link = rt
+        .try_exec(&["ip", "-o", "addr", "show", "dev", &tap])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(link.contains("10.78.0.1/24"), "{link}");
+    let l2 = rt
+        .try_exec(&["ip", "-o", "link", "show", "dev", &tap])
+        .unwrap();
+    assert!(l2.contains("02:00:00:00:00:01"), "{l2}");
+    assert_eq!(r.read("fh.dev_name"), tap);
+    // The host pings the router's address on the TAP network: requests
+    // leave the host through FromHost, answers enter it through ToHost.
+    let out = rt
+        .try_exec(&["ping", "-c", "5", "-i", "0.1", "-W", "2", "10.78.0.2"])
+        .unwrap_or_else(|e| panic!("ping to the router failed: {e}"));
+    assert_eq!(ping_loss(&out), Some(0.0), "{out}");
+    // The ARP reply ToHost injected reached the host stack's neighbour table.
+    let neigh = rt.try_exec(&["ip", "neigh", "show", "10.78.0.2"]).unwrap();
+    assert!(neigh.contains("02:00:00:00:00:02"), "{neigh}");
+    assert!(r.read_u64("fh.count") >= 6);
+    assert!(r.read_u64("th.count") >= 6);
+    assert_eq!(r.read_u64("th.drops"), 0);
+    r.finish();
+    // The device goes away with the router.
+    assert!(rt.try_exec(&["ip", "link", "show", "dev", &tap]).is_err());
+}
+
+#[test]
+fn bad_configurations_are_errors() {
+    let reg = rclick_elements::registry();
+    for (conf, why) in [
+        ("FromDevice() -> Discard;", "missing DEVNAME"),
+        ("FromDevice(eth0, SNAPLEN 5) -> Discard;", "SNAPLEN"),
+        ("FromDevice(eth0, BURST 0) -> Discard;", "BURST"),
+        ("FromDevice(eth0, METHOD NETMAP) -> Discard;", "METHOD"),
+        ("Idle -> ToDevice(eth0, BURST 0);", "BURST"),
+        ("FromDevice(no-such-device-x) -> Discard;", "no device"),
+        ("Idle -> ToHost(nothere);", "no FromHost"),
+        (
+            "FromHost(x0, 10.0.0.1/24, GATEWAY 10.1.0.1) -> Discard;",
+            "GATEWAY",
+        ),
+    ] {
+        let outcome =
+            rclick_lang::parse_router(conf, "test", &reg, &rclick_lang::ParseOptions::default());
+        let errs = outcome.has_errors();
+        let Some(spec) = outcome.spec.filter(|_| !errs) else {
+            continue;
+        };
+        let r = Router::new(spec, conf, &reg, &RouterOptions::default());
+        assert!(r.is_err(), "{why}: {conf} was accepted");
+    }
+}
