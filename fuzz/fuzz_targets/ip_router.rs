@@ -11,6 +11,7 @@
 #![no_main]
 
 use std::cell::RefCell;
+use std::mem::ManuallyDrop;
 
 use libfuzzer_sys::fuzz_target;
 use rclick_core::{Packet, Router};
@@ -25,7 +26,11 @@ struct State {
 }
 
 thread_local! {
-    static STATE: RefCell<State> = const { RefCell::new(State { routers: [None, None], uses: [0, 0] }) };
+    // Never dropped: at exit the packet pools' thread-local may already be
+    // gone, and dropping the routers' packets would then panic.
+    static STATE: RefCell<ManuallyDrop<State>> = const {
+        RefCell::new(ManuallyDrop::new(State { routers: [None, None], uses: [0, 0] }))
+    };
 }
 
 fn router(combo: bool) -> (Router, usize, usize) {
