@@ -97,7 +97,7 @@ pub(crate) struct Header {
 
 fn alloc_buffer(capacity: usize) -> NonNull<Buffer> {
     if capacity <= POOLED_BUFFER_SIZE {
-        if let Some(b) = pool::with(|p| p.buffers.pop()) {
+        if let Some(b) = pool::with(|p| p.buffers.pop()).flatten() {
             // SAFETY: a pooled buffer is exclusively owned by the pool.
             unsafe { (*b.as_ptr()).refs.store(1, Ordering::Relaxed) };
             return b;
@@ -123,14 +123,16 @@ unsafe fn release_buffer(b: NonNull<Buffer>) {
         return;
     }
     fence(Ordering::Acquire);
-    if buf.bytes.len() == POOLED_BUFFER_SIZE && pool::with(|p| p.buffers.push(b)).is_ok() {
+    if buf.bytes.len() == POOLED_BUFFER_SIZE
+        && matches!(pool::with(|p| p.buffers.push(b)), Some(Ok(())))
+    {
         return;
     }
     drop(Box::from_raw(b.as_ptr()));
 }
 
 fn alloc_header(h: Header) -> NonNull<Header> {
-    let slot = pool::with(|p| p.headers.pop());
+    let slot = pool::with(|p| p.headers.pop()).flatten();
     place_header(slot, h)
 }
 
@@ -160,7 +162,8 @@ fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<
             None
         };
         (buf, p.headers.pop())
-    });
+    })
+    .unwrap_or((None, None));
     let buf = match buf {
         Some(b) => {
             // SAFETY: a pooled buffer is exclusively owned by the pool.
@@ -173,7 +176,7 @@ fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<
 }
 
 fn free_header(h: NonNull<Header>) {
-    if pool::with(|p| p.headers.push(h)).is_err() {
+    if !matches!(pool::with(|p| p.headers.push(h)), Some(Ok(()))) {
         // SAFETY: the header came from Box::leak and is no longer referenced.
         unsafe { drop(Box::from_raw(h.as_ptr())) };
     }
@@ -611,7 +614,8 @@ impl Drop for Packet {
                 } else {
                     false
                 }
-            });
+            })
+            .unwrap_or(false);
             if pooled {
                 return;
             }
@@ -706,6 +710,28 @@ mod tests {
         assert_eq!(q.network_offset(), Some(2));
         assert_eq!(q.paint_anno(), 3);
         assert_eq!(q.headroom(), p.headroom());
+    }
+
+    #[test]
+    fn packets_dropped_after_the_pools_are_torn_down_are_freed() {
+        // A thread-local registered before the pools is destroyed after
+        // them: its packets are dropped with no pool left to return to.
+        thread_local! {
+            static HOLD: std::cell::RefCell<Vec<Packet>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let t = std::thread::spawn(|| {
+            HOLD.with(|h| h.borrow_mut().clear());
+            let mut v: Vec<Packet> = (0..100)
+                .map(|i| Packet::from_slice(&[i as u8; 60]))
+                .collect();
+            v.truncate(50);
+            v.push(v[0].clone());
+            HOLD.with(|h| h.borrow_mut().extend(v));
+        });
+        assert!(
+            t.join().is_ok(),
+            "dropping packets during thread-local teardown panicked"
+        );
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! Per-thread free lists of packet headers, data buffers and batch buffers.
 //!
 //! One thread-local holds all three, so allocating a packet or a batch is a
-//! single thread-local access. The thread-local is const-initialized and
-//! has no destructor of its own, which keeps each access a plain
-//! thread-pointer-relative load; a separate guard, registered the first
-//! time a list grows, frees the pooled memory when the thread exits.
+//! single thread-local access. A separate guard, registered the first time
+//! a list grows, frees the pooled memory when the thread exits. Packets
+//! dropped while thread-locals are being torn down (by other thread-local
+//! destructors) find no pool and fall back to the allocator.
 
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
@@ -109,12 +109,13 @@ fn register_guard() {
     let _ = GUARD.try_with(|_| {});
 }
 
-/// Runs `f` with this thread's pools.
+/// Runs `f` with this thread's pools, or returns `None` when the thread's
+/// locals are already being destroyed.
 ///
 /// `f` must not call `with` again (every caller is a short closure that
 /// only pushes or pops), so the mutable borrow is unique.
 #[inline]
-pub(crate) fn with<R>(f: impl FnOnce(&mut Pools) -> R) -> R {
+pub(crate) fn with<R>(f: impl FnOnce(&mut Pools) -> R) -> Option<R> {
     // SAFETY: thread-local, and never re-entered (see above).
-    POOLS.with(|p| f(unsafe { &mut *p.get() }))
+    POOLS.try_with(|p| f(unsafe { &mut *p.get() })).ok()
 }
