@@ -64,6 +64,10 @@
 //! - `delete` (write): `IP` invalidates an entry.
 //! - `clear` (write): empties the table and zeroes the counters.
 //!
+//! Hot swap: a new ARPQuerier of the same name, with the same IP and
+//! Ethernet addresses, takes the old one's ARP table (entries, their ages,
+//! and packets waiting for a reply).
+//!
 //! ## Example
 //! ```click
 //! c :: Classifier(12/0806 20/0002, 12/0800, -);

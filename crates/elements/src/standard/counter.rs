@@ -26,6 +26,9 @@
 //! - `byte_rate`, `bit_rate` (read): recent rate in bytes and bits per second.
 //! - `reset`, `reset_counts` (write): zero everything.
 //!
+//! Hot swap: a new Counter of the same name keeps the old one's counts
+//! and rates.
+//!
 //! ## Example
 //! ```click
 //! FromDump(trace.pcap, STOP true) -> c :: Counter -> Discard;

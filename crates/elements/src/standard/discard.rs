@@ -23,6 +23,8 @@
 //! - `reset_counts` (write): sets `count` to 0.
 //! - `active` (read/write): the ACTIVE setting.
 //!
+//! Hot swap: a new Discard of the same name keeps the old one's `count`.
+//!
 //! ## Example
 //! ```click
 //! InfiniteSource(LIMIT 5) -> Discard;

@@ -54,7 +54,9 @@ use queue::{Queue, QueueKind};
 pub fn register(reg: &mut Registry) {
     reg.add("Counter", || Box::<counter::Counter>::default());
     reg.add("Discard", || Box::<discard::Discard>::default());
-    reg.add("InfiniteSource", || Box::<infinitesource::InfiniteSource>::default());
+    reg.add("InfiniteSource", || {
+        Box::<infinitesource::InfiniteSource>::default()
+    });
     reg.add("Null", || Box::<null::Null>::default());
     reg.add("Queue", || Box::new(Queue::new(QueueKind::Notifier)));
     reg.add("NotifierQueue", || Box::new(notifierqueue::new()));

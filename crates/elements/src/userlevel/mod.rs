@@ -5,15 +5,15 @@ pub mod controlsocket;
 pub mod fromdevice;
 pub mod fromdump;
 pub mod fromhost;
-pub mod httpserver;
 pub mod fromipsummarydump;
+pub mod httpserver;
 pub mod ipsumdump;
 pub mod pcap;
 pub mod todevice;
 pub mod todump;
 pub mod tohost;
-pub mod tuntap;
 pub mod toipsummarydump;
+pub mod tuntap;
 
 use rclick_core::Registry;
 
