@@ -666,101 +666,11 @@ impl RouterCore {
     }
 
     /// Click's `Notifier::upstream_empty_signal`: the signals of the
-    /// notifiers found upstream on pull paths; busy if some path ends at an
-    /// element that produces packets without a notifier.
-    /// Click's `Notifier::downstream_full_signal`: active while some queue
-    /// reachable downstream on push paths has room. Busy (always active) if
-    /// some path ends at an element that takes packets without a full
-    /// notifier (Discard, a queue without notification).
-    pub(crate) fn downstream_full_signal(&self, start: usize, port: usize) -> NotifierSignal {
-        let mut ids: Vec<SignalId> = Vec::new();
-        let mut busy = false;
-        let mut seen: HashSet<(usize, usize)> = HashSet::new();
-        let mut queue: VecDeque<(usize, usize)> = self.graph.outs[start]
-            .get(port)
-            .into_iter()
-            .flatten()
-            .copied()
-            .collect();
-        while let Some((e, in_port)) = queue.pop_front() {
-            if !seen.insert((e, in_port)) {
-                continue;
-            }
-            let Ok(el) = self.elements[e].try_borrow() else {
-                busy = true;
-                continue;
-            };
-            if let Some(sig) = el.full_notifier() {
-                if !ids.contains(&sig) {
-                    ids.push(sig);
-                }
-                continue;
-            }
-            let Some(flow) = FlowCode::parse(el.flow_code()) else {
-                busy = true;
-                continue;
-            };
-            let info = &self.info[e];
-            let mut passes = false;
-            for o in 0..info.noutputs {
-                if info.output_modes.get(o) == Some(&Mode::Push) && flow.flows(in_port, o) {
-                    passes = true;
-                    queue.extend(self.graph.outs[e][o].iter().copied());
-                }
-            }
-            if !passes {
-                // A sink, or storage without a notifier: always room.
-                busy = true;
-            }
-        }
-        if busy || ids.is_empty() {
-            NotifierSignal::Busy
-        } else {
-            NotifierSignal::Signals(ids)
-        }
-    }
-
+    /// empty-notifiers found upstream on pull paths; busy if some path ends
+    /// at an element that produces packets without a notifier, idle if no
+    /// path produces packets at all.
     pub(crate) fn upstream_empty_signal(&self, start: usize, port: usize) -> NotifierSignal {
-        let mut ids: Vec<SignalId> = Vec::new();
-        let mut busy = false;
-        let mut seen: HashSet<(usize, usize)> = HashSet::new();
-        let mut queue: VecDeque<(usize, usize)> = self.graph.ins[start]
-            .get(port)
-            .into_iter()
-            .flatten()
-            .copied()
-            .collect();
-        while let Some((e, out_port)) = queue.pop_front() {
-            if !seen.insert((e, out_port)) {
-                continue;
-            }
-            let Ok(el) = self.elements[e].try_borrow() else {
-                busy = true;
-                continue;
-            };
-            if let Some(sig) = el.empty_notifier() {
-                if !ids.contains(&sig) {
-                    ids.push(sig);
-                }
-                continue;
-            }
-            let Some(flow) = FlowCode::parse(el.flow_code()) else {
-                busy = true;
-                continue;
-            };
-            let info = &self.info[e];
-            let mut passes = false;
-            for i in 0..info.ninputs {
-                if info.input_modes.get(i) == Some(&Mode::Pull) && flow.flows(i, out_port) {
-                    passes = true;
-                    queue.extend(self.graph.ins[e][i].iter().copied());
-                }
-            }
-            if !passes {
-                // A source of packets with no notifier: pullers must poll.
-                busy = true;
-            }
-        }
+        let (ids, busy) = self.notifier_search(start, port, false);
         if busy {
             NotifierSignal::Busy
         } else if ids.is_empty() {
@@ -768,6 +678,95 @@ impl RouterCore {
         } else {
             NotifierSignal::Signals(ids)
         }
+    }
+
+    /// Click's `Notifier::downstream_full_signal`: active while some queue
+    /// reachable downstream on push paths has room. Busy (always active) if
+    /// some path ends at an element that takes packets without a full
+    /// notifier (Discard, a queue without notification).
+    pub(crate) fn downstream_full_signal(&self, start: usize, port: usize) -> NotifierSignal {
+        let (ids, busy) = self.notifier_search(start, port, true);
+        if busy || ids.is_empty() {
+            NotifierSignal::Busy
+        } else {
+            NotifierSignal::Signals(ids)
+        }
+    }
+
+    /// Follows pull paths upstream from input `port` (or push paths
+    /// downstream from output `port`), through elements' flow codes,
+    /// stopping at notifiers. Returns the notifier signals found, and
+    /// whether some path ended at an element without one.
+    fn notifier_search(
+        &self,
+        start: usize,
+        port: usize,
+        downstream: bool,
+    ) -> (Vec<SignalId>, bool) {
+        let adj = if downstream {
+            &self.graph.outs
+        } else {
+            &self.graph.ins
+        };
+        let mode = if downstream { Mode::Push } else { Mode::Pull };
+        let mut ids: Vec<SignalId> = Vec::new();
+        let mut busy = false;
+        let mut seen: HashSet<(usize, usize)> = HashSet::new();
+        let mut queue: VecDeque<(usize, usize)> = adj[start]
+            .get(port)
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        while let Some((e, entry)) = queue.pop_front() {
+            if !seen.insert((e, entry)) {
+                continue;
+            }
+            let Ok(el) = self.elements[e].try_borrow() else {
+                busy = true;
+                continue;
+            };
+            let notifier = if downstream {
+                el.full_notifier()
+            } else {
+                el.empty_notifier()
+            };
+            if let Some(sig) = notifier {
+                if !ids.contains(&sig) {
+                    ids.push(sig);
+                }
+                continue;
+            }
+            let Some(flow) = FlowCode::parse(el.flow_code()) else {
+                busy = true;
+                continue;
+            };
+            let info = &self.info[e];
+            let modes = if downstream {
+                &info.output_modes
+            } else {
+                &info.input_modes
+            };
+            let mut passes = false;
+            for (q, m) in modes.iter().enumerate() {
+                let flows = if downstream {
+                    flow.flows(entry, q)
+                } else {
+                    flow.flows(q, entry)
+                };
+                if *m == mode && flows {
+                    passes = true;
+                    queue.extend(adj[e][q].iter().copied());
+                }
+            }
+            if !passes {
+                // Upstream: a packet source with no notifier (pullers must
+                // poll). Downstream: a sink, or storage without a notifier
+                // (always room).
+                busy = true;
+            }
+        }
+        (ids, busy)
     }
 }
 
