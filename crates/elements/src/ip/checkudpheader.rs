@@ -32,20 +32,13 @@
 //! ipc[0] -> CheckUDPHeader -> ...;
 //! ```
 
-use rclick_core::conf::Args;
-use rclick_core::element::{processing, HandlerSpec};
 use rclick_core::wire::checksum;
 use rclick_core::wire::ipv4::PROTO_UDP;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::Packet;
 
-use super::ipcommon::{ip_hdr, net_off, DropStats};
+use super::ipcommon::{ip_hdr, net_off, CheckHeader, HeaderCheck};
 
 const REASONS: [&str; 3] = ["not UDP", "bad packet length", "bad UDP checksum"];
-
-#[derive(Default)]
-pub struct CheckUDPHeader {
-    stats: DropStats,
-}
 
 fn check(p: &Packet) -> Result<(), usize> {
     let (Some(ip), Some(off)) = (ip_hdr(p), net_off(p)) else {
@@ -74,55 +67,16 @@ fn check(p: &Packet) -> Result<(), usize> {
     Ok(())
 }
 
-impl SimpleAction for CheckUDPHeader {
-    #[inline]
-    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        match check(&p) {
-            Ok(()) => Some(p),
-            Err(r) => {
-                self.stats.drop("UDP", r, &REASONS, p, ctx);
-                None
-            }
-        }
+/// The UDP header check.
+pub struct UdpCheck;
+
+impl HeaderCheck for UdpCheck {
+    const PROTO: &'static str = "UDP";
+    const REASONS: &'static [&'static str] = &REASONS;
+    fn check(p: &Packet) -> Result<(), usize> {
+        check(p)
     }
 }
 
-impl Element for CheckUDPHeader {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
-
-    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let verbose = args.read_or("VERBOSE", false);
-        let details = args.read_or("DETAILS", false);
-        args.complete()?;
-        self.stats = DropStats::new(verbose, details, REASONS.len());
-        Ok(())
-    }
-
-    simple_element!();
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut h = vec![HandlerSpec::read("drops")];
-        if self.stats.details.is_some() {
-            h.push(HandlerSpec::read("drop_details"));
-        }
-        h
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "drops" => Ok(self.stats.drops.to_string()),
-            "drop_details" => self
-                .stats
-                .details_text(&REASONS)
-                .ok_or_else(|| "no 'drop_details' handler".to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-}
+/// The CheckUDPHeader element.
+pub type CheckUDPHeader = CheckHeader<UdpCheck>;
