@@ -489,6 +489,14 @@ impl<'a> Ctx<'a> {
         (self.cur, self.base) = saved;
     }
 
+    /// Replaces the running element's configuration string, as read by its
+    /// `config` handler and the flattened configuration (elements whose
+    /// write handlers change what the configuration says, like Queue's
+    /// `capacity`).
+    pub fn set_config(&self, config: &str) {
+        *self.core.info[self.cur].config.borrow_mut() = config.to_string();
+    }
+
     /// Prints a message on standard error (Click's `click_chatter`).
     pub fn chatter(&self, msg: &str) {
         self.core.rt.chatter(msg);

@@ -24,7 +24,8 @@
 //! ## Handlers
 //! - `length` (read): current number of packets.
 //! - `highwater_length` (read): maximum length seen.
-//! - `capacity` (read/write): the capacity.
+//! - `capacity` (read/write): the capacity. Writing it discards queued
+//!   packets beyond the new capacity and sets `config` to `CAPACITY N`.
 //! - `drops` (read): packets dropped because the queue was full.
 //! - `reset_counts` (write): zeroes `drops` and `highwater_length`.
 //! - `reset` (write): drops every queued packet.
@@ -217,6 +218,13 @@ impl Element for Queue {
         match name {
             "capacity" => {
                 self.capacity = parse_usize(value.trim())?;
+                // As in Click: packets beyond the new capacity are
+                // discarded, oldest first, and the configuration string
+                // reports the new capacity.
+                while self.packets.len() > self.capacity {
+                    self.packets.pop_front();
+                }
+                ctx.set_config(&format!("CAPACITY {}", self.capacity));
                 if let Some(s) = self.nonfull {
                     if self.packets.len() < self.capacity {
                         ctx.wake_signal(s);
