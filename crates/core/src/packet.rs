@@ -86,6 +86,10 @@ pub(crate) struct Header {
     buf: NonNull<Buffer>,
     /// Offset of the first live byte in the buffer.
     start: u32,
+    /// Lowest buffer offset whose bytes belong to this packet's frame: the
+    /// bytes from here up to `start` were live data once (headers stripped
+    /// with `pull`); bytes below it are stale buffer contents.
+    frame_start: u32,
     len: u32,
     /// Absolute offsets in the buffer, or `NO_OFFSET`.
     network: u32,
@@ -218,6 +222,7 @@ impl Packet {
         let h = Header {
             buf,
             start: headroom as u32,
+            frame_start: headroom as u32,
             len: data.len() as u32,
             network: NO_OFFSET,
             transport: NO_OFFSET,
@@ -240,14 +245,17 @@ impl Packet {
         let len = src.len as usize;
         let tail = self.tailroom();
         let (buf, slot) = alloc_buffer_and_header(head + len + tail);
+        // The stripped headers in the headroom are copied too.
+        let frame = src.frame_start.min(src.start) as usize;
         // SAFETY: the new buffer is exclusively ours and large enough.
         unsafe {
             let dst = &mut (*buf.as_ptr()).bytes;
-            dst[head..head + len].copy_from_slice(self.data());
+            dst[frame..head + len].copy_from_slice(&self.buffer()[frame..head + len]);
         }
         let h = Header {
             buf,
             start: src.start,
+            frame_start: frame as u32,
             len: src.len,
             network: src.network,
             transport: src.transport,
@@ -329,15 +337,20 @@ impl Packet {
             let len = self.len();
             let tail = self.tailroom().max(extra_tail);
             let newbuf = alloc_buffer(head + len + tail);
+            // The stripped headers still in the headroom (as far as they
+            // fit) move along with the live bytes.
+            let keep = (old_head - (self.h().frame_start as usize).min(old_head)).min(head);
             // SAFETY: newbuf is fresh and large enough; the old buffer is live.
             unsafe {
                 let dst = &mut (*newbuf.as_ptr()).bytes;
-                dst[head..head + len].copy_from_slice(self.data());
+                dst[head - keep..head + len]
+                    .copy_from_slice(&self.buffer()[old_head - keep..old_head + len]);
             }
             let shift = head as i64 - old_head as i64;
             let h = self.h_mut();
             let old = std::mem::replace(&mut h.buf, newbuf);
             h.start = head as u32;
+            h.frame_start = (head - keep) as u32;
             if h.network != NO_OFFSET {
                 h.network = (h.network as i64 + shift) as u32;
             }
@@ -366,6 +379,7 @@ impl Packet {
         self.unique_buffer(n, 0);
         let h = self.h_mut();
         h.start -= n as u32;
+        h.frame_start = h.frame_start.min(h.start);
         h.len += n as u32;
         &mut self.writable()[..n]
     }
@@ -446,6 +460,27 @@ impl Packet {
             return None;
         }
         Some(&self.buffer()[h.network as usize..end])
+    }
+
+    /// The `n` bytes immediately before the network header (the link
+    /// header, such as the Ethernet header of a packet that went through
+    /// `Strip(14)`), when all of them belong to the packet's frame: live
+    /// data, or headroom that held data removed from the front earlier
+    /// (by [`pull`](Self::pull)) in this buffer. `None` when the network
+    /// header is unset or lies past the data, or when fewer than `n` such
+    /// bytes precede it; stale buffer contents are never returned.
+    pub fn bytes_before_network_header(&self, n: usize) -> Option<&[u8]> {
+        let h = self.h();
+        let end = h.start as usize + h.len as usize;
+        let net = h.network as usize;
+        if h.network == NO_OFFSET || net > end {
+            return None;
+        }
+        let first = net.checked_sub(n)?;
+        if first < h.frame_start.min(h.start) as usize {
+            return None;
+        }
+        Some(&self.buffer()[first..net])
     }
 
     /// Length of the network header (transport offset - network offset).
@@ -585,6 +620,7 @@ impl Clone for Packet {
         let hdr = alloc_header(Header {
             buf: h.buf,
             start: h.start,
+            frame_start: h.frame_start,
             len: h.len,
             network: h.network,
             transport: h.transport,
@@ -649,6 +685,41 @@ mod tests {
         assert_eq!(a.data(), b"jello world");
         assert_eq!(b.data(), b"hello world");
         assert!(!a.is_shared() && !b.is_shared());
+    }
+
+    #[test]
+    fn bytes_before_network_header_only_returns_frame_bytes() {
+        let frame: Vec<u8> = (0u8..34).collect();
+        let mut p = Packet::from_slice(&frame);
+        p.set_network_header(14, 20);
+        assert_eq!(p.bytes_before_network_header(14), Some(&frame[..14]));
+        assert_eq!(p.bytes_before_network_header(15), None);
+        // After Strip(14) the header lies in the headroom.
+        p.pull(14);
+        assert_eq!(p.network_offset(), Some(0));
+        assert_eq!(p.bytes_before_network_header(14), Some(&frame[..14]));
+        // A shared buffer made writable keeps the stripped header.
+        let q = p.clone();
+        p.writable()[0] = 0xEE;
+        assert!(!p.is_shared());
+        assert_eq!(p.bytes_before_network_header(14), Some(&frame[..14]));
+        assert_eq!(q.bytes_before_network_header(14), Some(&frame[..14]));
+        let d = q.deep_copy();
+        assert_eq!(d.bytes_before_network_header(14), Some(&frame[..14]));
+        // Headroom that never held data is not part of the frame.
+        let mut r = Packet::from_slice(&frame[14..]);
+        r.set_network_header(0, 20);
+        assert!(r.headroom() >= 14);
+        assert_eq!(r.bytes_before_network_header(14), None);
+        assert_eq!(r.bytes_before_network_header(0), Some(&[][..]));
+        // Pushed bytes are.
+        r.push(14).copy_from_slice(&frame[..14]);
+        assert_eq!(r.bytes_before_network_header(14), Some(&frame[..14]));
+        let mut u = Packet::from_slice(&frame);
+        assert_eq!(u.bytes_before_network_header(14), None);
+        u.set_network_header(14, 20);
+        u.clear_network_header();
+        assert_eq!(u.bytes_before_network_header(0), None);
     }
 
     #[test]
