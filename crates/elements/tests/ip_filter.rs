@@ -9,15 +9,15 @@ use std::path::PathBuf;
 use proptest::prelude::*;
 use rclick_core::Packet;
 use rclick_elements::ip::ipfilter_compile::{
-    parse_classifier, parse_filter, reference_classify, tokenize, CompileOptions, Compiled, Rule,
-    StaticNames,
+    parse_classifier, parse_filter, reference_classify_ether, tokenize, CompileOptions, Compiled,
+    Rule, StaticNames,
 };
 use rclick_elements::testing::{from_config, read, try_from_config};
 
 // ------------------------------------------------------------- packets
 
 /// A crafted IPv4 packet: 20-byte header (or more with options) and a
-/// transport header.
+/// transport header, optionally after an Ethernet header.
 #[derive(Clone, Debug)]
 struct Pkt {
     src: [u8; 4],
@@ -35,6 +35,8 @@ struct Pkt {
     opts: usize,
     /// Bytes of transport header kept (truncation).
     tlen: usize,
+    /// Ethernet (destination, source) before the IP header, if any.
+    ether: Option<([u8; 6], [u8; 6])>,
 }
 
 impl Default for Pkt {
@@ -54,6 +56,7 @@ impl Default for Pkt {
             icmp_type: 8,
             opts: 0,
             tlen: 20,
+            ether: None,
         }
     }
 }
@@ -89,8 +92,27 @@ impl Pkt {
         v
     }
 
+    /// The 14-byte Ethernet header, or nothing.
+    fn ether_bytes(&self) -> Vec<u8> {
+        match self.ether {
+            Some((dst, src)) => {
+                let mut v = dst.to_vec();
+                v.extend_from_slice(&src);
+                v.extend_from_slice(&[0x08, 0x00]);
+                v
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// The packet as IPClassifier sees it: with an Ethernet header, the
+    /// frame after Strip(14) (the header in the headroom).
     fn packet(&self) -> Packet {
-        let mut p = Packet::from_slice(&self.bytes());
+        let mut frame = self.ether_bytes();
+        let eth = frame.len();
+        frame.extend_from_slice(&self.bytes());
+        let mut p = Packet::from_slice(&frame);
+        p.pull(eth);
         p.set_network_header(0, 20 + self.opts * 4);
         p
     }
@@ -108,10 +130,15 @@ fn compile(patterns: &[&str]) -> (Vec<Rule>, Compiled) {
 fn m(pattern: &str, p: &Pkt) -> bool {
     let (rules, c) = compile(&[pattern]);
     let bytes = p.bytes();
+    let eth = p.ether_bytes();
     let hl = 20 + p.opts * 4;
     let (ip, tp) = (&bytes[..], &bytes[hl.min(bytes.len())..]);
-    let r = reference_classify(&rules, ip, tp);
-    assert_eq!(c.classify(ip, tp), r, "compiled vs reference: {pattern}");
+    let r = reference_classify_ether(&rules, &eth, ip, tp);
+    assert_eq!(
+        c.classify_ether(&eth, ip, tp),
+        r,
+        "compiled vs reference: {pattern}"
+    );
     let bv = Compiled::new(
         &rules,
         CompileOptions {
@@ -119,7 +146,11 @@ fn m(pattern: &str, p: &Pkt) -> bool {
             optimize: true,
         },
     );
-    assert_eq!(bv.classify(ip, tp), r, "bit vector vs reference: {pattern}");
+    assert_eq!(
+        bv.classify_ether(&eth, ip, tp),
+        r,
+        "bit vector vs reference: {pattern}"
+    );
     assert_eq!(c.classify_packet(&p.packet()), r, "packet: {pattern}");
     r == Some(0)
 }
@@ -597,7 +628,28 @@ fn arb_primitive() -> impl Strategy<Value = String> {
     let rel = prop::sample::select(vec!["", "== ", "!= ", "< ", "> ", "<= ", ">= "]);
     let tu = prop::sample::select(vec!["", "tcp ", "udp "]);
     let port = prop::sample::select(vec!["0", "1", "53", "80", "1000", "1023", "65535", "www"]);
+    let eth = prop::sample::select(vec![
+        "00:00:00:00:00:01",
+        "00-00-00-00-00-02",
+        "00:00:00:01:00:01",
+        "02:00:00:00:00:01",
+        "ff:ff:ff:ff:ff:ff",
+    ]);
+    let eth_form = prop::sample::select(vec![
+        "ether host",
+        "ether src",
+        "ether dst",
+        "ether src host",
+        "ether dst host",
+        "src ether host",
+        "dst ether host",
+        "src and dst ether host",
+        "src or dst ether host",
+        "ether host !=",
+        "or",
+    ]);
     prop_oneof![
+        (eth_form, eth).prop_map(|(f, a)| format!("{f} {a}")),
         (sd.clone(), addr).prop_map(|(s, a)| format!("{s}host {a}")),
         (sd.clone(), net).prop_map(|(s, a)| format!("{s}net {a}")),
         (sd.clone(), tu, rel.clone(), port).prop_map(|(s, t, r, p)| {
@@ -656,6 +708,17 @@ fn arb_expr() -> impl Strategy<Value = String> {
     })
 }
 
+/// Ethernet addresses of random packets: the generator's addresses and
+/// near misses in each half of the address.
+const ETHERS: [[u8; 6]; 6] = [
+    [0, 0, 0, 0, 0, 1],
+    [0, 0, 0, 0, 0, 2],
+    [0, 0, 0, 1, 0, 1],
+    [2, 0, 0, 0, 0, 1],
+    [0xff; 6],
+    [0, 0, 0, 0, 1, 1],
+];
+
 fn arb_packet() -> impl Strategy<Value = Pkt> {
     (
         (
@@ -685,9 +748,20 @@ fn arb_packet() -> impl Strategy<Value = Pkt> {
             0usize..3,
             prop::sample::select(vec![0usize, 1, 2, 3, 4, 13, 14, 20]),
         ),
+        prop::option::weighted(
+            0.8,
+            (
+                prop::sample::select(ETHERS.to_vec()),
+                prop::sample::select(ETHERS.to_vec()),
+            ),
+        ),
     )
         .prop_map(
-            |((src, dst, proto, sport, dport), (tos, ttl, frag, flags, icmp_type, opts, tlen))| {
+            |(
+                (src, dst, proto, sport, dport),
+                (tos, ttl, frag, flags, icmp_type, opts, tlen),
+                ether,
+            )| {
                 Pkt {
                     src,
                     dst,
@@ -703,6 +777,7 @@ fn arb_packet() -> impl Strategy<Value = Pkt> {
                     tlen,
                     win: sport ^ dport,
                     id: 7,
+                    ether,
                 }
             },
         )
@@ -730,18 +805,21 @@ proptest! {
         let compiled: Vec<Compiled> = variants.iter().map(|o| Compiled::new(&parsed.rules, *o)).collect();
         for p in &pkts {
             let bytes = p.bytes();
+            let eth = p.ether_bytes();
             let hl = (20 + p.opts * 4).min(bytes.len());
             let (ip, tp) = (&bytes[..], &bytes[hl..]);
-            let want = reference_classify(&parsed.rules, ip, tp);
+            let want = reference_classify_ether(&parsed.rules, &eth, ip, tp);
             for (c, o) in compiled.iter().zip(&variants) {
-                prop_assert_eq!(c.classify(ip, tp), want, "{:?} {:?}\n{}", pats, o, c.unparse());
+                prop_assert_eq!(c.classify_ether(&eth, ip, tp), want, "{:?} {:?}\n{}", pats, o, c.unparse());
             }
+            // The packet path reads the Ethernet header from the headroom.
+            prop_assert_eq!(compiled[0].classify_packet(&p.packet()), want, "{:?} packet", pats);
             // Truncated IP headers too.
             for cut in [0usize, 3, 9, 13, 19] {
                 let ip = &bytes[..cut.min(bytes.len())];
-                let want = reference_classify(&parsed.rules, ip, &[]);
+                let want = reference_classify_ether(&parsed.rules, &eth, ip, &[]);
                 for c in &compiled {
-                    prop_assert_eq!(c.classify(ip, &[]), want, "{:?} cut {}", pats, cut);
+                    prop_assert_eq!(c.classify_ether(&eth, ip, &[]), want, "{:?} cut {}", pats, cut);
                 }
             }
         }

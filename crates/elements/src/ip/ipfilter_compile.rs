@@ -6,13 +6,17 @@
 //!
 //! # Atoms
 //! An atom reads the big-endian 32-bit word at `offset` bytes from the IP
-//! header ([`Base::Ip`]) or from the transport header ([`Base::Transp`]),
-//! ANDs it with `mask`, and matches when the result lies in `lo..=hi`. A
+//! header ([`Base::Ip`]), from the transport header ([`Base::Transp`]) or
+//! from the Ethernet header before the IP header ([`Base::Ether`]), ANDs it
+//! with `mask`, and matches when the result lies in `lo..=hi`. A
 //! packet too short to hold the last masked byte fails the atom (so a
 //! negated atom matches it), as Click's length-checked program does.
 //! Transport primitives (`port`, `tcp opt`, `icmp type`, `tcp win`,
 //! `tcp[...]`, `transp[...]`) are lowered with Click's guards: first
 //! fragment (`ip[6:2] & 0x1fff == 0`) and the transport protocol.
+//! Ethernet primitives (`ether src`, `ether dst`, `ether host`) test the
+//! 14 bytes before the IP header; a packet without them (see
+//! [`packet_ether_header`]) fails those atoms, like a too-short packet.
 //!
 //! # Compiled form
 //! Rules are split into segments evaluated in order; the first segment
@@ -36,7 +40,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::net::Ipv4Addr;
 
-use rclick_core::conf::{parse_ipv4, parse_ipv4_prefix, parse_u32};
+use rclick_core::conf::{parse_ether, parse_ipv4, parse_ipv4_prefix, parse_u32};
 
 // ------------------------------------------------------------------ atoms
 
@@ -45,7 +49,12 @@ use rclick_core::conf::{parse_ipv4, parse_ipv4_prefix, parse_u32};
 pub enum Base {
     Ip = 0,
     Transp = 1,
+    /// The 14-byte Ethernet header before the IP header.
+    Ether = 2,
 }
+
+/// Header data indexed by [`Base`]: `[ip, transp, ether]`.
+pub type HeaderData<'a> = [&'a [u8]; 3];
 
 /// A masked header word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -96,14 +105,10 @@ pub struct Atom {
 }
 
 impl Atom {
-    /// Evaluates the atom on the IP header data and transport header data.
+    /// Evaluates the atom on the header data (`[ip, transp, ether]`).
     #[inline]
-    pub fn eval(&self, ip: &[u8], transp: &[u8]) -> bool {
-        let data = match self.field.base {
-            Base::Ip => ip,
-            Base::Transp => transp,
-        };
-        match self.field.read(data) {
+    pub fn eval(&self, data: HeaderData) -> bool {
+        match self.field.read(data[self.field.base as usize]) {
             Some(v) => v >= self.lo && v <= self.hi,
             None => false,
         }
@@ -123,19 +128,20 @@ pub enum Expr {
 }
 
 impl Expr {
-    /// Direct interpretation (the reference semantics).
-    pub fn eval(&self, ip: &[u8], transp: &[u8]) -> bool {
+    /// Direct interpretation (the reference semantics) on the header data
+    /// (`[ip, transp, ether]`).
+    pub fn eval(&self, data: HeaderData) -> bool {
         match self {
             Expr::Const(b) => *b,
-            Expr::Atom(a) => a.eval(ip, transp),
-            Expr::Not(e) => !e.eval(ip, transp),
-            Expr::And(v) => v.iter().all(|e| e.eval(ip, transp)),
-            Expr::Or(v) => v.iter().any(|e| e.eval(ip, transp)),
+            Expr::Atom(a) => a.eval(data),
+            Expr::Not(e) => !e.eval(data),
+            Expr::And(v) => v.iter().all(|e| e.eval(data)),
+            Expr::Or(v) => v.iter().any(|e| e.eval(data)),
             Expr::If(c, a, b) => {
-                if c.eval(ip, transp) {
-                    a.eval(ip, transp)
+                if c.eval(data) {
+                    a.eval(data)
                 } else {
-                    b.eval(ip, transp)
+                    b.eval(data)
                 }
             }
         }
@@ -181,10 +187,21 @@ pub struct Rule {
 }
 
 /// First-match interpretation of a rule list (the reference semantics):
-/// the output, or `None` to drop.
+/// the output, or `None` to drop. The packet has no Ethernet header.
 pub fn reference_classify(rules: &[Rule], ip: &[u8], transp: &[u8]) -> Option<usize> {
+    reference_classify_ether(rules, &[], ip, transp)
+}
+
+/// [`reference_classify`] with the Ethernet header before the IP header
+/// (empty when there is none).
+pub fn reference_classify_ether(
+    rules: &[Rule],
+    ether: &[u8],
+    ip: &[u8],
+    transp: &[u8],
+) -> Option<usize> {
     for r in rules {
-        if r.expr.eval(ip, transp) {
+        if r.expr.eval([ip, transp, ether]) {
             return match r.action {
                 Action::Output(o) => Some(o),
                 Action::Drop => None,
@@ -204,6 +221,11 @@ pub trait Names {
     fn prefix(&self, s: &str) -> Option<(u32, u32)>;
     /// A port *name* (not a number) for protocol 6 or 17.
     fn port(&self, s: &str, proto: u8) -> Option<u16>;
+    /// An Ethernet address: `00:01:02:03:04:05`, `00-01-02-03-04-05`, or a
+    /// name.
+    fn ether(&self, s: &str) -> Option<[u8; 6]> {
+        parse_ether(s).ok().map(|e| e.0)
+    }
 }
 
 /// Only literal addresses and Click's built-in port names.
@@ -392,6 +414,8 @@ enum Ty {
     Unfrag,
     Ect,
     Ce,
+    /// `ether host`: an Ethernet address before the IP header.
+    Ether,
     Field(FieldSpec),
 }
 
@@ -405,6 +429,7 @@ enum Data {
     Port(u32),
     TcpOpt(u32),
     Field(FieldSpec, u32),
+    Ether([u8; 6]),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -608,9 +633,15 @@ impl<'a> Parser<'a> {
     fn primitive(&mut self, mut negated: bool) -> PResult<Expr> {
         let first = self.pos;
         let mut prim = Prim::default();
+        let mut ether = false;
         // Qualifiers.
         while let Some(w) = self.peek() {
-            if let Some(t) = type_word(w) {
+            if w == "ether" {
+                if ether {
+                    return Err("'ether' specified twice".into());
+                }
+                ether = true;
+            } else if let Some(t) = type_word(w) {
                 if prim.ty != Ty::None {
                     return Err(format!("type specified twice at '{w}'"));
                 }
@@ -651,6 +682,14 @@ impl<'a> Parser<'a> {
         if self.pos != first {
             self.prev = None;
         }
+        if ether {
+            // `[SRCORDST] ether host ETH`, also `ether src ETH`, `ether dst
+            // host ETH` (tcpdump's order) and `ether ETH`.
+            if prim.proto != Proto::Unknown || !matches!(prim.ty, Ty::None | Ty::Host) {
+                return Err("'ether' takes only 'src', 'dst' and 'host' qualifiers".into());
+            }
+            prim.ty = Ty::Ether;
+        }
         // The optional parts look ahead only when a word follows.
         let has_next = |p: &Parser| p.pos + 1 < p.toks.len();
         if self.peek() == Some("[") && self.pos > first && prim.ty == Ty::None {
@@ -686,7 +725,31 @@ impl<'a> Parser<'a> {
             }
         }
         // Data.
-        if let Some(w) = self.peek() {
+        let after_ether = self.prev.is_some_and(|p| p.ty == Ty::Ether);
+        if prim.ty == Ty::Ether {
+            match self.peek() {
+                Some(w) if !is_stop(w) && w != "and" && w != "&&" => match self.names.ether(w) {
+                    Some(e) => {
+                        prim.data = Data::Ether(e);
+                        self.pos += 1;
+                    }
+                    None => {
+                        return Err(format!(
+                            "bad Ethernet address '{w}' in 'ether host' directive"
+                        ))
+                    }
+                },
+                _ => return Err("Ethernet address missing in 'ether host' directive".into()),
+            }
+        } else if let Some(e) = self
+            .peek()
+            .filter(|_| after_ether && prim.ty == Ty::None)
+            .and_then(|w| self.names.ether(w))
+        {
+            // `ether host A or B`: B inherits the Ethernet test.
+            prim.data = Data::Ether(e);
+            self.pos += 1;
+        } else if let Some(w) = self.peek() {
             match self.lookup_data(w, &prim)? {
                 Some(d) => {
                     prim.data = d;
@@ -874,6 +937,7 @@ impl<'a> Parser<'a> {
                 match data {
                     Data::Host(_) => p.ty = Ty::Host,
                     Data::Net(..) => p.ty = Ty::Net,
+                    Data::Ether(_) => p.ty = Ty::Ether,
                     Data::TcpOpt(_) => p.ty = Ty::TcpOpt,
                     Data::Proto(_) => p.ty = Ty::Proto,
                     Data::Port(_) => {
@@ -910,7 +974,7 @@ impl<'a> Parser<'a> {
                 }
                 break;
             }
-            if matches!(p.ty, Ty::Host | Ty::Net | Ty::TcpOpt | Ty::Port)
+            if matches!(p.ty, Ty::Host | Ty::Net | Ty::TcpOpt | Ty::Port | Ty::Ether)
                 && p.srcdst == SrcDst::None
             {
                 p.srcdst = prev.srcdst;
@@ -935,6 +999,17 @@ impl<'a> Parser<'a> {
                 }
                 if p.op != Op::Eq {
                     return Err("can't use relational operators with 'host'".into());
+                }
+            }
+            Ty::Ether => {
+                if !matches!(p.data, Data::Ether(_)) {
+                    return Err("Ethernet address missing in 'ether host' directive".into());
+                }
+                if p.op != Op::Eq {
+                    return Err("can't use relational operators with 'ether host'".into());
+                }
+                if provided_mask != 0 {
+                    return Err("can't use masks with 'ether host'".into());
                 }
             }
             Ty::Net => {
@@ -1039,7 +1114,7 @@ impl<'a> Parser<'a> {
             }
             Ty::None => return Err("partial directive".into()),
         }
-        if matches!(p.ty, Ty::Host | Ty::Net | Ty::Port) {
+        if matches!(p.ty, Ty::Host | Ty::Net | Ty::Port | Ty::Ether) {
             if p.srcdst == SrcDst::None {
                 p.srcdst = SrcDst::Or;
             }
@@ -1212,6 +1287,28 @@ fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
             let (s, n1) = comparison(Base::Transp, 0, 16, 0xFFFF, provided, p.op, p.op_neg, v)?;
             let (d, _) = comparison(Base::Transp, 0, 0, 0xFFFF, provided, p.op, p.op_neg, v)?;
             negate_if(combine(p.srcdst, s, d), n1)
+        }
+        Ty::Ether => {
+            let e = match p.data {
+                Data::Ether(e) => e,
+                _ => [0; 6],
+            };
+            let word = |b: [u8; 4]| u32::from_be_bytes(b);
+            // Destination at bytes 0-5, source at 6-11: each spans two
+            // aligned words.
+            let d0 = word([e[0], e[1], e[2], e[3]]);
+            let d1 = word([e[4], e[5], 0, 0]);
+            let s0 = word([0, 0, e[0], e[1]]);
+            let s1 = word([e[2], e[3], e[4], e[5]]);
+            let dst = Expr::And(vec![
+                atom(Base::Ether, 0, u32::MAX, d0, d0),
+                atom(Base::Ether, 4, 0xFFFF_0000, d1, d1),
+            ]);
+            let src = Expr::And(vec![
+                atom(Base::Ether, 4, 0x0000_FFFF, s0, s0),
+                atom(Base::Ether, 8, u32::MAX, s1, s1),
+            ]);
+            negate_if(combine(p.srcdst, src, dst), p.op_neg)
         }
         Ty::TcpOpt => atom(Base::Transp, 12, v << 16, v << 16, v << 16),
         Ty::Frag => atom(Base::Ip, 4, 0x3FFF, 0, 0).not(),
@@ -1544,7 +1641,7 @@ struct Know {
     /// Per field, a range whose tests are known to fail (the value lies
     /// outside it, or the field is unreadable).
     fails: Vec<(Field, RangeSet)>,
-    avail: [usize; 2],
+    avail: [usize; 3],
 }
 
 impl Know {
@@ -1610,7 +1707,11 @@ impl Know {
         Know {
             vals,
             fails,
-            avail: [self.avail[0].min(o.avail[0]), self.avail[1].min(o.avail[1])],
+            avail: [
+                self.avail[0].min(o.avail[0]),
+                self.avail[1].min(o.avail[1]),
+                self.avail[2].min(o.avail[2]),
+            ],
         }
     }
 }
@@ -1685,7 +1786,7 @@ impl LinearProgram {
     }
 
     #[inline]
-    fn run(&self, data: [&[u8]; 2]) -> i32 {
+    fn run(&self, data: HeaderData) -> i32 {
         if let Some(c) = self.constant {
             return c;
         }
@@ -1695,7 +1796,7 @@ impl LinearProgram {
             let Some(s) = prog.get(pc) else {
                 return T_NEXT;
             };
-            let d = data[(s.base & 1) as usize];
+            let d = data[s.base as usize % 3];
             let o = s.offset as usize;
             let ok = match d.get(o..o + 4) {
                 Some(b) => {
@@ -2022,7 +2123,7 @@ impl BoxSet {
     }
 
     #[inline]
-    fn run(&self, data: [&[u8]; 2]) -> i32 {
+    fn run(&self, data: HeaderData) -> i32 {
         let nf = self.fields.len();
         if nf == 0 {
             return match self.all.iter().position(|&w| w != 0) {
@@ -2107,6 +2208,13 @@ pub fn packet_headers(p: &rclick_core::Packet) -> (&[u8], &[u8]) {
     (ip, tp)
 }
 
+/// The Ethernet header: the 14 bytes before the packet's IP header, when
+/// they are part of its frame (empty otherwise, so Ethernet tests fail).
+#[inline]
+pub fn packet_ether_header(p: &rclick_core::Packet) -> &[u8] {
+    p.bytes_before_network_header(14).unwrap_or(&[])
+}
+
 impl Compiled {
     pub fn new(rules: &[Rule], opts: CompileOptions) -> Compiled {
         let mut segments = Vec::new();
@@ -2183,11 +2291,18 @@ impl Compiled {
         }
     }
 
-    /// Classifies by the IP header data and the transport header data:
-    /// the output, or `None` to drop.
+    /// Classifies by the IP header data and the transport header data of
+    /// a packet without an Ethernet header: the output, or `None` to drop.
     #[inline]
     pub fn classify(&self, ip: &[u8], transp: &[u8]) -> Option<usize> {
-        let data = [ip, transp];
+        self.classify_ether(&[], ip, transp)
+    }
+
+    /// [`classify`](Self::classify) with the Ethernet header before the IP
+    /// header (empty when there is none).
+    #[inline]
+    pub fn classify_ether(&self, ether: &[u8], ip: &[u8], transp: &[u8]) -> Option<usize> {
+        let data = [ip, transp, ether];
         for s in &self.segments {
             let t = match s {
                 Segment::Linear(p) => p.run(data),
@@ -2209,7 +2324,12 @@ impl Compiled {
     #[inline]
     pub fn classify_packet(&self, p: &rclick_core::Packet) -> Option<usize> {
         let (ip, tp) = packet_headers(p);
-        self.classify(ip, tp)
+        let ether = if ip.is_empty() {
+            &[]
+        } else {
+            packet_ether_header(p)
+        };
+        self.classify_ether(ether, ip, tp)
     }
 
     /// The output every packet goes to, when the first rule matches all.
@@ -2252,6 +2372,7 @@ impl Compiled {
             let b = match f.base {
                 Base::Ip => "ip",
                 Base::Transp => "transp",
+                Base::Ether => "ether",
             };
             format!("{b}+{}", f.offset)
         }
@@ -2338,6 +2459,9 @@ impl Names for CtxNames<'_, '_> {
             return None;
         }
         super::address::parse_port_arg(s, proto, self.0).ok()
+    }
+    fn ether(&self, s: &str) -> Option<[u8; 6]> {
+        super::address::parse_ether_arg(s, self.0).ok().map(|e| e.0)
     }
 }
 
