@@ -34,9 +34,17 @@
 //! - `ip[POS]`, `ip[POS:LEN] VALUE`: the LEN (1-4) bytes at POS of the IP
 //!   header; `transp[POS:LEN]`, `tcp[...]`, `udp[...]`, `icmp[...]` for the
 //!   transport header. The field must lie within one aligned 4-byte word.
+//! - `ether src ETH`, `ether dst ETH`, `ether host ETH` (source or
+//!   destination), also written `[SRCORDST] ether host ETH` as in Click:
+//!   the Ethernet addresses in the 14 bytes before the IP header. ETH is
+//!   `00:01:02:03:04:05`, `00-01-02-03-04-05` or an AddressInfo name. The
+//!   bytes must be part of the packet's frame: the Ethernet header that
+//!   Strip(14) left in the headroom, or data before the IP header (after
+//!   MarkIPHeader(14)). A packet without them fails the test, so
+//!   `not ether src ETH` matches it.
 //! - `true`, `false`.
 //!
-//! Every primitive but `tcp opt`, `host` and `net` takes an optional
+//! Every primitive but `tcp opt`, `host`, `net` and `ether` takes an optional
 //! relation `==`, `!=`, `<`, `>`, `<=`, `>=` before its value, and an
 //! optional bit mask `& MASK` before that (`src tcp port & 0xff00 == 0x1200`).
 //! `port != 5` matches TCP/UDP packets whose port is not 5, unlike
@@ -61,7 +69,8 @@
 //!
 //! ## Handlers
 //! - `program` (read): the compiled program, one step per line:
-//!   `STEP BASE+OFFSET/VALUE%MASK` (or `/LO-HI%MASK` for a range test) with
+//!   `STEP BASE+OFFSET/VALUE%MASK` (or `/LO-HI%MASK` for a range test;
+//!   BASE is `ip`, `transp` or `ether`) with
 //!   `yes->` and `no->` targets (`step N`, an output `[N]`, or `[X]` for
 //!   drop), and a summary line for each bit-vector segment.
 //!

@@ -19,6 +19,12 @@
 //! Input packets must have their IP header annotation set; CheckIPHeader
 //! and MarkIPHeader do this.
 //!
+//! Patterns may test Ethernet addresses: `ether src ETH`, `ether dst ETH`,
+//! `ether host ETH` (or `[SRCORDST] ether host ETH`), where ETH is an
+//! Ethernet address or an AddressInfo name. They read the 14 bytes before
+//! the IP header, such as the header Strip(14) left in the headroom; a
+//! packet without them fails the test (see IPClassifier).
+//!
 //! `deny` used to mean output 1 when the element had two or more outputs;
 //! now it means `drop`, and a warning is printed if the element has more
 //! than one output, as in Click.
@@ -37,6 +43,7 @@
 //! ## Example
 //! ```click
 //! f :: IPFilter(drop src net 10.0.0.0/8,
+//!               drop ether src 00:00:5e:00:53:01,
 //!               allow dst tcp port www && syn,
 //!               allow icmp type echo,
 //!               1 dst tcp port > 1023,
