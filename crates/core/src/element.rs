@@ -337,6 +337,33 @@ pub fn simple_pull<E: SimpleAction + ?Sized>(
     (!batch.is_empty()).then_some(batch)
 }
 
+/// Elements that look at each packet and pass it on unchanged (ToDump,
+/// ToIPSummaryDump, ...). [`observe_push`] and [`observe_pull`] give them
+/// push and pull; with [`PullTask`](crate::PullTask) they drain an input.
+pub trait Observe {
+    fn observe(&mut self, p: &Packet, ctx: &mut Ctx);
+}
+
+/// Push for an [`Observe`] element: observe each packet, forward the batch
+/// on output 0.
+#[inline]
+pub fn observe_push<E: Observe + ?Sized>(e: &mut E, batch: Batch, ctx: &mut Ctx) {
+    for p in batch.packets() {
+        e.observe(p, ctx);
+    }
+    ctx.emit_batch(0, batch);
+}
+
+/// Pull for an [`Observe`] element: pull from input 0 and observe what came.
+#[inline]
+pub fn observe_pull<E: Observe + ?Sized>(e: &mut E, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+    let batch = ctx.pull(0, max)?;
+    for p in batch.packets() {
+        e.observe(p, ctx);
+    }
+    Some(batch)
+}
+
 /// Push for classifying elements (Click's `classify(p) -> port`): `classify`
 /// picks each packet's output, `None` drops it. A batch whose packets all
 /// go to one output is forwarded whole (one handoff); otherwise packets are

@@ -46,7 +46,7 @@
 //! ```
 
 use rclick_core::conf::{parse_word, split_words, Args};
-use rclick_core::element::HandlerSpec;
+use rclick_core::element::{observe_pull, observe_push, HandlerSpec, Observe};
 use rclick_core::packet::anno;
 use rclick_core::{
     Batch, ConfigResult, Ctx, Element, InitCtx, Packet, PullTask, TaskId, Timestamp,
@@ -115,6 +115,12 @@ impl ToDump {
                 ctx.chatter(&format!("ToDump({}): {e}", self.filename));
             }
         }
+    }
+}
+
+impl Observe for ToDump {
+    fn observe(&mut self, p: &Packet, ctx: &mut Ctx) {
+        self.write_packet(p, ctx);
     }
 }
 
@@ -197,18 +203,11 @@ impl Element for ToDump {
     }
 
     fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        for p in batch.packets() {
-            self.write_packet(p, ctx);
-        }
-        ctx.emit_batch(0, batch);
+        observe_push(self, batch, ctx);
     }
 
     fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        let batch = ctx.pull(0, max)?;
-        for p in batch.packets() {
-            self.write_packet(p, ctx);
-        }
-        Some(batch)
+        observe_pull(self, max, ctx)
     }
 
     fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
@@ -217,10 +216,8 @@ impl Element for ToDump {
         }
         let got = self.puller.pull(ctx, 0, rclick_core::batch::BATCH_CAPACITY);
         let worked = got.is_some();
-        if let Some(batch) = got {
-            for p in batch.packets() {
-                self.write_packet(p, ctx);
-            }
+        for p in got.iter().flat_map(|b| b.packets()) {
+            self.observe(p, ctx);
         }
         worked
     }
