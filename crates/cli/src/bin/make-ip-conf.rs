@@ -10,7 +10,13 @@
 //! (the Ethernet address may use `:` or `-`). With `--trace DIR`, the router
 //! reads `DIR/NAME.in.pcap` per interface and writes what it sends to
 //! `DIR/NAME.out.pcap` (and packets for the router itself to
-//! `DIR/host.pcap`); without it, it uses FromDevice/ToDevice and ToHost.
+//! `DIR/host.pcap`); without it, it uses FromDevice/ToDevice, and packets
+//! for the router itself go to its host stack through a TAP device,
+//! `fake0`, made by FromHost with the first interface's address (ToHost
+//! delivers into it; what the host answers comes back out of FromHost and
+//! is routed). The host stack knows only the first interface's network;
+//! for it to answer on the others too, give fake0 their addresses and
+//! routes (`ip addr add ADDR/32 dev fake0; ip route add NET dev fake0`).
 //! In trace form each FromDump is followed by a HostEtherFilter, which sets
 //! the packet-type annotation (broadcast, multicast, other host) as
 //! FromDevice does and drops frames for other hosts like a
@@ -217,7 +223,27 @@ fn generate(ifs: &[Interface], o: &Options) -> String {
             let _ = writeln!(c, "toh :: ToDump({dir}/host.pcap);");
         }
         None => {
-            let _ = writeln!(c, "toh :: ToHost;");
+            // The router's own host stack: a TAP device, fake0, holds the
+            // first interface's address. ToHost delivers into it (with
+            // the destination 2:2:2:2:2:2 that rt[0]'s EtherEncap writes);
+            // what the host sends comes out of FromHost, its ARP queries
+            // are answered for every address, and its IP packets are
+            // routed like any other.
+            let f = &ifs[0];
+            let _ = writeln!(
+                c,
+                "fh :: FromHost(fake0, {}/{}, ETHER 2:2:2:2:2:2);",
+                f.addr, f.len
+            );
+            let _ = writeln!(c, "toh :: ToHost(fake0);");
+            let _ = writeln!(c, "fhc :: Classifier(12/0806 20/0001, 12/0800, -);");
+            let _ = writeln!(c, "fh -> fhc;");
+            let _ = writeln!(c, "fhc[0] -> ARPResponder(0.0.0.0/0 1:1:1:1:1:1) -> toh;");
+            let _ = writeln!(
+                c,
+                "fhc[1] -> Strip(14) -> CheckIPHeader -> GetIPAddress(16) -> rt;"
+            );
+            let _ = writeln!(c, "fhc[2] -> Discard;");
         }
     }
     let _ = writeln!(c, "arpt[{n}] -> toh;");
@@ -360,7 +386,12 @@ mod tests {
         assert!(m.contains("c0[2] -> IPInputCombo(1, INTERFACES 10.0.0.1/24 10.0.1.1/24) -> rt;"));
         assert!(m.contains("rt[2] -> oc2 :: IPOutputCombo(2, 10.0.1.1, 576) -> [0]arpq1;"));
         assert!(m.contains("oc2[4] -> fr2 :: IPFragmenter(576) -> [0]arpq1;"));
-        assert!(!m.contains("CheckIPHeader"));
+        assert!(!m.contains("CheckIPHeader(INTERFACES"));
+        // Device form: the host stack is a TAP device paired with ToHost.
+        assert!(m.contains("fh :: FromHost(fake0, 10.0.0.1/24, ETHER 2:2:2:2:2:2);"));
+        assert!(m.contains("toh :: ToHost(fake0);"));
+        assert!(m.contains("fhc[1] -> Strip(14) -> CheckIPHeader -> GetIPAddress(16) -> rt;"));
+        assert!(!c.contains("FromHost"));
         let l = generate(
             &ifs,
             &Options {
