@@ -10,63 +10,21 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{mpsc, Arc};
-use std::thread::JoinHandle;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+mod common;
 
 use rclick_core::{Router, RouterOptions};
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
-
-/// A unique short tag for names (interface names are at most 15 bytes).
-fn tag() -> String {
-    let n = SEQ.fetch_add(1, Ordering::Relaxed);
-    format!("{:x}{n}", std::process::id() % 0xfffff)
-}
-
-fn run(cmd: &[&str]) -> Result<String, String> {
-    let out = Command::new(cmd[0])
-        .args(&cmd[1..])
-        .output()
-        .map_err(|e| format!("{}: {e}", cmd.join(" ")))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(format!(
-            "{} failed: {}{}",
-            cmd.join(" "),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
-
-fn must(cmd: &[&str]) {
-    if let Err(e) = run(cmd) {
-        panic!("{e}");
-    }
-}
+use common::netns::*;
 
 /// Why these tests cannot run here, if they cannot.
 fn skip_reason(need_ping: bool) -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not root".into());
-    }
-    if run(&["ip", "-V"]).is_err() {
-        return Some("iproute2 (ip) not installed".into());
-    }
-    if need_ping && run(&["ping", "-V"]).is_err() {
-        return Some("ping (iputils-ping) not installed".into());
-    }
-    let probe = format!("rcprobe{}", tag());
-    if let Err(e) = run(&["ip", "netns", "add", &probe]) {
-        return Some(format!("cannot create network namespaces: {e}"));
-    }
-    let _ = run(&["ip", "netns", "del", &probe]);
-    None
+    namespace_skip_reason().or_else(|| {
+        (need_ping && run(&["ping", "-V"]).is_err())
+            .then(|| "ping (iputils-ping) not installed".into())
+    })
 }
 
 macro_rules! require_root {
@@ -76,201 +34,6 @@ macro_rules! require_root {
             return;
         }
     };
-}
-
-/// A network namespace, deleted on drop with every device inside it.
-struct Netns {
-    name: String,
-}
-
-impl Netns {
-    fn new(prefix: &str) -> Netns {
-        let name = format!("rc{prefix}{}", tag());
-        must(&["ip", "netns", "add", &name]);
-        let ns = Netns { name };
-        ns.exec(&["ip", "link", "set", "lo", "up"]);
-        ns
-    }
-
-    fn exec(&self, cmd: &[&str]) {
-        let mut full = vec!["ip", "netns", "exec", &self.name];
-        full.extend_from_slice(cmd);
-        must(&full);
-    }
-
-    fn try_exec(&self, cmd: &[&str]) -> Result<String, String> {
-        let mut full = vec!["ip", "netns", "exec", &self.name];
-        full.extend_from_slice(cmd);
-        run(&full)
-    }
-
-    /// Runs `f` in a new thread that has entered this namespace.
-    fn spawn<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-        let name = self.name.clone();
-        std::thread::spawn(move || {
-            enter(&name);
-            f()
-        })
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = run(&["ip", "netns", "del", &self.name]);
-    }
-}
-
-/// Moves the calling thread into namespace `name`.
-fn enter(name: &str) {
-    let f = std::fs::File::open(format!("/run/netns/{name}")).expect("open netns");
-    use std::os::fd::AsRawFd;
-    // SAFETY: setns on a namespace descriptor; affects only this thread.
-    let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-    assert_eq!(r, 0, "setns: {}", std::io::Error::last_os_error());
-}
-
-/// A veth pair with one end in each namespace, both up; the `a` end gets
-/// `addr` (with prefix length) when given.
-fn veth(a_ns: &Netns, a: &str, addr: Option<&str>, b_ns: &Netns, b: &str) {
-    must(&[
-        "ip", "link", "add", a, "netns", &a_ns.name, "type", "veth", "peer", "name", b, "netns",
-        &b_ns.name,
-    ]);
-    if let Some(addr) = addr {
-        a_ns.exec(&["ip", "addr", "add", addr, "dev", a]);
-    }
-    a_ns.exec(&["ip", "link", "set", a, "up"]);
-    b_ns.exec(&["ip", "link", "set", b, "up"]);
-}
-
-type Reply = mpsc::Sender<Result<String, String>>;
-
-enum Req {
-    Read(String, Reply),
-    /// The router thread's CPU time, in nanoseconds.
-    Cpu(Reply),
-}
-
-/// A router running in its own thread inside a namespace.
-struct Running {
-    stop: Arc<AtomicBool>,
-    req: mpsc::Sender<Req>,
-    thread: Option<JoinHandle<Vec<String>>>,
-}
-
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-impl Running {
-    fn start(ns: &Netns, config: &str) -> Running {
-        let text = config.to_string();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stop2 = stop.clone();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
-        let (req_tx, req_rx) = mpsc::channel::<Req>();
-        let thread = ns.spawn(move || {
-            let reg = rclick_elements::registry();
-            let outcome = rclick_lang::parse_router(
-                &text,
-                "test",
-                &reg,
-                &rclick_lang::ParseOptions::default(),
-            );
-            let spec = match outcome.spec {
-                Some(s) if !outcome.has_errors() => s,
-                _ => {
-                    let _ = ready_tx.send(Err(format!("{:?}", outcome.diagnostics)));
-                    return Vec::new();
-                }
-            };
-            let opts = RouterOptions {
-                capture_chatter: true,
-                ..Default::default()
-            };
-            let mut router = match Router::new(spec, &text, &reg, &opts) {
-                Ok(r) => r,
-                Err(d) => {
-                    let _ = ready_tx.send(Err(format!("{d:?}")));
-                    return Vec::new();
-                }
-            };
-            let _ = ready_tx.send(Ok(()));
-            while !stop2.load(Ordering::Relaxed) {
-                router.run_limited(4);
-                while let Ok(r) = req_rx.try_recv() {
-                    match r {
-                        Req::Read(h, reply) => {
-                            let _ = reply.send(router.read_handler(&h, None));
-                        }
-                        Req::Cpu(reply) => {
-                            let _ = reply.send(Ok(thread_cpu_ns().to_string()));
-                        }
-                    }
-                }
-            }
-            let chatter = router.take_chatter();
-            router.cleanup();
-            chatter
-        });
-        match ready_rx.recv_timeout(Duration::from_secs(5)) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => panic!("router failed: {e}"),
-            Err(e) => panic!("router thread: {e}"),
-        }
-        Running {
-            stop,
-            req: req_tx,
-            thread: Some(thread),
-        }
-    }
-
-    fn ask(&self, make: impl FnOnce(Reply) -> Req) -> String {
-        let (tx, rx) = mpsc::channel();
-        self.req.send(make(tx)).expect("router thread gone");
-        rx.recv_timeout(Duration::from_secs(5))
-            .expect("router thread answers")
-            .unwrap_or_else(|e| panic!("handler: {e}"))
-    }
-
-    fn read(&self, handler: &str) -> String {
-        self.ask(|tx| Req::Read(handler.to_string(), tx))
-            .trim()
-            .to_string()
-    }
-
-    fn read_u64(&self, handler: &str) -> u64 {
-        let v = self.read(handler);
-        v.parse()
-            .unwrap_or_else(|_| panic!("{handler} = {v:?}, not a number"))
-    }
-
-    fn cpu(&self) -> Duration {
-        Duration::from_nanos(self.ask(Req::Cpu).parse().expect("cpu ns"))
-    }
-
-    fn finish(mut self) -> Vec<String> {
-        self.stop.store(true, Ordering::Relaxed);
-        self.thread
-            .take()
-            .map(|t| t.join().expect("router thread panicked"))
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
 }
 
 /// Two hosts, h1 (10.77.0.1) and h2 (10.77.0.2), each linked by a veth
@@ -303,12 +66,6 @@ impl Topology {
             r2 = self.r2
         )
     }
-}
-
-fn ping_loss(out: &str) -> Option<f64> {
-    let i = out.find("% packet loss")?;
-    let start = out[..i].rfind([' ', ','])? + 1;
-    out[start..i].parse().ok()
 }
 
 #[test]

@@ -19,55 +19,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{mpsc, Arc};
-use std::thread::JoinHandle;
+use std::sync::mpsc;
 use std::time::Duration;
 
-use rclick_core::{Router, RouterOptions};
+mod common;
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
-
-/// A unique short tag for names (interface names are at most 15 bytes).
-fn tag() -> String {
-    let n = SEQ.fetch_add(1, Ordering::Relaxed);
-    format!("{:x}{n}", std::process::id() % 0xfffff)
-}
-
-/// Runs `cmd` under `timeout`: whether it succeeded, and stdout + stderr.
-fn run_t(secs: u32, cmd: &[&str]) -> (bool, String) {
-    let secs = secs.to_string();
-    match Command::new("timeout")
-        .args(["-k", "2", &secs])
-        .args(cmd)
-        .stdin(Stdio::null())
-        .output()
-    {
-        Ok(out) => (
-            out.status.success(),
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        ),
-        Err(e) => (false, format!("{}: {e}", cmd.join(" "))),
-    }
-}
-
-fn must(cmd: &[&str]) {
-    let (ok, out) = run_t(10, cmd);
-    assert!(ok, "{} failed: {out}", cmd.join(" "));
-}
-
-fn have(cmd: &[&str]) -> bool {
-    Command::new(cmd[0])
-        .args(&cmd[1..])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-}
+use common::netns::*;
 
 /// The make-ip-conf binary, built next to this test's target directory.
 fn make_ip_conf(args: &[&str]) -> Result<String, String> {
@@ -89,15 +46,11 @@ fn make_ip_conf(args: &[&str]) -> Result<String, String> {
 
 /// Why these tests cannot run here, if they cannot.
 fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not root".into());
-    }
     if !have(&["timeout", "--version"]) {
         return Some("timeout not installed (Debian package coreutils)".into());
     }
-    if !run_t(5, &["ip", "-V"]).0 {
-        return Some("ip not installed (Debian package iproute2)".into());
+    if let Some(why) = namespace_skip_reason() {
+        return Some(why);
     }
     if !run_t(5, &["ping", "-V"]).0 {
         return Some("ping not installed (Debian package iputils-ping)".into());
@@ -105,12 +58,6 @@ fn skip_reason() -> Option<String> {
     if let Err(e) = make_ip_conf(&["--help"]) {
         return Some(format!("make-ip-conf binary not built: {e}"));
     }
-    let probe = format!("rlprobe{}", tag());
-    let (ok, out) = run_t(5, &["ip", "netns", "add", &probe]);
-    if !ok {
-        return Some(format!("cannot create network namespaces: {out}"));
-    }
-    let _ = run_t(5, &["ip", "netns", "del", &probe]);
     None
 }
 
@@ -121,147 +68,6 @@ macro_rules! require {
             return;
         }
     };
-}
-
-/// A network namespace, deleted on drop with every device inside it.
-struct Netns {
-    name: String,
-}
-
-impl Netns {
-    fn new(prefix: &str) -> Netns {
-        let name = format!("rl{prefix}{}", tag());
-        must(&["ip", "netns", "add", &name]);
-        let ns = Netns { name };
-        ns.exec(&["ip", "link", "set", "lo", "up"]);
-        // No IPv6 chatter (router solicitations) on the links.
-        ns.exec(&["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
-        ns.exec(&["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
-        ns
-    }
-
-    fn cmd<'a>(&'a self, cmd: &[&'a str]) -> Vec<&'a str> {
-        let mut full = vec!["ip", "netns", "exec", self.name.as_str()];
-        full.extend_from_slice(cmd);
-        full
-    }
-
-    fn exec(&self, cmd: &[&str]) {
-        must(&self.cmd(cmd));
-    }
-
-    /// Runs `cmd` in this namespace with a timeout of `secs`.
-    fn run(&self, secs: u32, cmd: &[&str]) -> (bool, String) {
-        run_t(secs, &self.cmd(cmd))
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = run_t(10, &["ip", "netns", "del", &self.name]);
-    }
-}
-
-/// Moves the calling thread into namespace `name`.
-fn enter(name: &str) {
-    let f = std::fs::File::open(format!("/run/netns/{name}")).expect("open netns");
-    use std::os::fd::AsRawFd;
-    // SAFETY: setns on a namespace descriptor; affects only this thread.
-    let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-    assert_eq!(r, 0, "setns: {}", std::io::Error::last_os_error());
-}
-
-type Reply = mpsc::Sender<Result<String, String>>;
-
-/// A router running in its own thread inside a namespace.
-struct Running {
-    stop: Arc<AtomicBool>,
-    req: mpsc::Sender<(String, Reply)>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Running {
-    fn start(ns: &Netns, config: &str) -> Running {
-        let text = config.to_string();
-        let name = ns.name.clone();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stop2 = stop.clone();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
-        let (req_tx, req_rx) = mpsc::channel::<(String, Reply)>();
-        let thread = std::thread::spawn(move || {
-            enter(&name);
-            let reg = rclick_elements::registry();
-            let outcome = rclick_lang::parse_router(
-                &text,
-                "router_links",
-                &reg,
-                &rclick_lang::ParseOptions::default(),
-            );
-            let spec = match outcome.spec {
-                Some(s) if !outcome.has_errors() => s,
-                _ => {
-                    let _ = ready_tx.send(Err(format!("{:?}", outcome.diagnostics)));
-                    return;
-                }
-            };
-            let opts = RouterOptions {
-                capture_chatter: true,
-                ..Default::default()
-            };
-            let mut router = match Router::new(spec, &text, &reg, &opts) {
-                Ok(r) => r,
-                Err(d) => {
-                    let _ = ready_tx.send(Err(format!("{d:?}")));
-                    return;
-                }
-            };
-            let _ = ready_tx.send(Ok(()));
-            while !stop2.load(Ordering::Relaxed) {
-                router.run_limited(4);
-                while let Ok((h, reply)) = req_rx.try_recv() {
-                    let _ = reply.send(router.read_handler(&h, None));
-                }
-            }
-            router.cleanup();
-        });
-        match ready_rx.recv_timeout(Duration::from_secs(10)) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => panic!("router failed: {e}"),
-            Err(e) => panic!("router thread: {e}"),
-        }
-        Running {
-            stop,
-            req: req_tx,
-            thread: Some(thread),
-        }
-    }
-
-    fn read(&self, handler: &str) -> String {
-        let (tx, rx) = mpsc::channel();
-        self.req
-            .send((handler.to_string(), tx))
-            .expect("router thread gone");
-        rx.recv_timeout(Duration::from_secs(5))
-            .expect("router thread answers")
-            .unwrap_or_else(|e| panic!("handler {handler}: {e}"))
-            .trim()
-            .to_string()
-    }
-
-    fn read_u64(&self, handler: &str) -> u64 {
-        let v = self.read(handler);
-        v.parse()
-            .unwrap_or_else(|_| panic!("{handler} = {v:?}, not a number"))
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
 }
 
 const A: &str = "10.0.0.2";
@@ -286,6 +92,9 @@ impl Net {
     fn new(edit: impl FnOnce(String) -> String) -> Net {
         let t = tag();
         let (a, b, rt) = (Netns::new("a"), Netns::new("b"), Netns::new("r"));
+        for ns in [&a, &b, &rt] {
+            ns.disable_ipv6();
+        }
         let (a_dev, ra) = (format!("ha{t}"), format!("ra{t}"));
         let (b_dev, rb) = (format!("hb{t}"), format!("rb{t}"));
         for (h, hd, rd) in [(&a, &a_dev, &ra), (&b, &b_dev, &rb)] {
@@ -318,12 +127,6 @@ impl Net {
             a_dev,
         }
     }
-}
-
-fn ping_loss(out: &str) -> Option<f64> {
-    let i = out.find("% packet loss")?;
-    let start = out[..i].rfind([' ', ','])? + 1;
-    out[start..i].parse().ok()
 }
 
 fn ping_ok(ns: &Netns, args: &[&str]) -> String {

@@ -1,0 +1,303 @@
+//! Network-namespace test scaffolding shared by the device and real-link
+//! tests: commands with timeouts, namespaces deleted on drop, veth pairs,
+//! and a router running in its own thread inside a namespace.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rclick_core::{Router, RouterOptions};
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// A unique short tag for names (interface names are at most 15 bytes).
+pub fn tag() -> String {
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    format!("{:x}{n}", std::process::id() % 0xfffff)
+}
+
+/// Runs `cmd` under `timeout`: whether it succeeded, and stdout + stderr.
+pub fn run_t(secs: u32, cmd: &[&str]) -> (bool, String) {
+    let secs = secs.to_string();
+    match Command::new("timeout")
+        .args(["-k", "2", &secs])
+        .args(cmd)
+        .stdin(Stdio::null())
+        .output()
+    {
+        Ok(out) => (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        ),
+        Err(e) => (false, format!("{}: {e}", cmd.join(" "))),
+    }
+}
+
+/// Runs `cmd` (30 s at most): its output, or why it failed.
+pub fn run(cmd: &[&str]) -> Result<String, String> {
+    match run_t(30, cmd) {
+        (true, out) => Ok(out),
+        (false, out) => Err(format!("{} failed: {out}", cmd.join(" "))),
+    }
+}
+
+pub fn must(cmd: &[&str]) {
+    if let Err(e) = run(cmd) {
+        panic!("{e}");
+    }
+}
+
+/// Whether `cmd` can be started at all (the tool is installed).
+pub fn have(cmd: &[&str]) -> bool {
+    Command::new(cmd[0])
+        .args(&cmd[1..])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// Why namespace tests cannot run here (not root, no `ip`, namespaces
+/// refused), if they cannot.
+pub fn namespace_skip_reason() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    if run(&["ip", "-V"]).is_err() {
+        return Some("iproute2 (ip) not installed".into());
+    }
+    let probe = format!("rcprobe{}", tag());
+    if let Err(e) = run(&["ip", "netns", "add", &probe]) {
+        return Some(format!("cannot create network namespaces: {e}"));
+    }
+    let _ = run(&["ip", "netns", "del", &probe]);
+    None
+}
+
+/// A network namespace, deleted on drop with every device inside it.
+pub struct Netns {
+    pub name: String,
+}
+
+impl Netns {
+    pub fn new(prefix: &str) -> Netns {
+        let name = format!("rc{prefix}{}", tag());
+        must(&["ip", "netns", "add", &name]);
+        let ns = Netns { name };
+        ns.exec(&["ip", "link", "set", "lo", "up"]);
+        ns
+    }
+
+    /// Turns IPv6 off (no router solicitations on the links).
+    pub fn disable_ipv6(&self) {
+        self.exec(&["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
+        self.exec(&["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
+    }
+
+    pub fn cmd<'a>(&'a self, cmd: &[&'a str]) -> Vec<&'a str> {
+        let mut full = vec!["ip", "netns", "exec", self.name.as_str()];
+        full.extend_from_slice(cmd);
+        full
+    }
+
+    pub fn exec(&self, cmd: &[&str]) {
+        must(&self.cmd(cmd));
+    }
+
+    pub fn try_exec(&self, cmd: &[&str]) -> Result<String, String> {
+        run(&self.cmd(cmd))
+    }
+
+    /// Runs `cmd` in this namespace with a timeout of `secs`.
+    pub fn run(&self, secs: u32, cmd: &[&str]) -> (bool, String) {
+        run_t(secs, &self.cmd(cmd))
+    }
+
+    /// Runs `f` in a new thread that has entered this namespace.
+    pub fn spawn<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> JoinHandle<T> {
+        let name = self.name.clone();
+        std::thread::spawn(move || {
+            enter(&name);
+            f()
+        })
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = run(&["ip", "netns", "del", &self.name]);
+    }
+}
+
+/// Moves the calling thread into namespace `name`.
+pub fn enter(name: &str) {
+    let f = std::fs::File::open(format!("/run/netns/{name}")).expect("open netns");
+    use std::os::fd::AsRawFd;
+    // SAFETY: setns on a namespace descriptor; affects only this thread.
+    let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
+    assert_eq!(r, 0, "setns: {}", std::io::Error::last_os_error());
+}
+
+/// A veth pair with one end in each namespace, both up; the `a` end gets
+/// `addr` (with prefix length) when given.
+pub fn veth(a_ns: &Netns, a: &str, addr: Option<&str>, b_ns: &Netns, b: &str) {
+    must(&[
+        "ip", "link", "add", a, "netns", &a_ns.name, "type", "veth", "peer", "name", b, "netns",
+        &b_ns.name,
+    ]);
+    if let Some(addr) = addr {
+        a_ns.exec(&["ip", "addr", "add", addr, "dev", a]);
+    }
+    a_ns.exec(&["ip", "link", "set", a, "up"]);
+    b_ns.exec(&["ip", "link", "set", b, "up"]);
+}
+
+/// The loss percentage in `ping`'s summary.
+pub fn ping_loss(out: &str) -> Option<f64> {
+    let i = out.find("% packet loss")?;
+    let start = out[..i].rfind([' ', ','])? + 1;
+    out[start..i].parse().ok()
+}
+
+type Reply = mpsc::Sender<Result<String, String>>;
+
+enum Req {
+    Read(String, Reply),
+    /// The router thread's CPU time, in nanoseconds.
+    Cpu(Reply),
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A router running in its own thread inside a namespace.
+pub struct Running {
+    stop: Arc<AtomicBool>,
+    req: mpsc::Sender<Req>,
+    thread: Option<JoinHandle<Vec<String>>>,
+}
+
+impl Running {
+    pub fn start(ns: &Netns, config: &str) -> Running {
+        let text = config.to_string();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let (req_tx, req_rx) = mpsc::channel::<Req>();
+        let thread = ns.spawn(move || {
+            let reg = rclick_elements::registry();
+            let outcome = rclick_lang::parse_router(
+                &text,
+                "test",
+                &reg,
+                &rclick_lang::ParseOptions::default(),
+            );
+            let spec = match outcome.spec {
+                Some(s) if !outcome.has_errors() => s,
+                _ => {
+                    let _ = ready_tx.send(Err(format!("{:?}", outcome.diagnostics)));
+                    return Vec::new();
+                }
+            };
+            let opts = RouterOptions {
+                capture_chatter: true,
+                ..Default::default()
+            };
+            let mut router = match Router::new(spec, &text, &reg, &opts) {
+                Ok(r) => r,
+                Err(d) => {
+                    let _ = ready_tx.send(Err(format!("{d:?}")));
+                    return Vec::new();
+                }
+            };
+            let _ = ready_tx.send(Ok(()));
+            while !stop2.load(Ordering::Relaxed) {
+                router.run_limited(4);
+                while let Ok(r) = req_rx.try_recv() {
+                    match r {
+                        Req::Read(h, reply) => {
+                            let _ = reply.send(router.read_handler(&h, None));
+                        }
+                        Req::Cpu(reply) => {
+                            let _ = reply.send(Ok(thread_cpu_ns().to_string()));
+                        }
+                    }
+                }
+            }
+            let chatter = router.take_chatter();
+            router.cleanup();
+            chatter
+        });
+        match ready_rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => panic!("router failed: {e}"),
+            Err(e) => panic!("router thread: {e}"),
+        }
+        Running {
+            stop,
+            req: req_tx,
+            thread: Some(thread),
+        }
+    }
+
+    fn ask(&self, make: impl FnOnce(Reply) -> Req) -> String {
+        let (tx, rx) = mpsc::channel();
+        self.req.send(make(tx)).expect("router thread gone");
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("router thread answers")
+            .unwrap_or_else(|e| panic!("handler: {e}"))
+    }
+
+    pub fn read(&self, handler: &str) -> String {
+        self.ask(|tx| Req::Read(handler.to_string(), tx))
+            .trim()
+            .to_string()
+    }
+
+    pub fn read_u64(&self, handler: &str) -> u64 {
+        let v = self.read(handler);
+        v.parse()
+            .unwrap_or_else(|_| panic!("{handler} = {v:?}, not a number"))
+    }
+
+    /// CPU time the router thread has used so far.
+    pub fn cpu(&self) -> Duration {
+        Duration::from_nanos(self.ask(Req::Cpu).parse().expect("cpu ns"))
+    }
+
+    /// Stops the router and returns its chatter.
+    pub fn finish(mut self) -> Vec<String> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread
+            .take()
+            .map(|t| t.join().expect("router thread panicked"))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
