@@ -8,7 +8,9 @@
 //! (the router's time exceeded), path MTU discovery and fragmentation, the
 //! router's own address answered by its host stack (the TAP device fake0
 //! that the device form's FromHost makes; ToHost delivers into it), an
-//! iperf3 TCP transfer, and an ICMP redirect seen by tcpdump.
+//! iperf3 TCP transfer, and an ICMP redirect to a third host C on A's
+//! segment (for that test A, C and the router share a bridge), seen by
+//! tcpdump and acted on by Linux on A.
 //!
 //! Needs root, iproute2, iputils-ping and coreutils' `timeout`; the
 //! traceroute, iperf3 and tcpdump parts need those Debian packages. Without
@@ -17,9 +19,7 @@
 //! ip_router.rs. Every namespace is deleted when its guard drops, also
 //! when a test fails; every external command runs under `timeout`.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 mod common;
@@ -74,9 +74,19 @@ const A: &str = "10.0.0.2";
 const B: &str = "10.0.1.2";
 const RA: &str = "10.0.0.1";
 const RB: &str = "10.0.1.1";
+/// The third host on A's segment, and an address behind it.
+const C: &str = "10.0.0.3";
+const FAR: &str = "10.9.0.5";
 
-/// Hosts A and B, the router namespace between them, and the router.
-/// Field order is drop order: the router stops before its namespace goes.
+/// A third host on A's segment (see `Net::with_third_host`).
+struct Third {
+    ns: Netns,
+    dev: String,
+}
+
+/// Hosts A and B, the router namespace between them, and the router;
+/// optionally a third host C on A's segment. Field order is drop order:
+/// the router stops before its namespace goes.
 struct Net {
     router: Running,
     a: Netns,
@@ -84,12 +94,27 @@ struct Net {
     rt: Netns,
     /// A's link device.
     a_dev: String,
+    c: Option<Third>,
+    /// The bridge joining A, C and the router's interface 0.
+    _seg: Option<Segment>,
 }
 
 impl Net {
     /// Builds the topology and starts the make-ip-conf router; `edit`
-    /// may change its configuration text first.
+    /// may change its configuration text first. A and the router's
+    /// interface 0 share a veth pair.
     fn new(edit: impl FnOnce(String) -> String) -> Net {
+        Net::build(false, edit)
+    }
+
+    /// As `new`, but A, the router's interface 0 and a third host C
+    /// (10.0.0.3/24) are on one Ethernet segment, a bridge in a namespace
+    /// of its own.
+    fn with_third_host(edit: impl FnOnce(String) -> String) -> Net {
+        Net::build(true, edit)
+    }
+
+    fn build(third: bool, edit: impl FnOnce(String) -> String) -> Net {
         let t = tag();
         let (a, b, rt) = (Netns::new("a"), Netns::new("b"), Netns::new("r"));
         for ns in [&a, &b, &rt] {
@@ -97,7 +122,26 @@ impl Net {
         }
         let (a_dev, ra) = (format!("ha{t}"), format!("ra{t}"));
         let (b_dev, rb) = (format!("hb{t}"), format!("rb{t}"));
-        for (h, hd, rd) in [(&a, &a_dev, &ra), (&b, &b_dev, &rb)] {
+        let mut c = None;
+        let mut seg = None;
+        if third {
+            let s = Segment::new("s");
+            let c_ns = Netns::new("c");
+            c_ns.disable_ipv6();
+            let c_dev = format!("hc{t}");
+            s.attach(&a, &a_dev, None);
+            s.attach(&c_ns, &c_dev, Some(&format!("{C}/24")));
+            s.attach(&rt, &ra, None);
+            rt.exec(&["ip", "link", "set", &ra, "arp", "off"]);
+            c = Some(Third {
+                ns: c_ns,
+                dev: c_dev,
+            });
+            seg = Some(s);
+        }
+        // Point-to-point links: B's, and A's unless A is on the segment.
+        let links = [(&a, &a_dev, &ra), (&b, &b_dev, &rb)];
+        for &(h, hd, rd) in &links[usize::from(third)..] {
             must(&[
                 "ip", "link", "add", hd, "netns", &h.name, "type", "veth", "peer", "name", rd,
                 "netns", &rt.name,
@@ -125,8 +169,16 @@ impl Net {
             b,
             rt,
             a_dev,
+            c,
+            _seg: seg,
         }
     }
+}
+
+/// The Ethernet address of `dev` in `ns`.
+fn mac_of(ns: &Netns, dev: &str) -> String {
+    let (_, out) = ns.run(5, &["cat", &format!("/sys/class/net/{dev}/address")]);
+    out.trim().to_string()
 }
 
 fn ping_ok(ns: &Netns, args: &[&str]) -> String {
@@ -313,10 +365,38 @@ fn iperf3_tcp_transfer() {
     assert_eq!(net.router.read_u64("todevice1.drops"), 0, "ToDevice drops");
 }
 
-/// An ICMP redirect: A sends a packet for 10.0.0.3 (on A's own segment)
-/// to the router, which forwards it out of the interface it arrived on
-/// and tells A (ICMP type 5, "redirect host to 10.0.0.3"). No third host
-/// answers on the segment; the redirect does not depend on it.
+/// One packet of tcpdump's `-v` text output: its lines joined.
+fn packets(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        match out.last_mut() {
+            Some(p) if line.starts_with([' ', '\t']) => {
+                p.push(' ');
+                p.push_str(line.trim());
+            }
+            _ => out.push(line.to_string()),
+        }
+    }
+    out
+}
+
+/// A real ICMP redirect between three hosts. A (10.0.0.2), C (10.0.0.3)
+/// and the router's interface 0 (10.0.0.1) share one Ethernet segment (a
+/// bridge); the router's table sends 10.9.0.0/24 via C, which holds
+/// 10.9.0.5. A pings 10.9.0.5 through its default route, the router. The
+/// router forwards each request back out of interface 0 to C and tells A
+/// (ICMP type 5, "redirect 10.9.0.5 to host 10.0.0.3"): the PaintTee on
+/// that forwarding path sees the packet leave where it arrived, and
+/// ICMPError takes the gateway from the destination annotation the
+/// lookup set. C answers A directly. Linux on A accepts the redirect
+/// (accept_redirects 1; secure_redirects 0 because C is not a default
+/// gateway, which matters only if shared_media is 0): the route to
+/// 10.9.0.5 becomes `via 10.0.0.3 ... redirected`, and the next requests
+/// reach C straight from A's Ethernet address with TTL 64 instead of
+/// from the router's with TTL 63. Linux acts on a redirect only once it
+/// has a valid neighbour entry for the new gateway (otherwise it just
+/// resolves it), so the first redirect may be ignored and the second one
+/// take effect.
 #[test]
 fn redirect_for_a_packet_leaving_where_it_arrived() {
     require!();
@@ -324,48 +404,80 @@ fn redirect_for_a_packet_leaving_where_it_arrived() {
         eprintln!("skipping: tcpdump not installed (Debian package tcpdump)");
         return;
     }
-    let net = Net::new(|c| c);
-    net.a
-        .exec(&["ip", "route", "add", "10.0.0.3/32", "via", RA]);
-    let mut dump = Command::new("timeout")
-        .args(["-k", "2", "15"])
-        .args(net.a.cmd(&[
-            "tcpdump",
+    let net = Net::with_third_host(|conf| {
+        let old = "       10.0.0.0/24 1,\n";
+        assert!(conf.contains(old), "no {old:?} in the configuration");
+        conf.replace(old, &format!("{old}       10.9.0.0/24 {C} 1,\n"))
+    });
+    let c = net.c.as_ref().expect("third host");
+    let route = net.router.read_param("rt.lookup", FAR);
+    assert_eq!(route, format!("1 {C}"), "the router's route to {FAR}");
+    c.ns.exec(&["ip", "addr", "add", &format!("{FAR}/32"), "dev", "lo"]);
+    let dev_conf = format!("net.ipv4.conf.{}", net.a_dev);
+    for key in [
+        "net.ipv4.conf.all.accept_redirects=1",
+        &format!("{dev_conf}.accept_redirects=1"),
+        "net.ipv4.conf.all.secure_redirects=0",
+        &format!("{dev_conf}.secure_redirects=0"),
+    ] {
+        net.a.exec(&["sysctl", "-qw", key]);
+    }
+    let (_, before) = net.a.run(5, &["ip", "route", "get", FAR]);
+    assert!(before.contains(&format!("via {RA}")), "before: {before}");
+    let a_mac = mac_of(&net.a, &net.a_dev);
+    let c_mac = mac_of(&c.ns, &c.dev);
+    let r_mac = "02:00:00:00:00:01";
+
+    let redirects = Tcpdump::start(
+        &net.a,
+        30,
+        &["-i", &net.a_dev, "-n", "-l", "icmp[icmptype] == 5"],
+    );
+    let at_c = Tcpdump::start(
+        &c.ns,
+        30,
+        &[
             "-i",
-            &net.a_dev,
+            &c.dev,
             "-n",
             "-l",
-            "-c",
-            "1",
-            "icmp[icmptype] == 5",
-        ]))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tcpdump");
-    // tcpdump says "listening on" once its capture is open.
-    let err = dump.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            if line.contains("listening on") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(10))
-        .expect("tcpdump did not start");
-    let _ = net.a.run(
-        10,
-        &["ping", "-n", "-c", "2", "-i", "0.5", "-W", "1", "10.0.0.3"],
+            "-e",
+            "-v",
+            "-t",
+            "icmp[icmptype] == 8",
+        ],
     );
-    let out = dump.wait_with_output().expect("tcpdump output");
-    let text = String::from_utf8_lossy(&out.stdout);
+    ping_ok(&net.a, &["-c", "5", "-i", "0.3", FAR]);
+    let redirect_text = redirects.stop();
+    let c_text = at_c.stop();
+
+    // A saw the router's redirects naming C.
+    let want = format!("{RA} > {A}: ICMP redirect {FAR} to host {C}");
+    let n_redirects = redirect_text.lines().filter(|l| l.contains(&want)).count();
+    assert!(n_redirects >= 1, "tcpdump on A saw: {redirect_text:?}");
+    // Linux on A took it: a cached, redirected route via C.
+    let (_, after) = net.a.run(5, &["ip", "route", "get", FAR]);
     assert!(
-        text.contains(&format!(
-            "{RA} > {A}: ICMP redirect 10.0.0.3 to host 10.0.0.3"
-        )),
-        "tcpdump saw: {text:?}"
+        after.contains(&format!("{FAR} via {C} dev {}", net.a_dev)) && after.contains("redirected"),
+        "ip route get {FAR} after the redirect: {after}"
     );
+    // C got every request: first forwarded by the router (its Ethernet
+    // source, TTL decremented), then, once A acted on the redirect,
+    // straight from A. The switch happens once and for good.
+    let requests: Vec<String> = packets(&c_text)
+        .into_iter()
+        .filter(|p| p.contains(&format!("{A} > {FAR}: ICMP echo request")))
+        .collect();
+    assert_eq!(requests.len(), 5, "tcpdump on C saw:\n{c_text}");
+    let via_router =
+        |p: &String| p.starts_with(&format!("{r_mac} > {c_mac}")) && p.contains("ttl 63,");
+    let direct = |p: &String| p.starts_with(&format!("{a_mac} > {c_mac}")) && p.contains("ttl 64,");
+    let k = requests.iter().take_while(|p| via_router(p)).count();
+    assert!(
+        k >= 1 && k < requests.len() && requests[k..].iter().all(direct),
+        "requests at C (router {r_mac}, A {a_mac}, C {c_mac}):\n{}",
+        requests.join("\n")
+    );
+    // One redirect for each request the router forwarded, none after.
+    assert_eq!(n_redirects, k, "redirects: {redirect_text}");
 }

@@ -163,6 +163,126 @@ pub fn veth(a_ns: &Netns, a: &str, addr: Option<&str>, b_ns: &Netns, b: &str) {
     b_ns.exec(&["ip", "link", "set", b, "up"]);
 }
 
+/// An Ethernet segment for more than two hosts: a Linux bridge in a
+/// namespace of its own (deleted on drop with the bridge and every port;
+/// the veth ends in the hosts' namespaces go with their peers). STP is off,
+/// so a port forwards as soon as it is up.
+pub struct Segment {
+    pub ns: Netns,
+    pub bridge: String,
+}
+
+impl Segment {
+    pub fn new(prefix: &str) -> Segment {
+        let ns = Netns::new(prefix);
+        ns.disable_ipv6();
+        let bridge = "br0".to_string();
+        ns.exec(&[
+            "ip",
+            "link",
+            "add",
+            &bridge,
+            "type",
+            "bridge",
+            "stp_state",
+            "0",
+        ]);
+        ns.exec(&["ip", "link", "set", &bridge, "up"]);
+        Segment { ns, bridge }
+    }
+
+    /// Plugs `host` into the segment: a veth pair whose end `dev` is in
+    /// `host` (up, with `addr` when given) and whose other end is a bridge
+    /// port.
+    pub fn attach(&self, host: &Netns, dev: &str, addr: Option<&str>) {
+        let port = format!("p{}", tag());
+        veth(host, dev, addr, &self.ns, &port);
+        self.ns
+            .exec(&["ip", "link", "set", &port, "master", &self.bridge]);
+    }
+}
+
+/// A `tcpdump` running in a namespace (under `timeout`), started and
+/// known to be capturing (in immediate mode); `stop` interrupts it and
+/// returns what it printed.
+pub struct Tcpdump {
+    child: Option<std::process::Child>,
+    stdout: Option<JoinHandle<String>>,
+}
+
+impl Tcpdump {
+    /// Starts `tcpdump ARGS` in `ns` for at most `secs` seconds and waits
+    /// until it says it is listening. Add `-l` to ARGS for text output.
+    pub fn start(ns: &Netns, secs: u32, args: &[&str]) -> Tcpdump {
+        use std::io::{BufRead, BufReader, Read};
+        // Immediate mode: each packet is handed over as it arrives, not in
+        // ring blocks that an interrupt would leave unread.
+        let mut cmd = vec!["tcpdump", "--immediate-mode"];
+        cmd.extend_from_slice(args);
+        let mut child = Command::new("timeout")
+            .args(["-k", "2", &secs.to_string()])
+            .args(ns.cmd(&cmd))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tcpdump");
+        let err = child.stderr.take().expect("tcpdump stderr");
+        let mut out = child.stdout.take().expect("tcpdump stdout");
+        // Drained as it comes, so that tcpdump never waits on a full pipe.
+        let stdout = std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = out.read_to_end(&mut text);
+            String::from_utf8_lossy(&text).into_owned()
+        });
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut said = Vec::new();
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if line.contains("listening on") {
+                    let _ = tx.send(Ok(()));
+                }
+                said.push(line);
+            }
+            let _ = tx.send(Err(said.join("\n")));
+        });
+        let dump = Tcpdump {
+            child: Some(child),
+            stdout: Some(stdout),
+        };
+        match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(Ok(())) => dump,
+            Ok(Err(said)) => panic!("tcpdump {}: {said}", args.join(" ")),
+            Err(_) => panic!("tcpdump {} did not start", args.join(" ")),
+        }
+    }
+
+    /// Interrupts tcpdump (it then flushes and exits) and returns its
+    /// standard output.
+    pub fn stop(mut self) -> String {
+        let mut child = self.child.take().expect("running");
+        // `timeout` passes SIGINT on to tcpdump. SAFETY: signals our own
+        // child, which has not been reaped.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        let _ = child.wait();
+        self.stdout
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Tcpdump {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            // SIGTERM, which `timeout` passes on (SIGKILL would leave
+            // tcpdump running). SAFETY: signals our own unreaped child.
+            unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
+            let _ = c.wait();
+        }
+    }
+}
+
 /// The loss percentage in `ping`'s summary.
 pub fn ping_loss(out: &str) -> Option<f64> {
     let i = out.find("% packet loss")?;
@@ -173,7 +293,8 @@ pub fn ping_loss(out: &str) -> Option<f64> {
 type Reply = mpsc::Sender<Result<String, String>>;
 
 enum Req {
-    Read(String, Reply),
+    /// A read handler and its parameter.
+    Read(String, Option<String>, Reply),
     /// The router thread's CPU time, in nanoseconds.
     Cpu(Reply),
 }
@@ -233,8 +354,8 @@ impl Running {
                 router.run_limited(4);
                 while let Ok(r) = req_rx.try_recv() {
                     match r {
-                        Req::Read(h, reply) => {
-                            let _ = reply.send(router.read_handler(&h, None));
+                        Req::Read(h, param, reply) => {
+                            let _ = reply.send(router.read_handler(&h, param.as_deref()));
                         }
                         Req::Cpu(reply) => {
                             let _ = reply.send(Ok(thread_cpu_ns().to_string()));
@@ -267,7 +388,14 @@ impl Running {
     }
 
     pub fn read(&self, handler: &str) -> String {
-        self.ask(|tx| Req::Read(handler.to_string(), tx))
+        self.ask(|tx| Req::Read(handler.to_string(), None, tx))
+            .trim()
+            .to_string()
+    }
+
+    /// Reads a handler that takes a parameter (`rt.lookup` `ADDR`).
+    pub fn read_param(&self, handler: &str, param: &str) -> String {
+        self.ask(|tx| Req::Read(handler.to_string(), Some(param.to_string()), tx))
             .trim()
             .to_string()
     }
