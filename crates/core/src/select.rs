@@ -46,9 +46,10 @@ pub(crate) struct Selects {
 
 impl Selects {
     /// Registers (or changes) `elem`'s interest in `fd`; an empty interest
-    /// removes it.
+    /// removes it. Several elements may watch one descriptor (FromDevice
+    /// and ToDevice sharing an AF_XDP socket), each with its own interest.
     pub fn set(&mut self, fd: RawFd, elem: usize, interest: Interest) {
-        self.entries.retain(|e| e.fd != fd);
+        self.entries.retain(|e| e.fd != fd || e.elem != elem);
         if interest.read || interest.write {
             self.entries.push(Selection { fd, elem, interest });
         }
@@ -104,6 +105,51 @@ impl Selects {
                 p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0;
             let writable = p.revents & libc::POLLOUT != 0;
             ready.push((e.fd, e.elem, readable, writable));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pipe() -> (RawFd, RawFd) {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for the two descriptors pipe writes.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        (fds[0], fds[1])
+    }
+
+    #[test]
+    fn two_elements_watch_one_descriptor() {
+        let (r, w) = pipe();
+        let mut s = Selects::default();
+        s.set(w, 1, Interest::READ);
+        s.set(w, 2, Interest::WRITE);
+        let mut ready = Vec::new();
+        s.poll(0, &mut ready);
+        // The write end is writable (element 2) and not readable.
+        assert_eq!(ready, vec![(w, 2, false, true)]);
+        // Removing element 2's interest leaves element 1's.
+        s.set(
+            w,
+            2,
+            Interest {
+                read: false,
+                write: false,
+            },
+        );
+        assert_eq!(s.entries.len(), 1);
+        assert_eq!(s.entries[0].elem, 1);
+        // Changing an interest replaces it rather than adding a second.
+        s.set(w, 1, Interest::BOTH);
+        assert_eq!(s.entries.len(), 1);
+        s.poll(0, &mut ready);
+        assert_eq!(ready, vec![(w, 1, false, true)]);
+        // SAFETY: closing descriptors this test opened.
+        unsafe {
+            libc::close(r);
+            libc::close(w);
         }
     }
 }

@@ -156,6 +156,50 @@ impl PacketSocket {
         setsockopt_int(self.fd(), SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
     }
 
+    /// Keeps only frames the device received on `queue`: a classic BPF
+    /// socket filter on the receive queue the driver recorded
+    /// (`queue_mapping` holds queue + 1). Devices that record none (veth,
+    /// and single-queue devices) deliver everything as queue 0.
+    pub fn only_queue(&self, queue: u32) -> Result<(), String> {
+        const LD_W_ABS: u16 = 0x20;
+        const JEQ_K: u16 = 0x15;
+        const RET_K: u16 = 0x06;
+        // SKF_AD_OFF + SKF_AD_QUEUE: the skb's queue_mapping.
+        const AD_QUEUE: u32 = 0xfffff000u32.wrapping_add(20);
+        let unrecorded = if queue == 0 { u32::MAX } else { 0 };
+        let insn = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+        let prog = [
+            insn(LD_W_ABS, 0, 0, AD_QUEUE),
+            insn(JEQ_K, 2, 0, queue + 1),
+            insn(JEQ_K, 0, 2, 0),
+            insn(RET_K, 0, 0, unrecorded),
+            insn(RET_K, 0, 0, u32::MAX),
+            insn(RET_K, 0, 0, 0),
+        ];
+        let fprog = libc::sock_fprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: fprog points at `prog`, which outlives the call; the
+        // kernel copies the program.
+        let r = unsafe {
+            libc::setsockopt(
+                self.fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ATTACH_FILTER,
+                (&fprog as *const libc::sock_fprog).cast(),
+                std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
+            )
+        };
+        if r != 0 {
+            return Err(format!(
+                "cannot filter on queue {queue}: {}",
+                errno_string()
+            ));
+        }
+        Ok(())
+    }
+
     /// Sends straight to the driver, skipping the qdisc layer.
     pub fn qdisc_bypass(&self) -> bool {
         setsockopt_int(self.fd(), SOL_PACKET, PACKET_QDISC_BYPASS, 1)
@@ -555,6 +599,37 @@ pub fn complete_csum_by_parsing(d: &mut [u8]) -> bool {
     }
 }
 
+/// Completes a TCP/UDP checksum left partial by a sender that offloaded it,
+/// recognized without help from the kernel: a partial checksum field holds
+/// exactly the folded pseudo-header sum. AF_XDP delivers frames without the
+/// kernel's CHECKSUM_PARTIAL note, so frames from a veth peer with checksum
+/// offload on arrive this way. Only the pseudo-header is summed unless the
+/// field matches; a valid checksum that happens to equal the pseudo-header
+/// sum is recomputed to the same value. Returns whether it completed one.
+pub fn complete_if_partial(d: &mut [u8]) -> bool {
+    let Some((l3, l4, v6, proto)) = locate(d) else {
+        return false;
+    };
+    let off = match proto {
+        6 => 16,
+        17 => 6,
+        _ => return false,
+    };
+    let l4len = if v6 {
+        usize::from(u16::from_be_bytes([d[l3 + 4], d[l3 + 5]]))
+    } else {
+        usize::from(u16::from_be_bytes([d[l3 + 2], d[l3 + 3]])).saturating_sub(l4 - l3)
+    };
+    if l4len < off + 2 || l4 + l4len > d.len() {
+        return false;
+    }
+    let field = u16::from_be_bytes([d[l4 + off], d[l4 + off + 1]]);
+    if field != pseudo_sum(d, l3, v6, proto, l4len) as u16 {
+        return false;
+    }
+    complete_csum(&mut d[..l4 + l4len], l4, off)
+}
+
 /// Recomputes the full L4 checksum of a frame laid out as `locate` says.
 fn fill_l4_csum(d: &mut [u8], l3: usize, l4: usize, v6: bool, proto: u8) {
     let field = l4 + if proto == 6 { 16 } else { 6 };
@@ -698,6 +773,31 @@ mod tests {
         let (l3, l4, v6, proto) = locate(d).unwrap();
         let ps = pseudo_sum(d, l3, v6, proto, d.len() - l4);
         checksum::sum(&d[l4..], ps) == 0xffff
+    }
+
+    #[test]
+    fn partial_checksum_recognized_without_a_vnet_header() {
+        let mut full = tcp_frame(100);
+        fill_l4_csum(&mut full, 14, 34, false, 6);
+        assert!(l4_ok(&full));
+        // What a sender with checksum offload hands over: the field holds
+        // the pseudo-header sum.
+        let mut partial = full.clone();
+        let l4len = partial.len() - 34;
+        let ps = pseudo_sum(&partial, 14, false, 6, l4len) as u16;
+        partial[50..52].copy_from_slice(&ps.to_be_bytes());
+        assert!(!l4_ok(&partial));
+        assert!(complete_if_partial(&mut partial));
+        assert_eq!(partial, full);
+        // A complete checksum is left alone, and so is a corrupt one that
+        // does not look partial.
+        let mut same = full.clone();
+        assert!(!complete_if_partial(&mut same));
+        assert_eq!(same, full);
+        let mut corrupt = full.clone();
+        corrupt[50] ^= 0x55;
+        assert!(!complete_if_partial(&mut corrupt));
+        assert!(!l4_ok(&corrupt));
     }
 
     #[test]

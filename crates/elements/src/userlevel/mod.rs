@@ -1,6 +1,7 @@
 //! User-level elements: trace files, and (later) devices and sockets.
 
 pub mod afpacket;
+pub mod afxdp;
 pub mod controlsocket;
 pub mod fromdevice;
 pub mod fromdump;

@@ -1,10 +1,10 @@
 //! # ToDevice
 //!
 //! Sends packets to a network device (Linux AF_PACKET, batched `sendmmsg`
-//! with `PACKET_QDISC_BYPASS`).
+//! with `PACKET_QDISC_BYPASS`; or AF_XDP with `METHOD XDP`).
 //!
 //! ## Synopsis
-//! `ToDevice(DEVNAME [, *keywords* BURST, DEBUG, METHOD, QUEUE])`
+//! `ToDevice(DEVNAME [, *keywords* BURST, DEBUG, METHOD, QUEUE, ZEROCOPY])`
 //!
 //! ## Ports and processing
 //! One agnostic input. In Click's usual arrangement the input is pull
@@ -27,14 +27,27 @@
 //! MTU-sized, checksum-complete packets, so forwarding between devices
 //! needs no offload settings.
 //!
+//! **AF_XDP (`METHOD XDP`).** Packets are copied into free frames of an
+//! AF_XDP socket bound to queue QUEUE (default 0) of DEVNAME and queued on
+//! its TX ring; one `sendto` per batch starts transmission, and frames come
+//! back through the completion ring. A FromDevice with METHOD XDP on the
+//! same device and queue shares the socket. When no frame is free, a pull
+//! input waits in `poll(2)` (which also drives copy-mode transmission); a
+//! push input drops. Packets longer than 2048 bytes are dropped. If the
+//! kernel refuses AF_XDP, ToDevice says why and uses AF_PACKET.
+//!
 //! ## Keywords
 //! - **BURST** (integer): packets pulled and sent per task run. Default 32
 //!   (Click's default is 1; larger bursts only batch the work).
 //! - **DEBUG** (boolean): report every send error. Default false: the first
 //!   few are reported.
-//! - **METHOD** (word): `LINUX` or `PCAP`; both use AF_PACKET.
-//! - **QUEUE** (integer): accepted for multi-queue configurations; the
-//!   kernel picks the transmit queue.
+//! - **METHOD** (word): `LINUX` or `PCAP` (both AF_PACKET), or `XDP`
+//!   (AF_XDP). Default `LINUX`.
+//! - **QUEUE** (integer): with METHOD XDP, the queue the socket is bound
+//!   to (default 0). With AF_PACKET, accepted; the kernel picks the
+//!   transmit queue.
+//! - **ZEROCOPY** (boolean): with METHOD XDP, require (true) or refuse
+//!   (false) a zero-copy socket. Default: zero-copy where the driver has it.
 //!
 //! ## Handlers
 //! - `count` (read): packets sent.
@@ -42,6 +55,7 @@
 //! - `pulls` (read): pull attempts.
 //! - `signal` (read): whether the upstream notifier signal is active.
 //! - `q` (read): whether packets wait for the socket to become writable.
+//! - `method` (read): `LINUX` or `XDP`.
 //! - `reset_counts` (write): zeroes `count`, `drops` and `pulls`.
 //!
 //! ## Example
@@ -54,15 +68,24 @@ use std::os::fd::RawFd;
 
 use rclick_core::conf::{parse_word, Args};
 use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Interest, NotifierSignal, TaskId};
+use rclick_core::{
+    Batch, ConfigResult, Ctx, Element, InitCtx, Interest, NotifierSignal, TaskId, TimerId,
+};
 
 use super::afpacket::PacketSocket;
+use super::afxdp::{self, TxPort};
 
 pub struct ToDevice {
     ifname: String,
     burst: usize,
     debug: bool,
+    queue: u32,
+    want_xdp: bool,
+    zerocopy: Option<bool>,
     sock: Option<PacketSocket>,
+    xsk: Option<TxPort>,
+    /// A hot-swap successor waiting for its predecessor's AF_XDP socket.
+    awaiting_xsk: Option<TimerId>,
     task: Option<TaskId>,
     signal: NotifierSignal,
     /// Packets waiting for the socket to become writable.
@@ -79,7 +102,12 @@ impl Default for ToDevice {
             ifname: String::new(),
             burst: 32,
             debug: false,
+            queue: 0,
+            want_xdp: false,
+            zerocopy: None,
             sock: None,
+            xsk: None,
+            awaiting_xsk: None,
             task: None,
             signal: NotifierSignal::Idle,
             pending: None,
@@ -98,7 +126,32 @@ fn would_block(e: &io::Error) -> bool {
 impl ToDevice {
     /// Sends `batch`; returns what could not be sent because the socket
     /// would block.
-    fn send_all(&mut self, mut batch: Batch, ctx: &mut Ctx) -> Option<Batch> {
+    fn send_all(&mut self, batch: Batch, ctx: &mut Ctx) -> Option<Batch> {
+        if self.xsk.is_some() {
+            return self.send_xdp(batch, ctx);
+        }
+        self.send_packet_socket(batch, ctx)
+    }
+
+    /// AF_XDP: copies what fits into free UMEM frames; the rest waits.
+    fn send_xdp(&mut self, mut batch: Batch, ctx: &mut Ctx) -> Option<Batch> {
+        let port = self.xsk.as_mut()?;
+        let mut too_long = 0;
+        let k = port.half.send(batch.packets(), &mut too_long);
+        self.drops += too_long;
+        self.count += (k as u64).saturating_sub(too_long);
+        let mut rest = Batch::new();
+        for (i, p) in batch.drain().enumerate() {
+            if i < k {
+                ctx.emit(0, p);
+            } else {
+                rest.push(p);
+            }
+        }
+        (!rest.is_empty()).then_some(rest)
+    }
+
+    fn send_packet_socket(&mut self, mut batch: Batch, ctx: &mut Ctx) -> Option<Batch> {
         let sock = self.sock.as_ref()?;
         loop {
             if batch.is_empty() {
@@ -133,8 +186,19 @@ impl ToDevice {
     }
 
     fn wait_writable(&mut self, ctx: &mut Ctx) {
-        if let Some(s) = self.sock.as_ref() {
+        if let Some(p) = self.xsk.as_ref() {
+            // Polling an AF_XDP socket also drives copy-mode transmission.
+            ctx.add_select(p.half.fd(), Interest::WRITE);
+        } else if let Some(s) = self.sock.as_ref() {
             ctx.add_select(s.fd(), Interest::WRITE);
+        }
+    }
+
+    fn method(&self) -> String {
+        match &self.xsk {
+            Some(_) => "XDP".into(),
+            None if self.awaiting_xsk.is_some() => "XDP (waiting)".into(),
+            None => "LINUX".into(),
         }
     }
 }
@@ -158,8 +222,10 @@ impl Element for ToDevice {
         self.debug = args.read_or("DEBUG", false);
         let method = args.read_with("METHOD", parse_word);
         let burst: usize = args.read_or("BURST", 32usize);
-        let _queue: Option<u32> = args.read("QUEUE");
+        let queue: Option<u32> = args.read("QUEUE");
+        self.zerocopy = args.read("ZEROCOPY");
         args.complete()?;
+        self.queue = queue.unwrap_or(0);
         if self.ifname.is_empty() {
             return Err("interface not set".into());
         }
@@ -168,16 +234,38 @@ impl Element for ToDevice {
         }
         match method.as_deref() {
             None | Some("LINUX") | Some("PCAP") => {}
-            Some(_) => return Err("bad METHOD".into()),
+            Some("XDP") => self.want_xdp = true,
+            Some(_) => return Err("bad METHOD (expected LINUX, PCAP or XDP)".into()),
         }
         self.burst = burst.min(rclick_core::batch::BATCH_CAPACITY);
         Ok(())
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        let sock = PacketSocket::open(&self.ifname, 0, false)?;
-        sock.qdisc_bypass();
-        self.sock = Some(sock);
+        let mut use_xdp = false;
+        if self.want_xdp {
+            match afxdp::claim_tx(&self.ifname, self.queue, self.zerocopy) {
+                Ok(port) => {
+                    self.xsk = Some(port);
+                    use_xdp = true;
+                }
+                Err(_) if ctx.is_hotswap_successor() => {
+                    let t = ctx.new_timer();
+                    ctx.schedule_timer_at(t, ctx.now());
+                    self.awaiting_xsk = Some(t);
+                    use_xdp = true;
+                }
+                Err(e) => ctx.chatter(&format!(
+                    "{}: warning: AF_XDP unavailable, using AF_PACKET: {e}",
+                    ctx.element_name()
+                )),
+            }
+        }
+        if !use_xdp {
+            let sock = PacketSocket::open(&self.ifname, 0, false)?;
+            sock.qdisc_bypass();
+            self.sock = Some(sock);
+        }
         if ctx.input_is_pull(0) {
             let t = ctx.new_task(true);
             self.signal = ctx.upstream_empty_signal(0, Some(t));
@@ -233,6 +321,7 @@ impl Element for ToDevice {
             HandlerSpec::read("pulls"),
             HandlerSpec::read("signal"),
             HandlerSpec::read("q"),
+            HandlerSpec::read("method"),
             HandlerSpec::button("reset_counts"),
         ]
     }
@@ -244,6 +333,7 @@ impl Element for ToDevice {
             "pulls" => Ok(self.pulls.to_string()),
             "signal" => Ok(ctx.signal_active(&self.signal).to_string()),
             "q" => Ok(self.pending.is_some().to_string()),
+            "method" => Ok(self.method()),
             _ => Err(format!("no '{name}' handler")),
         }
     }
@@ -260,8 +350,42 @@ impl Element for ToDevice {
         }
     }
 
+    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
+        let Some(old) = old.as_any_mut().downcast_mut::<ToDevice>() else {
+            return false;
+        };
+        if self.awaiting_xsk.is_none() || old.ifname != self.ifname || old.queue != self.queue {
+            return false;
+        }
+        let Some(port) = old.xsk.take() else {
+            return false;
+        };
+        self.xsk = Some(port);
+        self.awaiting_xsk = None;
+        // Packets the predecessor could not send yet go out first.
+        self.pending = old.pending.take();
+        if self.pending.is_some() {
+            if let Some(t) = self.task {
+                ctx.schedule_task(t);
+            }
+        }
+        true
+    }
+
+    fn run_timer(&mut self, timer: TimerId, ctx: &mut Ctx) {
+        if self.awaiting_xsk != Some(timer) || self.xsk.is_some() {
+            return;
+        }
+        self.awaiting_xsk = None;
+        match afxdp::claim_tx(&self.ifname, self.queue, self.zerocopy) {
+            Ok(port) => self.xsk = Some(port),
+            Err(e) => ctx.chatter(&format!("{}: {e}", ctx.element_name())),
+        }
+    }
+
     fn cleanup(&mut self) {
         self.pending = None;
+        self.xsk = None;
         self.sock = None;
     }
 }
