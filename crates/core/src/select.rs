@@ -1,12 +1,16 @@
 //! File-descriptor readiness for elements (Click's `add_select`): control
 //! sockets, devices, sockets to other programs.
 //!
-//! Elements register descriptors; the driver polls them without blocking
-//! while tasks are busy, and blocks in `poll(2)` until the next timer (or a
-//! descriptor becomes ready) when nothing is scheduled, so an idle router
-//! uses no CPU.
+//! Elements register descriptors; the driver checks them without blocking
+//! now and then while tasks are busy, and blocks in `epoll_wait(2)` until
+//! the next timer (or a descriptor becomes ready) when nothing is
+//! scheduled, so an idle router uses no CPU. The epoll set changes only
+//! when an element changes its interest, so a check costs one system call
+//! however many descriptors are registered. Descriptors epoll refuses
+//! (regular files) are always ready, as `poll(2)` would report them.
 
-use std::os::fd::RawFd;
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// What an element wants to hear about a descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,11 +41,27 @@ pub(crate) struct Selection {
     pub interest: Interest,
 }
 
-/// The router's registered descriptors and a reusable `pollfd` array.
+/// The router's registered descriptors and their epoll set.
 #[derive(Debug, Default)]
 pub(crate) struct Selects {
     pub entries: Vec<Selection>,
-    pollfds: Vec<libc::pollfd>,
+    epoll: Option<OwnedFd>,
+    /// The event mask registered with epoll for each descriptor.
+    registered: HashMap<RawFd, u32>,
+    /// Descriptors epoll refused; reported ready on every check.
+    always_ready: Vec<RawFd>,
+    events: Vec<libc::epoll_event>,
+}
+
+fn mask_of(i: Interest) -> u32 {
+    let mut m = 0;
+    if i.read {
+        m |= libc::EPOLLIN as u32;
+    }
+    if i.write {
+        m |= libc::EPOLLOUT as u32;
+    }
+    m
 }
 
 impl Selects {
@@ -53,58 +73,142 @@ impl Selects {
         if interest.read || interest.write {
             self.entries.push(Selection { fd, elem, interest });
         }
+        let mask = self
+            .entries
+            .iter()
+            .filter(|e| e.fd == fd)
+            .fold(0, |m, e| m | mask_of(e.interest));
+        self.sync(fd, mask);
+    }
+
+    /// Makes epoll's registration of `fd` match `mask`.
+    fn sync(&mut self, fd: RawFd, mask: u32) {
+        if mask == 0 {
+            self.always_ready.retain(|&f| f != fd);
+            if self.registered.remove(&fd).is_some() {
+                if let Some(ep) = &self.epoll {
+                    // SAFETY: plain epoll_ctl; a descriptor already closed
+                    // (and so already gone from the set) just fails.
+                    unsafe {
+                        libc::epoll_ctl(
+                            ep.as_raw_fd(),
+                            libc::EPOLL_CTL_DEL,
+                            fd,
+                            std::ptr::null_mut(),
+                        )
+                    };
+                }
+            }
+            return;
+        }
+        if self.registered.get(&fd) == Some(&mask) || self.always_ready.contains(&fd) {
+            return;
+        }
+        let Some(ep) = self.epoll_fd() else {
+            self.always_ready.push(fd);
+            return;
+        };
+        let ctl = |op: libc::c_int| {
+            let mut ev = libc::epoll_event {
+                events: mask,
+                u64: fd as u64,
+            };
+            // SAFETY: ev is a valid epoll_event for the call.
+            unsafe { libc::epoll_ctl(ep, op, fd, &mut ev) == 0 }
+        };
+        // The set may disagree with `registered` when a descriptor was
+        // closed (leaving the set) and its number reused: try the other
+        // operation before giving up.
+        let ok = if self.registered.contains_key(&fd) {
+            ctl(libc::EPOLL_CTL_MOD) || ctl(libc::EPOLL_CTL_ADD)
+        } else {
+            ctl(libc::EPOLL_CTL_ADD) || ctl(libc::EPOLL_CTL_MOD)
+        };
+        if ok {
+            self.registered.insert(fd, mask);
+        } else {
+            // EPERM: a regular file or directory, which poll(2) reports
+            // always ready.
+            self.registered.remove(&fd);
+            self.always_ready.push(fd);
+        }
+    }
+
+    fn epoll_fd(&mut self) -> Option<RawFd> {
+        if self.epoll.is_none() {
+            // SAFETY: epoll_create1 has no preconditions; a new descriptor
+            // is owned by nothing else.
+            let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+            if fd < 0 {
+                return None;
+            }
+            // SAFETY: as above.
+            self.epoll = Some(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        self.epoll.as_ref().map(|e| e.as_raw_fd())
     }
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    /// Polls every descriptor for up to `timeout_ms` (-1: forever) and
-    /// returns the ready ones as (fd, element, readable, writable).
+    /// Waits up to `timeout_ms` (-1: forever) for a registered descriptor
+    /// and returns the ready ones as (fd, element, readable, writable).
     pub fn poll(&mut self, timeout_ms: i32, ready: &mut Vec<(RawFd, usize, bool, bool)>) {
         ready.clear();
-        self.pollfds.clear();
-        for e in &self.entries {
-            let mut events = 0;
-            if e.interest.read {
-                events |= libc::POLLIN;
-            }
-            if e.interest.write {
-                events |= libc::POLLOUT;
-            }
-            self.pollfds.push(libc::pollfd {
-                fd: e.fd,
-                events,
-                revents: 0,
-            });
-        }
-        if self.pollfds.is_empty() {
+        if self.entries.is_empty() {
             if timeout_ms > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(timeout_ms as u64));
             }
             return;
         }
-        // SAFETY: pollfds is a valid array of pollfd of the given length.
-        let n = unsafe {
-            libc::poll(
-                self.pollfds.as_mut_ptr(),
-                self.pollfds.len() as libc::nfds_t,
-                timeout_ms,
-            )
+        let timeout_ms = if self.always_ready.is_empty() {
+            timeout_ms
+        } else {
+            0
         };
-        if n <= 0 {
-            return;
+        let want = self.registered.len().max(1);
+        if self.events.len() < want {
+            self.events
+                .resize(want, libc::epoll_event { events: 0, u64: 0 });
         }
-        for (p, e) in self.pollfds.iter().zip(&self.entries) {
-            if p.revents == 0 {
-                continue;
+        let n = match self.epoll.as_ref() {
+            // SAFETY: events has room for events.len() entries.
+            Some(ep) if !self.registered.is_empty() => unsafe {
+                libc::epoll_wait(
+                    ep.as_raw_fd(),
+                    self.events.as_mut_ptr(),
+                    self.events.len() as libc::c_int,
+                    timeout_ms,
+                )
+            },
+            _ => {
+                if timeout_ms > 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(timeout_ms as u64));
+                }
+                0
             }
+        };
+        for ev in &self.events[..n.max(0) as usize] {
+            let fd = ev.u64 as RawFd;
+            let bits = ev.events;
             // Errors and hang-ups are reported as readable so the element
             // reads, sees the error, and cleans up.
-            let readable =
-                p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0;
-            let writable = p.revents & libc::POLLOUT != 0;
-            ready.push((e.fd, e.elem, readable, writable));
+            let failed = bits & (libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
+            let input = bits & libc::EPOLLIN as u32 != 0;
+            let output = bits & libc::EPOLLOUT as u32 != 0;
+            for e in self.entries.iter().filter(|e| e.fd == fd) {
+                let readable = (input && e.interest.read) || failed;
+                let writable = output && e.interest.write;
+                if readable || writable {
+                    ready.push((fd, e.elem, readable, writable));
+                }
+            }
+        }
+        for &fd in &self.always_ready {
+            for e in self.entries.iter().filter(|e| e.fd == fd) {
+                ready.push((fd, e.elem, e.interest.read, e.interest.write));
+            }
         }
     }
 }
@@ -118,6 +222,66 @@ mod tests {
         // SAFETY: fds has room for the two descriptors pipe writes.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
         (fds[0], fds[1])
+    }
+
+    #[test]
+    fn idle_wait_wakes_when_a_descriptor_becomes_ready() {
+        let (r, w) = pipe();
+        let mut s = Selects::default();
+        s.set(r, 7, Interest::READ);
+        let mut ready = Vec::new();
+        s.poll(0, &mut ready);
+        assert!(ready.is_empty());
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            // SAFETY: writing one byte from a valid buffer.
+            unsafe { libc::write(w, b"x".as_ptr().cast(), 1) };
+            w
+        });
+        let t0 = std::time::Instant::now();
+        s.poll(5000, &mut ready);
+        assert_eq!(ready, vec![(r, 7, true, false)]);
+        assert!(t0.elapsed() < std::time::Duration::from_secs(2));
+        let w = writer.join().unwrap();
+        // Removed: no longer reported, although still readable.
+        s.set(
+            r,
+            7,
+            Interest {
+                read: false,
+                write: false,
+            },
+        );
+        s.poll(0, &mut ready);
+        assert!(ready.is_empty());
+        // A closed descriptor whose number is reused registers again.
+        // SAFETY: closing and reopening descriptors this test owns.
+        unsafe {
+            libc::close(r);
+            libc::close(w);
+        }
+        let (r2, w2) = pipe();
+        s.set(r2, 1, Interest::READ);
+        s.set(w2, 2, Interest::WRITE);
+        s.poll(0, &mut ready);
+        assert_eq!(ready, vec![(w2, 2, false, true)]);
+        // SAFETY: as above.
+        unsafe {
+            libc::close(r2);
+            libc::close(w2);
+        }
+    }
+
+    #[test]
+    fn regular_files_are_always_ready() {
+        let f = std::fs::File::open("/proc/self/status")
+            .or_else(|_| std::fs::File::open("/etc/hostname"));
+        let Ok(f) = f else { return };
+        let mut s = Selects::default();
+        s.set(f.as_raw_fd(), 3, Interest::READ);
+        let mut ready = Vec::new();
+        s.poll(1000, &mut ready);
+        assert_eq!(ready, vec![(f.as_raw_fd(), 3, true, false)]);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! Opens an AF_PACKET socket bound to DEVNAME with a TPACKET_V3 receive
 //! ring (16 blocks of 256 KiB) and emits every frame the device receives.
 //! The socket is registered with the driver: while the device is idle the
-//! router sleeps in `poll(2)`; when the ring has frames, a task drains it in
+//! router sleeps in `epoll_wait(2)`; when the ring has frames, a task drains it in
 //! bursts of BURST frames and reschedules itself until the ring is empty.
 //! The kernel hands a partly filled ring block to user space after at most
 //! 1 ms, which bounds the added latency under light traffic.

@@ -19,8 +19,8 @@
 //! call, straight to the driver (`PACKET_QDISC_BYPASS`: no qdisc, so a
 //! ToDevice on a busy link sees drops instead of queueing delay). When the
 //! socket's send buffer is full, ToDevice keeps the unsent packets, waits
-//! until the socket is writable (in `poll(2)` with the other descriptors,
-//! not spinning), and then continues.
+//! until the socket is writable (in the driver's `epoll_wait` with the
+//! other descriptors, not spinning), and then continues.
 //!
 //! Packets longer than the device's MTU allows are refused by the kernel
 //! (`Message too long`) and counted as drops. FromDevice emits only
@@ -32,8 +32,9 @@
 //! its TX ring; one `sendto` per batch starts transmission, and frames come
 //! back through the completion ring. A FromDevice with METHOD XDP on the
 //! same device and queue shares the socket. When no frame is free, a pull
-//! input waits in `poll(2)` (which also drives copy-mode transmission); a
-//! push input drops. Packets longer than 2048 bytes are dropped. If the
+//! input waits for the socket to become writable, retrying after 200 µs
+//! at the latest (copy-mode transmission progresses only when user space
+//! kicks it); a push input drops. Packets longer than 2048 bytes are dropped. If the
 //! kernel refuses AF_XDP, ToDevice says why and uses AF_PACKET.
 //!
 //! ## Keywords
@@ -86,6 +87,9 @@ pub struct ToDevice {
     xsk: Option<TxPort>,
     /// A hot-swap successor waiting for its predecessor's AF_XDP socket.
     awaiting_xsk: Option<TimerId>,
+    /// AF_XDP: retries a send that found no free frame, in case no
+    /// readiness event comes (copy-mode transmission needs a kick).
+    retry: Option<TimerId>,
     task: Option<TaskId>,
     signal: NotifierSignal,
     /// Packets waiting for the socket to become writable.
@@ -108,6 +112,7 @@ impl Default for ToDevice {
             sock: None,
             xsk: None,
             awaiting_xsk: None,
+            retry: None,
             task: None,
             signal: NotifierSignal::Idle,
             pending: None,
@@ -187,8 +192,10 @@ impl ToDevice {
 
     fn wait_writable(&mut self, ctx: &mut Ctx) {
         if let Some(p) = self.xsk.as_ref() {
-            // Polling an AF_XDP socket also drives copy-mode transmission.
             ctx.add_select(p.half.fd(), Interest::WRITE);
+            if let Some(t) = self.retry {
+                ctx.schedule_timer_after(t, rclick_core::Timestamp::from_sec_nsec(0, 200_000));
+            }
         } else if let Some(s) = self.sock.as_ref() {
             ctx.add_select(s.fd(), Interest::WRITE);
         }
@@ -265,6 +272,9 @@ impl Element for ToDevice {
             let sock = PacketSocket::open(&self.ifname, 0, false)?;
             sock.qdisc_bypass();
             self.sock = Some(sock);
+        }
+        if self.want_xdp {
+            self.retry = Some(ctx.new_timer());
         }
         if ctx.input_is_pull(0) {
             let t = ctx.new_task(true);
@@ -373,6 +383,14 @@ impl Element for ToDevice {
     }
 
     fn run_timer(&mut self, timer: TimerId, ctx: &mut Ctx) {
+        if self.retry == Some(timer) {
+            if self.pending.is_some() {
+                if let Some(t) = self.task {
+                    ctx.schedule_task(t);
+                }
+            }
+            return;
+        }
         if self.awaiting_xsk != Some(timer) || self.xsk.is_some() {
             return;
         }
