@@ -119,11 +119,12 @@ impl Selects {
         // The set may disagree with `registered` when a descriptor was
         // closed (leaving the set) and its number reused: try the other
         // operation before giving up.
-        let ok = if self.registered.contains_key(&fd) {
-            ctl(libc::EPOLL_CTL_MOD) || ctl(libc::EPOLL_CTL_ADD)
+        let (first, second) = if self.registered.contains_key(&fd) {
+            (libc::EPOLL_CTL_MOD, libc::EPOLL_CTL_ADD)
         } else {
-            ctl(libc::EPOLL_CTL_ADD) || ctl(libc::EPOLL_CTL_MOD)
+            (libc::EPOLL_CTL_ADD, libc::EPOLL_CTL_MOD)
         };
+        let ok = ctl(first) || ctl(second);
         if ok {
             self.registered.insert(fd, mask);
         } else {
