@@ -334,6 +334,11 @@ fn iperf3_tcp_transfer() {
         return;
     }
     let net = Net::new(|c| c);
+    iperf3_through(&net);
+}
+
+/// An 8 MB iperf3 TCP transfer from A to B through the router.
+fn iperf3_through(net: &Net) {
     let mut server = Command::new("timeout")
         .args(["-k", "2", "20"])
         .args(net.b.cmd(&["iperf3", "-s", "-1", "-B", B, "-p", "5201"]))
@@ -363,6 +368,46 @@ fn iperf3_tcp_transfer() {
         "{out}"
     );
     assert_eq!(net.router.read_u64("todevice1.drops"), 0, "ToDevice drops");
+}
+
+/// Adds `keywords` to every FromDevice and ToDevice of a configuration.
+fn with_device_keywords(conf: &str, keywords: &str) -> String {
+    let mut out = String::with_capacity(conf.len());
+    let mut rest = conf;
+    while let Some(at) = ["FromDevice(", "ToDevice("]
+        .iter()
+        .filter_map(|k| rest.find(k).map(|i| i + k.len()))
+        .min()
+    {
+        let close = at + rest[at..].find(')').expect("closing parenthesis");
+        out.push_str(&rest[..close]);
+        out.push_str(keywords);
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The same router on AF_XDP (METHOD XDP on every device): ping both
+/// ways, the router's own address through ToHost, and an iperf3 transfer.
+#[test]
+fn ip_router_on_af_xdp() {
+    require!();
+    let net = Net::new(|c| with_device_keywords(&c, ", METHOD XDP"));
+    let (_, links) = net.rt.run(5, &["ip", "-d", "link", "show"]);
+    assert_eq!(
+        links.matches("prog/xdp").count(),
+        2,
+        "an XDP program on each router device:\n{links}"
+    );
+    ping_ok(&net.a, &["-c", "10", "-i", "0.05", B]);
+    ping_ok(&net.b, &["-c", "10", "-i", "0.05", A]);
+    ping_ok(&net.a, &["-c", "3", "-i", "0.05", RA]);
+    if have(&["iperf3", "--version"]) {
+        iperf3_through(&net);
+    } else {
+        eprintln!("iperf3 part skipped: iperf3 not installed (Debian package iperf3)");
+    }
 }
 
 /// One packet of tcpdump's `-v` text output: its lines joined.
