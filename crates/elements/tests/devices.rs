@@ -457,3 +457,42 @@ fn one_fromdevice_per_queue() {
         );
     }
 }
+
+/// Hot swap keeps the AF_XDP sockets: the successors take them from their
+/// same-named predecessors (one program per device all along, pings keep
+/// flowing); a swap to METHOD LINUX releases them and detaches the program.
+#[test]
+fn xdp_sockets_survive_hot_swap() {
+    require_root!(true);
+    let topo = Topology::new();
+    let xdp = topo.forwarder_with(", METHOD XDP");
+    let r = Running::start(&topo.rt, &xdp);
+    let ping = |n: &str| {
+        let out = topo
+            .h1
+            .try_exec(&["ping", "-c", n, "-i", "0.05", "-W", "2", "10.77.0.2"])
+            .unwrap_or_else(|e| panic!("ping failed: {e}"));
+        assert_eq!(ping_loss(&out), Some(0.0), "ping output:\n{out}");
+    };
+    ping("5");
+    // The same devices with a counter added: every device element is taken
+    // over, not reopened (reopening would fail: the queues are in use).
+    r.hotswap(&format!("{xdp} c :: Counter; Idle -> c -> Discard;"));
+    for h in ["fd1", "fd2"] {
+        assert_eq!(r.read(&format!("{h}.method")), "XDP native copy", "{h}");
+    }
+    assert_eq!(r.read("td1.method"), "XDP");
+    ping("5");
+    let (_, links) = topo.rt.run(5, &["ip", "-d", "link", "show"]);
+    assert_eq!(links.matches("prog/xdp").count(), 2, "{links}");
+    // Back to AF_PACKET: the XDP sockets close and the programs go.
+    r.hotswap(&topo.forwarder());
+    assert_eq!(r.read("fd1.method"), "LINUX");
+    ping("5");
+    assert!(!xdp_attached(&topo.rt), "XDP program left attached");
+    let chatter = r.finish();
+    assert!(
+        !chatter.iter().any(|c| c.contains("unavailable")),
+        "{chatter:?}"
+    );
+}

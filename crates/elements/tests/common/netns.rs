@@ -297,6 +297,8 @@ enum Req {
     Read(String, Option<String>, Reply),
     /// The router thread's CPU time, in nanoseconds.
     Cpu(Reply),
+    /// Hot swap to a new configuration.
+    Swap(String, Reply),
 }
 
 fn thread_cpu_ns() -> u64 {
@@ -340,6 +342,7 @@ impl Running {
             };
             let opts = RouterOptions {
                 capture_chatter: true,
+                hotswap: true,
                 ..Default::default()
             };
             let mut router = match Router::new(spec, &text, &reg, &opts) {
@@ -359,6 +362,10 @@ impl Running {
                         }
                         Req::Cpu(reply) => {
                             let _ = reply.send(Ok(thread_cpu_ns().to_string()));
+                        }
+                        Req::Swap(text, reply) => {
+                            let r = router.hotswap(&text).map(|()| String::new());
+                            let _ = reply.send(r.map_err(|d| format!("{d:?}")));
                         }
                     }
                 }
@@ -404,6 +411,12 @@ impl Running {
         let v = self.read(handler);
         v.parse()
             .unwrap_or_else(|_| panic!("{handler} = {v:?}, not a number"))
+    }
+
+    /// Hot swaps the router to `config`; panics with the errors if the
+    /// swap is refused.
+    pub fn hotswap(&self, config: &str) {
+        self.ask(|tx| Req::Swap(config.to_string(), tx));
     }
 
     /// CPU time the router thread has used so far.
