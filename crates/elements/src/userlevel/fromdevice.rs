@@ -60,6 +60,8 @@
 //! and CAP_BPF). PROMISC, OUTBOUND and PROTOCOL apply to AF_PACKET only;
 //! the timestamp annotation is the time of reading, and the packet type
 //! annotation is derived from the destination address.
+//! On hot swap, a same-named FromDevice (or ToDevice) on the same device
+//! and queue takes the socket over from its predecessor.
 //!
 //! ## Keywords
 //! - **DEVNAME** (string): the device name.
