@@ -10,6 +10,7 @@ pub mod fromipsummarydump;
 pub mod httpserver;
 pub mod ipsumdump;
 pub mod pcap;
+pub mod socket;
 pub mod todevice;
 pub mod todump;
 pub mod tohost;
@@ -30,6 +31,7 @@ pub fn register(reg: &mut Registry) {
     reg.add("ToDevice", || Box::<todevice::ToDevice>::default());
     reg.add("FromHost", || Box::<fromhost::FromHost>::default());
     reg.add("ToHost", || Box::<tohost::ToHost>::default());
+    reg.add("Socket", || Box::<socket::Socket>::default());
     reg.add("FromIPSummaryDump", || {
         Box::<fromipsummarydump::FromIPSummaryDump>::default()
     });
