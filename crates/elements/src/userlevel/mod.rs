@@ -14,6 +14,7 @@ pub mod socket;
 pub mod todevice;
 pub mod todump;
 pub mod tohost;
+pub mod tohostsniffers;
 pub mod toipsummarydump;
 pub mod tuntap;
 
@@ -31,6 +32,9 @@ pub fn register(reg: &mut Registry) {
     reg.add("ToDevice", || Box::<todevice::ToDevice>::default());
     reg.add("FromHost", || Box::<fromhost::FromHost>::default());
     reg.add("ToHost", || Box::<tohost::ToHost>::default());
+    reg.add("ToHostSniffers", || {
+        Box::<tohostsniffers::ToHostSniffers>::default()
+    });
     reg.add("Socket", || Box::<socket::Socket>::default());
     reg.add("FromIPSummaryDump", || {
         Box::<fromipsummarydump::FromIPSummaryDump>::default()
