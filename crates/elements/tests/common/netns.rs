@@ -299,6 +299,8 @@ enum Req {
     Cpu(Reply),
     /// Hot swap to a new configuration.
     Swap(String, Reply),
+    /// A function to run on the router's thread.
+    Call(Box<dyn FnOnce() -> String + Send>, Reply),
 }
 
 fn thread_cpu_ns() -> u64 {
@@ -363,6 +365,9 @@ impl Running {
                         Req::Cpu(reply) => {
                             let _ = reply.send(Ok(thread_cpu_ns().to_string()));
                         }
+                        Req::Call(f, reply) => {
+                            let _ = reply.send(Ok(f()));
+                        }
                         Req::Swap(text, reply) => {
                             let r = router.hotswap(&text).map(|()| String::new());
                             let _ = reply.send(r.map_err(|d| format!("{d:?}")));
@@ -417,6 +422,13 @@ impl Running {
     /// swap is refused.
     pub fn hotswap(&self, config: &str) {
         self.ask(|tx| Req::Swap(config.to_string(), tx));
+    }
+
+    /// Runs `f` on the router's thread (between driver runs) and returns
+    /// what it says: for reading thread-local state such as an allocation
+    /// counter.
+    pub fn on_router_thread(&self, f: impl FnOnce() -> String + Send + 'static) -> String {
+        self.ask(|tx| Req::Call(Box::new(f), tx))
     }
 
     /// CPU time the router thread has used so far.
