@@ -22,6 +22,10 @@
 //! until the socket is writable (in the driver's `epoll_wait` with the
 //! other descriptors, not spinning), and then continues.
 //!
+//! Because the frames skip the qdisc layer, packet sniffers on DEVNAME
+//! (tcpdump in the router's namespace) do not see what ToDevice sends;
+//! capture on the link's far end, or use ToHostSniffers or ToDump.
+//!
 //! Packets longer than the device's MTU allows are refused by the kernel
 //! (`Message too long`) and counted as drops. FromDevice emits only
 //! MTU-sized, checksum-complete packets, so forwarding between devices
