@@ -101,7 +101,10 @@ impl Selects {
             }
             return;
         }
-        if self.registered.get(&fd) == Some(&mask) || self.always_ready.contains(&fd) {
+        // Registered again even with an unchanged mask: the descriptor
+        // may be a new one with a closed one's number (the kernel dropped
+        // the old one from the set when it closed).
+        if self.always_ready.contains(&fd) {
             return;
         }
         let Some(ep) = self.epoll_fd() else {
@@ -266,6 +269,38 @@ mod tests {
         s.set(w2, 2, Interest::WRITE);
         s.poll(0, &mut ready);
         assert_eq!(ready, vec![(w2, 2, false, true)]);
+        // SAFETY: as above.
+        unsafe {
+            libc::close(r2);
+            libc::close(w2);
+        }
+    }
+
+    #[test]
+    fn a_reused_descriptor_number_with_the_same_interest_is_watched() {
+        let mut s = Selects::default();
+        let (r, w) = pipe();
+        s.set(r, 1, Interest::READ);
+        // Closed without removing the interest: epoll forgets it.
+        // SAFETY: closing descriptors this test owns.
+        unsafe {
+            libc::close(r);
+            libc::close(w);
+        }
+        // A new descriptor under the old number (dup2, so that other tests
+        // opening descriptors in parallel cannot take the number first).
+        let (fresh, w2) = pipe();
+        // SAFETY: dup2 onto a number this test owns and just closed.
+        assert_eq!(unsafe { libc::dup2(fresh, r) }, r);
+        // SAFETY: closing the duplicate's original.
+        unsafe { libc::close(fresh) };
+        let r2 = r;
+        s.set(r2, 1, Interest::READ);
+        // SAFETY: writing one byte from a valid buffer.
+        unsafe { libc::write(w2, b"x".as_ptr().cast(), 1) };
+        let mut ready = Vec::new();
+        s.poll(1000, &mut ready);
+        assert_eq!(ready, vec![(r2, 1, true, false)]);
         // SAFETY: as above.
         unsafe {
             libc::close(r2);

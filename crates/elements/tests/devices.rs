@@ -485,6 +485,22 @@ fn xdp_sockets_survive_hot_swap() {
     ping("5");
     let (_, links) = topo.rt.run(5, &["ip", "-d", "link", "show"]);
     assert_eq!(links.matches("prog/xdp").count(), 2, "{links}");
+    // FromDevice(r1) leaves AF_XDP while ToDevice(r1) stays: r1's queue
+    // is no longer redirected (its receive half goes back, unused), so
+    // AF_PACKET sees r1's frames again; then AF_XDP comes back.
+    let r1_linux = xdp.replacen(
+        &format!("FromDevice({}, METHOD XDP)", topo.r1),
+        &format!("FromDevice({})", topo.r1),
+        1,
+    );
+    assert_ne!(r1_linux, xdp);
+    r.hotswap(&r1_linux);
+    assert_eq!(r.read("fd1.method"), "LINUX");
+    assert_eq!(r.read("td1.method"), "XDP");
+    ping("5");
+    r.hotswap(&xdp);
+    assert_eq!(r.read("fd1.method"), "XDP native copy");
+    ping("5");
     // Back to AF_PACKET: the XDP sockets close and the programs go.
     r.hotswap(&topo.forwarder());
     assert_eq!(r.read("fd1.method"), "LINUX");
@@ -495,4 +511,55 @@ fn xdp_sockets_survive_hot_swap() {
         !chatter.iter().any(|c| c.contains("unavailable")),
         "{chatter:?}"
     );
+}
+
+/// ToDevice on AF_XDP: a push input in bursts of 64 (more than copy mode
+/// sends per kick; ToDevice kicks again, and its retry timer flushes what
+/// is left) delivers every frame, and frames that do not fit an
+/// AF_XDP frame (empty, or longer than 4096 bytes) leave on output 1 as
+/// drops rather than vanishing or wedging the socket.
+#[test]
+fn xdp_todevice_bursts_and_misfits() {
+    require_root!(false);
+    let topo = Topology::new();
+    let h1_dev = topo
+        .h1
+        .try_exec(&["ls", "/sys/class/net"])
+        .expect("devices")
+        .split_whitespace()
+        .find(|d| d.starts_with("a1"))
+        .expect("h1's device")
+        .to_string();
+    let rx = |ns: &Netns| -> u64 {
+        ns.try_exec(&[
+            "cat",
+            &format!("/sys/class/net/{h1_dev}/statistics/rx_packets"),
+        ])
+        .expect("rx_packets")
+        .trim()
+        .parse()
+        .expect("a count")
+    };
+    let before = rx(&topo.h1);
+    let conf = format!(
+        "src :: InfiniteSource(DATASIZE 50, LIMIT 1000, BURST 64, STOP false)
+           -> EtherEncap(0x0800, 02:00:00:00:00:01, ff:ff:ff:ff:ff:ff)
+           -> td :: ToDevice({r1}, METHOD XDP);
+         big :: InfiniteSource(DATASIZE 5000, LIMIT 3, STOP false)
+           -> EtherEncap(0x0800, 02:00:00:00:00:01, ff:ff:ff:ff:ff:ff) -> td;
+         td[0] -> Discard;
+         td[1] -> refused :: Counter -> Discard;",
+        r1 = topo.r1
+    );
+    let r = Running::start(&topo.rt, &conf);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while rx(&topo.h1) - before < 1000 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(rx(&topo.h1) - before, 1000, "frames at h1");
+    assert_eq!(r.read_u64("td.count"), 1000);
+    assert_eq!(r.read_u64("td.drops"), 3);
+    assert_eq!(r.read_u64("refused.count"), 3);
+    r.finish();
 }

@@ -43,7 +43,10 @@ use xdpilone::{
 };
 
 /// Bytes per UMEM frame; a frame holds one packet.
-pub const FRAME_SIZE: u32 = 2048;
+pub const FRAME_SIZE: u32 = 4096;
+/// The longest frame received: the kernel keeps XDP_PACKET_HEADROOM (256
+/// bytes) in front of each received packet.
+pub const MAX_RX_LEN: u32 = FRAME_SIZE - 256;
 /// Frames per half (receive, transmit); also each ring's size.
 const FRAMES_PER_HALF: u32 = 2048;
 
@@ -82,6 +85,7 @@ impl XdpMode {
 
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
 const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_LINK_CREATE: libc::c_long = 28;
 const BPF_MAP_TYPE_XSKMAP: u32 = 17;
@@ -162,6 +166,7 @@ fn redirect_program(map_fd: RawFd) -> [u64; 6] {
 /// The redirect program attached to one device, with its socket map.
 pub struct XdpProgram {
     ifname: String,
+    ifindex: u32,
     map: OwnedFd,
     _prog: OwnedFd,
     _link: OwnedFd,
@@ -176,7 +181,8 @@ impl XdpProgram {
                 Some(libc::EBUSY) | Some(libc::EEXIST) => {
                     " (another XDP program is attached to the device)"
                 }
-                Some(libc::EINVAL) | Some(libc::ENOSYS) => " (kernel without BPF/XDP support?)",
+                Some(libc::ENOSYS) => " (kernel without BPF support)",
+                Some(libc::EOPNOTSUPP) => " (the driver has no native XDP; try XDP_MODE generic)",
                 _ => "",
             };
             format!("{ifname}: cannot {what}: {e}{hint}")
@@ -219,7 +225,18 @@ impl XdpProgram {
             XdpMode::Generic => (try_link(XDP_FLAGS_SKB_MODE), XdpMode::Generic),
             XdpMode::Auto => match try_link(XDP_FLAGS_DRV_MODE) {
                 Ok(fd) => (Ok(fd), XdpMode::Native),
-                Err(_) => (try_link(XDP_FLAGS_SKB_MODE), XdpMode::Generic),
+                // Only a driver without native XDP (or one refusing this
+                // device's MTU) makes generic mode worth trying; EBUSY or
+                // EPERM would fail there too, and say more here.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EOPNOTSUPP) | Some(libc::EINVAL) | Some(libc::ERANGE)
+                    ) =>
+                {
+                    (try_link(XDP_FLAGS_SKB_MODE), XdpMode::Generic)
+                }
+                Err(e) => (Err(e), XdpMode::Native),
             },
         };
         let link = link.map_err(|e| {
@@ -230,12 +247,22 @@ impl XdpProgram {
         })?;
         Ok(XdpProgram {
             ifname: ifname.to_string(),
+            ifindex,
             map,
             _prog: prog_fd,
             // SAFETY: as above.
             _link: unsafe { OwnedFd::from_raw_fd(link) },
             mode,
         })
+    }
+
+    /// Stops steering `queue` to a socket: its packets go to the stack.
+    fn remove(&self, queue: u32) {
+        let key = queue;
+        let mut a = BpfAttr::new();
+        a.u32_at(0, self.map.as_raw_fd() as u32)
+            .u64_at(8, &key as *const u32 as u64);
+        let _ = bpf(BPF_MAP_DELETE_ELEM, &mut a);
     }
 
     /// Steers packets received on `queue` to socket `fd`.
@@ -335,8 +362,9 @@ fn frame_bytes(area: &Area, addr: u64, len: u32) -> Option<&[u8]> {
 /// Kernel statistics of an AF_XDP socket.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct XskStats {
-    /// Packets dropped because the RX ring or fill ring was full/empty.
+    /// Frames the kernel dropped for other reasons (too long for a frame).
     pub rx_dropped: u64,
+    /// Frames dropped because the RX ring was full.
     pub rx_ring_full: u64,
     pub rx_fill_empty: u64,
 }
@@ -430,64 +458,78 @@ impl XskTx {
         rd.release();
     }
 
-    /// Queues as many of `pkts` as there is room for and kicks the kernel.
-    /// Returns how many were taken; packets longer than a frame are counted
-    /// as taken and reported in `too_long`.
-    pub fn send(&mut self, pkts: &[Packet], too_long: &mut u64) -> usize {
+    /// Queues as many of `pkts` as there are free frames for, and starts
+    /// transmission. Returns how many were taken. Every packet must be
+    /// 1..=FRAME_SIZE bytes long (the caller sorts out the others: the
+    /// kernel would swallow an empty descriptor without completing it).
+    pub fn send(&mut self, pkts: &[Packet]) -> usize {
         self.reclaim();
         let room = pkts.len().min(self.free.len());
-        if room == 0 {
-            self.kick();
-            return 0;
-        }
         let area = &self.core.area;
-        let mut w = self.tx.transmit(room as u32);
         let mut taken = 0;
-        for p in pkts {
-            let data = p.data();
-            if data.len() > FRAME_SIZE as usize {
-                *too_long += 1;
+        if room > 0 {
+            let mut w = self.tx.transmit(room as u32);
+            for p in &pkts[..room] {
+                let data = p.data();
+                let Some(&addr) = self.free.last() else {
+                    break;
+                };
+                if data.is_empty() || data.len() > FRAME_SIZE as usize {
+                    break;
+                }
+                // SAFETY: addr is a free transmit frame of FRAME_SIZE bytes
+                // inside the area; the kernel does not read it until the
+                // descriptor is committed.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        data.as_ptr(),
+                        area.ptr.as_ptr().add(addr as usize),
+                        data.len(),
+                    );
+                }
+                if !w.insert_once(XdpDesc {
+                    addr,
+                    len: data.len() as u32,
+                    options: 0,
+                }) {
+                    break;
+                }
+                self.free.pop();
                 taken += 1;
-                continue;
             }
-            let Some(&addr) = self.free.last() else {
-                break;
-            };
-            // SAFETY: addr is a free transmit frame of FRAME_SIZE bytes
-            // inside the area; the kernel does not read it until the
-            // descriptor is committed.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    data.as_ptr(),
-                    area.ptr.as_ptr().add(addr as usize),
-                    data.len(),
-                );
-            }
-            if !w.insert_once(XdpDesc {
-                addr,
-                len: data.len() as u32,
-                options: 0,
-            }) {
-                break;
-            }
-            self.free.pop();
-            taken += 1;
+            w.commit();
         }
-        w.commit();
-        drop(w);
-        self.kick();
+        self.kick(taken);
         taken
     }
 
-    fn kick(&mut self) {
-        if self.tx.needs_wakeup() || !self.core.zerocopy {
+    /// Starts transmission. In copy mode each `sendto` makes the kernel
+    /// send at most 32 descriptors, so it kicks until the ring is empty
+    /// (or the device stops taking frames).
+    fn kick(&mut self, queued: usize) {
+        if self.core.zerocopy {
+            if self.tx.needs_wakeup() {
+                self.tx.wake();
+            }
+            return;
+        }
+        for _ in 0..queued / 32 + 2 {
+            if self.tx.pending() == 0 {
+                break;
+            }
             self.tx.wake();
         }
     }
 
-    /// Frames queued but not yet completed.
-    pub fn in_flight(&self) -> usize {
-        (FRAMES_PER_HALF as usize).saturating_sub(self.free.len())
+    /// Whether frames wait in the TX ring for the kernel.
+    pub fn backlog(&self) -> bool {
+        self.tx.pending() > 0
+    }
+
+    /// Gives the kernel another chance to send what waits in the TX ring.
+    pub fn flush(&mut self) {
+        self.reclaim();
+        self.kick(0);
     }
 }
 
@@ -505,23 +547,39 @@ static PROGRAMS: Mutex<Option<HashMap<String, Weak<XdpProgram>>>> = Mutex::new(N
 /// Opens the socket for (`ifname`, `queue`): zero-copy if `zerocopy` is
 /// true, copy mode if false, and zero-copy falling back to copy (veth and
 /// most virtual devices have no zero-copy) if None.
-fn open_port(ifname: &str, queue: u32, zerocopy: Option<bool>) -> Result<(XskRx, XskTx), String> {
+/// An error opening a socket: whether the queue was busy, and why.
+type OpenError = (bool, String);
+
+fn open_port(
+    ifname: &str,
+    queue: u32,
+    zerocopy: Option<bool>,
+) -> Result<(XskRx, XskTx), OpenError> {
     match zerocopy {
         Some(z) => open_port_mode(ifname, queue, z),
-        None => {
-            open_port_mode(ifname, queue, true).or_else(|_| open_port_mode(ifname, queue, false))
-        }
+        None => open_port_mode(ifname, queue, true).or_else(|e| {
+            if e.0 {
+                Err(e)
+            } else {
+                open_port_mode(ifname, queue, false)
+            }
+        }),
     }
 }
 
-fn open_port_mode(ifname: &str, queue: u32, zerocopy: bool) -> Result<(XskRx, XskTx), String> {
-    let c = CString::new(ifname).map_err(|_| format!("bad device name {ifname:?}"))?;
+fn open_port_mode(ifname: &str, queue: u32, zerocopy: bool) -> Result<(XskRx, XskTx), OpenError> {
+    open_port_inner(ifname, queue, zerocopy)
+}
+
+fn open_port_inner(ifname: &str, queue: u32, zerocopy: bool) -> Result<(XskRx, XskTx), OpenError> {
+    let failed = |m: String| (false, m);
+    let c = CString::new(ifname).map_err(|_| failed(format!("bad device name {ifname:?}")))?;
     let mut info = IfInfo::invalid();
     info.from_name(&c)
-        .map_err(|e| format!("{ifname}: no such device ({e})"))?;
+        .map_err(|e| failed(format!("{ifname}: no such device ({e})")))?;
     info.set_queue(queue);
     let frames = 2 * FRAMES_PER_HALF;
-    let area = Area::new((frames * FRAME_SIZE) as usize)?;
+    let area = Area::new((frames * FRAME_SIZE) as usize).map_err(failed)?;
     let config = UmemConfig {
         fill_size: FRAMES_PER_HALF,
         complete_size: FRAMES_PER_HALF,
@@ -533,13 +591,15 @@ fn open_port_mode(ifname: &str, queue: u32, zerocopy: bool) -> Result<(XskRx, Xs
     // SAFETY: the area is page-aligned, of the given length, and kept alive
     // (in PortCore) longer than the Umem and every ring.
     let umem = unsafe { Umem::new(config, slice) }.map_err(|e| {
-        format!("{ifname}: cannot create an AF_XDP socket ({e}); the kernel may lack AF_XDP")
+        failed(format!(
+            "{ifname}: cannot create an AF_XDP socket ({e}); the kernel may lack AF_XDP"
+        ))
     })?;
-    let socket =
-        Socket::with_shared(&info, &umem).map_err(|e| format!("{ifname}: AF_XDP socket: {e}"))?;
+    let socket = Socket::with_shared(&info, &umem)
+        .map_err(|e| failed(format!("{ifname}: AF_XDP socket: {e}")))?;
     let device = umem
         .fq_cq(&socket)
-        .map_err(|e| format!("{ifname}: AF_XDP fill/completion rings: {e}"))?;
+        .map_err(|e| failed(format!("{ifname}: AF_XDP fill/completion rings: {e}")))?;
     let size = NonZeroU32::new(FRAMES_PER_HALF);
     let mode_flag = if zerocopy {
         SocketConfig::XDP_BIND_ZEROCOPY
@@ -555,17 +615,20 @@ fn open_port_mode(ifname: &str, queue: u32, zerocopy: bool) -> Result<(XskRx, Xs
                 bind_flags: SocketConfig::XDP_BIND_NEED_WAKEUP | mode_flag,
             },
         )
-        .map_err(|e| format!("{ifname}: AF_XDP rings: {e}"))?;
+        .map_err(|e| failed(format!("{ifname}: AF_XDP rings: {e}")))?;
     let rx = user
         .map_rx()
-        .map_err(|e| format!("{ifname}: AF_XDP RX ring: {e}"))?;
+        .map_err(|e| failed(format!("{ifname}: AF_XDP RX ring: {e}")))?;
     let tx = user
         .map_tx()
-        .map_err(|e| format!("{ifname}: AF_XDP TX ring: {e}"))?;
+        .map_err(|e| failed(format!("{ifname}: AF_XDP TX ring: {e}")))?;
     umem.bind(&user).map_err(|e| {
-        format!(
-            "{ifname}: cannot bind AF_XDP socket to queue {queue} in {} mode: {e}",
-            if zerocopy { "zero-copy" } else { "copy" }
+        (
+            e.get_raw() == libc::EBUSY,
+            format!(
+                "{ifname}: cannot bind AF_XDP socket to queue {queue} in {} mode: {e}",
+                if zerocopy { "zero-copy" } else { "copy" }
+            ),
         )
     })?;
     let (mut fill, comp) = device.into_parts();
@@ -576,6 +639,9 @@ fn open_port_mode(ifname: &str, queue: u32, zerocopy: bool) -> Result<(XskRx, Xs
         wf.commit();
     }
     let fd = rx.as_raw_fd();
+    // Not inherited by programs the router starts (FromHost runs `ip`).
+    // SAFETY: fcntl on a descriptor this socket owns.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     let core = Arc::new(PortCore {
         user,
         _socket: socket,
@@ -604,20 +670,52 @@ fn open_port_mode(ifname: &str, queue: u32, zerocopy: bool) -> Result<(XskRx, Xs
     ))
 }
 
+/// Why a half could not be claimed.
+#[derive(Debug)]
+pub enum ClaimError {
+    /// The queue's socket is in use: by another element of this router (a
+    /// hot-swap predecessor, say), or another program bound to the queue.
+    Busy(String),
+    /// Anything else: no AF_XDP, no permission, no such device, ...
+    Failed(String),
+}
+
+impl std::fmt::Display for ClaimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClaimError::Busy(m) | ClaimError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for ClaimError {
+    fn from(m: String) -> ClaimError {
+        ClaimError::Failed(m)
+    }
+}
+
 fn with_slot<R>(
     ifname: &str,
     queue: u32,
     zerocopy: Option<bool>,
     take: impl FnOnce(&mut Slot) -> Option<R>,
-) -> Result<R, String> {
-    let mut ports = PORTS.lock().map_err(|_| "AF_XDP registry poisoned")?;
+) -> Result<R, ClaimError> {
+    let mut ports = PORTS
+        .lock()
+        .map_err(|_| ClaimError::Failed("AF_XDP registry poisoned".into()))?;
     let ports = ports.get_or_insert_with(HashMap::new);
     let key = (ifname.to_string(), queue);
     if ports.get(&key).is_some_and(|s| s.core.strong_count() == 0) {
         ports.remove(&key);
     }
     if !ports.contains_key(&key) {
-        let (rx, tx) = open_port(ifname, queue, zerocopy)?;
+        let (rx, tx) = open_port(ifname, queue, zerocopy).map_err(|(busy, m)| {
+            if busy {
+                ClaimError::Busy(m)
+            } else {
+                ClaimError::Failed(m)
+            }
+        })?;
         let core = Arc::downgrade(&rx.core);
         ports.insert(
             key.clone(),
@@ -634,83 +732,160 @@ fn with_slot<R>(
         ports.remove(&key);
     }
     got.ok_or_else(|| {
-        format!("{ifname} queue {queue}: the AF_XDP socket is already used by another element of this kind")
+        ClaimError::Busy(format!(
+            "{ifname} queue {queue}: the AF_XDP socket is already used by another element of this kind"
+        ))
     })
 }
 
-/// A claimed receive half. Dropping it closes the socket if nothing else
-/// uses it (the transmit half unclaimed), detaching the program with the
-/// last socket on the device.
+/// A claimed receive half. Dropping it stops the redirection of its queue
+/// (packets go to the host stack again) and gives the half back, so a later
+/// element can claim it; the socket closes when neither half is claimed,
+/// and the program detaches with the device's last socket.
 pub struct RxPort {
     key: (String, u32),
-    pub half: XskRx,
+    half: Option<XskRx>,
 }
 
 /// A claimed transmit half; see [`RxPort`].
 pub struct TxPort {
     key: (String, u32),
-    pub half: XskTx,
+    half: Option<XskTx>,
+}
+
+impl std::ops::Deref for RxPort {
+    type Target = XskRx;
+    fn deref(&self) -> &XskRx {
+        self.half.as_ref().expect("present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for RxPort {
+    fn deref_mut(&mut self) -> &mut XskRx {
+        self.half.as_mut().expect("present until dropped")
+    }
+}
+
+impl std::ops::Deref for TxPort {
+    type Target = XskTx;
+    fn deref(&self) -> &XskTx {
+        self.half.as_ref().expect("present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for TxPort {
+    fn deref_mut(&mut self) -> &mut XskTx {
+        self.half.as_mut().expect("present until dropped")
+    }
 }
 
 impl Drop for RxPort {
     fn drop(&mut self) {
-        forget_unclaimed(&self.key);
+        let Some(half) = self.half.take() else {
+            return;
+        };
+        let program = half.core.program.lock().ok().and_then(|mut p| p.take());
+        if let Some(p) = program {
+            p.remove(self.key.1);
+        }
+        give_back(&self.key, |s| s.rx = Some(half));
     }
 }
 
 impl Drop for TxPort {
     fn drop(&mut self) {
-        forget_unclaimed(&self.key);
+        if let Some(half) = self.half.take() {
+            give_back(&self.key, |s| s.tx = Some(half));
+        }
     }
 }
 
-/// Drops the unclaimed other half of a socket whose claimed half goes.
-fn forget_unclaimed(key: &(String, u32)) {
-    let slot = match PORTS.lock() {
-        Ok(mut ports) => ports.as_mut().and_then(|p| p.remove(key)),
-        Err(_) => None,
+/// Returns a half to the registry; closes the socket (drops the slot) if
+/// the other half is unclaimed too.
+fn give_back(key: &(String, u32), put: impl FnOnce(&mut Slot)) {
+    let closing = {
+        let Ok(mut guard) = PORTS.lock() else {
+            return;
+        };
+        let ports = guard.get_or_insert_with(HashMap::new);
+        let slot = ports.entry(key.clone()).or_insert_with(|| Slot {
+            rx: None,
+            tx: None,
+            core: Weak::new(),
+        });
+        put(slot);
+        if let Some(core) = slot
+            .rx
+            .as_ref()
+            .map(|h| &h.core)
+            .or(slot.tx.as_ref().map(|h| &h.core))
+        {
+            slot.core = Arc::downgrade(core);
+        }
+        let unused = slot.rx.is_some() && slot.tx.is_some();
+        if unused {
+            ports.remove(key)
+        } else {
+            None
+        }
     };
-    drop(slot);
+    // The socket closes outside the lock.
+    drop(closing);
 }
 
 /// The receive half of (`ifname`, `queue`), with the redirect program
-/// attached to the device (or already attached for another queue).
+/// attached to the device (or already attached for another queue). A
+/// program already attached for this device by an earlier claim keeps its
+/// mode: `mode` applies to the first claim only.
 pub fn claim_rx(
     ifname: &str,
     queue: u32,
     mode: XdpMode,
     zerocopy: Option<bool>,
-) -> Result<RxPort, String> {
+) -> Result<RxPort, ClaimError> {
+    if cfg!(target_endian = "big") {
+        return Err(ClaimError::Failed(
+            "the AF_XDP redirect program is encoded for little-endian hosts only".into(),
+        ));
+    }
     let half = with_slot(ifname, queue, zerocopy, |s| s.rx.take())?;
     let port = RxPort {
         key: (ifname.to_string(), queue),
-        half,
+        half: Some(half),
     };
+    let index = super::afpacket::ifindex(ifname)? as u32;
     let program = {
-        let mut progs = PROGRAMS.lock().map_err(|_| "AF_XDP registry poisoned")?;
+        let mut progs = PROGRAMS
+            .lock()
+            .map_err(|_| ClaimError::Failed("AF_XDP registry poisoned".into()))?;
         let progs = progs.get_or_insert_with(HashMap::new);
-        match progs.get(ifname).and_then(Weak::upgrade) {
+        // A device deleted and created again under the same name has a new
+        // index and no program.
+        match progs
+            .get(ifname)
+            .and_then(Weak::upgrade)
+            .filter(|p| p.ifindex == index)
+        {
             Some(p) => p,
             None => {
-                let index = super::afpacket::ifindex(ifname)? as u32;
                 let p = Arc::new(XdpProgram::attach(ifname, index, mode)?);
                 progs.insert(ifname.to_string(), Arc::downgrade(&p));
                 p
             }
         }
     };
-    program.insert(queue, port.half.fd())?;
-    if let Ok(mut g) = port.half.core.program.lock() {
+    program.insert(queue, port.fd())?;
+    if let Ok(mut g) = port.core.program.lock() {
         *g = Some(program);
     }
     Ok(port)
 }
 
 /// The transmit half of (`ifname`, `queue`).
-pub fn claim_tx(ifname: &str, queue: u32, zerocopy: Option<bool>) -> Result<TxPort, String> {
+pub fn claim_tx(ifname: &str, queue: u32, zerocopy: Option<bool>) -> Result<TxPort, ClaimError> {
     let half = with_slot(ifname, queue, zerocopy, |s| s.tx.take())?;
     Ok(TxPort {
         key: (ifname.to_string(), queue),
-        half,
+        half: Some(half),
     })
 }

@@ -62,6 +62,12 @@
 //! annotation is derived from the destination address.
 //! On hot swap, a same-named FromDevice (or ToDevice) on the same device
 //! and queue takes the socket over from its predecessor.
+//! An AF_XDP frame holds at most 3840 bytes (4096-byte UMEM frames less
+//! the kernel's 256-byte headroom); the kernel drops longer frames, counted
+//! in `kernel_drops`, and FromDevice warns at start when the device's MTU
+//! allows them. In generic mode the veth peer keeps segmentation offload,
+//! so bulk TCP arrives in super-frames that do not fit: use native mode,
+//! or turn GRO/TSO off on the peer (`ethtool -K DEV tso off gso off`).
 //!
 //! ## Keywords
 //! - **DEVNAME** (string): the device name.
@@ -198,7 +204,7 @@ impl FromDevice {
         if let Some(p) = self.xsk.as_ref() {
             // AF_XDP counters are cumulative; kernel_drops holds the value
             // at the last reset, negated.
-            let st = p.half.stats();
+            let st = p.stats();
             return (st.rx_dropped + st.rx_ring_full).wrapping_add(self.kernel_drops.get());
         }
         if let Some((_, d)) = self.sock.as_ref().and_then(|s| s.take_stats()) {
@@ -303,7 +309,7 @@ impl FromDevice {
         );
         let now = ctx.now();
         let mut emitted = 0u64;
-        let n = port.half.receive(self.burst as u32, |bytes| {
+        let n = port.receive(self.burst as u32, |bytes| {
             let take = bytes.len().min(snaplen);
             let mut p = rclick_core::Packet::with_room(headroom, &bytes[..take], 0);
             complete_if_partial(p.writable());
@@ -337,18 +343,60 @@ impl FromDevice {
         n as usize
     }
 
+    /// Opens the AF_PACKET socket and its ring; returns the descriptor to
+    /// watch.
+    fn open_af_packet(&mut self, chatter: &dyn Fn(&str)) -> Result<RawFd, String> {
+        let name = &self.ifname;
+        let mut sock = PacketSocket::open(name, self.protocol, true)?;
+        sock.enable_vnet_hdr();
+        if !self.outbound {
+            sock.ignore_outgoing();
+        }
+        if self.only_queue {
+            sock.only_queue(self.queue)
+                .map_err(|e| format!("{name}: {e}"))?;
+        }
+        if self.promisc {
+            if let Err(e) = sock.set_promisc() {
+                chatter(&format!("warning: cannot set promiscuous mode: {e}"));
+            }
+        }
+        let ring =
+            RxRing::new(&sock, RingGeometry::default()).map_err(|e| format!("{name}: {e}"))?;
+        let fd = sock.fd();
+        self.sock = Some(sock);
+        self.ring = Some(ring);
+        Ok(fd)
+    }
+
+    /// Warns when the device's MTU allows frames longer than an AF_XDP
+    /// frame holds (the kernel drops those, counted in `kernel_drops`).
+    fn check_mtu(&self, chatter: &dyn Fn(&str)) {
+        let mtu = std::fs::read_to_string(format!("/sys/class/net/{}/mtu", self.ifname))
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok());
+        if let Some(mtu) = mtu.filter(|&m| m + 18 > afxdp::MAX_RX_LEN) {
+            chatter(&format!(
+                "warning: {} has MTU {mtu}; AF_XDP receives frames of at most {} bytes and the kernel drops longer ones",
+                self.ifname,
+                afxdp::MAX_RX_LEN
+            ));
+        }
+    }
+
     /// Opens the AF_XDP socket, or falls back to AF_PACKET with a message
     /// saying why. A hot-swap successor whose predecessor still holds the
     /// socket waits for it (take_state, or the timer once the swap is done).
     fn open_xdp(&mut self, ctx: &mut InitCtx) -> Result<bool, String> {
         match afxdp::claim_rx(&self.ifname, self.queue, self.xdp_mode, self.zerocopy) {
             Ok(port) => {
-                ctx.add_select(port.half.fd(), Interest::READ);
+                ctx.add_select(port.fd(), Interest::READ);
                 self.xsk = Some(port);
+                let name = ctx.element_name().to_string();
+                self.check_mtu(&|m| ctx.chatter(&format!("{name}: {m}")));
                 Ok(true)
             }
-            Err(e) if ctx.is_hotswap_successor() => {
-                let _ = e;
+            Err(afxdp::ClaimError::Busy(_)) if ctx.is_hotswap_successor() => {
                 let t = ctx.new_timer();
                 ctx.schedule_timer_at(t, ctx.now());
                 self.awaiting_xsk = Some(t);
@@ -369,12 +417,8 @@ impl FromDevice {
         match &self.xsk {
             Some(p) => format!(
                 "XDP {} {}",
-                p.half.mode().map_or("?", XdpMode::name),
-                if p.half.zerocopy() {
-                    "zerocopy"
-                } else {
-                    "copy"
-                }
+                p.mode().map_or("?", XdpMode::name),
+                if p.zerocopy() { "zerocopy" } else { "copy" }
             ),
             None if self.awaiting_xsk.is_some() => "XDP (waiting)".into(),
             None => "LINUX".into(),
@@ -445,7 +489,7 @@ impl Element for FromDevice {
         }
         self.snaplen = snaplen as usize;
         self.headroom = headroom;
-        self.burst = burst;
+        self.burst = burst.min(rclick_core::batch::BATCH_CAPACITY);
         Ok(())
     }
 
@@ -457,36 +501,16 @@ impl Element for FromDevice {
                 return Ok(());
             }
         }
-        let name = &self.ifname;
-        let mut sock = PacketSocket::open(name, self.protocol, true)?;
-        sock.enable_vnet_hdr();
-        if !self.outbound {
-            sock.ignore_outgoing();
-        }
-        if self.only_queue {
-            sock.only_queue(self.queue)
-                .map_err(|e| format!("{name}: {e}"))?;
-        }
-        if self.promisc {
-            if let Err(e) = sock.set_promisc() {
-                ctx.chatter(&format!(
-                    "{}: warning: cannot set promiscuous mode: {e}",
-                    ctx.element_name()
-                ));
-            }
-        }
-        let ring =
-            RxRing::new(&sock, RingGeometry::default()).map_err(|e| format!("{name}: {e}"))?;
-        ctx.add_select(sock.fd(), Interest::READ);
+        let name = ctx.element_name().to_string();
+        let fd = self.open_af_packet(&|m| ctx.chatter(&format!("{name}: {m}")))?;
+        ctx.add_select(fd, Interest::READ);
         self.task = Some(ctx.new_task(false));
-        self.sock = Some(sock);
-        self.ring = Some(ring);
         Ok(())
     }
 
     fn selected(&mut self, _fd: RawFd, _readable: bool, _writable: bool, ctx: &mut Ctx) {
         if let Some(p) = self.xsk.as_ref() {
-            if p.half.ready() {
+            if p.ready() {
                 if let Some(t) = self.task {
                     ctx.schedule_task(t);
                 }
@@ -572,7 +596,7 @@ impl Element for FromDevice {
         let Some(port) = old.xsk.take() else {
             return false;
         };
-        ctx.add_select(port.half.fd(), Interest::READ);
+        ctx.add_select(port.fd(), Interest::READ);
         self.xsk = Some(port);
         self.awaiting_xsk = None;
         true
@@ -585,15 +609,28 @@ impl Element for FromDevice {
             return;
         }
         self.awaiting_xsk = None;
-        match afxdp::claim_rx(&self.ifname, self.queue, self.xdp_mode, self.zerocopy) {
+        let name = ctx.element_name().to_string();
+        let fd = match afxdp::claim_rx(&self.ifname, self.queue, self.xdp_mode, self.zerocopy) {
             Ok(port) => {
-                ctx.add_select(port.half.fd(), Interest::READ);
+                let fd = port.fd();
                 self.xsk = Some(port);
+                Ok(fd)
+            }
+            Err(e) => {
+                ctx.chatter(&format!(
+                    "{name}: warning: AF_XDP unavailable, using AF_PACKET: {e}"
+                ));
+                self.open_af_packet(&|m| ctx.chatter(&format!("{name}: {m}")))
+            }
+        };
+        match fd {
+            Ok(fd) => {
+                ctx.add_select(fd, Interest::READ);
                 if let Some(t) = self.task {
                     ctx.schedule_task(t);
                 }
             }
-            Err(e) => ctx.chatter(&format!("{}: {e}", ctx.element_name())),
+            Err(e) => ctx.chatter(&format!("{name}: {e}")),
         }
     }
 

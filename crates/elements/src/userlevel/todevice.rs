@@ -33,12 +33,13 @@
 //!
 //! **AF_XDP (`METHOD XDP`).** Packets are copied into free frames of an
 //! AF_XDP socket bound to queue QUEUE (default 0) of DEVNAME and queued on
-//! its TX ring; one `sendto` per batch starts transmission, and frames come
-//! back through the completion ring. A FromDevice with METHOD XDP on the
-//! same device and queue shares the socket. When no frame is free, a pull
-//! input waits for the socket to become writable, retrying after 200 µs
-//! at the latest (copy-mode transmission progresses only when user space
-//! kicks it); a push input drops. Packets longer than 2048 bytes are dropped. If the
+//! its TX ring; a `sendto` starts transmission (copy mode sends 32 frames
+//! per call, so a larger batch takes a few), and frames come back through
+//! the completion ring. A FromDevice with METHOD XDP on the same device and
+//! queue shares the socket. When no frame is free, a pull input retries
+//! after 200 µs (frames still waiting in the TX ring are pushed on then
+//! too); a push input drops. Empty packets and packets longer than 4096
+//! bytes (one UMEM frame) are dropped to output 1. If the
 //! kernel refuses AF_XDP, ToDevice says why and uses AF_PACKET.
 //!
 //! ## Keywords
@@ -144,11 +145,41 @@ impl ToDevice {
 
     /// AF_XDP: copies what fits into free UMEM frames; the rest waits.
     fn send_xdp(&mut self, mut batch: Batch, ctx: &mut Ctx) -> Option<Batch> {
+        let max = afxdp::FRAME_SIZE as usize;
+        if batch
+            .packets()
+            .iter()
+            .any(|p| p.is_empty() || p.len() > max)
+        {
+            let mut sendable = Batch::new();
+            for p in batch.drain() {
+                if p.is_empty() || p.len() > max {
+                    self.drops += 1;
+                    if self.debug || self.complaints < 5 {
+                        self.complaints += 1;
+                        ctx.chatter(&format!(
+                            "ToDevice({}): {}-byte packet does not fit an AF_XDP frame",
+                            self.ifname,
+                            p.len()
+                        ));
+                    }
+                    ctx.emit(1, p);
+                } else {
+                    sendable.push(p);
+                }
+            }
+            batch = sendable;
+        }
         let port = self.xsk.as_mut()?;
-        let mut too_long = 0;
-        let k = port.half.send(batch.packets(), &mut too_long);
-        self.drops += too_long;
-        self.count += (k as u64).saturating_sub(too_long);
+        let k = port.send(batch.packets());
+        self.count += k as u64;
+        if port.backlog() {
+            // Frames the device did not take yet: try again soon even if
+            // no more packets come.
+            if let Some(t) = self.retry {
+                ctx.schedule_timer_after(t, rclick_core::Timestamp::from_sec_nsec(0, 200_000));
+            }
+        }
         let mut rest = Batch::new();
         for (i, p) in batch.drain().enumerate() {
             if i < k {
@@ -161,7 +192,15 @@ impl ToDevice {
     }
 
     fn send_packet_socket(&mut self, mut batch: Batch, ctx: &mut Ctx) -> Option<Batch> {
-        let sock = self.sock.as_ref()?;
+        let Some(sock) = self.sock.as_ref() else {
+            // No socket at all (a hot-swap successor still waiting for
+            // its predecessor's): nothing can be sent.
+            self.drops += batch.len() as u64;
+            for p in batch.drain() {
+                ctx.emit(1, p);
+            }
+            return None;
+        };
         loop {
             if batch.is_empty() {
                 return None;
@@ -195,8 +234,10 @@ impl ToDevice {
     }
 
     fn wait_writable(&mut self, ctx: &mut Ctx) {
-        if let Some(p) = self.xsk.as_ref() {
-            ctx.add_select(p.half.fd(), Interest::WRITE);
+        if self.xsk.is_some() {
+            // Not EPOLLOUT: an AF_XDP socket is writable while its TX ring
+            // is half empty, which says nothing about free frames, and
+            // would wake the router in a loop.
             if let Some(t) = self.retry {
                 ctx.schedule_timer_after(t, rclick_core::Timestamp::from_sec_nsec(0, 200_000));
             }
@@ -260,7 +301,7 @@ impl Element for ToDevice {
                     self.xsk = Some(port);
                     use_xdp = true;
                 }
-                Err(_) if ctx.is_hotswap_successor() => {
+                Err(afxdp::ClaimError::Busy(_)) if ctx.is_hotswap_successor() => {
                     let t = ctx.new_timer();
                     ctx.schedule_timer_at(t, ctx.now());
                     self.awaiting_xsk = Some(t);
@@ -319,8 +360,9 @@ impl Element for ToDevice {
         worked
     }
 
-    fn selected(&mut self, fd: RawFd, _readable: bool, writable: bool, ctx: &mut Ctx) {
-        if writable {
+    fn selected(&mut self, fd: RawFd, readable: bool, writable: bool, ctx: &mut Ctx) {
+        // Readable here means an error or hang-up: retrying shows it.
+        if writable || readable {
             ctx.remove_select(fd);
             if let Some(t) = self.task {
                 ctx.schedule_task(t);
@@ -388,6 +430,15 @@ impl Element for ToDevice {
 
     fn run_timer(&mut self, timer: TimerId, ctx: &mut Ctx) {
         if self.retry == Some(timer) {
+            if let Some(p) = self.xsk.as_mut() {
+                p.flush();
+                if p.backlog() {
+                    ctx.schedule_timer_after(
+                        timer,
+                        rclick_core::Timestamp::from_sec_nsec(0, 200_000),
+                    );
+                }
+            }
             if self.pending.is_some() {
                 if let Some(t) = self.task {
                     ctx.schedule_task(t);
@@ -401,7 +452,19 @@ impl Element for ToDevice {
         self.awaiting_xsk = None;
         match afxdp::claim_tx(&self.ifname, self.queue, self.zerocopy) {
             Ok(port) => self.xsk = Some(port),
-            Err(e) => ctx.chatter(&format!("{}: {e}", ctx.element_name())),
+            Err(e) => {
+                ctx.chatter(&format!(
+                    "{}: warning: AF_XDP unavailable, using AF_PACKET: {e}",
+                    ctx.element_name()
+                ));
+                match PacketSocket::open(&self.ifname, 0, false) {
+                    Ok(sock) => {
+                        sock.qdisc_bypass();
+                        self.sock = Some(sock);
+                    }
+                    Err(e) => ctx.chatter(&format!("{}: {e}", ctx.element_name())),
+                }
+            }
         }
     }
 
