@@ -66,6 +66,10 @@ struct Running {
 }
 
 fn build(text: &str) -> Result<Router, String> {
+    build_opts(text, false)
+}
+
+fn build_opts(text: &str, hotswap: bool) -> Result<Router, String> {
     let reg = rclick_elements::registry();
     let outcome =
         rclick_lang::parse_router(text, "test", &reg, &rclick_lang::ParseOptions::default());
@@ -75,6 +79,7 @@ fn build(text: &str) -> Result<Router, String> {
     };
     let opts = RouterOptions {
         capture_chatter: true,
+        hotswap,
         ..Default::default()
     };
     Router::new(spec, text, &reg, &opts).map_err(|d| {
@@ -336,13 +341,33 @@ fn udp_datagrams_longer_than_snaplen_are_cut_with_extra_length() {
 
 #[test]
 fn udp_echo_steady_state_allocates_nothing() {
+    udp_echo_allocations("");
+}
+
+/// With ALLOW and DENY tables too: the verdict for the peer's address is
+/// looked up once, not per datagram.
+#[test]
+fn udp_echo_with_allow_and_deny_allocates_nothing() {
+    udp_echo_allocations(
+        "deny :: RadixIPLookup(0.0.0.0/0 0); Idle -> deny -> Discard;
+         allow :: DirectIPLookup(127.0.0.0/8 0); Idle -> allow -> Discard;",
+    );
+}
+
+fn udp_echo_allocations(tables: &str) {
     // Router and peer share this thread, so the allocation count is the
     // router's (and the peer's, which allocates nothing either). The
     // InfiniteSource keeps the driver busy so it never sleeps in poll(2).
-    let mut router = build(
-        "s :: Socket(UDP, 127.0.0.1, 0) -> c :: Counter -> q :: Queue -> s;
-         InfiniteSource -> Discard;",
-    )
+    let acl = if tables.is_empty() {
+        ""
+    } else {
+        ", ALLOW allow, DENY deny"
+    };
+    let mut router = build(&format!(
+        "{tables}
+         s :: Socket(UDP, 127.0.0.1, 0{acl}) -> c :: Counter -> q :: Queue -> s;
+         InfiniteSource -> Discard;"
+    ))
     .unwrap();
     let port = port_of(&router.read_handler("s.local_address", None).unwrap());
     let peer = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
@@ -707,6 +732,379 @@ fn unix_dgram_server_and_client() {
     let f = r.finish();
     assert_eq!(f.values, ["5", "2", "1"]);
     assert!(!Path::new(&srv).exists() && !Path::new(&cli).exists());
+}
+
+// ------------------------------------------------------------------ ALLOW/DENY
+
+#[test]
+fn udp_allow_and_deny_follow_table_changes() {
+    let mut r = build(
+        "deny :: RadixIPLookup(0.0.0.0/0 0); Idle -> deny -> Discard;
+         allow :: RadixIPLookup(127.0.0.1/32 0); Idle -> allow -> Discard;
+         s :: Socket(UDP, 127.0.0.1, 0, ALLOW allow, DENY deny) -> c :: Counter -> q :: Queue -> s;",
+    )
+    .unwrap();
+    let port = port_of(&r.read_handler("s.local_address", None).unwrap());
+    let peer = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 64];
+    // Whether `msg` is echoed within `wait`.
+    let mut echoes = |r: &mut Router, msg: &[u8], wait: Duration| -> bool {
+        peer.send_to(msg, (Ipv4Addr::LOCALHOST, port)).unwrap();
+        let end = Instant::now() + wait;
+        while Instant::now() < end {
+            r.run_limited(4);
+            if let Ok(n) = peer.recv(&mut buf) {
+                assert_eq!(&buf[..n], msg);
+                return true;
+            }
+        }
+        false
+    };
+    let quick = Duration::from_millis(300);
+    assert!(echoes(&mut r, b"allowed", TIMEOUT));
+    assert!(echoes(&mut r, b"allowed twice", TIMEOUT));
+    // The remembered verdict does not outlive the route.
+    r.write_handler("allow.remove", "127.0.0.1/32").unwrap();
+    assert!(!echoes(&mut r, b"denied", quick));
+    assert!(!echoes(&mut r, b"denied twice", quick));
+    r.write_handler("allow.add", "127.0.0.0/8 0").unwrap();
+    assert!(echoes(&mut r, b"allowed again", TIMEOUT));
+    r.write_handler("allow.flush", "").unwrap();
+    r.write_handler("deny.flush", "").unwrap();
+    assert!(echoes(&mut r, b"no tables", TIMEOUT));
+    assert_eq!(r.read_handler("c.count", None).unwrap().trim(), "4");
+}
+
+// ------------------------------------------------------------------ accept failures
+
+const EMFILE_CHILD: &str = "RCLICK_SOCKET_TEST_EMFILE_CHILD";
+
+fn process_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// A TCP server out of descriptors (EMFILE) neither spins on its readable
+/// listener nor floods messages: it stops watching the listener, reports
+/// once, and accepts the waiting client once descriptors are free again.
+/// The descriptor table is filled in a child process (this test run again
+/// alone), so that no other test is starved of descriptors.
+#[test]
+fn tcp_server_out_of_descriptors_backs_off() {
+    if std::env::var_os(EMFILE_CHILD).is_some() {
+        emfile_child();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "tcp_server_out_of_descriptors_backs_off",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(EMFILE_CHILD, "1")
+        .output()
+        .expect("run the child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("EMFILE child passed"),
+        "child failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
+
+fn emfile_child() {
+    let r = Running::start(
+        "s :: Socket(TCP, 127.0.0.1, 0) -> q :: Queue -> s;",
+        &["s.local_address"],
+        &["s.connections"],
+    );
+    let port = port_of(&r.before[0]);
+    // A low limit, so that filling the table is quick.
+    let open_now = std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.count())
+        .unwrap_or(64) as libc::rlim_t;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid rlimit.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
+        lim.rlim_cur = lim.rlim_cur.min(open_now + 32);
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
+    }
+    let mut hold = Vec::with_capacity(4096);
+    loop {
+        match std::fs::File::open("/dev/null") {
+            Ok(f) => hold.push(f),
+            Err(e) if e.raw_os_error() == Some(libc::EMFILE) => break,
+            Err(e) => panic!("open: {e}"),
+        }
+    }
+    // One descriptor for the client; then the table is full and the
+    // router's accept(2) fails with EMFILE.
+    assert!(hold.pop().is_some(), "no descriptor to spare");
+    let mut c = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).expect("connect");
+    let cpu0 = process_cpu();
+    std::thread::sleep(Duration::from_millis(700));
+    let cpu = process_cpu() - cpu0;
+    drop(hold);
+    c.set_read_timeout(Some(TIMEOUT)).unwrap();
+    c.write_all(b"accepted at last").unwrap();
+    assert_eq!(read_n(&mut c, 16), b"accepted at last");
+    let f = r.finish();
+    let reports: Vec<&String> = f
+        .chatter
+        .iter()
+        .filter(|l| l.contains("accept: Too many open files"))
+        .collect();
+    assert_eq!(
+        reports.len(),
+        1,
+        "{} accept reports, the first: {:?}",
+        reports.len(),
+        reports.first()
+    );
+    assert!(
+        reports[0].contains("not accepting for 100 ms"),
+        "{:?}",
+        reports[0]
+    );
+    assert!(
+        f.chatter
+            .iter()
+            .any(|l| l.contains("accepting connections again")),
+        "{:?}",
+        f.chatter
+    );
+    assert_eq!(f.values, ["1"]);
+    assert!(
+        cpu < Duration::from_millis(200),
+        "the router spun: {cpu:?} of CPU in 700 ms"
+    );
+    println!("EMFILE child passed (CPU {cpu:?} in 700 ms)");
+}
+
+// ------------------------------------------------------------------ hot swap
+
+/// Runs `r` until `done` (or fails after TIMEOUT).
+fn pump(r: &mut Router, what: &str, mut done: impl FnMut(&mut Router) -> bool) {
+    let end = Instant::now() + TIMEOUT;
+    while !done(r) {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        r.run_limited(4);
+    }
+}
+
+/// Writes `msg` on the non-blocking stream `c` and runs `r` until it comes
+/// back.
+fn echo_via(r: &mut Router, c: &mut (impl Read + Write), msg: &[u8]) {
+    c.write_all(msg).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    pump(r, "the echo", |_| {
+        match c.read(&mut buf) {
+            Ok(0) => panic!("connection closed"),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => panic!("read: {e}"),
+        }
+        got.len() >= msg.len()
+    });
+    assert_eq!(got, msg);
+}
+
+fn swap(r: &mut Router, text: &str) {
+    r.hotswap(text)
+        .unwrap_or_else(|d| panic!("hot swap refused: {d:?}"));
+}
+
+fn handler(r: &mut Router, h: &str) -> String {
+    r.read_handler(h, None).unwrap().trim().to_string()
+}
+
+/// A port nothing listens on (just now).
+fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn tcp_server_keeps_its_port_and_connection_across_hot_swap() {
+    let mut r = build_opts("s :: Socket(TCP, 127.0.0.1, 0) -> q :: Queue -> s;", true).unwrap();
+    let port = port_of(&handler(&mut r, "s.local_address"));
+    let mut c = tcp_client(port);
+    c.set_nonblocking(true).unwrap();
+    echo_via(&mut r, &mut c, b"before the swap");
+    // The port given explicitly now, and another path through the router.
+    swap(
+        &mut r,
+        &format!("s :: Socket(TCP, 127.0.0.1, {port}) -> Null -> q :: Queue -> s;"),
+    );
+    assert_eq!(port_of(&handler(&mut r, "s.local_address")), port);
+    assert_eq!(handler(&mut r, "s.connected"), "true");
+    echo_via(&mut r, &mut c, b"after the swap");
+    // Port 0 again: the same listener still.
+    swap(&mut r, "s :: Socket(TCP, 127.0.0.1, 0) -> q :: Queue -> s;");
+    assert_eq!(port_of(&handler(&mut r, "s.local_address")), port);
+    echo_via(&mut r, &mut c, b"after the second swap");
+    assert_eq!(handler(&mut r, "s.connections"), "1");
+    // The listener is served after the swaps: the next client is accepted
+    // once this one hangs up.
+    drop(c);
+    let mut c2 = tcp_client(port);
+    c2.set_nonblocking(true).unwrap();
+    echo_via(&mut r, &mut c2, b"the next client");
+    assert_eq!(handler(&mut r, "s.connections"), "2");
+    let chatter = r.take_chatter();
+    assert!(chatter.is_empty(), "{chatter:?}");
+}
+
+#[test]
+fn tcp_client_keeps_its_connection_across_hot_swap() {
+    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    let config = format!("c :: Socket(TCP, 127.0.0.1, {port}, CLIENT true) -> q :: Queue -> c;");
+    let mut r = build_opts(&config, true).unwrap();
+    let (mut a, _) = l.accept().expect("the router connects");
+    a.set_nonblocking(true).unwrap();
+    echo_via(&mut r, &mut a, b"client before");
+    swap(&mut r, &config.replace("-> q", "-> Null -> q"));
+    echo_via(&mut r, &mut a, b"client after");
+    // No second connection was made.
+    l.set_nonblocking(true).unwrap();
+    assert!(
+        matches!(l.accept(), Err(e) if e.kind() == ErrorKind::WouldBlock),
+        "the successor connected again"
+    );
+    assert_eq!(handler(&mut r, "c.connections"), "1");
+}
+
+#[test]
+fn udp_socket_keeps_its_port_and_peer_across_hot_swap() {
+    let mut r = build_opts("u :: Socket(UDP, 127.0.0.1, 0) -> q :: Queue -> u;", true).unwrap();
+    let port = port_of(&handler(&mut r, "u.local_address"));
+    let peer = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    peer.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 64];
+    let mut echo = |r: &mut Router, msg: &[u8]| {
+        peer.send_to(msg, (Ipv4Addr::LOCALHOST, port)).unwrap();
+        let mut n = 0;
+        pump(r, "the datagram echo", |_| match peer.recv(&mut buf) {
+            Ok(k) => {
+                n = k;
+                true
+            }
+            Err(_) => false,
+        });
+        assert_eq!(&buf[..n], msg);
+    };
+    echo(&mut r, b"udp before");
+    swap(
+        &mut r,
+        "u :: Socket(UDP, 127.0.0.1, 0) -> Null -> q :: Queue -> u;",
+    );
+    assert_eq!(port_of(&handler(&mut r, "u.local_address")), port);
+    // The last sender is still where replies go.
+    assert_eq!(
+        port_of(&handler(&mut r, "u.remote_address")),
+        peer.local_addr().unwrap().port()
+    );
+    echo(&mut r, b"udp after");
+    assert_eq!(handler(&mut r, "u.received"), "2");
+}
+
+#[test]
+fn unix_servers_keep_their_files_across_hot_swap() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = TempDir::new("swap");
+    let path = dir.path("s.sock");
+    let dpath = dir.path("d.sock");
+    let config = format!(
+        "s :: Socket(UNIX, {path}) -> q :: Queue -> s;
+         d :: Socket(UNIX_DGRAM, {dpath}) -> dq :: Queue -> d;"
+    );
+    let mut r = build_opts(&config, true).unwrap();
+    let ino = |p: &str| std::fs::metadata(p).expect("socket file").ino();
+    let (ino_s, ino_d) = (ino(&path), ino(&dpath));
+    let mut c = UnixStream::connect(&path).unwrap();
+    c.set_nonblocking(true).unwrap();
+    echo_via(&mut r, &mut c, b"unix before");
+    swap(&mut r, &config.replace("-> q", "-> Null -> q"));
+    assert_eq!((ino(&path), ino(&dpath)), (ino_s, ino_d));
+    echo_via(&mut r, &mut c, b"unix after");
+    let me = UnixDatagram::bind(dir.path("me.sock")).unwrap();
+    me.set_nonblocking(true).unwrap();
+    me.send_to(b"dgram after", &dpath).unwrap();
+    let mut buf = [0u8; 64];
+    let mut n = 0;
+    pump(&mut r, "the datagram echo", |_| match me.recv(&mut buf) {
+        Ok(k) => {
+            n = k;
+            true
+        }
+        Err(_) => false,
+    });
+    assert_eq!(&buf[..n], b"dgram after");
+    r.cleanup();
+    drop(r);
+    assert!(
+        !Path::new(&path).exists() && !Path::new(&dpath).exists(),
+        "socket files left behind"
+    );
+}
+
+#[test]
+fn a_server_without_a_predecessor_binds_after_the_swap() {
+    let (p1, p2) = (free_port(), free_port());
+    let mut r = build_opts(
+        &format!("s :: Socket(TCP, 127.0.0.1, {p1}) -> q :: Queue -> s;"),
+        true,
+    )
+    .unwrap();
+    // A new name: the old router holds the port until the swap is done.
+    swap(
+        &mut r,
+        &format!("t :: Socket(TCP, 127.0.0.1, {p1}) -> q :: Queue -> t;"),
+    );
+    pump(&mut r, "t to bind", |r| {
+        handler(r, "t.local_address") == format!("127.0.0.1:{p1}")
+    });
+    let mut c = tcp_client(p1);
+    c.set_nonblocking(true).unwrap();
+    echo_via(&mut r, &mut c, b"renamed");
+    drop(c);
+    // The same name on another port: the old listener is not taken, the
+    // new port is bound and the old one released.
+    swap(
+        &mut r,
+        &format!("t :: Socket(TCP, 127.0.0.1, {p2}) -> q :: Queue -> t;"),
+    );
+    pump(&mut r, "t to bind the new port", |r| {
+        handler(r, "t.local_address") == format!("127.0.0.1:{p2}")
+    });
+    let mut c = tcp_client(p2);
+    c.set_nonblocking(true).unwrap();
+    echo_via(&mut r, &mut c, b"moved");
+    assert!(
+        TcpStream::connect((Ipv4Addr::LOCALHOST, p1)).is_err(),
+        "the old port is still open"
+    );
+    let chatter = r.take_chatter();
+    assert!(chatter.is_empty(), "{chatter:?}");
 }
 
 // ------------------------------------------------------------------ errors

@@ -19,6 +19,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rclick_core::conf::{
     parse_i32, parse_ipv4, parse_ipv4_addr_or_prefix, split_args, split_words, uncomment,
@@ -892,6 +894,9 @@ pub struct TableElement<L: Lpm> {
     noutputs: usize,
     drops: u64,
     complaints: u32,
+    /// Counts changes made through the handlers and by hot swap, for
+    /// elements that cache lookups ([`changes_of`]).
+    changes: Arc<AtomicU64>,
 }
 
 impl<L: Lpm> TableElement<L> {
@@ -903,7 +908,18 @@ impl<L: Lpm> TableElement<L> {
             noutputs: 0,
             drops: 0,
             complaints: 0,
+            changes: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// The table's change counter: it goes up whenever the routes may have
+    /// changed after configuration (a write handler, a hot swap).
+    pub fn changes(&self) -> Arc<AtomicU64> {
+        self.changes.clone()
+    }
+
+    fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::Release);
     }
 
     pub fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
@@ -1023,7 +1039,7 @@ impl<L: Lpm> TableElement<L> {
         if !self.style.dynamic {
             return Err(format!("no '{name}' handler"));
         }
-        match name {
+        let r = match name {
             "add" => self.run(Command::Add, value).map(drop),
             "set" => self.run(Command::Set, value).map(drop),
             "remove" => self.run(Command::Remove, value).map(drop),
@@ -1032,8 +1048,10 @@ impl<L: Lpm> TableElement<L> {
                 self.table.flush();
                 Ok(())
             }
-            _ => Err(format!("no '{name}' handler")),
-        }
+            _ => return Err(format!("no '{name}' handler")),
+        };
+        self.changed();
+        r
     }
 
     /// One add/set/remove command; returns how to undo it.
@@ -1107,6 +1125,7 @@ impl<L: Lpm> TableElement<L> {
     /// lacks are dropped with a message.
     pub fn take_from(&mut self, old: &mut TableElement<L>, ctx: &mut InitCtx) -> bool {
         std::mem::swap(&mut self.table, &mut old.table);
+        self.changed();
         self.drops = old.drops;
         let bad: Vec<Route> = self
             .table
@@ -1125,6 +1144,25 @@ impl<L: Lpm> TableElement<L> {
         }
         true
     }
+}
+
+/// The change counter of a route-lookup element (RadixIPLookup,
+/// DirectIPLookup, LinearIPLookup, StaticIPLookup, LookupIPRoute): an
+/// element that caches what the table's `lookup` handler answers (Socket's
+/// ALLOW and DENY) may keep its answers while the counter stays the same.
+/// `None` for any other element.
+pub fn changes_of(e: &dyn rclick_core::Element) -> Option<Arc<AtomicU64>> {
+    use crate::ip::{
+        directiplookup::DirectIPLookup, lineariplookup::LinearIPLookup,
+        lookupiproute::LookupIPRoute, radixiplookup::RadixIPLookup, staticiplookup::StaticIPLookup,
+    };
+    let any = e.as_any();
+    any.downcast_ref::<RadixIPLookup>()
+        .map(|t| t.changes())
+        .or_else(|| any.downcast_ref::<DirectIPLookup>().map(|t| t.changes()))
+        .or_else(|| any.downcast_ref::<LinearIPLookup>().map(|t| t.changes()))
+        .or_else(|| any.downcast_ref::<StaticIPLookup>().map(|t| t.changes()))
+        .or_else(|| any.downcast_ref::<LookupIPRoute>().map(|t| t.changes()))
 }
 
 /// Defines a route-lookup element class `$name` over lookup structure
@@ -1147,6 +1185,11 @@ macro_rules! route_table_element {
             /// The route table.
             pub fn table(&self) -> &$crate::ip::routetable::RouteTable<$lpm> {
                 &self.core.table
+            }
+
+            /// The table's change counter ([`TableElement::changes`]).
+            pub fn changes(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+                self.core.changes()
             }
         }
 

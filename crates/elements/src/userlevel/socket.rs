@@ -75,6 +75,31 @@
 //! file it created is removed when the router stops, as is a client's
 //! LOCAL_FILENAME.
 //!
+//! **Accept failures.** If a stream server cannot accept a waiting
+//! connection for a reason that would not go away at once (the process
+//! or system is out of descriptors, `EMFILE`/`ENFILE`, or out of memory,
+//! `ENOBUFS`/`ENOMEM`), the connection stays in the backlog and the
+//! Socket stops watching the listening socket for 100 ms, then tries
+//! again, doubling the wait on each failure in a row up to 1.6 s. The
+//! first failure is reported, then at most one message every 10 s (with
+//! the number of failures in between), and `accepting connections again`
+//! once a connection is accepted. (Click retries at once, in a loop.) A
+//! connection that fails before it is accepted is skipped.
+//!
+//! **Hot swap.** A Socket in the new configuration with the same name, type
+//! and mode (server or client) and the same addresses takes its
+//! predecessor's sockets: the listening socket and the open connection
+//! (stream), the socket itself (datagram, so a UDP Socket keeps its port
+//! and a server its last sender), the Unix socket files it bound, the
+//! packets waiting to be sent and the counters. A server's configured port
+//! may also be the port a predecessor given port 0 was bound to, and a
+//! server given port 0 keeps its predecessor's port. Peers notice
+//! nothing. A Socket that takes nothing opens its socket once the
+//! swap is done (the old router may hold the address until then); if a
+//! server then cannot bind, the error is printed and it tries again every
+//! second; if a client cannot connect, the error is printed and it stays
+//! closed.
+//!
 //! ## Keywords
 //! - **CLIENT** (boolean): client (connect) or server (bind and listen).
 //!   Default: see above.
@@ -88,11 +113,15 @@
 //! - **RCVBUF**, **SNDBUF** (integer): the socket's receive and send buffer
 //!   sizes in bytes (`SO_RCVBUF`, `SO_SNDBUF`). Default: the system's.
 //! - **ALLOW**, **DENY** (element names): IPv4 route tables (RadixIPLookup,
-//!   DirectIPLookup, LinearIPLookup, StaticIPLookup...). For a TCP server
-//!   each connecting client's address, and for a UDP server each datagram's
-//!   source address, is looked up: a match in ALLOW accepts it; otherwise a
-//!   match in DENY refuses it (the connection is closed, the datagram
-//!   dropped); otherwise it is accepted.
+//!   DirectIPLookup, LinearIPLookup, StaticIPLookup, LookupIPRoute). For a
+//!   TCP server each connecting client's address, and for a UDP server each
+//!   datagram's source address, is looked up: a match in ALLOW accepts it;
+//!   otherwise a match in DENY refuses it (the connection is closed, the
+//!   datagram dropped); otherwise it is accepted. Verdicts for up to 64
+//!   recent source addresses are remembered until a table changes (through
+//!   its handlers or a hot swap), so a steady flow of datagrams costs no
+//!   lookups; with any other element that has a `lookup` handler, every
+//!   address is looked up.
 //! - **VERBOSE** (boolean): print a message when a connection is opened,
 //!   refused or closed, and for socket errors. Default false.
 //! - **PROPER** (boolean): PlanetLab's Proper port binding; accepted and
@@ -135,6 +164,8 @@ use std::mem::{size_of, zeroed};
 use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rclick_core::conf::{parse_bool, parse_u32, Args};
 use rclick_core::element::HandlerSpec;
@@ -146,6 +177,7 @@ use rclick_core::{
 };
 
 use crate::ip::address::{parse_ipv4_arg, parse_port_arg};
+use crate::ip::routetable::changes_of;
 
 /// Click's default headroom for packets a Socket makes.
 const DEFAULT_HEADROOM: usize = 28;
@@ -162,6 +194,18 @@ const CONNECT_WAIT_MS: i32 = 1000;
 /// Listen backlog, as in Click.
 const BACKLOG: i32 = 2;
 const MAX_BACKOFF_MS: u32 = 64;
+/// How long a server stops accepting after accept(2) fails in a way that
+/// would repeat at once (EMFILE, ENFILE, ENOBUFS, ENOMEM); doubled on each
+/// failure in a row up to ACCEPT_MAX_BACKOFF_MS.
+const ACCEPT_BACKOFF_MS: u32 = 100;
+const ACCEPT_MAX_BACKOFF_MS: u32 = 1600;
+/// accept(2) failures are reported at most this often (seconds).
+const ACCEPT_REPORT_SECS: f64 = 10.0;
+/// A server that could not bind after a hot swap tries again this often
+/// (seconds).
+const REOPEN_SECS: f64 = 1.0;
+/// ALLOW/DENY verdicts cached (source addresses; a power of two).
+const ACL_SLOTS: usize = 64;
 const NO_INTEREST: Interest = Interest {
     read: false,
     write: false,
@@ -426,20 +470,138 @@ enum Wrote {
     Failed,
 }
 
-/// Anything that can register descriptor interest (Ctx and InitCtx).
-trait Selector {
-    fn set_interest(&self, fd: RawFd, i: Interest);
+/// What a failed accept(2) calls for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AcceptError {
+    /// Nothing to accept after all (EAGAIN, EINTR), or the connection was
+    /// reset before it was accepted (ECONNABORTED): wait for readiness.
+    Quiet,
+    /// The pending connection failed with a network error that accept(2)
+    /// passes on (see its manual page); it is gone, the next one may work.
+    Connection,
+    /// The listener stays readable but accept(2) would fail again at once
+    /// (EMFILE, ENFILE, ENOBUFS, ENOMEM, anything unexpected): stop
+    /// watching the listener and try again later.
+    Pause,
 }
 
-impl Selector for Ctx<'_> {
-    fn set_interest(&self, fd: RawFd, i: Interest) {
-        self.add_select(fd, i);
+fn classify_accept_error(errno: i32) -> AcceptError {
+    match errno {
+        // EWOULDBLOCK is EAGAIN on Linux.
+        libc::EAGAIN | libc::EINTR | libc::ECONNABORTED => AcceptError::Quiet,
+        e if e == libc::EWOULDBLOCK => AcceptError::Quiet,
+        libc::ENETDOWN
+        | libc::EPROTO
+        | libc::ENOPROTOOPT
+        | libc::EHOSTDOWN
+        | libc::ENONET
+        | libc::EHOSTUNREACH
+        | libc::EOPNOTSUPP
+        | libc::ENETUNREACH
+        | libc::EPERM => AcceptError::Connection,
+        _ => AcceptError::Pause,
     }
 }
 
-impl Selector for InitCtx<'_> {
+/// The wait before accepting again after `cur` ms (0: the first failure).
+fn next_accept_backoff(cur: u32) -> u32 {
+    if cur == 0 {
+        ACCEPT_BACKOFF_MS
+    } else {
+        cur.saturating_mul(2).min(ACCEPT_MAX_BACKOFF_MS)
+    }
+}
+
+/// ALLOW/DENY verdicts for recent source addresses, kept while neither
+/// table changes (route tables count their changes; other `lookup`
+/// elements cannot say, and then nothing is cached).
+#[derive(Default)]
+struct AclCache {
+    /// The tables' change counters (None for no table).
+    counters: [Option<Arc<AtomicU64>>; 2],
+    /// The counters' values the cached verdicts were made under.
+    seen: [u64; 2],
+    cacheable: bool,
+    /// Direct-mapped by address: the address and 1 (denied) or 2
+    /// (allowed); 0 for an empty slot.
+    slots: Vec<(u32, u8)>,
+}
+
+impl AclCache {
+    fn new(tables: [Option<usize>; 2], ctx: &InitCtx) -> AclCache {
+        let mut c = AclCache {
+            cacheable: true,
+            ..Default::default()
+        };
+        for (i, t) in tables.into_iter().enumerate() {
+            let Some(idx) = t else { continue };
+            match ctx.with_element(idx, changes_of).flatten() {
+                Some(counter) => {
+                    c.seen[i] = counter.load(Ordering::Acquire);
+                    c.counters[i] = Some(counter);
+                }
+                None => c.cacheable = false,
+            }
+        }
+        if c.cacheable {
+            c.slots = vec![(0, 0); ACL_SLOTS];
+        }
+        c
+    }
+
+    fn slot(addr: u32) -> usize {
+        (addr.wrapping_mul(0x9e37_79b1) >> (32 - ACL_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// The cached verdict for `addr`, if any still holds.
+    fn get(&mut self, addr: u32) -> Option<bool> {
+        if !self.cacheable {
+            return None;
+        }
+        for (i, c) in self.counters.iter().enumerate() {
+            if let Some(c) = c {
+                let v = c.load(Ordering::Acquire);
+                if v != self.seen[i] {
+                    self.seen[i] = v;
+                    self.slots.fill((0, 0));
+                }
+            }
+        }
+        match self.slots[Self::slot(addr)] {
+            (a, v) if v != 0 && a == addr => Some(v == 2),
+            _ => None,
+        }
+    }
+
+    fn put(&mut self, addr: u32, allowed: bool) {
+        if self.cacheable {
+            self.slots[Self::slot(addr)] = (addr, if allowed { 2 } else { 1 });
+        }
+    }
+}
+
+/// What the Socket needs of Ctx and InitCtx: descriptor interest and
+/// messages.
+trait Host {
+    fn set_interest(&self, fd: RawFd, i: Interest);
+    fn say(&self, msg: &str);
+}
+
+impl Host for Ctx<'_> {
     fn set_interest(&self, fd: RawFd, i: Interest) {
         self.add_select(fd, i);
+    }
+    fn say(&self, msg: &str) {
+        self.chatter(msg);
+    }
+}
+
+impl Host for InitCtx<'_> {
+    fn set_interest(&self, fd: RawFd, i: Interest) {
+        self.add_select(fd, i);
+    }
+    fn say(&self, msg: &str) {
+        self.chatter(msg);
     }
 }
 
@@ -488,6 +650,22 @@ pub struct Socket {
     sel_listen: Option<(RawFd, Interest)>,
     sel_conn: Option<(RawFd, Interest)>,
     complaints: u32,
+    /// The listener is not watched after an accept(2) failure that would
+    /// repeat; `ltimer` tries again.
+    accept_paused: bool,
+    accept_backoff_ms: u32,
+    /// accept(2) failures not reported yet, when the next report may be
+    /// printed, and whether the current run of failures was reported.
+    accept_unreported: u64,
+    accept_report_at: Option<Timestamp>,
+    accept_reported: bool,
+    /// For the listener (accept retries) and for opening after a hot swap.
+    ltimer: Option<TimerId>,
+    /// A hot-swap successor that has neither taken its predecessor's
+    /// socket nor opened its own yet.
+    open_pending: bool,
+    open_failures: u32,
+    acl: AclCache,
 
     received: u64,
     sent: u64,
@@ -514,9 +692,9 @@ impl Socket {
     }
 
     /// Brings the driver's interest in our descriptors up to date.
-    fn sync_selects(&mut self, sel: &dyn Selector) {
+    fn sync_selects(&mut self, sel: &dyn Host) {
         let want_listen = self.listener.as_ref().map(|l| {
-            let i = if self.conn.is_none() {
+            let i = if self.conn.is_none() && !self.accept_paused {
                 Interest::READ
             } else {
                 NO_INTEREST
@@ -573,8 +751,15 @@ impl Socket {
         self.sync_selects(ctx);
     }
 
-    /// Whether the ALLOW/DENY tables let `ip` in (Click's `allowed`).
-    fn allowed(&self, ip: Ipv4Addr, ctx: &mut Ctx) -> bool {
+    /// Whether the ALLOW/DENY tables let `ip` in (Click's `allowed`). The
+    /// verdict is cached while the tables stay the same, so a steady
+    /// stream from the same sources asks the tables (and allocates the
+    /// handler's answer) only once per source.
+    fn allowed(&mut self, ip: Ipv4Addr, ctx: &mut Ctx) -> bool {
+        let addr = u32::from(ip);
+        if let Some(v) = self.acl.get(addr) {
+            return v;
+        }
         let mut hit = |idx: Option<usize>| {
             idx.is_some_and(|i| {
                 ctx.read_handler_at(Some(i), "lookup", Some(&ip.to_string()))
@@ -583,10 +768,40 @@ impl Socket {
                     .is_some_and(|port| port >= 0)
             })
         };
-        if hit(self.allow) {
-            true
-        } else {
-            !hit(self.deny)
+        let v = hit(self.allow) || !hit(self.deny);
+        self.acl.put(addr, v);
+        v
+    }
+
+    /// accept(2) failed in a way that would repeat at once: stop watching
+    /// the listener and try again after a while, backing off; report the
+    /// failure at most every ACCEPT_REPORT_SECS.
+    fn pause_accept(&mut self, e: &io::Error, ctx: &mut Ctx) {
+        self.accept_paused = true;
+        self.accept_backoff_ms = next_accept_backoff(self.accept_backoff_ms);
+        self.accept_unreported += 1;
+        let now = ctx.now();
+        if self.accept_report_at.is_none_or(|t| now >= t) {
+            let more = self.accept_unreported - 1;
+            let mut msg = format!(
+                "{}: accept: {}; not accepting for {} ms",
+                self.decl,
+                reason(e),
+                self.accept_backoff_ms
+            );
+            if more > 0 {
+                msg.push_str(&format!(" ({more} more failures since the last report)"));
+            }
+            ctx.chatter(&msg);
+            self.accept_unreported = 0;
+            self.accept_reported = true;
+            self.accept_report_at = Some(now + Timestamp::from_secs_f64(ACCEPT_REPORT_SECS));
+        }
+        if let Some(t) = self.ltimer {
+            ctx.schedule_timer_after(
+                t,
+                Timestamp::from_secs_f64(self.accept_backoff_ms as f64 / 1e3),
+            );
         }
     }
 
@@ -610,14 +825,23 @@ impl Socket {
         };
         if fd < 0 {
             let e = last_error();
-            if !matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-            ) && e.raw_os_error() != Some(libc::ECONNABORTED)
-            {
-                ctx.chatter(&format!("{}: accept: {}", self.decl, reason(&e)));
+            match classify_accept_error(e.raw_os_error().unwrap_or(0)) {
+                AcceptError::Quiet => {}
+                AcceptError::Connection => {
+                    if self.verbose {
+                        ctx.chatter(&format!("{}: accept: {}", self.decl, reason(&e)));
+                    }
+                }
+                AcceptError::Pause => self.pause_accept(&e, ctx),
             }
             return;
+        }
+        if self.accept_backoff_ms > 0 {
+            if self.accept_reported {
+                ctx.chatter(&format!("{}: accepting connections again", self.decl));
+            }
+            self.accept_backoff_ms = 0;
+            self.accept_reported = false;
         }
         // SAFETY: accept4 returned a new descriptor that we now own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
@@ -962,8 +1186,86 @@ impl Socket {
         }
     }
 
-    /// Opens, configures, binds and listens or connects the socket.
-    fn open(&mut self, ctx: &mut InitCtx) -> Result<(), String> {
+    /// Drops what a failed `open` left.
+    fn abandon_open(&mut self) {
+        self.conn = None;
+        self.listener = None;
+        self.connecting = false;
+        self.remote_sa = None;
+        self.remove_bound_file();
+    }
+
+    /// Whether this hot-swap successor can take `old`'s sockets: the same
+    /// type, mode and addresses. A server's configured address may also be
+    /// the one `old` is actually bound to (`old` was given port 0), and a
+    /// server given port 0 takes any port on its address.
+    fn can_take_from(&self, old: &Socket) -> bool {
+        if self.kind != old.kind || self.client != old.client || self.local != old.local {
+            return false;
+        }
+        if self.remote == old.remote {
+            return true;
+        }
+        if self.client {
+            return false;
+        }
+        match (&self.remote, old.bound_target()) {
+            (Target::Inet(ip, 0), Some(Target::Inet(bip, _))) => *ip == bip,
+            (want, Some(bound)) => *want == bound,
+            (_, None) => false,
+        }
+    }
+
+    /// Where the socket is bound, as a configured address.
+    fn bound_target(&self) -> Option<Target> {
+        let fd = self.listener.as_ref().or(self.conn.as_ref())?;
+        let a = local_addr(fd.as_raw_fd())?;
+        Some(match a.inet_parts() {
+            Some((ip, port)) => Target::Inet(ip, port),
+            None => Target::Unix(a.describe()),
+        })
+    }
+
+    /// A hot-swap successor that took nothing from a predecessor opens its
+    /// socket once the swap is done. A server that cannot bind tries again
+    /// every REOPEN_SECS; a client that cannot connect stays closed, as
+    /// after a lost connection.
+    fn deferred_open(&mut self, ctx: &mut Ctx) {
+        match self.open(ctx, false) {
+            Ok(()) => {
+                self.open_pending = false;
+                if self.open_failures > 0 {
+                    ctx.chatter(&format!("{}: opened after the hot swap", self.decl));
+                }
+                if let Some(t) = self.task {
+                    ctx.schedule_task(t);
+                }
+            }
+            Err(e) => {
+                self.abandon_open();
+                if self.client {
+                    self.open_pending = false;
+                    ctx.chatter(&format!("{}: {e}", self.decl));
+                    return;
+                }
+                if self.open_failures == 0 {
+                    ctx.chatter(&format!(
+                        "{}: {e}; trying again every {REOPEN_SECS} s",
+                        self.decl
+                    ));
+                }
+                self.open_failures = self.open_failures.saturating_add(1);
+                if let Some(t) = self.ltimer {
+                    ctx.schedule_timer_after(t, Timestamp::from_secs_f64(REOPEN_SECS));
+                }
+            }
+        }
+    }
+
+    /// Opens, configures, binds and listens or connects the socket. A
+    /// stream client waits up to CONNECT_WAIT_MS for its connection if
+    /// `wait`, else completes it in the background.
+    fn open(&mut self, ctx: &dyn Host, wait: bool) -> Result<(), String> {
         let (family, ty) = match self.kind {
             Kind::Tcp => (libc::AF_INET, libc::SOCK_STREAM),
             Kind::Udp => (libc::AF_INET, libc::SOCK_DGRAM),
@@ -1011,7 +1313,7 @@ impl Socket {
                     return Err(format!("listen: {}", reason(&last_error())));
                 }
                 if self.verbose {
-                    ctx.chatter(&format!(
+                    ctx.say(&format!(
                         "{}: listening for connections on {} ({raw})",
                         self.decl,
                         local_addr(raw).map(|a| a.describe()).unwrap_or_default()
@@ -1042,14 +1344,14 @@ impl Socket {
                 if e.raw_os_error() != Some(libc::EINPROGRESS) {
                     return Err(format!("connect: {}", reason(&e)));
                 }
-                if wait_writable(raw, CONNECT_WAIT_MS) {
+                if wait && wait_writable(raw, CONNECT_WAIT_MS) {
                     if let Some(e) = socket_error(raw) {
                         return Err(format!("connect: {}", reason(&e)));
                     }
                 } else {
                     self.connecting = true;
                     if self.verbose {
-                        ctx.chatter(&format!(
+                        ctx.say(&format!(
                             "{}: still connecting to {}",
                             self.decl,
                             remote.describe()
@@ -1060,7 +1362,7 @@ impl Socket {
             if !self.connecting {
                 self.connections += 1;
                 if self.verbose {
-                    ctx.chatter(&format!(
+                    ctx.say(&format!(
                         "{}: opened connection {raw} to {}",
                         self.decl,
                         remote.describe()
@@ -1219,21 +1521,86 @@ impl Element for Socket {
         self.decl = format!("{} :: Socket", ctx.element_name());
         self.scratch = vec![0; self.snaplen];
         self.outq = VecDeque::with_capacity(OUTQ_CAP);
-        if let Err(e) = self.open(ctx) {
-            self.conn = None;
-            self.listener = None;
-            self.remove_bound_file();
-            return Err(e.into());
-        }
+        self.acl = AclCache::new([self.allow, self.deny], ctx);
         self.timer = Some(ctx.new_timer());
+        let ltimer = ctx.new_timer();
+        self.ltimer = Some(ltimer);
         if self.has_input && ctx.input_is_pull(0) {
             self.pull_input = true;
             let t = ctx.new_task(true);
             self.signal = ctx.upstream_empty_signal(0, Some(t));
             self.task = Some(t);
         }
+        if ctx.is_hotswap_successor() {
+            // The predecessor's sockets arrive in take_state; if they do
+            // not, open once the swap is done (the predecessor may hold
+            // the address until then).
+            self.open_pending = true;
+            ctx.schedule_timer_at(ltimer, ctx.now());
+            return Ok(());
+        }
+        if let Err(e) = self.open(ctx, true) {
+            self.abandon_open();
+            return Err(e.into());
+        }
         self.sync_selects(ctx);
         Ok(())
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
+        let Some(old) = old.as_any_mut().downcast_mut::<Socket>() else {
+            return false;
+        };
+        if !self.open_pending
+            || (old.listener.is_none() && old.conn.is_none())
+            || !self.can_take_from(old)
+        {
+            return false;
+        }
+        self.open_pending = false;
+        self.listener = old.listener.take();
+        self.conn = old.conn.take();
+        self.bound_file = old.bound_file.take();
+        self.connecting = std::mem::take(&mut old.connecting);
+        self.remote_sa = old.remote_sa;
+        self.peer = old.peer.take();
+        // The new queue has the same capacity.
+        self.outq = std::mem::take(&mut old.outq);
+        self.blocked = old.blocked;
+        self.blocked_timer = old.blocked_timer;
+        self.backoff_ms = old.backoff_ms;
+        self.complaints = old.complaints;
+        self.received = old.received;
+        self.sent = old.sent;
+        self.drops = old.drops;
+        self.connections = old.connections;
+        // Options of the new configuration apply to the sockets taken.
+        for fd in [&self.listener, &self.conn].into_iter().flatten() {
+            let raw = fd.as_raw_fd();
+            if let Some(v) = self.sndbuf {
+                let _ = setsockopt_int(raw, libc::SOL_SOCKET, libc::SO_SNDBUF, v);
+            }
+            if let Some(v) = self.rcvbuf {
+                let _ = setsockopt_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, v);
+            }
+        }
+        if self.kind == Kind::Tcp {
+            if let Some(c) = &self.conn {
+                let on = i32::from(self.nodelay);
+                let _ = setsockopt_int(c.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_NODELAY, on);
+            }
+        }
+        if self.blocked && self.blocked_timer {
+            if let Some(t) = self.timer {
+                let after = Timestamp::from_secs_f64(self.backoff_ms.max(1) as f64 / 1e3);
+                ctx.schedule_timer_at(t, ctx.now() + after);
+            }
+        }
+        if let Some(t) = self.task {
+            ctx.schedule_task(t);
+        }
+        self.sync_selects(ctx);
+        true
     }
 
     fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
@@ -1279,8 +1646,15 @@ impl Element for Socket {
         true
     }
 
-    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
-        if self.blocked && self.blocked_timer {
+    fn run_timer(&mut self, timer: TimerId, ctx: &mut Ctx) {
+        if Some(timer) == self.ltimer {
+            if self.open_pending {
+                self.deferred_open(ctx);
+            } else if self.accept_paused {
+                self.accept_paused = false;
+                self.accept(ctx);
+            }
+        } else if self.blocked && self.blocked_timer {
             self.unblocked(ctx);
         }
         self.sync_selects(ctx);
@@ -1418,6 +1792,74 @@ mod tests {
         assert!(check_path("remote", &long)
             .unwrap_err()
             .contains("too long"));
+    }
+
+    #[test]
+    fn accept_errors_that_would_repeat_pause_the_listener() {
+        for e in [
+            libc::EMFILE,
+            libc::ENFILE,
+            libc::ENOBUFS,
+            libc::ENOMEM,
+            libc::EBADF,
+        ] {
+            assert_eq!(classify_accept_error(e), AcceptError::Pause, "errno {e}");
+        }
+        for e in [
+            libc::EAGAIN,
+            libc::EWOULDBLOCK,
+            libc::EINTR,
+            libc::ECONNABORTED,
+        ] {
+            assert_eq!(classify_accept_error(e), AcceptError::Quiet, "errno {e}");
+        }
+        for e in [
+            libc::EPROTO,
+            libc::ENETDOWN,
+            libc::EHOSTUNREACH,
+            libc::EPERM,
+        ] {
+            assert_eq!(
+                classify_accept_error(e),
+                AcceptError::Connection,
+                "errno {e}"
+            );
+        }
+        let mut b = 0;
+        let waits: Vec<u32> = (0..7)
+            .map(|_| {
+                b = next_accept_backoff(b);
+                b
+            })
+            .collect();
+        assert_eq!(waits, [100, 200, 400, 800, 1600, 1600, 1600]);
+    }
+
+    #[test]
+    fn acl_cache_forgets_when_a_table_changes() {
+        let counter = Arc::new(AtomicU64::new(7));
+        let mut c = AclCache {
+            counters: [Some(counter.clone()), None],
+            seen: [7, 0],
+            cacheable: true,
+            slots: vec![(0, 0); ACL_SLOTS],
+        };
+        let a = u32::from(Ipv4Addr::new(10, 0, 0, 1));
+        let b = u32::from(Ipv4Addr::new(10, 0, 0, 2));
+        assert_eq!(c.get(a), None);
+        c.put(a, true);
+        c.put(b, false);
+        assert_eq!(c.get(a), Some(true));
+        assert_eq!(c.get(b), Some(false));
+        // Address 0 is not mistaken for an empty slot's.
+        assert_eq!(c.get(0), None);
+        counter.fetch_add(1, Ordering::Release);
+        assert_eq!(c.get(a), None);
+        assert_eq!(c.get(b), None);
+        // Uncacheable tables cache nothing.
+        let mut u = AclCache::default();
+        u.put(a, true);
+        assert_eq!(u.get(a), None);
     }
 
     #[test]
