@@ -10,6 +10,8 @@
 //! Needs root, iproute2, coreutils' `timeout` and tcpdump; without them
 //! each test prints why it is skipped and passes.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 mod common;
@@ -17,6 +19,42 @@ mod common;
 use rclick_core::{Router, RouterOptions};
 
 use common::netns::*;
+
+/// Counts heap allocations per thread (the failed-send test).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count_one() {
+    let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
+}
+
+// SAFETY: forwards to the system allocator, only counting calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_one();
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The router thread's allocation count so far.
+fn router_allocations(r: &Running) -> u64 {
+    r.on_router_thread(|| ALLOCATIONS.with(|a| a.get()).to_string())
+        .parse()
+        .expect("a count")
+}
 
 fn skip_reason() -> Option<String> {
     if !have(&["timeout", "--version"]) {
@@ -377,6 +415,53 @@ fn allow_nonexistent_waits_for_the_device() {
             .any(|c| c.contains(&format!("{dev} appeared"))),
         "chatter: {chatter:?}"
     );
+}
+
+/// Frames the device refuses (longer than its MTU) are dropped and the
+/// first five failures reported; after that a failure costs no heap
+/// allocation (the message is only made when it is printed).
+#[test]
+fn refused_frames_allocate_nothing_once_the_reports_stop() {
+    if let Some(why) = namespace_skip_reason() {
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let ns = Netns::new("sf");
+    ns.disable_ipv6();
+    let dev = format!("snr{}", tag());
+    if sink_device(&ns, &dev).is_none() {
+        eprintln!("skipping: the kernel has neither dummy nor ifb devices");
+        return;
+    }
+    ns.exec(&["ip", "link", "set", &dev, "mtu", "1500", "up"]);
+    let r = Running::start(
+        &ns,
+        &format!("RatedSource(LENGTH 2000, RATE 2000) -> ths :: ToHostSniffers({dev});"),
+    );
+    wait_for("the reports to stop", 5, || r.read_u64("ths.drops") >= 100);
+    // Reading the counter allocates its answer (after reading it): one
+    // read's cost is taken off the difference of two reads.
+    let a = router_allocations(&r);
+    let per_read = router_allocations(&r) - a;
+    let d0 = r.read_u64("ths.drops");
+    let a0 = router_allocations(&r);
+    std::thread::sleep(Duration::from_millis(500));
+    let a1 = router_allocations(&r);
+    let dropped = r.read_u64("ths.drops") - d0;
+    let allocs = a1 - a0 - per_read;
+    eprintln!("{allocs} heap allocations for {dropped} refused frames");
+    assert_eq!(r.read_u64("ths.count"), 0);
+    assert!(dropped >= 200, "only {dropped} frames dropped in 500 ms");
+    assert!(
+        allocs < dropped / 20,
+        "{allocs} heap allocations for {dropped} refused frames"
+    );
+    let chatter = r.finish();
+    let reports = chatter
+        .iter()
+        .filter(|l| l.contains(&format!("ths: {dev}: ")))
+        .count();
+    assert_eq!(reports, 5, "chatter: {chatter:?}");
 }
 
 #[test]

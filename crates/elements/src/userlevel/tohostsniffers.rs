@@ -41,7 +41,16 @@
 //! bypass the qdisc layer are not shown to sniffers. Frames that cannot be
 //! sent (the device is down or missing, the frame is too long or shorter
 //! than an Ethernet header, the socket's buffer is full) are dropped and
-//! counted; the first few failures are reported.
+//! counted; the first five send failures are reported, later ones only
+//! counted.
+//!
+//! A device deleted while the router runs is let go of, and every packet
+//! is dropped from then on. With ALLOW_NONEXISTENT the element looks for
+//! the device again at most once a second and sends to it once it is back
+//! (recreated under the same name). Without ALLOW_NONEXISTENT it never
+//! looks again, even if the device comes back: as in Click, where a
+//! missing device is an initialization error, only a new router (a
+//! restart or a hot swap) opens the device again.
 //!
 //! Click's DEVNAME is optional; here it is required. DEVNAME may not be an
 //! Ethernet address.
@@ -52,7 +61,9 @@
 //!   addresses and type 0x0800.
 //! - **ALLOW_NONEXISTENT** (boolean): if DEVNAME does not exist at
 //!   initialization, start anyway, drop packets, and try the device again
-//!   at most once a second. Default false (an error).
+//!   at most once a second; likewise after the device is deleted. Default
+//!   false: a missing device is an initialization error, and a device
+//!   deleted later is not looked for again.
 //! - **SNIFFERS** (boolean): accepted for Click compatibility; must be
 //!   true (the default). For the host stack use ToHost.
 //!
@@ -119,10 +130,12 @@ impl ToHostSniffers {
         }
     }
 
-    fn complain(&mut self, msg: &str, ctx: &Ctx) {
+    /// Reports a failed send, the first COMPLAINTS times; the message is
+    /// only made then, so later failures cost no allocation.
+    fn complain(&mut self, e: &std::io::Error, ctx: &Ctx) {
         if self.complaints < COMPLAINTS {
             self.complaints += 1;
-            ctx.chatter(&format!("{}: {msg}", ctx.element_name()));
+            ctx.chatter(&format!("{}: {}: {e}", ctx.element_name(), self.ifname));
         }
     }
 }
@@ -225,8 +238,7 @@ impl Element for ToHostSniffers {
             // The frame at `start` failed; drop it and go on with the rest.
             self.drops += 1;
             start += 1;
-            let msg = format!("{}: {e}", self.ifname);
-            self.complain(&msg, ctx);
+            self.complain(&e, ctx);
             if matches!(e.raw_os_error(), Some(libc::ENXIO | libc::ENODEV)) {
                 // The device is gone: drop the rest, look for it again later.
                 self.drops += (frames.len() - start) as u64;
