@@ -362,7 +362,8 @@ fn frame_bytes(area: &Area, addr: u64, len: u32) -> Option<&[u8]> {
 /// Kernel statistics of an AF_XDP socket.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct XskStats {
-    /// Frames the kernel dropped for other reasons (too long for a frame).
+    /// Frames the kernel could not deliver: no free frame (the fill ring
+    /// was empty), or too long for a frame.
     pub rx_dropped: u64,
     /// Frames dropped because the RX ring was full.
     pub rx_ring_full: u64,
@@ -406,27 +407,52 @@ impl XskRx {
     /// Takes up to `max` frames, hands each to `f` as bytes, and returns the
     /// frames to the fill ring. Returns how many were taken.
     pub fn receive(&mut self, max: u32, mut f: impl FnMut(&[u8])) -> u32 {
-        self.refill.clear();
         let mask = !(u64::from(FRAME_SIZE) - 1);
+        let mut n = 0;
         let mut rd = self.rx.receive(max);
         while let Some(XdpDesc { addr, len, .. }) = rd.read() {
             if let Some(bytes) = frame_bytes(&self.core.area, addr, len) {
                 f(bytes);
             }
             self.refill.push(addr & mask);
+            n += 1;
         }
         rd.release();
         drop(rd);
-        let n = self.refill.len() as u32;
-        if n > 0 {
-            let mut wf = self.fill.fill(n);
-            wf.insert(self.refill.iter().copied());
-            wf.commit();
-        }
+        self.refill_frames();
         if self.fill.needs_wakeup() {
             self.fill.wake();
         }
         n
+    }
+
+    /// Returns used frames to the fill ring. A reservation can come back
+    /// short (xdpilone serves it from a cached view of the kernel's
+    /// consumer, refreshed only when that view shows no room at all), so
+    /// this reserves again until every frame is back; the ring has a slot
+    /// for every receive frame, so only a frame the kernel has not yet
+    /// released could wait, and it stays in `refill` for the next call.
+    /// Dropping the short remainder instead leaked a frame per short
+    /// reservation until the socket starved under overload.
+    fn refill_frames(&mut self) {
+        let mut placed = 0;
+        while placed < self.refill.len() {
+            let mut wf = self.fill.fill((self.refill.len() - placed) as u32);
+            let k = wf.insert(self.refill[placed..].iter().copied()) as usize;
+            wf.commit();
+            if k == 0 {
+                break;
+            }
+            placed += k;
+        }
+        self.refill.drain(..placed);
+    }
+
+    /// Receive frames accounted for: in the fill ring, in the RX ring, or
+    /// waiting to go back. With no traffic in flight this is every receive
+    /// frame (2048); fewer means frames were lost.
+    pub fn frames_accounted(&self) -> usize {
+        self.fill.pending() as usize + self.rx.available() as usize + self.refill.len()
     }
 
     pub fn stats(&self) -> XskStats {
@@ -467,9 +493,15 @@ impl XskTx {
         let room = pkts.len().min(self.free.len());
         let area = &self.core.area;
         let mut taken = 0;
-        if room > 0 {
-            let mut w = self.tx.transmit(room as u32);
-            for p in &pkts[..room] {
+        // As on the fill ring, a reservation can come back short; the
+        // second round sees the kernel's current consumer.
+        for _ in 0..2 {
+            if taken >= room {
+                break;
+            }
+            let mut w = self.tx.transmit((room - taken) as u32);
+            let mut inserted = 0;
+            for p in &pkts[taken..room] {
                 let data = p.data();
                 let Some(&addr) = self.free.last() else {
                     break;
@@ -495,9 +527,14 @@ impl XskTx {
                     break;
                 }
                 self.free.pop();
-                taken += 1;
+                inserted += 1;
             }
             w.commit();
+            drop(w);
+            if inserted == 0 {
+                break;
+            }
+            taken += inserted;
         }
         self.kick(taken);
         taken

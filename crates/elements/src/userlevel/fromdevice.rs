@@ -112,6 +112,11 @@
 //! - `encap` (read): `ETHER`.
 //! - `method` (read): the I/O in use: `LINUX`, or `XDP native copy`
 //!   (mode and zero-copy as attached).
+//! - `xdp_stats` (read): with AF_XDP, the socket's kernel counters
+//!   (`rx_dropped`: no free frame to copy into, or too long;
+//!   `rx_ring_full`: the RX ring was full; `rx_fill_empty`: times the
+//!   kernel found the fill ring empty) and `frames`, the receive frames
+//!   accounted for in the rings (2048 when idle).
 //! - `reset_counts` (write): zeroes `count` and the drop counters.
 //!
 //! ## Example
@@ -550,6 +555,7 @@ impl Element for FromDevice {
             HandlerSpec::read("drops"),
             HandlerSpec::read("kernel_drops"),
             HandlerSpec::read("method"),
+            HandlerSpec::read("xdp_stats"),
             HandlerSpec::read("encap"),
             HandlerSpec::button("reset_counts"),
         ]
@@ -559,6 +565,19 @@ impl Element for FromDevice {
         match name {
             "count" => Ok(self.count.to_string()),
             "method" => Ok(self.method()),
+            "xdp_stats" => Ok(match self.xsk.as_ref() {
+                Some(p) => {
+                    let st = p.stats();
+                    format!(
+                        "rx_dropped {}\nrx_ring_full {}\nrx_fill_empty {}\nframes {}\n",
+                        st.rx_dropped,
+                        st.rx_ring_full,
+                        st.rx_fill_empty,
+                        p.frames_accounted()
+                    )
+                }
+                None => String::new(),
+            }),
             "kernel_drops" if self.sock.is_some() || self.xsk.is_some() => {
                 Ok(self.kernel_drops().to_string())
             }
