@@ -325,17 +325,40 @@ impl ARPQuerier {
 
     /// Handles an IP packet (`held`: it was held and already has its
     /// Ethernet header).
-    fn handle_ip(&mut self, mut p: Packet, held: bool, ctx: &mut Ctx) {
+    fn handle_ip(&mut self, p: Packet, held: bool, ctx: &mut Ctx) {
+        let now = ctx.now();
+        self.handle_ip_at(p, held, now, ctx);
+    }
+
+    /// Sends `p` to `dst_eth`, from this interface's address.
+    fn emit_to(&self, mut p: Packet, dst_eth: EtherAddr, ctx: &mut Ctx) {
+        if let Ok(mut e) = EtherFrame::new_checked(p.writable()) {
+            e.set_dst(dst_eth);
+            e.set_src(self.my_eth);
+        }
+        ctx.emit(0, p);
+    }
+
+    /// `handle_ip` at time `now`. Returns the destination Ethernet address
+    /// if the packet went out on it at once (a known entry, broadcast or
+    /// multicast), so that the batch loop can send further packets for the
+    /// same next hop without another lookup.
+    fn handle_ip_at(
+        &mut self,
+        mut p: Packet,
+        held: bool,
+        now: Timestamp,
+        ctx: &mut Ctx,
+    ) -> Option<EtherAddr> {
         if self.my_ip.is_unspecified() {
             self.drops += 1;
-            return;
+            return None;
         }
         if !held {
             let h = p.push(HEADER_LEN);
             h[12..14].copy_from_slice(&ETHERTYPE_IP.to_be_bytes());
         }
         let dst_ip = p.dst_ip_anno();
-        let now = ctx.now();
         let timeout = self.table.timeout;
         let mut dst_eth = None;
         let mut poll = None;
@@ -375,16 +398,13 @@ impl ARPQuerier {
                 self.zero_warned = true;
             }
             self.drops += 1;
-            return;
+            return None;
         } else {
             self.append_query(dst_ip, p, now, ctx);
-            return;
+            return None;
         };
-        if let Ok(mut e) = EtherFrame::new_checked(p.writable()) {
-            e.set_dst(dst_eth);
-            e.set_src(self.my_eth);
-        }
-        ctx.emit(0, p);
+        self.emit_to(p, dst_eth, ctx);
+        Some(dst_eth)
     }
 
     fn append_query(&mut self, ip: Ipv4Addr, p: Packet, now: Timestamp, ctx: &mut Ctx) {
@@ -557,12 +577,30 @@ impl Element for ARPQuerier {
     }
 
     fn push(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
-        for p in batch {
-            if port == 0 {
-                self.handle_ip(p, false, ctx);
-            } else {
+        if port != 0 {
+            for p in batch {
                 self.handle_response(&p, ctx);
             }
+            return;
+        }
+        // One clock read per batch, and one table lookup per run of
+        // packets for the same next hop: within a batch the time does not
+        // move, so an entry that was known and did not need a poll for the
+        // first packet is known and needs none for the next ones (a poll,
+        // once sent, is not due again at the same time).
+        let now = ctx.now();
+        let mut last: Option<(Ipv4Addr, EtherAddr)> = None;
+        for mut p in batch {
+            let dst_ip = p.dst_ip_anno();
+            if let Some((_, eth)) = last.filter(|(ip, _)| *ip == dst_ip) {
+                let h = p.push(HEADER_LEN);
+                h[12..14].copy_from_slice(&ETHERTYPE_IP.to_be_bytes());
+                self.emit_to(p, eth, ctx);
+                continue;
+            }
+            last = self
+                .handle_ip_at(p, false, now, ctx)
+                .map(|eth| (dst_ip, eth));
         }
     }
 
