@@ -39,6 +39,8 @@ macro_rules! require_root {
 /// Two hosts, h1 (10.77.0.1) and h2 (10.77.0.2), each linked by a veth
 /// pair to the router namespace, whose ends are `r1` and `r2`.
 struct Topology {
+    /// h1's end of its link to the router.
+    h1_dev: String,
     h1: Netns,
     h2: Netns,
     rt: Netns,
@@ -54,7 +56,14 @@ impl Topology {
         let (a2, r2) = (format!("a2{t}"), format!("r2{t}"));
         veth(&h1, &a1, Some("10.77.0.1/24"), &rt, &r1);
         veth(&h2, &a2, Some("10.77.0.2/24"), &rt, &r2);
-        Topology { h1, h2, rt, r1, r2 }
+        Topology {
+            h1_dev: a1,
+            h1,
+            h2,
+            rt,
+            r1,
+            r2,
+        }
     }
 
     /// A two-way forwarder between r1 and r2.
@@ -522,14 +531,7 @@ fn xdp_sockets_survive_hot_swap() {
 fn xdp_todevice_bursts_and_misfits() {
     require_root!(false);
     let topo = Topology::new();
-    let h1_dev = topo
-        .h1
-        .try_exec(&["ls", "/sys/class/net"])
-        .expect("devices")
-        .split_whitespace()
-        .find(|d| d.starts_with("a1"))
-        .expect("h1's device")
-        .to_string();
+    let h1_dev = topo.h1_dev.clone();
     let rx = |ns: &Netns| -> u64 {
         ns.try_exec(&[
             "cat",
@@ -582,14 +584,7 @@ fn xdp_receive_survives_overload_without_losing_frames() {
             .unwrap_or_else(|| panic!("no frames in {stats:?}"))
     };
     assert_eq!(frames(&r), 2048, "idle before");
-    let h1_dev = topo
-        .h1
-        .try_exec(&["ls", "/sys/class/net"])
-        .expect("devices")
-        .split_whitespace()
-        .find(|d| d.starts_with("a1"))
-        .expect("h1's device")
-        .to_string();
+    let h1_dev = topo.h1_dev.clone();
     let gen = Running::start(
         &topo.h1,
         &format!(

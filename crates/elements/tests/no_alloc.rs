@@ -4,45 +4,12 @@
 //! CheckIPHeader, route lookup, DecIPTTL, EtherEncap), performs zero heap
 //! allocations.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use rclick_core::StopReason;
 use rclick_elements::testing::{build, spec};
 
-struct Counting;
-
-thread_local! {
-    // Per thread, so tests running in parallel don't count each other's
-    // allocations. Const-initialized with no destructor, so the allocator
-    // may touch it at any time.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(|a| a.get())
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 fn steady_state_allocations(burst: usize) -> (u64, u64) {
     let src_cfg = format!("BURST {burst}");

@@ -5,43 +5,17 @@
 //! packets in flight (a burst deeper than any in the warm-up; seen: 0-3
 //! buffers); a per-packet allocation would show up thousands of times.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 mod common;
 
 use common::netns::*;
 
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 /// The router thread's allocation count so far.
 fn router_allocations(r: &Running) -> u64 {
-    r.on_router_thread(|| ALLOCATIONS.with(|a| a.get()).to_string())
+    r.on_router_thread(|| allocations().to_string())
         .parse()
         .expect("a count")
 }

@@ -10,8 +10,6 @@
 //! Needs root, iproute2, coreutils' `timeout` and tcpdump; without them
 //! each test prints why it is skipped and passes.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 mod common;
@@ -20,38 +18,13 @@ use rclick_core::{Router, RouterOptions};
 
 use common::netns::*;
 
-/// Counts heap allocations per thread (the failed-send test).
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
-}
-
-// SAFETY: forwards to the system allocator, only counting calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 /// The router thread's allocation count so far.
 fn router_allocations(r: &Running) -> u64 {
-    r.on_router_thread(|| ALLOCATIONS.with(|a| a.get()).to_string())
+    r.on_router_thread(|| allocations().to_string())
         .parse()
         .expect("a count")
 }

@@ -14,38 +14,9 @@ use std::time::{Duration, Instant};
 
 use rclick_core::{Router, RouterOptions};
 
-/// Counts heap allocations per thread, for the steady-state test.
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(|a| a.get())
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
-}
-
-// SAFETY: forwards to the system allocator, only counting calls.
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        count_one();
-        std::alloc::System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        std::alloc::System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
-        count_one();
-        std::alloc::System.realloc(ptr, layout, size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
