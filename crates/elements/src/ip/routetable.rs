@@ -959,9 +959,20 @@ impl<L: Lpm> TableElement<L> {
     /// Routes each packet of `batch` by its destination annotation.
     #[inline]
     pub fn push(&mut self, mut batch: Batch, ctx: &mut Ctx) {
+        // Runs of packets for one destination (a flow, or traffic through
+        // one gateway) cost one lookup: the table cannot change while a
+        // batch is routed (Click's LinearIPLookup keeps a similar cache).
+        let mut last: Option<(Ipv4Addr, Hop)> = None;
         for mut p in batch.drain() {
             let dst = p.dst_ip_anno();
-            let hop = self.table.lookup(u32::from(dst));
+            let hop = match last {
+                Some((a, h)) if a == dst => h,
+                _ => {
+                    let h = self.table.lookup(u32::from(dst));
+                    last = Some((dst, h));
+                    h
+                }
+            };
             if hop.port >= 0 {
                 if hop.gw != 0 {
                     p.set_dst_ip_anno(Ipv4Addr::from(hop.gw));
