@@ -364,6 +364,19 @@ pub fn observe_pull<E: Observe + ?Sized>(e: &mut E, max: usize, ctx: &mut Ctx) -
     Some(batch)
 }
 
+/// For an [`Observe`] sink's pull task: observe what the task pulled (the
+/// packets are then freed). Returns whether anything came.
+#[inline]
+pub fn observe_pulled<E: Observe + ?Sized>(e: &mut E, got: Option<Batch>, ctx: &mut Ctx) -> bool {
+    let Some(batch) = got else {
+        return false;
+    };
+    for p in batch.packets() {
+        e.observe(p, ctx);
+    }
+    true
+}
+
 /// Push for classifying elements (Click's `classify(p) -> port`): `classify`
 /// picks each packet's output, `None` drops it. A batch whose packets all
 /// go to one output is forwarded whole (one handoff); otherwise packets are

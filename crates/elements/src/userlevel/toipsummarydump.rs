@@ -70,7 +70,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use rclick_core::conf::{parse_any, Args};
-use rclick_core::element::{observe_pull, observe_push, HandlerSpec, Observe};
+use rclick_core::element::{observe_pull, observe_pulled, observe_push, HandlerSpec, Observe};
 use rclick_core::packet::anno;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, PullTask, TaskId};
 
@@ -258,11 +258,7 @@ impl Element for ToIPSummaryDump {
             return false;
         }
         let got = self.puller.pull(ctx, 0, rclick_core::batch::BATCH_CAPACITY);
-        let worked = got.is_some();
-        for p in got.iter().flat_map(|b| b.packets()) {
-            self.observe(p, ctx);
-        }
-        worked
+        observe_pulled(self, got, ctx)
     }
 
     fn handlers(&self) -> Vec<HandlerSpec> {
