@@ -408,6 +408,37 @@ pub fn classify_push(
     }
 }
 
+/// Push for elements that process each packet and then pick its output
+/// (route tables, ARPQuerier): `route` returns the output and the packet,
+/// or `None` when it kept or dropped the packet itself. As with
+/// [`classify_push`], a batch whose survivors all leave by one output moves
+/// on whole; otherwise they go out one by one, in order.
+#[inline]
+pub fn dispatch_push(
+    mut batch: Batch,
+    ctx: &mut Ctx,
+    mut route: impl FnMut(Packet, &mut Ctx) -> Option<(usize, Packet)>,
+) {
+    let mut outs = [0usize; crate::batch::BATCH_CAPACITY];
+    let mut kept = 0;
+    batch.retain_map(|p| {
+        let (port, p) = route(p, ctx)?;
+        outs[kept] = port;
+        kept += 1;
+        Some(p)
+    });
+    if kept == 0 {
+        return;
+    }
+    if outs[1..kept].iter().all(|&o| o == outs[0]) {
+        ctx.emit_batch(outs[0], batch);
+        return;
+    }
+    for (p, port) in batch.into_iter().zip(outs) {
+        ctx.emit(port, p);
+    }
+}
+
 /// Implements `push` and `pull` of an [`Element`] through its
 /// [`SimpleAction`]. Use inside `impl Element for X { ... }`.
 #[macro_export]

@@ -324,44 +324,52 @@ impl Packet {
     /// Makes the buffer exclusive (copying the live bytes, with the same
     /// headroom and at least `extra_tail` of tailroom, if it is shared or
     /// too small), then returns the whole buffer mutably.
+    #[inline]
     fn unique_buffer(&mut self, extra_head: usize, extra_tail: usize) -> &mut [u8] {
-        let need_head = self.headroom() < extra_head;
-        let need_tail = self.tailroom() < extra_tail;
-        if self.is_shared() || need_head || need_tail {
-            let old_head = self.headroom();
-            let head = if need_head {
-                extra_head + DEFAULT_HEADROOM
-            } else {
-                old_head
-            };
-            let len = self.len();
-            let tail = self.tailroom().max(extra_tail);
-            let newbuf = alloc_buffer(head + len + tail);
-            // The stripped headers still in the headroom (as far as they
-            // fit) move along with the live bytes.
-            let keep = (old_head - (self.h().frame_start as usize).min(old_head)).min(head);
-            // SAFETY: newbuf is fresh and large enough; the old buffer is live.
-            unsafe {
-                let dst = &mut (*newbuf.as_ptr()).bytes;
-                dst[head - keep..head + len]
-                    .copy_from_slice(&self.buffer()[old_head - keep..old_head + len]);
-            }
-            let shift = head as i64 - old_head as i64;
-            let h = self.h_mut();
-            let old = std::mem::replace(&mut h.buf, newbuf);
-            h.start = head as u32;
-            h.frame_start = (head - keep) as u32;
-            if h.network != NO_OFFSET {
-                h.network = (h.network as i64 + shift) as u32;
-            }
-            if h.transport != NO_OFFSET {
-                h.transport = (h.transport as i64 + shift) as u32;
-            }
-            // SAFETY: we held one reference to the old buffer.
-            unsafe { release_buffer(old) };
+        if self.is_shared() || self.headroom() < extra_head || self.tailroom() < extra_tail {
+            self.copy_to_unique_buffer(extra_head, extra_tail);
         }
         // SAFETY: the buffer is now exclusively ours.
         unsafe { &mut (*self.h().buf.as_ptr()).bytes }
+    }
+
+    /// The slow path of [`Packet::unique_buffer`], kept out of line so the
+    /// check every writer makes stays a few instructions.
+    #[cold]
+    #[inline(never)]
+    fn copy_to_unique_buffer(&mut self, extra_head: usize, extra_tail: usize) {
+        let need_head = self.headroom() < extra_head;
+        let old_head = self.headroom();
+        let head = if need_head {
+            extra_head + DEFAULT_HEADROOM
+        } else {
+            old_head
+        };
+        let len = self.len();
+        let tail = self.tailroom().max(extra_tail);
+        let newbuf = alloc_buffer(head + len + tail);
+        // The stripped headers still in the headroom (as far as they
+        // fit) move along with the live bytes.
+        let keep = (old_head - (self.h().frame_start as usize).min(old_head)).min(head);
+        // SAFETY: newbuf is fresh and large enough; the old buffer is live.
+        unsafe {
+            let dst = &mut (*newbuf.as_ptr()).bytes;
+            dst[head - keep..head + len]
+                .copy_from_slice(&self.buffer()[old_head - keep..old_head + len]);
+        }
+        let shift = head as i64 - old_head as i64;
+        let h = self.h_mut();
+        let old = std::mem::replace(&mut h.buf, newbuf);
+        h.start = head as u32;
+        h.frame_start = (head - keep) as u32;
+        if h.network != NO_OFFSET {
+            h.network = (h.network as i64 + shift) as u32;
+        }
+        if h.transport != NO_OFFSET {
+            h.transport = (h.transport as i64 + shift) as u32;
+        }
+        // SAFETY: we held one reference to the old buffer.
+        unsafe { release_buffer(old) };
     }
 
     /// The live bytes, writable. Copies them first if the buffer is shared
@@ -375,6 +383,7 @@ impl Packet {
 
     /// Prepends `n` bytes (uninitialised contents are whatever the buffer
     /// held; callers overwrite them) and returns the new front.
+    #[inline]
     pub fn push(&mut self, n: usize) -> &mut [u8] {
         self.unique_buffer(n, 0);
         let h = self.h_mut();

@@ -82,7 +82,7 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use rclick_core::conf::{parse_bool, parse_ipv4, parse_seconds, parse_u32, split_words, Args};
-use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::element::{dispatch_push, processing, HandlerSpec};
 use rclick_core::packet::DEFAULT_HEADROOM;
 use rclick_core::wire::arp::{ArpPacket, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
 use rclick_core::wire::ether::{EtherAddr, EtherFrame, ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
@@ -330,26 +330,33 @@ impl ARPQuerier {
         self.handle_ip_at(p, held, now, ctx);
     }
 
-    /// Sends `p` to `dst_eth`, from this interface's address.
-    fn emit_to(&self, mut p: Packet, dst_eth: EtherAddr, ctx: &mut Ctx) {
+    /// Addresses `p` to `dst_eth`, from this interface's address.
+    fn address(&self, p: &mut Packet, dst_eth: EtherAddr) {
         if let Ok(mut e) = EtherFrame::new_checked(p.writable()) {
             e.set_dst(dst_eth);
             e.set_src(self.my_eth);
         }
-        ctx.emit(0, p);
     }
 
-    /// `handle_ip` at time `now`. Returns the destination Ethernet address
-    /// if the packet went out on it at once (a known entry, broadcast or
-    /// multicast), so that the batch loop can send further packets for the
-    /// same next hop without another lookup.
-    fn handle_ip_at(
+    /// `resolve_ip_at`, then sends a resolved packet on output 0.
+    fn handle_ip_at(&mut self, p: Packet, held: bool, now: Timestamp, ctx: &mut Ctx) {
+        if let Some((p, _)) = self.resolve_ip_at(p, held, now, ctx) {
+            ctx.emit(0, p);
+        }
+    }
+
+    /// Gives `p` its Ethernet header at time `now`. Returns the packet and
+    /// its destination Ethernet address if it can go out at once (a known
+    /// entry, broadcast or multicast), so that the batch loop can address
+    /// further packets for the same next hop without another lookup;
+    /// otherwise the packet is held for an ARP reply, or dropped.
+    fn resolve_ip_at(
         &mut self,
         mut p: Packet,
         held: bool,
         now: Timestamp,
         ctx: &mut Ctx,
-    ) -> Option<EtherAddr> {
+    ) -> Option<(Packet, EtherAddr)> {
         if self.my_ip.is_unspecified() {
             self.drops += 1;
             return None;
@@ -403,8 +410,8 @@ impl ARPQuerier {
             self.append_query(dst_ip, p, now, ctx);
             return None;
         };
-        self.emit_to(p, dst_eth, ctx);
-        Some(dst_eth)
+        self.address(&mut p, dst_eth);
+        Some((p, dst_eth))
     }
 
     fn append_query(&mut self, ip: Ipv4Addr, p: Packet, now: Timestamp, ctx: &mut Ctx) {
@@ -590,18 +597,18 @@ impl Element for ARPQuerier {
         // once sent, is not due again at the same time).
         let now = ctx.now();
         let mut last: Option<(Ipv4Addr, EtherAddr)> = None;
-        for mut p in batch {
+        dispatch_push(batch, ctx, |mut p, ctx| {
             let dst_ip = p.dst_ip_anno();
             if let Some((_, eth)) = last.filter(|(ip, _)| *ip == dst_ip) {
                 let h = p.push(HEADER_LEN);
                 h[12..14].copy_from_slice(&ETHERTYPE_IP.to_be_bytes());
-                self.emit_to(p, eth, ctx);
-                continue;
+                self.address(&mut p, eth);
+                return Some((0, p));
             }
-            last = self
-                .handle_ip_at(p, false, now, ctx)
-                .map(|eth| (dst_ip, eth));
-        }
+            let (p, eth) = self.resolve_ip_at(p, false, now, ctx)?;
+            last = Some((dst_ip, eth));
+            Some((0, p))
+        });
     }
 
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {

@@ -91,6 +91,9 @@ pub struct CheckIPHeader {
     offset: usize,
     bad_src: Vec<u32>,
     good_dst: Vec<u32>,
+    /// The last source address found not to be in `bad_src`: a run of
+    /// packets from one source is checked against the list once.
+    last_good_src: Option<u32>,
     checksum: bool,
     /// Whether the class checks checksums at all (false for CheckIPHeader2).
     class_checksum: bool,
@@ -103,6 +106,7 @@ impl Default for CheckIPHeader {
             offset: 0,
             bad_src: Vec::new(),
             good_dst: Vec::new(),
+            last_good_src: None,
             checksum: true,
             class_checksum: true,
             stats: DropStats::default(),
@@ -142,7 +146,7 @@ impl CheckIPHeader {
     /// Validates the header; returns the failure reason or the header and
     /// total lengths.
     #[inline]
-    fn check(&self, data: &[u8]) -> Result<(usize, usize), usize> {
+    fn check(&mut self, data: &[u8]) -> Result<(usize, usize), usize> {
         let Some(ip) = data.get(self.offset..) else {
             return Err(TINY);
         };
@@ -163,11 +167,15 @@ impl CheckIPHeader {
         if self.checksum && !checksum::verify(&ip[..hlen]) {
             return Err(BAD_CHECKSUM);
         }
-        if !self.bad_src.is_empty() {
-            let src = u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]]);
-            let dst = u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]);
-            if self.bad_src.contains(&src) && !self.good_dst.contains(&dst) {
-                return Err(BAD_SADDR);
+        let src = u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]]);
+        if !self.bad_src.is_empty() && self.last_good_src != Some(src) {
+            if !self.bad_src.contains(&src) {
+                self.last_good_src = Some(src);
+            } else {
+                let dst = u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]);
+                if !self.good_dst.contains(&dst) {
+                    return Err(BAD_SADDR);
+                }
             }
         }
         Ok((hlen, len))
@@ -248,6 +256,7 @@ impl Element for CheckIPHeader {
         }
         self.offset = offset;
         self.bad_src = bad_src;
+        self.last_good_src = None;
         self.good_dst = good_dst;
         self.checksum = checksum;
         self.stats = DropStats::new(verbose, details, REASONS.len());

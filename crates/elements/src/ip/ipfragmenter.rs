@@ -255,12 +255,18 @@ impl Element for IPFragmenter {
     }
 
     fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        let mtu = self.mtu;
+        let fits = |p: &Packet| match net_off(p) {
+            Some(off) => p.len() - off <= mtu,
+            None => false,
+        };
+        // The usual batch needs no fragmenting and moves on whole.
+        if batch.packets().iter().all(fits) {
+            ctx.emit_batch(0, batch);
+            return;
+        }
         for p in batch {
-            let fits = match net_off(&p) {
-                Some(off) => p.len() - off <= self.mtu,
-                None => false,
-            };
-            if fits {
+            if fits(&p) {
                 ctx.emit(0, p);
             } else {
                 self.fragment(p, ctx);

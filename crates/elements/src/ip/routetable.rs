@@ -958,12 +958,12 @@ impl<L: Lpm> TableElement<L> {
 
     /// Routes each packet of `batch` by its destination annotation.
     #[inline]
-    pub fn push(&mut self, mut batch: Batch, ctx: &mut Ctx) {
+    pub fn push(&mut self, batch: Batch, ctx: &mut Ctx) {
         // Runs of packets for one destination (a flow, or traffic through
         // one gateway) cost one lookup: the table cannot change while a
         // batch is routed (Click's LinearIPLookup keeps a similar cache).
         let mut last: Option<(Ipv4Addr, Hop)> = None;
-        for mut p in batch.drain() {
+        rclick_core::element::dispatch_push(batch, ctx, |mut p, ctx| {
             let dst = p.dst_ip_anno();
             let hop = match last {
                 Some((a, h)) if a == dst => h,
@@ -977,26 +977,25 @@ impl<L: Lpm> TableElement<L> {
                 if hop.gw != 0 {
                     p.set_dst_ip_anno(Ipv4Addr::from(hop.gw));
                 }
-                ctx.emit(hop.port as usize, p);
-            } else {
-                self.drops += 1;
-                if self.complaints < MAX_COMPLAINTS && self.style.no_route != NoRouteMessage::Silent
-                {
-                    self.complaints += 1;
-                    let msg = match self.style.no_route {
-                        // Click prints the address word as stored on a
-                        // little-endian host.
-                        NoRouteMessage::Linear => format!(
-                            "{}: no gw for {:x}",
-                            self.class,
-                            u32::from_le_bytes(dst.octets())
-                        ),
-                        _ => format!("IPRouteTable: no route for {dst}"),
-                    };
-                    ctx.chatter(&msg);
-                }
+                return Some((hop.port as usize, p));
             }
-        }
+            self.drops += 1;
+            if self.complaints < MAX_COMPLAINTS && self.style.no_route != NoRouteMessage::Silent {
+                self.complaints += 1;
+                let msg = match self.style.no_route {
+                    // Click prints the address word as stored on a
+                    // little-endian host.
+                    NoRouteMessage::Linear => format!(
+                        "{}: no gw for {:x}",
+                        self.class,
+                        u32::from_le_bytes(dst.octets())
+                    ),
+                    _ => format!("IPRouteTable: no route for {dst}"),
+                };
+                ctx.chatter(&msg);
+            }
+            None
+        });
     }
 
     pub fn handlers(&self) -> Vec<HandlerSpec> {
