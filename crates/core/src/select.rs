@@ -140,6 +140,7 @@ impl Selects {
     }
 
     /// Whether the set waits with epoll (it has outgrown `poll`).
+    #[cfg(test)]
     pub fn uses_epoll(&self) -> bool {
         self.epoll.is_some()
     }
