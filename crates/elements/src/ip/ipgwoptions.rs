@@ -197,10 +197,6 @@ impl IPGWOptions {
         let Some(off) = net_off(&p) else {
             return Ok(p);
         };
-        let mut s = Scratch {
-            buf: [0; 64],
-            avail: 0,
-        };
         let hlen = {
             let Ok(ip) = Ipv4Header::new_checked(&p.data()[off..]) else {
                 return Ok(p);
@@ -209,12 +205,19 @@ impl IPGWOptions {
             if hlen <= 20 {
                 return Ok(p);
             }
+            hlen
+        };
+        // Only packets with options pay for the scratch copy.
+        let mut s = Scratch {
+            buf: [0; 64],
+            avail: 0,
+        };
+        {
             let d = &p.data()[off..];
             let n = d.len().min(64);
             s.buf[..n].copy_from_slice(&d[..n]);
             s.avail = n;
-            hlen
-        };
+        }
         let now = ctx.now();
         let ms = ((now.sec().rem_euclid(86400) as u64) * 1000
             + (now.subsec_nanos() / 1_000_000) as u64) as u32;

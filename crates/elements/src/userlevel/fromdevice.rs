@@ -15,7 +15,8 @@
 //! Opens an AF_PACKET socket bound to DEVNAME with a TPACKET_V3 receive
 //! ring (16 blocks of 256 KiB) and emits every frame the device receives.
 //! The socket is registered with the driver: while the device is idle the
-//! router sleeps in `epoll_wait(2)`; when the ring has frames, a task drains it in
+//! router sleeps in the driver's wait (`poll(2)`, or epoll for large sets);
+//! when the ring has frames, a task drains it in
 //! bursts of BURST frames and reschedules itself until the ring is empty.
 //! The kernel hands a partly filled ring block to user space after at most
 //! 1 ms, which bounds the added latency under light traffic.
@@ -62,6 +63,17 @@
 //! annotation is derived from the destination address.
 //! On hot swap, a same-named FromDevice (or ToDevice) on the same device
 //! and queue takes the socket over from its predecessor.
+//!
+//! **Overload.** Where the kernel's receive work (the copy into the ring)
+//! runs in the NET_RX softirq on the router's CPU, it preempts the router
+//! whenever frames arrive: past its peak an AF_PACKET router forwards less
+//! the more it is offered (receive livelock; on this project's veth
+//! benchmark, 0.55-0.6 of its peak). Threaded NAPI makes that work a thread
+//! the scheduler shares fairly with the router, and the rate then holds at
+//! about 0.9 of the peak: `echo 1 > /sys/class/net/DEV/threaded` (veth
+//! needs `ethtool -K DEV gro on` for a NAPI instance of its own). AF_XDP
+//! with native XDP on veth already runs in that thread. See
+//! docs/benchmarks.md, "Forwarding rate vs input rate".
 //! An AF_XDP frame holds at most 3840 bytes (4096-byte UMEM frames less
 //! the kernel's 256-byte headroom); the kernel drops longer frames, counted
 //! in `kernel_drops`, and FromDevice warns at start when the device's MTU

@@ -24,7 +24,7 @@
 //! stack as if received on this device (the paper's ToLinux).
 //!
 //! The device is not persistent: it disappears when the router exits.
-//! FromHost sleeps in the driver's `epoll_wait(2)` while the host sends nothing;
+//! FromHost sleeps in the driver's wait while the host sends nothing;
 //! when frames arrive, a task reads them in bursts of BURST. The host's
 //! checksum and segmentation offloads stay off on the device (no
 //! `IFF_VNET_HDR`), so every frame is complete and at most MTU long.

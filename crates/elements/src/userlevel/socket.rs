@@ -66,7 +66,7 @@
 //! drop that one packet; the socket stays open.
 //!
 //! Sockets are non-blocking; the driver waits for them with the other
-//! descriptors (`epoll_wait(2)`), so an idle router sleeps. A stream
+//! descriptors (`poll(2)`, or epoll for large sets), so an idle router sleeps. A stream
 //! client whose connection is still in progress after one second of
 //! initialization completes it in the background (input waits meanwhile);
 //! if it then fails, the error is printed. At most 32 reads are done per

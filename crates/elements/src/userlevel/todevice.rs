@@ -19,7 +19,7 @@
 //! call, straight to the driver (`PACKET_QDISC_BYPASS`: no qdisc, so a
 //! ToDevice on a busy link sees drops instead of queueing delay). When the
 //! socket's send buffer is full, ToDevice keeps the unsent packets, waits
-//! until the socket is writable (in the driver's `epoll_wait` with the
+//! until the socket is writable (in the driver's wait with the
 //! other descriptors, not spinning), and then continues.
 //!
 //! Because the frames skip the qdisc layer, packet sniffers on DEVNAME
