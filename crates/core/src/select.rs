@@ -376,6 +376,13 @@ mod tests {
         LOCK.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn close(fds: &[RawFd]) {
+        for &fd in fds {
+            // SAFETY: the tests close only descriptors they opened.
+            unsafe { libc::close(fd) };
+        }
+    }
+
     fn pipe() -> (RawFd, RawFd) {
         let mut fds = [0; 2];
         // SAFETY: fds has room for the two descriptors pipe writes.
@@ -416,21 +423,13 @@ mod tests {
             s.poll(0, &mut ready);
             assert!(ready.is_empty());
             // A closed descriptor whose number is reused registers again.
-            // SAFETY: closing and reopening descriptors this test owns.
-            unsafe {
-                libc::close(r);
-                libc::close(w);
-            }
+            close(&[r, w]);
             let (r2, w2) = pipe();
             s.set(r2, 1, Interest::READ);
             s.set(w2, 2, Interest::WRITE);
             s.poll(0, &mut ready);
             assert_eq!(ready, vec![(w2, 2, false, true)]);
-            // SAFETY: as above.
-            unsafe {
-                libc::close(r2);
-                libc::close(w2);
-            }
+            close(&[r2, w2]);
         }
     }
 
@@ -445,16 +444,11 @@ mod tests {
             let (fresh, w2) = pipe();
             s.set(r, 1, Interest::READ);
             // Closed without removing the interest: epoll forgets it.
-            // SAFETY: closing descriptors this test owns.
-            unsafe {
-                libc::close(r);
-                libc::close(w);
-            }
+            close(&[r, w]);
             // A new descriptor under the old number.
             // SAFETY: dup2 onto a number this test owns and just closed.
             assert_eq!(unsafe { libc::dup2(fresh, r) }, r);
-            // SAFETY: closing the duplicate's original.
-            unsafe { libc::close(fresh) };
+            close(&[fresh]);
             let r2 = r;
             s.set(r2, 1, Interest::READ);
             // SAFETY: writing one byte from a valid buffer.
@@ -462,11 +456,7 @@ mod tests {
             let mut ready = Vec::new();
             s.poll(1000, &mut ready);
             assert_eq!(ready, vec![(r2, 1, true, false)]);
-            // SAFETY: as above.
-            unsafe {
-                libc::close(r2);
-                libc::close(w2);
-            }
+            close(&[r2, w2]);
         }
     }
 
@@ -513,11 +503,7 @@ mod tests {
             assert_eq!(s.entries.len(), 1);
             s.poll(0, &mut ready);
             assert_eq!(ready, vec![(w, 1, false, true)]);
-            // SAFETY: closing descriptors this test opened.
-            unsafe {
-                libc::close(r);
-                libc::close(w);
-            }
+            close(&[r, w]);
         }
     }
 
@@ -528,19 +514,15 @@ mod tests {
             // A pipe read end under a high number that descriptors other
             // code opens will not take, registered, then closed for good.
             let (low, unused_w) = pipe();
-            // SAFETY: duplicating and closing descriptors this test owns.
+            // SAFETY: duplicating a descriptor this test owns.
             let high = unsafe { libc::fcntl(low, libc::F_DUPFD_CLOEXEC, 900) };
             assert!(high >= 900);
-            unsafe { libc::close(low) };
+            close(&[low]);
             let (r, w) = pipe();
             let mut s = Selects::with_poll_max(poll_max);
             s.set(high, 1, Interest::READ);
             s.set(r, 2, Interest::READ);
-            // SAFETY: closing descriptors this test owns.
-            unsafe {
-                libc::close(high);
-                libc::close(unused_w);
-            }
+            close(&[high, unused_w]);
             // poll(2) reports the closed number once (POLLNVAL), then
             // leaves it out: at most one of these waits ends early.
             let t0 = std::time::Instant::now();
@@ -555,11 +537,7 @@ mod tests {
             unsafe { libc::write(w, b"x".as_ptr().cast(), 1) };
             s.poll(1000, &mut ready);
             assert_eq!(ready, vec![(r, 2, true, false)]);
-            // SAFETY: closing descriptors this test owns.
-            unsafe {
-                libc::close(r);
-                libc::close(w);
-            }
+            close(&[r, w]);
         }
     }
 
@@ -582,11 +560,7 @@ mod tests {
         s.poll(1000, &mut ready);
         assert_eq!(ready, vec![(pipes[1].0, 1, true, false)]);
         for (r, w) in pipes {
-            // SAFETY: closing descriptors this test owns.
-            unsafe {
-                libc::close(r);
-                libc::close(w);
-            }
+            close(&[r, w]);
         }
     }
 }
