@@ -131,8 +131,15 @@ impl Selects {
         }
         if self.epoll.is_some() {
             self.sync(fd, mask);
-        } else if self.wanted.len() > self.poll_max {
-            let all: Vec<(RawFd, u32)> = self.wanted.iter().map(|(&f, &m)| (f, m)).collect();
+        } else if self.wanted.len() > self.poll_max && self.epoll_fd().is_some() {
+            // Descriptors poll found closed stay out, as epoll would have
+            // dropped them.
+            let all: Vec<(RawFd, u32)> = self
+                .wanted
+                .iter()
+                .filter(|(f, _)| !self.closed.contains(f))
+                .map(|(&f, &m)| (f, m))
+                .collect();
             for (f, m) in all {
                 self.sync(f, m);
             }
@@ -181,7 +188,11 @@ impl Selects {
                 u64: fd as u64,
             };
             // SAFETY: ev is a valid epoll_event for the call.
-            unsafe { libc::epoll_ctl(ep, op, fd, &mut ev) == 0 }
+            if unsafe { libc::epoll_ctl(ep, op, fd, &mut ev) } == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error().raw_os_error())
+            }
         };
         // The set may disagree with `registered` when a descriptor was
         // closed (leaving the set) and its number reused: try the other
@@ -191,14 +202,20 @@ impl Selects {
         } else {
             (libc::EPOLL_CTL_ADD, libc::EPOLL_CTL_MOD)
         };
-        let ok = ctl(first) || ctl(second);
-        if ok {
-            self.registered.insert(fd, mask);
-        } else {
-            // EPERM: a regular file or directory, which poll(2) reports
-            // always ready.
-            self.registered.remove(&fd);
-            self.always_ready.push(fd);
+        match ctl(first).or_else(|_| ctl(second)) {
+            Ok(()) => {
+                self.registered.insert(fd, mask);
+            }
+            // A regular file or directory, which poll(2) reports always
+            // ready.
+            Err(Some(libc::EPERM)) => {
+                self.registered.remove(&fd);
+                self.always_ready.push(fd);
+            }
+            // Closed (EBADF) or otherwise unwatchable: nothing to wait for.
+            Err(_) => {
+                self.registered.remove(&fd);
+            }
         }
     }
 
@@ -562,5 +579,36 @@ mod tests {
         for (r, w) in pipes {
             close(&[r, w]);
         }
+    }
+
+    #[test]
+    fn a_closed_descriptor_stays_out_when_the_set_moves_to_epoll() {
+        let _serial = serial();
+        let (low, unused_w) = pipe();
+        // SAFETY: duplicating a descriptor this test owns.
+        let high = unsafe { libc::fcntl(low, libc::F_DUPFD_CLOEXEC, 900) };
+        assert!(high >= 900);
+        close(&[low]);
+        let (r, w) = pipe();
+        let (r3, w3) = pipe();
+        let mut s = Selects::with_poll_max(2);
+        s.set(high, 1, Interest::READ);
+        s.set(r, 2, Interest::READ);
+        close(&[high, unused_w]);
+        let mut ready = Vec::new();
+        // poll(2) notices the closed number here.
+        s.poll(50, &mut ready);
+        assert!(ready.is_empty(), "{ready:?}");
+        s.set(r3, 3, Interest::READ);
+        assert!(s.uses_epoll());
+        let t0 = std::time::Instant::now();
+        s.poll(200, &mut ready);
+        assert!(ready.is_empty(), "{ready:?}");
+        assert!(t0.elapsed() >= std::time::Duration::from_millis(150));
+        // SAFETY: writing one byte from a valid buffer.
+        unsafe { libc::write(w3, b"x".as_ptr().cast(), 1) };
+        s.poll(1000, &mut ready);
+        assert_eq!(ready, vec![(r3, 3, true, false)]);
+        close(&[r, w, r3, w3]);
     }
 }

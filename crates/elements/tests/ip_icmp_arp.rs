@@ -637,6 +637,49 @@ fn one_output_sends_queries_on_output_0_and_hotswap_keeps_table() {
     assert_eq!(&drain(&mut r, "q0")[0].data()[..6], &[0, 0, 0, 0, 0, 7]);
 }
 
+/// A batch keeps Click's order on a one-output ARPQuerier: the query for
+/// an unknown next hop follows the packets before it, and a packet for a
+/// known next hop after an entry was evicted (ENTRY_CAPACITY 1) is held
+/// and queried for, not sent to the evicted address.
+#[test]
+fn a_batch_keeps_order_with_queries_and_evictions() {
+    use rclick_core::Batch;
+    let one_output = |extra: &str| {
+        from_config(&format!(
+            "a :: ARPQuerier(10.0.0.1, 00:00:00:00:00:01{extra}); Idle -> [0]a; Idle -> [1]a;
+             a -> q0 :: Queue(1000) -> Idle;"
+        ))
+    };
+    let kinds = |v: &[Packet]| -> Vec<String> {
+        v.iter()
+            .map(|p| match &p.data()[12..14] {
+                [0x08, 0x06] => format!("ARP?{}", p.data()[41]),
+                _ => format!("IP{}", p.data()[14 + 19]),
+            })
+            .collect()
+    };
+    let batch = |dsts: &[u8]| {
+        let mut b = Batch::new();
+        for &d in dsts {
+            b.push(ip_to([10, 0, 0, d]));
+        }
+        b
+    };
+    let mut r = one_output("");
+    r.write_handler("a.insert", "10.0.0.2 00:00:00:00:00:02")
+        .unwrap();
+    let a = r.find_element("a").unwrap();
+    r.inject(a, 0, batch(&[2, 2, 3, 2]));
+    assert_eq!(kinds(&drain(&mut r, "q0")), ["IP2", "IP2", "ARP?3", "IP2"]);
+
+    let mut r = one_output(", ENTRY_CAPACITY 1");
+    r.write_handler("a.insert", "10.0.0.2 00:00:00:00:00:02")
+        .unwrap();
+    let a = r.find_element("a").unwrap();
+    r.inject(a, 0, batch(&[2, 3, 2]));
+    assert_eq!(kinds(&drain(&mut r, "q0")), ["IP2", "ARP?3", "ARP?2"]);
+}
+
 #[test]
 fn arp_responder_answers_and_proxies() {
     let conf =

@@ -82,7 +82,7 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use rclick_core::conf::{parse_bool, parse_ipv4, parse_seconds, parse_u32, split_words, Args};
-use rclick_core::element::{dispatch_push, processing, HandlerSpec};
+use rclick_core::element::{processing, HandlerSpec};
 use rclick_core::packet::DEFAULT_HEADROOM;
 use rclick_core::wire::arp::{ArpPacket, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
 use rclick_core::wire::ether::{EtherAddr, EtherFrame, ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
@@ -597,18 +597,30 @@ impl Element for ARPQuerier {
         // once sent, is not due again at the same time).
         let now = ctx.now();
         let mut last: Option<(Ipv4Addr, EtherAddr)> = None;
-        dispatch_push(batch, ctx, |mut p, ctx| {
+        // Addressed packets collect in `out` and leave as one batch; a
+        // packet that needs the table may send a query on output 0 first,
+        // so the packets before it leave before that query, as in Click.
+        let mut out = Batch::new();
+        for mut p in batch {
             let dst_ip = p.dst_ip_anno();
             if let Some((_, eth)) = last.filter(|(ip, _)| *ip == dst_ip) {
                 let h = p.push(HEADER_LEN);
                 h[12..14].copy_from_slice(&ETHERTYPE_IP.to_be_bytes());
                 self.address(&mut p, eth);
-                return Some((0, p));
+                out.push(p);
+                continue;
             }
-            let (p, eth) = self.resolve_ip_at(p, false, now, ctx)?;
-            last = Some((dst_ip, eth));
-            Some((0, p))
-        });
+            if !out.is_empty() {
+                ctx.emit_batch(0, std::mem::take(&mut out));
+            }
+            // Holding a packet or adding an entry can evict the cached one.
+            last = None;
+            if let Some((p, eth)) = self.resolve_ip_at(p, false, now, ctx) {
+                last = Some((dst_ip, eth));
+                out.push(p);
+            }
+        }
+        ctx.emit_batch(0, out);
     }
 
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
