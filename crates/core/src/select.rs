@@ -400,6 +400,11 @@ mod tests {
         }
     }
 
+    fn write_byte(fd: RawFd) {
+        // SAFETY: writing one byte from a valid buffer.
+        assert_eq!(unsafe { libc::write(fd, b"x".as_ptr().cast(), 1) }, 1);
+    }
+
     fn pipe() -> (RawFd, RawFd) {
         let mut fds = [0; 2];
         // SAFETY: fds has room for the two descriptors pipe writes.
@@ -419,8 +424,7 @@ mod tests {
             assert!(ready.is_empty());
             let writer = std::thread::spawn(move || {
                 std::thread::sleep(std::time::Duration::from_millis(50));
-                // SAFETY: writing one byte from a valid buffer.
-                unsafe { libc::write(w, b"x".as_ptr().cast(), 1) };
+                write_byte(w);
                 w
             });
             let t0 = std::time::Instant::now();
@@ -468,8 +472,7 @@ mod tests {
             close(&[fresh]);
             let r2 = r;
             s.set(r2, 1, Interest::READ);
-            // SAFETY: writing one byte from a valid buffer.
-            unsafe { libc::write(w2, b"x".as_ptr().cast(), 1) };
+            write_byte(w2);
             let mut ready = Vec::new();
             s.poll(1000, &mut ready);
             assert_eq!(ready, vec![(r2, 1, true, false)]);
@@ -550,8 +553,7 @@ mod tests {
             }
             assert!(t0.elapsed() >= std::time::Duration::from_millis(190));
             // The other descriptor is still watched.
-            // SAFETY: writing one byte from a valid buffer.
-            unsafe { libc::write(w, b"x".as_ptr().cast(), 1) };
+            write_byte(w);
             s.poll(1000, &mut ready);
             assert_eq!(ready, vec![(r, 2, true, false)]);
             close(&[r, w]);
@@ -572,8 +574,7 @@ mod tests {
         let mut ready = Vec::new();
         s.poll(0, &mut ready);
         assert!(ready.is_empty());
-        // SAFETY: writing one byte from a valid buffer.
-        unsafe { libc::write(pipes[1].1, b"x".as_ptr().cast(), 1) };
+        write_byte(pipes[1].1);
         s.poll(1000, &mut ready);
         assert_eq!(ready, vec![(pipes[1].0, 1, true, false)]);
         for (r, w) in pipes {
@@ -605,8 +606,7 @@ mod tests {
         s.poll(200, &mut ready);
         assert!(ready.is_empty(), "{ready:?}");
         assert!(t0.elapsed() >= std::time::Duration::from_millis(150));
-        // SAFETY: writing one byte from a valid buffer.
-        unsafe { libc::write(w3, b"x".as_ptr().cast(), 1) };
+        write_byte(w3);
         s.poll(1000, &mut ready);
         assert_eq!(ready, vec![(r3, 3, true, false)]);
         close(&[r, w, r3, w3]);
