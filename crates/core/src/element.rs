@@ -408,11 +408,13 @@ pub fn classify_push(
     }
 }
 
-/// Push for elements that process each packet and then pick its output
-/// (route tables, ARPQuerier): `route` returns the output and the packet,
-/// or `None` when it kept or dropped the packet itself. As with
-/// [`classify_push`], a batch whose survivors all leave by one output moves
-/// on whole; otherwise they go out one by one, in order.
+/// Push for elements that change each packet and then pick its output
+/// (the route tables, which set the gateway annotation): `route` returns
+/// the output and the packet, or `None` when it kept or dropped the packet
+/// itself. As with [`classify_push`] (which looks without changing, and so
+/// leaves a one-output batch untouched), a batch whose survivors all leave
+/// by one output moves on whole; otherwise they go out one by one, in
+/// order.
 #[inline]
 pub fn dispatch_push(
     mut batch: Batch,
