@@ -20,7 +20,9 @@ pub mod wire;
 
 pub use batch::Batch;
 pub use ctx::{Ctx, InitCtx};
-pub use element::{ConfigResult, Element, Errors, HandlerSpec, Registry, SimpleAction};
+pub use element::{ConfigResult, Element, Errors, Handler, HandlerSpec, Registry, SimpleAction};
+#[doc(hidden)]
+pub use inventory;
 pub use packet::Packet;
 pub use pulltask::PullTask;
 pub use router::{Router, RouterOptions, StopReason};

@@ -260,13 +260,6 @@ fn diag(landmark: &Landmark, msg: impl Into<String>) -> Diagnostic {
 
 /// Configure-phase order: information elements (ScheduleInfo,
 /// AddressInfo) before everything else, as in Click.
-fn configure_phase(class: &str) -> u8 {
-    match class {
-        "AddressInfo" | "ScheduleInfo" | "PortInfo" | "AlignmentInfo" | "ScheduleLinux" => 0,
-        _ => 1,
-    }
-}
-
 impl RouterCore {
     pub(crate) fn find_element(&self, name: &str, context: Option<&str>) -> Option<usize> {
         if let Some(ctx) = context {
@@ -970,7 +963,7 @@ impl Router {
 
         // 3. Configure, information elements first.
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| configure_phase(&core.info[i].class));
+        order.sort_by_key(|&i| core.elements[i].borrow().configure_phase());
         let mut failed = false;
         for &i in &order {
             let conf = core.info[i].config.borrow().clone();

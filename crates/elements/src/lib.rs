@@ -8,11 +8,9 @@ pub mod userlevel;
 
 use rclick_core::Registry;
 
-/// A registry holding every element class in this library.
+/// A registry holding every element class in this library (and in any
+/// other element crate linked into the program): each element file
+/// registers its class with `rclick_core::element_class!`.
 pub fn registry() -> Registry {
-    let mut reg = Registry::new();
-    standard::register(&mut reg);
-    ip::register(&mut reg);
-    userlevel::register(&mut reg);
-    reg
+    Registry::linked()
 }

@@ -72,7 +72,13 @@ fn add_address(e: &mut AddressEntry, name: &str, a: &str) -> Result<(), String> 
     Ok(())
 }
 
+rclick_core::element_class!(AddressInfo);
+
 impl Element for AddressInfo {
+    fn configure_phase(&self) -> i32 {
+        rclick_core::element::configure_phase::FIRST
+    }
+
     fn port_count(&self) -> &'static str {
         "0/0"
     }

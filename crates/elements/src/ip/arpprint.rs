@@ -53,7 +53,7 @@ use rclick_core::wire::arp::{
     ARPOP_REVREQUEST, ARP_LEN,
 };
 use rclick_core::wire::ether::{EtherFrame, ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 const ETHERTYPE_TRAIL: u16 = 0x1000;
 /// The fixed ARP header (hardware, protocol, lengths, operation).
@@ -179,6 +179,8 @@ impl SimpleAction for ARPPrint {
     }
 }
 
+rclick_core::element_class!(ARPPrint);
+
 impl Element for ARPPrint {
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -232,5 +234,5 @@ impl Element for ARPPrint {
         }
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

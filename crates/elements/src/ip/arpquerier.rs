@@ -556,6 +556,8 @@ impl ARPQuerier {
     }
 }
 
+rclick_core::element_class!(ARPQuerier);
+
 impl Element for ARPQuerier {
     fn port_count(&self) -> &'static str {
         "2/1-2"

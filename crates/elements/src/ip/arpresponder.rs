@@ -49,7 +49,7 @@ use rclick_core::conf::{split_args, split_words, Ipv4Prefix};
 use rclick_core::element::{processing, HandlerSpec};
 use rclick_core::wire::arp::{ArpPacket, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
 use rclick_core::wire::ether::{EtherAddr, EtherFrame, ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::{parse_ether_arg, parse_ipv4_addr_or_prefix_arg, parse_ipv4_arg};
 
@@ -203,6 +203,8 @@ impl SimpleAction for ARPResponder {
     }
 }
 
+rclick_core::element_class!(ARPResponder);
+
 impl Element for ARPResponder {
     fn port_count(&self) -> &'static str {
         "1/1-2"
@@ -322,5 +324,5 @@ impl Element for ARPResponder {
         }
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

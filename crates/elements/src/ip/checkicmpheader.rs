@@ -72,3 +72,5 @@ impl HeaderCheck for IcmpCheck {
 
 /// The CheckICMPHeader element.
 pub type CheckICMPHeader = CheckHeader<IcmpCheck>;
+
+rclick_core::element_class!(CheckICMPHeader);

@@ -65,7 +65,7 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::{parse_usize, split_words, Args};
 use rclick_core::element::{processing, HandlerSpec};
 use rclick_core::wire::checksum;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::{parse_ipv4_addr_or_prefix_arg, parse_ipv4_list_arg};
 use super::ipcommon::DropStats;
@@ -206,6 +206,8 @@ impl SimpleAction for CheckIPHeader {
     }
 }
 
+rclick_core::element_class!(CheckIPHeader);
+
 impl Element for CheckIPHeader {
     fn port_count(&self) -> &'static str {
         "1/1-2"
@@ -263,7 +265,7 @@ impl Element for CheckIPHeader {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<HandlerSpec> {
         let mut h = vec![HandlerSpec::read("drops")];

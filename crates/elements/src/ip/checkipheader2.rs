@@ -42,6 +42,8 @@ impl Default for CheckIPHeader2 {
     }
 }
 
+rclick_core::element_class!(CheckIPHeader2);
+
 impl Element for CheckIPHeader2 {
     fn port_count(&self) -> &'static str {
         self.0.port_count()

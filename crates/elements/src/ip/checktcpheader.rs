@@ -87,3 +87,5 @@ impl HeaderCheck for TcpCheck {
 
 /// The CheckTCPHeader element.
 pub type CheckTCPHeader = CheckHeader<TcpCheck>;
+
+rclick_core::element_class!(CheckTCPHeader);

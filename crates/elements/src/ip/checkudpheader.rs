@@ -80,3 +80,5 @@ impl HeaderCheck for UdpCheck {
 
 /// The CheckUDPHeader element.
 pub type CheckUDPHeader = CheckHeader<UdpCheck>;
+
+rclick_core::element_class!(CheckUDPHeader);

@@ -38,7 +38,7 @@
 
 use rclick_core::conf::{parse_bool, Args};
 use rclick_core::element::{hflags, processing, HandlerSpec};
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::ipcommon::{ip_hdr, ip_hdr_mut};
 
@@ -101,6 +101,8 @@ impl DecIPTTL {
     }
 }
 
+rclick_core::element_class!(DecIPTTL);
+
 impl Element for DecIPTTL {
     fn port_count(&self) -> &'static str {
         "1/1-2"
@@ -118,7 +120,7 @@ impl Element for DecIPTTL {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<HandlerSpec> {
         vec![

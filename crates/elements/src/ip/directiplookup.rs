@@ -73,3 +73,5 @@ route_table_element!(
     },
     take_state: true
 );
+
+rclick_core::element_class!(DirectIPLookup);

@@ -28,7 +28,7 @@
 use rclick_core::conf::Args;
 use rclick_core::element::HandlerSpec;
 use rclick_core::packet::PacketType;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct DropBroadcasts {
@@ -48,13 +48,15 @@ impl SimpleAction for DropBroadcasts {
     }
 }
 
+rclick_core::element_class!(DropBroadcasts);
+
 impl Element for DropBroadcasts {
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         Args::new(conf).complete()?;
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<HandlerSpec> {
         vec![HandlerSpec::read("drops")]

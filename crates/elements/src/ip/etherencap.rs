@@ -27,7 +27,7 @@
 
 use rclick_core::conf::{parse_ether, parse_u16, Args, EtherAddress};
 use rclick_core::element::HandlerSpec;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ether_arg;
 
@@ -45,6 +45,8 @@ impl SimpleAction for EtherEncap {
     }
 }
 
+rclick_core::element_class!(EtherEncap);
+
 impl Element for EtherEncap {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -59,7 +61,7 @@ impl Element for EtherEncap {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<HandlerSpec> {
         vec![

@@ -26,7 +26,7 @@
 
 use rclick_core::conf::{parse_ether, Args, EtherAddress};
 use rclick_core::element::HandlerSpec;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ether_arg;
 
@@ -47,6 +47,8 @@ impl SimpleAction for EtherRewrite {
     }
 }
 
+rclick_core::element_class!(EtherRewrite);
+
 impl Element for EtherRewrite {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -59,7 +61,7 @@ impl Element for EtherRewrite {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<HandlerSpec> {
         vec![

@@ -31,7 +31,7 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ipv4_arg;
 use super::ipcommon::ip_hdr_mut;
@@ -62,6 +62,8 @@ impl SimpleAction for FixIPSrc {
     }
 }
 
+rclick_core::element_class!(FixIPSrc);
+
 impl Element for FixIPSrc {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -71,5 +73,5 @@ impl Element for FixIPSrc {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

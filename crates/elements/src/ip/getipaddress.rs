@@ -33,7 +33,7 @@
 
 use rclick_core::conf::{parse_word, Args};
 use rclick_core::packet::anno;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::ipcommon::{ip_hdr, parse_anno4, IpField};
 
@@ -66,6 +66,8 @@ impl SimpleAction for GetIPAddress {
     }
 }
 
+rclick_core::element_class!(GetIPAddress);
+
 impl Element for GetIPAddress {
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -84,5 +86,5 @@ impl Element for GetIPAddress {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

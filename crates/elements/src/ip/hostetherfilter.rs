@@ -36,7 +36,7 @@
 use rclick_core::conf::Args;
 use rclick_core::element::processing;
 use rclick_core::packet::PacketType;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ether_arg;
 
@@ -95,6 +95,8 @@ impl SimpleAction for HostEtherFilter {
     }
 }
 
+rclick_core::element_class!(HostEtherFilter);
+
 impl Element for HostEtherFilter {
     fn port_count(&self) -> &'static str {
         "1/1-2"
@@ -115,5 +117,5 @@ impl Element for HostEtherFilter {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

@@ -81,7 +81,7 @@ use rclick_core::packet::PacketType;
 use rclick_core::wire::checksum;
 use rclick_core::wire::ipv4::PROTO_ICMP;
 use rclick_core::wire::Ipv4Header;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::{parse_ipv4_arg, parse_ipv4_list_arg};
 use super::ipcommon::net_off;
@@ -366,6 +366,8 @@ impl SimpleAction for ICMPError {
     }
 }
 
+rclick_core::element_class!(ICMPError);
+
 impl Element for ICMPError {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -428,5 +430,5 @@ impl Element for ICMPError {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

@@ -34,7 +34,7 @@ use rclick_core::conf::Args;
 use rclick_core::element::processing;
 use rclick_core::wire::checksum::update16;
 use rclick_core::wire::ipv4::PROTO_ICMP;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::ipcommon::{ip_hdr, net_off};
 
@@ -99,6 +99,8 @@ impl SimpleAction for ICMPPingResponder {
     }
 }
 
+rclick_core::element_class!(ICMPPingResponder);
+
 impl Element for ICMPPingResponder {
     fn port_count(&self) -> &'static str {
         "1/1-2"
@@ -113,5 +115,5 @@ impl Element for ICMPPingResponder {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

@@ -279,6 +279,8 @@ impl ICMPPingSource {
     }
 }
 
+rclick_core::element_class!(ICMPPingSource);
+
 impl Element for ICMPPingSource {
     fn port_count(&self) -> &'static str {
         "0-1/1"

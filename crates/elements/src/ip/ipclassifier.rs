@@ -100,6 +100,8 @@ impl IPClassifier {
     }
 }
 
+rclick_core::element_class!(IPClassifier);
+
 impl Element for IPClassifier {
     fn port_count(&self) -> &'static str {
         "1/-"

@@ -183,7 +183,7 @@ impl<C: HeaderCheck> rclick_core::Element for CheckHeader<C> {
         Ok(())
     }
 
-    rclick_core::simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<rclick_core::HandlerSpec> {
         let mut h = vec![rclick_core::HandlerSpec::read("drops")];

@@ -42,7 +42,7 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::{parse_bool, parse_ipv4, parse_keyword, Args};
 use rclick_core::element::HandlerSpec;
 use rclick_core::wire::checksum;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::{parse_ip_proto, parse_ipv4_arg};
 
@@ -109,6 +109,8 @@ fn parse_dst(s: &str, ctx: &InitCtx) -> Result<Dst, String> {
     }
 }
 
+rclick_core::element_class!(IPEncap);
+
 impl Element for IPEncap {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -171,7 +173,7 @@ impl Element for IPEncap {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<HandlerSpec> {
         vec![

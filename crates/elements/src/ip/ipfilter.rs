@@ -69,6 +69,8 @@ impl IPFilter {
     }
 }
 
+rclick_core::element_class!(IPFilter);
+
 impl Element for IPFilter {
     fn port_count(&self) -> &'static str {
         "1/-"

@@ -2469,5 +2469,5 @@ impl Names for CtxNames<'_, '_> {
 /// batch and forwards it; a batch that goes to one output whole is
 /// forwarded as is.
 pub fn push_classified(prog: &Compiled, batch: rclick_core::Batch, ctx: &mut rclick_core::Ctx) {
-    rclick_core::element::classify_push(batch, ctx, |p| prog.classify_packet(p));
+    rclick_core::element::classify_push(batch, ctx, |p, _| prog.classify_packet(p));
 }

@@ -227,6 +227,8 @@ impl IPFragmenter {
     }
 }
 
+rclick_core::element_class!(IPFragmenter);
+
 impl Element for IPFragmenter {
     fn port_count(&self) -> &'static str {
         "1/1-2"

@@ -52,7 +52,7 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::Args;
 use rclick_core::element::{processing, HandlerSpec};
 use rclick_core::wire::Ipv4Header;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::{parse_ipv4_arg, parse_ipv4_list_arg};
 use super::ipcommon::net_off;
@@ -240,6 +240,8 @@ impl IPGWOptions {
     }
 }
 
+rclick_core::element_class!(IPGWOptions);
+
 impl Element for IPGWOptions {
     fn port_count(&self) -> &'static str {
         "1/1-2"
@@ -262,7 +264,7 @@ impl Element for IPGWOptions {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<HandlerSpec> {
         vec![HandlerSpec::read("drops")]

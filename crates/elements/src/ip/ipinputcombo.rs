@@ -51,7 +51,7 @@
 
 use rclick_core::conf::Args;
 use rclick_core::element::{processing, HandlerSpec};
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::checkipheader::CheckIPHeader;
 use super::getipaddress::GetIPAddress;
@@ -80,6 +80,8 @@ impl SimpleAction for IPInputCombo {
     }
 }
 
+rclick_core::element_class!(IPInputCombo);
+
 impl Element for IPInputCombo {
     fn port_count(&self) -> &'static str {
         "1/1-2"
@@ -101,7 +103,7 @@ impl Element for IPInputCombo {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<HandlerSpec> {
         let mut h = self.check.handlers();

@@ -127,6 +127,8 @@ impl IPOutputCombo {
     }
 }
 
+rclick_core::element_class!(IPOutputCombo);
+
 impl Element for IPOutputCombo {
     fn port_count(&self) -> &'static str {
         "1/5"

@@ -58,7 +58,7 @@ use rclick_core::conf::{parse_bool, parse_word, Args};
 use rclick_core::element::{hflags, HandlerSpec};
 use rclick_core::packet::anno;
 use rclick_core::wire::ipv4::{PROTO_ICMP, PROTO_TCP, PROTO_UDP};
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::ip_proto_name;
 use super::ipcommon::net_off;
@@ -473,6 +473,8 @@ fn parse_payload(s: &str) -> Result<u8, String> {
     }
 }
 
+rclick_core::element_class!(IPPrint);
+
 impl Element for IPPrint {
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -515,7 +517,7 @@ impl Element for IPPrint {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<HandlerSpec> {
         vec![HandlerSpec::read_write("active").with(hflags::CHECKBOX)]

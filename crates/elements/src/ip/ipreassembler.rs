@@ -65,7 +65,7 @@ use rclick_core::element::{processing, HandlerSpec};
 use rclick_core::packet::{anno, ANNO_SIZE, DEFAULT_HEADROOM};
 use rclick_core::wire::ipv4::{IP_MF, IP_OFFMASK};
 use rclick_core::wire::Ipv4Header;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 use rclick_core::{TimerId, Timestamp};
 
 use super::ipcommon::net_off;
@@ -371,6 +371,8 @@ impl SimpleAction for IPReassembler {
     }
 }
 
+rclick_core::element_class!(IPReassembler);
+
 impl Element for IPReassembler {
     fn port_count(&self) -> &'static str {
         "1/1-2"
@@ -418,5 +420,5 @@ impl Element for IPReassembler {
         }
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

@@ -72,3 +72,5 @@ route_table_element!(
     },
     take_state: true
 );
+
+rclick_core::element_class!(LinearIPLookup);

@@ -54,3 +54,5 @@ route_table_element!(
     },
     take_state: false
 );
+
+rclick_core::element_class!(LookupIPRoute);

@@ -26,7 +26,7 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct MarkIPHeader {
@@ -46,6 +46,8 @@ impl SimpleAction for MarkIPHeader {
     }
 }
 
+rclick_core::element_class!(MarkIPHeader);
+
 impl Element for MarkIPHeader {
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -54,5 +56,5 @@ impl Element for MarkIPHeader {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

@@ -91,7 +91,13 @@ pub fn lookup(name: &str, proto: u8, ctx: &InitCtx) -> Option<u16> {
     }
 }
 
+rclick_core::element_class!(PortInfo);
+
 impl Element for PortInfo {
+    fn configure_phase(&self) -> i32 {
+        rclick_core::element::configure_phase::FIRST
+    }
+
     fn port_count(&self) -> &'static str {
         "0/0"
     }

@@ -69,3 +69,5 @@ route_table_element!(
     },
     take_state: true
 );
+
+rclick_core::element_class!(RadixIPLookup);

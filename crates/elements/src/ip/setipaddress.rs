@@ -28,7 +28,7 @@ use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
 use rclick_core::packet::anno;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ipv4_arg;
 use super::ipcommon::parse_anno4;
@@ -55,6 +55,8 @@ impl SimpleAction for SetIPAddress {
     }
 }
 
+rclick_core::element_class!(SetIPAddress);
+
 impl Element for SetIPAddress {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -67,5 +69,5 @@ impl Element for SetIPAddress {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

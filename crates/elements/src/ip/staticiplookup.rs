@@ -47,3 +47,5 @@ route_table_element!(
     },
     take_state: false
 );
+
+rclick_core::element_class!(StaticIPLookup);

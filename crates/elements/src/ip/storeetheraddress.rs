@@ -29,7 +29,7 @@
 
 use rclick_core::conf::{parse_usize, Args};
 use rclick_core::element::processing;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ether_arg;
 
@@ -60,6 +60,8 @@ impl SimpleAction for StoreEtherAddress {
     }
 }
 
+rclick_core::element_class!(StoreEtherAddress);
+
 impl Element for StoreEtherAddress {
     fn port_count(&self) -> &'static str {
         "1/1-2"
@@ -78,5 +80,5 @@ impl Element for StoreEtherAddress {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

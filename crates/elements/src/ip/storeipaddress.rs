@@ -38,7 +38,7 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::split_args;
 use rclick_core::wire::checksum::update16;
 use rclick_core::wire::ipv4::{PROTO_TCP, PROTO_UDP};
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ipv4_arg;
 use super::ipcommon::{net_off, parse_ip_field, IpField};
@@ -126,6 +126,8 @@ impl SimpleAction for StoreIPAddress {
     }
 }
 
+rclick_core::element_class!(StoreIPAddress);
+
 impl Element for StoreIPAddress {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let args: Vec<String> = split_args(conf);
@@ -146,5 +148,5 @@ impl Element for StoreIPAddress {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

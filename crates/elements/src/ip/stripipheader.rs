@@ -27,7 +27,7 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct StripIPHeader;
@@ -44,11 +44,13 @@ impl SimpleAction for StripIPHeader {
     }
 }
 
+rclick_core::element_class!(StripIPHeader);
+
 impl Element for StripIPHeader {
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         Args::new(conf).complete()?;
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

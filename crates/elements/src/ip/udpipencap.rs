@@ -37,7 +37,7 @@ use rclick_core::conf::Args;
 use rclick_core::element::HandlerSpec;
 use rclick_core::wire::checksum;
 use rclick_core::wire::ipv4::PROTO_UDP;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::{parse_ipv4_arg, parse_port_arg};
 
@@ -105,6 +105,8 @@ impl SimpleAction for UDPIPEncap {
     }
 }
 
+rclick_core::element_class!(UDPIPEncap);
+
 impl Element for UDPIPEncap {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -125,7 +127,7 @@ impl Element for UDPIPEncap {
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn handlers(&self) -> Vec<HandlerSpec> {
         ["src", "sport", "dst", "dport"]

@@ -25,7 +25,7 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct UnstripIPHeader;
@@ -42,11 +42,13 @@ impl SimpleAction for UnstripIPHeader {
     }
 }
 
+rclick_core::element_class!(UnstripIPHeader);
+
 impl Element for UnstripIPHeader {
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         Args::new(conf).complete()?;
         Ok(())
     }
 
-    simple_element!();
+    rclick_core::element_kind!(action);
 }

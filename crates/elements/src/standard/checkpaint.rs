@@ -47,6 +47,8 @@ impl Default for CheckPaint {
     }
 }
 
+rclick_core::element_class!(CheckPaint);
+
 impl Element for CheckPaint {
     fn port_count(&self) -> &'static str {
         "1/1-2"

@@ -62,6 +62,8 @@ impl Classifier {
     }
 }
 
+rclick_core::element_class!(Classifier);
+
 impl Element for Classifier {
     fn port_count(&self) -> &'static str {
         "1/-"
@@ -99,7 +101,7 @@ impl Element for Classifier {
 
     fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
         if let Some(prog) = self.prog.as_ref() {
-            rclick_core::element::classify_push(batch, ctx, |p| prog.classify(p.data()));
+            rclick_core::element::classify_push(batch, ctx, |p, _| prog.classify(p.data()));
         }
     }
 

@@ -36,8 +36,8 @@
 //! then `rclick -h c.count conf.click`.
 
 use rclick_core::conf::{parse_u64, split_words, Args};
-use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Timestamp};
+use rclick_core::element::Observe;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
 
 /// Length of one rate epoch: 1/16 s.
 const EPOCH_NS: i64 = 1_000_000_000 / 16;
@@ -129,18 +129,45 @@ impl Counter {
             }
         }
     }
-}
 
-impl Element for Counter {
-    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        self.count_call = args.read_with("COUNT_CALL", parse_call);
-        self.byte_count_call = args.read_with("BYTE_COUNT_CALL", parse_call);
-        args.complete()?;
-        Ok(())
+    fn rate(rate: &Ewma, scale: f64, ctx: &Ctx) -> String {
+        format_rate(rate.per_second(epoch_of(ctx.now())) * scale)
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+    fn reset(&mut self, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        self.count = 0;
+        self.byte_count = 0;
+        self.packet_rate = Ewma::default();
+        self.byte_rate = Ewma::default();
+        for c in [&mut self.count_call, &mut self.byte_count_call]
+            .into_iter()
+            .flatten()
+        {
+            c.done = false;
+        }
+        Ok(())
+    }
+}
+
+const HANDLERS: &[Handler<Counter>] = &[
+    Handler::data("count", |e| &e.count),
+    Handler::data("byte_count", |e| &e.byte_count),
+    Handler::read("rate", |e, ctx| Counter::rate(&e.packet_rate, 1.0, ctx)),
+    Handler::read("byte_rate", |e, ctx| Counter::rate(&e.byte_rate, 1.0, ctx)),
+    Handler::read("bit_rate", |e, ctx| Counter::rate(&e.byte_rate, 8.0, ctx)),
+    Handler::button("reset", Counter::reset),
+    Handler::button("reset_counts", Counter::reset),
+];
+
+impl Observe for Counter {
+    fn observe(&mut self, p: &Packet, _ctx: &mut Ctx) {
+        self.count += 1;
+        self.byte_count += p.len() as u64;
+    }
+
+    // Counts a batch at once, then fires the calls whose count it reached;
+    // push and pull both come here.
+    fn observe_batch(&mut self, batch: &Batch, ctx: &mut Ctx) {
         let bytes: u64 = batch.packets().iter().map(|p| p.len() as u64).sum();
         let n = batch.len() as u64;
         self.count += n;
@@ -148,63 +175,25 @@ impl Element for Counter {
         let epoch = epoch_of(ctx.recent());
         self.packet_rate.update(epoch, n as i64);
         self.byte_rate.update(epoch, bytes as i64);
-        ctx.emit_batch(0, batch);
         if self.count_call.is_some() || self.byte_count_call.is_some() {
             Self::fire(&mut self.count_call, self.count, ctx);
             Self::fire(&mut self.byte_count_call, self.byte_count, ctx);
         }
     }
+}
 
-    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        let batch = ctx.pull(0, max)?;
-        let bytes: u64 = batch.packets().iter().map(|p| p.len() as u64).sum();
-        self.count += batch.len() as u64;
-        self.byte_count += bytes;
-        let epoch = epoch_of(ctx.recent());
-        self.packet_rate.update(epoch, batch.len() as i64);
-        self.byte_rate.update(epoch, bytes as i64);
-        Some(batch)
-    }
+rclick_core::element_class!(Counter);
 
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut v: Vec<HandlerSpec> = ["count", "byte_count", "rate", "byte_rate", "bit_rate"]
-            .iter()
-            .map(|h| HandlerSpec::read(h))
-            .collect();
-        v.push(HandlerSpec::button("reset"));
-        v.push(HandlerSpec::button("reset_counts"));
-        v
-    }
+impl Element for Counter {
+    rclick_core::element_kind!(observe);
+    rclick_core::handlers!(HANDLERS);
 
-    fn read_handler(&self, name: &str, _param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
-        let epoch = epoch_of(ctx.now());
-        Ok(match name {
-            "count" => self.count.to_string(),
-            "byte_count" => self.byte_count.to_string(),
-            "rate" => format_rate(self.packet_rate.per_second(epoch)),
-            "byte_rate" => format_rate(self.byte_rate.per_second(epoch)),
-            "bit_rate" => format_rate(self.byte_rate.per_second(epoch) * 8.0),
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset" | "reset_counts" => {
-                self.count = 0;
-                self.byte_count = 0;
-                self.packet_rate = Ewma::default();
-                self.byte_rate = Ewma::default();
-                for c in [&mut self.count_call, &mut self.byte_count_call]
-                    .into_iter()
-                    .flatten()
-                {
-                    c.done = false;
-                }
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        self.count_call = args.read_with("COUNT_CALL", parse_call);
+        self.byte_count_call = args.read_with("BYTE_COUNT_CALL", parse_call);
+        args.complete()?;
+        Ok(())
     }
 
     fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {

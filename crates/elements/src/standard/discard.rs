@@ -31,8 +31,8 @@
 //! ```
 
 use rclick_core::conf::{parse_bool, Args};
-use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, PullTask, TaskId};
+use rclick_core::element::Sink;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask};
 
 pub struct Discard {
     count: u64,
@@ -52,7 +52,42 @@ impl Default for Discard {
     }
 }
 
+const HANDLERS: &[Handler<Discard>] = &[
+    Handler::data("count", |e| &e.count),
+    Handler::write("reset_counts", |e, _, _| {
+        e.count = 0;
+        Ok(())
+    }),
+    Handler::data_write("active", |e| &e.active, |e, value, ctx| {
+        e.active = parse_bool(value.trim())?;
+        if e.active {
+            e.puller.wake(ctx);
+        }
+        Ok(())
+    }),
+];
+
+impl Sink for Discard {
+    fn consume(&mut self, batch: Batch, _ctx: &mut Ctx) {
+        self.count += batch.len() as u64;
+    }
+    fn pull_task(&self) -> &PullTask {
+        &self.puller
+    }
+    fn pull_burst(&self) -> usize {
+        self.burst
+    }
+    fn pull_active(&self) -> bool {
+        self.active
+    }
+}
+
+rclick_core::element_class!(Discard);
+
 impl Element for Discard {
+    rclick_core::element_kind!(sink);
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "1/0"
     }
@@ -68,53 +103,6 @@ impl Element for Discard {
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         if ctx.input_is_pull(0) {
             self.puller.initialize(ctx, 0, self.active);
-        }
-        Ok(())
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, _ctx: &mut Ctx) {
-        self.count += batch.len() as u64;
-    }
-
-    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
-        if !self.active {
-            return false;
-        }
-        match self.puller.pull(ctx, 0, self.burst) {
-            Some(b) => {
-                self.count += b.len() as u64;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("count"),
-            HandlerSpec::write("reset_counts"),
-            HandlerSpec::read_write("active"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "count" => Ok(self.count.to_string()),
-            "active" => Ok(self.active.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset_counts" => self.count = 0,
-            "active" => {
-                self.active = parse_bool(value.trim())?;
-                if self.active {
-                    self.puller.wake(ctx);
-                }
-            }
-            _ => return Err(format!("no '{name}' handler")),
         }
         Ok(())
     }

@@ -40,3 +40,5 @@ use super::script::Script;
 pub fn new() -> Script {
     Script::new("DriverManager")
 }
+
+rclick_core::element_class!("DriverManager" => new());

@@ -31,6 +31,8 @@ use rclick_core::{ConfigResult, Element, Errors, InitCtx};
 #[derive(Default)]
 pub struct ErrorElement;
 
+rclick_core::element_class!("Error" => ErrorElement::default());
+
 impl Element for ErrorElement {
     fn port_count(&self) -> &'static str {
         "-/-"

@@ -52,6 +52,8 @@ impl HashSwitch {
     }
 }
 
+rclick_core::element_class!(HashSwitch);
+
 impl Element for HashSwitch {
     fn port_count(&self) -> &'static str {
         "1/1-"

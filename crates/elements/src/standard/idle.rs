@@ -31,6 +31,8 @@ pub struct Idle {
     signal: Option<SignalId>,
 }
 
+rclick_core::element_class!(Idle);
+
 impl Element for Idle {
     fn port_count(&self) -> &'static str {
         "-/-"

@@ -105,6 +105,8 @@ impl InfiniteSource {
     }
 }
 
+rclick_core::element_class!(InfiniteSource);
+
 impl Element for InfiniteSource {
     fn port_count(&self) -> &'static str {
         "0/1"

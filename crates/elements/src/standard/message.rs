@@ -34,6 +34,8 @@ use rclick_core::{ConfigResult, Element, InitCtx};
 #[derive(Default)]
 pub struct Message;
 
+rclick_core::element_class!(Message);
+
 impl Element for Message {
     fn port_count(&self) -> &'static str {
         "0/0"

@@ -26,6 +26,8 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
 #[derive(Default)]
 pub struct Null;
 
+rclick_core::element_class!(Null);
+
 impl Element for Null {
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         Args::new(conf).complete()?;

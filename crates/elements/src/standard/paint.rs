@@ -30,7 +30,7 @@
 use rclick_core::conf::{parse_u8, parse_usize, Args};
 use rclick_core::element::HandlerSpec;
 use rclick_core::packet::{anno, ANNO_SIZE};
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 /// Parses an annotation argument (Click's `AnnoArg(size)`): a name from
 /// Click's annotation table or a byte offset; the annotation must be
@@ -86,8 +86,10 @@ impl SimpleAction for Paint {
     }
 }
 
+rclick_core::element_class!(Paint);
+
 impl Element for Paint {
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         (self.color, self.anno) = read_color_anno(conf)?;

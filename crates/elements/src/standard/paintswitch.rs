@@ -40,6 +40,8 @@ impl Default for PaintSwitch {
     }
 }
 
+rclick_core::element_class!(PaintSwitch);
+
 impl Element for PaintSwitch {
     fn port_count(&self) -> &'static str {
         "1/-"

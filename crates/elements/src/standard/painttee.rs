@@ -28,7 +28,7 @@
 use rclick_core::conf::parse_u8;
 use rclick_core::element::HandlerSpec;
 use rclick_core::packet::anno;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::paint::read_color_anno;
 
@@ -56,8 +56,10 @@ impl SimpleAction for PaintTee {
     }
 }
 
+rclick_core::element_class!(PaintTee);
+
 impl Element for PaintTee {
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn port_count(&self) -> &'static str {
         "1/2"

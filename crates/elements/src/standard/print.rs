@@ -40,7 +40,7 @@
 
 use rclick_core::conf::{parse_bool, Args};
 use rclick_core::element::{hflags, HandlerSpec, SimpleAction};
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Contents {
@@ -139,8 +139,10 @@ impl SimpleAction for Print {
     }
 }
 
+rclick_core::element_class!(Print);
+
 impl Element for Print {
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);

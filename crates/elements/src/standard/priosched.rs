@@ -32,6 +32,8 @@ pub struct PrioSched {
     signals: Vec<NotifierSignal>,
 }
 
+rclick_core::element_class!(PrioSched);
+
 impl Element for PrioSched {
     fn port_count(&self) -> &'static str {
         "-/1"

@@ -28,6 +28,8 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
 #[derive(Default)]
 pub struct PullTee;
 
+rclick_core::element_class!(PullTee);
+
 impl Element for PullTee {
     fn port_count(&self) -> &'static str {
         "1/1-"

@@ -101,6 +101,8 @@ impl Queue {
     }
 }
 
+rclick_core::element_class!("Queue" => Queue::new(QueueKind::Notifier));
+
 impl Element for Queue {
     fn port_count(&self) -> &'static str {
         "1/1-2"

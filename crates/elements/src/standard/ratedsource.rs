@@ -139,6 +139,8 @@ impl RatedSource {
     }
 }
 
+rclick_core::element_class!(RatedSource);
+
 impl Element for RatedSource {
     fn port_count(&self) -> &'static str {
         "0/1"

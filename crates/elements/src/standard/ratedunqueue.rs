@@ -95,6 +95,8 @@ fn capacity_for(rate: u32, dur_msec: u32) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
+rclick_core::element_class!(RatedUnqueue);
+
 impl Element for RatedUnqueue {
     fn processing(&self) -> &'static str {
         "l/h"

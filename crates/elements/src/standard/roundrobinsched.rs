@@ -56,6 +56,8 @@ impl RoundRobinSched {
     }
 }
 
+rclick_core::element_class!(RoundRobinSched);
+
 impl Element for RoundRobinSched {
     fn port_count(&self) -> &'static str {
         "-/1"

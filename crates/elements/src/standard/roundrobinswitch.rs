@@ -29,6 +29,8 @@ pub struct RoundRobinSwitch {
     next: usize,
 }
 
+rclick_core::element_class!(RoundRobinSwitch);
+
 impl Element for RoundRobinSwitch {
     fn port_count(&self) -> &'static str {
         "1/1-"

@@ -34,7 +34,13 @@ const FRAC_BITS: u32 = 10;
 #[derive(Default)]
 pub struct ScheduleInfo;
 
+rclick_core::element_class!(ScheduleInfo);
+
 impl Element for ScheduleInfo {
+    fn configure_phase(&self) -> i32 {
+        rclick_core::element::configure_phase::INFO
+    }
+
     fn port_count(&self) -> &'static str {
         "0/0"
     }

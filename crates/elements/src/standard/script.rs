@@ -967,6 +967,8 @@ fn var_handler(st: &mut State, what: &str, param: &str) -> Result<String, String
     })
 }
 
+rclick_core::element_class!(Script);
+
 impl Element for Script {
     fn port_count(&self) -> &'static str {
         "-/-"

@@ -33,7 +33,7 @@ use std::time::Duration;
 use rclick_core::conf::{parse_timestamp, Args};
 use rclick_core::packet::anno;
 use rclick_core::{
-    simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction, Timestamp,
+    ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction, Timestamp,
 };
 
 #[derive(Default)]
@@ -56,8 +56,10 @@ impl SimpleAction for SetTimestamp {
     }
 }
 
+rclick_core::element_class!(SetTimestamp);
+
 impl Element for SetTimestamp {
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);

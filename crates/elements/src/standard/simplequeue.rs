@@ -31,3 +31,5 @@ use super::queue::{Queue, QueueKind};
 pub fn new() -> Queue {
     Queue::new(QueueKind::Simple)
 }
+
+rclick_core::element_class!("SimpleQueue" => new());

@@ -32,6 +32,8 @@ pub struct StaticSwitch {
     output: Option<usize>,
 }
 
+rclick_core::element_class!(StaticSwitch);
+
 impl Element for StaticSwitch {
     fn port_count(&self) -> &'static str {
         "1/-"

@@ -129,6 +129,8 @@ impl StrideSched {
     }
 }
 
+rclick_core::element_class!(StrideSched);
+
 impl Element for StrideSched {
     fn port_count(&self) -> &'static str {
         "1-/1"

@@ -25,7 +25,7 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct Strip {
@@ -40,8 +40,10 @@ impl SimpleAction for Strip {
     }
 }
 
+rclick_core::element_class!(Strip);
+
 impl Element for Strip {
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);

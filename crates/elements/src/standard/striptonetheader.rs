@@ -23,7 +23,7 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct StripToNetworkHeader;
@@ -40,8 +40,10 @@ impl SimpleAction for StripToNetworkHeader {
     }
 }
 
+rclick_core::element_class!(StripToNetworkHeader);
+
 impl Element for StripToNetworkHeader {
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         Args::new(conf).complete()?;

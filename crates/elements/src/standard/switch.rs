@@ -26,8 +26,8 @@
 //! ```
 
 use rclick_core::conf::{parse_i32, Args};
-use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+use rclick_core::element::Classify;
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 #[derive(Default)]
 pub struct Switch {
@@ -35,7 +35,33 @@ pub struct Switch {
     noutputs: usize,
 }
 
+const HANDLERS: &[Handler<Switch>] = &[Handler::read_write(
+    "switch",
+    |e, _| e.output.to_string(),
+    |e, value, _| {
+        let v = parse_i32(value.trim()).map_err(|_| "Switch output must be integer".to_string())?;
+        e.output = if v >= 0 && v as usize >= e.noutputs {
+            -1
+        } else {
+            v
+        };
+        Ok(())
+    },
+)];
+
+impl Classify for Switch {
+    #[inline]
+    fn classify(&mut self, _p: &Packet, _ctx: &mut Ctx) -> Option<usize> {
+        usize::try_from(self.output).ok()
+    }
+}
+
+rclick_core::element_class!(Switch);
+
 impl Element for Switch {
+    rclick_core::element_kind!(classify);
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "1/-"
     }
@@ -54,38 +80,5 @@ impl Element for Switch {
         }
         self.output = output;
         Ok(())
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        if self.output >= 0 {
-            ctx.emit_batch(self.output as usize, batch);
-        }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read_write("switch")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "switch" => Ok(self.output.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "switch" => {
-                let v = parse_i32(value.trim())
-                    .map_err(|_| "Switch output must be integer".to_string())?;
-                self.output = if v >= 0 && v as usize >= self.noutputs {
-                    -1
-                } else {
-                    v
-                };
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
     }
 }

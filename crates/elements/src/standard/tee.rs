@@ -28,6 +28,8 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
 #[derive(Default)]
 pub struct Tee;
 
+rclick_core::element_class!(Tee);
+
 impl Element for Tee {
     fn port_count(&self) -> &'static str {
         "1/1-"

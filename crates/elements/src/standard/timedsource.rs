@@ -113,6 +113,8 @@ impl TimedSource {
     }
 }
 
+rclick_core::element_class!(TimedSource);
+
 impl Element for TimedSource {
     fn port_count(&self) -> &'static str {
         "0/1"

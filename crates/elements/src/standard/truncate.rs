@@ -29,7 +29,7 @@
 
 use rclick_core::conf::Args;
 use rclick_core::packet::anno;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct Truncate {
@@ -54,8 +54,10 @@ impl SimpleAction for Truncate {
     }
 }
 
+rclick_core::element_class!(Truncate);
+
 impl Element for Truncate {
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);

@@ -52,6 +52,8 @@ impl Default for Unqueue {
     }
 }
 
+rclick_core::element_class!(Unqueue);
+
 impl Element for Unqueue {
     fn processing(&self) -> &'static str {
         "l/h"

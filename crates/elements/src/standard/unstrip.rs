@@ -25,7 +25,7 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{simple_element, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct Unstrip {
@@ -44,8 +44,10 @@ impl SimpleAction for Unstrip {
     }
 }
 
+rclick_core::element_class!(Unstrip);
+
 impl Element for Unstrip {
-    simple_element!();
+    rclick_core::element_kind!(action);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);

@@ -1100,6 +1100,8 @@ fn os_reason(e: &io::Error) -> String {
     }
 }
 
+rclick_core::element_class!(ControlSocket);
+
 impl Element for ControlSocket {
     fn port_count(&self) -> &'static str {
         "0/0"

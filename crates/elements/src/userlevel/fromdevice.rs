@@ -443,6 +443,8 @@ impl FromDevice {
     }
 }
 
+rclick_core::element_class!(FromDevice);
+
 impl Element for FromDevice {
     fn port_count(&self) -> &'static str {
         "0/1-2"

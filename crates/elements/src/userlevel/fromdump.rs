@@ -438,6 +438,8 @@ impl FromDump {
     }
 }
 
+rclick_core::element_class!(FromDump);
+
 impl Element for FromDump {
     fn port_count(&self) -> &'static str {
         "0/1-2"

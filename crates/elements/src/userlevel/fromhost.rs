@@ -134,6 +134,8 @@ impl FromHost {
     }
 }
 
+rclick_core::element_class!(FromHost);
+
 impl Element for FromHost {
     fn port_count(&self) -> &'static str {
         "0/1"

@@ -450,6 +450,8 @@ impl FromIPSummaryDump {
     }
 }
 
+rclick_core::element_class!(FromIPSummaryDump);
+
 impl Element for FromIPSummaryDump {
     fn port_count(&self) -> &'static str {
         "0/1"

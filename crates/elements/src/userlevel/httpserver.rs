@@ -1059,6 +1059,8 @@ impl HTTPServer {
     }
 }
 
+rclick_core::element_class!(HTTPServer);
+
 impl Element for HTTPServer {
     fn port_count(&self) -> &'static str {
         "0/0"

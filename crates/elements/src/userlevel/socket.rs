@@ -1400,6 +1400,8 @@ fn check_path(what: &str, p: &str) -> Result<(), String> {
     }
 }
 
+rclick_core::element_class!(Socket);
+
 impl Element for Socket {
     fn port_count(&self) -> &'static str {
         "0-1/0-1"

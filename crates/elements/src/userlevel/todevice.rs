@@ -255,6 +255,8 @@ impl ToDevice {
     }
 }
 
+rclick_core::element_class!(ToDevice);
+
 impl Element for ToDevice {
     fn port_count(&self) -> &'static str {
         "1/0-2"

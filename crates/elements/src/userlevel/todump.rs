@@ -124,6 +124,8 @@ impl Observe for ToDump {
     }
 }
 
+rclick_core::element_class!(ToDump);
+
 impl Element for ToDump {
     fn port_count(&self) -> &'static str {
         "1/0-1"

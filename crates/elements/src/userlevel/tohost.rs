@@ -55,6 +55,8 @@ pub struct ToHost {
     complained: bool,
 }
 
+rclick_core::element_class!(ToHost);
+
 impl Element for ToHost {
     fn port_count(&self) -> &'static str {
         "1/0"

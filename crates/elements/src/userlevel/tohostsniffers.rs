@@ -140,6 +140,8 @@ impl ToHostSniffers {
     }
 }
 
+rclick_core::element_class!(ToHostSniffers);
+
 impl Element for ToHostSniffers {
     fn port_count(&self) -> &'static str {
         "1/0"

@@ -167,6 +167,8 @@ impl Observe for ToIPSummaryDump {
     }
 }
 
+rclick_core::element_class!(ToIPSummaryDump);
+
 impl Element for ToIPSummaryDump {
     fn port_count(&self) -> &'static str {
         "1/0-1"

@@ -1,0 +1,367 @@
+//! Element kinds: the shapes most elements take, with their batch code
+//! written once.
+//!
+//! An element implements the kind's one-packet trait and names the kind with
+//! [`element_kind!`](crate::element_kind) inside its `impl Element`; the
+//! macro writes `push`, `pull` and (for sources and sinks) `run_task`.
+//!
+//! | kind | trait | Click's idiom | ports |
+//! |---|---|---|---|
+//! | `action` | [`SimpleAction`] | `simple_action` | change or drop each packet; push and pull through |
+//! | `observe` | [`Observe`] | a `simple_action` returning `p` | look, pass on unchanged; push and pull through |
+//! | `filter` | [`Filter`] | `checked_output_push(1, p)` | rejected packets to output 1 if present, else dropped |
+//! | `classify` | [`Classify`] | `push` with `output(classify(p))` | one output per packet; a one-way batch moves whole |
+//! | `dispatch` | [`Dispatch`] | route tables | change each packet, then pick its output |
+//! | `source` | [`Source`] | task + full notifier | packets from nowhere, pushed by a task or pulled |
+//! | `sink` | [`Sink`] | task + empty notifier | packets consumed, pushed in or pulled by a task |
+
+use crate::batch::{Batch, BATCH_CAPACITY};
+use crate::ctx::{Ctx, InitCtx};
+use crate::packet::Packet;
+use crate::pulltask::PullTask;
+use crate::sched::{NotifierSignal, TaskId};
+
+/// Elements that act on one packet at a time and forward to output 0, or
+/// drop (Click's `simple_action`): the `action` kind.
+pub trait SimpleAction {
+    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet>;
+}
+
+/// Push for a [`SimpleAction`]: act on each packet in place, then forward
+/// the survivors as one batch on output 0.
+#[inline]
+pub fn simple_push<E: SimpleAction + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
+    batch.retain_map(|p| e.action(p, ctx));
+    if !batch.is_empty() {
+        ctx.emit_batch(0, batch);
+    }
+}
+
+/// Pull for a [`SimpleAction`]: pull from input 0 and act on what came.
+#[inline]
+pub fn simple_pull<E: SimpleAction + ?Sized>(
+    e: &mut E,
+    max: usize,
+    ctx: &mut Ctx,
+) -> Option<Batch> {
+    let mut batch = ctx.pull(0, max)?;
+    batch.retain_map(|p| e.action(p, ctx));
+    (!batch.is_empty()).then_some(batch)
+}
+
+/// Elements that look at each packet and pass it on unchanged (Counter,
+/// ToDump, ToIPSummaryDump, ...). [`observe_push`] and [`observe_pull`]
+/// give them push and pull; with [`PullTask`] they drain an input.
+pub trait Observe {
+    fn observe(&mut self, p: &Packet, ctx: &mut Ctx);
+
+    /// Looks at a whole batch, before it moves on; the default observes
+    /// each packet. Push and pull both come here.
+    #[inline]
+    fn observe_batch(&mut self, batch: &Batch, ctx: &mut Ctx) {
+        for p in batch.packets() {
+            self.observe(p, ctx);
+        }
+    }
+}
+
+/// Push for an [`Observe`] element: observe each packet, forward the batch
+/// on output 0.
+#[inline]
+pub fn observe_push<E: Observe + ?Sized>(e: &mut E, batch: Batch, ctx: &mut Ctx) {
+    e.observe_batch(&batch, ctx);
+    ctx.emit_batch(0, batch);
+}
+
+/// Pull for an [`Observe`] element: pull from input 0 and observe what came.
+#[inline]
+pub fn observe_pull<E: Observe + ?Sized>(e: &mut E, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+    let batch = ctx.pull(0, max)?;
+    e.observe_batch(&batch, ctx);
+    Some(batch)
+}
+
+/// For an [`Observe`] sink's pull task: observe what the task pulled (the
+/// packets are then freed). Returns whether anything came.
+#[inline]
+pub fn observe_pulled<E: Observe + ?Sized>(e: &mut E, got: Option<Batch>, ctx: &mut Ctx) -> bool {
+    let Some(batch) = got else {
+        return false;
+    };
+    e.observe_batch(&batch, ctx);
+    true
+}
+
+/// Elements that pick each packet's output without changing it (Click's
+/// `classify`): the `classify` kind. `None` drops the packet.
+pub trait Classify {
+    fn classify(&mut self, p: &Packet, ctx: &mut Ctx) -> Option<usize>;
+}
+
+/// Elements that change each packet and then pick its output (the route
+/// tables, which set the gateway annotation): the `dispatch` kind. `None`
+/// means the element kept or dropped the packet itself.
+pub trait Dispatch {
+    fn dispatch(&mut self, p: Packet, ctx: &mut Ctx) -> Option<(usize, Packet)>;
+}
+
+/// Push for classifying elements (Click's `classify(p) -> port`): `classify`
+/// picks each packet's output, `None` drops it. A batch whose packets all
+/// go to one output is forwarded whole (one handoff); otherwise packets are
+/// split by output, keeping their order within each output.
+#[inline]
+pub fn classify_push(
+    batch: Batch,
+    ctx: &mut Ctx,
+    mut classify: impl FnMut(&Packet, &mut Ctx) -> Option<usize>,
+) {
+    let n = batch.len();
+    if n == 0 {
+        return;
+    }
+    let mut outs = [None; BATCH_CAPACITY];
+    for (slot, p) in outs.iter_mut().zip(batch.packets()) {
+        *slot = classify(p, ctx);
+    }
+    if outs[1..n].iter().all(|o| *o == outs[0]) {
+        if let Some(o) = outs[0] {
+            ctx.emit_batch(o, batch);
+        }
+        return;
+    }
+    for (p, o) in batch.into_iter().zip(outs) {
+        if let Some(o) = o {
+            ctx.emit(o, p);
+        }
+    }
+}
+
+/// Push for elements that change each packet and then pick its output
+/// (the route tables, which set the gateway annotation): `route` returns
+/// the output and the packet, or `None` when it kept or dropped the packet
+/// itself. As with [`classify_push`] (which looks without changing, and so
+/// leaves a one-output batch untouched), a batch whose survivors all leave
+/// by one output moves on whole; otherwise they go out one by one, in
+/// order.
+#[inline]
+pub fn dispatch_push(
+    mut batch: Batch,
+    ctx: &mut Ctx,
+    mut route: impl FnMut(Packet, &mut Ctx) -> Option<(usize, Packet)>,
+) {
+    let mut outs = [0usize; BATCH_CAPACITY];
+    let mut kept = 0;
+    batch.retain_map(|p| {
+        let (port, p) = route(p, ctx)?;
+        outs[kept] = port;
+        kept += 1;
+        Some(p)
+    });
+    if kept == 0 {
+        return;
+    }
+    if outs[1..kept].iter().all(|&o| o == outs[0]) {
+        ctx.emit_batch(outs[0], batch);
+        return;
+    }
+    for (p, port) in batch.into_iter().zip(outs) {
+        ctx.emit(port, p);
+    }
+}
+
+/// Elements that check each packet and pass the good ones on output 0
+/// (Click's checkers: `CheckIPHeader`, `DecIPTTL`, ...): the `filter` kind.
+/// `Err` packets leave by output 1 when it is connected and are dropped
+/// otherwise, as Click's `checked_output_push(1, p)`; in pull, output 1 is
+/// pushed while output 0 is pulled (processing `a/ah`).
+pub trait Filter {
+    fn filter(&mut self, p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet>;
+}
+
+/// Push for a [`Filter`].
+#[inline]
+pub fn filter_push<E: Filter + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
+    batch.retain_map(|p| match e.filter(p, ctx) {
+        Ok(p) => Some(p),
+        Err(bad) => {
+            ctx.emit(1, bad);
+            None
+        }
+    });
+    if !batch.is_empty() {
+        ctx.emit_batch(0, batch);
+    }
+}
+
+/// Pull for a [`Filter`].
+#[inline]
+pub fn filter_pull<E: Filter + ?Sized>(e: &mut E, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+    let mut batch = ctx.pull(0, max)?;
+    batch.retain_map(|p| match e.filter(p, ctx) {
+        Ok(p) => Some(p),
+        Err(bad) => {
+            ctx.emit(1, bad);
+            None
+        }
+    });
+    (!batch.is_empty()).then_some(batch)
+}
+
+/// The push-side task of a source: runs while the queues downstream have
+/// room (Click's full notifier) and sleeps while they are all full.
+#[derive(Debug, Default)]
+pub struct SourceTask {
+    task: Option<TaskId>,
+    room: NotifierSignal,
+}
+
+impl SourceTask {
+    /// Creates the task when output `port` is push (scheduled if `active`).
+    pub fn initialize(&mut self, ctx: &mut InitCtx, port: usize, active: bool) {
+        if ctx.output_is_push(port) {
+            let t = ctx.new_task(active);
+            self.room = ctx.downstream_full_signal(port, Some(t));
+            self.task = Some(t);
+        } else {
+            self.room = NotifierSignal::Busy;
+        }
+    }
+
+    pub fn task(&self) -> Option<TaskId> {
+        self.task
+    }
+
+    /// Whether a queue downstream has room.
+    pub fn has_room(&self, ctx: &Ctx) -> bool {
+        ctx.signal_active(&self.room)
+    }
+
+    /// Schedules the task (after it was reactivated, for example).
+    pub fn wake(&self, ctx: &Ctx) {
+        if let Some(t) = self.task {
+            ctx.schedule_task(t);
+        }
+    }
+}
+
+/// Elements that make packets (InfiniteSource, RatedSource, ...): the
+/// `source` kind. Output 0 is agnostic: a push output is fed by the task in
+/// [`source_task`](Source::source_task), a pull output by `pull`.
+pub trait Source {
+    /// Up to `max` new packets, or `None` when there are none now. When
+    /// nothing more will ever come, also stop the router if asked to.
+    fn generate(&mut self, max: usize, ctx: &mut Ctx) -> Option<Batch>;
+    fn source_task(&self) -> &SourceTask;
+}
+
+/// The task body of a [`Source`] with a push output.
+#[inline]
+pub fn source_run<E: Source + ?Sized>(e: &mut E, ctx: &mut Ctx) -> bool {
+    if !e.source_task().has_room(ctx) {
+        return false;
+    }
+    match e.generate(BATCH_CAPACITY, ctx) {
+        Some(batch) => {
+            ctx.emit_batch(0, batch);
+            ctx.fast_reschedule();
+            true
+        }
+        None => false,
+    }
+}
+
+/// Elements that consume packets (Discard, ToDump, ToDevice, ...): the
+/// `sink` kind. Input 0 is agnostic: pushed batches go straight to
+/// `consume`; a pull input is drained by the task in
+/// [`pull_task`](Sink::pull_task), `pull_burst` packets at a time.
+pub trait Sink {
+    fn consume(&mut self, batch: Batch, ctx: &mut Ctx);
+    fn pull_task(&self) -> &PullTask;
+    fn pull_burst(&self) -> usize {
+        BATCH_CAPACITY
+    }
+    /// An inactive sink's task pulls nothing (Discard's `ACTIVE false`).
+    fn pull_active(&self) -> bool {
+        true
+    }
+}
+
+/// The task body of a [`Sink`] with a pull input.
+#[inline]
+pub fn sink_run<E: Sink + ?Sized>(e: &mut E, ctx: &mut Ctx) -> bool {
+    if !e.pull_active() {
+        return false;
+    }
+    let burst = e.pull_burst();
+    match e.pull_task().pull(ctx, 0, burst) {
+        Some(batch) => {
+            e.consume(batch, ctx);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Writes the `push`, `pull` and `run_task` of an element kind: `action`,
+/// `observe`, `filter`, `classify`, `dispatch`, `source` or `sink` (see the
+/// [module docs](crate::element::kinds)). Use inside `impl Element for X`.
+#[macro_export]
+macro_rules! element_kind {
+    (action) => {
+        $crate::element_kind!(@through simple_push simple_pull);
+    };
+    (observe) => {
+        $crate::element_kind!(@through observe_push observe_pull);
+    };
+    (filter) => {
+        $crate::element_kind!(@through filter_push filter_pull);
+    };
+    (classify) => {
+        fn push(&mut self, _port: usize, batch: $crate::Batch, ctx: &mut $crate::Ctx) {
+            $crate::element::kinds::classify_push(batch, ctx, |p, ctx| {
+                $crate::element::Classify::classify(self, p, ctx)
+            })
+        }
+    };
+    (dispatch) => {
+        fn push(&mut self, _port: usize, batch: $crate::Batch, ctx: &mut $crate::Ctx) {
+            $crate::element::kinds::dispatch_push(batch, ctx, |p, ctx| {
+                $crate::element::Dispatch::dispatch(self, p, ctx)
+            })
+        }
+    };
+    (source) => {
+        fn run_task(&mut self, _task: $crate::TaskId, ctx: &mut $crate::Ctx) -> bool {
+            $crate::element::kinds::source_run(self, ctx)
+        }
+        fn pull(
+            &mut self,
+            _port: usize,
+            max: usize,
+            ctx: &mut $crate::Ctx,
+        ) -> ::std::option::Option<$crate::Batch> {
+            $crate::element::Source::generate(self, max, ctx)
+        }
+    };
+    (sink) => {
+        fn push(&mut self, _port: usize, batch: $crate::Batch, ctx: &mut $crate::Ctx) {
+            $crate::element::Sink::consume(self, batch, ctx)
+        }
+        fn run_task(&mut self, _task: $crate::TaskId, ctx: &mut $crate::Ctx) -> bool {
+            $crate::element::kinds::sink_run(self, ctx)
+        }
+    };
+    (@through $push:ident $pull:ident) => {
+        fn push(&mut self, _port: usize, batch: $crate::Batch, ctx: &mut $crate::Ctx) {
+            $crate::element::kinds::$push(self, batch, ctx)
+        }
+        fn pull(
+            &mut self,
+            _port: usize,
+            max: usize,
+            ctx: &mut $crate::Ctx,
+        ) -> ::std::option::Option<$crate::Batch> {
+            $crate::element::kinds::$pull(self, max, ctx)
+        }
+    };
+}

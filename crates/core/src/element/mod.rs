@@ -1,0 +1,263 @@
+//! The element kit: the [`Element`] interface and what an element file
+//! uses to be short and uniform.
+//!
+//! * [`registry`]: the class registration beside the struct
+//!   ([`element_class!`](crate::element_class)), collected at link time.
+//! * [`handlers`]: handler tables, declared once
+//!   ([`handlers!`](crate::handlers)).
+//! * [`kinds`]: the element kinds whose batch code is written once
+//!   ([`element_kind!`](crate::element_kind)).
+//!
+//! `docs/adding-an-element.md` walks through writing an element with them.
+
+use std::any::Any;
+use std::fmt;
+
+use crate::batch::Batch;
+use crate::ctx::{Ctx, InitCtx};
+use crate::sched::{SignalId, TaskId, TimerId};
+
+pub mod handlers;
+pub mod kinds;
+pub mod registry;
+
+pub use handlers::{hflags, no_handler, DataValue, Handler, HandlerSpec};
+pub use kinds::{
+    classify_push, dispatch_push, filter_pull, filter_push, observe_pull, observe_pulled,
+    observe_push, simple_pull, simple_push, Classify, Dispatch, Filter, Observe, SimpleAction,
+    Sink, Source, SourceTask,
+};
+pub use registry::{Constructor, ElementClass, Registry};
+
+/// When an element is configured, relative to the others (Click's
+/// `configure_phase`): lower phases first, the configuration order within a
+/// phase. Information elements (AddressInfo, ScheduleInfo, ...) configure
+/// first so that the others can use what they declare.
+pub mod configure_phase {
+    pub const FIRST: i32 = 0;
+    pub const INFO: i32 = 20;
+    pub const PRIVILEGED: i32 = 90;
+    pub const DEFAULT: i32 = 100;
+    pub const LAST: i32 = 2000;
+}
+
+/// Version of the element interface. Dynamically loaded element packages
+/// must be built against the same version.
+pub const ELEMENT_API_VERSION: u32 = 1;
+
+/// Processing codes used by most classes.
+pub mod processing {
+    pub const AGNOSTIC: &str = "a/a";
+    pub const PUSH: &str = "h/h";
+    pub const PULL: &str = "l/l";
+    pub const PUSH_TO_PULL: &str = "h/l";
+    pub const PULL_TO_PUSH: &str = "l/h";
+    /// Agnostic with a push error output 1 (CheckIPHeader, DecIPTTL).
+    pub const AGNOSTIC_PUSH_ERROR: &str = "a/ah";
+}
+
+/// Messages from configuring or initializing an element. Each string is
+/// one line; the router prefixes the element's landmark.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Errors(pub Vec<String>);
+
+impl Errors {
+    pub fn new() -> Self {
+        Errors(Vec::new())
+    }
+    pub fn push(&mut self, msg: impl Into<String>) {
+        self.0.push(msg.into());
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// `Ok(())` when no message was recorded.
+    pub fn into_result(self) -> Result<(), Errors> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl From<String> for Errors {
+    fn from(s: String) -> Self {
+        Errors(vec![s])
+    }
+}
+
+impl From<&str> for Errors {
+    fn from(s: &str) -> Self {
+        Errors(vec![s.to_string()])
+    }
+}
+
+impl From<Vec<String>> for Errors {
+    fn from(v: Vec<String>) -> Self {
+        Errors(v)
+    }
+}
+
+impl fmt::Display for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.join("\n"))
+    }
+}
+
+pub type ConfigResult = Result<(), Errors>;
+
+/// Lets the runtime and hot swap downcast elements to their concrete type.
+pub trait AsAny {
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// A packet-processing element.
+///
+/// Lifecycle: created by its class's constructor; `configure` with its
+/// configuration string; ports resolved; `initialize` (router context
+/// queries, tasks, timers, notifier listening); then `push`, `pull`,
+/// `run_task` and `run_timer` as the router runs; `cleanup` at the end.
+///
+/// Packets move in batches. An element receives a whole [`Batch`] in
+/// `push` and hands packets on through the [`Ctx`] (`ctx.emit(port, p)` or
+/// `ctx.emit_batch(port, batch)`); the runtime dispatches them downstream
+/// after `push` returns, depth first and in emission order, so an element is
+/// never re-entered while it runs (cyclic push graphs are safe).
+pub trait Element: AsAny + Send {
+    /// Click's port count string, e.g. `1/1`, `1/1-2`, `-/=`.
+    fn port_count(&self) -> &'static str {
+        "1/1"
+    }
+
+    /// Click's processing code, e.g. `a/a`, `h/l`, `a/ah`. May depend on
+    /// the configuration: it is read after `configure`.
+    fn processing(&self) -> &'static str {
+        processing::AGNOSTIC
+    }
+
+    /// Click's flow code, e.g. `x/x`, `xy/x`, `#/#`.
+    fn flow_code(&self) -> &'static str {
+        "x/x"
+    }
+
+    /// When to configure, relative to other elements: a
+    /// [`configure_phase`] constant.
+    fn configure_phase(&self) -> i32 {
+        configure_phase::DEFAULT
+    }
+
+    /// Parses the configuration string. `ctx` tells the port counts.
+    fn configure(&mut self, _conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        Ok(())
+    }
+
+    /// Runs after every element is configured and ports are resolved.
+    fn initialize(&mut self, _ctx: &mut InitCtx) -> ConfigResult {
+        Ok(())
+    }
+
+    /// Receives a batch pushed into input `port`. The default drops it.
+    fn push(&mut self, _port: usize, batch: Batch, _ctx: &mut Ctx) {
+        drop(batch);
+    }
+
+    /// Returns up to `max` packets pulled from output `port`, or `None`.
+    fn pull(&mut self, _port: usize, _max: usize, _ctx: &mut Ctx) -> Option<Batch> {
+        None
+    }
+
+    /// Runs a task of this element. Returns whether it did useful work. The
+    /// task is unscheduled while it runs; call `ctx.fast_reschedule()` to
+    /// run again.
+    fn run_task(&mut self, _task: TaskId, _ctx: &mut Ctx) -> bool {
+        false
+    }
+
+    /// A timer of this element expired.
+    fn run_timer(&mut self, _timer: TimerId, _ctx: &mut Ctx) {}
+
+    /// A descriptor registered with `add_select` is ready.
+    fn selected(
+        &mut self,
+        _fd: std::os::fd::RawFd,
+        _readable: bool,
+        _writable: bool,
+        _ctx: &mut Ctx,
+    ) {
+    }
+
+    /// Handlers beyond the standard ones (`name class config ports
+    /// handlers`, plus `scheduled tickets home_thread` for elements with
+    /// tasks), which the router adds itself. Write these three methods with
+    /// [`handlers!`](crate::handlers) from a handler table.
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        Vec::new()
+    }
+
+    /// Reads handler `name` (with a parameter for `+` handlers).
+    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        Err(no_handler(name))
+    }
+
+    /// Writes handler `name`.
+    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        Err(no_handler(name))
+    }
+
+    /// Whether writing the `config` handler reconfigures this element live.
+    fn can_live_reconfigure(&self) -> bool {
+        false
+    }
+
+    /// Names of the interfaces this element implements, for router context
+    /// searches (Click's `cast`): e.g. `"Storage"`.
+    fn has_interface(&self, _name: &str) -> bool {
+        false
+    }
+
+    /// The signal this element raises while it may have packets to pull
+    /// (Click's empty notifier), if it is a notifier.
+    fn empty_notifier(&self) -> Option<SignalId> {
+        None
+    }
+
+    /// The signal this element raises while it has room for more packets
+    /// (Click's full notifier), if it is a notifier: sources upstream sleep
+    /// while it is down.
+    fn full_notifier(&self) -> Option<SignalId> {
+        None
+    }
+
+    /// For Storage elements (queues): packets held now, and capacity.
+    fn storage(&self) -> Option<(usize, usize)> {
+        None
+    }
+
+    /// Hot swap: take state from the element of the same name in the old
+    /// router. Returns whether anything was taken. The default takes
+    /// nothing.
+    fn take_state(&mut self, _old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        false
+    }
+
+    /// For the DriverManager: the router's run count fell to zero. Return
+    /// true to let the driver stop, false to keep running (the element then
+    /// restores the run count itself).
+    fn driver_stop_event(&mut self, _ctx: &mut Ctx) -> bool {
+        true
+    }
+
+    /// Called once when the router is torn down.
+    fn cleanup(&mut self) {}
+}

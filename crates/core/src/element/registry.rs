@@ -1,0 +1,114 @@
+//! Element classes and the registry a router looks them up in.
+//!
+//! Each element file registers its class beside its struct with
+//! [`element_class!`](crate::element_class); the registrations are collected
+//! at link time (the `inventory` crate), so there is no central list to edit.
+//! [`Registry::linked`] holds every class linked into the program;
+//! [`Registry::add`] adds more by hand (tests, loaded packages).
+
+use std::collections::BTreeMap;
+
+use super::Element;
+
+/// Constructor of an element class.
+pub type Constructor = fn() -> Box<dyn Element>;
+
+/// A registered element class.
+#[derive(Clone, Debug)]
+pub struct ElementClass {
+    pub name: &'static str,
+    pub create: Constructor,
+}
+
+impl ElementClass {
+    pub const fn new(name: &'static str, create: Constructor) -> Self {
+        ElementClass { name, create }
+    }
+}
+
+inventory::collect!(ElementClass);
+
+/// Registers an element class. In the element's file:
+///
+/// ```ignore
+/// rclick_core::element_class!(Counter);                     // Counter::default()
+/// rclick_core::element_class!("Queue" => Queue::new(QueueKind::Notifier));
+/// ```
+#[macro_export]
+macro_rules! element_class {
+    ($ty:ident) => {
+        $crate::element_class!(::std::stringify!($ty) => <$ty as ::std::default::Default>::default());
+    };
+    ($name:expr => $make:expr) => {
+        $crate::inventory::submit! {
+            $crate::element::ElementClass::new($name, || ::std::boxed::Box::new($make))
+        }
+    };
+}
+
+/// The element classes a router can use. Built-in libraries and loaded
+/// packages add to it.
+#[derive(Clone, Default)]
+pub struct Registry {
+    classes: BTreeMap<String, ElementClass>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// Every class registered with [`element_class!`](crate::element_class)
+    /// in the crates linked into this program. Two registrations of one
+    /// name are a bug: the later one (in link order) is reported by
+    /// [`Registry::duplicates`].
+    pub fn linked() -> Self {
+        let mut reg = Registry::new();
+        for class in inventory::iter::<ElementClass> {
+            reg.classes
+                .entry(class.name.to_string())
+                .or_insert_with(|| class.clone());
+        }
+        reg
+    }
+
+    /// Class names registered more than once among the linked classes.
+    pub fn duplicates() -> Vec<&'static str> {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut dup: Vec<&'static str> = inventory::iter::<ElementClass>
+            .into_iter()
+            .filter(|c| !seen.insert(c.name))
+            .map(|c| c.name)
+            .collect();
+        dup.sort_unstable();
+        dup
+    }
+
+    pub fn add(&mut self, name: &'static str, create: Constructor) {
+        self.classes
+            .insert(name.to_string(), ElementClass { name, create });
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ElementClass> {
+        self.classes.get(name)
+    }
+
+    /// Class names in sorted order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.classes.keys().map(|s| s.as_str())
+    }
+
+    pub fn len(&self) -> usize {
+        self.classes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty()
+    }
+}
+
+impl rclick_lang::ClassLookup for Registry {
+    fn has_class(&self, name: &str) -> bool {
+        self.classes.contains_key(name)
+    }
+}

@@ -1,0 +1,45 @@
+//! Declares every `.rs` file of each domain folder (`src/standard`, `src/ip`,
+//! `src/userlevel`, ...) as a module of that domain, so that adding an
+//! element is adding its file: there is no module list to edit, and no file
+//! can be forgotten. Each domain's `mod.rs` includes the generated list.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn main() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let out = std::env::var("OUT_DIR").expect("OUT_DIR");
+    let mut domains: Vec<_> = std::fs::read_dir(&src)
+        .expect("read src")
+        .flatten()
+        .filter(|e| e.path().join("mod.rs").is_file())
+        .map(|e| e.path())
+        .collect();
+    domains.sort();
+    for dir in domains {
+        println!("cargo:rerun-if-changed={}", dir.display());
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .expect("read domain")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rs") && !p.ends_with("mod.rs"))
+            .collect();
+        files.sort();
+        let mut list = String::new();
+        for f in files {
+            let stem = f.file_stem().and_then(|s| s.to_str()).expect("file name");
+            writeln!(
+                list,
+                "#[path = {:?}]\npub mod {stem};",
+                f.display().to_string()
+            )
+            .unwrap();
+        }
+        let domain = dir
+            .file_name()
+            .and_then(|s| s.to_str())
+            .expect("domain name");
+        std::fs::write(Path::new(&out).join(format!("{domain}_modules.rs")), list)
+            .expect("write module list");
+    }
+}
