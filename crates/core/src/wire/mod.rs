@@ -3,8 +3,8 @@
 //!
 //! Every protocol follows the same two-layer pattern:
 //!
-//! * A **view** (`EtherFrame`, `VlanTag`, `ArpPacket`, `Ipv4Header`, and
-//!   in [`l4`] `UdpHeader`, `TcpHeader`, `IcmpHeader`) wraps a byte buffer
+//! * A **view** (`EtherFrame`, `VlanTag`, `ArpPacket`, `Ipv4Header`,
+//!   `UdpHeader`, `TcpHeader`, `IcmpHeader`) wraps a byte buffer
 //!   `T: AsRef<[u8]>` (`&[u8]`, `&mut [u8]`, `Vec<u8>`, ...).
 //!   `new_checked` validates the lengths once (the fixed part, and any
 //!   length field that decides where later fields sit); after that every
@@ -13,8 +13,8 @@
 //!   allocated. Setters exist when `T: AsMut<[u8]>`. `new_unchecked` skips
 //!   the validation, for writing a header into a fresh (zeroed) buffer;
 //!   on such a view accessors may panic if the buffer is too short.
-//! * A **Repr** (`EthernetRepr`, `VlanRepr`, `ArpRepr`, `Ipv4Repr`) is the
-//!   header as plain values. `Repr::parse(&view)` validates everything a well-formed
+//! * A **Repr** (`EthernetRepr`, `VlanRepr`, `ArpRepr`, `Ipv4Repr`,
+//!   `UdpRepr`, `TcpRepr`, `IcmpRepr`) is the header as plain values. `Repr::parse(&view)` validates everything a well-formed
 //!   header must satisfy (version, header length, length fields against
 //!   the buffer) and `repr.emit(&mut view)` writes it back;
 //!   `header_len()`/`buffer_len()` say how many bytes `emit` needs.
@@ -24,7 +24,10 @@
 //! transport checksum untouched) and summing the payload is a cost the
 //! fast path should only pay on purpose, so the check is an explicit
 //! `verify_checksum` on the view. `emit` fills a checksum itself only when
-//! it covers nothing but bytes `emit` writes (the IPv4 header).
+//! it covers nothing but bytes `emit` writes (the IPv4 header, ICMP); for
+//! UDP and TCP the pseudo-header and payload are the caller's, so `emit`
+//! leaves the field zero and the caller calls `fill_checksum(src, dst)`
+//! once the payload is in place.
 //!
 //! Checksums use the Internet checksum (RFC 1071) with incremental update
 //! (RFC 1624) for fields changed in place, as DecIPTTL needs.
@@ -32,8 +35,11 @@
 pub mod arp;
 pub mod checksum;
 pub mod ether;
+pub mod icmp;
 pub mod ipv4;
 pub mod l4;
+pub mod tcp;
+pub mod udp;
 
 pub use arp::{ArpPacket, ArpRepr};
 pub use checksum::PseudoHeader;
@@ -41,7 +47,10 @@ pub use ether::{
     EtherAddr, EtherFrame, EthernetRepr, VlanRepr, VlanTag, ETHERTYPE_ARP, ETHERTYPE_IP,
     ETHERTYPE_IP6,
 };
+pub use icmp::{IcmpHeader, IcmpRepr};
 pub use ipv4::{Ipv4Header, Ipv4Repr};
+pub use tcp::{TcpHeader, TcpOption, TcpRepr};
+pub use udp::{UdpHeader, UdpRepr};
 
 /// Why bytes could not be viewed or parsed as a header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +168,11 @@ pub(crate) fn put16(b: &mut [u8], at: usize, v: u16) {
 }
 
 #[inline]
+pub(crate) fn put32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_be_bytes());
+}
+
+#[inline]
 pub(crate) fn ether_at(b: &[u8], at: usize) -> EtherAddr {
     let mut a = [0; 6];
     a.copy_from_slice(&b[at..at + 6]);
@@ -209,6 +223,15 @@ pub(crate) mod testutil {
         v.extend_from_slice(&(len as u32).to_be_bytes());
         v.extend_from_slice(&[0, 0, 0, next]);
         v
+    }
+
+    /// Checksum over the pseudo-header followed by `segment`.
+    pub fn naive_with_pseudo(pseudo: &[u8], segment: &[u8]) -> u16 {
+        // The pseudo-header is a multiple of 4 bytes, so concatenating
+        // keeps the segment's words aligned.
+        let mut all = pseudo.to_vec();
+        all.extend_from_slice(segment);
+        naive_checksum(&all)
     }
 }
 
