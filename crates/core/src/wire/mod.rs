@@ -3,8 +3,9 @@
 //!
 //! Every protocol follows the same two-layer pattern:
 //!
-//! * A **view** (`EtherFrame`, `VlanTag`, `ArpPacket`, `Ipv4Header`,
-//!   `UdpHeader`, `TcpHeader`, `IcmpHeader`) wraps a byte buffer
+//! * A **view** (`EtherFrame`, `ArpPacket`, `Ipv4Header`, `UdpHeader`,
+//!   `TcpHeader`, `IcmpHeader`, `Ipv6Header`, `Ipv6ExtHeader`,
+//!   `Ipv6FragHeader`, `Icmpv6Header`, `VlanTag`) wraps a byte buffer
 //!   `T: AsRef<[u8]>` (`&[u8]`, `&mut [u8]`, `Vec<u8>`, ...).
 //!   `new_checked` validates the lengths once (the fixed part, and any
 //!   length field that decides where later fields sit); after that every
@@ -13,8 +14,9 @@
 //!   allocated. Setters exist when `T: AsMut<[u8]>`. `new_unchecked` skips
 //!   the validation, for writing a header into a fresh (zeroed) buffer;
 //!   on such a view accessors may panic if the buffer is too short.
-//! * A **Repr** (`EthernetRepr`, `VlanRepr`, `ArpRepr`, `Ipv4Repr`,
-//!   `UdpRepr`, `TcpRepr`, `IcmpRepr`) is the header as plain values. `Repr::parse(&view)` validates everything a well-formed
+//! * A **Repr** (`EthernetRepr`, `ArpRepr`, `Ipv4Repr`, `UdpRepr`,
+//!   `TcpRepr`, `IcmpRepr`, `Ipv6Repr`, `Icmpv6Repr`, ...) is the header as
+//!   plain values. `Repr::parse(&view)` validates everything a well-formed
 //!   header must satisfy (version, header length, length fields against
 //!   the buffer) and `repr.emit(&mut view)` writes it back;
 //!   `header_len()`/`buffer_len()` say how many bytes `emit` needs.
@@ -25,9 +27,9 @@
 //! fast path should only pay on purpose, so the check is an explicit
 //! `verify_checksum` on the view. `emit` fills a checksum itself only when
 //! it covers nothing but bytes `emit` writes (the IPv4 header, ICMP); for
-//! UDP and TCP the pseudo-header and payload are the caller's, so `emit`
-//! leaves the field zero and the caller calls `fill_checksum(src, dst)`
-//! once the payload is in place.
+//! UDP, TCP and ICMPv6 the pseudo-header and payload are the caller's, so
+//! `emit` leaves the field zero and the caller calls
+//! `fill_checksum(src, dst)` once the payload is in place.
 //!
 //! Checksums use the Internet checksum (RFC 1071) with incremental update
 //! (RFC 1624) for fields changed in place, as DecIPTTL needs.
@@ -36,7 +38,10 @@ pub mod arp;
 pub mod checksum;
 pub mod ether;
 pub mod icmp;
+pub mod icmpv6;
 pub mod ipv4;
+pub mod ipv6;
+pub mod ipv6ext;
 pub mod l4;
 pub mod tcp;
 pub mod udp;
@@ -48,7 +53,10 @@ pub use ether::{
     ETHERTYPE_IP6,
 };
 pub use icmp::{IcmpHeader, IcmpRepr};
+pub use icmpv6::{Icmpv6Header, Icmpv6Repr, NdiscOption, PrefixInfo};
 pub use ipv4::{Ipv4Header, Ipv4Repr};
+pub use ipv6::{Ipv6Header, Ipv6Repr};
+pub use ipv6ext::{Ipv6ExtHeader, Ipv6FragHeader, Ipv6FragRepr};
 pub use tcp::{TcpHeader, TcpOption, TcpRepr};
 pub use udp::{UdpHeader, UdpRepr};
 
@@ -65,6 +73,9 @@ pub enum WireError {
     /// A well-formed header of a kind this module does not represent (for
     /// example ARP for a hardware type other than Ethernet).
     Unsupported,
+    /// A field has a value the protocol forbids (for example a neighbour
+    /// discovery option of length zero).
+    Malformed,
 }
 
 impl std::fmt::Display for WireError {
@@ -74,6 +85,7 @@ impl std::fmt::Display for WireError {
             WireError::BadLength => "bad length",
             WireError::BadVersion => "bad version",
             WireError::Unsupported => "unsupported",
+            WireError::Malformed => "malformed",
         })
     }
 }
@@ -172,6 +184,18 @@ pub(crate) fn put32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_be_bytes());
 }
 
+/// `N` bytes at `at`, or zeros when the buffer ends first. For fields whose
+/// presence depends on a message type that `new_checked` cannot tie to the
+/// accessor being called.
+#[inline]
+pub(crate) fn array_or_zero<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    let mut a = [0; N];
+    if let Some(s) = at.checked_add(N).and_then(|end| b.get(at..end)) {
+        a.copy_from_slice(s);
+    }
+    a
+}
+
 #[inline]
 pub(crate) fn ether_at(b: &[u8], at: usize) -> EtherAddr {
     let mut a = [0; 6];
@@ -182,6 +206,13 @@ pub(crate) fn ether_at(b: &[u8], at: usize) -> EtherAddr {
 #[inline]
 pub(crate) fn ipv4_at(b: &[u8], at: usize) -> std::net::Ipv4Addr {
     std::net::Ipv4Addr::new(b[at], b[at + 1], b[at + 2], b[at + 3])
+}
+
+#[inline]
+pub(crate) fn ipv6_at(b: &[u8], at: usize) -> std::net::Ipv6Addr {
+    let mut a = [0; 16];
+    a.copy_from_slice(&b[at..at + 16]);
+    std::net::Ipv6Addr::from(a)
 }
 
 /// Helpers shared by the tests of every wire module.
@@ -290,5 +321,12 @@ mod tests {
             }
             prop_assert!(n <= b.len());
         }
+    }
+
+    #[test]
+    fn array_or_zero_is_total() {
+        assert_eq!(array_or_zero::<4>(&[1, 2, 3], 0), [0; 4]);
+        assert_eq!(array_or_zero::<2>(&[1, 2, 3], 1), [2, 3]);
+        assert_eq!(array_or_zero::<2>(&[1, 2, 3], usize::MAX - 1), [0; 2]);
     }
 }
