@@ -63,6 +63,49 @@ pub fn pseudo_header_v4(src: [u8; 4], dst: [u8; 4], proto: u8, len: u16) -> u32 
     sum(&b, 0)
 }
 
+/// Sum of the IPv6 pseudo-header (RFC 8200 section 8.1) for upper-layer
+/// checksums: both addresses, the 32-bit upper-layer length and the next
+/// header value.
+#[inline]
+pub fn pseudo_header_v6(src: [u8; 16], dst: [u8; 16], next_header: u8, len: u32) -> u32 {
+    let mut b = [0u8; 40];
+    b[..16].copy_from_slice(&src);
+    b[16..32].copy_from_slice(&dst);
+    b[32..36].copy_from_slice(&len.to_be_bytes());
+    b[39] = next_header;
+    sum(&b, 0)
+}
+
+/// An address family whose addresses form a TCP/UDP/ICMPv6 pseudo-header,
+/// so one generic checksum routine serves IPv4 and IPv6 without a runtime
+/// branch.
+pub trait PseudoHeader: Copy {
+    /// IPv6 makes the UDP checksum mandatory; IPv4 lets zero mean "none".
+    const IS_IPV6: bool;
+
+    /// Folded sum of the pseudo-header for upper-layer protocol `proto`
+    /// carrying `len` bytes.
+    fn pseudo_sum(src: Self, dst: Self, proto: u8, len: usize) -> u32;
+}
+
+impl PseudoHeader for std::net::Ipv4Addr {
+    const IS_IPV6: bool = false;
+
+    #[inline]
+    fn pseudo_sum(src: Self, dst: Self, proto: u8, len: usize) -> u32 {
+        pseudo_header_v4(src.octets(), dst.octets(), proto, len as u16)
+    }
+}
+
+impl PseudoHeader for std::net::Ipv6Addr {
+    const IS_IPV6: bool = true;
+
+    #[inline]
+    fn pseudo_sum(src: Self, dst: Self, proto: u8, len: usize) -> u32 {
+        pseudo_header_v6(src.octets(), dst.octets(), proto, len as u32)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +130,27 @@ mod tests {
             s = (s & 0xffff) + (s >> 16);
         }
         !(s as u16)
+    }
+
+    #[test]
+    fn pseudo_headers_match_their_byte_layout() {
+        use crate::wire::testutil::{naive_checksum, pseudo_v4, pseudo_v6};
+        let s4 = [192, 0, 2, 1];
+        let d4 = [198, 51, 100, 7];
+        let b = pseudo_v4(s4, d4, 17, 1234);
+        assert_eq!(
+            !(pseudo_header_v4(s4, d4, 17, 1234) as u16),
+            naive_checksum(&b)
+        );
+        let s6 = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        let d6 = [
+            0xfe, 0x80, 0, 0, 0, 0, 0, 0, 2, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x55,
+        ];
+        let b = pseudo_v6(s6, d6, 58, 70000);
+        assert_eq!(
+            !(pseudo_header_v6(s6, d6, 58, 70000) as u16),
+            naive_checksum(&b)
+        );
     }
 
     proptest! {
