@@ -68,13 +68,6 @@ impl Graph {
         let (s, p) = self.pull_source[base + port];
         (s != NONE).then_some((s as usize, p as usize))
     }
-
-    pub fn has_output_connection(&self, elem: usize, port: usize) -> bool {
-        self.outs
-            .get(elem)
-            .and_then(|o| o.get(port))
-            .is_some_and(|v| !v.is_empty())
-    }
 }
 
 /// Names that AddressInfo gives to addresses.
@@ -518,10 +511,7 @@ impl RouterCore {
             .try_borrow_mut()
             .map_err(|_| format!("'{}.{name}': element is busy", info.name))?;
         if name == "config" {
-            let mut ictx = InitCtx {
-                core: self,
-                elem: e,
-            };
+            let mut ictx = InitCtx::new(self, e);
             el.configure(value, &mut ictx)
                 .map_err(|errs| errs.to_string())?;
             *info.config.borrow_mut() = value.to_string();
@@ -974,10 +964,7 @@ impl Router {
         let mut failed = false;
         for &i in &order {
             let conf = core.info[i].config.borrow().clone();
-            let mut ictx = InitCtx {
-                core: &core,
-                elem: i,
-            };
+            let mut ictx = InitCtx::new(&core, i);
             let r = core.elements[i].borrow_mut().configure(&conf, &mut ictx);
             if let Err(errs) = r {
                 failed = true;
@@ -1008,10 +995,7 @@ impl Router {
 
         // 5. Initialize.
         for &i in &order {
-            let mut ictx = InitCtx {
-                core: &core,
-                elem: i,
-            };
+            let mut ictx = InitCtx::new(&core, i);
             let r = core.elements[i].borrow_mut().initialize(&mut ictx);
             if let Err(errs) = r {
                 failed = true;
@@ -1079,10 +1063,7 @@ impl Router {
             ) else {
                 continue;
             };
-            let mut ictx = InitCtx {
-                core: &new.core,
-                elem: i,
-            };
+            let mut ictx = InitCtx::new(&new.core, i);
             ne.take_state(&mut **oe, &mut ictx);
         }
         new.stop_flag = self.stop_flag.clone();
