@@ -60,16 +60,23 @@ impl Router {
     /// `ctx.fast_reschedule()`. The task counts as running (so scheduling
     /// it is a no-op) only until its element returns, not while its
     /// emissions are dispatched.
+    ///
+    /// This is `call_element` written out: on the per-task path the closure
+    /// version cost 4 to 8 more instructions per packet at BURST 1.
     fn run_task(&mut self, t: TaskId) {
         let elem = self.core.rt.sched.borrow().tasks[t.0 as usize].elem;
-        let again = self.call_element(elem, |e, ctx| {
-            ctx.set_current_task(Some(t));
-            e.run_task(t, ctx);
-            let again = ctx.take_reschedule();
-            ctx.set_current_task(None);
-            again
-        });
-        if again == Some(true) {
+        let mut ctx = Ctx::new(&self.core, &mut self.disp, elem);
+        ctx.set_current_task(Some(t));
+        let saved = ctx.enter(elem);
+        if let Ok(mut e) = self.core.elements[elem].try_borrow_mut() {
+            e.run_task(t, &mut ctx);
+        }
+        let again = ctx.take_reschedule();
+        ctx.set_current_task(None);
+        ctx.finish_frame();
+        ctx.leave(saved);
+        ctx.run_deferred();
+        if again {
             self.core.rt.sched.borrow_mut().schedule(t);
         }
     }

@@ -71,6 +71,7 @@ impl Runtime {
         }
     }
 
+    #[inline]
     pub(crate) fn set_signal(&self, s: SignalId, active: bool) {
         let mut sigs = self.signals.borrow_mut();
         let Some(st) = sigs.get_mut(s.0 as usize) else {
@@ -86,6 +87,7 @@ impl Runtime {
         }
     }
 
+    #[inline]
     pub(crate) fn signal_active(&self, sig: &NotifierSignal) -> bool {
         match sig {
             NotifierSignal::Idle => false,
