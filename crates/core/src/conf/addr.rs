@@ -4,7 +4,7 @@
 //! Click also resolves names through AddressInfo elements; that needs the
 //! router and is left to callers.
 
-use super::lex::split_words;
+use rclick_lang::args::split_words;
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;

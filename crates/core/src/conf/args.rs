@@ -4,9 +4,9 @@ use super::addr::{
     parse_ether, parse_ipv4, parse_ipv4_prefix, parse_ipv6, parse_ipv6_prefix, EtherAddress,
     Ipv4Prefix, Ipv6Prefix,
 };
-use super::lex::{is_space, split_args};
 use super::num::*;
 use super::text::{parse_bytes, parse_string};
+use rclick_lang::args::{is_space, split_config_args as split_args};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
