@@ -16,7 +16,7 @@ mod text;
 
 pub use addr::{
     parse_ether, parse_ipv4, parse_ipv4_addr_or_prefix, parse_ipv4_list, parse_ipv4_prefix,
-    parse_ipv6, parse_ipv6_addr_or_prefix, parse_ipv6_prefix, EtherAddress, Ipv4Prefix, Ipv6Prefix,
+    parse_ipv6, parse_ipv6_addr_or_prefix, parse_ipv6_prefix, Ipv4Prefix, Ipv6Prefix,
 };
 pub use args::{Args, Bandwidth, Fallback, FromArg};
 pub use num::{

@@ -6,19 +6,23 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use crate::conf::{Ipv4Prefix, Ipv6Prefix};
 use crate::sched::{
     NotifierSignal, Scheduler, SignalId, SignalState, TaskId, Timers, DEFAULT_TICKETS,
 };
 use crate::time::Clock;
+use crate::wire::EtherAddr;
 
 /// Names that AddressInfo gives to addresses.
 #[derive(Clone, Debug, Default)]
 pub struct AddressEntry {
     pub ipv4: Option<Ipv4Addr>,
-    pub ipv4_prefix: Option<(Ipv4Addr, u8)>,
+    /// A contiguous prefix; the address part as written (host bits kept).
+    pub ipv4_prefix: Option<Ipv4Prefix>,
     pub ipv6: Option<Ipv6Addr>,
-    pub ipv6_prefix: Option<(Ipv6Addr, u8)>,
-    pub ether: Option<[u8; 6]>,
+    /// A contiguous prefix; the address part as written (host bits kept).
+    pub ipv6_prefix: Option<Ipv6Prefix>,
+    pub ether: Option<EtherAddr>,
 }
 
 /// Router-wide runtime state: clock, scheduler, timers, signals, run count.
