@@ -17,6 +17,7 @@
 
 use std::cell::RefCell;
 use std::net::Ipv4Addr;
+use std::ops::Deref;
 
 use crate::batch::Batch;
 use crate::element::Element;
@@ -70,28 +71,103 @@ impl Dispatcher {
     }
 }
 
+/// What every context shows of the element it is for: its index, name and
+/// port counts, the clock, timers, descriptors, other elements by name,
+/// and chatter. [`Ctx`] and [`InitCtx`] both dereference to it, so these
+/// methods are called on either context alike (`ctx.element_name()`).
+#[derive(Clone, Copy)]
+#[repr(C)] // `elem` last: see `Ctx`.
+pub struct ElementView<'a> {
+    pub(crate) core: &'a RouterCore,
+    /// Index of the element.
+    pub(crate) elem: usize,
+}
+
+impl ElementView<'_> {
+    /// Index of the element.
+    pub fn element_index(&self) -> usize {
+        self.elem
+    }
+
+    pub fn element_name(&self) -> &str {
+        &self.core.info[self.elem].name
+    }
+
+    pub fn ninputs(&self) -> usize {
+        self.core.info[self.elem].ninputs
+    }
+
+    pub fn noutputs(&self) -> usize {
+        self.core.info[self.elem].noutputs
+    }
+
+    /// The router clock's current time.
+    #[inline]
+    pub fn now(&self) -> Timestamp {
+        self.core.rt.clock.now()
+    }
+
+    pub fn schedule_timer_at(&self, t: TimerId, when: Timestamp) {
+        self.core.rt.timers.borrow_mut().schedule_at(t, when);
+    }
+
+    /// Registers (or, with an empty interest, removes) this element's
+    /// interest in a descriptor.
+    pub fn add_select(&self, fd: std::os::fd::RawFd, interest: crate::select::Interest) {
+        self.core
+            .rt
+            .selects
+            .borrow_mut()
+            .set(fd, self.elem, interest);
+    }
+
+    /// Index of the element named `name` (relative to this element's
+    /// compound first).
+    pub fn find_element(&self, name: &str) -> Option<usize> {
+        self.core
+            .find_element(name, Some(&self.core.info[self.elem].name))
+    }
+
+    /// Prints a message on standard error (Click's `click_chatter`).
+    pub fn chatter(&self, msg: &str) {
+        self.core.rt.chatter(msg);
+    }
+}
+
 /// What an element sees while it runs: its outputs and inputs, the clock,
 /// tasks, timers, notifiers, handlers of other elements, and the stop
-/// switch.
+/// switch; and, through [`ElementView`], what every context shows.
+///
+/// `view.elem` and `base` are saved and restored together around every
+/// element call; `repr(C)` keeps them adjacent, so that is one 16-byte
+/// move each way.
+#[repr(C)]
 pub struct Ctx<'a> {
-    pub(crate) core: &'a RouterCore,
-    pub(crate) disp: &'a mut Dispatcher,
-    /// Index of the element being run.
-    cur: usize,
+    /// The router and the element being run (`view.elem`).
+    view: ElementView<'a>,
     /// Where the current element's emissions start in `disp.work`.
     base: usize,
+    disp: &'a mut Dispatcher,
     /// Set by `fast_reschedule` while a task runs.
     reschedule: bool,
     current_task: Option<TaskId>,
+}
+
+impl<'a> Deref for Ctx<'a> {
+    type Target = ElementView<'a>;
+
+    #[inline]
+    fn deref(&self) -> &ElementView<'a> {
+        &self.view
+    }
 }
 
 impl<'a> Ctx<'a> {
     pub(crate) fn new(core: &'a RouterCore, disp: &'a mut Dispatcher, cur: usize) -> Self {
         let base = disp.work.len();
         Ctx {
-            core,
+            view: ElementView { core, elem: cur },
             disp,
-            cur,
             base,
             reschedule: false,
             current_task: None,
@@ -104,7 +180,7 @@ impl<'a> Ctx<'a> {
     /// nonexistent output are dropped (Click's `checked_output_push`).
     #[inline]
     pub fn emit(&mut self, port: usize, p: Packet) {
-        let Some((dst, dport)) = self.core.graph.push_target(self.cur, port) else {
+        let Some((dst, dport)) = self.view.core.graph.push_target(self.view.elem, port) else {
             return;
         };
         let (dst, dport) = (dst as u32, dport as u32);
@@ -129,25 +205,25 @@ impl<'a> Ctx<'a> {
         if batch.is_empty() {
             return;
         }
-        if let Some((dst, dport)) = self.core.graph.push_target(self.cur, port) {
+        if let Some((dst, dport)) = self.view.core.graph.push_target(self.view.elem, port) {
             push_work(&mut self.disp.work, dst as u32, dport as u32, batch);
         }
     }
 
     /// Pulls up to `max` packets from input `port`, if it is a pull input.
     pub fn pull(&mut self, port: usize, max: usize) -> Option<Batch> {
-        let (src, sport) = self.core.graph.pull_source(self.cur, port)?;
-        let saved = (self.cur, self.base);
-        self.cur = src;
+        let (src, sport) = self.view.core.graph.pull_source(self.view.elem, port)?;
+        let saved = (self.view.elem, self.base);
+        self.view.elem = src;
         self.base = self.disp.work.len();
-        let result = match self.core.elements[src].try_borrow_mut() {
+        let result = match self.view.core.elements[src].try_borrow_mut() {
             Ok(mut e) => e.pull(sport, max, self),
             // A pull cycle: the configuration pulls from an element already
             // pulling. Nothing can be produced safely.
             Err(_) => None,
         };
         self.finish_frame();
-        (self.cur, self.base) = saved;
+        (self.view.elem, self.base) = saved;
         result
     }
 
@@ -159,8 +235,8 @@ impl<'a> Ctx<'a> {
     }
 
     fn run_work(&mut self, stack_base: usize) {
-        let saved = (self.cur, self.base);
-        let core = self.core;
+        let saved = (self.view.elem, self.base);
+        let core = self.view.core;
         while self.disp.work.len() > stack_base {
             let top = self.disp.work.len() - 1;
             // Read the fields one by one (not the struct as a whole) so the
@@ -177,7 +253,7 @@ impl<'a> Ctx<'a> {
             let cell: &RefCell<Box<dyn Element>> = &core.elements[elem];
             match cell.try_borrow_mut() {
                 Ok(mut e) => {
-                    self.cur = elem;
+                    self.view.elem = elem;
                     self.base = top;
                     e.push(port, batch, self);
                     drop(e);
@@ -194,12 +270,20 @@ impl<'a> Ctx<'a> {
                 }),
             }
         }
-        (self.cur, self.base) = saved;
+        (self.view.elem, self.base) = saved;
     }
 
     /// Runs deferred work until none is left. Called by the driver after a
-    /// top-level call returns.
+    /// top-level call returns; the check is inline, as there is almost
+    /// never any.
+    #[inline]
     pub(crate) fn run_deferred(&mut self) {
+        if !self.disp.deferred.is_empty() {
+            self.drain_deferred();
+        }
+    }
+
+    fn drain_deferred(&mut self) {
         while !self.disp.deferred.is_empty() {
             let stack_base = self.disp.work.len();
             let deferred = std::mem::take(&mut self.disp.deferred);
@@ -209,47 +293,12 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    // --------------------------------------------------------------- element
-
-    /// Index of the element being run.
-    pub fn element_index(&self) -> usize {
-        self.cur
-    }
-
-    pub fn element_name(&self) -> &str {
-        &self.core.info[self.cur].name
-    }
-
-    pub fn ninputs(&self) -> usize {
-        self.core.info[self.cur].ninputs
-    }
-
-    pub fn noutputs(&self) -> usize {
-        self.core.info[self.cur].noutputs
-    }
-
-    /// Whether output `port` exists and is connected.
-    pub fn output_connected(&self, port: usize) -> bool {
-        self.core.graph.push_target(self.cur, port).is_some()
-            || self.core.graph.has_output_connection(self.cur, port)
-    }
-
     // ------------------------------------------------------------------ time
-
-    /// The router clock's current time.
-    #[inline]
-    pub fn now(&self) -> Timestamp {
-        self.core.rt.clock.now()
-    }
 
     /// The time as of the latest clock read (no system call).
     #[inline]
     pub fn recent(&self) -> Timestamp {
-        self.core.rt.clock.recent()
-    }
-
-    pub fn is_simulated_time(&self) -> bool {
-        self.core.rt.clock.is_simulated()
+        self.view.core.rt.clock.recent()
     }
 
     // ---------------------------------------------------------- tasks/timers
@@ -273,23 +322,12 @@ impl<'a> Ctx<'a> {
         if Some(t) == self.current_task {
             return;
         }
-        self.core.rt.sched.borrow_mut().schedule(t);
-    }
-
-    pub fn unschedule_task(&mut self, t: TaskId) {
-        if Some(t) == self.current_task {
-            self.reschedule = false;
-        }
-        self.core.rt.sched.borrow_mut().unschedule(t);
+        self.view.core.rt.sched.borrow_mut().schedule(t);
     }
 
     pub fn task_scheduled(&self, t: TaskId) -> bool {
         (Some(t) == self.current_task && self.reschedule)
-            || self.core.rt.sched.borrow().is_scheduled(t)
-    }
-
-    pub fn schedule_timer_at(&self, t: TimerId, when: Timestamp) {
-        self.core.rt.timers.borrow_mut().schedule_at(t, when);
+            || self.view.core.rt.sched.borrow().is_scheduled(t)
     }
 
     pub fn schedule_timer_after(&self, t: TimerId, delay: Timestamp) {
@@ -298,27 +336,17 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn unschedule_timer(&self, t: TimerId) {
-        self.core.rt.timers.borrow_mut().unschedule(t);
+        self.view.core.rt.timers.borrow_mut().unschedule(t);
     }
 
     pub fn timer_expiry(&self, t: TimerId) -> Option<Timestamp> {
-        self.core.rt.timers.borrow().expiry(t)
-    }
-
-    /// Registers (or, with an empty interest, removes) this element's
-    /// interest in a descriptor.
-    pub fn add_select(&self, fd: std::os::fd::RawFd, interest: crate::select::Interest) {
-        self.core
-            .rt
-            .selects
-            .borrow_mut()
-            .set(fd, self.cur, interest);
+        self.view.core.rt.timers.borrow().expiry(t)
     }
 
     pub fn remove_select(&self, fd: std::os::fd::RawFd) {
-        self.core.rt.selects.borrow_mut().set(
+        self.view.core.rt.selects.borrow_mut().set(
             fd,
-            self.cur,
+            self.view.elem,
             crate::select::Interest {
                 read: false,
                 write: false,
@@ -330,32 +358,32 @@ impl<'a> Ctx<'a> {
 
     /// Raises a notifier signal, waking its listeners.
     pub fn wake_signal(&self, s: SignalId) {
-        self.core.rt.set_signal(s, true);
+        self.view.core.rt.set_signal(s, true);
     }
 
     /// Lowers a notifier signal.
     pub fn sleep_signal(&self, s: SignalId) {
-        self.core.rt.set_signal(s, false);
+        self.view.core.rt.set_signal(s, false);
     }
 
     /// Whether any packet might be available behind `sig`.
     pub fn signal_active(&self, sig: &NotifierSignal) -> bool {
-        self.core.rt.signal_active(sig)
+        self.view.core.rt.signal_active(sig)
     }
 
     // ------------------------------------------------------------- the stop
 
     /// Lowers the run count (Click's `please_stop_driver`).
     pub fn please_stop(&self) {
-        self.core.rt.adjust_runcount(-1);
+        self.view.core.rt.adjust_runcount(-1);
     }
 
     pub fn runcount(&self) -> i32 {
-        self.core.rt.runcount.get()
+        self.view.core.rt.runcount.get()
     }
 
     pub fn set_runcount(&self, n: i32) {
-        self.core.rt.runcount.set(n);
+        self.view.core.rt.runcount.set(n);
     }
 
     // -------------------------------------------------------------- handlers
@@ -363,18 +391,18 @@ impl<'a> Ctx<'a> {
     /// Reads a handler given as `elem.name` or a global `name`, resolving
     /// element names relative to this element's compound first.
     pub fn call_read(&self, path: &str, param: Option<&str>) -> Result<String, String> {
-        let ctx_name = self.core.info[self.cur].name.clone();
-        let (elem, name) = self.core.resolve_handler(path, Some(&ctx_name))?;
-        self.core.read_handler(elem, &name, param, self)
+        let ctx_name = self.view.core.info[self.view.elem].name.clone();
+        let (elem, name) = self.view.core.resolve_handler(path, Some(&ctx_name))?;
+        self.view.core.read_handler(elem, &name, param, self)
     }
 
     /// Writes a handler given as `elem.name` or a global `name`.
     pub fn call_write(&mut self, path: &str, value: &str) -> Result<(), String> {
-        let ctx_name = self.core.info[self.cur].name.clone();
-        let (elem, name) = self.core.resolve_handler(path, Some(&ctx_name))?;
-        let saved = (self.cur, self.base);
-        let r = self.core.write_handler(elem, &name, value, self);
-        (self.cur, self.base) = saved;
+        let ctx_name = self.view.core.info[self.view.elem].name.clone();
+        let (elem, name) = self.view.core.resolve_handler(path, Some(&ctx_name))?;
+        let saved = (self.view.elem, self.base);
+        let r = self.view.core.write_handler(elem, &name, value, self);
+        (self.view.elem, self.base) = saved;
         r
     }
 
@@ -383,9 +411,9 @@ impl<'a> Ctx<'a> {
     /// (it is busy): it knows them itself.
     pub fn handler_specs(&self, elem: Option<usize>) -> Vec<crate::element::HandlerSpec> {
         match elem {
-            Some(e) if e < self.core.info.len() => self.core.element_handlers(e),
+            Some(e) if e < self.view.core.info.len() => self.view.core.element_handlers(e),
             Some(_) => Vec::new(),
-            None => self.core.global_handlers(),
+            None => self.view.core.global_handlers(),
         }
     }
 
@@ -397,10 +425,10 @@ impl<'a> Ctx<'a> {
         name: &str,
         param: Option<&str>,
     ) -> Result<String, String> {
-        if elem.is_some_and(|e| e >= self.core.info.len()) {
+        if elem.is_some_and(|e| e >= self.view.core.info.len()) {
             return Err("no such element".into());
         }
-        self.core.read_handler(elem, name, param, self)
+        self.view.core.read_handler(elem, name, param, self)
     }
 
     /// Writes handler `name` of element `elem` (a global handler when
@@ -411,33 +439,37 @@ impl<'a> Ctx<'a> {
         name: &str,
         value: &str,
     ) -> Result<(), String> {
-        if elem.is_some_and(|e| e >= self.core.info.len()) {
+        if elem.is_some_and(|e| e >= self.view.core.info.len()) {
             return Err("no such element".into());
         }
-        let saved = (self.cur, self.base);
-        let r = self.core.write_handler(elem, name, value, self);
-        (self.cur, self.base) = saved;
+        let saved = (self.view.elem, self.base);
+        let r = self.view.core.write_handler(elem, name, value, self);
+        (self.view.elem, self.base) = saved;
         r
     }
 
     /// Number of elements in the router.
     pub fn nelements(&self) -> usize {
-        self.core.info.len()
+        self.view.core.info.len()
     }
 
     /// Name of element `i`.
     pub fn element_name_at(&self, i: usize) -> Option<&str> {
-        self.core.info.get(i).map(|x| x.name.as_str())
+        self.view.core.info.get(i).map(|x| x.name.as_str())
     }
 
     /// Class of element `i`.
     pub fn element_class_at(&self, i: usize) -> Option<&str> {
-        self.core.info.get(i).map(|x| x.class.as_str())
+        self.view.core.info.get(i).map(|x| x.class.as_str())
     }
 
     /// Current configuration string of element `i`.
     pub fn element_config_at(&self, i: usize) -> Option<String> {
-        self.core.info.get(i).map(|x| x.config.borrow().clone())
+        self.view
+            .core
+            .info
+            .get(i)
+            .map(|x| x.config.borrow().clone())
     }
 
     /// Resolved modes of element `i`'s inputs and outputs, each with
@@ -450,7 +482,7 @@ impl<'a> Ctx<'a> {
         Vec<(crate::ports::Mode, bool)>,
         Vec<(crate::ports::Mode, bool)>,
     )> {
-        let x = self.core.info.get(i)?;
+        let x = self.view.core.info.get(i)?;
         let zip = |modes: &[crate::ports::Mode], agn: &[bool]| {
             modes
                 .iter()
@@ -468,7 +500,7 @@ impl<'a> Ctx<'a> {
     /// element and port order.
     pub fn connections(&self) -> Vec<((usize, usize), (usize, usize))> {
         let mut v = Vec::new();
-        for (e, outs) in self.core.graph.outs.iter().enumerate() {
+        for (e, outs) in self.view.core.graph.outs.iter().enumerate() {
             for (p, peers) in outs.iter().enumerate() {
                 for &(d, dp) in peers {
                     v.push(((e, p), (d, dp)));
@@ -479,14 +511,14 @@ impl<'a> Ctx<'a> {
     }
 
     pub(crate) fn enter(&mut self, elem: usize) -> (usize, usize) {
-        let saved = (self.cur, self.base);
-        self.cur = elem;
+        let saved = (self.view.elem, self.base);
+        self.view.elem = elem;
         self.base = self.disp.work.len();
         saved
     }
 
     pub(crate) fn leave(&mut self, saved: (usize, usize)) {
-        (self.cur, self.base) = saved;
+        (self.view.elem, self.base) = saved;
     }
 
     /// Replaces the running element's configuration string, as read by its
@@ -494,43 +526,30 @@ impl<'a> Ctx<'a> {
     /// write handlers change what the configuration says, like Queue's
     /// `capacity`).
     pub fn set_config(&self, config: &str) {
-        *self.core.info[self.cur].config.borrow_mut() = config.to_string();
-    }
-
-    /// Prints a message on standard error (Click's `click_chatter`).
-    pub fn chatter(&self, msg: &str) {
-        self.core.rt.chatter(msg);
-    }
-
-    /// Index of the element named `name` (relative to this element's
-    /// compound first).
-    pub fn find_element(&self, name: &str) -> Option<usize> {
-        self.core
-            .find_element(name, Some(&self.core.info[self.cur].name))
+        *self.view.core.info[self.view.elem].config.borrow_mut() = config.to_string();
     }
 }
 
-/// What an element sees while it is configured and initialized.
+/// What an element sees while it is configured and initialized (and in
+/// `take_state`); and, through [`ElementView`], what every context shows.
 pub struct InitCtx<'a> {
-    pub(crate) core: &'a RouterCore,
-    pub(crate) elem: usize,
+    view: ElementView<'a>,
+}
+
+impl<'a> Deref for InitCtx<'a> {
+    type Target = ElementView<'a>;
+
+    #[inline]
+    fn deref(&self) -> &ElementView<'a> {
+        &self.view
+    }
 }
 
 impl<'a> InitCtx<'a> {
-    pub fn element_index(&self) -> usize {
-        self.elem
-    }
-
-    pub fn element_name(&self) -> &str {
-        &self.core.info[self.elem].name
-    }
-
-    pub fn ninputs(&self) -> usize {
-        self.core.info[self.elem].ninputs
-    }
-
-    pub fn noutputs(&self) -> usize {
-        self.core.info[self.elem].noutputs
+    pub(crate) fn new(core: &'a RouterCore, elem: usize) -> Self {
+        InitCtx {
+            view: ElementView { core, elem },
+        }
     }
 
     /// Whether input `port` is a pull input (valid during `initialize`).
@@ -541,14 +560,6 @@ impl<'a> InitCtx<'a> {
     /// Whether output `port` is a push output (valid during `initialize`).
     pub fn output_is_push(&self, port: usize) -> bool {
         self.core.info[self.elem].output_modes.get(port) == Some(&crate::ports::Mode::Push)
-    }
-
-    pub fn now(&self) -> Timestamp {
-        self.core.rt.clock.now()
-    }
-
-    pub fn is_simulated_time(&self) -> bool {
-        self.core.rt.clock.is_simulated()
     }
 
     /// Creates a task for this element, with tickets from any ScheduleInfo.
@@ -566,10 +577,6 @@ impl<'a> InitCtx<'a> {
 
     pub fn new_timer(&self) -> TimerId {
         self.core.rt.timers.borrow_mut().add(self.elem)
-    }
-
-    pub fn schedule_timer_at(&self, t: TimerId, when: Timestamp) {
-        self.core.rt.timers.borrow_mut().schedule_at(t, when);
     }
 
     pub fn schedule_task(&self, t: TaskId) {
@@ -593,15 +600,6 @@ impl<'a> InitCtx<'a> {
     /// `take_state` rather than acquire them in `initialize`.
     pub fn is_hotswap_successor(&self) -> bool {
         self.core.is_successor()
-    }
-
-    /// Registers this element's interest in a descriptor.
-    pub fn add_select(&self, fd: std::os::fd::RawFd, interest: crate::select::Interest) {
-        self.core
-            .rt
-            .selects
-            .borrow_mut()
-            .set(fd, self.elem, interest);
     }
 
     /// Raises or lowers a notifier signal (hot swap: a queue that took
@@ -680,17 +678,6 @@ impl<'a> InitCtx<'a> {
         sig
     }
 
-    /// Index of the element named `name` (relative to this element's
-    /// compound first).
-    pub fn find_element(&self, name: &str) -> Option<usize> {
-        self.core
-            .find_element(name, Some(&self.core.info[self.elem].name))
-    }
-
-    pub fn element_name_of(&self, idx: usize) -> Option<&str> {
-        self.core.info.get(idx).map(|i| i.name.as_str())
-    }
-
     pub fn element_class_of(&self, idx: usize) -> Option<&str> {
         self.core.info.get(idx).map(|i| i.class.as_str())
     }
@@ -727,10 +714,5 @@ impl<'a> InitCtx<'a> {
             .address_info
             .borrow_mut()
             .insert(name.to_string(), entry);
-    }
-
-    /// Prints a message on standard error.
-    pub fn chatter(&self, msg: &str) {
-        self.core.rt.chatter(msg);
     }
 }

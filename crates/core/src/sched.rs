@@ -90,13 +90,6 @@ impl Scheduler {
         self.heap.push(Reverse((t.pass, self.seq, id.0)));
     }
 
-    pub fn unschedule(&mut self, id: TaskId) {
-        // Lazy removal: the heap entry is skipped when popped.
-        if let Some(t) = self.tasks.get_mut(id.0 as usize) {
-            t.scheduled = false;
-        }
-    }
-
     pub fn is_scheduled(&self, id: TaskId) -> bool {
         self.tasks.get(id.0 as usize).is_some_and(|t| t.scheduled)
     }
@@ -242,16 +235,6 @@ mod tests {
         }
         let ratio = nb as f64 / na as f64;
         assert!((2.9..3.1).contains(&ratio), "ratio {ratio}");
-    }
-
-    #[test]
-    fn unscheduled_task_is_skipped() {
-        let mut s = Scheduler::default();
-        let a = s.add(0, DEFAULT_TICKETS, true);
-        s.unschedule(a);
-        assert_eq!(s.pop(), None);
-        s.schedule(a);
-        assert_eq!(s.pop(), Some(a));
     }
 
     #[test]

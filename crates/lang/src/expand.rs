@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::args::{split_config_args, split_words, unquote};
+use crate::args::{is_space_char, split_config_args, split_words, unquote_string};
 use crate::lexer::{Loc, Sources};
 use crate::parser::{
     Body, Chain, ClassDef, ClassRef, CompoundAst, Elem, ElemKind, Formal, Parser, Ports, Stmt,
@@ -355,7 +355,7 @@ impl<'a> Ctx<'a> {
                     if arg.is_empty() {
                         continue;
                     }
-                    let (var, rest) = match arg.find(crate::args::is_space_char) {
+                    let (var, rest) = match arg.find(is_space_char) {
                         Some(p) => (&arg[..p], arg[p..].trim_start()),
                         None => (&arg[..], ""),
                     };
@@ -397,7 +397,7 @@ impl<'a> Ctx<'a> {
                     }
                 }
                 ("package", 2) => {
-                    let name = unquote(&words[1]);
+                    let name = unquote_string(&words[1]);
                     if self.opts.provided.contains(&name) {
                         if !self.requirements.contains(&name) {
                             self.requirements.push(name);
@@ -407,7 +407,7 @@ impl<'a> Ctx<'a> {
                     }
                 }
                 ("library", 2) => {
-                    let name = unquote(&words[1]);
+                    let name = unquote_string(&words[1]);
                     if scope.compound {
                         self.error(loc, "'require library' must be used at file scope");
                     } else {
@@ -1483,7 +1483,7 @@ fn assign_arguments(formals: &[Formal], args: &[String]) -> Option<Vec<String>> 
     let rest_idx = formals.iter().position(|f| f.kw == "__REST__");
     let mut rest: Vec<String> = Vec::new();
     for arg in &args[npos..] {
-        let word_end = arg.find(crate::args::is_space_char).unwrap_or(arg.len());
+        let word_end = arg.find(is_space_char).unwrap_or(arg.len());
         let word = &arg[..word_end];
         let is_kw = !word.is_empty()
             && word

@@ -5,7 +5,9 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::args::{skip_angle, skip_block_comment, skip_line_comment, utf8_len};
+use crate::args::{
+    is_space, skip_backslash, skip_comment, skip_double_quote, skip_single_quote, unquote_string,
+};
 use crate::{Diagnostic, Landmark, Severity};
 
 /// A source position: the landmark users see plus where the bytes are, so
@@ -211,10 +213,10 @@ impl Lexer {
         }
     }
 
-    /// Skip from `i` (inside a `//` comment) past the end of the line.
+    /// Skip the `//` comment starting at `i`, through the end of the line.
     fn skip_line(&mut self, i: usize) -> usize {
         let b = self.src.as_bytes();
-        let end = skip_line_comment(b, i);
+        let end = skip_comment(b, i);
         if end > i && matches!(b[end - 1], b'\n' | b'\r') {
             self.line = self.line.wrapping_add(1);
         }
@@ -284,7 +286,7 @@ impl Lexer {
                 }
                 s += 1;
             }
-            let name = crate::args::unquote(&format!("\"{}\"", &self.src[start..s.min(b.len())]));
+            let name = unquote_string(&format!("\"{}\"", &self.src[start..s.min(b.len())]));
             self.file = if name.is_empty() {
                 self.orig_file.clone()
             } else {
@@ -303,7 +305,7 @@ impl Lexer {
         let b = src.as_bytes();
         let mut s = self.pos;
         loop {
-            while s < b.len() && crate::args::is_space(b[s]) {
+            while s < b.len() && is_space(b[s]) {
                 if matches!(b[s], b'\n' | b'\r') {
                     s = self.newline_at(s);
                 } else {
@@ -320,9 +322,9 @@ impl Lexer {
                 };
             }
             if b[s] == b'/' && s + 1 < b.len() && b[s + 1] == b'/' {
-                s = self.skip_line(s + 2);
+                s = self.skip_line(s);
             } else if b[s] == b'/' && s + 1 < b.len() && b[s + 1] == b'*' {
-                let end = skip_block_comment(b, s + 2);
+                let end = skip_comment(b, s);
                 self.count_lines(s, end);
                 s = end;
             } else if b[s] == b'#' && (s == 0 || matches!(b[s - 1], b'\n' | b'\r')) {
@@ -440,24 +442,24 @@ impl Lexer {
                     s = self.line_directive(s, diags);
                     seg = s;
                 }
-                b'/' if b.get(s + 1) == Some(&b'/') => s = self.skip_line(s + 2),
+                b'/' if b.get(s + 1) == Some(&b'/') => s = self.skip_line(s),
                 b'/' if b.get(s + 1) == Some(&b'*') => {
-                    let end = skip_block_comment(b, s + 2);
+                    let end = skip_comment(b, s);
                     self.count_lines(s, end);
                     s = end;
                 }
                 b'"' => {
-                    let end = crate::args::skip_double_quote(b, s + 1);
+                    let end = skip_double_quote(b, s);
                     self.count_lines(s, end);
                     s = end;
                 }
                 b'\'' => {
-                    let end = crate::args::skip_single_quote(b, s + 1);
+                    let end = skip_single_quote(b, s);
                     self.count_lines(s, end);
                     s = end;
                 }
                 b'\\' if b.get(s + 1) == Some(&b'<') => {
-                    let end = skip_angle(b, s + 2);
+                    let end = skip_backslash(b, s);
                     self.count_lines(s, end);
                     s = end;
                 }
@@ -468,6 +470,17 @@ impl Lexer {
         out.push_str(&src[seg..s]);
         self.pos = s;
         (out, loc)
+    }
+}
+
+/// Length of the UTF-8 sequence that `first` starts (1 for a stray
+/// continuation byte).
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 1,
     }
 }
 

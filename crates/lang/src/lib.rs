@@ -13,7 +13,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-mod args;
+pub mod args;
 mod expand;
 mod flatten;
 mod lexer;

@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use crate::args::{
-    escape_in_double_quotes, skip_angle, skip_block_comment, skip_line_comment, split_words,
+    escape_in_double_quotes, is_space, skip_backslash, skip_comment, skip_single_quote, split_words,
 };
 
 /// Deepest nesting of variable references inside values or braces.
@@ -120,8 +120,7 @@ fn expand_into(text: &str, env: &Env, depth: usize, out: &mut String) -> Result<
         let c = b[i];
         if in_dq {
             match c {
-                b'\\' if b.get(i + 1) == Some(&b'<') => i = skip_angle(b, i + 2),
-                b'\\' => i = (i + 2).min(b.len()),
+                b'\\' => i = skip_backslash(b, i),
                 b'"' => {
                     in_dq = false;
                     i += 1;
@@ -139,10 +138,9 @@ fn expand_into(text: &str, env: &Env, depth: usize, out: &mut String) -> Result<
                     in_dq = true;
                     i += 1;
                 }
-                b'\'' => i = crate::args::skip_single_quote(b, i + 1),
-                b'\\' if b.get(i + 1) == Some(&b'<') => i = skip_angle(b, i + 2),
-                b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line_comment(b, i + 2),
-                b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i + 2),
+                b'\'' => i = skip_single_quote(b, i),
+                b'\\' if b.get(i + 1) == Some(&b'<') => i = skip_backslash(b, i),
+                b'/' if matches!(b.get(i + 1), Some(b'/' | b'*')) => i = skip_comment(b, i),
                 b'$' => {
                     out.push_str(&text[seg..i]);
                     i = variable(text, i, env, depth, false, out)?;
@@ -287,7 +285,7 @@ fn push_value(out: &mut String, value: &str, quoted: bool) {
 }
 
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && crate::args::is_space(b[i]) {
+    while i < b.len() && is_space(b[i]) {
         i += 1;
     }
     i

@@ -181,9 +181,14 @@ proptest! {
 
     #[test]
     fn split_args_never_panics(s in ".{0,80}") {
+        let space = |c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c');
         for a in split_config_args(&s) {
-            let t = a.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
-            prop_assert_eq!(t, a.as_str());
+            prop_assert_eq!(a.trim_start_matches(space), a.as_str());
+            // Trailing space survives only inside a quote or `\<...>` block
+            // left open at the end (as in Click).
+            if !s.contains(['"', '\'', '\\']) {
+                prop_assert_eq!(a.trim_end_matches(space), a.as_str());
+            }
         }
     }
 }

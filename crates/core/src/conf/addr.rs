@@ -4,10 +4,13 @@
 //! Click also resolves names through AddressInfo elements; that needs the
 //! router and is left to callers.
 
-use super::lex::split_words;
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
+
+use rclick_lang::args::split_words;
+
+use crate::wire::EtherAddr;
 
 /// Click's IPAddressArg::basic_parse: up to four dot-separated decimal
 /// bytes from the start of `s`. Returns the bytes, how many were read, and
@@ -262,42 +265,8 @@ pub fn parse_ipv6_addr_or_prefix(s: &str) -> Result<Ipv6Prefix, String> {
     }
 }
 
-/// A 48-bit Ethernet address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
-pub struct EtherAddress(pub [u8; 6]);
-
-impl EtherAddress {
-    /// The broadcast address `FF-FF-FF-FF-FF-FF`.
-    pub const BROADCAST: EtherAddress = EtherAddress([0xff; 6]);
-
-    /// The six bytes.
-    pub fn octets(&self) -> [u8; 6] {
-        self.0
-    }
-
-    /// Colon-separated form, `00:01:02:03:04:05` (Click's `unparse_colon`).
-    pub fn to_colon_string(&self) -> String {
-        let b = self.0;
-        format!(
-            "{:02X}:{:02X}:{:02X}:{:02X}:{:02X}:{:02X}",
-            b[0], b[1], b[2], b[3], b[4], b[5]
-        )
-    }
-}
-
-impl fmt::Display for EtherAddress {
-    /// Click's canonical form: upper-case hex separated by dashes.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = self.0;
-        write!(
-            f,
-            "{:02X}-{:02X}-{:02X}-{:02X}-{:02X}-{:02X}",
-            b[0], b[1], b[2], b[3], b[4], b[5]
-        )
-    }
-}
-
-impl FromStr for EtherAddress {
+/// Ethernet addresses read as [`parse_ether`] reads them.
+impl FromStr for EtherAddr {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         parse_ether(s)
@@ -307,7 +276,7 @@ impl FromStr for EtherAddress {
 /// Parses an Ethernet address: six groups of one or two hex digits
 /// separated consistently by `:` or `-` (`00:01:02:03:04:05`,
 /// `00-01-02-03-04-05`, `0:1:2:3:4:5`).
-pub fn parse_ether(s: &str) -> Result<EtherAddress, String> {
+pub fn parse_ether(s: &str) -> Result<EtherAddr, String> {
     let bad = || String::from("expected Ethernet address");
     let mut out = [0u8; 6];
     let mut group = 0;
@@ -332,7 +301,7 @@ pub fn parse_ether(s: &str) -> Result<EtherAddress, String> {
         }
     }
     if group == 5 && ndigits > 0 {
-        Ok(EtherAddress(out))
+        Ok(EtherAddr(out))
     } else {
         Err(bad())
     }
@@ -496,14 +465,14 @@ mod tests {
 
     #[test]
     fn ether() {
-        let e = EtherAddress([0, 1, 2, 3, 4, 5]);
+        let e = EtherAddr([0, 1, 2, 3, 4, 5]);
         assert_eq!(parse_ether("00:01:02:03:04:05"), Ok(e));
         assert_eq!(parse_ether("00-01-02-03-04-05"), Ok(e));
         assert_eq!(parse_ether("0:1:2:3:4:5"), Ok(e));
         assert_eq!(parse_ether("0:01:2:03:4:5"), Ok(e));
         assert_eq!(
             parse_ether("aa:BB:cc:DD:ee:FF"),
-            Ok(EtherAddress([0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff]))
+            Ok(EtherAddr([0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff]))
         );
         for bad in [
             "",
@@ -526,10 +495,9 @@ mod tests {
             );
         }
         assert_eq!(e.to_string(), "00-01-02-03-04-05");
-        assert_eq!(e.to_colon_string(), "00:01:02:03:04:05");
         assert_eq!(
-            "ff:ff:ff:ff:ff:ff".parse::<EtherAddress>(),
-            Ok(EtherAddress::BROADCAST)
+            "ff:ff:ff:ff:ff:ff".parse::<EtherAddr>(),
+            Ok(EtherAddr::BROADCAST)
         );
     }
 }

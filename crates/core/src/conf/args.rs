@@ -1,12 +1,13 @@
 //! The keyword/positional argument reader (Click's `Args`).
 
 use super::addr::{
-    parse_ether, parse_ipv4, parse_ipv4_prefix, parse_ipv6, parse_ipv6_prefix, EtherAddress,
-    Ipv4Prefix, Ipv6Prefix,
+    parse_ether, parse_ipv4, parse_ipv4_prefix, parse_ipv6, parse_ipv6_prefix, Ipv4Prefix,
+    Ipv6Prefix,
 };
-use super::lex::{is_space, split_args};
 use super::num::*;
 use super::text::{parse_bytes, parse_string};
+use crate::wire::EtherAddr;
+use rclick_lang::args::{is_space, split_config_args as split_args};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
@@ -55,7 +56,7 @@ from_arg! {
     Ipv6Addr => parse_ipv6;
     Ipv4Prefix => parse_ipv4_prefix;
     Ipv6Prefix => parse_ipv6_prefix;
-    EtherAddress => parse_ether;
+    EtherAddr => parse_ether;
     Bandwidth => |s| parse_bandwidth(s).map(Bandwidth);
 }
 
@@ -70,25 +71,8 @@ macro_rules! fallback_default {
 }
 
 fallback_default!(
-    bool,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    f32,
-    f64,
-    String,
-    Duration,
-    EtherAddress,
-    Bandwidth
+    bool, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, String,
+    Duration, EtherAddr, Bandwidth
 );
 
 impl<T> Fallback for Vec<T> {

@@ -1,7 +1,7 @@
 //! Numbers, booleans, time intervals and bandwidths, with Click's syntax
 //! (IntArg, BoolArg, DoubleArg, FixedPointArg, SecondsArg, BandwidthArg).
 
-use super::lex::is_space;
+use rclick_lang::args::is_space;
 use std::time::Duration;
 
 /// Parses a boolean as Click's BoolArg does: `true`, `yes`, `1`, `t`, `y`

@@ -1,6 +1,6 @@
 //! String-valued arguments (Click's StringArg, WordArg, KeywordArg, AnyArg).
 
-use super::lex::{is_space, string_token_end, unquote};
+use rclick_lang::args::{is_space, string_token_end, unquote};
 
 /// Parses a possibly quoted string (Click's StringArg / `cp_string`) and
 /// returns its bytes: one token that ends at the first unquoted white

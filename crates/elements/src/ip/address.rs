@@ -23,10 +23,10 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{
-    parse_ether, parse_ipv4, parse_ipv4_addr_or_prefix, parse_ipv4_prefix, split_words,
-    EtherAddress, Ipv4Prefix,
+    parse_ether, parse_ipv4, parse_ipv4_addr_or_prefix, parse_ipv4_prefix, split_words, Ipv4Prefix,
 };
 use rclick_core::router::AddressEntry;
+use rclick_core::wire::EtherAddr;
 use rclick_core::InitCtx;
 
 /// Splits `name:suffix` into the name and the lower-cased suffix.
@@ -71,14 +71,6 @@ pub fn lookup_entry(
     }
 }
 
-fn mask_of(len: u8) -> u32 {
-    if len == 0 {
-        0
-    } else {
-        u32::MAX << (32 - len.min(32) as u32)
-    }
-}
-
 /// Parses an IPv4 address argument: a dotted quad or an AddressInfo name
 /// (`name`, `name:ip`, `name:ip4`, `name:bcast`, `name:gw`).
 pub fn parse_ipv4_arg(s: &str, ctx: &InitCtx) -> Result<Ipv4Addr, String> {
@@ -93,10 +85,10 @@ pub fn parse_ipv4_arg(s: &str, ctx: &InitCtx) -> Result<Ipv4Addr, String> {
         }
         Some("bcast") => lookup_entry(name, ctx, |e| e.ipv4_prefix.is_some())
             .and_then(|e| e.ipv4_prefix)
-            .map(|(a, len)| Ipv4Addr::from(u32::from(a) | !mask_of(len))),
+            .map(|p| Ipv4Addr::from(u32::from(p.addr) | !u32::from(p.mask))),
         Some("gw") => lookup_entry(name, ctx, |e| e.ipv4_prefix.is_some())
             .and_then(|e| e.ipv4_prefix)
-            .map(|(a, len)| Ipv4Addr::from((u32::from(a) & mask_of(len)).wrapping_add(1))),
+            .map(|p| Ipv4Addr::from(u32::from(p.network()).wrapping_add(1))),
         _ => None,
     };
     found.ok_or_else(|| "expected IP address".to_string())
@@ -108,11 +100,6 @@ pub fn parse_ipv4_list_arg(s: &str, ctx: &InitCtx) -> Result<Vec<Ipv4Addr>, Stri
         .iter()
         .map(|w| parse_ipv4_arg(w, ctx).map_err(|_| "expected list of IP addresses".to_string()))
         .collect()
-}
-
-fn prefix_from_entry(e: &AddressEntry) -> Option<Ipv4Prefix> {
-    let (a, len) = e.ipv4_prefix?;
-    Some(Ipv4Prefix::new(a, len))
 }
 
 /// Parses an IPv4 prefix argument (`a.b.c.d/len`, `a.b.c.d/mask`, or an
@@ -128,8 +115,7 @@ pub fn parse_ipv4_prefix_arg(s: &str, ctx: &InitCtx) -> Result<Ipv4Prefix, Strin
         _ => None,
     };
     found
-        .as_ref()
-        .and_then(prefix_from_entry)
+        .and_then(|e| e.ipv4_prefix)
         .ok_or_else(|| "expected IP prefix".to_string())
 }
 
@@ -149,7 +135,7 @@ pub fn parse_ipv4_addr_or_prefix_arg(s: &str, ctx: &InitCtx) -> Result<Ipv4Prefi
 
 /// Parses an Ethernet address argument: colon or dash notation, or an
 /// AddressInfo name (`name`, `name:eth`, `name:ethernet`).
-pub fn parse_ether_arg(s: &str, ctx: &InitCtx) -> Result<EtherAddress, String> {
+pub fn parse_ether_arg(s: &str, ctx: &InitCtx) -> Result<EtherAddr, String> {
     if let Ok(a) = parse_ether(s) {
         return Ok(a);
     }
@@ -160,7 +146,6 @@ pub fn parse_ether_arg(s: &str, ctx: &InitCtx) -> Result<EtherAddress, String> {
     };
     found
         .and_then(|e| e.ether)
-        .map(EtherAddress)
         .ok_or_else(|| "expected Ethernet address".to_string())
 }
 

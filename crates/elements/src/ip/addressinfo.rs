@@ -47,25 +47,23 @@ fn add_address(e: &mut AddressEntry, name: &str, a: &str) -> Result<(), String> 
     if let Ok(ip) = parse_ipv4(a) {
         e.ipv4 = Some(ip);
     } else if let Ok(p) = parse_ipv4_prefix(a) {
-        let len = p
-            .prefix_len()
+        p.prefix_len()
             .ok_or_else(|| format!("\"{name}\" '{a}' is not a contiguous prefix"))?;
         if e.ipv4.is_none() && p.addr != p.network() {
             e.ipv4 = Some(p.addr);
         }
-        e.ipv4_prefix = Some((p.addr, len));
+        e.ipv4_prefix = Some(p);
     } else if let Ok(ip6) = parse_ipv6(a) {
         e.ipv6 = Some(ip6);
     } else if let Ok(p6) = parse_ipv6_prefix(a) {
-        let len = p6
-            .prefix_len()
+        p6.prefix_len()
             .ok_or_else(|| format!("\"{name}\" '{a}' is not a contiguous prefix"))?;
         if e.ipv6.is_none() {
             e.ipv6 = Some(p6.addr);
         }
-        e.ipv6_prefix = Some((p6.addr, len));
+        e.ipv6_prefix = Some(p6);
     } else if let Ok(eth) = parse_ether(a) {
-        e.ether = Some(eth.0);
+        e.ether = Some(eth);
     } else {
         return Err(format!("\"{name}\" '{a}' is not a recognizable address"));
     }

@@ -517,7 +517,7 @@ impl ARPQuerier {
             return Err("IP: required argument missing".into());
         };
         self.my_ip = prefix.addr;
-        self.my_eth = EtherAddr(eth.octets());
+        self.my_eth = eth;
         self.bcast = match bcast {
             Some(b) => b,
             None => {
@@ -701,7 +701,7 @@ impl Element for ARPQuerier {
                 let ip = parse_ipv4(&words[0]).map_err(|e| format!("IP: {e}"))?;
                 let eth =
                     rclick_core::conf::parse_ether(&words[1]).map_err(|e| format!("ETH: {e}"))?;
-                let held = self.table.insert(ip, EtherAddr(eth.octets()), now);
+                let held = self.table.insert(ip, eth, now);
                 for q in held {
                     self.handle_ip(q, true, ctx);
                 }

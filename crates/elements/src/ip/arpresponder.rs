@@ -157,7 +157,7 @@ impl ARPResponder {
     }
 
     fn literal_eth(s: &str) -> Result<EtherAddr, String> {
-        rclick_core::conf::parse_ether(s).map(|e| EtherAddr(e.octets()))
+        rclick_core::conf::parse_ether(s)
     }
 }
 
@@ -226,7 +226,7 @@ impl Element for ARPResponder {
             }
             parse_ipv4_addr_or_prefix_arg(s, ictx)
         };
-        let eth = |s: &str| parse_ether_arg(s, ictx).map(|e| EtherAddr(e.octets()));
+        let eth = |s: &str| parse_ether_arg(s, ictx);
         let mut v = Vec::new();
         let mut errors = Vec::new();
         for (i, arg) in split_args(conf).iter().enumerate() {

@@ -25,8 +25,9 @@
 //! ... -> EtherEncap(0x0800, 00:0a:95:9d:68:16, 00:0a:95:9d:68:17) -> ToDevice(eth0);
 //! ```
 
-use rclick_core::conf::{parse_ether, parse_u16, Args, EtherAddress};
+use rclick_core::conf::{parse_ether, parse_u16, Args};
 use rclick_core::element::HandlerSpec;
+use rclick_core::wire::EtherAddr;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ether_arg;
@@ -76,7 +77,7 @@ impl Element for EtherEncap {
         let mac = |r: std::ops::Range<usize>| {
             let mut a = [0u8; 6];
             a.copy_from_slice(&h[r]);
-            EtherAddress(a).to_string()
+            EtherAddr(a).to_string()
         };
         match name {
             "ethertype" => Ok(u16::from_be_bytes([h[12], h[13]]).to_string()),

@@ -24,8 +24,9 @@
 //! FromDevice(eth0) -> EtherRewrite(00:0a:95:9d:68:16, 00:0a:95:9d:68:17) -> ToDevice(eth1);
 //! ```
 
-use rclick_core::conf::{parse_ether, Args, EtherAddress};
+use rclick_core::conf::{parse_ether, Args};
 use rclick_core::element::HandlerSpec;
+use rclick_core::wire::EtherAddr;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ether_arg;
@@ -77,7 +78,7 @@ impl Element for EtherRewrite {
             "dst" => a.copy_from_slice(&self.addrs[..6]),
             _ => return Err(format!("no '{name}' handler")),
         }
-        Ok(EtherAddress(a).to_string())
+        Ok(EtherAddr(a).to_string())
     }
 
     fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {

@@ -57,8 +57,9 @@
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
-use rclick_core::conf::{Args, EtherAddress, Ipv4Prefix};
+use rclick_core::conf::{Args, Ipv4Prefix};
 use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::wire::EtherAddr;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Interest, Packet, TaskId};
 
 use super::fromdump::force_ip;
@@ -71,7 +72,7 @@ pub struct FromHost {
     ifname: String,
     dst: Option<Ipv4Prefix>,
     gateway: Option<std::net::Ipv4Addr>,
-    ether: Option<EtherAddress>,
+    ether: Option<EtherAddr>,
     headroom: usize,
     mtu: u32,
     burst: usize,
@@ -178,7 +179,7 @@ impl Element for FromHost {
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         let (fd, name) = open_tap(&self.dev_name)?;
         let setup = IfaceSetup {
-            ether: self.ether.map(|e| e.octets()),
+            ether: self.ether.map(|e| e.0),
             addr: self.dst.map(|d| (d.addr, d.mask)),
             mtu: Some(self.mtu),
         };

@@ -1,0 +1,113 @@
+//! The connection graph: adjacency lists, and the flat tables the
+//! dispatcher reads on every packet.
+
+use rclick_lang::Connection;
+
+use super::ElementInfo;
+use crate::ports::Mode;
+
+/// Marks a push output or pull input with nothing on the other end.
+const NONE: u32 = u32::MAX;
+
+/// Connections in the forms the runtime needs: a flat table of push
+/// targets and pull sources for the hot path, adjacency lists for context
+/// searches and the `ports` handler.
+#[derive(Debug, Default)]
+pub(crate) struct Graph {
+    out_base: Vec<usize>,
+    push_target: Vec<(u32, u32)>,
+    in_base: Vec<usize>,
+    pull_source: Vec<(u32, u32)>,
+    /// outs[e][port] = connected (element, input port) pairs.
+    pub outs: Vec<Vec<Vec<(usize, usize)>>>,
+    /// ins[e][port] = connected (element, output port) pairs.
+    pub ins: Vec<Vec<Vec<(usize, usize)>>>,
+}
+
+impl Graph {
+    /// Adjacency lists of `connections` between the ports `info` gives
+    /// each element; connections to ports an element does not have are
+    /// left out, and a connection given twice is listed once. The flat
+    /// tables stay empty until [`Graph::build_tables`].
+    pub fn new(connections: &[Connection], info: &[ElementInfo]) -> Self {
+        let mut outs: Vec<Vec<Vec<(usize, usize)>>> =
+            info.iter().map(|x| vec![Vec::new(); x.noutputs]).collect();
+        let mut ins: Vec<Vec<Vec<(usize, usize)>>> =
+            info.iter().map(|x| vec![Vec::new(); x.ninputs]).collect();
+        for c in connections {
+            if c.from_port < info[c.from].noutputs && c.to_port < info[c.to].ninputs {
+                if !outs[c.from][c.from_port].contains(&(c.to, c.to_port)) {
+                    outs[c.from][c.from_port].push((c.to, c.to_port));
+                }
+                if !ins[c.to][c.to_port].contains(&(c.from, c.from_port)) {
+                    ins[c.to][c.to_port].push((c.from, c.from_port));
+                }
+            }
+        }
+        Graph {
+            outs,
+            ins,
+            ..Graph::default()
+        }
+    }
+
+    /// The one input a push output feeds. `out_base` has a sentinel entry
+    /// past the last element, so this is two loads and a compare.
+    #[inline]
+    pub fn push_target(&self, elem: usize, port: usize) -> Option<(usize, usize)> {
+        let (&base, &next) = (self.out_base.get(elem)?, self.out_base.get(elem + 1)?);
+        if port >= next - base {
+            return None;
+        }
+        let (d, p) = self.push_target[base + port];
+        (d != NONE).then_some((d as usize, p as usize))
+    }
+
+    /// The one output a pull input pulls from.
+    #[inline]
+    pub fn pull_source(&self, elem: usize, port: usize) -> Option<(usize, usize)> {
+        let (&base, &next) = (self.in_base.get(elem)?, self.in_base.get(elem + 1)?);
+        if port >= next - base {
+            return None;
+        }
+        let (s, p) = self.pull_source[base + port];
+        (s != NONE).then_some((s as usize, p as usize))
+    }
+
+    /// Fills the flat hot-path tables from the resolved port modes in
+    /// `info`: each push output's one target, each pull input's one source.
+    pub fn build_tables(&mut self, info: &[ElementInfo]) {
+        self.out_base.clear();
+        self.in_base.clear();
+        self.push_target.clear();
+        self.pull_source.clear();
+        for (i, x) in info.iter().enumerate() {
+            self.out_base.push(self.push_target.len());
+            for p in 0..x.noutputs {
+                let t = if x.output_modes.get(p) == Some(&Mode::Push) {
+                    self.outs[i][p]
+                        .first()
+                        .map(|&(d, dp)| (d as u32, dp as u32))
+                        .unwrap_or((NONE, NONE))
+                } else {
+                    (NONE, NONE)
+                };
+                self.push_target.push(t);
+            }
+            self.in_base.push(self.pull_source.len());
+            for p in 0..x.ninputs {
+                let s = if x.input_modes.get(p) == Some(&Mode::Pull) {
+                    self.ins[i][p]
+                        .first()
+                        .map(|&(s, sp)| (s as u32, sp as u32))
+                        .unwrap_or((NONE, NONE))
+                } else {
+                    (NONE, NONE)
+                };
+                self.pull_source.push(s);
+            }
+        }
+        self.out_base.push(self.push_target.len());
+        self.in_base.push(self.pull_source.len());
+    }
+}

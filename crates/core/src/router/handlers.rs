@@ -1,0 +1,316 @@
+//! Handlers: the standard ones every element has (`name`, `class`,
+//! `config`, `ports`, `handlers`, and `scheduled`, `tickets`,
+//! `home_thread` for elements with tasks), the global ones (`version`,
+//! `config`, `list`, `stop`, `hotconfig`, ...), and calls to elements' own.
+
+use super::{Router, RouterCore};
+use crate::ctx::{Ctx, InitCtx};
+use crate::element::HandlerSpec;
+use crate::time::Timestamp;
+
+impl RouterCore {
+    /// Splits `elem.handler` (or a global `handler`) and finds the element.
+    pub(crate) fn resolve_handler(
+        &self,
+        path: &str,
+        context: Option<&str>,
+    ) -> Result<(Option<usize>, String), String> {
+        let path = path.trim();
+        match path.split_once('.') {
+            None => Ok((None, path.to_string())),
+            Some(("", h)) | Some(("0", h)) => Ok((None, h.to_string())),
+            Some((e, h)) => match self.find_element(e, context) {
+                Some(i) => Ok((Some(i), h.to_string())),
+                None => Err(format!("no element named '{e}'")),
+            },
+        }
+    }
+
+    /// Every handler of element `e`, standard ones first.
+    pub(crate) fn element_handlers(&self, e: usize) -> Vec<HandlerSpec> {
+        let mut v = vec![
+            HandlerSpec::read("name"),
+            HandlerSpec::read("class"),
+            HandlerSpec::read("config"),
+            HandlerSpec::read("ports"),
+            HandlerSpec::read("handlers"),
+        ];
+        if let Ok(el) = self.elements[e].try_borrow() {
+            if el.can_live_reconfigure() {
+                v[2] = HandlerSpec::read_write("config");
+            }
+            v.extend(el.handlers());
+        }
+        if !self.info[e].tasks.borrow().is_empty() {
+            v.push(HandlerSpec::read("scheduled"));
+            v.push(HandlerSpec::read_write("tickets"));
+            v.push(HandlerSpec::read("home_thread"));
+        }
+        v
+    }
+
+    pub(crate) fn global_handlers(&self) -> Vec<HandlerSpec> {
+        let mut v: Vec<HandlerSpec> = [
+            "version",
+            "driver",
+            "config",
+            "flatconfig",
+            "list",
+            "classes",
+            "requirements",
+            "handlers",
+            "runcount",
+        ]
+        .iter()
+        .map(|n| HandlerSpec::read(n))
+        .collect();
+        v.push(HandlerSpec::write("stop"));
+        if self.hotswap {
+            v.push(HandlerSpec::write("hotconfig"));
+        }
+        if self.rt.clock.is_simulated() {
+            v.push(HandlerSpec::write("timewarp"));
+        }
+        v
+    }
+
+    fn ports_text(&self, e: usize) -> String {
+        let info = &self.info[e];
+        let plural = |n: usize, w: &str| format!("{n} {w}{}\n", if n == 1 { "" } else { "s" });
+        let mut s = plural(info.ninputs, "input");
+        for p in 0..info.ninputs {
+            s.push_str(info.input_modes.get(p).map_or("push", |m| m.name()));
+            if info.input_agnostic.get(p).copied().unwrap_or(false) {
+                s.push('~');
+            }
+            s.push_str("\t-\t");
+            let peers: Vec<String> = self.graph.ins[e][p]
+                .iter()
+                .map(|&(src, sp)| format!("{} [{sp}]", self.info[src].name))
+                .collect();
+            s.push_str(&peers.join(", "));
+            s.push('\n');
+        }
+        s.push_str(&plural(info.noutputs, "output"));
+        for p in 0..info.noutputs {
+            s.push_str(info.output_modes.get(p).map_or("push", |m| m.name()));
+            if info.output_agnostic.get(p).copied().unwrap_or(false) {
+                s.push('~');
+            }
+            s.push_str("\t-\t");
+            let peers: Vec<String> = self.graph.outs[e][p]
+                .iter()
+                .map(|&(dst, dp)| format!("[{dp}] {}", self.info[dst].name))
+                .collect();
+            s.push_str(&peers.join(", "));
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Reads a handler. `elem == None` means a global handler.
+    pub(crate) fn read_handler(
+        &self,
+        elem: Option<usize>,
+        name: &str,
+        param: Option<&str>,
+        ctx: &Ctx,
+    ) -> Result<String, String> {
+        let Some(e) = elem else {
+            return self.read_global(name);
+        };
+        let info = &self.info[e];
+        let specs = self.element_handlers(e);
+        let Some(spec) = specs.iter().find(|h| h.name == name) else {
+            return Err(format!("no '{}.{name}' handler", info.name));
+        };
+        if !spec.is_read() {
+            return Err(format!("'{}.{name}' is a write handler", info.name));
+        }
+        let tasks = info.tasks.borrow();
+        match name {
+            "name" => return Ok(info.name.clone()),
+            "class" => return Ok(info.class.clone()),
+            "config" => return Ok(info.config.borrow().clone()),
+            "ports" => return Ok(self.ports_text(e)),
+            "handlers" => {
+                let mut s = String::new();
+                for h in &specs {
+                    if h.flags & crate::element::hflags::PRIVATE == 0 {
+                        s.push_str(&format!("{}\t{}\n", h.name, h.flag_string()));
+                    }
+                }
+                return Ok(s);
+            }
+            "scheduled" if !tasks.is_empty() => {
+                let sched = self.rt.sched.borrow();
+                return Ok(tasks.iter().any(|t| sched.is_scheduled(*t)).to_string());
+            }
+            "tickets" if !tasks.is_empty() => {
+                return Ok(self.rt.sched.borrow().tasks[tasks[0].0 as usize]
+                    .tickets
+                    .to_string());
+            }
+            "home_thread" if !tasks.is_empty() => {
+                return Ok(self.rt.sched.borrow().tasks[tasks[0].0 as usize]
+                    .home_thread
+                    .to_string());
+            }
+            _ => {}
+        }
+        drop(tasks);
+        let el = self.elements[e]
+            .try_borrow()
+            .map_err(|_| format!("'{}.{name}': element is busy", info.name))?;
+        el.read_handler(name, param, ctx)
+    }
+
+    fn read_global(&self, name: &str) -> Result<String, String> {
+        Ok(match name {
+            "version" => crate::VERSION.to_string(),
+            "driver" => "userlevel".to_string(),
+            "config" => {
+                if self.spec.requirements.iter().any(|r| r == "compact_config") {
+                    rclick_lang::flatten(&self.spec)
+                } else {
+                    self.config_text.clone()
+                }
+            }
+            "flatconfig" => rclick_lang::flatten(&self.spec),
+            "list" => {
+                let mut s = format!("{}\n", self.info.len());
+                for i in &self.info {
+                    s.push_str(&i.name);
+                    s.push('\n');
+                }
+                s
+            }
+            "classes" => self.class_names.iter().map(|c| format!("{c}\n")).collect(),
+            "requirements" => self
+                .spec
+                .requirements
+                .iter()
+                .map(|c| format!("{c}\n"))
+                .collect(),
+            "handlers" => self
+                .global_handlers()
+                .iter()
+                .map(|h| format!("{}\t{}\n", h.name, h.flag_string()))
+                .collect(),
+            "runcount" => self.rt.runcount.get().to_string(),
+            "stop" | "hotconfig" | "timewarp" => {
+                return Err(format!("'{name}' is a write handler"))
+            }
+            _ => return Err(format!("no '{name}' handler")),
+        })
+    }
+
+    /// Writes a handler. `elem == None` means a global handler.
+    pub(crate) fn write_handler(
+        &self,
+        elem: Option<usize>,
+        name: &str,
+        value: &str,
+        ctx: &mut Ctx,
+    ) -> Result<(), String> {
+        let Some(e) = elem else {
+            return self.write_global(name, value);
+        };
+        let info = &self.info[e];
+        let specs = self.element_handlers(e);
+        let Some(spec) = specs.iter().find(|h| h.name == name) else {
+            return Err(format!("no '{}.{name}' handler", info.name));
+        };
+        if !spec.is_write() {
+            return Err(format!("'{}.{name}' is a read handler", info.name));
+        }
+        if name == "tickets" {
+            let n: u32 = value
+                .trim()
+                .parse()
+                .map_err(|_| "expected integer".to_string())?;
+            for t in info.tasks.borrow().iter() {
+                self.rt.sched.borrow_mut().set_tickets(*t, n);
+            }
+            return Ok(());
+        }
+        let mut el = self.elements[e]
+            .try_borrow_mut()
+            .map_err(|_| format!("'{}.{name}': element is busy", info.name))?;
+        if name == "config" {
+            let mut ictx = InitCtx::new(self, e);
+            el.configure(value, &mut ictx)
+                .map_err(|errs| errs.to_string())?;
+            *info.config.borrow_mut() = value.to_string();
+            return Ok(());
+        }
+        let saved = ctx.enter(e);
+        let r = el.write_handler(name, value, ctx);
+        drop(el);
+        ctx.finish_frame();
+        ctx.leave(saved);
+        r
+    }
+
+    fn write_global(&self, name: &str, value: &str) -> Result<(), String> {
+        match name {
+            "stop" => {
+                let n = if value.trim().is_empty() {
+                    1
+                } else {
+                    value
+                        .trim()
+                        .parse::<i32>()
+                        .map_err(|_| "expected integer")?
+                };
+                self.rt.adjust_runcount(-n);
+                Ok(())
+            }
+            "timewarp" if self.rt.clock.is_simulated() => {
+                let secs: f64 = value.trim().parse().map_err(|_| "expected time")?;
+                self.rt.clock.warp(Timestamp::from_secs_f64(secs));
+                Ok(())
+            }
+            "hotconfig" if self.hotswap => {
+                let new = self.build_successor(value).map_err(|d| {
+                    d.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                })?;
+                *self.pending_swap.borrow_mut() = Some(Box::new(new));
+                Ok(())
+            }
+            _ if self.read_global(name).is_ok() => Err(format!("'{name}' is a read handler")),
+            _ => Err(format!("no '{name}' handler")),
+        }
+    }
+}
+
+impl Router {
+    /// Handlers of element `i` (standard ones included).
+    pub fn element_handlers(&self, i: usize) -> Vec<HandlerSpec> {
+        self.core.element_handlers(i)
+    }
+
+    pub fn global_handlers(&self) -> Vec<HandlerSpec> {
+        self.core.global_handlers()
+    }
+
+    /// Reads a handler given as `elem.name` or a global `name`.
+    pub fn read_handler(&mut self, path: &str, param: Option<&str>) -> Result<String, String> {
+        let (elem, name) = self.core.resolve_handler(path, None)?;
+        let ctx = Ctx::new(&self.core, &mut self.disp, elem.unwrap_or(0));
+        self.core.read_handler(elem, &name, param, &ctx)
+    }
+
+    /// Writes a handler given as `elem.name` or a global `name`.
+    pub fn write_handler(&mut self, path: &str, value: &str) -> Result<(), String> {
+        let (elem, name) = self.core.resolve_handler(path, None)?;
+        let mut ctx = Ctx::new(&self.core, &mut self.disp, elem.unwrap_or(0));
+        let r = self.core.write_handler(elem, &name, value, &mut ctx);
+        ctx.run_deferred();
+        self.apply_pending_swap();
+        r
+    }
+}

@@ -1,0 +1,325 @@
+//! Building a router from a [`RouterSpec`]: Click's installation stages,
+//! each reporting every error it finds before installation stops.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use rclick_lang::{Diagnostic, ElementDecl, Landmark, RouterSpec};
+
+use super::graph::Graph;
+use super::processing::resolve_processing;
+use super::runtime::Runtime;
+use super::{diag, elem_desc, ElementInfo, Router, RouterCore, RouterOptions};
+use crate::ctx::{Dispatcher, InitCtx};
+use crate::element::{Element, Errors, Registry};
+use crate::ports::PortCount;
+use crate::time::Clock;
+
+/// Configure-phase order: information elements (ScheduleInfo,
+/// AddressInfo) before everything else, as in Click.
+impl Router {
+    /// Builds and initializes a router. On failure returns every
+    /// diagnostic, ending with `Router could not be initialized!` when
+    /// elements failed to configure or initialize.
+    pub fn new(
+        spec: RouterSpec,
+        config_text: &str,
+        registry: &Registry,
+        opts: &RouterOptions,
+    ) -> Result<Router, Vec<Diagnostic>> {
+        let n = spec.elements.len();
+
+        // 1. Instantiate.
+        let elements = instantiate(&spec, registry)?;
+
+        // 2. Port counts.
+        let mut errors: Vec<Diagnostic> = Vec::new();
+        let (info, port_ok) = count_ports(&spec, &elements, &mut errors);
+        let graph = Graph::new(&spec.connections, &info);
+        check_unused_ports(&spec, &info, &port_ok, &graph, &mut errors);
+        if !errors.is_empty() {
+            return Err(could_not_initialize(errors));
+        }
+        let mut core = RouterCore::new(elements, info, graph, spec, config_text, registry, opts);
+
+        // 3. Configure, information elements first.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| core.elements[i].borrow().configure_phase());
+        let mut failed = !configure_all(&core, &order, &mut errors);
+
+        // 4. Push and pull.
+        if let Err(mut errs) = resolve_processing(&mut core) {
+            errors.append(&mut errs);
+            failed = true;
+        }
+        core.graph.build_tables(&core.info);
+        if failed {
+            return Err(could_not_initialize(errors));
+        }
+
+        // 5. Initialize.
+        if !initialize_all(&core, &order, &mut errors) {
+            for e in &core.elements {
+                e.borrow_mut().cleanup();
+            }
+            return Err(could_not_initialize(errors));
+        }
+
+        Ok(Router {
+            core,
+            disp: Dispatcher::new(),
+            ready: Vec::new(),
+            stop_flag: Arc::new(AtomicBool::new(false)),
+            cleaned_up: false,
+        })
+    }
+}
+
+/// `errors`, closed by Click's final message.
+fn could_not_initialize(mut errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    errors.push(Diagnostic::error(
+        Landmark::new("", 0),
+        "Router could not be initialized!",
+    ));
+    errors
+}
+
+/// Stage 1: an element of each declared class. Every unknown class is an
+/// error.
+fn instantiate(
+    spec: &RouterSpec,
+    registry: &Registry,
+) -> Result<Vec<RefCell<Box<dyn Element>>>, Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let mut elements: Vec<RefCell<Box<dyn Element>>> = Vec::with_capacity(spec.elements.len());
+    for decl in &spec.elements {
+        match registry.get(&decl.class) {
+            Some(class) => elements.push(RefCell::new((class.create)())),
+            None => {
+                errors.push(diag(
+                    &decl.landmark,
+                    format!("unknown element class '{}'", decl.class),
+                ));
+                elements.push(RefCell::new(Box::new(crate::Placeholder)));
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(elements)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Stage 2: each element's record, with its port counts: the ports its
+/// connections use (highest connected + 1), clamped into the range its
+/// class allows; an error for each connection to a port it cannot have.
+/// Also returns, per element, whether its ports are sound (a parsable
+/// port count and no such error).
+fn count_ports(
+    spec: &RouterSpec,
+    elements: &[RefCell<Box<dyn Element>>],
+    errors: &mut Vec<Diagnostic>,
+) -> (Vec<ElementInfo>, Vec<bool>) {
+    let n = spec.elements.len();
+    let mut used_in = vec![0usize; n];
+    let mut used_out = vec![0usize; n];
+    for c in &spec.connections {
+        used_out[c.from] = used_out[c.from].max(c.from_port + 1);
+        used_in[c.to] = used_in[c.to].max(c.to_port + 1);
+    }
+    let mut info: Vec<ElementInfo> = spec
+        .elements
+        .iter()
+        .enumerate()
+        .map(|(i, decl)| new_info(decl, used_in[i], used_out[i]))
+        .collect();
+    let mut port_ok = vec![true; n];
+    for i in 0..n {
+        let pc_str = elements[i].borrow().port_count();
+        let Some(pc) = PortCount::parse(pc_str) else {
+            errors.push(diag(
+                &info[i].landmark,
+                format!("{}: bad port count", elem_desc(&info[i])),
+            ));
+            port_ok[i] = false;
+            continue;
+        };
+        let nin = used_in[i].clamp(pc.inputs.lo, pc.inputs.hi.max(pc.inputs.lo));
+        info[i].ninputs = nin;
+        let orange = pc.output_range(nin);
+        info[i].noutputs = used_out[i].clamp(orange.lo, orange.hi.max(orange.lo));
+        port_ok[i] = check_connected_ports(spec, i, &info[i], errors);
+    }
+    (info, port_ok)
+}
+
+/// The record of a new element with `ninputs` and `noutputs` ports, modes
+/// not yet resolved.
+fn new_info(decl: &ElementDecl, ninputs: usize, noutputs: usize) -> ElementInfo {
+    ElementInfo {
+        name: decl.name.clone(),
+        class: decl.class.clone(),
+        config: RefCell::new(decl.config.clone()),
+        landmark: decl.landmark.clone(),
+        ninputs,
+        noutputs,
+        input_modes: Vec::new(),
+        output_modes: Vec::new(),
+        input_agnostic: Vec::new(),
+        output_agnostic: Vec::new(),
+        tasks: RefCell::new(Vec::new()),
+    }
+}
+
+/// Reports each connection to an input or output element `i` does not
+/// have (`has no input N`), at the connection. Returns whether there was
+/// none.
+fn check_connected_ports(
+    spec: &RouterSpec,
+    i: usize,
+    info: &ElementInfo,
+    errors: &mut Vec<Diagnostic>,
+) -> bool {
+    let mut ok = true;
+    for (k, c) in spec.connections.iter().enumerate() {
+        let lm = spec.connection_landmarks.get(k).unwrap_or(&info.landmark);
+        if c.to == i && c.to_port >= info.ninputs {
+            errors.push(diag(
+                lm,
+                format!("{} has no input {}", elem_desc(info), c.to_port),
+            ));
+            ok = false;
+        }
+        if c.from == i && c.from_port >= info.noutputs {
+            errors.push(diag(
+                lm,
+                format!("{} has no output {}", elem_desc(info), c.from_port),
+            ));
+            ok = false;
+        }
+    }
+    ok
+}
+
+/// Reports each port no connection names (`input N unused`), for elements
+/// whose ports are otherwise sound. A port named by any connection counts
+/// as used, even when the other end was invalid, so one bad connection
+/// yields one error.
+fn check_unused_ports(
+    spec: &RouterSpec,
+    info: &[ElementInfo],
+    port_ok: &[bool],
+    graph: &Graph,
+    errors: &mut Vec<Diagnostic>,
+) {
+    let mut named_in: HashSet<(usize, usize)> = HashSet::new();
+    let mut named_out: HashSet<(usize, usize)> = HashSet::new();
+    for c in &spec.connections {
+        named_out.insert((c.from, c.from_port));
+        named_in.insert((c.to, c.to_port));
+    }
+    for (i, x) in info.iter().enumerate() {
+        if !port_ok[i] {
+            continue;
+        }
+        for (p, peers) in graph.ins[i].iter().enumerate() {
+            if peers.is_empty() && !named_in.contains(&(i, p)) {
+                errors.push(diag(
+                    &x.landmark,
+                    format!("{} input {p} unused", elem_desc(x)),
+                ));
+            }
+        }
+        for (p, peers) in graph.outs[i].iter().enumerate() {
+            if peers.is_empty() && !named_out.contains(&(i, p)) {
+                errors.push(diag(
+                    &x.landmark,
+                    format!("{} output {p} unused", elem_desc(x)),
+                ));
+            }
+        }
+    }
+}
+
+impl RouterCore {
+    /// A router core around checked elements, with a fresh runtime.
+    fn new(
+        elements: Vec<RefCell<Box<dyn Element>>>,
+        info: Vec<ElementInfo>,
+        graph: Graph,
+        spec: RouterSpec,
+        config_text: &str,
+        registry: &Registry,
+        opts: &RouterOptions,
+    ) -> Self {
+        let clock = match opts.simtime {
+            Some(t) => Clock::simulated(t),
+            None => Clock::real(),
+        };
+        let by_name = info
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (x.name.clone(), i))
+            .collect();
+        RouterCore {
+            elements,
+            info,
+            graph,
+            rt: Runtime::new(clock, opts.capture_chatter),
+            spec,
+            config_text: config_text.to_string(),
+            class_names: registry.names().map(str::to_string).collect(),
+            hotswap: opts.hotswap,
+            by_name,
+            registry: registry.clone(),
+            options: opts.clone(),
+            pending_swap: RefCell::new(None),
+        }
+    }
+}
+
+/// Stage 3: configures the elements in `order`. Returns whether every one
+/// succeeded; failures go to `errors`.
+fn configure_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnostic>) -> bool {
+    let mut ok = true;
+    for &i in order {
+        let conf = core.info[i].config.borrow().clone();
+        let mut ictx = InitCtx::new(core, i);
+        let r = core.elements[i].borrow_mut().configure(&conf, &mut ictx);
+        if let Err(errs) = r {
+            ok = false;
+            report_failure(&core.info[i], "configuring", errs, errors);
+        }
+    }
+    ok
+}
+
+/// Stage 5: initializes the elements in `order`. Returns whether every one
+/// succeeded; failures go to `errors`.
+fn initialize_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnostic>) -> bool {
+    let mut ok = true;
+    for &i in order {
+        let mut ictx = InitCtx::new(core, i);
+        let r = core.elements[i].borrow_mut().initialize(&mut ictx);
+        if let Err(errs) = r {
+            ok = false;
+            report_failure(&core.info[i], "initializing", errs, errors);
+        }
+    }
+    ok
+}
+
+/// Click's shape for an element that failed a stage: `file:line: While
+/// configuring 'e :: C':` then each message, indented.
+fn report_failure(info: &ElementInfo, doing: &str, errs: Errors, errors: &mut Vec<Diagnostic>) {
+    errors.push(diag(
+        &info.landmark,
+        format!("While {doing} {}:", elem_desc(info)),
+    ));
+    for m in errs.0 {
+        errors.push(Diagnostic::error(Landmark::new("", 0), format!("  {m}")));
+    }
+}

@@ -1,0 +1,213 @@
+//! Building a router from a [`RouterSpec`], checking it, and running it.
+//!
+//! Installation follows Click's stages: instantiate every element; check
+//! port counts against connections; configure (in configure-phase order);
+//! resolve push and pull and check every connection (the paper's Figure 4
+//! errors); initialize. Every error of a stage is reported, as
+//! `file:line: message`, and nothing runs if any stage failed.
+//!
+//! This module holds the router's types and its accessors; the work is in
+//! the submodules:
+//!
+//! - `install`: [`Router::new`], the installation stages;
+//! - `processing`: push/pull resolution and the connection checks;
+//! - `graph`: adjacency lists and the dispatcher's flat port tables;
+//! - `runtime`: clock, scheduler, timers, signals, run count, chatter;
+//! - `handlers`: standard, global and element handlers;
+//! - `context`: flow-based router context and notifier searches;
+//! - `hotswap`: building and installing the next router;
+//! - `run`: the driver loop and calls into elements from outside.
+
+mod context;
+mod graph;
+mod handlers;
+mod hotswap;
+mod install;
+mod processing;
+mod run;
+mod runtime;
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use rclick_lang::{Diagnostic, Landmark, RouterSpec};
+
+use crate::ctx::Dispatcher;
+use crate::element::{Element, Registry};
+use crate::ports::Mode;
+use crate::sched::TaskId;
+use crate::time::{Clock, Timestamp};
+
+pub(crate) use graph::Graph;
+pub use runtime::{AddressEntry, Runtime};
+
+/// Per-element bookkeeping the runtime keeps beside the element itself.
+pub(crate) struct ElementInfo {
+    pub name: String,
+    pub class: String,
+    pub config: RefCell<String>,
+    pub landmark: Landmark,
+    pub ninputs: usize,
+    pub noutputs: usize,
+    pub input_modes: Vec<Mode>,
+    pub output_modes: Vec<Mode>,
+    pub input_agnostic: Vec<bool>,
+    pub output_agnostic: Vec<bool>,
+    pub tasks: RefCell<Vec<TaskId>>,
+}
+
+/// Everything a running router is made of except the dispatcher's buffers.
+pub struct RouterCore {
+    pub(crate) elements: Vec<RefCell<Box<dyn Element>>>,
+    pub(crate) info: Vec<ElementInfo>,
+    pub(crate) graph: Graph,
+    pub(crate) rt: Runtime,
+    pub(crate) spec: RouterSpec,
+    config_text: String,
+    class_names: Vec<String>,
+    hotswap: bool,
+    by_name: HashMap<String, usize>,
+    /// What built this router, kept so `hotconfig` can build the next one.
+    registry: Registry,
+    options: RouterOptions,
+    /// A new router built by `hotconfig`, installed at the next safe point.
+    pending_swap: RefCell<Option<Box<Router>>>,
+}
+
+/// Options for building a router.
+#[derive(Clone, Debug, Default)]
+pub struct RouterOptions {
+    /// Simulated time starting here (`--simtime`).
+    pub simtime: Option<Timestamp>,
+    /// Allow hot reconfiguration (`-R`): adds the `hotconfig` handler.
+    pub hotswap: bool,
+    /// Collect chatter in memory instead of printing it (tests).
+    pub capture_chatter: bool,
+    /// Variables and library path used to parse `hotconfig` text.
+    pub parse: rclick_lang::ParseOptions,
+    /// Set by hot swap when it builds a router to replace a running one;
+    /// leave false otherwise.
+    pub successor: bool,
+    /// Elements the driver adds to every configuration (`-p`, `-u` control
+    /// sockets): `hotconfig` appends them to the new configuration too,
+    /// unless it declares an element of the same name.
+    pub extra_elements: Vec<rclick_lang::ElementDecl>,
+}
+
+fn elem_desc(info: &ElementInfo) -> String {
+    format!("'{} :: {}'", info.name, info.class)
+}
+
+fn diag(landmark: &Landmark, msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(landmark.clone(), msg)
+}
+
+impl RouterCore {
+    /// The element named `name`, looked up first inside the compounds
+    /// enclosing element `context` (innermost first), then at top level,
+    /// then as a 1-based element number.
+    pub(crate) fn find_element(&self, name: &str, context: Option<&str>) -> Option<usize> {
+        if let Some(ctx) = context {
+            // Names inside a compound resolve relative to it first.
+            let mut prefix = ctx;
+            while let Some(pos) = prefix.rfind('/') {
+                prefix = &prefix[..pos];
+                if let Some(&i) = self.by_name.get(&format!("{prefix}/{name}")) {
+                    return Some(i);
+                }
+            }
+        }
+        if let Some(&i) = self.by_name.get(name) {
+            return Some(i);
+        }
+        // Click also accepts 1-based element numbers.
+        match name.parse::<usize>() {
+            Ok(n) if n >= 1 && n <= self.info.len() => Some(n - 1),
+            _ => None,
+        }
+    }
+}
+
+/// A runnable router.
+pub struct Router {
+    core: RouterCore,
+    disp: Dispatcher,
+    ready: Vec<(std::os::fd::RawFd, usize, bool, bool)>,
+    stop_flag: Arc<AtomicBool>,
+    cleaned_up: bool,
+}
+
+/// Why [`Router::run`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The run count fell to zero (a `STOP true` source, a Script `stop`,
+    /// the `stop` handler) and no DriverManager objected.
+    Stopped,
+    /// Nothing could ever happen again: no scheduled task, no timer.
+    Quiescent,
+    /// The external stop flag was raised (a signal).
+    Signalled,
+    /// The iteration limit given to [`Router::run_limited`] was reached.
+    Limit,
+}
+
+impl Router {
+    /// A flag that, when raised from anywhere (a signal handler), makes
+    /// [`Router::run`] return soon.
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.stop_flag.clone()
+    }
+
+    pub fn nelements(&self) -> usize {
+        self.core.info.len()
+    }
+
+    pub fn element_name(&self, i: usize) -> Option<&str> {
+        self.core.info.get(i).map(|x| x.name.as_str())
+    }
+
+    pub fn element_class(&self, i: usize) -> Option<&str> {
+        self.core.info.get(i).map(|x| x.class.as_str())
+    }
+
+    pub fn find_element(&self, name: &str) -> Option<usize> {
+        self.core.find_element(name, None)
+    }
+
+    /// Resolved modes of element `i`'s inputs and outputs.
+    pub fn port_modes(&self, i: usize) -> (Vec<Mode>, Vec<Mode>) {
+        self.core
+            .info
+            .get(i)
+            .map(|x| (x.input_modes.clone(), x.output_modes.clone()))
+            .unwrap_or_default()
+    }
+
+    pub fn spec(&self) -> &RouterSpec {
+        &self.core.spec
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.core.rt.clock
+    }
+
+    /// Runs `f` with a concrete element, for tests and state transfer.
+    pub fn with_element<T: Element + 'static, R>(
+        &self,
+        name: &str,
+        f: impl FnOnce(&T) -> R,
+    ) -> Option<R> {
+        let i = self.find_element(name)?;
+        let e = self.core.elements[i].try_borrow().ok()?;
+        e.as_any().downcast_ref::<T>().map(f)
+    }
+
+    /// Chatter collected when built with `capture_chatter`.
+    pub fn take_chatter(&self) -> Vec<String> {
+        self.core.rt.take_chatter()
+    }
+}

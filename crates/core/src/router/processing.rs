@@ -1,0 +1,308 @@
+//! Push and pull: resolving agnostic ports and checking every connection
+//! (the paper's Figure 4).
+
+use std::collections::{HashMap, HashSet};
+
+use rclick_lang::{Connection, Diagnostic};
+
+use super::{diag, elem_desc, ElementInfo, RouterCore};
+use crate::ports::{FlowCode, Mode, Processing};
+
+/// Resolves agnostic ports and checks every connection (the paper's Figure
+/// 4). Click's algorithm: propagate modes across connections and through
+/// agnostic elements' flow codes until nothing changes; leftovers are push.
+/// The resolved modes are stored in `core.info` even when there are
+/// errors.
+pub(super) fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagnostic>> {
+    let (procs, flows) = parse_codes(core)?;
+    let mut errors = Vec::new();
+    let mut modes = PortModes::new(&core.info, &procs);
+    let conns = core.spec.connections.clone();
+    modes.propagate(&conns, &flows, &core.info, &mut errors);
+    // Leftover agnostic ports become push, one at a time, each followed
+    // by propagation so linked ports agree.
+    while let Some((i, is_input, p)) = modes.first_agnostic() {
+        if is_input {
+            modes.inputs[i][p] = Mode::Push;
+        } else {
+            modes.outputs[i][p] = Mode::Push;
+        }
+        modes.propagate(&conns, &flows, &core.info, &mut errors);
+    }
+    check_connections(core, &conns, &modes, &mut errors);
+    modes.store(&mut core.info);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Every element's processing and flow codes; an error for each that does
+/// not parse.
+fn parse_codes(core: &RouterCore) -> Result<(Vec<Processing>, Vec<FlowCode>), Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let mut procs = Vec::with_capacity(core.info.len());
+    let mut flows = Vec::with_capacity(core.info.len());
+    for (i, info) in core.info.iter().enumerate() {
+        let e = core.elements[i].borrow();
+        let p = Processing::parse(e.processing());
+        let f = FlowCode::parse(e.flow_code());
+        if p.is_none() {
+            errors.push(diag(
+                &info.landmark,
+                format!("{}: bad processing code", elem_desc(info)),
+            ));
+        }
+        if f.is_none() {
+            errors.push(diag(
+                &info.landmark,
+                format!("{}: bad flow code", elem_desc(info)),
+            ));
+        }
+        procs.push(p);
+        flows.push(f);
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok((
+        procs.into_iter().flatten().collect(),
+        flows.into_iter().flatten().collect(),
+    ))
+}
+
+/// Every port's mode while resolution runs.
+struct PortModes {
+    /// inputs[e][port], outputs[e][port]: the mode so far.
+    inputs: Vec<Vec<Mode>>,
+    outputs: Vec<Vec<Mode>>,
+    /// Whether each port was agnostic to begin with.
+    input_agnostic: Vec<Vec<bool>>,
+    output_agnostic: Vec<Vec<bool>>,
+    /// Elements already reported as agnostic in mixed context (once each).
+    mixed: HashSet<usize>,
+}
+
+impl PortModes {
+    /// The modes the elements' processing codes declare.
+    fn new(info: &[ElementInfo], procs: &[Processing]) -> Self {
+        let inputs: Vec<Vec<Mode>> = info
+            .iter()
+            .zip(procs)
+            .map(|(x, proc_)| (0..x.ninputs).map(|p| proc_.input(p)).collect())
+            .collect();
+        let outputs: Vec<Vec<Mode>> = info
+            .iter()
+            .zip(procs)
+            .map(|(x, proc_)| (0..x.noutputs).map(|p| proc_.output(p)).collect())
+            .collect();
+        let agnostic = |modes: &Vec<Vec<Mode>>| -> Vec<Vec<bool>> {
+            modes
+                .iter()
+                .map(|v| v.iter().map(|m| *m == Mode::Agnostic).collect())
+                .collect()
+        };
+        PortModes {
+            input_agnostic: agnostic(&inputs),
+            output_agnostic: agnostic(&outputs),
+            inputs,
+            outputs,
+            mixed: HashSet::new(),
+        }
+    }
+
+    /// The modes at the two ends of `c`, if both ports exist.
+    fn ends(&self, c: &Connection) -> Option<(Mode, Mode)> {
+        let o = *self.outputs.get(c.from)?.get(c.from_port)?;
+        let i = *self.inputs.get(c.to)?.get(c.to_port)?;
+        Some((o, i))
+    }
+
+    /// Spreads modes across connections and through agnostic elements
+    /// until nothing changes.
+    fn propagate(
+        &mut self,
+        conns: &[Connection],
+        flows: &[FlowCode],
+        info: &[ElementInfo],
+        errors: &mut Vec<Diagnostic>,
+    ) {
+        loop {
+            let mut changed = self.across_connections(conns);
+            for (i, flow) in flows.iter().enumerate() {
+                changed |= self.through_element(i, flow, info, errors);
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// One pass over the connections: an agnostic end takes the mode of a
+    /// decided other end. Returns whether anything changed.
+    fn across_connections(&mut self, conns: &[Connection]) -> bool {
+        let mut changed = false;
+        for c in conns {
+            let Some((o, i)) = self.ends(c) else {
+                continue;
+            };
+            if o == Mode::Agnostic && i != Mode::Agnostic {
+                self.outputs[c.from][c.from_port] = i;
+                changed = true;
+            } else if i == Mode::Agnostic && o != Mode::Agnostic {
+                self.inputs[c.to][c.to_port] = o;
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// Inside element `i`, agnostic ports linked by its flow code share a
+    /// mode; linked ports decided differently are an error (reported once
+    /// per element). Returns whether anything changed.
+    fn through_element(
+        &mut self,
+        i: usize,
+        flow: &FlowCode,
+        info: &[ElementInfo],
+        errors: &mut Vec<Diagnostic>,
+    ) -> bool {
+        let mut changed = false;
+        for ip in 0..self.inputs[i].len() {
+            if !self.input_agnostic[i][ip] {
+                continue;
+            }
+            for op in 0..self.outputs[i].len() {
+                if !self.output_agnostic[i][op] || !flow.flows(ip, op) {
+                    continue;
+                }
+                let (a, b) = (self.inputs[i][ip], self.outputs[i][op]);
+                if a == b {
+                    continue;
+                }
+                if a == Mode::Agnostic {
+                    self.inputs[i][ip] = b;
+                    changed = true;
+                } else if b == Mode::Agnostic {
+                    self.outputs[i][op] = a;
+                    changed = true;
+                } else if self.mixed.insert(i) {
+                    errors.push(diag(
+                        &info[i].landmark,
+                        format!(
+                            "agnostic {} in mixed context: {} input {ip}, {} output {op}",
+                            elem_desc(&info[i]),
+                            a.name(),
+                            b.name()
+                        ),
+                    ));
+                }
+            }
+        }
+        changed
+    }
+
+    /// The first port still agnostic, in element order, inputs before
+    /// outputs: `(element, is_input, port)`.
+    fn first_agnostic(&self) -> Option<(usize, bool, usize)> {
+        (0..self.inputs.len()).find_map(|i| {
+            self.inputs[i]
+                .iter()
+                .position(|m| *m == Mode::Agnostic)
+                .map(|p| (i, true, p))
+                .or_else(|| {
+                    self.outputs[i]
+                        .iter()
+                        .position(|m| *m == Mode::Agnostic)
+                        .map(|p| (i, false, p))
+                })
+        })
+    }
+
+    /// Records the resolved modes, and which ports were agnostic, in `info`.
+    fn store(self, info: &mut [ElementInfo]) {
+        let ports = self
+            .inputs
+            .into_iter()
+            .zip(self.outputs)
+            .zip(self.input_agnostic.into_iter().zip(self.output_agnostic));
+        for (x, ((inputs, outputs), (in_ag, out_ag))) in info.iter_mut().zip(ports) {
+            x.input_modes = inputs;
+            x.output_modes = outputs;
+            x.input_agnostic = in_ag;
+            x.output_agnostic = out_ag;
+        }
+    }
+}
+
+/// The connection checks, once modes are resolved: both ends of a
+/// connection must agree (unless an end is an agnostic element already
+/// reported in mixed context), a push output may feed only one input, and
+/// a pull input may pull from only one output.
+fn check_connections(
+    core: &RouterCore,
+    conns: &[Connection],
+    modes: &PortModes,
+    errors: &mut Vec<Diagnostic>,
+) {
+    let info = &core.info;
+    let mut push_out_uses: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut pull_in_uses: HashMap<(usize, usize), usize> = HashMap::new();
+    for (k, c) in conns.iter().enumerate() {
+        let Some((o, i)) = modes.ends(c) else {
+            continue;
+        };
+        if o != i {
+            if !modes.mixed.contains(&c.from) && !modes.mixed.contains(&c.to) {
+                let lm = core
+                    .spec
+                    .connection_landmarks
+                    .get(k)
+                    .cloned()
+                    .unwrap_or_else(|| info[c.from].landmark.clone());
+                errors.push(diag(
+                    &lm,
+                    format!(
+                        "{} {} output {} connected to {} {} input {}",
+                        elem_desc(&info[c.from]),
+                        o.name(),
+                        c.from_port,
+                        elem_desc(&info[c.to]),
+                        i.name(),
+                        c.to_port
+                    ),
+                ));
+            }
+            continue;
+        }
+        if o == Mode::Push {
+            let u = push_out_uses.entry((c.from, c.from_port)).or_insert(0);
+            *u += 1;
+            if *u == 2 {
+                // Like Click, report port reuse at the element's declaration.
+                errors.push(diag(
+                    &info[c.from].landmark,
+                    format!(
+                        "illegal reuse of {} push output {}",
+                        elem_desc(&info[c.from]),
+                        c.from_port
+                    ),
+                ));
+            }
+        } else {
+            let u = pull_in_uses.entry((c.to, c.to_port)).or_insert(0);
+            *u += 1;
+            if *u == 2 {
+                errors.push(diag(
+                    &info[c.to].landmark,
+                    format!(
+                        "illegal reuse of {} pull input {}",
+                        elem_desc(&info[c.to]),
+                        c.to_port
+                    ),
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! Router tests: context searches, dispatch order, descriptors.
+
+use std::cell::RefCell;
+
+use rclick_lang::RouterSpec;
+
+use super::{Router, RouterOptions, StopReason};
+use crate::ctx::{Ctx, InitCtx};
+use crate::element::{ConfigResult, Element, Registry};
+use crate::packet::Packet;
+use crate::ports::FlowCode;
+
+/// Test elements: a push source, a 2-in merge, a pass-through, a
+/// 1-to-2 splitter, a Storage, and a sink. `found` records what a
+/// context search from `initialize` returned.
+struct T {
+    ports: &'static str,
+    proc_: &'static str,
+    storage: bool,
+    search: Option<(bool, usize)>,
+}
+
+thread_local! {
+    static FOUND: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Element for T {
+    fn port_count(&self) -> &'static str {
+        self.ports
+    }
+    fn processing(&self) -> &'static str {
+        self.proc_
+    }
+    fn has_interface(&self, name: &str) -> bool {
+        self.storage && name == "Storage"
+    }
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        if let Some((down, port)) = self.search {
+            let f = |e: &dyn Element| e.has_interface("Storage");
+            let r = if down {
+                ctx.downstream(Some(port), &f)
+            } else {
+                ctx.upstream(Some(port), &f)
+            };
+            FOUND.with(|x| x.borrow_mut().extend(r));
+        }
+        Ok(())
+    }
+}
+
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    r.add("Src", || {
+        Box::new(T {
+            ports: "0/1",
+            proc_: "h/h",
+            storage: false,
+            search: Some((true, 0)),
+        })
+    });
+    r.add("Merge", || {
+        Box::new(T {
+            ports: "2/1",
+            proc_: "h/h",
+            storage: false,
+            search: None,
+        })
+    });
+    r.add("Pass", || {
+        Box::new(T {
+            ports: "1/1",
+            proc_: "a/a",
+            storage: false,
+            search: None,
+        })
+    });
+    r.add("Split", || {
+        Box::new(T {
+            ports: "1/2",
+            proc_: "h/h",
+            storage: false,
+            search: None,
+        })
+    });
+    r.add("Store", || {
+        Box::new(T {
+            ports: "1/1",
+            proc_: "h/l",
+            storage: true,
+            search: None,
+        })
+    });
+    r.add("Sink", || {
+        Box::new(T {
+            ports: "1/0",
+            proc_: "l/l",
+            storage: false,
+            search: Some((false, 0)),
+        })
+    });
+    r
+}
+
+#[test]
+fn context_search_stops_at_first_match_and_survives_cycles() {
+    let names = [
+        ("src", "Src", ""),
+        ("m", "Merge", ""),
+        ("p", "Pass", ""),
+        ("t", "Split", ""),
+        ("s", "Store", ""),
+        ("k", "Sink", ""),
+        ("s2", "Store", ""),
+        ("k2", "Sink", ""),
+        ("src2", "Src", ""),
+    ];
+    // src -> m -> p -> t; t[0] -> [1] m (a cycle); t[1] -> s -> k.
+    // src2 -> s2 -> k2 is unreachable from src.
+    let conns = [
+        (0, 0, 1, 0),
+        (1, 0, 2, 0),
+        (2, 0, 3, 0),
+        (3, 0, 1, 1),
+        (3, 1, 4, 0),
+        (4, 0, 5, 0),
+        (6, 0, 7, 0),
+        (8, 0, 6, 0),
+    ];
+    let spec = RouterSpec::from_lists("t", &names, &conns);
+    FOUND.with(|x| x.borrow_mut().clear());
+    let r = Router::new(spec, "", &registry(), &RouterOptions::default());
+    assert!(
+        r.is_ok(),
+        "{:?}",
+        r.err()
+            .map(|d| d.iter().map(|x| x.to_string()).collect::<Vec<_>>())
+    );
+    let mut found = FOUND.with(|x| x.borrow().clone());
+    found.sort();
+    // src finds s downstream (through the cycle, once); k finds s
+    // upstream; src2 finds s2; k2 finds s2.
+    assert_eq!(found, vec![4, 4, 6, 6]);
+}
+
+thread_local! {
+    static LOG: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Logs each packet it sees as `name:byte0`, then: a Loop element
+/// decrements byte 0 and sends the packet to output 0 while it is
+/// positive, else to output 1; a Fan element sends clones to outputs 0
+/// and 1 in that order; a Log element forwards to output 0 if it has one.
+struct Act {
+    kind: &'static str,
+}
+
+impl Element for Act {
+    fn port_count(&self) -> &'static str {
+        match self.kind {
+            "Loop" => "1/2",
+            "Fan" => "0-1/2",
+            _ => "0-1/0-1",
+        }
+    }
+    fn processing(&self) -> &'static str {
+        "h/h"
+    }
+    fn push(&mut self, _port: usize, batch: crate::Batch, ctx: &mut Ctx) {
+        for mut p in batch {
+            let name = ctx.element_name().to_string();
+            LOG.with(|l| l.borrow_mut().push(format!("{name}:{}", p.data()[0])));
+            match self.kind {
+                "Loop" => {
+                    let v = p.data()[0];
+                    if v > 0 {
+                        p.writable()[0] = v - 1;
+                        ctx.emit(0, p);
+                    } else {
+                        ctx.emit(1, p);
+                    }
+                }
+                "Fan" => {
+                    ctx.emit(0, p.clone());
+                    ctx.emit(1, p);
+                }
+                _ => {
+                    if ctx.noutputs() > 0 {
+                        ctx.emit(0, p);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn act_router(names: &[(&str, &str)], conns: &[(usize, usize, usize, usize)]) -> Router {
+    let mut reg = Registry::new();
+    reg.add("Loop", || Box::new(Act { kind: "Loop" }));
+    reg.add("Fan", || Box::new(Act { kind: "Fan" }));
+    reg.add("Log", || Box::new(Act { kind: "Log" }));
+    let names: Vec<(&str, &str, &str)> = names.iter().map(|(n, c)| (*n, *c, "")).collect();
+    let spec = RouterSpec::from_lists("t", &names, conns);
+    match Router::new(spec, "", &reg, &RouterOptions::default()) {
+        Ok(r) => r,
+        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+    }
+}
+
+#[test]
+fn push_cycles_run_without_reentry() {
+    // in -> l :: Loop; l[0] -> back :: Log -> l (a cycle); l[1] -> out.
+    let mut r = act_router(
+        &[
+            ("in", "Log"),
+            ("l", "Loop"),
+            ("back", "Log"),
+            ("out", "Log"),
+        ],
+        &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 1, 0), (1, 1, 3, 0)],
+    );
+    LOG.with(|l| l.borrow_mut().clear());
+    r.inject_packet(0, 0, Packet::from_slice(&[3]));
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(
+        log,
+        ["in:3", "l:3", "back:2", "l:2", "back:1", "l:1", "back:0", "l:0", "out:0"]
+    );
+}
+
+#[test]
+fn one_packet_sees_clicks_depth_first_order() {
+    // f :: Fan; f[0] -> a :: Fan; a[0] -> a0; a[1] -> a1; f[1] -> b.
+    // Click: f, a, a0, a1, b (output 0's whole subtree before output 1).
+    let mut r = act_router(
+        &[
+            ("f", "Fan"),
+            ("a", "Fan"),
+            ("a0", "Log"),
+            ("a1", "Log"),
+            ("b", "Log"),
+        ],
+        &[(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0), (0, 1, 4, 0)],
+    );
+    LOG.with(|l| l.borrow_mut().clear());
+    r.inject_packet(0, 0, Packet::from_slice(&[9]));
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(log, ["f:9", "a:9", "a0:9", "a1:9", "b:9"]);
+}
+
+thread_local! {
+    static SELECT_FD: std::cell::Cell<i32> = const { std::cell::Cell::new(-1) };
+    static SELECTED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Registers the descriptor in SELECT_FD; when it is readable, reads
+/// it, records the bytes and stops the driver.
+struct Sel;
+
+impl Element for Sel {
+    fn port_count(&self) -> &'static str {
+        "0/0"
+    }
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        ctx.add_select(SELECT_FD.with(|f| f.get()), crate::select::Interest::READ);
+        Ok(())
+    }
+    fn selected(&mut self, fd: std::os::fd::RawFd, readable: bool, _w: bool, ctx: &mut Ctx) {
+        assert!(readable);
+        let mut buf = [0u8; 16];
+        // SAFETY: reading into a valid buffer from a descriptor the test owns.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        SELECTED.with(|s| s.borrow_mut().extend_from_slice(&buf[..n.max(0) as usize]));
+        ctx.please_stop();
+    }
+}
+
+#[test]
+fn idle_router_wakes_on_ready_descriptor() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let (mut a, b) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+    SELECT_FD.with(|f| f.set(b.as_raw_fd()));
+    let mut reg = Registry::new();
+    reg.add("Sel", || Box::new(Sel));
+    let spec = RouterSpec::from_lists("t", &[("s", "Sel", "")], &[]);
+    let mut r =
+        Router::new(spec, "", &reg, &RouterOptions::default()).unwrap_or_else(|_| panic!("router"));
+    // Nothing is ready: the router waits (it is not quiescent while a
+    // descriptor is registered) until the iteration limit.
+    assert_eq!(r.run_limited(3), StopReason::Limit);
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        a.write_all(b"hi").expect("write");
+        a
+    });
+    let started = std::time::Instant::now();
+    assert_eq!(r.run(), StopReason::Stopped);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    drop(writer.join());
+    assert_eq!(SELECTED.with(|s| s.borrow().clone()), b"hi");
+}
+
+#[test]
+fn flow_codes_limit_the_search() {
+    let f = FlowCode::parse("xy/x").expect("valid");
+    assert!(f.flows(0, 0) && !f.flows(1, 0));
+}
