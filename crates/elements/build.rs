@@ -16,18 +16,27 @@ fn main() {
         .map(|e| e.path())
         .collect();
     domains.sort();
+    // Cargo scans a watched directory recursively: a new, renamed or removed
+    // file, or a new domain folder, reruns this script.
+    println!("cargo:rerun-if-changed={}", src.display());
     for dir in domains {
-        println!("cargo:rerun-if-changed={}", dir.display());
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .expect("read domain")
             .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "rs") && !p.ends_with("mod.rs"))
+            // Editor lock and backup files (`.#x.rs`, `._x.rs`) are not modules.
+            .filter(|p| {
+                p.file_stem()
+                    .and_then(|s| s.to_str())
+                    .is_some_and(is_module_name)
+            })
             .collect();
         files.sort();
         let mut list = String::new();
         for f in files {
-            let stem = f.file_stem().and_then(|s| s.to_str()).expect("file name");
+            let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
             writeln!(
                 list,
                 "#[path = {:?}]\npub mod {stem};",
@@ -42,4 +51,12 @@ fn main() {
         std::fs::write(Path::new(&out).join(format!("{domain}_modules.rs")), list)
             .expect("write module list");
     }
+}
+
+fn is_module_name(stem: &str) -> bool {
+    let mut chars = stem.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }

@@ -1,8 +1,71 @@
 //! The element kit: link-time registration, handler tables and the
 //! generated batch code of element kinds.
 
-use rclick_core::{Registry, StopReason};
+use rclick_core::element::{Filter, Observe};
+use rclick_core::{Ctx, Element, Handler, Packet, Registry, StopReason};
 use rclick_elements::testing::{from_config, read, try_from_config};
+
+/// Numbers the packets it sees (first byte) and rejects the odd ones: a
+/// filter-kind element for these tests.
+#[derive(Default)]
+struct RejectOdd {
+    seen: u8,
+    limit: u32,
+}
+
+impl Filter for RejectOdd {
+    fn filter(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Result<Packet, Packet> {
+        p.writable()[0] = self.seen;
+        self.seen += 1;
+        if self.seen % 2 == 0 {
+            Err(p)
+        } else {
+            Ok(p)
+        }
+    }
+}
+
+const REJECT_ODD_HANDLERS: &[Handler<RejectOdd>] =
+    &[Handler::data_rw("limit", |e| &e.limit, |e| &mut e.limit)];
+
+rclick_core::element_class!(RejectOdd);
+
+impl Element for RejectOdd {
+    rclick_core::element_kind!(filter);
+    rclick_core::handlers!(REJECT_ODD_HANDLERS);
+
+    fn port_count(&self) -> &'static str {
+        "1/1-2"
+    }
+
+    fn processing(&self) -> &'static str {
+        rclick_core::element::processing::AGNOSTIC_PUSH_ERROR
+    }
+}
+
+/// Records the first byte of every packet it sees.
+#[derive(Default)]
+struct Record {
+    seen: Vec<u8>,
+}
+
+impl Observe for Record {
+    fn observe(&mut self, p: &Packet, _ctx: &mut Ctx) {
+        self.seen.push(p.data()[0]);
+    }
+}
+
+const RECORD_HANDLERS: &[Handler<Record>] = &[Handler::read("seen", |e, _| {
+    let seen: Vec<String> = e.seen.iter().map(|b| b.to_string()).collect();
+    seen.join(" ")
+})];
+
+rclick_core::element_class!(Record);
+
+impl Element for Record {
+    rclick_core::element_kind!(observe);
+    rclick_core::handlers!(RECORD_HANDLERS);
+}
 
 #[test]
 fn every_class_registers_once_and_constructs() {
@@ -27,15 +90,65 @@ fn every_class_registers_once_and_constructs() {
 
 /// Info elements configure first (Click's CONFIGURE_PHASE_FIRST), whatever
 /// their place in the file: an address named by AddressInfo is usable by an
-/// element declared before it.
+/// element declared before it (the router fails to configure otherwise).
 #[test]
 fn address_info_configures_before_earlier_elements() {
-    let mut r = from_config(
+    let r = try_from_config(
         "InfiniteSource(LIMIT 1, STOP true) -> a :: SetIPAddress(me) -> Discard;\n\
          AddressInfo(me 10.0.0.9);",
     );
+    assert!(r.is_ok(), "{:?}", r.err());
+}
+
+/// A filter's two outputs that meet again keep the packets' arrival order,
+/// as Click's per-packet `checked_output_push` does.
+#[test]
+fn filter_kind_keeps_order_across_its_outputs() {
+    let mut r = from_config(
+        "InfiniteSource(LIMIT 8, BURST 8, STOP true) -> f :: RejectOdd -> rec :: Record -> Discard;\n\
+         f[1] -> rec;",
+    );
     assert_eq!(r.run_limited(1_000), StopReason::Stopped);
-    assert_eq!(read(&mut r, "a.config"), "me");
+    assert_eq!(read(&mut r, "rec.seen"), "0 1 2 3 4 5 6 7");
+    // Without output 1 the rejected packets are dropped.
+    let mut r = from_config(
+        "InfiniteSource(LIMIT 8, BURST 8, STOP true) -> RejectOdd -> rec :: Record -> Discard;",
+    );
+    assert_eq!(r.run_limited(1_000), StopReason::Stopped);
+    assert_eq!(read(&mut r, "rec.seen"), "0 2 4 6");
+    // In pull, output 0 is pulled and output 1 pushed.
+    let mut r = from_config(
+        "InfiniteSource(LIMIT 8, BURST 8) -> Queue -> f :: RejectOdd -> good :: Record -> Discard;\n\
+         f[1] -> bad :: Record -> Discard;",
+    );
+    r.run_limited(1_000);
+    assert_eq!(read(&mut r, "good.seen"), "0 2 4 6");
+    assert_eq!(read(&mut r, "bad.seen"), "1 3 5 7");
+}
+
+/// `Handler::data_rw` reads with Display and writes with the field's Click
+/// parser, rejecting what does not parse.
+#[test]
+fn data_rw_handler_round_trip() {
+    let mut r = from_config("Idle -> f :: RejectOdd -> Discard;");
+    assert_eq!(read(&mut r, "f.limit"), "0");
+    r.write_handler("f.limit", " 17 ").unwrap();
+    assert_eq!(read(&mut r, "f.limit"), "17");
+    assert!(r.write_handler("f.limit", "-1").is_err());
+    assert_eq!(read(&mut r, "f.limit"), "17");
+    assert!(read(&mut r, "f.handlers").lines().any(|l| l == "limit\trw"));
+}
+
+/// A handler of an element that is running (up the call stack) cannot be
+/// called; the error says so instead of claiming there is no handler.
+#[test]
+fn handler_of_a_running_element_is_busy_not_missing() {
+    let mut r = from_config(
+        "InfiniteSource(LIMIT 10) -> Queue -> c :: Counter(COUNT_CALL 4 d.active false) -> d :: Discard;",
+    );
+    r.run_limited(2_000);
+    let chatter = r.take_chatter().join("\n");
+    assert!(chatter.contains("d is busy"), "{chatter}");
 }
 
 /// Counter's COUNT_CALL fires when packets are pulled through it, as when
@@ -68,7 +181,6 @@ fn handler_tables_list_read_write_and_reject() {
     assert!(listing.lines().any(|l| l == "count\tr"), "{listing}");
     assert!(listing.lines().any(|l| l == "active\trw"), "{listing}");
     assert!(listing.lines().any(|l| l == "reset_counts\tw"), "{listing}");
-    // A data handler writes through the field type's Click parser.
     r.write_handler("s.switch", "1").unwrap();
     assert_eq!(read(&mut r, "s.switch"), "1");
     assert!(r.write_handler("s.switch", "x").is_err());

@@ -53,7 +53,9 @@ pub fn simple_pull<E: SimpleAction + ?Sized>(
 /// ToDump, ToIPSummaryDump, ...). [`observe_push`] and [`observe_pull`]
 /// give them push and pull; with [`PullTask`] they drain an input.
 pub trait Observe {
-    fn observe(&mut self, p: &Packet, ctx: &mut Ctx);
+    /// Looks at one packet. Implement this or
+    /// [`observe_batch`](Self::observe_batch).
+    fn observe(&mut self, _p: &Packet, _ctx: &mut Ctx) {}
 
     /// Looks at a whole batch, before it moves on; the default observes
     /// each packet. Push and pull both come here.
@@ -173,23 +175,39 @@ pub fn dispatch_push(
 /// (Click's checkers: `CheckIPHeader`, `DecIPTTL`, ...): the `filter` kind.
 /// `Err` packets leave by output 1 when it is connected and are dropped
 /// otherwise, as Click's `checked_output_push(1, p)`; in pull, output 1 is
-/// pushed while output 0 is pulled (processing `a/ah`).
+/// pushed while output 0 is pulled, so the element's processing must be
+/// `a/ah` ([`AGNOSTIC_PUSH_ERROR`](super::processing::AGNOSTIC_PUSH_ERROR)):
+/// the generated `pull` answers for output 0 only.
 pub trait Filter {
     fn filter(&mut self, p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet>;
 }
 
-/// Push for a [`Filter`].
+/// Push for a [`Filter`]. A batch that passes whole moves on in one call;
+/// otherwise each packet leaves by its output in arrival order, so outputs
+/// 0 and 1 that meet again downstream keep Click's packet order.
 #[inline]
 pub fn filter_push<E: Filter + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
-    batch.retain_map(|p| match e.filter(p, ctx) {
-        Ok(p) => Some(p),
-        Err(bad) => {
-            ctx.emit(1, bad);
-            None
-        }
+    let mut rejected = [false; BATCH_CAPACITY];
+    let mut any_rejected = false;
+    let mut slot = 0;
+    batch.map_in_place(|p| {
+        let p = match e.filter(p, ctx) {
+            Ok(p) => p,
+            Err(p) => {
+                rejected[slot] = true;
+                any_rejected = true;
+                p
+            }
+        };
+        slot += 1;
+        p
     });
-    if !batch.is_empty() {
+    if !any_rejected {
         ctx.emit_batch(0, batch);
+        return;
+    }
+    for (p, bad) in batch.into_iter().zip(rejected) {
+        ctx.emit(usize::from(bad), p);
     }
 }
 
@@ -248,8 +266,11 @@ impl SourceTask {
 /// `source` kind. Output 0 is agnostic: a push output is fed by the task in
 /// [`source_task`](Source::source_task), a pull output by `pull`.
 pub trait Source {
-    /// Up to `max` new packets, or `None` when there are none now. When
-    /// nothing more will ever come, also stop the router if asked to.
+    /// Up to `max` new packets, or `None` when there are none now. After
+    /// `None` the task sleeps: a source that will have packets later (a
+    /// rate limit, a file being read) arms a timer or watches a descriptor
+    /// and wakes its [`SourceTask`]. When nothing more will ever come, also
+    /// stop the router if asked to.
     fn generate(&mut self, max: usize, ctx: &mut Ctx) -> Option<Batch>;
     fn source_task(&self) -> &SourceTask;
 }

@@ -59,9 +59,11 @@ impl Registry {
     }
 
     /// Every class registered with [`element_class!`](crate::element_class)
-    /// in the crates linked into this program. Two registrations of one
-    /// name are a bug: the later one (in link order) is reported by
-    /// [`Registry::duplicates`].
+    /// in the crates linked into this program. A crate of elements is linked
+    /// only when the program refers to it (`rclick_elements::registry()`
+    /// does; another crate needs at least `use my_elements as _;`). Two
+    /// registrations of one name are a bug, reported by
+    /// [`Registry::duplicates`] (tested); which one wins is unspecified.
     pub fn linked() -> Self {
         let mut reg = Registry::new();
         for class in inventory::iter::<ElementClass> {

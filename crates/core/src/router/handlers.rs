@@ -27,6 +27,18 @@ impl RouterCore {
     }
 
     /// Every handler of element `e`, standard ones first.
+    /// The error for a handler `element_handlers` did not list: an element
+    /// that is running (a caller up the stack, such as the element pulling
+    /// through a Counter whose COUNT_CALL writes it) cannot list its own.
+    fn missing_handler(&self, e: usize, name: &str) -> String {
+        let element = &self.info[e].name;
+        if self.elements[e].try_borrow().is_err() {
+            format!("'{element}.{name}': {element} is busy (it is on the call stack)")
+        } else {
+            format!("no '{element}.{name}' handler")
+        }
+    }
+
     pub(crate) fn element_handlers(&self, e: usize) -> Vec<HandlerSpec> {
         let mut v = vec![
             HandlerSpec::read("name"),
@@ -122,7 +134,7 @@ impl RouterCore {
         let info = &self.info[e];
         let specs = self.element_handlers(e);
         let Some(spec) = specs.iter().find(|h| h.name == name) else {
-            return Err(format!("no '{}.{name}' handler", info.name));
+            return Err(self.missing_handler(e, name));
         };
         if !spec.is_read() {
             return Err(format!("'{}.{name}' is a write handler", info.name));
@@ -219,7 +231,7 @@ impl RouterCore {
         let info = &self.info[e];
         let specs = self.element_handlers(e);
         let Some(spec) = specs.iter().find(|h| h.name == name) else {
-            return Err(format!("no '{}.{name}' handler", info.name));
+            return Err(self.missing_handler(e, name));
         };
         if !spec.is_write() {
             return Err(format!("'{}.{name}' is a read handler", info.name));

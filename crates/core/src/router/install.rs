@@ -17,8 +17,6 @@ use crate::element::{Element, Errors, Registry};
 use crate::ports::PortCount;
 use crate::time::Clock;
 
-/// Configure-phase order: information elements (ScheduleInfo,
-/// AddressInfo) before everything else, as in Click.
 impl Router {
     /// Builds and initializes a router. On failure returns every
     /// diagnostic, ending with `Router could not be initialized!` when

@@ -37,7 +37,7 @@
 
 use rclick_core::conf::{parse_u64, split_words, Args};
 use rclick_core::element::Observe;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Timestamp};
 
 /// Length of one rate epoch: 1/16 s.
 const EPOCH_NS: i64 = 1_000_000_000 / 16;
@@ -160,11 +160,6 @@ const HANDLERS: &[Handler<Counter>] = &[
 ];
 
 impl Observe for Counter {
-    fn observe(&mut self, p: &Packet, _ctx: &mut Ctx) {
-        self.count += 1;
-        self.byte_count += p.len() as u64;
-    }
-
     // Counts a batch at once, then fires the calls whose count it reached;
     // push and pull both come here.
     fn observe_batch(&mut self, batch: &Batch, ctx: &mut Ctx) {

@@ -58,13 +58,17 @@ const HANDLERS: &[Handler<Discard>] = &[
         e.count = 0;
         Ok(())
     }),
-    Handler::data_write("active", |e| &e.active, |e, value, ctx| {
-        e.active = parse_bool(value.trim())?;
-        if e.active {
-            e.puller.wake(ctx);
-        }
-        Ok(())
-    }),
+    Handler::data_write(
+        "active",
+        |e| &e.active,
+        |e, value, ctx| {
+            e.active = parse_bool(value.trim())?;
+            if e.active {
+                e.puller.wake(ctx);
+            }
+            Ok(())
+        },
+    ),
 ];
 
 impl Sink for Discard {

@@ -26,8 +26,7 @@
 //! ```
 
 use rclick_core::conf::{parse_i32, Args};
-use rclick_core::element::Classify;
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx};
 
 #[derive(Default)]
 pub struct Switch {
@@ -49,18 +48,18 @@ const HANDLERS: &[Handler<Switch>] = &[Handler::read_write(
     },
 )];
 
-impl Classify for Switch {
-    #[inline]
-    fn classify(&mut self, _p: &Packet, _ctx: &mut Ctx) -> Option<usize> {
-        usize::try_from(self.output).ok()
-    }
-}
-
 rclick_core::element_class!(Switch);
 
 impl Element for Switch {
-    rclick_core::element_kind!(classify);
     rclick_core::handlers!(HANDLERS);
+
+    // Not the classify kind: every packet of a batch takes the same output,
+    // so the batch moves on whole without looking at its packets.
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        if let Ok(output) = usize::try_from(self.output) {
+            ctx.emit_batch(output, batch);
+        }
+    }
 
     fn port_count(&self) -> &'static str {
         "1/-"
