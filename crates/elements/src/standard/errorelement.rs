@@ -31,7 +31,7 @@ use rclick_core::{ConfigResult, Element, Errors, InitCtx};
 #[derive(Default)]
 pub struct ErrorElement;
 
-rclick_core::element_class!("Error" => ErrorElement::default());
+rclick_core::element_class!("Error" => ErrorElement);
 
 impl Element for ErrorElement {
     fn port_count(&self) -> &'static str {
