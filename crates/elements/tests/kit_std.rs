@@ -278,30 +278,18 @@ fn queue_capacity_write_trims_and_reports() {
 
 #[test]
 fn schedulers_pull_one_by_one_and_by_priority() {
-    let mut r = from_config(
-        "InfiniteSource(LIMIT 4, BURST 4) -> Paint(1) -> q0 :: Queue; \
-         InfiniteSource(LIMIT 4, BURST 4) -> Paint(2) -> q1 :: Queue; \
-         q0 -> [0] rr :: RoundRobinSched; q1 -> [1] rr; \
-         rr -> u :: Unqueue(BURST 3, LIMIT 3) -> c :: CheckPaint(1) -> c1 :: Counter -> Discard; \
-         c[1] -> c2 :: Counter -> Discard;",
-    );
-    r.run_limited(100);
-    // Round robin: colors 1, 2, 1.
-    assert_eq!(
-        (count(&mut r, "c1.count"), count(&mut r, "c2.count")),
-        (2, 1)
-    );
-    let mut r = from_config(
-        "InfiniteSource(LIMIT 4, BURST 4) -> Paint(1) -> q0 :: Queue; \
-         InfiniteSource(LIMIT 4, BURST 4) -> Paint(2) -> q1 :: Queue; \
-         q0 -> [0] ps :: PrioSched; q1 -> [1] ps; \
-         ps -> u :: Unqueue(BURST 6, LIMIT 6) -> c :: CheckPaint(1) -> c1 :: Counter -> Discard; \
-         c[1] -> c2 :: Counter -> Discard;",
-    );
-    r.run_limited(100);
-    // Priority: input 0's four first, then two of input 1.
-    assert_eq!(
-        (count(&mut r, "c1.count"), count(&mut r, "c2.count")),
-        (4, 2)
-    );
+    // Round robin: colors 1, 2, 1. Priority: input 0's four first, then two
+    // of input 1.
+    for (sched, n, want) in [("RoundRobinSched", 3, (2, 1)), ("PrioSched", 6, (4, 2))] {
+        let mut r = from_config(&format!(
+            "InfiniteSource(LIMIT 4, BURST 4) -> Paint(1) -> q0 :: Queue; \
+             InfiniteSource(LIMIT 4, BURST 4) -> Paint(2) -> q1 :: Queue; \
+             q0 -> [0] s :: {sched}; q1 -> [1] s; \
+             s -> Unqueue(BURST {n}, LIMIT {n}) -> c :: CheckPaint(1) -> c1 :: Counter -> Discard; \
+             c[1] -> c2 :: Counter -> Discard;"
+        ));
+        r.run_limited(100);
+        let got = (count(&mut r, "c1.count"), count(&mut r, "c2.count"));
+        assert_eq!(got, want, "{sched}");
+    }
 }

@@ -39,9 +39,9 @@
 //! ```
 
 use rclick_core::batch::BATCH_CAPACITY;
-use rclick_core::conf::{parse_bool, parse_bytes, parse_i64, parse_usize, Args};
+use rclick_core::conf::{parse_bytes, parse_i64, Args};
 use rclick_core::element::kinds::source_run_burst;
-use rclick_core::element::{Source, SourceTask};
+use rclick_core::element::{DataValue, Source, SourceTask};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TaskId};
 
 /// Click's default InfiniteSource payload.
@@ -108,6 +108,20 @@ impl InfiniteSource {
         Some(p)
     }
 
+    /// Writes a field with its Click parser, then wakes (the `active`,
+    /// `burst` and `limit` handlers).
+    fn set(
+        &mut self,
+        value: &str,
+        ctx: &mut Ctx,
+        field: fn(&mut Self) -> &mut dyn DataValue,
+    ) -> Result<(), String> {
+        field(self).assign(value)?;
+        // BURST is at least 1, whatever was written.
+        self.burst = self.burst.max(1);
+        self.wake(ctx)
+    }
+
     /// After any handler write: an active source runs again.
     fn wake(&mut self, ctx: &mut Ctx) -> Result<(), String> {
         self.stop_asked = false;
@@ -145,26 +159,17 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
     Handler::data_write(
         "limit",
         |e| &e.limit,
-        |e, v, ctx| {
-            e.limit = parse_i64(v.trim())?;
-            e.wake(ctx)
-        },
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.limit),
     ),
     Handler::data_write(
         "burst",
         |e| &e.burst,
-        |e, v, ctx| {
-            e.burst = parse_usize(v.trim())?.max(1);
-            e.wake(ctx)
-        },
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.burst),
     ),
     Handler::data_write(
         "active",
         |e| &e.active,
-        |e, v, ctx| {
-            e.active = parse_bool(v.trim())?;
-            e.wake(ctx)
-        },
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.active),
     ),
 ];
 

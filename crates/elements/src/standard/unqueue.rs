@@ -28,8 +28,8 @@
 //! src -> Queue -> Unqueue(BURST 32) -> Discard;
 //! ```
 
-use rclick_core::conf::{parse_bool, parse_i64, parse_usize, Args};
-use rclick_core::element::Sink;
+use rclick_core::conf::Args;
+use rclick_core::element::{DataValue, Sink};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask};
 
 pub struct Unqueue {
@@ -63,6 +63,20 @@ impl Unqueue {
         }
     }
 
+    /// Writes a field with its Click parser, then wakes (the `active`,
+    /// `burst` and `limit` handlers).
+    fn set(
+        &mut self,
+        value: &str,
+        ctx: &mut Ctx,
+        field: fn(&mut Self) -> &mut dyn DataValue,
+    ) -> Result<(), String> {
+        field(self).assign(value)?;
+        // BURST is at least 1, whatever was written.
+        self.burst = self.burst.max(1);
+        self.wake(ctx)
+    }
+
     /// After any handler write: an active Unqueue pulls again.
     fn wake(&mut self, ctx: &mut Ctx) -> Result<(), String> {
         if self.active {
@@ -81,26 +95,17 @@ const HANDLERS: &[Handler<Unqueue>] = &[
     Handler::data_write(
         "active",
         |e| &e.active,
-        |e, v, ctx| {
-            e.active = parse_bool(v.trim())?;
-            e.wake(ctx)
-        },
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.active),
     ),
     Handler::data_write(
         "burst",
         |e| &e.burst,
-        |e, v, ctx| {
-            e.burst = parse_usize(v.trim())?.max(1);
-            e.wake(ctx)
-        },
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.burst),
     ),
     Handler::data_write(
         "limit",
         |e| &e.limit,
-        |e, v, ctx| {
-            e.limit = parse_i64(v.trim())?;
-            e.wake(ctx)
-        },
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.limit),
     ),
 ];
 
