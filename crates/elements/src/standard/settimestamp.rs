@@ -32,9 +32,7 @@ use std::time::Duration;
 
 use rclick_core::conf::{parse_timestamp, Args};
 use rclick_core::packet::anno;
-use rclick_core::{
-    ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction, Timestamp,
-};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction, Timestamp};
 
 #[derive(Default)]
 pub struct SetTimestamp {
