@@ -101,6 +101,12 @@ fn burst_for(rate: u32) -> u32 {
     }
 }
 
+/// The error of every RatedSource handler write that does not parse, as
+/// in Click.
+fn syntax<E>(_: E) -> String {
+    "syntax error".to_string()
+}
+
 impl RatedSource {
     fn setup_packet(&mut self) {
         let body: Vec<u8> = if self.datasize < 0 {
@@ -138,13 +144,7 @@ impl RatedSource {
             ctx.wake_signal(s);
         }
     }
-}
 
-fn syntax<E>(_: E) -> String {
-    "syntax error".to_string()
-}
-
-impl RatedSource {
     fn set_active(&mut self, v: &str, ctx: &mut Ctx) -> Result<(), String> {
         let active = parse_bool(v.trim()).map_err(syntax)?;
         self.active = active;
