@@ -293,3 +293,43 @@ fn schedulers_pull_one_by_one_and_by_priority() {
         assert_eq!(got, want, "{sched}");
     }
 }
+
+/// TimedSource's and RatedSource's writes keep their own messages, and
+/// their `data` takes the value as is (Click's raw data handlers).
+#[test]
+fn timed_and_rated_source_writes_and_messages() {
+    let mut r = from_config(
+        "ts :: TimedSource(ACTIVE false) -> Discard; \
+         rs :: RatedSource(ACTIVE false) -> Discard; \
+         pr :: Print(ACTIVE false) -> Discard; InfiniteSource(ACTIVE false) -> pr;",
+    );
+    for e in ["ts", "rs"] {
+        r.write_handler(&format!("{e}.data"), " ab ").unwrap();
+        assert_eq!(read(&mut r, &format!("{e}.data")), " ab ");
+        r.write_handler(&format!("{e}.limit"), "7").unwrap();
+        assert_eq!(read(&mut r, &format!("{e}.limit")), "7");
+    }
+    let err = |r: &mut rclick_core::Router, h: &str, v: &str| r.write_handler(h, v).unwrap_err();
+    assert!(err(&mut r, "ts.headroom", "x").contains("bad headroom"));
+    assert!(err(&mut r, "ts.active", "x").contains("bad active"));
+    assert!(err(&mut r, "ts.interval", "x").contains("bad interval"));
+    assert!(r.write_handler("ts.limit", "x").is_err());
+    r.write_handler("ts.headroom", "8").unwrap();
+    assert_eq!(read(&mut r, "ts.headroom"), "8");
+    for h in ["rate", "limit", "active", "length", "datasize"] {
+        assert!(
+            err(&mut r, &format!("rs.{h}"), "x").contains("syntax error"),
+            "{h}"
+        );
+    }
+    r.write_handler("rs.limit", "-5").unwrap();
+    assert_eq!(read(&mut r, "rs.limit"), "-1");
+    r.write_handler("rs.length", "12").unwrap();
+    assert_eq!(read(&mut r, "rs.datasize"), "12");
+    r.write_handler("rs.rate", "500").unwrap();
+    assert_eq!(read(&mut r, "rs.rate"), "500");
+    assert_eq!(read(&mut r, "pr.active"), "false");
+    r.write_handler("pr.active", " true ").unwrap();
+    assert_eq!(read(&mut r, "pr.active"), "true");
+    assert!(r.write_handler("pr.active", "maybe").is_err());
+}
