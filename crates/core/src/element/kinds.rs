@@ -386,3 +386,33 @@ macro_rules! element_kind {
         }
     };
 }
+
+// added by std:
+
+/// The task body of a [`Source`] that sends `burst` packets a run, as
+/// Click's sources with a BURST do, even when the burst is longer than a
+/// batch: it goes out in as many batches as it takes, all in this run (the
+/// room downstream is checked once, as Click checks it once per run).
+#[inline]
+pub fn source_run_burst<E: Source + ?Sized>(e: &mut E, burst: usize, ctx: &mut Ctx) -> bool {
+    if !e.source_task().has_room(ctx) {
+        return false;
+    }
+    let mut left = burst;
+    let mut sent = false;
+    while left > 0 {
+        let Some(batch) = e.generate(left.min(BATCH_CAPACITY), ctx) else {
+            break;
+        };
+        if batch.is_empty() {
+            break;
+        }
+        left = left.saturating_sub(batch.len());
+        ctx.emit_batch(0, batch);
+        sent = true;
+    }
+    if sent {
+        ctx.fast_reschedule();
+    }
+    sent
+}

@@ -28,12 +28,14 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+use rclick_core::element::Classify;
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 
 #[derive(Default)]
 pub struct HashSwitch {
     offset: usize,
     length: usize,
+    noutputs: usize,
 }
 
 impl HashSwitch {
@@ -52,9 +54,18 @@ impl HashSwitch {
     }
 }
 
+impl Classify for HashSwitch {
+    #[inline]
+    fn classify(&mut self, p: &Packet, _ctx: &mut Ctx) -> Option<usize> {
+        Some(self.output_for(p.data(), self.noutputs))
+    }
+}
+
 rclick_core::element_class!(HashSwitch);
 
 impl Element for HashSwitch {
+    rclick_core::element_kind!(classify);
+
     fn port_count(&self) -> &'static str {
         "1/1-"
     }
@@ -63,7 +74,7 @@ impl Element for HashSwitch {
         "h/h"
     }
 
-    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         let offset: u32 = args.read_mp("OFFSET");
         let length: u32 = args.read_mp("LENGTH");
@@ -73,14 +84,7 @@ impl Element for HashSwitch {
         }
         self.offset = offset as usize;
         self.length = length as usize;
+        self.noutputs = ctx.noutputs();
         Ok(())
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        let n = ctx.noutputs();
-        for p in batch {
-            let o = self.output_for(p.data(), n);
-            ctx.emit(o, p);
-        }
     }
 }

@@ -24,8 +24,9 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, SignalId};
+use rclick_core::{ConfigResult, Element, InitCtx, SignalId};
 
+// Idle keeps the Element defaults for push (drop) and pull (nothing).
 #[derive(Default)]
 pub struct Idle {
     signal: Option<SignalId>,
@@ -50,15 +51,7 @@ impl Element for Idle {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, _ctx: &mut Ctx) {
-        drop(batch);
-    }
-
-    fn pull(&mut self, _port: usize, _max: usize, _ctx: &mut Ctx) -> Option<Batch> {
-        None
-    }
-
-    fn empty_notifier(&self) -> Option<rclick_core::SignalId> {
+    fn empty_notifier(&self) -> Option<SignalId> {
         self.signal
     }
 }

@@ -38,9 +38,11 @@
 //! InfiniteSource(LIMIT 1000, BURST 32, STOP true) -> c :: Counter -> Discard;
 //! ```
 
-use rclick_core::conf::{parse_bool, Args};
-use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, NotifierSignal, Packet, TaskId};
+use rclick_core::batch::BATCH_CAPACITY;
+use rclick_core::conf::{parse_bytes, parse_i64, Args};
+use rclick_core::element::kinds::source_run_burst;
+use rclick_core::element::{DataValue, Source, SourceTask};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TaskId};
 
 /// Click's default InfiniteSource payload.
 pub const DEFAULT_DATA: &[u8] =
@@ -56,9 +58,11 @@ pub struct InfiniteSource {
     timestamp: bool,
     count: u64,
     prototype: Option<Packet>,
-    task: Option<TaskId>,
-    /// Active while a queue downstream has room (Click's full notifier).
-    nonfull: NotifierSignal,
+    source: SourceTask,
+    /// The stop was asked for with the last packets: the task's next run,
+    /// which finds none left, must not ask again (each ask is a stop event
+    /// to a DriverManager).
+    stop_asked: bool,
 }
 
 impl Default for InfiniteSource {
@@ -73,8 +77,8 @@ impl Default for InfiniteSource {
             timestamp: true,
             count: 0,
             prototype: None,
-            task: None,
-            nonfull: NotifierSignal::Busy,
+            source: SourceTask::default(),
+            stop_asked: false,
         }
     }
 }
@@ -103,11 +107,112 @@ impl InfiniteSource {
         }
         Some(p)
     }
+
+    /// Writes a field with its Click parser, then wakes (the `active`,
+    /// `burst` and `limit` handlers).
+    fn set(
+        &mut self,
+        value: &str,
+        ctx: &mut Ctx,
+        field: fn(&mut Self) -> &mut dyn DataValue,
+    ) -> Result<(), String> {
+        field(self).assign(value)?;
+        // BURST is at least 1, whatever was written.
+        self.burst = self.burst.max(1);
+        self.wake(ctx)
+    }
+
+    /// After any handler write: an active source runs again.
+    fn wake(&mut self, ctx: &mut Ctx) -> Result<(), String> {
+        self.stop_asked = false;
+        if self.active {
+            self.source.wake(ctx);
+        }
+        Ok(())
+    }
+}
+
+const HANDLERS: &[Handler<InfiniteSource>] = &[
+    Handler::data("count", |e| &e.count),
+    Handler::button("reset", |e, _, ctx| {
+        e.count = 0;
+        e.wake(ctx)
+    }),
+    Handler::read_write(
+        "data",
+        |e, _| String::from_utf8_lossy(&e.data).into_owned(),
+        |e, v, ctx| {
+            e.data = parse_bytes(v.trim())?;
+            e.rebuild_prototype();
+            e.wake(ctx)
+        },
+    ),
+    Handler::data_write(
+        "datasize",
+        |e| &e.datasize,
+        |e, v, ctx| {
+            e.datasize = parse_i64(v.trim())?;
+            e.rebuild_prototype();
+            e.wake(ctx)
+        },
+    ),
+    Handler::data_write(
+        "limit",
+        |e| &e.limit,
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.limit),
+    ),
+    Handler::data_write(
+        "burst",
+        |e| &e.burst,
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.burst),
+    ),
+    Handler::data_write(
+        "active",
+        |e| &e.active,
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.active),
+    ),
+];
+
+impl Source for InfiniteSource {
+    fn generate(&mut self, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        if !self.active {
+            return None;
+        }
+        let n = self
+            .burst
+            .min(max)
+            .min(self.remaining())
+            .min(BATCH_CAPACITY);
+        if n == 0 {
+            if self.stop && self.limit >= 0 && !std::mem::take(&mut self.stop_asked) {
+                ctx.please_stop();
+            }
+            return None;
+        }
+        let mut batch = Batch::new();
+        for _ in 0..n {
+            batch.push(self.make(ctx)?);
+        }
+        self.count += n as u64;
+        // Pushing, Click stops with the last packets; pulled, it stops on
+        // the pull that finds none left.
+        if self.stop && self.remaining() == 0 && self.source.task().is_some() {
+            ctx.please_stop();
+            self.stop_asked = true;
+        }
+        Some(batch)
+    }
+
+    fn source_task(&self) -> &SourceTask {
+        &self.source
+    }
 }
 
 rclick_core::element_class!(InfiniteSource);
 
 impl Element for InfiniteSource {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0/1"
     }
@@ -132,112 +237,17 @@ impl Element for InfiniteSource {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        if ctx.output_is_push(0) {
-            let t = ctx.new_task(self.active);
-            self.nonfull = ctx.downstream_full_signal(0, Some(t));
-            self.task = Some(t);
-        }
+        self.source.initialize(ctx, 0, self.active);
         Ok(())
     }
 
+    // The source kind, with Click's whole BURST per task run (the kind's
+    // own task body sends one batch a run).
     fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
-        if !self.active {
-            return false;
-        }
-        let n = self.burst.min(self.remaining());
-        if n == 0 {
-            if self.stop {
-                ctx.please_stop();
-            }
-            return false;
-        }
-        if !ctx.signal_active(&self.nonfull) {
-            // Every queue downstream is full: sleep until one has room.
-            return false;
-        }
-        let mut batch = Batch::new();
-        for _ in 0..n {
-            let Some(p) = self.make(ctx) else {
-                return false;
-            };
-            if let Err(p) = batch.try_push(p) {
-                ctx.emit_batch(0, std::mem::take(&mut batch));
-                batch.push(p);
-            }
-        }
-        self.count += n as u64;
-        ctx.emit_batch(0, batch);
-        if self.remaining() > 0 {
-            ctx.fast_reschedule();
-        } else if self.stop {
-            ctx.please_stop();
-        }
-        true
+        source_run_burst(self, self.burst, ctx)
     }
 
     fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        if !self.active {
-            return None;
-        }
-        let n = self
-            .burst
-            .min(max)
-            .min(self.remaining())
-            .min(rclick_core::batch::BATCH_CAPACITY);
-        if n == 0 {
-            if self.stop && self.limit >= 0 {
-                ctx.please_stop();
-            }
-            return None;
-        }
-        let mut batch = Batch::new();
-        for _ in 0..n {
-            batch.push(self.make(ctx)?);
-        }
-        self.count += n as u64;
-        Some(batch)
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut v = vec![HandlerSpec::read("count"), HandlerSpec::button("reset")];
-        for h in ["data", "datasize", "limit", "burst", "active"] {
-            v.push(HandlerSpec::read_write(h));
-        }
-        v
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "count" => self.count.to_string(),
-            "data" => String::from_utf8_lossy(&self.data).into_owned(),
-            "datasize" => self.datasize.to_string(),
-            "limit" => self.limit.to_string(),
-            "burst" => self.burst.to_string(),
-            "active" => self.active.to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "reset" => self.count = 0,
-            "data" => {
-                self.data = rclick_core::conf::parse_bytes(v)?;
-                self.rebuild_prototype();
-            }
-            "datasize" => {
-                self.datasize = rclick_core::conf::parse_i64(v)?;
-                self.rebuild_prototype();
-            }
-            "limit" => self.limit = rclick_core::conf::parse_i64(v)?,
-            "burst" => self.burst = rclick_core::conf::parse_usize(v)?.max(1),
-            "active" => self.active = parse_bool(v)?,
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        if let (true, Some(t)) = (self.active, self.task) {
-            ctx.schedule_task(t);
-        }
-        Ok(())
+        self.generate(max, ctx)
     }
 }

@@ -21,24 +21,24 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+use rclick_core::element::Observe;
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 
 #[derive(Default)]
 pub struct Null;
 
+impl Observe for Null {
+    #[inline]
+    fn observe(&mut self, _p: &Packet, _ctx: &mut Ctx) {}
+}
+
 rclick_core::element_class!(Null);
 
 impl Element for Null {
+    rclick_core::element_kind!(observe);
+
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         Args::new(conf).complete()?;
         Ok(())
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        ctx.emit_batch(0, batch);
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        ctx.pull(0, max)
     }
 }

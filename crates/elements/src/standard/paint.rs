@@ -27,10 +27,9 @@
 //! FromDevice(eth0) -> Paint(1) -> ...
 //! ```
 
-use rclick_core::conf::{parse_u8, parse_usize, Args};
-use rclick_core::element::HandlerSpec;
+use rclick_core::conf::{parse_usize, Args};
 use rclick_core::packet::{anno, ANNO_SIZE};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 /// Parses an annotation argument (Click's `AnnoArg(size)`): a name from
 /// Click's annotation table or a byte offset; the annotation must be
@@ -52,36 +51,57 @@ pub fn parse_anno(s: &str, size: usize) -> Result<usize, String> {
     }
 }
 
-/// Reads `COLOR` (mandatory) and `ANNO` (1 byte, default PAINT), as
-/// Paint, CheckPaint and PaintTee do.
-pub fn read_color_anno(conf: &str) -> Result<(u8, usize), Vec<String>> {
-    let mut args = Args::new(conf);
-    let color: u8 = args.read_mp("COLOR");
-    let anno = args
-        .read_p_with("ANNO", |s| parse_anno(s, 1))
-        .unwrap_or(anno::PAINT);
-    args.complete()?;
-    Ok((color, anno))
+/// A color and the one-byte annotation that holds it: the state and the
+/// configuration (`COLOR [, ANNO]`) of Paint, CheckPaint and PaintTee.
+pub struct Color {
+    pub color: u8,
+    pub anno: usize,
 }
 
-pub struct Paint {
-    color: u8,
-    anno: usize,
-}
-
-impl Default for Paint {
+impl Default for Color {
     fn default() -> Self {
-        Paint {
+        Color {
             color: 0,
             anno: anno::PAINT,
         }
     }
 }
 
+impl Color {
+    /// Reads `COLOR` (mandatory) and `ANNO` (1 byte, default PAINT).
+    pub fn configure(&mut self, conf: &str) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let color: u8 = args.read_mp("COLOR");
+        let anno = args
+            .read_p_with("ANNO", |s| parse_anno(s, 1))
+            .unwrap_or(anno::PAINT);
+        args.complete()?;
+        (self.color, self.anno) = (color, anno);
+        Ok(())
+    }
+
+    /// Whether `p` carries this color.
+    #[inline]
+    pub fn is_on(&self, p: &Packet) -> bool {
+        p.anno_bytes::<1>(self.anno)[0] == self.color
+    }
+}
+
+#[derive(Default)]
+pub struct Paint {
+    paint: Color,
+}
+
+const HANDLERS: &[Handler<Paint>] = &[Handler::data_rw(
+    "color",
+    |e| &e.paint.color,
+    |e| &mut e.paint.color,
+)];
+
 impl SimpleAction for Paint {
     #[inline]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
-        p.set_anno_bytes(self.anno, &[self.color]);
+        p.set_anno_bytes(self.paint.anno, &[self.paint.color]);
         Some(p)
     }
 }
@@ -90,28 +110,9 @@ rclick_core::element_class!(Paint);
 
 impl Element for Paint {
     rclick_core::element_kind!(action);
+    rclick_core::handlers!(HANDLERS);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        (self.color, self.anno) = read_color_anno(conf)?;
-        Ok(())
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read_write("color")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "color" => Ok(self.color.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "color" => self.color = parse_u8(value.trim())?,
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        Ok(())
+        self.paint.configure(conf)
     }
 }

@@ -25,10 +25,14 @@
 //! ```
 
 use rclick_core::conf::Args;
+use rclick_core::element::{classify_push, Classify};
 use rclick_core::packet::anno;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet};
 
 use super::paint::parse_anno;
+
+/// The color that sends a packet out every output.
+const ALL_OUTPUTS: u8 = 0xFF;
 
 pub struct PaintSwitch {
     anno: usize,
@@ -37,6 +41,20 @@ pub struct PaintSwitch {
 impl Default for PaintSwitch {
     fn default() -> Self {
         PaintSwitch { anno: anno::PAINT }
+    }
+}
+
+impl PaintSwitch {
+    #[inline]
+    fn color(&self, p: &Packet) -> u8 {
+        p.anno_bytes::<1>(self.anno)[0]
+    }
+}
+
+impl Classify for PaintSwitch {
+    #[inline]
+    fn classify(&mut self, p: &Packet, _ctx: &mut Ctx) -> Option<usize> {
+        Some(self.color(p) as usize)
     }
 }
 
@@ -60,12 +78,16 @@ impl Element for PaintSwitch {
         Ok(())
     }
 
+    // The classify kind, except that color 255 copies a packet to every
+    // output, which one output per packet cannot say.
     fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        if !batch.packets().iter().any(|p| self.color(p) == ALL_OUTPUTS) {
+            return classify_push(batch, ctx, |p, ctx| self.classify(p, ctx));
+        }
         let n = ctx.noutputs();
         for p in batch {
-            let color = p.anno_bytes::<1>(self.anno)[0];
-            if color != 0xFF {
-                ctx.emit(color as usize, p);
+            if self.color(&p) != ALL_OUTPUTS {
+                ctx.emit(self.color(&p) as usize, p);
             } else if n > 0 {
                 for port in 0..n - 1 {
                     ctx.emit(port, p.clone());

@@ -25,31 +25,25 @@
 //! ... -> pt :: PaintTee(1) -> ...; pt[1] -> ICMPError(18.26.4.24, redirect, host) -> ...;
 //! ```
 
-use rclick_core::conf::parse_u8;
-use rclick_core::element::HandlerSpec;
-use rclick_core::packet::anno;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
-use super::paint::read_color_anno;
+use super::paint::Color;
 
+#[derive(Default)]
 pub struct PaintTee {
-    color: u8,
-    anno: usize,
+    paint: Color,
 }
 
-impl Default for PaintTee {
-    fn default() -> Self {
-        PaintTee {
-            color: 0,
-            anno: anno::PAINT,
-        }
-    }
-}
+const HANDLERS: &[Handler<PaintTee>] = &[Handler::data_rw(
+    "color",
+    |e| &e.paint.color,
+    |e| &mut e.paint.color,
+)];
 
 impl SimpleAction for PaintTee {
     #[inline]
     fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        if p.anno_bytes::<1>(self.anno)[0] == self.color {
+        if self.paint.is_on(&p) {
             ctx.emit(1, p.clone());
         }
         Some(p)
@@ -60,36 +54,17 @@ rclick_core::element_class!(PaintTee);
 
 impl Element for PaintTee {
     rclick_core::element_kind!(action);
+    rclick_core::handlers!(HANDLERS);
 
     fn port_count(&self) -> &'static str {
         "1/2"
     }
 
     fn processing(&self) -> &'static str {
-        "a/ah"
+        rclick_core::element::processing::AGNOSTIC_PUSH_ERROR
     }
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        (self.color, self.anno) = read_color_anno(conf)?;
-        Ok(())
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read_write("color")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "color" => Ok(self.color.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "color" => self.color = parse_u8(value.trim())?,
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        Ok(())
+        self.paint.configure(conf)
     }
 }

@@ -39,8 +39,8 @@
 //! prints `in:   69 | 52616e64 6f6d2062` twice.
 
 use rclick_core::conf::{parse_bool, Args};
-use rclick_core::element::{hflags, HandlerSpec, SimpleAction};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
+use rclick_core::element::{hflags, DataValue, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Contents {
@@ -130,6 +130,20 @@ impl Print {
     }
 }
 
+/// The `active` checkbox of the printing elements (Print, IPPrint,
+/// ARPPrint, ...): whether they print.
+pub const fn active_handler<E>(
+    field: fn(&E) -> &dyn DataValue,
+    field_mut: fn(&mut E) -> &mut dyn DataValue,
+) -> Handler<E> {
+    Handler::flagged(
+        hflags::CHECKBOX,
+        Handler::data_rw("active", field, field_mut),
+    )
+}
+
+const HANDLERS: &[Handler<Print>] = &[active_handler(|e| &e.active, |e| &mut e.active)];
+
 impl SimpleAction for Print {
     fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
         if self.active {
@@ -143,6 +157,7 @@ rclick_core::element_class!(Print);
 
 impl Element for Print {
     rclick_core::element_kind!(action);
+    rclick_core::handlers!(HANDLERS);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -188,26 +203,5 @@ impl Element for Print {
             active,
         };
         Ok(())
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read_write("active").with(hflags::CHECKBOX)]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "active" => Ok(self.active.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "active" => {
-                self.active = parse_bool(value.trim())?;
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
     }
 }

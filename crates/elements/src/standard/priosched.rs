@@ -24,8 +24,11 @@
 //! hi :: Queue -> [0] ps :: PrioSched; lo :: Queue -> [1] ps; ps -> Unqueue -> Discard;
 //! ```
 
+use rclick_core::batch::BATCH_CAPACITY;
 use rclick_core::conf::Args;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, NotifierSignal};
+
+use super::roundrobinsched::input_signals;
 
 #[derive(Default)]
 pub struct PrioSched {
@@ -49,14 +52,14 @@ impl Element for PrioSched {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        self.signals = (0..ctx.ninputs())
-            .map(|i| ctx.upstream_empty_signal(i, None))
-            .collect();
+        self.signals = input_signals(ctx);
         Ok(())
     }
 
+    // Fills the batch from the inputs in priority order, each input giving
+    // what it has before the next is asked.
     fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        let max = max.min(rclick_core::batch::BATCH_CAPACITY);
+        let max = max.min(BATCH_CAPACITY);
         let mut out: Option<Batch> = None;
         for (i, sig) in self.signals.iter().enumerate() {
             let have = out.as_ref().map_or(0, Batch::len);
@@ -71,11 +74,7 @@ impl Element for PrioSched {
             };
             match &mut out {
                 None => out = Some(b),
-                Some(o) => {
-                    for p in b {
-                        o.push(p);
-                    }
-                }
+                Some(o) => b.into_iter().for_each(|p| o.push(p)),
             }
         }
         out

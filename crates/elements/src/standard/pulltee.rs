@@ -22,8 +22,9 @@
 //! q :: Queue -> t :: PullTee -> Unqueue -> Discard; t[1] -> Print(copy) -> Discard;
 //! ```
 
-use rclick_core::conf::Args;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+
+use super::tee::{clone_batch, read_arms};
 
 #[derive(Default)]
 pub struct PullTee;
@@ -40,26 +41,17 @@ impl Element for PullTee {
     }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let n: Option<usize> = args.read_p("N");
-        args.complete()?;
-        if let Some(n) = n {
-            if n != ctx.noutputs() {
-                let k = ctx.noutputs();
-                return Err(format!("{k} outputs implies {k} arms").into());
-            }
+        let k = ctx.noutputs();
+        match read_arms(conf)? {
+            Some(n) if n != k => Err(format!("{k} outputs implies {k} arms").into()),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
         let batch = ctx.pull(0, max)?;
         for port in 1..ctx.noutputs() {
-            let mut copy = Batch::new();
-            for p in batch.packets() {
-                copy.push(p.clone());
-            }
-            ctx.emit_batch(port, copy);
+            ctx.emit_batch(port, clone_batch(&batch));
         }
         Some(batch)
     }

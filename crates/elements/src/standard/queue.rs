@@ -41,8 +41,7 @@
 use std::collections::VecDeque;
 
 use rclick_core::conf::{parse_usize, Args};
-use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, SignalId};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId};
 
 /// Which Click queue class this instance stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,11 +98,56 @@ impl Queue {
         }
         self.packets.push_back(p);
     }
+
+    fn set_capacity(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        self.capacity = parse_usize(value.trim())?;
+        // As in Click: packets beyond the new capacity are discarded,
+        // oldest first, and the configuration string reports the new
+        // capacity.
+        while self.packets.len() > self.capacity {
+            self.packets.pop_front();
+        }
+        ctx.set_config(&format!("CAPACITY {}", self.capacity));
+        if let Some(s) = self.nonfull {
+            if self.packets.len() < self.capacity {
+                ctx.wake_signal(s);
+            } else {
+                ctx.sleep_signal(s);
+            }
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self, _value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        self.packets.clear();
+        if let Some(s) = self.nonempty {
+            ctx.sleep_signal(s);
+        }
+        if let Some(s) = self.nonfull {
+            ctx.wake_signal(s);
+        }
+        Ok(())
+    }
 }
+
+const HANDLERS: &[Handler<Queue>] = &[
+    Handler::read("length", |e, _| e.packets.len().to_string()),
+    Handler::data("highwater_length", |e| &e.highwater),
+    Handler::data_write("capacity", |e| &e.capacity, Queue::set_capacity),
+    Handler::data("drops", |e| &e.drops),
+    Handler::button("reset_counts", |e, _, _| {
+        e.drops = 0;
+        e.highwater = e.packets.len();
+        Ok(())
+    }),
+    Handler::button("reset", Queue::reset),
+];
 
 rclick_core::element_class!("Queue" => Queue::new(QueueKind::Notifier));
 
 impl Element for Queue {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "1/1-2"
     }
@@ -193,64 +237,6 @@ impl Element for Queue {
             }
         }
         Some(batch)
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("length"),
-            HandlerSpec::read("highwater_length"),
-            HandlerSpec::read_write("capacity"),
-            HandlerSpec::read("drops"),
-            HandlerSpec::button("reset_counts"),
-            HandlerSpec::button("reset"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "length" => self.packets.len().to_string(),
-            "highwater_length" => self.highwater.to_string(),
-            "capacity" => self.capacity.to_string(),
-            "drops" => self.drops.to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "capacity" => {
-                self.capacity = parse_usize(value.trim())?;
-                // As in Click: packets beyond the new capacity are
-                // discarded, oldest first, and the configuration string
-                // reports the new capacity.
-                while self.packets.len() > self.capacity {
-                    self.packets.pop_front();
-                }
-                ctx.set_config(&format!("CAPACITY {}", self.capacity));
-                if let Some(s) = self.nonfull {
-                    if self.packets.len() < self.capacity {
-                        ctx.wake_signal(s);
-                    } else {
-                        ctx.sleep_signal(s);
-                    }
-                }
-            }
-            "reset_counts" => {
-                self.drops = 0;
-                self.highwater = self.packets.len();
-            }
-            "reset" => {
-                self.packets.clear();
-                if let Some(s) = self.nonempty {
-                    ctx.sleep_signal(s);
-                }
-                if let Some(s) = self.nonfull {
-                    ctx.wake_signal(s);
-                }
-            }
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        Ok(())
     }
 
     fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {

@@ -48,8 +48,9 @@
 //! ```
 
 use rclick_core::conf::{parse_bool, parse_i32, parse_u32, Args, Bandwidth};
-use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, SignalId, TaskId, TimerId};
+use rclick_core::{
+    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId, TaskId, TimerId,
+};
 
 use super::infinitesource::DEFAULT_DATA;
 use super::tokenbucket::{jiffies_interval, TokenBucket};
@@ -100,6 +101,12 @@ fn burst_for(rate: u32) -> u32 {
     }
 }
 
+/// The error of every RatedSource handler write that does not parse, as
+/// in Click.
+fn syntax<E>(_: E) -> String {
+    "syntax error".to_string()
+}
+
 impl RatedSource {
     fn setup_packet(&mut self) {
         let body: Vec<u8> = if self.datasize < 0 {
@@ -137,11 +144,77 @@ impl RatedSource {
             ctx.wake_signal(s);
         }
     }
+
+    fn set_active(&mut self, v: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let active = parse_bool(v.trim()).map_err(syntax)?;
+        self.active = active;
+        if active {
+            if let Some(t) = self.task {
+                if !ctx.task_scheduled(t) {
+                    self.tb.set(1);
+                }
+            }
+            self.restart(ctx);
+        } else if let Some(s) = self.signal {
+            ctx.sleep_signal(s);
+        }
+        Ok(())
+    }
+
+    fn set_datasize(&mut self, v: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        self.datasize = parse_i32(v.trim()).map_err(syntax)?;
+        self.setup_packet();
+        Ok(())
+    }
 }
+
+const HANDLERS: &[Handler<RatedSource>] = &[
+    Handler::data("count", |e| &e.count),
+    Handler::button("reset", |e, _, ctx| {
+        e.count = 0;
+        e.tb.set(1);
+        e.restart(ctx);
+        Ok(())
+    }),
+    Handler::read_write(
+        "data",
+        |e, _| String::from_utf8_lossy(&e.data).into_owned(),
+        |e, value, _| {
+            // Click's data handler is raw: the value is taken as is.
+            e.data = value.as_bytes().to_vec();
+            e.prototype = Some(Packet::from_slice(&e.data));
+            Ok(())
+        },
+    ),
+    Handler::read_write(
+        "rate",
+        |e, _| e.tb.rate().to_string(),
+        |e, v, _| {
+            let rate = parse_u32(v.trim()).map_err(syntax)?;
+            e.tb.assign_adjust(rate, burst_for(rate));
+            Ok(())
+        },
+    ),
+    Handler::read_write(
+        "limit",
+        |e, _| e.limit.map_or("-1".to_string(), |l| l.to_string()),
+        |e, v, ctx| {
+            let limit = parse_i32(v.trim()).map_err(syntax)?;
+            e.limit = (limit >= 0).then_some(limit as u32);
+            e.restart(ctx);
+            Ok(())
+        },
+    ),
+    Handler::data_write("active", |e| &e.active, RatedSource::set_active),
+    Handler::data_write("length", |e| &e.datasize, RatedSource::set_datasize),
+    Handler::data_write("datasize", |e| &e.datasize, RatedSource::set_datasize),
+];
 
 rclick_core::element_class!(RatedSource);
 
 impl Element for RatedSource {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0/1"
     }
@@ -271,71 +344,5 @@ impl Element for RatedSource {
             }
         }
         (!batch.is_empty()).then_some(batch)
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut v = vec![HandlerSpec::read("count"), HandlerSpec::button("reset")];
-        for h in ["data", "rate", "limit", "active", "length", "datasize"] {
-            v.push(HandlerSpec::read_write(h));
-        }
-        v
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "count" => self.count.to_string(),
-            "data" => String::from_utf8_lossy(&self.data).into_owned(),
-            "rate" => self.tb.rate().to_string(),
-            "limit" => self.limit.map_or("-1".to_string(), |l| l.to_string()),
-            "active" => self.active.to_string(),
-            "length" | "datasize" => self.datasize.to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        let v = value.trim();
-        let syntax = |_| "syntax error".to_string();
-        match name {
-            "data" => {
-                // Click's data handler is raw: the value is taken as is.
-                self.data = value.as_bytes().to_vec();
-                self.prototype = Some(Packet::from_slice(&self.data));
-            }
-            "rate" => {
-                let rate = parse_u32(v).map_err(syntax)?;
-                self.tb.assign_adjust(rate, burst_for(rate));
-            }
-            "limit" => {
-                let limit = parse_i32(v).map_err(syntax)?;
-                self.limit = (limit >= 0).then_some(limit as u32);
-                self.restart(ctx);
-            }
-            "active" => {
-                let active = parse_bool(v).map_err(syntax)?;
-                self.active = active;
-                if active {
-                    if let Some(t) = self.task {
-                        if !ctx.task_scheduled(t) {
-                            self.tb.set(1);
-                        }
-                    }
-                    self.restart(ctx);
-                } else if let Some(s) = self.signal {
-                    ctx.sleep_signal(s);
-                }
-            }
-            "reset" => {
-                self.count = 0;
-                self.tb.set(1);
-                self.restart(ctx);
-            }
-            "length" | "datasize" => {
-                self.datasize = parse_i32(v).map_err(syntax)?;
-                self.setup_packet();
-            }
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        Ok(())
     }
 }

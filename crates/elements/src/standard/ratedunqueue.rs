@@ -36,8 +36,8 @@
 use std::time::Duration;
 
 use rclick_core::conf::{parse_bool, parse_u32, Args};
-use rclick_core::element::HandlerSpec;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, NotifierSignal, TaskId, TimerId};
+use rclick_core::element::hflags;
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, NotifierSignal, TaskId, TimerId};
 
 use super::tokenbucket::{jiffies_interval, TokenBucket};
 
@@ -95,9 +95,54 @@ fn capacity_for(rate: u32, dur_msec: u32) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
+impl RatedUnqueue {
+    fn calls(&self, _ctx: &Ctx) -> String {
+        format!(
+            "{} calls to run_task()\n{} empty runs\n{} pushes\n{} failed pulls\n",
+            self.runs, self.empty_runs, self.pushes, self.failed_pulls
+        )
+    }
+
+    /// After a handler write: an active RatedUnqueue runs again.
+    fn wake(&self, ctx: &mut Ctx) -> Result<(), String> {
+        if let (true, Some(t)) = (self.active, self.task) {
+            ctx.schedule_task(t);
+        }
+        Ok(())
+    }
+}
+
+const HANDLERS: &[Handler<RatedUnqueue>] = &[
+    Handler::read("calls", RatedUnqueue::calls),
+    Handler::read_write(
+        "rate",
+        |e, _| e.tb.rate().to_string(),
+        |e, v, ctx| {
+            let rate = parse_u32(v.trim()).map_err(|e| format!("RATE: {e}"))?;
+            // As Click's reconfigure of RATE: the burst keywords keep
+            // their configured values.
+            e.tb.assign(rate, e.burst.capacity(rate));
+            e.wake(ctx)
+        },
+    ),
+    Handler::flagged(
+        hflags::CHECKBOX,
+        Handler::data_write(
+            "active",
+            |e| &e.active,
+            |e, v, ctx| {
+                e.active = parse_bool(v.trim())?;
+                e.wake(ctx)
+            },
+        ),
+    ),
+];
+
 rclick_core::element_class!(RatedUnqueue);
 
 impl Element for RatedUnqueue {
+    rclick_core::handlers!(HANDLERS);
+
     fn processing(&self) -> &'static str {
         "l/h"
     }
@@ -168,43 +213,5 @@ impl Element for RatedUnqueue {
         if let Some(t) = self.task {
             ctx.schedule_task(t);
         }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("calls"),
-            HandlerSpec::read_write("rate"),
-            HandlerSpec::read_write("active").with(rclick_core::element::hflags::CHECKBOX),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "rate" => self.tb.rate().to_string(),
-            "active" => self.active.to_string(),
-            "calls" => format!(
-                "{} calls to run_task()\n{} empty runs\n{} pushes\n{} failed pulls\n",
-                self.runs, self.empty_runs, self.pushes, self.failed_pulls
-            ),
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "rate" => {
-                let rate = parse_u32(v).map_err(|e| format!("RATE: {e}"))?;
-                // As Click's reconfigure of RATE: the burst keywords keep
-                // their configured values.
-                self.tb.assign(rate, self.burst.capacity(rate));
-            }
-            "active" => self.active = parse_bool(v)?,
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        if let (true, Some(t)) = (self.active, self.task) {
-            ctx.schedule_task(t);
-        }
-        Ok(())
     }
 }

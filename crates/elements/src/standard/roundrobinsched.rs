@@ -24,8 +24,39 @@
 //! a :: Queue -> [0] rr :: RoundRobinSched; b :: Queue -> [1] rr; rr -> Unqueue -> Discard;
 //! ```
 
+use rclick_core::batch::BATCH_CAPACITY;
 use rclick_core::conf::Args;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, NotifierSignal, Packet};
+
+/// The empty signals of every input, which the schedulers check before
+/// pulling from it.
+pub fn input_signals(ctx: &mut InitCtx) -> Vec<NotifierSignal> {
+    (0..ctx.ninputs())
+        .map(|i| ctx.upstream_empty_signal(i, None))
+        .collect()
+}
+
+/// Up to `max` packets (at most a batch) from `one`, a scheduler's
+/// one-packet pull (Click's schedulers choose an input per packet).
+pub fn pull_one_by_one<S>(
+    sched: &mut S,
+    max: usize,
+    ctx: &mut Ctx,
+    one: fn(&mut S, &mut Ctx) -> Option<Packet>,
+) -> Option<Batch> {
+    let max = max.min(BATCH_CAPACITY);
+    if max == 0 {
+        return None;
+    }
+    let mut out = Batch::single(one(sched, ctx)?);
+    while out.len() < max {
+        match one(sched, ctx) {
+            Some(p) => out.push(p),
+            None => break,
+        }
+    }
+    Some(out)
+}
 
 #[derive(Default)]
 pub struct RoundRobinSched {
@@ -73,24 +104,11 @@ impl Element for RoundRobinSched {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        self.signals = (0..ctx.ninputs())
-            .map(|i| ctx.upstream_empty_signal(i, None))
-            .collect();
+        self.signals = input_signals(ctx);
         Ok(())
     }
 
     fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        let max = max.min(rclick_core::batch::BATCH_CAPACITY);
-        let mut out: Option<Batch> = None;
-        while out.as_ref().map_or(0, Batch::len) < max {
-            let Some(p) = self.pull_one(ctx) else {
-                break;
-            };
-            match &mut out {
-                None => out = Some(Batch::single(p)),
-                Some(o) => o.push(p),
-            }
-        }
-        out
+        pull_one_by_one(self, max, ctx, Self::pull_one)
     }
 }

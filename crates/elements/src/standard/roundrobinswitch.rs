@@ -22,16 +22,29 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+use rclick_core::element::Classify;
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 
 #[derive(Default)]
 pub struct RoundRobinSwitch {
     next: usize,
+    noutputs: usize,
+}
+
+impl Classify for RoundRobinSwitch {
+    #[inline]
+    fn classify(&mut self, _p: &Packet, _ctx: &mut Ctx) -> Option<usize> {
+        let i = self.next;
+        self.next = if i + 1 >= self.noutputs { 0 } else { i + 1 };
+        Some(i)
+    }
 }
 
 rclick_core::element_class!(RoundRobinSwitch);
 
 impl Element for RoundRobinSwitch {
+    rclick_core::element_kind!(classify);
+
     fn port_count(&self) -> &'static str {
         "1/1-"
     }
@@ -40,17 +53,9 @@ impl Element for RoundRobinSwitch {
         "h/h"
     }
 
-    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         Args::new(conf).complete()?;
+        self.noutputs = ctx.noutputs().max(1);
         Ok(())
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        let n = ctx.noutputs().max(1);
-        for p in batch {
-            let i = self.next;
-            self.next = if i + 1 >= n { 0 } else { i + 1 };
-            ctx.emit(i, p);
-        }
     }
 }

@@ -72,7 +72,7 @@ use std::cell::{Cell, RefCell};
 use std::io::Write as _;
 
 use rclick_core::conf::{parse_bool, parse_i64, parse_seconds, split_args};
-use rclick_core::element::{hflags, HandlerSpec};
+use rclick_core::element::{hflags, no_handler, HandlerSpec};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Errors, InitCtx, TimerId, Timestamp};
 
 use super::scriptlang::{self, call_function, expand, shift_word, unq, VarSource, FUNCTIONS};
@@ -1274,6 +1274,8 @@ impl Element for Script {
         ctx.runcount() <= 0
     }
 
+    // The exported variables are handlers too, so the set depends on the
+    // script: listed here rather than in a table.
     fn handlers(&self) -> Vec<HandlerSpec> {
         let mut v = vec![
             HandlerSpec::write("step"),
@@ -1308,7 +1310,7 @@ impl Element for Script {
             let mut rng = self.rng.get();
             let r = call_function(name, param, ctx.now(), &mut rng);
             self.rng.set(rng);
-            return r.unwrap_or_else(|| Err(format!("no '{name}' handler")));
+            return r.unwrap_or_else(|| Err(no_handler(name)));
         }
         let mut guard = self
             .st
@@ -1347,7 +1349,7 @@ impl Element for Script {
                 .find_var(name, false)
                 .map(|i| st.vars[i].1.clone())
                 .unwrap_or_default()),
-            _ => Err(format!("no '{name}' handler")),
+            _ => Err(no_handler(name)),
         }
     }
 
@@ -1372,7 +1374,7 @@ impl Element for Script {
                     Err(e) => Err(e),
                 }
             }
-            _ => Err(format!("no '{name}' handler")),
+            _ => Err(no_handler(name)),
         }
     }
 }

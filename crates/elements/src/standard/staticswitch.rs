@@ -25,16 +25,26 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+use rclick_core::element::Classify;
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 
 #[derive(Default)]
 pub struct StaticSwitch {
     output: Option<usize>,
 }
 
+impl Classify for StaticSwitch {
+    #[inline]
+    fn classify(&mut self, _p: &Packet, _ctx: &mut Ctx) -> Option<usize> {
+        self.output
+    }
+}
+
 rclick_core::element_class!(StaticSwitch);
 
 impl Element for StaticSwitch {
+    rclick_core::element_kind!(classify);
+
     fn port_count(&self) -> &'static str {
         "1/-"
     }
@@ -49,11 +59,5 @@ impl Element for StaticSwitch {
         args.complete()?;
         self.output = usize::try_from(output).ok().filter(|&o| o < ctx.noutputs());
         Ok(())
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        if let Some(o) = self.output {
-            ctx.emit_batch(o, batch);
-        }
     }
 }

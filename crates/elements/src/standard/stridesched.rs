@@ -30,8 +30,9 @@
 //! a :: Queue -> [0] s :: StrideSched(3, 1); b :: Queue -> [1] s; s -> Unqueue -> Discard;
 //! ```
 
+use super::roundrobinsched::{input_signals, pull_one_by_one};
 use rclick_core::conf::{parse_i32, split_args};
-use rclick_core::element::HandlerSpec;
+use rclick_core::element::{no_handler, HandlerSpec};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, NotifierSignal, Packet};
 
 const STRIDE1: u32 = 1 << 16;
@@ -185,27 +186,16 @@ impl Element for StrideSched {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        self.signals = (0..ctx.ninputs())
-            .map(|i| ctx.upstream_empty_signal(i, None))
-            .collect();
+        self.signals = input_signals(ctx);
         Ok(())
     }
 
     fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        let max = max.min(rclick_core::batch::BATCH_CAPACITY);
-        let mut out: Option<Batch> = None;
-        while out.as_ref().map_or(0, Batch::len) < max {
-            let Some(p) = self.pull_one(ctx) else {
-                break;
-            };
-            match &mut out {
-                None => out = Some(Batch::single(p)),
-                Some(o) => o.push(p),
-            }
-        }
-        out
+        pull_one_by_one(self, max, ctx, Self::pull_one)
     }
 
+    // The handlers are one per input (`tickets0`, `tickets1`, ...), so they
+    // are listed here rather than in a table.
     fn handlers(&self) -> Vec<HandlerSpec> {
         (0..self.clients.len())
             .map(|i| HandlerSpec::read_write(&format!("tickets{i}")))
@@ -217,7 +207,7 @@ impl Element for StrideSched {
             .and_then(|s| s.parse::<usize>().ok())
             .and_then(|i| self.clients.get(i))
             .map(|c| c.tickets.to_string())
-            .ok_or_else(|| format!("no '{name}' handler"))
+            .ok_or_else(|| no_handler(name))
     }
 
     fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
@@ -226,7 +216,7 @@ impl Element for StrideSched {
             .and_then(|s| s.parse::<usize>().ok())
             .filter(|&i| i < self.clients.len())
         else {
-            return Err(format!("no '{name}' handler"));
+            return Err(no_handler(name));
         };
         let t = parse_i32(value.trim()).map_err(|_| "tickets value must be integer".to_string())?;
         self.set_tickets(port, t, ctx)

@@ -27,6 +27,14 @@
 use rclick_core::conf::Args;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
+/// Reads the `LENGTH` of Strip and Unstrip.
+pub fn read_length(conf: &str) -> Result<usize, Vec<String>> {
+    let mut args = Args::new(conf);
+    let n: u32 = args.read_mp("LENGTH");
+    args.complete()?;
+    Ok(n as usize)
+}
+
 #[derive(Default)]
 pub struct Strip {
     nbytes: usize,
@@ -46,10 +54,7 @@ impl Element for Strip {
     rclick_core::element_kind!(action);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let n: u32 = args.read_mp("LENGTH");
-        args.complete()?;
-        self.nbytes = n as usize;
+        self.nbytes = read_length(conf)?;
         Ok(())
     }
 }

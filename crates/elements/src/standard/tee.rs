@@ -25,6 +25,23 @@
 use rclick_core::conf::Args;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
 
+/// A batch of clones of `batch`'s packets (sharing their data).
+pub fn clone_batch(batch: &Batch) -> Batch {
+    let mut copy = Batch::new();
+    for p in batch.packets() {
+        copy.push(p.clone());
+    }
+    copy
+}
+
+/// Reads Tee's and PullTee's optional `N`, the number of outputs.
+pub fn read_arms(conf: &str) -> Result<Option<usize>, Vec<String>> {
+    let mut args = Args::new(conf);
+    let n: Option<usize> = args.read_p("N");
+    args.complete()?;
+    Ok(n)
+}
+
 #[derive(Default)]
 pub struct Tee;
 
@@ -40,25 +57,16 @@ impl Element for Tee {
     }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let n: Option<usize> = args.read_p("N");
-        args.complete()?;
-        if let Some(n) = n {
-            if n != ctx.noutputs() {
-                return Err(format!("{n} outputs implies {n} arms").into());
-            }
+        match read_arms(conf)? {
+            Some(n) if n != ctx.noutputs() => Err(format!("{n} outputs implies {n} arms").into()),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
         let n = ctx.noutputs();
         for port in 0..n.saturating_sub(1) {
-            let mut copy = Batch::new();
-            for p in batch.packets() {
-                copy.push(p.clone());
-            }
-            ctx.emit_batch(port, copy);
+            ctx.emit_batch(port, clone_batch(&batch));
         }
         ctx.emit_batch(n.saturating_sub(1), batch);
     }

@@ -38,10 +38,9 @@
 
 use std::time::Duration;
 
-use rclick_core::conf::{parse_bool, parse_i32, parse_seconds, parse_usize, Args};
-use rclick_core::element::HandlerSpec;
+use rclick_core::conf::{parse_bool, parse_seconds, parse_usize, Args};
 use rclick_core::packet::DEFAULT_HEADROOM;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, TimerId, Timestamp};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TimerId, Timestamp};
 
 use super::infinitesource::DEFAULT_DATA;
 
@@ -113,9 +112,60 @@ impl TimedSource {
     }
 }
 
+const HANDLERS: &[Handler<TimedSource>] = &[
+    Handler::data("count", |e| &e.count),
+    Handler::button("reset", |e, _, ctx| {
+        e.count = 0;
+        e.schedule_now_if_idle(ctx);
+        Ok(())
+    }),
+    Handler::read_write(
+        "data",
+        |e, _| String::from_utf8_lossy(&e.data).into_owned(),
+        |e, value, _| {
+            e.data = value.as_bytes().to_vec();
+            e.rebuild();
+            Ok(())
+        },
+    ),
+    Handler::read_write(
+        "interval",
+        |e, _| unparse_interval(e.interval),
+        |e, v, _| {
+            let d = parse_seconds(v.trim()).map_err(|_| "bad interval".to_string())?;
+            if d.is_zero() {
+                return Err("bad interval".into());
+            }
+            e.interval = Timestamp::from_duration(d);
+            Ok(())
+        },
+    ),
+    Handler::data_rw("limit", |e| &e.limit, |e| &mut e.limit),
+    Handler::data_write(
+        "active",
+        |e| &e.active,
+        |e, v, ctx| {
+            e.active = parse_bool(v.trim()).map_err(|_| "bad active".to_string())?;
+            e.schedule_now_if_idle(ctx);
+            Ok(())
+        },
+    ),
+    Handler::data_write(
+        "headroom",
+        |e| &e.headroom,
+        |e, v, _| {
+            e.headroom = parse_usize(v.trim()).map_err(|_| "bad headroom".to_string())?;
+            e.rebuild();
+            Ok(())
+        },
+    ),
+];
+
 rclick_core::element_class!(TimedSource);
 
 impl Element for TimedSource {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0/1"
     }
@@ -169,57 +219,5 @@ impl Element for TimedSource {
         } else if self.stop {
             ctx.please_stop();
         }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut v = vec![HandlerSpec::read("count"), HandlerSpec::button("reset")];
-        for h in ["data", "interval", "limit", "active", "headroom"] {
-            v.push(HandlerSpec::read_write(h));
-        }
-        v
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "count" => self.count.to_string(),
-            "data" => String::from_utf8_lossy(&self.data).into_owned(),
-            "interval" => unparse_interval(self.interval),
-            "limit" => self.limit.to_string(),
-            "active" => self.active.to_string(),
-            "headroom" => self.headroom.to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "data" => {
-                self.data = value.as_bytes().to_vec();
-                self.rebuild();
-            }
-            "headroom" => {
-                self.headroom = parse_usize(v).map_err(|_| "bad headroom".to_string())?;
-                self.rebuild();
-            }
-            "interval" => {
-                let d = parse_seconds(v).map_err(|_| "bad interval".to_string())?;
-                if d.is_zero() {
-                    return Err("bad interval".into());
-                }
-                self.interval = Timestamp::from_duration(d);
-            }
-            "limit" => self.limit = parse_i32(v)?,
-            "active" => {
-                self.active = parse_bool(v).map_err(|_| "bad active".to_string())?;
-                self.schedule_now_if_idle(ctx);
-            }
-            "reset" => {
-                self.count = 0;
-                self.schedule_now_if_idle(ctx);
-            }
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        Ok(())
     }
 }

@@ -28,9 +28,9 @@
 //! src -> Queue -> Unqueue(BURST 32) -> Discard;
 //! ```
 
-use rclick_core::conf::{parse_bool, parse_i64, parse_usize, Args};
-use rclick_core::element::HandlerSpec;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, PullTask, TaskId};
+use rclick_core::conf::Args;
+use rclick_core::element::{DataValue, Sink};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask};
 
 pub struct Unqueue {
     burst: usize,
@@ -52,9 +52,86 @@ impl Default for Unqueue {
     }
 }
 
+impl Unqueue {
+    /// Packets the next task run may pull: BURST, cut to what LIMIT leaves.
+    fn want(&self) -> usize {
+        if self.limit < 0 {
+            self.burst
+        } else {
+            self.burst
+                .min((self.limit as u64).saturating_sub(self.count) as usize)
+        }
+    }
+
+    /// Writes a field with its Click parser, then wakes (the `active`,
+    /// `burst` and `limit` handlers).
+    fn set(
+        &mut self,
+        value: &str,
+        ctx: &mut Ctx,
+        field: fn(&mut Self) -> &mut dyn DataValue,
+    ) -> Result<(), String> {
+        field(self).assign(value)?;
+        // BURST is at least 1, whatever was written.
+        self.burst = self.burst.max(1);
+        self.wake(ctx)
+    }
+
+    /// After any handler write: an active Unqueue pulls again.
+    fn wake(&mut self, ctx: &mut Ctx) -> Result<(), String> {
+        if self.active {
+            self.puller.wake(ctx);
+        }
+        Ok(())
+    }
+}
+
+const HANDLERS: &[Handler<Unqueue>] = &[
+    Handler::data("count", |e| &e.count),
+    Handler::button("reset", |e, _, ctx| {
+        e.count = 0;
+        e.wake(ctx)
+    }),
+    Handler::data_write(
+        "active",
+        |e| &e.active,
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.active),
+    ),
+    Handler::data_write(
+        "burst",
+        |e| &e.burst,
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.burst),
+    ),
+    Handler::data_write(
+        "limit",
+        |e| &e.limit,
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.limit),
+    ),
+];
+
+// A sink whose consumption is sending the pulled packets on.
+impl Sink for Unqueue {
+    fn consume(&mut self, batch: Batch, ctx: &mut Ctx) {
+        self.count += batch.len() as u64;
+        ctx.emit_batch(0, batch);
+    }
+    fn pull_task(&self) -> &PullTask {
+        &self.puller
+    }
+    fn pull_burst(&self) -> usize {
+        self.want()
+    }
+    fn pull_active(&self) -> bool {
+        self.active && self.want() > 0
+    }
+}
+
 rclick_core::element_class!(Unqueue);
 
 impl Element for Unqueue {
+    rclick_core::element_kind!(sink);
+    rclick_core::handlers!(HANDLERS);
+
     fn processing(&self) -> &'static str {
         "l/h"
     }
@@ -70,62 +147,6 @@ impl Element for Unqueue {
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         self.puller.initialize(ctx, 0, self.active);
-        Ok(())
-    }
-
-    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
-        if !self.active {
-            return false;
-        }
-        let mut want = self.burst;
-        if self.limit >= 0 {
-            want = want.min((self.limit as u64).saturating_sub(self.count) as usize);
-            if want == 0 {
-                return false;
-            }
-        }
-        match self.puller.pull(ctx, 0, want) {
-            Some(b) => {
-                self.count += b.len() as u64;
-                ctx.emit_batch(0, b);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("count"),
-            HandlerSpec::button("reset"),
-            HandlerSpec::read_write("active"),
-            HandlerSpec::read_write("burst"),
-            HandlerSpec::read_write("limit"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "count" => self.count.to_string(),
-            "active" => self.active.to_string(),
-            "burst" => self.burst.to_string(),
-            "limit" => self.limit.to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "reset" => self.count = 0,
-            "active" => self.active = parse_bool(v)?,
-            "burst" => self.burst = parse_usize(v)?.max(1),
-            "limit" => self.limit = parse_i64(v)?,
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        if self.active {
-            self.puller.wake(ctx);
-        }
         Ok(())
     }
 }

@@ -24,8 +24,9 @@
 //! ... -> Strip(14) -> CheckIPHeader -> Unstrip(14) -> ...
 //! ```
 
-use rclick_core::conf::Args;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+
+use super::strip::read_length;
 
 #[derive(Default)]
 pub struct Unstrip {
@@ -50,10 +51,7 @@ impl Element for Unstrip {
     rclick_core::element_kind!(action);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let n: u32 = args.read_mp("LENGTH");
-        args.complete()?;
-        self.nbytes = n as usize;
+        self.nbytes = read_length(conf)?;
         Ok(())
     }
 }
