@@ -40,6 +40,8 @@ use rclick_core::conf::{
 use rclick_core::router::AddressEntry;
 use rclick_core::{ConfigResult, Element, Errors, InitCtx};
 
+use super::address::compound_prefix;
+
 #[derive(Default)]
 pub struct AddressInfo;
 
@@ -82,11 +84,7 @@ impl Element for AddressInfo {
     }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        let me = ctx.element_name();
-        let prefix = match me.rfind('/') {
-            Some(i) => me[..=i].to_string(),
-            None => String::new(),
-        };
+        let prefix = compound_prefix(ctx.element_name()).to_string();
         let mut errors = Errors::new();
         for arg in split_args(conf) {
             let words = split_words(&arg);

@@ -60,17 +60,21 @@
 //! ```
 //! then `rclick -h 'rt.lookup 18.26.4.9' conf.click` prints `1`.
 
-use super::routetable::{route_table_element, LinearLpm, NoRouteMessage, Style};
+use super::routetable::{LinearLpm, NoRouteMessage, RouteLookup, Style, TableClass};
 
-route_table_element!(
-    LinearIPLookup,
-    LinearLpm,
-    Style {
+pub type LinearIPLookup = RouteLookup<LinearIPLookupClass>;
+
+/// LinearIPLookup's lookup structure and style.
+pub enum LinearIPLookupClass {}
+
+impl TableClass for LinearIPLookupClass {
+    type Lpm = LinearLpm;
+    const STYLE: Style = Style {
+        class: "LinearIPLookup",
         dynamic: true,
         tabs: false,
         no_route: NoRouteMessage::Linear,
-    },
-    take_state: true
-);
+    };
+}
 
 rclick_core::element_class!(LinearIPLookup);

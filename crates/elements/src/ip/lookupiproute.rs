@@ -42,17 +42,21 @@
 //!                     18.26.4.0/24 1, 0.0.0.0/0 18.26.4.1 1);
 //! ```
 
-use super::routetable::{route_table_element, LinearLpm, NoRouteMessage, Style};
+use super::routetable::{LinearLpm, NoRouteMessage, RouteLookup, Style, TableClass};
 
-route_table_element!(
-    LookupIPRoute,
-    LinearLpm,
-    Style {
+pub type LookupIPRoute = RouteLookup<LookupIPRouteClass>;
+
+/// LookupIPRoute's lookup structure and style.
+pub enum LookupIPRouteClass {}
+
+impl TableClass for LookupIPRouteClass {
+    type Lpm = LinearLpm;
+    const STYLE: Style = Style {
+        class: "LookupIPRoute",
         dynamic: false,
         tabs: false,
         no_route: NoRouteMessage::Linear,
-    },
-    take_state: false
-);
+    };
+}
 
 rclick_core::element_class!(LookupIPRoute);

@@ -34,6 +34,8 @@ use rclick_core::conf::{parse_u16, split_args, split_words};
 use rclick_core::wire::ipv4::{PROTO_TCP, PROTO_UDP};
 use rclick_core::{ConfigResult, Element, Errors, InitCtx};
 
+use super::address::{compound_prefix, scopes};
+
 /// (scoped name, port, protocol or 0 for both)
 #[derive(Default)]
 pub struct PortInfo {
@@ -63,12 +65,7 @@ pub fn lookup(name: &str, proto: u8, ctx: &InitCtx) -> Option<u16> {
     if infos.is_empty() {
         return None;
     }
-    let me = ctx.element_name().to_string();
-    let mut prefix: &str = match me.rfind('/') {
-        Some(i) => &me[..=i],
-        None => "",
-    };
-    loop {
+    for prefix in scopes(ctx.element_name()) {
         let full = format!("{prefix}{name}");
         for &idx in &infos {
             let found = ctx.with_element(idx, |e| {
@@ -80,15 +77,8 @@ pub fn lookup(name: &str, proto: u8, ctx: &InitCtx) -> Option<u16> {
                 return Some(port);
             }
         }
-        if prefix.is_empty() {
-            return None;
-        }
-        let trimmed = &prefix[..prefix.len() - 1];
-        prefix = match trimmed.rfind('/') {
-            Some(i) => &trimmed[..=i],
-            None => "",
-        };
     }
+    None
 }
 
 rclick_core::element_class!(PortInfo);
@@ -103,11 +93,7 @@ impl Element for PortInfo {
     }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        let me = ctx.element_name();
-        let prefix = match me.rfind('/') {
-            Some(i) => me[..=i].to_string(),
-            None => String::new(),
-        };
+        let prefix = compound_prefix(ctx.element_name()).to_string();
         let mut errors = Errors::new();
         for arg in split_args(conf) {
             let mut words = split_words(&arg);

@@ -57,17 +57,21 @@
 //! ```
 //! then `write rt.add 172.16.0.0/12 1` and `read rt.lookup 172.16.9.9`.
 
-use super::routetable::{route_table_element, NoRouteMessage, Radix16_4, Style};
+use super::routetable::{Radix16_4, NoRouteMessage, RouteLookup, Style, TableClass};
 
-route_table_element!(
-    RadixIPLookup,
-    Radix16_4,
-    Style {
+pub type RadixIPLookup = RouteLookup<RadixIPLookupClass>;
+
+/// RadixIPLookup's lookup structure and style.
+pub enum RadixIPLookupClass {}
+
+impl TableClass for RadixIPLookupClass {
+    type Lpm = Radix16_4;
+    const STYLE: Style = Style {
+        class: "RadixIPLookup",
         dynamic: true,
         tabs: true,
         no_route: NoRouteMessage::Table,
-    },
-    take_state: true
-);
+    };
+}
 
 rclick_core::element_class!(RadixIPLookup);

@@ -35,17 +35,21 @@
 //! rt :: StaticIPLookup(10.0.0.0/8 0, 10.1.0.0/16 10.1.0.1 1, 0/0 2);
 //! ```
 
-use super::routetable::{route_table_element, LinearLpm, NoRouteMessage, Style};
+use super::routetable::{LinearLpm, NoRouteMessage, RouteLookup, Style, TableClass};
 
-route_table_element!(
-    StaticIPLookup,
-    LinearLpm,
-    Style {
+pub type StaticIPLookup = RouteLookup<StaticIPLookupClass>;
+
+/// StaticIPLookup's lookup structure and style.
+pub enum StaticIPLookupClass {}
+
+impl TableClass for StaticIPLookupClass {
+    type Lpm = LinearLpm;
+    const STYLE: Style = Style {
+        class: "StaticIPLookup",
         dynamic: false,
         tabs: false,
         no_route: NoRouteMessage::Linear,
-    },
-    take_state: false
-);
+    };
+}
 
 rclick_core::element_class!(StaticIPLookup);
