@@ -15,36 +15,32 @@ use rclick_elements::ip::address::{
 use rclick_elements::ip::directiplookup::DirectIPLookup;
 use rclick_elements::ip::lineariplookup::LinearIPLookup;
 use rclick_elements::ip::radixiplookup::RadixIPLookup;
-use rclick_elements::testing::{from_config, read};
+use rclick_elements::testing::{from_config, read, try_from_config};
 
 const DYNAMIC: [&str; 3] = ["LinearIPLookup", "RadixIPLookup", "DirectIPLookup"];
 const STATIC: [&str; 2] = ["LookupIPRoute", "StaticIPLookup"];
 
-/// `rt :: CLASS(routes)` with outputs 0..3 each into a Queue `qN`.
+/// `rt :: CLASS(routes)` whose outputs 0..3 paint their packets with the
+/// output number and meet in Queue `q`.
 fn router(class: &str, routes: &str) -> Router {
     from_config(&format!(
-        "rt :: {class}({routes});
-         Idle -> rt;
-         rt[0] -> q0 :: Queue(100) -> Idle; rt[1] -> q1 :: Queue(100) -> Idle;
-         rt[2] -> q2 :: Queue(100) -> Idle; rt[3] -> q3 :: Queue(100) -> Idle;"
+        "rt :: {class}({routes}); Idle -> rt; q :: Queue(100) -> Idle;
+         rt[0] -> Paint(0) -> q; rt[1] -> Paint(1) -> q;
+         rt[2] -> Paint(2) -> q; rt[3] -> Paint(3) -> q;"
     ))
 }
 
 /// Routes one packet for `dst` (a batch of its own); returns its output and
 /// destination annotation there, or `None` if it was dropped.
 fn route(r: &mut Router, dst: &str) -> Option<(usize, Ipv4Addr)> {
-    let rt = r.find_element("rt").unwrap();
+    let (rt, q) = (r.find_element("rt").unwrap(), r.find_element("q").unwrap());
     let mut p = Packet::zeroed(64);
     p.set_dst_ip_anno(dst.parse().unwrap());
     r.inject_packet(rt, 0, p);
-    for port in 0..4 {
-        let q = r.find_element(&format!("q{port}")).unwrap();
-        if let Some(mut b) = r.pull_from(q, 0, 10) {
-            assert_eq!(b.len(), 1);
-            return Some((port, b.pop().unwrap().dst_ip_anno()));
-        }
-    }
-    None
+    let mut out = r.pull_from(q, 0, 10)?;
+    assert_eq!(out.len(), 1);
+    let p = out.pop().unwrap();
+    Some((usize::from(p.paint_anno()), p.dst_ip_anno()))
 }
 
 /// The element's own handlers (the router's standard ones left out), as
@@ -278,4 +274,37 @@ fn port_names_resolve_by_scope_then_well_known() {
         )),
         (1111, 53)
     );
+}
+
+/// AddressInfo and PortInfo read their arguments alike: empty ones are
+/// skipped, a lone name is an error, messages keep the arguments' order;
+/// only PortInfo takes `#` comments.
+#[test]
+fn info_declarations() {
+    let errors = |config: &str| -> Vec<String> {
+        try_from_config(&format!("{config}; Idle -> Discard;"))
+            .err()
+            .unwrap_or_default()
+    };
+    let e = errors("AddressInfo(a, b 1.2.3.4.5, , c)");
+    let find = |what: &str| e.iter().position(|m| m.contains(what));
+    let (a, b, c) = (
+        find("expected 'NAME [ADDRS]', got 'a'"),
+        find("\"b\" '1.2.3.4.5' is not a recognizable address"),
+        find("expected 'NAME [ADDRS]', got 'c'"),
+    );
+    assert!(a.is_some() && b.is_some() && c.is_some(), "{e:?}");
+    assert!(a < b && b < c, "{e:?}");
+    assert!(!errors("AddressInfo(x 1.2.3.4 # note)").is_empty());
+
+    let e = errors("PortInfo(p 1/sctp, lonely, q 99999)");
+    let find = |what: &str| e.iter().position(|m| m.contains(what));
+    let (p, l, q) = (
+        find("\"p\": bad protocol 'sctp'"),
+        find("expected 'NAME PORT[/PROTOCOL]', got 'lonely'"),
+        find("\"q\": bad port '99999'"),
+    );
+    assert!(p.is_some() && l.is_some() && q.is_some(), "{e:?}");
+    assert!(p < l && l < q, "{e:?}");
+    assert!(errors("PortInfo(x 80 # www, # nothing but a note)").is_empty());
 }

@@ -23,12 +23,13 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{
-    parse_ether, parse_ipv4, parse_ipv4_addr_or_prefix, parse_ipv4_prefix, split_words, Ipv4Prefix,
+    parse_ether, parse_ipv4, parse_ipv4_addr_or_prefix, parse_ipv4_prefix, split_args, split_words,
+    Ipv4Prefix,
 };
 use rclick_core::router::AddressEntry;
 use rclick_core::wire::ipv4::{PROTO_ICMP, PROTO_IGMP, PROTO_TCP, PROTO_UDP};
 use rclick_core::wire::EtherAddr;
-use rclick_core::InitCtx;
+use rclick_core::{ConfigResult, Errors, InitCtx};
 
 /// Splits `name:suffix` into the name and the lower-cased suffix.
 fn split_suffix(s: &str) -> (&str, Option<String>) {
@@ -55,6 +56,33 @@ pub fn scopes(element: &str) -> impl Iterator<Item = &str> {
         // "a/b/" -> "a/"
         (!p.is_empty()).then(|| compound_prefix(&p[..p.len() - 1]))
     })
+}
+
+/// Reads the declarations of an information element (AddressInfo,
+/// PortInfo): `each` gets the words of every argument, a name and at least
+/// one value, in order. Empty arguments are skipped and a lone name is an
+/// error; with `comments`, a word starting with `#` ends its argument.
+pub fn declarations(
+    conf: &str,
+    usage: &str,
+    comments: bool,
+    mut each: impl FnMut(&[String], &mut Errors),
+) -> ConfigResult {
+    let mut errors = Errors::new();
+    for arg in split_args(conf) {
+        let mut words = split_words(&arg);
+        if comments {
+            if let Some(c) = words.iter().position(|w| w.starts_with('#')) {
+                words.truncate(c);
+            }
+        }
+        match words.len() {
+            0 => {}
+            1 => errors.push(format!("expected '{usage}', got '{arg}'")),
+            _ => each(&words, &mut errors),
+        }
+    }
+    errors.into_result()
 }
 
 /// Looks up an AddressInfo name as seen from the current element (see

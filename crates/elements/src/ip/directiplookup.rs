@@ -61,21 +61,16 @@
 //! rt :: DirectIPLookup(0.0.0.0/0 10.0.0.1 0, 192.168.0.0/16 1, 192.168.7.128/25 2);
 //! ```
 
-use super::routetable::{Dir24_8, NoRouteMessage, RouteLookup, Style, TableClass};
+use super::routetable::{Dir24_8, NoRouteMessage, RouteLookup, TableClass};
 
 pub type DirectIPLookup = RouteLookup<DirectIPLookupClass>;
 
-/// DirectIPLookup's lookup structure and style.
+rclick_core::element_class!(DirectIPLookup);
+
 pub enum DirectIPLookupClass {}
 
 impl TableClass for DirectIPLookupClass {
+    const CLASS: &'static str = "DirectIPLookup";
     type Lpm = Dir24_8;
-    const STYLE: Style = Style {
-        class: "DirectIPLookup",
-        dynamic: true,
-        tabs: true,
-        no_route: NoRouteMessage::Silent,
-    };
+    const NO_ROUTE: NoRouteMessage = NoRouteMessage::Silent;
 }
-
-rclick_core::element_class!(DirectIPLookup);

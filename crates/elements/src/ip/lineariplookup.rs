@@ -60,21 +60,17 @@
 //! ```
 //! then `rclick -h 'rt.lookup 18.26.4.9' conf.click` prints `1`.
 
-use super::routetable::{LinearLpm, NoRouteMessage, RouteLookup, Style, TableClass};
+use super::routetable::{LinearLpm, NoRouteMessage, RouteLookup, TableClass};
 
 pub type LinearIPLookup = RouteLookup<LinearIPLookupClass>;
 
-/// LinearIPLookup's lookup structure and style.
+rclick_core::element_class!(LinearIPLookup);
+
 pub enum LinearIPLookupClass {}
 
 impl TableClass for LinearIPLookupClass {
+    const CLASS: &'static str = "LinearIPLookup";
     type Lpm = LinearLpm;
-    const STYLE: Style = Style {
-        class: "LinearIPLookup",
-        dynamic: true,
-        tabs: false,
-        no_route: NoRouteMessage::Linear,
-    };
+    const TABS: bool = false;
+    const NO_ROUTE: NoRouteMessage = NoRouteMessage::Linear;
 }
-
-rclick_core::element_class!(LinearIPLookup);

@@ -42,21 +42,9 @@
 //!                     18.26.4.0/24 1, 0.0.0.0/0 18.26.4.1 1);
 //! ```
 
-use super::routetable::{LinearLpm, NoRouteMessage, RouteLookup, Style, TableClass};
+use super::routetable::RouteLookup;
+use super::staticiplookup::StaticClass;
 
-pub type LookupIPRoute = RouteLookup<LookupIPRouteClass>;
-
-/// LookupIPRoute's lookup structure and style.
-pub enum LookupIPRouteClass {}
-
-impl TableClass for LookupIPRouteClass {
-    type Lpm = LinearLpm;
-    const STYLE: Style = Style {
-        class: "LookupIPRoute",
-        dynamic: false,
-        tabs: false,
-        no_route: NoRouteMessage::Linear,
-    };
-}
+pub type LookupIPRoute = RouteLookup<StaticClass<true>>;
 
 rclick_core::element_class!(LookupIPRoute);

@@ -57,21 +57,15 @@
 //! ```
 //! then `write rt.add 172.16.0.0/12 1` and `read rt.lookup 172.16.9.9`.
 
-use super::routetable::{Radix16_4, NoRouteMessage, RouteLookup, Style, TableClass};
+use super::routetable::{Radix16_4, RouteLookup, TableClass};
 
 pub type RadixIPLookup = RouteLookup<RadixIPLookupClass>;
 
-/// RadixIPLookup's lookup structure and style.
+rclick_core::element_class!(RadixIPLookup);
+
 pub enum RadixIPLookupClass {}
 
 impl TableClass for RadixIPLookupClass {
+    const CLASS: &'static str = "RadixIPLookup";
     type Lpm = Radix16_4;
-    const STYLE: Style = Style {
-        class: "RadixIPLookup",
-        dynamic: true,
-        tabs: true,
-        no_route: NoRouteMessage::Table,
-    };
 }
-
-rclick_core::element_class!(RadixIPLookup);

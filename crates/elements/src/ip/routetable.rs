@@ -4,7 +4,7 @@
 //! [`RouteLookup`], the one element implementation of every route-lookup
 //! class (the dispatch kind, with the `table`, `lookup`, `add`, `set`,
 //! `remove`, `ctrl` and `flush` handlers); a class file names its lookup
-//! structure and [`Style`] with a [`TableClass`].
+//! structure and how the class differs with a [`TableClass`].
 //!
 //! A [`RouteTable`] keeps three things:
 //! - the routes themselves, in slots (dump order; freed slots are reused, as
@@ -858,24 +858,19 @@ pub enum NoRouteMessage {
     Silent,
 }
 
-/// How a route-lookup class differs from the others.
-#[derive(Clone, Copy, Debug)]
-pub struct Style {
+/// A route-lookup class: its name, its lookup structure and how it
+/// differs from the others. The defaults are those of the tries
+/// (RadixIPLookup). The class's element is [`RouteLookup<Self>`].
+pub trait TableClass: Send + 'static {
     /// The class name, for the `Linear` no-route message.
-    pub class: &'static str,
+    const CLASS: &'static str;
+    type Lpm: Lpm;
     /// Has `add`, `set`, `remove`, `ctrl` and `flush`, and takes the old
     /// table on hot swap (a static table's configuration is all of it).
-    pub dynamic: bool,
-    /// `table` separates columns with tabs (Radix, Direct) or spaces.
-    pub tabs: bool,
-    pub no_route: NoRouteMessage,
-}
-
-/// A route-lookup class: its lookup structure and [`Style`]. The class's
-/// element is [`RouteLookup<Self>`].
-pub trait TableClass: Send + 'static {
-    type Lpm: Lpm;
-    const STYLE: Style;
+    const DYNAMIC: bool = true;
+    /// `table` separates columns with tabs (the tries) or spaces.
+    const TABS: bool = true;
+    const NO_ROUTE: NoRouteMessage = NoRouteMessage::Table;
 }
 
 /// Messages printed about packets without a route, per element.
@@ -948,15 +943,13 @@ impl<C: TableClass> RouteLookup<C> {
 
     /// Every handler; a static class has the first four.
     const ALL_HANDLERS: &'static [Handler<Self>] = &[
-        Handler::read("table", |e, _| e.table.dump(C::STYLE.tabs)),
+        Handler::read("table", |e, _| e.table.dump(C::TABS)),
         Handler::read_param("lookup", |e, param, _| e.lookup_handler(param)),
         Handler::read("memory", |e, _| e.memory_handler()),
         Handler::data("drops", |e| &e.drops),
-        Handler::write("add", |e, v, _| e.edit(|e| e.run(Command::Add, v).map(drop))),
-        Handler::write("set", |e, v, _| e.edit(|e| e.run(Command::Set, v).map(drop))),
-        Handler::write("remove", |e, v, _| {
-            e.edit(|e| e.run(Command::Remove, v).map(drop))
-        }),
+        Handler::write("add", |e, v, _| e.command(Command::Add, v)),
+        Handler::write("set", |e, v, _| e.command(Command::Set, v)),
+        Handler::write("remove", |e, v, _| e.command(Command::Remove, v)),
         Handler::write("ctrl", |e, v, _| e.edit(|e| e.ctrl(v))),
         Handler::button("flush", |e, _, _| {
             e.edit(|e| {
@@ -966,7 +959,7 @@ impl<C: TableClass> RouteLookup<C> {
         }),
     ];
 
-    const HANDLERS: &'static [Handler<Self>] = if C::STYLE.dynamic {
+    const HANDLERS: &'static [Handler<Self>] = if C::DYNAMIC {
         Self::ALL_HANDLERS
     } else {
         Self::ALL_HANDLERS.split_at(4).0
@@ -1003,6 +996,11 @@ impl<C: TableClass> RouteLookup<C> {
         let r = f(self);
         self.changed();
         r
+    }
+
+    /// The `add`, `set` and `remove` handlers.
+    fn command(&mut self, cmd: Command, text: &str) -> Result<(), String> {
+        self.edit(|e| e.run(cmd, text).map(drop))
     }
 
     /// One add/set/remove command; returns how to undo it.
@@ -1075,16 +1073,16 @@ impl<C: TableClass> RouteLookup<C> {
     #[cold]
     fn no_route(&mut self, dst: Ipv4Addr, ctx: &mut Ctx) {
         self.drops += 1;
-        if self.complaints >= MAX_COMPLAINTS || C::STYLE.no_route == NoRouteMessage::Silent {
+        if self.complaints >= MAX_COMPLAINTS || C::NO_ROUTE == NoRouteMessage::Silent {
             return;
         }
         self.complaints += 1;
-        let msg = match C::STYLE.no_route {
+        let msg = match C::NO_ROUTE {
             // Click prints the address word as stored on a little-endian
             // host.
             NoRouteMessage::Linear => format!(
                 "{}: no gw for {:x}",
-                C::STYLE.class,
+                C::CLASS,
                 u32::from_le_bytes(dst.octets())
             ),
             _ => format!("IPRouteTable: no route for {dst}"),
@@ -1169,7 +1167,7 @@ impl<C: TableClass> Element for RouteLookup<C> {
     /// routes. Routes to outputs this element lacks are dropped with a
     /// message.
     fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
-        if !C::STYLE.dynamic {
+        if !C::DYNAMIC {
             return false;
         }
         let Some(old) = old.as_any_mut().downcast_mut::<Self>() else {
