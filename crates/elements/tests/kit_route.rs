@@ -214,29 +214,22 @@ fn address_names_resolve_through_nested_compounds() {
 
 #[test]
 fn static_name_tables() {
-    assert_eq!(parse_ip_proto("TCP"), Ok(6));
-    assert_eq!(parse_ip_proto("icmp"), Ok(1));
-    assert_eq!(parse_ip_proto("igmp"), Ok(2));
-    assert_eq!(parse_ip_proto("Udp"), Ok(17));
-    assert_eq!(parse_ip_proto("47"), Ok(47));
-    assert_eq!(parse_ip_proto("256"), Err("bad IP protocol".to_string()));
-    assert_eq!(
-        parse_ip_proto("nope"),
-        Err("expected IP protocol".to_string())
-    );
+    let protos = "TCP 6, icmp 1, igmp 2, Udp 17, 47 47, 256 bad IP protocol, \
+                  nope expected IP protocol";
+    let ports = "WWW 80, 443 443, 65536 port out of range, nope expected port number";
+    type Parse = fn(&str) -> Result<u32, String>;
+    let by_proto: Parse = |s| parse_ip_proto(s).map(u32::from);
+    let by_port: Parse = |s| parse_known_port(s).map(u32::from);
+    for (table, parse) in [(protos, by_proto), (ports, by_port)] {
+        for case in table.split(", ") {
+            let (input, want) = case.split_once(' ').unwrap();
+            let want = want.parse::<u32>().map_err(|_| want.to_string());
+            assert_eq!(parse(input), want, "{input}");
+        }
+    }
     assert_eq!(ip_proto_name(17), Some("udp"));
     assert_eq!(ip_proto_name(132), Some("sctp"));
     assert_eq!(ip_proto_name(200), None);
-    assert_eq!(parse_known_port("WWW"), Ok(80));
-    assert_eq!(parse_known_port("443"), Ok(443));
-    assert_eq!(
-        parse_known_port("65536"),
-        Err("port out of range".to_string())
-    );
-    assert_eq!(
-        parse_known_port("nope"),
-        Err("expected port number".to_string())
-    );
 }
 
 /// PortInfo names come before the well-known service names, and numbers
@@ -281,30 +274,37 @@ fn port_names_resolve_by_scope_then_well_known() {
 /// only PortInfo takes `#` comments.
 #[test]
 fn info_declarations() {
-    let errors = |config: &str| -> Vec<String> {
+    fn errors(config: &str) -> Vec<String> {
         try_from_config(&format!("{config}; Idle -> Discard;"))
             .err()
             .unwrap_or_default()
-    };
-    let e = errors("AddressInfo(a, b 1.2.3.4.5, , c)");
-    let find = |what: &str| e.iter().position(|m| m.contains(what));
-    let (a, b, c) = (
-        find("expected 'NAME [ADDRS]', got 'a'"),
-        find("\"b\" '1.2.3.4.5' is not a recognizable address"),
-        find("expected 'NAME [ADDRS]', got 'c'"),
+    }
+    /// Each of `expected` is in `config`'s errors, in this order.
+    fn in_order(config: &str, expected: &[&str]) {
+        let e = errors(config);
+        let at: Vec<Option<usize>> = expected
+            .iter()
+            .map(|want| e.iter().position(|m| m.contains(want)))
+            .collect();
+        assert!(at.iter().all(Option::is_some), "{config}: {e:?}");
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{config}: {e:?}");
+    }
+    in_order(
+        "AddressInfo(a, b 1.2.3.4.5, , c)",
+        &[
+            "expected 'NAME [ADDRS]', got 'a'",
+            "\"b\" '1.2.3.4.5' is not a recognizable address",
+            "expected 'NAME [ADDRS]', got 'c'",
+        ],
     );
-    assert!(a.is_some() && b.is_some() && c.is_some(), "{e:?}");
-    assert!(a < b && b < c, "{e:?}");
+    in_order(
+        "PortInfo(p 1/sctp, lonely, q 99999)",
+        &[
+            "\"p\": bad protocol 'sctp'",
+            "expected 'NAME PORT[/PROTOCOL]', got 'lonely'",
+            "\"q\": bad port '99999'",
+        ],
+    );
     assert!(!errors("AddressInfo(x 1.2.3.4 # note)").is_empty());
-
-    let e = errors("PortInfo(p 1/sctp, lonely, q 99999)");
-    let find = |what: &str| e.iter().position(|m| m.contains(what));
-    let (p, l, q) = (
-        find("\"p\": bad protocol 'sctp'"),
-        find("expected 'NAME PORT[/PROTOCOL]', got 'lonely'"),
-        find("\"q\": bad port '99999'"),
-    );
-    assert!(p.is_some() && l.is_some() && q.is_some(), "{e:?}");
-    assert!(p < l && l < q, "{e:?}");
     assert!(errors("PortInfo(x 80 # www, # nothing but a note)").is_empty());
 }
