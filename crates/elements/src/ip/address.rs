@@ -23,11 +23,13 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{
-    parse_ether, parse_ipv4, parse_ipv4_addr_or_prefix, parse_ipv4_prefix, split_words, Ipv4Prefix,
+    parse_ether, parse_ipv4, parse_ipv4_addr_or_prefix, parse_ipv4_prefix, split_args, split_words,
+    Ipv4Prefix,
 };
 use rclick_core::router::AddressEntry;
+use rclick_core::wire::ipv4::{PROTO_ICMP, PROTO_IGMP, PROTO_TCP, PROTO_UDP};
 use rclick_core::wire::EtherAddr;
-use rclick_core::InitCtx;
+use rclick_core::{ConfigResult, Errors, InitCtx};
 
 /// Splits `name:suffix` into the name and the lower-cased suffix.
 fn split_suffix(s: &str) -> (&str, Option<String>) {
@@ -37,9 +39,54 @@ fn split_suffix(s: &str) -> (&str, Option<String>) {
     }
 }
 
-/// Looks up an AddressInfo name as seen from the current element: the
-/// element's compound prefix first, then each enclosing one, then the top
-/// level. `want` says which kind of address the entry must have.
+/// The compound prefix of element `name`, under which the names it
+/// declares live: `a/b/` for `a/b/c`, empty at the top level.
+pub fn compound_prefix(name: &str) -> &str {
+    match name.rfind('/') {
+        Some(i) => &name[..=i],
+        None => "",
+    }
+}
+
+/// The prefixes a name used by element `element` is looked up under, as in
+/// Click: its own compound's, then each enclosing one's, then the top
+/// level's (empty).
+pub fn scopes(element: &str) -> impl Iterator<Item = &str> {
+    std::iter::successors(Some(compound_prefix(element)), |p| {
+        // "a/b/" -> "a/"
+        (!p.is_empty()).then(|| compound_prefix(&p[..p.len() - 1]))
+    })
+}
+
+/// Reads the declarations of an information element (AddressInfo,
+/// PortInfo): `each` gets the words of every argument, a name and at least
+/// one value, in order. Empty arguments are skipped and a lone name is an
+/// error; with `comments`, a word starting with `#` ends its argument.
+pub fn declarations(
+    conf: &str,
+    usage: &str,
+    comments: bool,
+    mut each: impl FnMut(&[String], &mut Errors),
+) -> ConfigResult {
+    let mut errors = Errors::new();
+    for arg in split_args(conf) {
+        let mut words = split_words(&arg);
+        if comments {
+            if let Some(c) = words.iter().position(|w| w.starts_with('#')) {
+                words.truncate(c);
+            }
+        }
+        match words.len() {
+            0 => {}
+            1 => errors.push(format!("expected '{usage}', got '{arg}'")),
+            _ => each(&words, &mut errors),
+        }
+    }
+    errors.into_result()
+}
+
+/// Looks up an AddressInfo name as seen from the current element (see
+/// [`scopes`]). `want` says which kind of address the entry must have.
 pub fn lookup_entry(
     name: &str,
     ctx: &InitCtx,
@@ -48,27 +95,8 @@ pub fn lookup_entry(
     if name.is_empty() {
         return None;
     }
-    let me = ctx.element_name();
-    let mut prefix = match me.rfind('/') {
-        Some(i) => &me[..=i],
-        None => "",
-    };
-    loop {
-        if let Some(e) = ctx.address_entry(&format!("{prefix}{name}")) {
-            if want(&e) {
-                return Some(e);
-            }
-        }
-        if prefix.is_empty() {
-            return None;
-        }
-        // Drop the last component ("a/b/" -> "a/").
-        let trimmed = &prefix[..prefix.len() - 1];
-        prefix = match trimmed.rfind('/') {
-            Some(i) => &trimmed[..=i],
-            None => "",
-        };
-    }
+    scopes(ctx.element_name())
+        .find_map(|prefix| ctx.address_entry(&format!("{prefix}{name}")).filter(&want))
 }
 
 /// Parses an IPv4 address argument: a dotted quad or an AddressInfo name
@@ -153,25 +181,27 @@ pub fn parse_ether_arg(s: &str, ctx: &InitCtx) -> Result<EtherAddr, String> {
 const IP_PROTOS: &[(&str, u8)] = &[
     ("dccp", 33),
     ("gre", 47),
-    ("icmp", 1),
-    ("igmp", 2),
+    ("icmp", PROTO_ICMP),
+    ("igmp", PROTO_IGMP),
     ("ipip", 4),
     ("sctp", 132),
-    ("tcp", 6),
-    ("udp", 17),
+    ("tcp", PROTO_TCP),
+    ("udp", PROTO_UDP),
 ];
+
+/// The value of a name in one of Click's static name tables; names are
+/// case-insensitive.
+fn named<T: Copy>(table: &[(&str, T)], s: &str) -> Option<T> {
+    let lower = s.to_ascii_lowercase();
+    table.iter().find(|(n, _)| *n == lower).map(|&(_, v)| v)
+}
 
 /// Parses an IP protocol: a number 0-255 or a protocol name.
 pub fn parse_ip_proto(s: &str) -> Result<u8, String> {
     if let Ok(n) = rclick_core::conf::parse_u32(s) {
         return u8::try_from(n).map_err(|_| "bad IP protocol".to_string());
     }
-    let lower = s.to_ascii_lowercase();
-    IP_PROTOS
-        .iter()
-        .find(|(n, _)| *n == lower)
-        .map(|&(_, v)| v)
-        .ok_or_else(|| "expected IP protocol".to_string())
+    named(IP_PROTOS, s).ok_or_else(|| "expected IP protocol".to_string())
 }
 
 /// The name of an IP protocol, if Click knows one.
@@ -220,18 +250,12 @@ const KNOWN_PORTS: &[(&str, u16)] = &[
 /// Parses a TCP or UDP port (`proto` 6 or 17): a number, a PortInfo name
 /// visible from the current element, or a well-known service name.
 pub fn parse_port_arg(s: &str, proto: u8, ctx: &InitCtx) -> Result<u16, String> {
-    if let Ok(n) = rclick_core::conf::parse_u32(s) {
-        return u16::try_from(n).map_err(|_| "port out of range".to_string());
+    if rclick_core::conf::parse_u32(s).is_err() {
+        if let Some(p) = crate::ip::portinfo::lookup(s, proto, ctx) {
+            return Ok(p);
+        }
     }
-    if let Some(p) = crate::ip::portinfo::lookup(s, proto, ctx) {
-        return Ok(p);
-    }
-    let lower = s.to_ascii_lowercase();
-    KNOWN_PORTS
-        .iter()
-        .find(|(n, _)| *n == lower)
-        .map(|&(_, v)| v)
-        .ok_or_else(|| "expected port number".to_string())
+    parse_known_port(s)
 }
 
 /// Parses a port without a PortInfo context (well-known names only).
@@ -239,10 +263,5 @@ pub fn parse_known_port(s: &str) -> Result<u16, String> {
     if let Ok(n) = rclick_core::conf::parse_u32(s) {
         return u16::try_from(n).map_err(|_| "port out of range".to_string());
     }
-    let lower = s.to_ascii_lowercase();
-    KNOWN_PORTS
-        .iter()
-        .find(|(n, _)| *n == lower)
-        .map(|&(_, v)| v)
-        .ok_or_else(|| "expected port number".to_string())
+    named(KNOWN_PORTS, s).ok_or_else(|| "expected port number".to_string())
 }

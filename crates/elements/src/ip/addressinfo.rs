@@ -33,12 +33,11 @@
 //! ... -> CheckIPHeader(INTERFACES eth0) -> ... -> EtherEncap(0x0800, eth0, 00:0a:95:9d:68:17);
 //! ```
 
-use rclick_core::conf::{
-    parse_ether, parse_ipv4, parse_ipv4_prefix, parse_ipv6, parse_ipv6_prefix, split_args,
-    split_words,
-};
+use rclick_core::conf::{parse_ether, parse_ipv4, parse_ipv4_prefix, parse_ipv6, parse_ipv6_prefix};
 use rclick_core::router::AddressEntry;
-use rclick_core::{ConfigResult, Element, Errors, InitCtx};
+use rclick_core::{ConfigResult, Element, InitCtx};
+
+use super::address::{compound_prefix, declarations};
 
 #[derive(Default)]
 pub struct AddressInfo;
@@ -82,21 +81,8 @@ impl Element for AddressInfo {
     }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        let me = ctx.element_name();
-        let prefix = match me.rfind('/') {
-            Some(i) => me[..=i].to_string(),
-            None => String::new(),
-        };
-        let mut errors = Errors::new();
-        for arg in split_args(conf) {
-            let words = split_words(&arg);
-            if words.is_empty() {
-                continue;
-            }
-            if words.len() < 2 {
-                errors.push(format!("expected 'NAME [ADDRS]', got '{arg}'"));
-                continue;
-            }
+        let prefix = compound_prefix(ctx.element_name()).to_string();
+        declarations(conf, "NAME [ADDRS]", false, |words, errors| {
             let name = format!("{prefix}{}", words[0]);
             let mut entry = ctx.address_entry(&name).unwrap_or_default();
             for a in &words[1..] {
@@ -105,7 +91,6 @@ impl Element for AddressInfo {
                 }
             }
             ctx.set_address_entry(&name, entry);
-        }
-        errors.into_result()
+        })
     }
 }

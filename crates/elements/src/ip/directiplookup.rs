@@ -61,17 +61,16 @@
 //! rt :: DirectIPLookup(0.0.0.0/0 10.0.0.1 0, 192.168.0.0/16 1, 192.168.7.128/25 2);
 //! ```
 
-use super::routetable::{route_table_element, Dir24_8, NoRouteMessage, Style};
+use super::routetable::{Dir24_8, NoRouteMessage, RouteLookup, TableClass};
 
-route_table_element!(
-    DirectIPLookup,
-    Dir24_8,
-    Style {
-        dynamic: true,
-        tabs: true,
-        no_route: NoRouteMessage::Silent,
-    },
-    take_state: true
-);
+pub type DirectIPLookup = RouteLookup<DirectIPLookupClass>;
 
 rclick_core::element_class!(DirectIPLookup);
+
+pub enum DirectIPLookupClass {}
+
+impl TableClass for DirectIPLookupClass {
+    const CLASS: &'static str = "DirectIPLookup";
+    type Lpm = Dir24_8;
+    const NO_ROUTE: NoRouteMessage = NoRouteMessage::Silent;
+}

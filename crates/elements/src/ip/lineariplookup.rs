@@ -60,17 +60,17 @@
 //! ```
 //! then `rclick -h 'rt.lookup 18.26.4.9' conf.click` prints `1`.
 
-use super::routetable::{route_table_element, LinearLpm, NoRouteMessage, Style};
+use super::routetable::{LinearLpm, NoRouteMessage, RouteLookup, TableClass};
 
-route_table_element!(
-    LinearIPLookup,
-    LinearLpm,
-    Style {
-        dynamic: true,
-        tabs: false,
-        no_route: NoRouteMessage::Linear,
-    },
-    take_state: true
-);
+pub type LinearIPLookup = RouteLookup<LinearIPLookupClass>;
 
 rclick_core::element_class!(LinearIPLookup);
+
+pub enum LinearIPLookupClass {}
+
+impl TableClass for LinearIPLookupClass {
+    const CLASS: &'static str = "LinearIPLookup";
+    type Lpm = LinearLpm;
+    const TABS: bool = false;
+    const NO_ROUTE: NoRouteMessage = NoRouteMessage::Linear;
+}

@@ -42,17 +42,9 @@
 //!                     18.26.4.0/24 1, 0.0.0.0/0 18.26.4.1 1);
 //! ```
 
-use super::routetable::{route_table_element, LinearLpm, NoRouteMessage, Style};
+use super::routetable::RouteLookup;
+use super::staticiplookup::StaticClass;
 
-route_table_element!(
-    LookupIPRoute,
-    LinearLpm,
-    Style {
-        dynamic: false,
-        tabs: false,
-        no_route: NoRouteMessage::Linear,
-    },
-    take_state: false
-);
+pub type LookupIPRoute = RouteLookup<StaticClass<true>>;
 
 rclick_core::element_class!(LookupIPRoute);

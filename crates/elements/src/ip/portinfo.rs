@@ -30,9 +30,11 @@
 //! ... -> UDPIPEncap(1.0.0.1, myservice, 2.0.0.2, myservice) -> ...;
 //! ```
 
-use rclick_core::conf::{parse_u16, split_args, split_words};
+use rclick_core::conf::parse_u16;
 use rclick_core::wire::ipv4::{PROTO_TCP, PROTO_UDP};
-use rclick_core::{ConfigResult, Element, Errors, InitCtx};
+use rclick_core::{ConfigResult, Element, InitCtx};
+
+use super::address::{compound_prefix, declarations, scopes};
 
 /// (scoped name, port, protocol or 0 for both)
 #[derive(Default)]
@@ -63,12 +65,7 @@ pub fn lookup(name: &str, proto: u8, ctx: &InitCtx) -> Option<u16> {
     if infos.is_empty() {
         return None;
     }
-    let me = ctx.element_name().to_string();
-    let mut prefix: &str = match me.rfind('/') {
-        Some(i) => &me[..=i],
-        None => "",
-    };
-    loop {
+    for prefix in scopes(ctx.element_name()) {
         let full = format!("{prefix}{name}");
         for &idx in &infos {
             let found = ctx.with_element(idx, |e| {
@@ -80,15 +77,8 @@ pub fn lookup(name: &str, proto: u8, ctx: &InitCtx) -> Option<u16> {
                 return Some(port);
             }
         }
-        if prefix.is_empty() {
-            return None;
-        }
-        let trimmed = &prefix[..prefix.len() - 1];
-        prefix = match trimmed.rfind('/') {
-            Some(i) => &trimmed[..=i],
-            None => "",
-        };
     }
+    None
 }
 
 rclick_core::element_class!(PortInfo);
@@ -103,26 +93,8 @@ impl Element for PortInfo {
     }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        let me = ctx.element_name();
-        let prefix = match me.rfind('/') {
-            Some(i) => me[..=i].to_string(),
-            None => String::new(),
-        };
-        let mut errors = Errors::new();
-        for arg in split_args(conf) {
-            let mut words = split_words(&arg);
-            // A word starting with `#` begins a comment running to the end
-            // of the argument.
-            if let Some(c) = words.iter().position(|w| w.starts_with('#')) {
-                words.truncate(c);
-            }
-            if words.is_empty() {
-                continue;
-            }
-            if words.len() < 2 {
-                errors.push(format!("expected 'NAME PORT[/PROTOCOL]', got '{arg}'"));
-                continue;
-            }
+        let prefix = compound_prefix(ctx.element_name());
+        declarations(conf, "NAME PORT[/PROTOCOL]", true, |words, errors| {
             let (port_s, proto_s) = match words[1].split_once('/') {
                 Some((a, b)) => (a, Some(b.to_ascii_lowercase())),
                 None => (words[1].as_str(), None),
@@ -133,7 +105,7 @@ impl Element for PortInfo {
                 Some("udp") => PROTO_UDP,
                 Some(p) => {
                     errors.push(format!("\"{}\": bad protocol '{p}'", words[0]));
-                    continue;
+                    return;
                 }
             };
             match parse_u16(port_s) {
@@ -145,7 +117,6 @@ impl Element for PortInfo {
                 }
                 Err(_) => errors.push(format!("\"{}\": bad port '{port_s}'", words[0])),
             }
-        }
-        errors.into_result()
+        })
     }
 }

@@ -57,17 +57,15 @@
 //! ```
 //! then `write rt.add 172.16.0.0/12 1` and `read rt.lookup 172.16.9.9`.
 
-use super::routetable::{route_table_element, NoRouteMessage, Radix16_4, Style};
+use super::routetable::{Radix16_4, RouteLookup, TableClass};
 
-route_table_element!(
-    RadixIPLookup,
-    Radix16_4,
-    Style {
-        dynamic: true,
-        tabs: true,
-        no_route: NoRouteMessage::Table,
-    },
-    take_state: true
-);
+pub type RadixIPLookup = RouteLookup<RadixIPLookupClass>;
 
 rclick_core::element_class!(RadixIPLookup);
+
+pub enum RadixIPLookupClass {}
+
+impl TableClass for RadixIPLookupClass {
+    const CLASS: &'static str = "RadixIPLookup";
+    type Lpm = Radix16_4;
+}

@@ -1,8 +1,10 @@
 //! Shared machinery of the IPv4 route-lookup elements (Click's
 //! `IPRouteTable` interface): route syntax, the cleartext route store,
-//! next-hop interning, the longest-prefix-match structures, and the
-//! element core that implements configuration, `push` and the `table`,
-//! `lookup`, `add`, `set`, `remove`, `ctrl` and `flush` handlers.
+//! next-hop interning, the longest-prefix-match structures, and
+//! [`RouteLookup`], the one element implementation of every route-lookup
+//! class (the dispatch kind, with the `table`, `lookup`, `add`, `set`,
+//! `remove`, `ctrl` and `flush` handlers); a class file names its lookup
+//! structure and how the class differs with a [`TableClass`].
 //!
 //! A [`RouteTable`] keeps three things:
 //! - the routes themselves, in slots (dump order; freed slots are reused, as
@@ -25,8 +27,8 @@ use std::sync::Arc;
 use rclick_core::conf::{
     parse_i32, parse_ipv4, parse_ipv4_addr_or_prefix, split_args, split_words, uncomment,
 };
-use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Errors, InitCtx};
+use rclick_core::element::Dispatch;
+use rclick_core::{ConfigResult, Ctx, Element, Errors, Handler, InitCtx, Packet};
 
 // ------------------------------------------------------------------ routes
 
@@ -739,26 +741,12 @@ impl<L: Lpm> RouteTable<L> {
             if old.route == r {
                 return Ok(Some(old.route));
             }
-            let hop = self
-                .hops
-                .acquire(r.gw, r.port)
-                .ok_or(TableError::NoMemory(r))?;
-            if self.lpm.insert(r.addr, r.mask, hop).is_err() {
-                self.hops.release(hop);
-                return Err(TableError::NoMemory(r));
-            }
+            let hop = self.insert_hop(&r)?;
             self.hops.release(old.hop);
             self.slots[slot as usize] = Some(Stored { route: r, hop });
             return Ok(Some(old.route));
         }
-        let hop = self
-            .hops
-            .acquire(r.gw, r.port)
-            .ok_or(TableError::NoMemory(r))?;
-        if self.lpm.insert(r.addr, r.mask, hop).is_err() {
-            self.hops.release(hop);
-            return Err(TableError::NoMemory(r));
-        }
+        let hop = self.insert_hop(&r)?;
         let st = Some(Stored { route: r, hop });
         let slot = match self.free_slots.pop() {
             Some(s) => {
@@ -772,6 +760,20 @@ impl<L: Lpm> RouteTable<L> {
         };
         self.index.insert((r.addr, r.mask), slot);
         Ok(None)
+    }
+
+    /// Points `r`'s prefix in the lookup structure at the hop of `r`,
+    /// interning it; returns the hop id. On failure nothing changes.
+    fn insert_hop(&mut self, r: &Route) -> Result<u32, TableError> {
+        let hop = self
+            .hops
+            .acquire(r.gw, r.port)
+            .ok_or(TableError::NoMemory(*r))?;
+        if self.lpm.insert(r.addr, r.mask, hop).is_err() {
+            self.hops.release(hop);
+            return Err(TableError::NoMemory(*r));
+        }
+        Ok(hop)
     }
 
     /// Removes the route for `r`'s prefix. When `r.port >= 0` its gateway
@@ -843,7 +845,7 @@ impl<L: Lpm> RouteTable<L> {
     }
 }
 
-// ------------------------------------------------------- element core
+// ------------------------------------------------------------ the element
 
 /// What an element prints when a packet has no route.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -856,14 +858,19 @@ pub enum NoRouteMessage {
     Silent,
 }
 
-/// How an element class uses the shared core.
-#[derive(Clone, Copy, Debug)]
-pub struct Style {
-    /// Has `add`, `set`, `remove`, `ctrl` and `flush`.
-    pub dynamic: bool,
-    /// `table` separates columns with tabs (Radix, Direct) or spaces.
-    pub tabs: bool,
-    pub no_route: NoRouteMessage,
+/// A route-lookup class: its name, its lookup structure and how it
+/// differs from the others. The defaults are those of the tries
+/// (RadixIPLookup). The class's element is [`RouteLookup<Self>`].
+pub trait TableClass: Send + 'static {
+    /// The class name, for the `Linear` no-route message.
+    const CLASS: &'static str;
+    type Lpm: Lpm;
+    /// Has `add`, `set`, `remove`, `ctrl` and `flush`, and takes the old
+    /// table on hot swap (a static table's configuration is all of it).
+    const DYNAMIC: bool = true;
+    /// `table` separates columns with tabs (the tries) or spaces.
+    const TABS: bool = true;
+    const NO_ROUTE: NoRouteMessage = NoRouteMessage::Table;
 }
 
 /// Messages printed about packets without a route, per element.
@@ -886,30 +893,41 @@ enum Command {
     Remove,
 }
 
-/// The element logic shared by the route-lookup classes.
-pub struct TableElement<L: Lpm> {
-    pub table: RouteTable<L>,
-    class: &'static str,
-    style: Style,
+/// The route-lookup element of class `C` (RadixIPLookup, DirectIPLookup,
+/// LinearIPLookup, StaticIPLookup, LookupIPRoute): the dispatch kind over a
+/// [`RouteTable`].
+pub struct RouteLookup<C: TableClass> {
+    table: RouteTable<C::Lpm>,
     noutputs: usize,
     drops: u64,
     complaints: u32,
+    /// The last destination looked up and its hop: runs of packets for one
+    /// destination (a flow, or traffic through one gateway) cost one lookup
+    /// (Click's LinearIPLookup keeps a similar cache). Cleared whenever the
+    /// table changes.
+    last: Option<(Ipv4Addr, Hop)>,
     /// Counts changes made through the handlers and by hot swap, for
     /// elements that cache lookups ([`changes_of`]).
     changes: Arc<AtomicU64>,
 }
 
-impl<L: Lpm> TableElement<L> {
-    pub fn new(class: &'static str, style: Style) -> Self {
-        TableElement {
+impl<C: TableClass> Default for RouteLookup<C> {
+    fn default() -> Self {
+        RouteLookup {
             table: RouteTable::new(),
-            class,
-            style,
             noutputs: 0,
             drops: 0,
             complaints: 0,
+            last: None,
             changes: Arc::new(AtomicU64::new(0)),
         }
+    }
+}
+
+impl<C: TableClass> RouteLookup<C> {
+    /// The route table.
+    pub fn table(&self) -> &RouteTable<C::Lpm> {
+        &self.table
     }
 
     /// The table's change counter: it goes up whenever the routes may have
@@ -918,150 +936,71 @@ impl<L: Lpm> TableElement<L> {
         self.changes.clone()
     }
 
-    fn changed(&self) {
+    fn changed(&mut self) {
+        self.last = None;
         self.changes.fetch_add(1, Ordering::Release);
     }
 
-    pub fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        self.noutputs = ctx.noutputs();
-        let names = |n: &str| ctx.lookup_ipv4(n);
-        let mut errors = Errors::new();
-        let mut dups = 0;
-        for (i, arg) in split_args(conf).iter().enumerate() {
-            let arg = resolve_suffixed_prefix(arg, ctx);
-            let Some(r) = parse_route(&arg, false, &names) else {
-                errors.push(format!(
-                    "argument {} should be 'ADDR/MASK [GATEWAY] OUTPUT'",
-                    i + 1
-                ));
-                continue;
-            };
-            if r.port < 0 || r.port as usize >= self.noutputs {
-                errors.push(format!("argument {} bad OUTPUT", i + 1));
-                continue;
-            }
-            match self.table.add(r, false) {
-                Ok(_) => {}
-                Err(TableError::Exists(_)) => dups += 1,
-                Err(e) => errors.push(format!("argument {}: {e}", i + 1)),
-            }
-        }
-        if dups > 0 {
-            ctx.chatter(&format!(
-                "{}: warning: {dups} duplicate {} ignored (the first route for a prefix is kept)",
-                ctx.element_name(),
-                if dups > 1 { "routes" } else { "route" }
-            ));
-        }
-        errors.into_result()
-    }
-
-    /// Routes each packet of `batch` by its destination annotation.
-    #[inline]
-    pub fn push(&mut self, batch: Batch, ctx: &mut Ctx) {
-        // Runs of packets for one destination (a flow, or traffic through
-        // one gateway) cost one lookup: the table cannot change while a
-        // batch is routed (Click's LinearIPLookup keeps a similar cache).
-        let mut last: Option<(Ipv4Addr, Hop)> = None;
-        rclick_core::element::dispatch_push(batch, ctx, |mut p, ctx| {
-            let dst = p.dst_ip_anno();
-            let hop = match last {
-                Some((a, h)) if a == dst => h,
-                _ => {
-                    let h = self.table.lookup(u32::from(dst));
-                    last = Some((dst, h));
-                    h
-                }
-            };
-            if hop.port >= 0 {
-                if hop.gw != 0 {
-                    p.set_dst_ip_anno(Ipv4Addr::from(hop.gw));
-                }
-                return Some((hop.port as usize, p));
-            }
-            self.drops += 1;
-            if self.complaints < MAX_COMPLAINTS && self.style.no_route != NoRouteMessage::Silent {
-                self.complaints += 1;
-                let msg = match self.style.no_route {
-                    // Click prints the address word as stored on a
-                    // little-endian host.
-                    NoRouteMessage::Linear => format!(
-                        "{}: no gw for {:x}",
-                        self.class,
-                        u32::from_le_bytes(dst.octets())
-                    ),
-                    _ => format!("IPRouteTable: no route for {dst}"),
-                };
-                ctx.chatter(&msg);
-            }
-            None
-        });
-    }
-
-    pub fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut v = vec![
-            HandlerSpec::read("table"),
-            HandlerSpec::read_param("lookup"),
-            HandlerSpec::read("memory"),
-            HandlerSpec::read("drops"),
-        ];
-        if self.style.dynamic {
-            for h in ["add", "set", "remove", "ctrl"] {
-                v.push(HandlerSpec::write(h));
-            }
-            v.push(HandlerSpec::button("flush"));
-        }
-        v
-    }
-
-    pub fn read_handler(&self, name: &str, param: Option<&str>) -> Result<String, String> {
-        match name {
-            "table" => Ok(self.table.dump(self.style.tabs)),
-            "lookup" => {
-                let a = param
-                    .map(uncomment)
-                    .and_then(|p| parse_ipv4(p.trim()).ok())
-                    .ok_or_else(|| "expected IP address".to_string())?;
-                let hop = self.table.lookup(u32::from(a));
-                Ok(if hop.gw != 0 {
-                    format!("{} {}", hop.port, Ipv4Addr::from(hop.gw))
-                } else {
-                    hop.port.to_string()
-                })
-            }
-            "memory" => {
-                let m = self.table.memory();
-                Ok(format!(
-                    "routes {}\nnexthops {}\nlookup_bytes {}\ncontrol_bytes {}\nstructure {}\n",
-                    self.table.len(),
-                    self.table.hop_count(),
-                    m.lookup,
-                    m.control,
-                    self.table.lpm().describe()
-                ))
-            }
-            "drops" => Ok(self.drops.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    pub fn write_handler(&mut self, name: &str, value: &str) -> Result<(), String> {
-        if !self.style.dynamic {
-            return Err(format!("no '{name}' handler"));
-        }
-        let r = match name {
-            "add" => self.run(Command::Add, value).map(drop),
-            "set" => self.run(Command::Set, value).map(drop),
-            "remove" => self.run(Command::Remove, value).map(drop),
-            "ctrl" => self.ctrl(value),
-            "flush" => {
-                self.table.flush();
+    /// Every handler; a static class has the first four.
+    const ALL_HANDLERS: &'static [Handler<Self>] = &[
+        Handler::read("table", |e, _| e.table.dump(C::TABS)),
+        Handler::read_param("lookup", |e, param, _| e.lookup_handler(param)),
+        Handler::read("memory", |e, _| e.memory_handler()),
+        Handler::data("drops", |e| &e.drops),
+        Handler::write("add", |e, v, _| e.command(Command::Add, v)),
+        Handler::write("set", |e, v, _| e.command(Command::Set, v)),
+        Handler::write("remove", |e, v, _| e.command(Command::Remove, v)),
+        Handler::write("ctrl", |e, v, _| e.edit(|e| e.ctrl(v))),
+        Handler::button("flush", |e, _, _| {
+            e.edit(|e| {
+                e.table.flush();
                 Ok(())
-            }
-            _ => return Err(format!("no '{name}' handler")),
-        };
+            })
+        }),
+    ];
+
+    const HANDLERS: &'static [Handler<Self>] = if C::DYNAMIC {
+        Self::ALL_HANDLERS
+    } else {
+        Self::ALL_HANDLERS.split_at(4).0
+    };
+
+    fn lookup_handler(&self, param: Option<&str>) -> Result<String, String> {
+        let a = param
+            .map(uncomment)
+            .and_then(|p| parse_ipv4(p.trim()).ok())
+            .ok_or_else(|| "expected IP address".to_string())?;
+        let hop = self.table.lookup(u32::from(a));
+        Ok(if hop.gw != 0 {
+            format!("{} {}", hop.port, Ipv4Addr::from(hop.gw))
+        } else {
+            hop.port.to_string()
+        })
+    }
+
+    fn memory_handler(&self) -> String {
+        let m = self.table.memory();
+        format!(
+            "routes {}\nnexthops {}\nlookup_bytes {}\ncontrol_bytes {}\nstructure {}\n",
+            self.table.len(),
+            self.table.hop_count(),
+            m.lookup,
+            m.control,
+            self.table.lpm().describe()
+        )
+    }
+
+    /// A write handler's change: counted as a change whether it succeeds
+    /// or not, since a failed `ctrl` may have touched the table.
+    fn edit(&mut self, f: impl FnOnce(&mut Self) -> Result<(), String>) -> Result<(), String> {
+        let r = f(self);
         self.changed();
         r
+    }
+
+    /// The `add`, `set` and `remove` handlers.
+    fn command(&mut self, cmd: Command, text: &str) -> Result<(), String> {
+        self.edit(|e| e.run(cmd, text).map(drop))
     }
 
     /// One add/set/remove command; returns how to undo it.
@@ -1130,10 +1069,110 @@ impl<L: Lpm> TableElement<L> {
         result
     }
 
-    /// Hot swap: takes the old element's table (with every dynamic change)
-    /// in place of the configured routes. Routes to outputs this element
-    /// lacks are dropped with a message.
-    pub fn take_from(&mut self, old: &mut TableElement<L>, ctx: &mut InitCtx) -> bool {
+    /// Counts a packet without a route and complains about the first few.
+    #[cold]
+    fn no_route(&mut self, dst: Ipv4Addr, ctx: &mut Ctx) {
+        self.drops += 1;
+        if self.complaints >= MAX_COMPLAINTS || C::NO_ROUTE == NoRouteMessage::Silent {
+            return;
+        }
+        self.complaints += 1;
+        let msg = match C::NO_ROUTE {
+            // Click prints the address word as stored on a little-endian
+            // host.
+            NoRouteMessage::Linear => format!(
+                "{}: no gw for {:x}",
+                C::CLASS,
+                u32::from_le_bytes(dst.octets())
+            ),
+            _ => format!("IPRouteTable: no route for {dst}"),
+        };
+        ctx.chatter(&msg);
+    }
+}
+
+impl<C: TableClass> Dispatch for RouteLookup<C> {
+    /// Routes a packet by its destination annotation, which becomes the
+    /// route's gateway when it has one.
+    #[inline]
+    fn dispatch(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<(usize, Packet)> {
+        let dst = p.dst_ip_anno();
+        let hop = match self.last {
+            Some((a, h)) if a == dst => h,
+            _ => {
+                let h = self.table.lookup(u32::from(dst));
+                self.last = Some((dst, h));
+                h
+            }
+        };
+        if hop.port < 0 {
+            self.no_route(dst, ctx);
+            return None;
+        }
+        if hop.gw != 0 {
+            p.set_dst_ip_anno(Ipv4Addr::from(hop.gw));
+        }
+        Some((hop.port as usize, p))
+    }
+}
+
+impl<C: TableClass> Element for RouteLookup<C> {
+    rclick_core::element_kind!(dispatch);
+    rclick_core::handlers!(Self::HANDLERS);
+
+    fn port_count(&self) -> &'static str {
+        "1/-"
+    }
+
+    fn processing(&self) -> &'static str {
+        rclick_core::element::processing::PUSH
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        self.noutputs = ctx.noutputs();
+        let names = |n: &str| ctx.lookup_ipv4(n);
+        let mut errors = Errors::new();
+        let mut dups = 0;
+        for (i, arg) in split_args(conf).iter().enumerate() {
+            let arg = resolve_suffixed_prefix(arg, ctx);
+            let Some(r) = parse_route(&arg, false, &names) else {
+                errors.push(format!(
+                    "argument {} should be 'ADDR/MASK [GATEWAY] OUTPUT'",
+                    i + 1
+                ));
+                continue;
+            };
+            if r.port < 0 || r.port as usize >= self.noutputs {
+                errors.push(format!("argument {} bad OUTPUT", i + 1));
+                continue;
+            }
+            match self.table.add(r, false) {
+                Ok(_) => {}
+                Err(TableError::Exists(_)) => dups += 1,
+                Err(e) => errors.push(format!("argument {}: {e}", i + 1)),
+            }
+        }
+        if dups > 0 {
+            ctx.chatter(&format!(
+                "{}: warning: {dups} duplicate {} ignored (the first route for a prefix is kept)",
+                ctx.element_name(),
+                if dups > 1 { "routes" } else { "route" }
+            ));
+        }
+        errors.into_result()
+    }
+
+    /// Hot swap, for dynamic tables: takes the old element's table (with
+    /// every change made through the handlers) in place of the configured
+    /// routes. Routes to outputs this element lacks are dropped with a
+    /// message.
+    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
+        if !C::DYNAMIC {
+            return false;
+        }
+        let Some(old) = old.as_any_mut().downcast_mut::<Self>() else {
+            return false;
+        };
         std::mem::swap(&mut self.table, &mut old.table);
         self.changed();
         self.drops = old.drops;
@@ -1161,7 +1200,7 @@ impl<L: Lpm> TableElement<L> {
 /// element that caches what the table's `lookup` handler answers (Socket's
 /// ALLOW and DENY) may keep its answers while the counter stays the same.
 /// `None` for any other element.
-pub fn changes_of(e: &dyn rclick_core::Element) -> Option<Arc<AtomicU64>> {
+pub fn changes_of(e: &dyn Element) -> Option<Arc<AtomicU64>> {
     use crate::ip::{
         directiplookup::DirectIPLookup, lineariplookup::LinearIPLookup,
         lookupiproute::LookupIPRoute, radixiplookup::RadixIPLookup, staticiplookup::StaticIPLookup,
@@ -1174,90 +1213,3 @@ pub fn changes_of(e: &dyn rclick_core::Element) -> Option<Arc<AtomicU64>> {
         .or_else(|| any.downcast_ref::<StaticIPLookup>().map(|t| t.changes()))
         .or_else(|| any.downcast_ref::<LookupIPRoute>().map(|t| t.changes()))
 }
-
-/// Defines a route-lookup element class `$name` over lookup structure
-/// `$lpm`, delegating to [`TableElement`].
-macro_rules! route_table_element {
-    ($name:ident, $lpm:ty, $style:expr, take_state: $take:expr) => {
-        pub struct $name {
-            core: $crate::ip::routetable::TableElement<$lpm>,
-        }
-
-        impl Default for $name {
-            fn default() -> Self {
-                $name {
-                    core: $crate::ip::routetable::TableElement::new(stringify!($name), $style),
-                }
-            }
-        }
-
-        impl $name {
-            /// The route table.
-            pub fn table(&self) -> &$crate::ip::routetable::RouteTable<$lpm> {
-                &self.core.table
-            }
-
-            /// The table's change counter ([`TableElement::changes`]).
-            pub fn changes(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
-                self.core.changes()
-            }
-        }
-
-        impl rclick_core::Element for $name {
-            fn port_count(&self) -> &'static str {
-                "1/-"
-            }
-            fn processing(&self) -> &'static str {
-                rclick_core::element::processing::PUSH
-            }
-            fn configure(
-                &mut self,
-                conf: &str,
-                ctx: &mut rclick_core::InitCtx,
-            ) -> rclick_core::ConfigResult {
-                self.core.configure(conf, ctx)
-            }
-            fn push(
-                &mut self,
-                _port: usize,
-                batch: rclick_core::Batch,
-                ctx: &mut rclick_core::Ctx,
-            ) {
-                self.core.push(batch, ctx)
-            }
-            fn handlers(&self) -> Vec<rclick_core::HandlerSpec> {
-                self.core.handlers()
-            }
-            fn read_handler(
-                &self,
-                name: &str,
-                param: Option<&str>,
-                _ctx: &rclick_core::Ctx,
-            ) -> Result<String, String> {
-                self.core.read_handler(name, param)
-            }
-            fn write_handler(
-                &mut self,
-                name: &str,
-                value: &str,
-                _ctx: &mut rclick_core::Ctx,
-            ) -> Result<(), String> {
-                self.core.write_handler(name, value)
-            }
-            fn take_state(
-                &mut self,
-                old: &mut dyn rclick_core::Element,
-                ctx: &mut rclick_core::InitCtx,
-            ) -> bool {
-                if !$take {
-                    return false;
-                }
-                match old.as_any_mut().downcast_mut::<$name>() {
-                    Some(o) => self.core.take_from(&mut o.core, ctx),
-                    None => false,
-                }
-            }
-        }
-    };
-}
-pub(crate) use route_table_element;

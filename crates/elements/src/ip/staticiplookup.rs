@@ -35,17 +35,24 @@
 //! rt :: StaticIPLookup(10.0.0.0/8 0, 10.1.0.0/16 10.1.0.1 1, 0/0 2);
 //! ```
 
-use super::routetable::{route_table_element, LinearLpm, NoRouteMessage, Style};
+use super::routetable::{LinearLpm, NoRouteMessage, RouteLookup, TableClass};
 
-route_table_element!(
-    StaticIPLookup,
-    LinearLpm,
-    Style {
-        dynamic: false,
-        tabs: false,
-        no_route: NoRouteMessage::Linear,
-    },
-    take_state: false
-);
+pub type StaticIPLookup = RouteLookup<StaticClass<false>>;
 
 rclick_core::element_class!(StaticIPLookup);
+
+/// The static table, under its name or (`OLD_NAME`) under Click's original
+/// name LookupIPRoute, which differs only in its messages.
+pub enum StaticClass<const OLD_NAME: bool> {}
+
+impl<const OLD_NAME: bool> TableClass for StaticClass<OLD_NAME> {
+    const CLASS: &'static str = if OLD_NAME {
+        "LookupIPRoute"
+    } else {
+        "StaticIPLookup"
+    };
+    type Lpm = LinearLpm;
+    const DYNAMIC: bool = false;
+    const TABS: bool = false;
+    const NO_ROUTE: NoRouteMessage = NoRouteMessage::Linear;
+}
