@@ -33,7 +33,9 @@
 //! ... -> CheckIPHeader(INTERFACES eth0) -> ... -> EtherEncap(0x0800, eth0, 00:0a:95:9d:68:17);
 //! ```
 
-use rclick_core::conf::{parse_ether, parse_ipv4, parse_ipv4_prefix, parse_ipv6, parse_ipv6_prefix};
+use rclick_core::conf::{
+    parse_ether, parse_ipv4, parse_ipv4_prefix, parse_ipv6, parse_ipv6_prefix,
+};
 use rclick_core::router::AddressEntry;
 use rclick_core::{ConfigResult, Element, InitCtx};
 
