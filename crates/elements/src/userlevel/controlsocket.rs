@@ -90,7 +90,9 @@ use std::os::unix::net::{UnixListener, UnixStream};
 
 use rclick_core::conf::Args;
 use rclick_core::element::{hflags, HandlerSpec};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Interest, TimerId, Timestamp};
+use rclick_core::{
+    ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp,
+};
 
 /// The greeting sent to every new client.
 pub const GREETING: &str = "Click::ControlSocket/1.3\r\n";
@@ -1100,9 +1102,23 @@ fn os_reason(e: &io::Error) -> String {
     }
 }
 
+const HANDLERS: &[Handler<ControlSocket>] = &[
+    Handler::read("port", |e, _| match &e.address {
+        Address::Tcp { .. } => e.bound_port.to_string(),
+        Address::Unix(p) => p.clone(),
+    }),
+    Handler::read("clients", |e, _| {
+        (e.conns.len() + usize::from(e.busy_conn)).to_string()
+    }),
+    Handler::read("pending_output", |e, _| e.pending_output().to_string()),
+    Handler::data("max_pending_output", |e| &e.max_pending),
+];
+
 rclick_core::element_class!(ControlSocket);
 
 impl Element for ControlSocket {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0/0"
     }
@@ -1296,28 +1312,6 @@ impl Element for ControlSocket {
         self.max_pending = self.max_pending.max(c.out_pending());
         c.flush();
         self.finish(c, more, ctx);
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("port"),
-            HandlerSpec::read("clients"),
-            HandlerSpec::read("pending_output"),
-            HandlerSpec::read("max_pending_output"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "port" => match &self.address {
-                Address::Tcp { .. } => self.bound_port.to_string(),
-                Address::Unix(p) => p.clone(),
-            },
-            "clients" => (self.conns.len() + usize::from(self.busy_conn)).to_string(),
-            "pending_output" => self.pending_output().to_string(),
-            "max_pending_output" => self.max_pending.to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
     }
 
     fn cleanup(&mut self) {

@@ -141,9 +141,11 @@ use std::cell::Cell;
 use std::os::fd::RawFd;
 
 use rclick_core::conf::{parse_word, Args};
-use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::element::processing;
 use rclick_core::packet::{anno, PacketType};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Interest, TaskId, TimerId, Timestamp};
+use rclick_core::{
+    ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TaskId, TimerId, Timestamp,
+};
 
 use super::afpacket::{
     complete_if_partial, materialize, PacketSocket, RingGeometry, RxRing, PACKET_OUTGOING,
@@ -441,11 +443,61 @@ impl FromDevice {
             None => "LINUX".into(),
         }
     }
+
+    fn xdp_stats(&self) -> String {
+        match self.xsk.as_ref() {
+            Some(p) => {
+                let st = p.stats();
+                format!(
+                    "rx_dropped {}\nrx_ring_full {}\nrx_fill_empty {}\nframes {}\n",
+                    st.rx_dropped,
+                    st.rx_ring_full,
+                    st.rx_fill_empty,
+                    p.frames_accounted()
+                )
+            }
+            None => String::new(),
+        }
+    }
+
+    fn reset_counts(&mut self) {
+        self.kernel_drops();
+        self.count = 0;
+        self.own_drops = 0;
+        self.kernel_drops.set(0);
+        if self.xsk.is_some() {
+            let now = self.kernel_drops();
+            self.kernel_drops.set(0u64.wrapping_sub(now));
+        }
+    }
 }
+
+const HANDLERS: &[Handler<FromDevice>] = &[
+    Handler::data("count", |e| &e.count),
+    Handler::read("drops", |e, _| {
+        (e.kernel_drops() + e.own_drops).to_string()
+    }),
+    Handler::read("kernel_drops", |e, _| {
+        if e.sock.is_some() || e.xsk.is_some() {
+            e.kernel_drops().to_string()
+        } else {
+            "??".into()
+        }
+    }),
+    Handler::read("method", |e, _| e.method()),
+    Handler::read("xdp_stats", |e, _| e.xdp_stats()),
+    Handler::read("encap", |_, _| "ETHER".into()),
+    Handler::button("reset_counts", |e, _, _| {
+        e.reset_counts();
+        Ok(())
+    }),
+];
 
 rclick_core::element_class!(FromDevice);
 
 impl Element for FromDevice {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0/1-2"
     }
@@ -561,62 +613,6 @@ impl Element for FromDevice {
             ctx.fast_reschedule();
         }
         n > 0
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("count"),
-            HandlerSpec::read("drops"),
-            HandlerSpec::read("kernel_drops"),
-            HandlerSpec::read("method"),
-            HandlerSpec::read("xdp_stats"),
-            HandlerSpec::read("encap"),
-            HandlerSpec::button("reset_counts"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "count" => Ok(self.count.to_string()),
-            "method" => Ok(self.method()),
-            "xdp_stats" => Ok(match self.xsk.as_ref() {
-                Some(p) => {
-                    let st = p.stats();
-                    format!(
-                        "rx_dropped {}\nrx_ring_full {}\nrx_fill_empty {}\nframes {}\n",
-                        st.rx_dropped,
-                        st.rx_ring_full,
-                        st.rx_fill_empty,
-                        p.frames_accounted()
-                    )
-                }
-                None => String::new(),
-            }),
-            "kernel_drops" if self.sock.is_some() || self.xsk.is_some() => {
-                Ok(self.kernel_drops().to_string())
-            }
-            "kernel_drops" => Ok("??".into()),
-            "drops" => Ok((self.kernel_drops() + self.own_drops).to_string()),
-            "encap" => Ok("ETHER".into()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.kernel_drops();
-                self.count = 0;
-                self.own_drops = 0;
-                self.kernel_drops.set(0);
-                if self.xsk.is_some() {
-                    let now = self.kernel_drops();
-                    self.kernel_drops.set(0u64.wrapping_sub(now));
-                }
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
     }
 
     fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {

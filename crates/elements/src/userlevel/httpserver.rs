@@ -100,7 +100,9 @@ use std::time::Duration;
 use rclick_core::conf::Args;
 use rclick_core::element::{hflags, HandlerSpec};
 use rclick_core::ports::Mode;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Interest, TimerId, Timestamp};
+use rclick_core::{
+    ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp,
+};
 use serde_json::{json, Map, Value};
 
 /// Largest request head (request line and headers).
@@ -1059,9 +1061,20 @@ impl HTTPServer {
     }
 }
 
+const HANDLERS: &[Handler<HTTPServer>] = &[
+    Handler::read("port", |e, _| e.bound.unwrap_or(e.addr).port().to_string()),
+    Handler::read("url", |e, _| e.url()),
+    Handler::read("clients", |e, _| {
+        (e.conns.len() + usize::from(e.busy_conn)).to_string()
+    }),
+    Handler::data("requests", |e| &e.requests),
+];
+
 rclick_core::element_class!(HTTPServer);
 
 impl Element for HTTPServer {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0/0"
     }
@@ -1206,25 +1219,6 @@ impl Element for HTTPServer {
         self.busy_conn = true;
         self.advance(c, ctx);
         self.busy_conn = false;
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("port"),
-            HandlerSpec::read("url"),
-            HandlerSpec::read("clients"),
-            HandlerSpec::read("requests"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "port" => self.bound.unwrap_or(self.addr).port().to_string(),
-            "url" => self.url(),
-            "clients" => (self.conns.len() + usize::from(self.busy_conn)).to_string(),
-            "requests" => self.requests.to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
     }
 
     fn cleanup(&mut self) {
