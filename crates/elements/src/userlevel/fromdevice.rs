@@ -143,6 +143,7 @@ use std::os::fd::RawFd;
 use rclick_core::conf::{parse_word, Args};
 use rclick_core::element::processing;
 use rclick_core::packet::{anno, PacketType};
+use rclick_core::wire::{EtherAddr, EtherFrame};
 use rclick_core::{
     ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TaskId, TimerId, Timestamp,
 };
@@ -341,12 +342,12 @@ impl FromDevice {
             if timestamp {
                 p.set_timestamp_anno(now);
             }
-            let dst = bytes.get(..6).unwrap_or(&[0; 6]);
-            p.set_packet_type_anno(if dst == [0xff; 6] {
+            let dst = EtherFrame::new_checked(bytes).map_or(EtherAddr::default(), |f| f.dst());
+            p.set_packet_type_anno(if dst.is_broadcast() {
                 PacketType::Broadcast
-            } else if dst[0] & 1 != 0 {
+            } else if dst.is_group() {
                 PacketType::Multicast
-            } else if mac.is_some_and(|m| m != dst) {
+            } else if mac.is_some_and(|m| m != dst.0) {
                 PacketType::OtherHost
             } else {
                 PacketType::Host
