@@ -817,6 +817,23 @@ mod tests {
         d
     }
 
+    /// The segments of `d`, which must split.
+    fn segments(d: &[u8], mss: usize, headroom: usize) -> Vec<Packet> {
+        let mut segs = Vec::new();
+        assert!(segment(d, mss, headroom, &mut |p| segs.push(p)));
+        segs
+    }
+
+    /// `full` as a sender with checksum offload hands it over: the
+    /// transport checksum field (at `field`) holds the pseudo-header sum.
+    fn partial_of(full: &[u8], field: usize) -> Vec<u8> {
+        let at = locate(full).unwrap();
+        let ps = at.pseudo_sum(full.len() - at.l4) as u16;
+        let mut d = full.to_vec();
+        d[field..field + 2].copy_from_slice(&ps.to_be_bytes());
+        d
+    }
+
     fn l4_ok(d: &[u8]) -> bool {
         let at = locate(d).unwrap();
         let ps = at.pseudo_sum(d.len() - at.l4);
@@ -828,12 +845,7 @@ mod tests {
         let mut full = tcp_frame(100);
         locate(&full.clone()).unwrap().fill_l4_csum(&mut full[34..]);
         assert!(l4_ok(&full));
-        // What a sender with checksum offload hands over: the field holds
-        // the pseudo-header sum.
-        let mut partial = full.clone();
-        let l4len = partial.len() - 34;
-        let ps = locate(&partial).unwrap().pseudo_sum(l4len) as u16;
-        partial[50..52].copy_from_slice(&ps.to_be_bytes());
+        let mut partial = partial_of(&full, 50);
         assert!(!l4_ok(&partial));
         assert!(complete_if_partial(&mut partial));
         assert_eq!(partial, full);
@@ -850,13 +862,10 @@ mod tests {
 
     #[test]
     fn partial_checksum_completed() {
-        let mut d = tcp_frame(33);
-        let ps = locate(&d).unwrap().pseudo_sum(d.len() - 34);
-        d[50..52].copy_from_slice(&(ps as u16).to_be_bytes());
+        let mut d = partial_of(&tcp_frame(33), 50);
+        let mut e = d.clone();
         assert!(complete_csum(&mut d, 34, 16));
         assert!(l4_ok(&d));
-        let mut e = tcp_frame(33);
-        e[50..52].copy_from_slice(&(ps as u16).to_be_bytes());
         assert!(complete_csum_by_parsing(&mut e));
         assert_eq!(d, e);
     }
@@ -864,8 +873,7 @@ mod tests {
     #[test]
     fn tcp_segmentation() {
         let d = tcp_frame(3000);
-        let mut segs = Vec::new();
-        assert!(segment(&d, 1448, 64, &mut |p| segs.push(p)));
+        let segs = segments(&d, 1448, 64);
         assert_eq!(segs.len(), 3);
         let mut joined = Vec::new();
         for (i, p) in segs.iter().enumerate() {
@@ -943,9 +951,7 @@ mod tests {
         let mut full = tcp6_vlan_frame(51);
         locate(&full.clone()).unwrap().fill_l4_csum(&mut full[58..]);
         assert!(l4_ok(&full));
-        let mut partial = full.clone();
-        let ps = locate(&partial).unwrap().pseudo_sum(partial.len() - 58) as u16;
-        partial[58 + 16..58 + 18].copy_from_slice(&ps.to_be_bytes());
+        let mut partial = partial_of(&full, 58 + 16);
         assert!(complete_if_partial(&mut partial));
         assert_eq!(partial, full);
     }
@@ -953,8 +959,7 @@ mod tests {
     #[test]
     fn ipv6_tcp_segmentation_keeps_reserved_bits() {
         let d = tcp6_vlan_frame(2500);
-        let mut segs = Vec::new();
-        assert!(segment(&d, 1000, 0, &mut |p| segs.push(p)));
+        let segs = segments(&d, 1000, 0);
         assert_eq!(segs.len(), 3);
         for (i, p) in segs.iter().enumerate() {
             let s = p.data();
@@ -974,8 +979,7 @@ mod tests {
     #[test]
     fn udp_segmentation() {
         let d = udp_frame(250);
-        let mut segs = Vec::new();
-        assert!(segment(&d, 100, 0, &mut |p| segs.push(p)));
+        let segs = segments(&d, 100, 0);
         assert_eq!(segs.len(), 3);
         let mut joined = Vec::new();
         for p in &segs {
