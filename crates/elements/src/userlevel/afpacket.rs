@@ -548,6 +548,25 @@ enum Addrs {
     V6(Ipv6Addr, Ipv6Addr),
 }
 
+impl Addrs {
+    /// Sum of the pseudo-header of `len` bytes of transport `proto`.
+    fn pseudo_sum(&self, proto: u8, len: usize) -> u32 {
+        match *self {
+            Addrs::V4(s, d) => Ipv4Addr::pseudo_sum(s, d, proto, len),
+            Addrs::V6(s, d) => Ipv6Addr::pseudo_sum(s, d, proto, len),
+        }
+    }
+
+    /// Recomputes the full checksum of the TCP or UDP header and payload
+    /// `l4`.
+    fn fill_l4_csum(&self, proto: u8, l4: &mut [u8]) {
+        match *self {
+            Addrs::V4(s, d) => fill_l4_with(l4, proto, s, d),
+            Addrs::V6(s, d) => fill_l4_with(l4, proto, s, d),
+        }
+    }
+}
+
 /// Where the IP and transport headers of an Ethernet frame start, as its
 /// headers say.
 #[derive(Clone, Copy)]
@@ -558,28 +577,19 @@ struct Located {
     /// Transport length according to the IP header (it may exceed the
     /// frame).
     l4len: usize,
-    addrs: Addrs,
+    v6: bool,
 }
 
 impl Located {
-    fn is_v6(&self) -> bool {
-        matches!(self.addrs, Addrs::V6(..))
-    }
-
-    /// Sum of the TCP/UDP pseudo-header for `l4len` transport bytes.
-    fn pseudo_sum(&self, l4len: usize) -> u32 {
-        match self.addrs {
-            Addrs::V4(s, d) => Ipv4Addr::pseudo_sum(s, d, self.proto, l4len),
-            Addrs::V6(s, d) => Ipv6Addr::pseudo_sum(s, d, self.proto, l4len),
-        }
-    }
-
-    /// Recomputes the full checksum of the TCP or UDP header starting
-    /// `l4`, which `l4` must hold whole.
-    fn fill_l4_csum(&self, l4: &mut [u8]) {
-        match self.addrs {
-            Addrs::V4(s, d) => fill_l4_with(l4, self.proto, s, d),
-            Addrs::V6(s, d) => fill_l4_with(l4, self.proto, s, d),
+    /// The addresses of frame `d`, read only when a checksum needs them
+    /// (most frames FromDevice sees need none).
+    fn addrs(&self, d: &[u8]) -> Addrs {
+        if self.v6 {
+            let ip = Ipv6Header::new_unchecked(&d[self.l3..]);
+            Addrs::V6(ip.src(), ip.dst())
+        } else {
+            let ip = Ipv4Header::new_unchecked(&d[self.l3..]);
+            Addrs::V4(ip.src(), ip.dst())
         }
     }
 }
@@ -611,7 +621,7 @@ fn locate(d: &[u8]) -> Option<Located> {
                 l4: l3 + hl,
                 proto: ip.protocol(),
                 l4len: usize::from(ip.total_len()).saturating_sub(hl),
-                addrs: Addrs::V4(ip.src(), ip.dst()),
+                v6: false,
             })
         }
         ETHERTYPE_IP6 => {
@@ -621,7 +631,7 @@ fn locate(d: &[u8]) -> Option<Located> {
                 l4: l3 + ipv6::HEADER_LEN,
                 proto: ip.next_header(),
                 l4len: usize::from(ip.payload_len()),
-                addrs: Addrs::V6(ip.src(), ip.dst()),
+                v6: true,
             })
         }
         _ => None,
@@ -686,7 +696,7 @@ pub fn complete_if_partial(d: &mut [u8]) -> bool {
         PROTO_TCP => TcpHeader::new_checked(l4).map(|t| t.checksum()),
         _ => UdpHeader::new_checked(l4).map(|u| u.checksum()),
     };
-    if field.ok() != Some(at.pseudo_sum(at.l4len) as u16) {
+    if field.ok() != Some(at.addrs(d).pseudo_sum(at.proto, at.l4len) as u16) {
         return false;
     }
     complete_csum(&mut d[..at.l4 + at.l4len], at.l4, off)
@@ -749,9 +759,11 @@ pub fn segment(d: &[u8], mss: usize, headroom: usize, out: &mut impl FnMut(Packe
     if mss == 0 {
         return false;
     }
-    let ip_id = match at.addrs {
-        Addrs::V4(..) => Ipv4Header::new_unchecked(&d[l3..l4]).ident(),
-        Addrs::V6(..) => 0,
+    let addrs = at.addrs(d);
+    let ip_id = if at.v6 {
+        0
+    } else {
+        Ipv4Header::new_unchecked(&d[l3..l4]).ident()
     };
     let payload = &d[hdrs..];
     let nseg = payload.len().div_ceil(mss).max(1);
@@ -764,7 +776,7 @@ pub fn segment(d: &[u8], mss: usize, headroom: usize, out: &mut impl FnMut(Packe
         let w = p.writable();
         let (ip, rest) = w.split_at_mut(l4);
         let l4len = rest.len();
-        if at.is_v6() {
+        if at.v6 {
             Ipv6Header::new_unchecked(&mut ip[l3..]).set_payload_len(l4len as u16);
         } else {
             let mut h = Ipv4Header::new_unchecked(&mut ip[l3..]);
@@ -788,7 +800,7 @@ pub fn segment(d: &[u8], mss: usize, headroom: usize, out: &mut impl FnMut(Packe
         } else {
             UdpHeader::new_unchecked(&mut *rest).set_len(l4len as u16);
         }
-        at.fill_l4_csum(rest);
+        addrs.fill_l4_csum(at.proto, rest);
         out(p);
     }
     true
@@ -828,22 +840,28 @@ mod tests {
     /// transport checksum field (at `field`) holds the pseudo-header sum.
     fn partial_of(full: &[u8], field: usize) -> Vec<u8> {
         let at = locate(full).unwrap();
-        let ps = at.pseudo_sum(full.len() - at.l4) as u16;
+        let ps = at.addrs(full).pseudo_sum(at.proto, full.len() - at.l4) as u16;
         let mut d = full.to_vec();
         d[field..field + 2].copy_from_slice(&ps.to_be_bytes());
         d
     }
 
+    /// Fills the transport checksum of a whole frame.
+    fn fill(d: &mut [u8]) {
+        let at = locate(d).unwrap();
+        at.addrs(d).fill_l4_csum(at.proto, &mut d[at.l4..]);
+    }
+
     fn l4_ok(d: &[u8]) -> bool {
         let at = locate(d).unwrap();
-        let ps = at.pseudo_sum(d.len() - at.l4);
+        let ps = at.addrs(d).pseudo_sum(at.proto, d.len() - at.l4);
         checksum::sum(&d[at.l4..], ps) == 0xffff
     }
 
     #[test]
     fn partial_checksum_recognized_without_a_vnet_header() {
         let mut full = tcp_frame(100);
-        locate(&full.clone()).unwrap().fill_l4_csum(&mut full[34..]);
+        fill(&mut full);
         assert!(l4_ok(&full));
         let mut partial = partial_of(&full, 50);
         assert!(!l4_ok(&partial));
@@ -940,7 +958,7 @@ mod tests {
         let d = tcp6_vlan_frame(10);
         let at = locate(&d).unwrap();
         assert_eq!((at.l3, at.l4, at.proto, at.l4len), (18, 58, 6, 30));
-        assert!(at.is_v6());
+        assert!(at.v6);
         // A tag with nothing after it is no frame to work on.
         assert!(locate(&d[..17]).is_none());
         assert!(locate(&d[..57]).is_none());
@@ -949,7 +967,7 @@ mod tests {
     #[test]
     fn vlan_ipv6_partial_checksum_completed() {
         let mut full = tcp6_vlan_frame(51);
-        locate(&full.clone()).unwrap().fill_l4_csum(&mut full[58..]);
+        fill(&mut full);
         assert!(l4_ok(&full));
         let mut partial = partial_of(&full, 58 + 16);
         assert!(complete_if_partial(&mut partial));
