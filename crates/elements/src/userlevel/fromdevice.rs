@@ -304,6 +304,22 @@ impl FromDevice {
 
 /// The device's Ethernet address, to tell frames for this host from
 /// frames for others (AF_XDP gives no packet type).
+/// The packet type of a frame received without the kernel's word on it
+/// (AF_XDP), from its destination and the device's address `mac`.
+#[inline]
+fn packet_type(frame: &[u8], mac: Option<[u8; 6]>) -> PacketType {
+    let dst = EtherFrame::new_checked(frame).map_or(EtherAddr::default(), |f| f.dst());
+    if dst.is_broadcast() {
+        PacketType::Broadcast
+    } else if dst.is_group() {
+        PacketType::Multicast
+    } else if mac.is_some_and(|m| m != dst.0) {
+        PacketType::OtherHost
+    } else {
+        PacketType::Host
+    }
+}
+
 fn device_mac(ifname: &str) -> Option<[u8; 6]> {
     let text = std::fs::read_to_string(format!("/sys/class/net/{ifname}/address")).ok()?;
     let mut mac = [0u8; 6];
@@ -342,16 +358,7 @@ impl FromDevice {
             if timestamp {
                 p.set_timestamp_anno(now);
             }
-            let dst = EtherFrame::new_checked(bytes).map_or(EtherAddr::default(), |f| f.dst());
-            p.set_packet_type_anno(if dst.is_broadcast() {
-                PacketType::Broadcast
-            } else if dst.is_group() {
-                PacketType::Multicast
-            } else if mac.is_some_and(|m| m != dst.0) {
-                PacketType::OtherHost
-            } else {
-                PacketType::Host
-            });
+            p.set_packet_type_anno(packet_type(bytes, mac));
             emitted += 1;
             if !fip || force_ip(&mut p, dlt::ETHER) {
                 ctx.emit(0, p);
@@ -668,5 +675,32 @@ impl Element for FromDevice {
         self.xsk = None;
         self.ring = None;
         self.sock = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xdp_packet_types() {
+        let mac = Some([2, 0, 0, 0, 0, 1]);
+        let frame = |dst: [u8; 6]| {
+            let mut f = vec![0u8; 60];
+            f[..6].copy_from_slice(&dst);
+            f
+        };
+        assert_eq!(packet_type(&frame([0xff; 6]), mac), PacketType::Broadcast);
+        assert_eq!(
+            packet_type(&frame([0x01, 0, 0x5e, 0, 0, 1]), mac),
+            PacketType::Multicast
+        );
+        assert_eq!(packet_type(&frame([2, 0, 0, 0, 0, 1]), mac), PacketType::Host);
+        assert_eq!(
+            packet_type(&frame([2, 0, 0, 0, 0, 2]), mac),
+            PacketType::OtherHost
+        );
+        assert_eq!(packet_type(&frame([2, 0, 0, 0, 0, 2]), None), PacketType::Host);
+        assert_eq!(packet_type(&[0xff; 4], mac), PacketType::OtherHost);
     }
 }

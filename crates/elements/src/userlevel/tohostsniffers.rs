@@ -372,3 +372,15 @@ pub fn link_kind(ifindex: i32) -> Option<String> {
     let kind = kind.split(|&b| b == 0).next()?;
     Some(String::from_utf8_lossy(kind).into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ip_encapsulation_is_the_old_header() {
+        let mut h = [0xaau8; 14];
+        IP_ENCAP.emit(&mut EtherFrame::new_unchecked(&mut h[..]));
+        assert_eq!(h, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0]);
+    }
+}
