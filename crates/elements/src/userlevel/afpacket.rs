@@ -19,7 +19,14 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use rclick_core::wire::checksum;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use rclick_core::wire::ipv4::{PROTO_TCP, PROTO_UDP};
+use rclick_core::wire::tcp::{TCP_CWR, TCP_FIN, TCP_PSH};
+use rclick_core::wire::{
+    checksum, ether, ipv6, udp, EtherFrame, Ipv4Header, Ipv6Header, PseudoHeader, TcpHeader,
+    UdpHeader, VlanTag, ETHERTYPE_IP, ETHERTYPE_IP6,
+};
 use rclick_core::Packet;
 
 const SOL_PACKET: libc::c_int = 263;
@@ -534,39 +541,109 @@ impl Drop for RxRing {
 
 // ------------------------------------------------------------ offloads
 
-/// Where the L3 and L4 headers of an Ethernet frame start, and the L4
-/// protocol: (l3, l4, ipv6, proto).
-fn locate(d: &[u8]) -> Option<(usize, usize, bool, u8)> {
-    let mut l3 = 14;
-    let mut et = u16::from_be_bytes([*d.get(12)?, *d.get(13)?]);
-    if et == 0x8100 || et == 0x88a8 {
-        et = u16::from_be_bytes([*d.get(16)?, *d.get(17)?]);
-        l3 = 18;
-    }
-    match et {
-        0x0800 => {
-            let ihl = usize::from(d.get(l3)? & 0xf) * 4;
-            if ihl < 20 || d.len() < l3 + ihl {
-                return None;
-            }
-            Some((l3, l3 + ihl, false, d[l3 + 9]))
+/// The IP addresses of a frame, for its transport pseudo-header.
+#[derive(Clone, Copy)]
+enum Addrs {
+    V4(Ipv4Addr, Ipv4Addr),
+    V6(Ipv6Addr, Ipv6Addr),
+}
+
+impl Addrs {
+    /// Sum of the pseudo-header of `len` bytes of transport `proto`.
+    fn pseudo_sum(&self, proto: u8, len: usize) -> u32 {
+        match *self {
+            Addrs::V4(s, d) => Ipv4Addr::pseudo_sum(s, d, proto, len),
+            Addrs::V6(s, d) => Ipv6Addr::pseudo_sum(s, d, proto, len),
         }
-        0x86dd if d.len() >= l3 + 40 => Some((l3, l3 + 40, true, d[l3 + 6])),
+    }
+
+    /// Recomputes the full checksum of the TCP or UDP header and payload
+    /// `l4`.
+    fn fill_l4_csum(&self, proto: u8, l4: &mut [u8]) {
+        match *self {
+            Addrs::V4(s, d) => fill_l4_with(l4, proto, s, d),
+            Addrs::V6(s, d) => fill_l4_with(l4, proto, s, d),
+        }
+    }
+}
+
+/// Where the IP and transport headers of an Ethernet frame start, as its
+/// headers say.
+#[derive(Clone, Copy)]
+struct Located {
+    l3: usize,
+    l4: usize,
+    proto: u8,
+    /// Transport length according to the IP header (it may exceed the
+    /// frame).
+    l4len: usize,
+    v6: bool,
+}
+
+impl Located {
+    /// The addresses of frame `d`, read only when a checksum needs them
+    /// (most frames FromDevice sees need none).
+    fn addrs(&self, d: &[u8]) -> Addrs {
+        if self.v6 {
+            let ip = Ipv6Header::new_unchecked(&d[self.l3..]);
+            Addrs::V6(ip.src(), ip.dst())
+        } else {
+            let ip = Ipv4Header::new_unchecked(&d[self.l3..]);
+            Addrs::V4(ip.src(), ip.dst())
+        }
+    }
+}
+
+fn fill_l4_with<A: PseudoHeader>(l4: &mut [u8], proto: u8, src: A, dst: A) {
+    if proto == PROTO_TCP {
+        TcpHeader::new_unchecked(l4).fill_checksum(src, dst);
+    } else {
+        UdpHeader::new_unchecked(l4).fill_checksum(src, dst);
+    }
+}
+
+/// Finds the IPv4 or IPv6 header of an Ethernet frame, behind at most one
+/// VLAN tag, and the transport header after it.
+fn locate(d: &[u8]) -> Option<Located> {
+    let eth = EtherFrame::new_checked(d).ok()?;
+    let (ethertype, l3) = if eth.is_tagged() {
+        let tag = VlanTag::new_checked(eth.payload()).ok()?;
+        (tag.ethertype(), ether::HEADER_LEN + ether::VLAN_TAG_LEN)
+    } else {
+        (eth.ethertype(), ether::HEADER_LEN)
+    };
+    match ethertype {
+        ETHERTYPE_IP => {
+            let ip = Ipv4Header::new_checked(&d[l3..]).ok()?;
+            let hl = ip.header_len();
+            Some(Located {
+                l3,
+                l4: l3 + hl,
+                proto: ip.protocol(),
+                l4len: usize::from(ip.total_len()).saturating_sub(hl),
+                v6: false,
+            })
+        }
+        ETHERTYPE_IP6 => {
+            let ip = Ipv6Header::new_checked(&d[l3..]).ok()?;
+            Some(Located {
+                l3,
+                l4: l3 + ipv6::HEADER_LEN,
+                proto: ip.next_header(),
+                l4len: usize::from(ip.payload_len()),
+                v6: true,
+            })
+        }
         _ => None,
     }
 }
 
-/// Sum of the TCP/UDP pseudo-header for a packet whose IP header starts at
-/// `l3`, with an L4 length of `l4len`.
-fn pseudo_sum(d: &[u8], l3: usize, v6: bool, proto: u8, l4len: usize) -> u32 {
-    if v6 {
-        let mut acc = checksum::sum(&d[l3 + 8..l3 + 40], 0);
-        acc = checksum::sum(&(l4len as u32).to_be_bytes(), acc);
-        checksum::sum(&[0, proto], acc)
-    } else {
-        let s = [d[l3 + 12], d[l3 + 13], d[l3 + 14], d[l3 + 15]];
-        let t = [d[l3 + 16], d[l3 + 17], d[l3 + 18], d[l3 + 19]];
-        checksum::pseudo_header_v4(s, t, proto, l4len as u16)
+/// Offset of the checksum field in a TCP or UDP header.
+fn csum_offset(proto: u8) -> Option<usize> {
+    match proto {
+        PROTO_TCP => Some(16),
+        PROTO_UDP => Some(6),
+        _ => None,
     }
 }
 
@@ -589,13 +666,12 @@ pub fn complete_csum(d: &mut [u8], start: usize, offset: usize) -> bool {
 /// checksum the kernel left partial, finding the headers itself (used when
 /// no vnet header says where they are).
 pub fn complete_csum_by_parsing(d: &mut [u8]) -> bool {
-    let Some((_, l4, _, proto)) = locate(d) else {
+    let Some(at) = locate(d) else {
         return false;
     };
-    match proto {
-        6 => complete_csum(d, l4, 16),
-        17 => complete_csum(d, l4, 6),
-        _ => false,
+    match csum_offset(at.proto) {
+        Some(off) => complete_csum(d, at.l4, off),
+        None => false,
     }
 }
 
@@ -607,43 +683,23 @@ pub fn complete_csum_by_parsing(d: &mut [u8]) -> bool {
 /// field matches; a valid checksum that happens to equal the pseudo-header
 /// sum is recomputed to the same value. Returns whether it completed one.
 pub fn complete_if_partial(d: &mut [u8]) -> bool {
-    let Some((l3, l4, v6, proto)) = locate(d) else {
+    let Some(at) = locate(d) else {
         return false;
     };
-    let off = match proto {
-        6 => 16,
-        17 => 6,
-        _ => return false,
+    let Some(off) = csum_offset(at.proto) else {
+        return false;
     };
-    let l4len = if v6 {
-        usize::from(u16::from_be_bytes([d[l3 + 4], d[l3 + 5]]))
-    } else {
-        usize::from(u16::from_be_bytes([d[l3 + 2], d[l3 + 3]])).saturating_sub(l4 - l3)
+    let Some(l4) = d.get(at.l4..at.l4 + at.l4len) else {
+        return false;
     };
-    if l4len < off + 2 || l4 + l4len > d.len() {
+    let field = match at.proto {
+        PROTO_TCP => TcpHeader::new_checked(l4).map(|t| t.checksum()),
+        _ => UdpHeader::new_checked(l4).map(|u| u.checksum()),
+    };
+    if field.ok() != Some(at.addrs(d).pseudo_sum(at.proto, at.l4len) as u16) {
         return false;
     }
-    let field = u16::from_be_bytes([d[l4 + off], d[l4 + off + 1]]);
-    if field != pseudo_sum(d, l3, v6, proto, l4len) as u16 {
-        return false;
-    }
-    complete_csum(&mut d[..l4 + l4len], l4, off)
-}
-
-/// Recomputes the full L4 checksum of a frame laid out as `locate` says.
-fn fill_l4_csum(d: &mut [u8], l3: usize, l4: usize, v6: bool, proto: u8) {
-    let field = l4 + if proto == 6 { 16 } else { 6 };
-    if field + 2 > d.len() {
-        return;
-    }
-    d[field] = 0;
-    d[field + 1] = 0;
-    let ps = pseudo_sum(d, l3, v6, proto, d.len() - l4);
-    let mut c = !(checksum::sum(&d[l4..], ps) as u16);
-    if c == 0 && proto == 17 {
-        c = 0xffff;
-    }
-    d[field..field + 2].copy_from_slice(&c.to_be_bytes());
+    complete_csum(&mut d[..at.l4 + at.l4len], at.l4, off)
 }
 
 /// Turns a received frame into ordinary packets: completes a partial
@@ -686,25 +742,31 @@ pub fn materialize(frame: &Frame<'_>, headroom: usize, mut out: impl FnMut(Packe
 /// Software GSO: splits a TCP or UDP super-frame into segments of at most
 /// `mss` payload bytes.
 pub fn segment(d: &[u8], mss: usize, headroom: usize, out: &mut impl FnMut(Packet)) -> bool {
-    let Some((l3, l4, v6, proto)) = locate(d) else {
+    let Some(at) = locate(d) else {
         return false;
     };
-    let hdrs = match proto {
-        6 if d.len() >= l4 + 20 => l4 + usize::from(d[l4 + 12] >> 4) * 4,
-        17 if d.len() >= l4 + 8 => l4 + 8,
+    let (l3, l4) = (at.l3, at.l4);
+    let tcp = at.proto == PROTO_TCP;
+    // The TCP sequence number, or 0 for UDP, and where the payload starts.
+    let (seq, hdrs) = match at.proto {
+        PROTO_TCP => match TcpHeader::new_checked(&d[l4..]) {
+            Ok(t) => (t.seq(), l4 + t.header_len()),
+            Err(_) => return false,
+        },
+        PROTO_UDP if UdpHeader::new_checked(&d[l4..]).is_ok() => (0, l4 + udp::HEADER_LEN),
         _ => return false,
     };
-    if hdrs > d.len() || mss == 0 {
+    if mss == 0 {
         return false;
     }
+    let addrs = at.addrs(d);
+    let ip_id = if at.v6 {
+        0
+    } else {
+        Ipv4Header::new_unchecked(&d[l3..l4]).ident()
+    };
     let payload = &d[hdrs..];
     let nseg = payload.len().div_ceil(mss).max(1);
-    let seq = if proto == 6 {
-        u32::from_be_bytes([d[l4 + 4], d[l4 + 5], d[l4 + 6], d[l4 + 7]])
-    } else {
-        0
-    };
-    let ip_id = u16::from_be_bytes([d[l3 + 4], d[l3 + 5]]);
     for i in 0..nseg {
         let lo = (i * mss).min(payload.len());
         let hi = ((i + 1) * mss).min(payload.len());
@@ -712,35 +774,33 @@ pub fn segment(d: &[u8], mss: usize, headroom: usize, out: &mut impl FnMut(Packe
         let mut p = Packet::with_room(headroom, &d[..hdrs], chunk.len());
         p.put(chunk.len()).copy_from_slice(chunk);
         let w = p.writable();
-        if v6 {
-            let plen = (w.len() - l3 - 40) as u16;
-            w[l3 + 4..l3 + 6].copy_from_slice(&plen.to_be_bytes());
+        let (ip, rest) = w.split_at_mut(l4);
+        let l4len = rest.len();
+        if at.v6 {
+            Ipv6Header::new_unchecked(&mut ip[l3..]).set_payload_len(l4len as u16);
         } else {
-            let tot = (w.len() - l3) as u16;
-            w[l3 + 2..l3 + 4].copy_from_slice(&tot.to_be_bytes());
-            if proto == 6 {
-                let id = ip_id.wrapping_add(i as u16);
-                w[l3 + 4..l3 + 6].copy_from_slice(&id.to_be_bytes());
+            let mut h = Ipv4Header::new_unchecked(&mut ip[l3..]);
+            h.set_total_len((l4 - l3 + l4len) as u16);
+            if tcp {
+                h.set_ident(ip_id.wrapping_add(i as u16));
             }
-            w[l3 + 10] = 0;
-            w[l3 + 11] = 0;
-            let c = checksum::checksum(&w[l3..l4]);
-            w[l3 + 10..l3 + 12].copy_from_slice(&c.to_be_bytes());
+            h.fill_checksum();
         }
-        if proto == 6 {
-            let s = seq.wrapping_add(lo as u32);
-            w[l4 + 4..l4 + 8].copy_from_slice(&s.to_be_bytes());
+        if tcp {
+            let mut t = TcpHeader::new_unchecked(&mut *rest);
+            t.set_seq(seq.wrapping_add(lo as u32));
             if i + 1 < nseg {
-                w[l4 + 13] &= !0x09; // FIN, PSH only on the last segment
+                // FIN and PSH only on the last segment.
+                t.clear_flags((TCP_FIN | TCP_PSH) as u8);
             }
             if i > 0 {
-                w[l4 + 13] &= !0x80; // CWR only on the first
+                // CWR only on the first.
+                t.clear_flags(TCP_CWR as u8);
             }
         } else {
-            let ulen = (w.len() - l4) as u16;
-            w[l4 + 4..l4 + 6].copy_from_slice(&ulen.to_be_bytes());
+            UdpHeader::new_unchecked(&mut *rest).set_len(l4len as u16);
         }
-        fill_l4_csum(w, l3, l4, v6, proto);
+        addrs.fill_l4_csum(at.proto, rest);
         out(p);
     }
     true
@@ -769,23 +829,41 @@ mod tests {
         d
     }
 
+    /// The segments of `d`, which must split.
+    fn segments(d: &[u8], mss: usize, headroom: usize) -> Vec<Packet> {
+        let mut segs = Vec::new();
+        assert!(segment(d, mss, headroom, &mut |p| segs.push(p)));
+        segs
+    }
+
+    /// `full` as a sender with checksum offload hands it over: the
+    /// transport checksum field (at `field`) holds the pseudo-header sum.
+    fn partial_of(full: &[u8], field: usize) -> Vec<u8> {
+        let at = locate(full).unwrap();
+        let ps = at.addrs(full).pseudo_sum(at.proto, full.len() - at.l4) as u16;
+        let mut d = full.to_vec();
+        d[field..field + 2].copy_from_slice(&ps.to_be_bytes());
+        d
+    }
+
+    /// Fills the transport checksum of a whole frame.
+    fn fill(d: &mut [u8]) {
+        let at = locate(d).unwrap();
+        at.addrs(d).fill_l4_csum(at.proto, &mut d[at.l4..]);
+    }
+
     fn l4_ok(d: &[u8]) -> bool {
-        let (l3, l4, v6, proto) = locate(d).unwrap();
-        let ps = pseudo_sum(d, l3, v6, proto, d.len() - l4);
-        checksum::sum(&d[l4..], ps) == 0xffff
+        let at = locate(d).unwrap();
+        let ps = at.addrs(d).pseudo_sum(at.proto, d.len() - at.l4);
+        checksum::sum(&d[at.l4..], ps) == 0xffff
     }
 
     #[test]
     fn partial_checksum_recognized_without_a_vnet_header() {
         let mut full = tcp_frame(100);
-        fill_l4_csum(&mut full, 14, 34, false, 6);
+        fill(&mut full);
         assert!(l4_ok(&full));
-        // What a sender with checksum offload hands over: the field holds
-        // the pseudo-header sum.
-        let mut partial = full.clone();
-        let l4len = partial.len() - 34;
-        let ps = pseudo_sum(&partial, 14, false, 6, l4len) as u16;
-        partial[50..52].copy_from_slice(&ps.to_be_bytes());
+        let mut partial = partial_of(&full, 50);
         assert!(!l4_ok(&partial));
         assert!(complete_if_partial(&mut partial));
         assert_eq!(partial, full);
@@ -802,13 +880,10 @@ mod tests {
 
     #[test]
     fn partial_checksum_completed() {
-        let mut d = tcp_frame(33);
-        let ps = pseudo_sum(&d, 14, false, 6, d.len() - 34);
-        d[50..52].copy_from_slice(&(ps as u16).to_be_bytes());
+        let mut d = partial_of(&tcp_frame(33), 50);
+        let mut e = d.clone();
         assert!(complete_csum(&mut d, 34, 16));
         assert!(l4_ok(&d));
-        let mut e = tcp_frame(33);
-        e[50..52].copy_from_slice(&(ps as u16).to_be_bytes());
         assert!(complete_csum_by_parsing(&mut e));
         assert_eq!(d, e);
     }
@@ -816,8 +891,7 @@ mod tests {
     #[test]
     fn tcp_segmentation() {
         let d = tcp_frame(3000);
-        let mut segs = Vec::new();
-        assert!(segment(&d, 1448, 64, &mut |p| segs.push(p)));
+        let segs = segments(&d, 1448, 64);
         assert_eq!(segs.len(), 3);
         let mut joined = Vec::new();
         for (i, p) in segs.iter().enumerate() {
@@ -838,5 +912,104 @@ mod tests {
         let d = tcp_frame(10);
         assert!(!segment(&d[..30], 1448, 64, &mut |_| {}));
         assert!(locate(&d[..20]).is_none());
+    }
+
+    /// A VLAN-tagged IPv6 frame carrying TCP, built by hand so that the
+    /// offsets the wire views find are checked against known ones.
+    fn tcp6_vlan_frame(payload: usize) -> Vec<u8> {
+        let mut d = vec![0u8; 18 + 40 + 20 + payload];
+        d[12..14].copy_from_slice(&[0x81, 0x00]);
+        d[14..16].copy_from_slice(&[0x00, 0x07]);
+        d[16..18].copy_from_slice(&[0x86, 0xdd]);
+        d[18] = 0x60;
+        d[22..24].copy_from_slice(&((20 + payload) as u16).to_be_bytes());
+        d[24] = 6;
+        d[25] = 64;
+        d[26 + 15] = 1;
+        d[42 + 15] = 2;
+        d[58 + 4..58 + 8].copy_from_slice(&7u32.to_be_bytes());
+        d[58 + 12] = (5 << 4) | 0x0e; // reserved bits set: kept by GSO
+        d[58 + 13] = 0x89; // CWR|PSH|FIN
+        for (i, b) in d[78..].iter_mut().enumerate() {
+            *b = (i * 7) as u8;
+        }
+        d
+    }
+
+    fn udp_frame(payload: usize) -> Vec<u8> {
+        let mut d = vec![0u8; 14 + 20 + 8 + payload];
+        d[12] = 0x08;
+        d[14] = 0x45;
+        d[16..18].copy_from_slice(&((20 + 8 + payload) as u16).to_be_bytes());
+        d[18..20].copy_from_slice(&0x1234u16.to_be_bytes());
+        d[22] = 64;
+        d[23] = 17;
+        d[26..30].copy_from_slice(&[10, 0, 0, 1]);
+        d[30..34].copy_from_slice(&[10, 0, 0, 2]);
+        d[38..40].copy_from_slice(&((8 + payload) as u16).to_be_bytes());
+        for (i, b) in d[42..].iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        d
+    }
+
+    #[test]
+    fn vlan_ipv6_located() {
+        let d = tcp6_vlan_frame(10);
+        let at = locate(&d).unwrap();
+        assert_eq!((at.l3, at.l4, at.proto, at.l4len), (18, 58, 6, 30));
+        assert!(at.v6);
+        // A tag with nothing after it is no frame to work on.
+        assert!(locate(&d[..17]).is_none());
+        assert!(locate(&d[..57]).is_none());
+    }
+
+    #[test]
+    fn vlan_ipv6_partial_checksum_completed() {
+        let mut full = tcp6_vlan_frame(51);
+        fill(&mut full);
+        assert!(l4_ok(&full));
+        let mut partial = partial_of(&full, 58 + 16);
+        assert!(complete_if_partial(&mut partial));
+        assert_eq!(partial, full);
+    }
+
+    #[test]
+    fn ipv6_tcp_segmentation_keeps_reserved_bits() {
+        let d = tcp6_vlan_frame(2500);
+        let segs = segments(&d, 1000, 0);
+        assert_eq!(segs.len(), 3);
+        for (i, p) in segs.iter().enumerate() {
+            let s = p.data();
+            assert!(l4_ok(s));
+            assert_eq!(usize::from(u16::from_be_bytes([s[22], s[23]])), s.len() - 58);
+            assert_eq!(u32::from_be_bytes([s[62], s[63], s[64], s[65]]), 7 + 1000 * i as u32);
+            assert_eq!(s[70], (5 << 4) | 0x0e);
+            let want = match i {
+                0 => 0x80,
+                2 => 0x09,
+                _ => 0x00,
+            };
+            assert_eq!(s[71], want, "flags of segment {i}");
+        }
+    }
+
+    #[test]
+    fn udp_segmentation() {
+        let d = udp_frame(250);
+        let segs = segments(&d, 100, 0);
+        assert_eq!(segs.len(), 3);
+        let mut joined = Vec::new();
+        for p in &segs {
+            let s = p.data();
+            assert!(checksum::verify(&s[14..34]));
+            assert!(l4_ok(s));
+            assert_eq!(usize::from(u16::from_be_bytes([s[16], s[17]])), s.len() - 14);
+            assert_eq!(usize::from(u16::from_be_bytes([s[38], s[39]])), s.len() - 34);
+            // UDP segments keep the IP ID.
+            assert_eq!(u16::from_be_bytes([s[18], s[19]]), 0x1234);
+            joined.extend_from_slice(&s[42..]);
+        }
+        assert_eq!(joined, d[42..]);
     }
 }

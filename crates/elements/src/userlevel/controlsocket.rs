@@ -89,8 +89,13 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 
 use rclick_core::conf::Args;
+use rclick_core::ctx::ElementView;
 use rclick_core::element::{hflags, HandlerSpec};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Interest, TimerId, Timestamp};
+use rclick_core::{
+    ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp,
+};
+
+use super::server;
 
 /// The greeting sent to every new client.
 pub const GREETING: &str = "Click::ControlSocket/1.3\r\n";
@@ -186,23 +191,8 @@ impl Stream {
         }
     }
 
-    /// Writes without raising SIGPIPE when the peer is gone.
     fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        // SAFETY: the descriptor is open (owned by self) and `buf` is a
-        // valid slice of the given length.
-        let n = unsafe {
-            libc::send(
-                self.fd(),
-                buf.as_ptr().cast(),
-                buf.len(),
-                libc::MSG_NOSIGNAL,
-            )
-        };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        server::send(self.fd(), buf)
     }
 }
 
@@ -532,11 +522,11 @@ impl ControlSocket {
         Ok(fd)
     }
 
-    fn describe_binding(&self) -> String {
-        match &self.address {
+    fn watch_listener(&self, ctx: &ElementView, fd: RawFd) {
+        server::watch_listener(ctx, fd, self.verbose, &self.decl, || match &self.address {
             Address::Tcp { .. } => format!("listening on TCP port {}", self.bound_port),
             Address::Unix(p) => format!("listening on {p}"),
-        }
+        });
     }
 
     /// Binding failed: warn and retry later, or give up.
@@ -560,40 +550,31 @@ impl ControlSocket {
     fn accept_all(&mut self, ctx: &mut Ctx) {
         for _ in 0..ACCEPTS_PER_CALL {
             let Some(l) = &self.listener else { return };
-            match l.accept() {
-                Ok((stream, peer)) => {
-                    if stream.set_nonblocking().is_err() || self.conns.len() >= MAX_CLIENTS {
-                        // Dropping the stream closes it.
-                        if self.verbose {
-                            ctx.chatter(&format!("{}: too many connections", self.decl));
-                        }
-                        continue;
-                    }
-                    let fd = stream.fd();
-                    if self.verbose {
-                        if peer.is_empty() {
-                            ctx.chatter(&format!("{}: opened connection {fd}", self.decl));
-                        } else {
-                            ctx.chatter(&format!(
-                                "{}: opened connection {fd} from {peer}",
-                                self.decl
-                            ));
-                        }
-                    }
-                    let mut c = Conn::new(stream);
-                    c.flush();
-                    self.finish(c, false, ctx);
+            let Some((stream, peer)) = server::accepted(l.accept(), ctx, &self.decl, os_reason)
+            else {
+                return;
+            };
+            if stream.set_nonblocking().is_err() || self.conns.len() >= MAX_CLIENTS {
+                // Dropping the stream closes it.
+                if self.verbose {
+                    ctx.chatter(&format!("{}: too many connections", self.decl));
                 }
-                Err(e) => {
-                    if !matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                    ) {
-                        ctx.chatter(&format!("{}: accept: {}", self.decl, os_reason(&e)));
-                    }
-                    return;
+                continue;
+            }
+            let fd = stream.fd();
+            if self.verbose {
+                if peer.is_empty() {
+                    ctx.chatter(&format!("{}: opened connection {fd}", self.decl));
+                } else {
+                    ctx.chatter(&format!(
+                        "{}: opened connection {fd} from {peer}",
+                        self.decl
+                    ));
                 }
             }
+            let mut c = Conn::new(stream);
+            c.flush();
+            self.finish(c, false, ctx);
         }
     }
 
@@ -872,15 +853,7 @@ impl ControlSocket {
     /// This element's handler list (its own handlers are invisible through
     /// the router while it runs).
     fn specs_of(&self, elem: Option<usize>, ctx: &Ctx) -> Vec<HandlerSpec> {
-        let mut specs = ctx.handler_specs(elem);
-        if elem == Some(self.index) {
-            for h in self.handlers() {
-                if !specs.iter().any(|s| s.name == h.name) {
-                    specs.push(h);
-                }
-            }
-        }
-        specs
+        server::handler_specs(ctx, elem, self.index, self.handlers())
     }
 
     /// Resolves a handler name as Click's ControlSocket does, or replies
@@ -1100,9 +1073,21 @@ fn os_reason(e: &io::Error) -> String {
     }
 }
 
+const HANDLERS: &[Handler<ControlSocket>] = &[
+    Handler::read("port", |e, _| match &e.address {
+        Address::Tcp { .. } => e.bound_port.to_string(),
+        Address::Unix(p) => p.clone(),
+    }),
+    Handler::read("clients", |e, _| server::clients(&e.conns, e.busy_conn)),
+    Handler::read("pending_output", |e, _| e.pending_output().to_string()),
+    Handler::data("max_pending_output", |e| &e.max_pending),
+];
+
 rclick_core::element_class!(ControlSocket);
 
 impl Element for ControlSocket {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0/0"
     }
@@ -1169,22 +1154,17 @@ impl Element for ControlSocket {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        self.decl = format!("{} :: ControlSocket", ctx.element_name());
-        self.index = ctx.element_index();
-        let timer = ctx.new_timer();
+        let started = server::start(ctx, "ControlSocket");
+        let timer = started.timer;
+        self.decl = started.decl;
+        self.index = started.index;
         self.timer = Some(timer);
-        if ctx.is_hotswap_successor() {
-            // The predecessor's socket arrives in take_state; if there is
-            // none, bind once the swap is done.
-            ctx.schedule_timer_at(timer, ctx.now());
+        if started.successor {
             return Ok(());
         }
         match self.bind() {
             Ok(fd) => {
-                ctx.add_select(fd, Interest::READ);
-                if self.verbose {
-                    ctx.chatter(&format!("{}: {}", self.decl, self.describe_binding()));
-                }
+                self.watch_listener(ctx, fd);
                 Ok(())
             }
             Err(msg) => {
@@ -1224,19 +1204,12 @@ impl Element for ControlSocket {
         self.unix_id = old.unix_id.take();
         self.conns = std::mem::take(&mut old.conns);
         self.max_pending = old.max_pending;
-        if let Some(l) = &self.listener {
-            ctx.add_select(l.fd(), Interest::READ);
-        }
-        for (&fd, c) in &self.conns {
-            ctx.add_select(
-                fd,
-                Interest {
-                    read: !c.in_closed,
-                    // Run any commands left over right away.
-                    write: true,
-                },
-            );
-        }
+        let listener = self.listener.as_ref().map(Listener::fd);
+        server::rewatch(ctx, listener, &self.conns, |c| Interest {
+            read: !c.in_closed,
+            // Run any commands left over right away.
+            write: true,
+        });
         true
     }
 
@@ -1245,12 +1218,7 @@ impl Element for ControlSocket {
             return;
         }
         match self.bind() {
-            Ok(fd) => {
-                ctx.add_select(fd, Interest::READ);
-                if self.verbose {
-                    ctx.chatter(&format!("{}: {}", self.decl, self.describe_binding()));
-                }
-            }
+            Ok(fd) => self.watch_listener(ctx, fd),
             Err(msg) => {
                 let chatter = |m: &str| ctx.chatter(m);
                 if self.bind_failed(&msg, &chatter) {
@@ -1270,8 +1238,7 @@ impl Element for ControlSocket {
             self.accept_all(ctx);
             return;
         }
-        let Some(mut c) = self.conns.remove(&fd) else {
-            ctx.remove_select(fd);
+        let Some(mut c) = server::take_conn(&mut self.conns, fd, ctx) else {
             return;
         };
         if readable && !c.in_closed {
@@ -1296,28 +1263,6 @@ impl Element for ControlSocket {
         self.max_pending = self.max_pending.max(c.out_pending());
         c.flush();
         self.finish(c, more, ctx);
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("port"),
-            HandlerSpec::read("clients"),
-            HandlerSpec::read("pending_output"),
-            HandlerSpec::read("max_pending_output"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "port" => match &self.address {
-                Address::Tcp { .. } => self.bound_port.to_string(),
-                Address::Unix(p) => p.clone(),
-            },
-            "clients" => (self.conns.len() + usize::from(self.busy_conn)).to_string(),
-            "pending_output" => self.pending_output().to_string(),
-            "max_pending_output" => self.max_pending.to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
     }
 
     fn cleanup(&mut self) {

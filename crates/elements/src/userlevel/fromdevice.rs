@@ -141,9 +141,12 @@ use std::cell::Cell;
 use std::os::fd::RawFd;
 
 use rclick_core::conf::{parse_word, Args};
-use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::element::processing;
 use rclick_core::packet::{anno, PacketType};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Interest, TaskId, TimerId, Timestamp};
+use rclick_core::wire::{EtherAddr, EtherFrame};
+use rclick_core::{
+    ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TaskId, TimerId, Timestamp,
+};
 
 use super::afpacket::{
     complete_if_partial, materialize, PacketSocket, RingGeometry, RxRing, PACKET_OUTGOING,
@@ -301,6 +304,22 @@ impl FromDevice {
 
 /// The device's Ethernet address, to tell frames for this host from
 /// frames for others (AF_XDP gives no packet type).
+/// The packet type of a frame received without the kernel's word on it
+/// (AF_XDP), from its destination and the device's address `mac`.
+#[inline]
+fn packet_type(frame: &[u8], mac: Option<[u8; 6]>) -> PacketType {
+    let dst = EtherFrame::new_checked(frame).map_or(EtherAddr::default(), |f| f.dst());
+    if dst.is_broadcast() {
+        PacketType::Broadcast
+    } else if dst.is_group() {
+        PacketType::Multicast
+    } else if mac.is_some_and(|m| m != dst.0) {
+        PacketType::OtherHost
+    } else {
+        PacketType::Host
+    }
+}
+
 fn device_mac(ifname: &str) -> Option<[u8; 6]> {
     let text = std::fs::read_to_string(format!("/sys/class/net/{ifname}/address")).ok()?;
     let mut mac = [0u8; 6];
@@ -339,16 +358,7 @@ impl FromDevice {
             if timestamp {
                 p.set_timestamp_anno(now);
             }
-            let dst = bytes.get(..6).unwrap_or(&[0; 6]);
-            p.set_packet_type_anno(if dst == [0xff; 6] {
-                PacketType::Broadcast
-            } else if dst[0] & 1 != 0 {
-                PacketType::Multicast
-            } else if mac.is_some_and(|m| m != dst) {
-                PacketType::OtherHost
-            } else {
-                PacketType::Host
-            });
+            p.set_packet_type_anno(packet_type(bytes, mac));
             emitted += 1;
             if !fip || force_ip(&mut p, dlt::ETHER) {
                 ctx.emit(0, p);
@@ -441,11 +451,61 @@ impl FromDevice {
             None => "LINUX".into(),
         }
     }
+
+    fn xdp_stats(&self) -> String {
+        match self.xsk.as_ref() {
+            Some(p) => {
+                let st = p.stats();
+                format!(
+                    "rx_dropped {}\nrx_ring_full {}\nrx_fill_empty {}\nframes {}\n",
+                    st.rx_dropped,
+                    st.rx_ring_full,
+                    st.rx_fill_empty,
+                    p.frames_accounted()
+                )
+            }
+            None => String::new(),
+        }
+    }
+
+    fn reset_counts(&mut self) {
+        self.kernel_drops();
+        self.count = 0;
+        self.own_drops = 0;
+        self.kernel_drops.set(0);
+        if self.xsk.is_some() {
+            let now = self.kernel_drops();
+            self.kernel_drops.set(0u64.wrapping_sub(now));
+        }
+    }
 }
+
+const HANDLERS: &[Handler<FromDevice>] = &[
+    Handler::data("count", |e| &e.count),
+    Handler::read("drops", |e, _| {
+        (e.kernel_drops() + e.own_drops).to_string()
+    }),
+    Handler::read("kernel_drops", |e, _| {
+        if e.sock.is_some() || e.xsk.is_some() {
+            e.kernel_drops().to_string()
+        } else {
+            "??".into()
+        }
+    }),
+    Handler::read("method", |e, _| e.method()),
+    Handler::read("xdp_stats", |e, _| e.xdp_stats()),
+    Handler::read("encap", |_, _| "ETHER".into()),
+    Handler::button("reset_counts", |e, _, _| {
+        e.reset_counts();
+        Ok(())
+    }),
+];
 
 rclick_core::element_class!(FromDevice);
 
 impl Element for FromDevice {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0/1-2"
     }
@@ -563,62 +623,6 @@ impl Element for FromDevice {
         n > 0
     }
 
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("count"),
-            HandlerSpec::read("drops"),
-            HandlerSpec::read("kernel_drops"),
-            HandlerSpec::read("method"),
-            HandlerSpec::read("xdp_stats"),
-            HandlerSpec::read("encap"),
-            HandlerSpec::button("reset_counts"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "count" => Ok(self.count.to_string()),
-            "method" => Ok(self.method()),
-            "xdp_stats" => Ok(match self.xsk.as_ref() {
-                Some(p) => {
-                    let st = p.stats();
-                    format!(
-                        "rx_dropped {}\nrx_ring_full {}\nrx_fill_empty {}\nframes {}\n",
-                        st.rx_dropped,
-                        st.rx_ring_full,
-                        st.rx_fill_empty,
-                        p.frames_accounted()
-                    )
-                }
-                None => String::new(),
-            }),
-            "kernel_drops" if self.sock.is_some() || self.xsk.is_some() => {
-                Ok(self.kernel_drops().to_string())
-            }
-            "kernel_drops" => Ok("??".into()),
-            "drops" => Ok((self.kernel_drops() + self.own_drops).to_string()),
-            "encap" => Ok("ETHER".into()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.kernel_drops();
-                self.count = 0;
-                self.own_drops = 0;
-                self.kernel_drops.set(0);
-                if self.xsk.is_some() {
-                    let now = self.kernel_drops();
-                    self.kernel_drops.set(0u64.wrapping_sub(now));
-                }
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
     fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
         let Some(old) = old.as_any_mut().downcast_mut::<FromDevice>() else {
             return false;
@@ -671,5 +675,32 @@ impl Element for FromDevice {
         self.xsk = None;
         self.ring = None;
         self.sock = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xdp_packet_types() {
+        let mac = Some([2, 0, 0, 0, 0, 1]);
+        let frame = |dst: [u8; 6]| {
+            let mut f = vec![0u8; 60];
+            f[..6].copy_from_slice(&dst);
+            f
+        };
+        assert_eq!(packet_type(&frame([0xff; 6]), mac), PacketType::Broadcast);
+        assert_eq!(
+            packet_type(&frame([0x01, 0, 0x5e, 0, 0, 1]), mac),
+            PacketType::Multicast
+        );
+        assert_eq!(packet_type(&frame([2, 0, 0, 0, 0, 1]), mac), PacketType::Host);
+        assert_eq!(
+            packet_type(&frame([2, 0, 0, 0, 0, 2]), mac),
+            PacketType::OtherHost
+        );
+        assert_eq!(packet_type(&frame([2, 0, 0, 0, 0, 2]), None), PacketType::Host);
+        assert_eq!(packet_type(&[0xff; 4], mac), PacketType::OtherHost);
     }
 }

@@ -58,9 +58,9 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 use rclick_core::conf::{Args, Ipv4Prefix};
-use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::element::processing;
 use rclick_core::wire::EtherAddr;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Interest, Packet, TaskId};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Interest, Packet, TaskId};
 
 use super::fromdump::force_ip;
 use super::pcap::dlt;
@@ -135,9 +135,26 @@ impl FromHost {
     }
 }
 
+const HANDLERS: &[Handler<FromHost>] = &[
+    Handler::read("dev_name", |e, _| {
+        if e.ifname.is_empty() {
+            e.dev_name.clone()
+        } else {
+            e.ifname.clone()
+        }
+    }),
+    Handler::data("count", |e| &e.count),
+    Handler::button("reset_counts", |e, _, _| {
+        e.count = 0;
+        Ok(())
+    }),
+];
+
 rclick_core::element_class!(FromHost);
 
 impl Element for FromHost {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0/1"
     }
@@ -225,33 +242,6 @@ impl Element for FromHost {
             ctx.fast_reschedule();
         }
         n > 0
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("dev_name"),
-            HandlerSpec::read("count"),
-            HandlerSpec::button("reset_counts"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "dev_name" if self.ifname.is_empty() => Ok(self.dev_name.clone()),
-            "dev_name" => Ok(self.ifname.clone()),
-            "count" => Ok(self.count.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.count = 0;
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
     }
 
     fn cleanup(&mut self) {

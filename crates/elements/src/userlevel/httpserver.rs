@@ -98,10 +98,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rclick_core::conf::Args;
+use rclick_core::ctx::ElementView;
 use rclick_core::element::{hflags, HandlerSpec};
 use rclick_core::ports::Mode;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Interest, TimerId, Timestamp};
+use rclick_core::{
+    ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp,
+};
 use serde_json::{json, Map, Value};
+
+use super::server;
 
 /// Largest request head (request line and headers).
 pub const MAX_HEAD: usize = 16 << 10;
@@ -208,27 +213,14 @@ impl Conn {
     /// Writes pending output until the socket would block.
     fn flush(&mut self) {
         while !self.dead && self.outpos < self.out.len() {
-            // SAFETY: the descriptor is open (owned by self.stream) and the
-            // slice is valid for its length.
-            let n = unsafe {
-                libc::send(
-                    self.stream.as_raw_fd(),
-                    self.out[self.outpos..].as_ptr().cast(),
-                    self.out.len() - self.outpos,
-                    libc::MSG_NOSIGNAL,
-                )
-            };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                match e.kind() {
+            match server::send(self.stream.as_raw_fd(), &self.out[self.outpos..]) {
+                Ok(0) => break,
+                Ok(n) => self.outpos += n,
+                Err(e) => match e.kind() {
                     io::ErrorKind::WouldBlock => break,
                     io::ErrorKind::Interrupted => continue,
                     _ => self.dead = true,
-                }
-            } else if n == 0 {
-                break;
-            } else {
-                self.outpos += n as usize;
+                },
             }
         }
         if self.outpos == self.out.len() && !self.out.is_empty() {
@@ -566,6 +558,12 @@ impl HTTPServer {
         Ok(fd)
     }
 
+    fn watch_listener(&self, ctx: &ElementView, fd: RawFd) {
+        server::watch_listener(ctx, fd, self.verbose, &self.decl, || {
+            format!("serving {}", self.url())
+        });
+    }
+
     fn url(&self) -> String {
         let a = self.bound.unwrap_or(self.addr);
         let host = match a.ip() {
@@ -589,38 +587,29 @@ impl HTTPServer {
     fn accept_all(&mut self, ctx: &mut Ctx) {
         for _ in 0..ACCEPTS_PER_CALL {
             let Some(l) = &self.listener else { return };
-            match l.accept() {
-                Ok((stream, _)) => {
-                    if stream.set_nonblocking(true).is_err() || self.conns.len() >= MAX_CLIENTS {
-                        continue;
-                    }
-                    let _ = stream.set_nodelay(true);
-                    let fd = stream.as_raw_fd();
-                    let c = Conn {
-                        stream,
-                        inbuf: Vec::new(),
-                        out: Vec::new(),
-                        outpos: 0,
-                        phase: Phase::Request,
-                        since: ctx.now(),
-                        sent_continue: false,
-                        eof: false,
-                        dead: false,
-                        discarded: 0,
-                    };
-                    ctx.add_select(fd, Interest::READ);
-                    self.conns.insert(fd, c);
-                }
-                Err(e) => {
-                    if !matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                    ) {
-                        ctx.chatter(&format!("{}: accept: {e}", self.decl));
-                    }
-                    return;
-                }
+            let Some((stream, _)) = server::accepted(l.accept(), ctx, &self.decl, |e| e.to_string())
+            else {
+                return;
+            };
+            if stream.set_nonblocking(true).is_err() || self.conns.len() >= MAX_CLIENTS {
+                continue;
             }
+            let _ = stream.set_nodelay(true);
+            let fd = stream.as_raw_fd();
+            let c = Conn {
+                stream,
+                inbuf: Vec::new(),
+                out: Vec::new(),
+                outpos: 0,
+                phase: Phase::Request,
+                since: ctx.now(),
+                sent_continue: false,
+                eof: false,
+                dead: false,
+                discarded: 0,
+            };
+            ctx.add_select(fd, Interest::READ);
+            self.conns.insert(fd, c);
         }
     }
 
@@ -787,14 +776,7 @@ impl HTTPServer {
     /// This element's handlers (its own are invisible through the router
     /// while it runs).
     fn specs_of(&self, elem: Option<usize>, ctx: &Ctx) -> Vec<HandlerSpec> {
-        let mut specs = ctx.handler_specs(elem);
-        if elem == Some(self.index) {
-            for h in self.handlers() {
-                if !specs.iter().any(|s| s.name == h.name) {
-                    specs.push(h);
-                }
-            }
-        }
+        let mut specs = server::handler_specs(ctx, elem, self.index, self.handlers());
         specs.retain(|s| s.flags & hflags::PRIVATE == 0);
         specs
     }
@@ -1059,9 +1041,18 @@ impl HTTPServer {
     }
 }
 
+const HANDLERS: &[Handler<HTTPServer>] = &[
+    Handler::read("port", |e, _| e.bound.unwrap_or(e.addr).port().to_string()),
+    Handler::read("url", |e, _| e.url()),
+    Handler::read("clients", |e, _| server::clients(&e.conns, e.busy_conn)),
+    Handler::data("requests", |e| &e.requests),
+];
+
 rclick_core::element_class!(HTTPServer);
 
 impl Element for HTTPServer {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0/0"
     }
@@ -1099,23 +1090,17 @@ impl Element for HTTPServer {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        self.decl = format!("{} :: HTTPServer", ctx.element_name());
-        self.index = ctx.element_index();
         self.generation = GENERATION.fetch_add(1, Ordering::Relaxed);
-        let timer = ctx.new_timer();
-        self.timer = Some(timer);
-        if ctx.is_hotswap_successor() {
-            // The predecessor's socket arrives in take_state; if it does
-            // not, bind once the swap is done.
+        let started = server::start(ctx, "HTTPServer");
+        self.decl = started.decl;
+        self.index = started.index;
+        self.timer = Some(started.timer);
+        if started.successor {
             self.timer_armed = true;
-            ctx.schedule_timer_at(timer, ctx.now());
             return Ok(());
         }
         let fd = self.bind()?;
-        ctx.add_select(fd, Interest::READ);
-        if self.verbose {
-            ctx.chatter(&format!("{}: serving {}", self.decl, self.url()));
-        }
+        self.watch_listener(ctx, fd);
         Ok(())
     }
 
@@ -1130,18 +1115,11 @@ impl Element for HTTPServer {
         self.bound = old.bound;
         self.conns = std::mem::take(&mut old.conns);
         self.requests = old.requests;
-        if let Some(l) = &self.listener {
-            ctx.add_select(l.as_raw_fd(), Interest::READ);
-        }
-        for (&fd, c) in &self.conns {
-            ctx.add_select(
-                fd,
-                Interest {
-                    read: !c.eof,
-                    write: c.out_pending() > 0,
-                },
-            );
-        }
+        let listener = self.listener.as_ref().map(|l| l.as_raw_fd());
+        server::rewatch(ctx, listener, &self.conns, |c| Interest {
+            read: !c.eof,
+            write: c.out_pending() > 0,
+        });
         true
     }
 
@@ -1149,12 +1127,7 @@ impl Element for HTTPServer {
         self.timer_armed = false;
         if self.listener.is_none() {
             match self.bind() {
-                Ok(fd) => {
-                    ctx.add_select(fd, Interest::READ);
-                    if self.verbose {
-                        ctx.chatter(&format!("{}: serving {}", self.decl, self.url()));
-                    }
-                }
+                Ok(fd) => self.watch_listener(ctx, fd),
                 Err(e) => {
                     ctx.chatter(&format!("{}: {e}", self.decl));
                     ctx.please_stop();
@@ -1191,8 +1164,7 @@ impl Element for HTTPServer {
             self.arm_timer(ctx);
             return;
         }
-        let Some(mut c) = self.conns.remove(&fd) else {
-            ctx.remove_select(fd);
+        let Some(mut c) = server::take_conn(&mut self.conns, fd, ctx) else {
             return;
         };
         let before = c.out_pending();
@@ -1206,25 +1178,6 @@ impl Element for HTTPServer {
         self.busy_conn = true;
         self.advance(c, ctx);
         self.busy_conn = false;
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("port"),
-            HandlerSpec::read("url"),
-            HandlerSpec::read("clients"),
-            HandlerSpec::read("requests"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "port" => self.bound.unwrap_or(self.addr).port().to_string(),
-            "url" => self.url(),
-            "clients" => (self.conns.len() + usize::from(self.busy_conn)).to_string(),
-            "requests" => self.requests.to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
     }
 
     fn cleanup(&mut self) {

@@ -168,12 +168,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rclick_core::conf::{parse_bool, parse_u32, Args};
-use rclick_core::element::HandlerSpec;
 use rclick_core::packet::anno;
 use rclick_core::wire::ipv4::{PROTO_TCP, PROTO_UDP};
 use rclick_core::{
-    Batch, ConfigResult, Ctx, Element, InitCtx, Interest, NotifierSignal, Packet, TaskId, TimerId,
-    Timestamp,
+    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Interest, NotifierSignal, Packet, TaskId,
+    TimerId, Timestamp,
 };
 
 use crate::ip::address::{parse_ipv4_arg, parse_port_arg};
@@ -1400,9 +1399,60 @@ fn check_path(what: &str, p: &str) -> Result<(), String> {
     }
 }
 
+const HANDLERS: &[Handler<Socket>] = &[
+    Handler::data("received", |e| &e.received),
+    Handler::data("sent", |e| &e.sent),
+    Handler::data("drops", |e| &e.drops),
+    Handler::data("connections", |e| &e.connections),
+    Handler::read("connected", |e, _| e.connected().to_string()),
+    Handler::read("local_address", |e, _| e.local_address()),
+    Handler::read("remote_address", |e, _| e.remote_address()),
+    Handler::button("reset_counts", |e, _, _| {
+        e.received = 0;
+        e.sent = 0;
+        e.drops = 0;
+        e.connections = 0;
+        Ok(())
+    }),
+];
+
+impl Socket {
+    fn connected(&self) -> bool {
+        let open = self.conn.is_some() && !self.connecting;
+        let somewhere = self.kind.is_stream() || self.client || self.peer.is_some();
+        open && somewhere
+    }
+
+    fn local_address(&self) -> String {
+        self.listener
+            .as_ref()
+            .or(self.conn.as_ref())
+            .and_then(|f| local_addr(f.as_raw_fd()))
+            .filter(|a| a.is_named() && a.inet_parts().is_none_or(|(_, p)| p != 0))
+            .map(|a| a.describe())
+            .unwrap_or_default()
+    }
+
+    fn remote_address(&self) -> String {
+        let a = if self.kind.is_stream() {
+            match (&self.conn, self.connecting) {
+                (Some(c), false) => peer_addr(c.as_raw_fd()),
+                _ => None,
+            }
+        } else if self.client {
+            self.remote_sa
+        } else {
+            self.peer
+        };
+        a.map(|a| a.describe()).unwrap_or_default()
+    }
+}
+
 rclick_core::element_class!(Socket);
 
 impl Element for Socket {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "0-1/0-1"
     }
@@ -1685,68 +1735,6 @@ impl Element for Socket {
             ctx.remove_select(fd);
         }
         self.sync_selects(ctx);
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("received"),
-            HandlerSpec::read("sent"),
-            HandlerSpec::read("drops"),
-            HandlerSpec::read("connections"),
-            HandlerSpec::read("connected"),
-            HandlerSpec::read("local_address"),
-            HandlerSpec::read("remote_address"),
-            HandlerSpec::button("reset_counts"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "received" => self.received.to_string(),
-            "sent" => self.sent.to_string(),
-            "drops" => self.drops.to_string(),
-            "connections" => self.connections.to_string(),
-            "connected" => {
-                let open = self.conn.is_some() && !self.connecting;
-                let somewhere = self.kind.is_stream() || self.client || self.peer.is_some();
-                (open && somewhere).to_string()
-            }
-            "local_address" => self
-                .listener
-                .as_ref()
-                .or(self.conn.as_ref())
-                .and_then(|f| local_addr(f.as_raw_fd()))
-                .filter(|a| a.is_named() && a.inet_parts().is_none_or(|(_, p)| p != 0))
-                .map(|a| a.describe())
-                .unwrap_or_default(),
-            "remote_address" => {
-                let a = if self.kind.is_stream() {
-                    match (&self.conn, self.connecting) {
-                        (Some(c), false) => peer_addr(c.as_raw_fd()),
-                        _ => None,
-                    }
-                } else if self.client {
-                    self.remote_sa
-                } else {
-                    self.peer
-                };
-                a.map(|a| a.describe()).unwrap_or_default()
-            }
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.received = 0;
-                self.sent = 0;
-                self.drops = 0;
-                self.connections = 0;
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
     }
 
     fn cleanup(&mut self) {

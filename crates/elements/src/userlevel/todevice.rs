@@ -73,9 +73,8 @@ use std::io;
 use std::os::fd::RawFd;
 
 use rclick_core::conf::{parse_word, Args};
-use rclick_core::element::HandlerSpec;
 use rclick_core::{
-    Batch, ConfigResult, Ctx, Element, InitCtx, Interest, NotifierSignal, TaskId, TimerId,
+    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Interest, NotifierSignal, TaskId, TimerId,
 };
 
 use super::afpacket::PacketSocket;
@@ -255,9 +254,26 @@ impl ToDevice {
     }
 }
 
+const HANDLERS: &[Handler<ToDevice>] = &[
+    Handler::data("count", |e| &e.count),
+    Handler::data("drops", |e| &e.drops),
+    Handler::data("pulls", |e| &e.pulls),
+    Handler::read("signal", |e, ctx| ctx.signal_active(&e.signal).to_string()),
+    Handler::read("q", |e, _| e.pending.is_some().to_string()),
+    Handler::read("method", |e, _| e.method()),
+    Handler::button("reset_counts", |e, _, _| {
+        e.count = 0;
+        e.drops = 0;
+        e.pulls = 0;
+        Ok(())
+    }),
+];
+
 rclick_core::element_class!(ToDevice);
 
 impl Element for ToDevice {
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "1/0-2"
     }
@@ -369,42 +385,6 @@ impl Element for ToDevice {
             if let Some(t) = self.task {
                 ctx.schedule_task(t);
             }
-        }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("count"),
-            HandlerSpec::read("drops"),
-            HandlerSpec::read("pulls"),
-            HandlerSpec::read("signal"),
-            HandlerSpec::read("q"),
-            HandlerSpec::read("method"),
-            HandlerSpec::button("reset_counts"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "count" => Ok(self.count.to_string()),
-            "drops" => Ok(self.drops.to_string()),
-            "pulls" => Ok(self.pulls.to_string()),
-            "signal" => Ok(ctx.signal_active(&self.signal).to_string()),
-            "q" => Ok(self.pending.is_some().to_string()),
-            "method" => Ok(self.method()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.count = 0;
-                self.drops = 0;
-                self.pulls = 0;
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
         }
     }
 

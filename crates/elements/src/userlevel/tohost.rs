@@ -40,8 +40,10 @@
 use std::sync::Arc;
 
 use rclick_core::conf::Args;
-use rclick_core::element::{processing, HandlerSpec};
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+use rclick_core::element::{processing, Sink};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask};
+
+use rclick_core::wire::ether;
 
 use super::fromhost::FromHost;
 use super::tuntap::TapShared;
@@ -53,11 +55,62 @@ pub struct ToHost {
     count: u64,
     drops: u64,
     complained: bool,
+    /// Never started: the input is push.
+    puller: PullTask,
+}
+
+const HANDLERS: &[Handler<ToHost>] = &[
+    Handler::read("dev_name", |e, _| e.dev_name.clone().unwrap_or_default()),
+    Handler::data("count", |e| &e.count),
+    Handler::data("drops", |e| &e.drops),
+    Handler::button("reset_counts", |e, _, _| {
+        e.count = 0;
+        e.drops = 0;
+        Ok(())
+    }),
+];
+
+impl Sink for ToHost {
+    fn consume(&mut self, mut batch: Batch, ctx: &mut Ctx) {
+        let fd = self.tap.as_ref().and_then(|t| t.fd());
+        for p in batch.drain() {
+            let Some(fd) = fd else {
+                self.drops += 1;
+                continue;
+            };
+            if p.len() < ether::HEADER_LEN {
+                self.drops += 1;
+                continue;
+            }
+            let d = p.data();
+            // SAFETY: writes `d.len()` bytes from a live slice.
+            let w = unsafe { libc::write(fd, d.as_ptr().cast(), d.len()) };
+            if w == d.len() as isize {
+                self.count += 1;
+            } else {
+                self.drops += 1;
+                if !self.complained {
+                    self.complained = true;
+                    ctx.chatter(&format!(
+                        "ToHost({}): write failed: {}",
+                        self.dev_name.as_deref().unwrap_or(""),
+                        std::io::Error::last_os_error()
+                    ));
+                }
+            }
+        }
+    }
+    fn pull_task(&self) -> &PullTask {
+        &self.puller
+    }
 }
 
 rclick_core::element_class!(ToHost);
 
 impl Element for ToHost {
+    rclick_core::element_kind!(sink);
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "1/0"
     }
@@ -106,65 +159,6 @@ impl Element for ToHost {
                 self.dev_name.as_deref().unwrap_or("")
             )
             .into()),
-        }
-    }
-
-    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
-        let fd = self.tap.as_ref().and_then(|t| t.fd());
-        for p in batch.drain() {
-            let Some(fd) = fd else {
-                self.drops += 1;
-                continue;
-            };
-            if p.len() < 14 {
-                self.drops += 1;
-                continue;
-            }
-            let d = p.data();
-            // SAFETY: writes `d.len()` bytes from a live slice.
-            let w = unsafe { libc::write(fd, d.as_ptr().cast(), d.len()) };
-            if w == d.len() as isize {
-                self.count += 1;
-            } else {
-                self.drops += 1;
-                if !self.complained {
-                    self.complained = true;
-                    ctx.chatter(&format!(
-                        "ToHost({}): write failed: {}",
-                        self.dev_name.as_deref().unwrap_or(""),
-                        std::io::Error::last_os_error()
-                    ));
-                }
-            }
-        }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("dev_name"),
-            HandlerSpec::read("count"),
-            HandlerSpec::read("drops"),
-            HandlerSpec::button("reset_counts"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "dev_name" => Ok(self.dev_name.clone().unwrap_or_default()),
-            "count" => Ok(self.count.to_string()),
-            "drops" => Ok(self.drops.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.count = 0;
-                self.drops = 0;
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
         }
     }
 

@@ -85,8 +85,9 @@
 //! ```
 
 use rclick_core::conf::{parse_word, Args};
-use rclick_core::element::{processing, HandlerSpec};
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Timestamp};
+use rclick_core::element::{processing, Sink};
+use rclick_core::wire::{ether, EtherAddr, EtherFrame, EthernetRepr, ETHERTYPE_IP};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask, Timestamp};
 
 use super::afpacket::PacketSocket;
 
@@ -106,7 +107,28 @@ pub struct ToHostSniffers {
     count: u64,
     drops: u64,
     complaints: u32,
+    /// Never started: the input is push.
+    puller: PullTask,
 }
+
+/// What TYPE IP puts in front of each packet: no addresses, type IPv4.
+const IP_ENCAP: EthernetRepr = EthernetRepr {
+    dst: EtherAddr([0; 6]),
+    src: EtherAddr([0; 6]),
+    ethertype: ETHERTYPE_IP,
+};
+
+const HANDLERS: &[Handler<ToHostSniffers>] = &[
+    Handler::read("dev_name", |e, _| e.ifname.clone()),
+    Handler::read("kind", |e, _| e.kind.clone()),
+    Handler::data("count", |e| &e.count),
+    Handler::data("drops", |e| &e.drops),
+    Handler::button("reset_counts", |e, _, _| {
+        e.count = 0;
+        e.drops = 0;
+        Ok(())
+    }),
+];
 
 impl ToHostSniffers {
     fn open(&mut self) -> Result<(), String> {
@@ -140,9 +162,73 @@ impl ToHostSniffers {
     }
 }
 
+impl Sink for ToHostSniffers {
+    fn consume(&mut self, mut batch: Batch, ctx: &mut Ctx) {
+        if self.sock.is_none() {
+            let now = ctx.now();
+            let due = self
+                .last_try
+                .is_none_or(|t| now.nanos() - t.nanos() >= Timestamp::NSEC_PER_SEC);
+            if self.allow_nonexistent && due {
+                self.last_try = Some(now);
+                if self.open().is_ok() {
+                    ctx.chatter(&format!("{}: {} appeared", ctx.element_name(), self.ifname));
+                    if let Some(w) = self.kind_warning() {
+                        ctx.chatter(&format!("{}: {w}", ctx.element_name()));
+                    }
+                }
+            }
+            if self.sock.is_none() {
+                self.drops += batch.len() as u64;
+                return;
+            }
+        }
+        // Frames too short for an Ethernet header are not sent.
+        let mut frames = Batch::new();
+        for mut p in batch.drain() {
+            if self.ip {
+                IP_ENCAP.emit(&mut EtherFrame::new_unchecked(p.push(ether::HEADER_LEN)));
+            }
+            if p.len() < ether::HEADER_LEN {
+                self.drops += 1;
+            } else {
+                frames.push(p);
+            }
+        }
+        let mut start = 0;
+        while start < frames.len() {
+            let Some(sock) = self.sock.as_ref() else {
+                return;
+            };
+            let (k, err) = sock.send_batch(&frames.packets()[start..]);
+            self.count += k as u64;
+            start += k;
+            let Some(e) = err else {
+                break;
+            };
+            // The frame at `start` failed; drop it and go on with the rest.
+            self.drops += 1;
+            start += 1;
+            self.complain(&e, ctx);
+            if matches!(e.raw_os_error(), Some(libc::ENXIO | libc::ENODEV)) {
+                // The device is gone: drop the rest, look for it again later.
+                self.drops += (frames.len() - start) as u64;
+                self.sock = None;
+                self.kind.clear();
+            }
+        }
+    }
+    fn pull_task(&self) -> &PullTask {
+        &self.puller
+    }
+}
+
 rclick_core::element_class!(ToHostSniffers);
 
 impl Element for ToHostSniffers {
+    rclick_core::element_kind!(sink);
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "1/0"
     }
@@ -190,94 +276,6 @@ impl Element for ToHostSniffers {
                 Ok(())
             }
             Err(e) => Err(e.into()),
-        }
-    }
-
-    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
-        if self.sock.is_none() {
-            let now = ctx.now();
-            let due = self
-                .last_try
-                .is_none_or(|t| now.nanos() - t.nanos() >= Timestamp::NSEC_PER_SEC);
-            if self.allow_nonexistent && due {
-                self.last_try = Some(now);
-                if self.open().is_ok() {
-                    ctx.chatter(&format!("{}: {} appeared", ctx.element_name(), self.ifname));
-                    if let Some(w) = self.kind_warning() {
-                        ctx.chatter(&format!("{}: {w}", ctx.element_name()));
-                    }
-                }
-            }
-            if self.sock.is_none() {
-                self.drops += batch.len() as u64;
-                return;
-            }
-        }
-        // Frames too short for an Ethernet header are not sent.
-        let mut frames = Batch::new();
-        for mut p in batch.drain() {
-            if self.ip {
-                p.push(14)
-                    .copy_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0]);
-            }
-            if p.len() < 14 {
-                self.drops += 1;
-            } else {
-                frames.push(p);
-            }
-        }
-        let mut start = 0;
-        while start < frames.len() {
-            let Some(sock) = self.sock.as_ref() else {
-                return;
-            };
-            let (k, err) = sock.send_batch(&frames.packets()[start..]);
-            self.count += k as u64;
-            start += k;
-            let Some(e) = err else {
-                break;
-            };
-            // The frame at `start` failed; drop it and go on with the rest.
-            self.drops += 1;
-            start += 1;
-            self.complain(&e, ctx);
-            if matches!(e.raw_os_error(), Some(libc::ENXIO | libc::ENODEV)) {
-                // The device is gone: drop the rest, look for it again later.
-                self.drops += (frames.len() - start) as u64;
-                self.sock = None;
-                self.kind.clear();
-            }
-        }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("dev_name"),
-            HandlerSpec::read("kind"),
-            HandlerSpec::read("count"),
-            HandlerSpec::read("drops"),
-            HandlerSpec::button("reset_counts"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "dev_name" => Ok(self.ifname.clone()),
-            "kind" => Ok(self.kind.clone()),
-            "count" => Ok(self.count.to_string()),
-            "drops" => Ok(self.drops.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.count = 0;
-                self.drops = 0;
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
         }
     }
 
@@ -373,4 +371,16 @@ pub fn link_kind(ifindex: i32) -> Option<String> {
     let kind = attr(attr(attrs, IFLA_LINKINFO)?, IFLA_INFO_KIND)?;
     let kind = kind.split(|&b| b == 0).next()?;
     Some(String::from_utf8_lossy(kind).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ip_encapsulation_is_the_old_header() {
+        let mut h = [0xaau8; 14];
+        IP_ENCAP.emit(&mut EtherFrame::new_unchecked(&mut h[..]));
+        assert_eq!(h, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0]);
+    }
 }
