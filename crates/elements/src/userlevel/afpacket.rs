@@ -982,8 +982,14 @@ mod tests {
         for (i, p) in segs.iter().enumerate() {
             let s = p.data();
             assert!(l4_ok(s));
-            assert_eq!(usize::from(u16::from_be_bytes([s[22], s[23]])), s.len() - 58);
-            assert_eq!(u32::from_be_bytes([s[62], s[63], s[64], s[65]]), 7 + 1000 * i as u32);
+            assert_eq!(
+                usize::from(u16::from_be_bytes([s[22], s[23]])),
+                s.len() - 58
+            );
+            assert_eq!(
+                u32::from_be_bytes([s[62], s[63], s[64], s[65]]),
+                7 + 1000 * i as u32
+            );
             assert_eq!(s[70], (5 << 4) | 0x0e);
             let want = match i {
                 0 => 0x80,
@@ -1004,8 +1010,14 @@ mod tests {
             let s = p.data();
             assert!(checksum::verify(&s[14..34]));
             assert!(l4_ok(s));
-            assert_eq!(usize::from(u16::from_be_bytes([s[16], s[17]])), s.len() - 14);
-            assert_eq!(usize::from(u16::from_be_bytes([s[38], s[39]])), s.len() - 34);
+            assert_eq!(
+                usize::from(u16::from_be_bytes([s[16], s[17]])),
+                s.len() - 14
+            );
+            assert_eq!(
+                usize::from(u16::from_be_bytes([s[38], s[39]])),
+                s.len() - 34
+            );
             // UDP segments keep the IP ID.
             assert_eq!(u16::from_be_bytes([s[18], s[19]]), 0x1234);
             joined.extend_from_slice(&s[42..]);

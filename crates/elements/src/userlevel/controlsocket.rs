@@ -91,9 +91,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use rclick_core::conf::Args;
 use rclick_core::ctx::ElementView;
 use rclick_core::element::{hflags, HandlerSpec};
-use rclick_core::{
-    ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp,
-};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp};
 
 use super::server;
 

@@ -482,9 +482,7 @@ impl FromDevice {
 
 const HANDLERS: &[Handler<FromDevice>] = &[
     Handler::data("count", |e| &e.count),
-    Handler::read("drops", |e, _| {
-        (e.kernel_drops() + e.own_drops).to_string()
-    }),
+    Handler::read("drops", |e, _| (e.kernel_drops() + e.own_drops).to_string()),
     Handler::read("kernel_drops", |e, _| {
         if e.sock.is_some() || e.xsk.is_some() {
             e.kernel_drops().to_string()
@@ -695,12 +693,18 @@ mod tests {
             packet_type(&frame([0x01, 0, 0x5e, 0, 0, 1]), mac),
             PacketType::Multicast
         );
-        assert_eq!(packet_type(&frame([2, 0, 0, 0, 0, 1]), mac), PacketType::Host);
+        assert_eq!(
+            packet_type(&frame([2, 0, 0, 0, 0, 1]), mac),
+            PacketType::Host
+        );
         assert_eq!(
             packet_type(&frame([2, 0, 0, 0, 0, 2]), mac),
             PacketType::OtherHost
         );
-        assert_eq!(packet_type(&frame([2, 0, 0, 0, 0, 2]), None), PacketType::Host);
+        assert_eq!(
+            packet_type(&frame([2, 0, 0, 0, 0, 2]), None),
+            PacketType::Host
+        );
         assert_eq!(packet_type(&[0xff; 4], mac), PacketType::OtherHost);
     }
 }

@@ -101,9 +101,7 @@ use rclick_core::conf::Args;
 use rclick_core::ctx::ElementView;
 use rclick_core::element::{hflags, HandlerSpec};
 use rclick_core::ports::Mode;
-use rclick_core::{
-    ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp,
-};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp};
 use serde_json::{json, Map, Value};
 
 use super::server;
@@ -587,7 +585,8 @@ impl HTTPServer {
     fn accept_all(&mut self, ctx: &mut Ctx) {
         for _ in 0..ACCEPTS_PER_CALL {
             let Some(l) = &self.listener else { return };
-            let Some((stream, _)) = server::accepted(l.accept(), ctx, &self.decl, |e| e.to_string())
+            let Some((stream, _)) =
+                server::accepted(l.accept(), ctx, &self.decl, |e| e.to_string())
             else {
                 return;
             };
