@@ -365,3 +365,63 @@ macro_rules! element_kind {
         }
     };
 }
+
+// added by ipa:
+/// A [`Filter`] that may also drop a packet itself: `None` means the
+/// element dropped (and counted) the packet, which leaves by no output.
+/// DecIPTTL drops packets that have no IP header rather than calling them
+/// expired, and IPInputCombo drops what its parts drop; both still send
+/// rejects to output 1 as the filter kind does.
+pub trait FilterOrDrop {
+    fn filter_or_drop(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>>;
+}
+
+/// The kept packet of a [`FilterOrDrop`] verdict; a reject leaves by
+/// output 1 (dropped when it is not connected).
+#[inline]
+fn pass_or_reject(verdict: Option<Result<Packet, Packet>>, ctx: &mut Ctx) -> Option<Packet> {
+    match verdict? {
+        Ok(p) => Some(p),
+        Err(bad) => {
+            ctx.emit(1, bad);
+            None
+        }
+    }
+}
+
+/// Push for a [`FilterOrDrop`].
+#[inline]
+pub fn filter_or_drop_push<E: FilterOrDrop + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
+    batch.retain_map(|p| {
+        let verdict = e.filter_or_drop(p, ctx);
+        pass_or_reject(verdict, ctx)
+    });
+    if !batch.is_empty() {
+        ctx.emit_batch(0, batch);
+    }
+}
+
+/// Pull for a [`FilterOrDrop`].
+#[inline]
+pub fn filter_or_drop_pull<E: FilterOrDrop + ?Sized>(
+    e: &mut E,
+    max: usize,
+    ctx: &mut Ctx,
+) -> Option<Batch> {
+    let mut batch = ctx.pull(0, max)?;
+    batch.retain_map(|p| {
+        let verdict = e.filter_or_drop(p, ctx);
+        pass_or_reject(verdict, ctx)
+    });
+    (!batch.is_empty()).then_some(batch)
+}
+
+/// Writes `push` and `pull` for a [`FilterOrDrop`] element, as
+/// [`element_kind!`](crate::element_kind) does for the other kinds (whose
+/// arms cannot be extended from outside the macro).
+#[macro_export]
+macro_rules! element_kind_filter_or_drop {
+    () => {
+        $crate::element_kind!(@through filter_or_drop_push filter_or_drop_pull);
+    };
+}
