@@ -50,23 +50,19 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
-use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::element::{processing, Filter};
+use rclick_core::wire::ipv4::{IPOPT_EOL, IPOPT_NOP, IPOPT_RR, IPOPT_TS};
 use rclick_core::wire::Ipv4Header;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::address::{parse_ipv4_arg, parse_ipv4_list_arg};
 use super::ipcommon::net_off;
-
-const IPOPT_EOL: u8 = 0;
-const IPOPT_NOP: u8 = 1;
-const IPOPT_RR: u8 = 7;
-const IPOPT_TS: u8 = 68;
 
 #[derive(Default)]
 pub struct IPGWOptions {
     my_addr: [u8; 4],
     addrs: Vec<[u8; 4]>,
-    drops: u64,
+    pub(crate) drops: u64,
 }
 
 /// Header bytes plus a little of what follows, on the stack: options are
@@ -88,6 +84,11 @@ impl Scratch {
 }
 
 impl IPGWOptions {
+    // The scan reads the pointer and flags bytes at fixed places from each
+    // option's start even when the option is too short to hold them (they
+    // then belong to what follows, and may be rewritten, as in Click), so
+    // it walks the scratch copy rather than the options iterator, whose
+    // options end at their length.
     /// Runs the option scan. `Ok(true)` when the options changed; `Err(at)`
     /// with the offending byte's offset.
     fn process(&self, s: &mut Scratch, hlen: usize, ms: [u8; 4]) -> Result<bool, usize> {
@@ -177,23 +178,11 @@ impl IPGWOptions {
     }
 }
 
-impl SimpleAction for IPGWOptions {
-    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        match self.apply(p, ctx) {
-            Ok(p) => Some(p),
-            Err(p) => {
-                ctx.emit(1, p);
-                None
-            }
-        }
-    }
-}
-
-impl IPGWOptions {
+impl Filter for IPGWOptions {
     /// Processes the options of `p`: `Ok` with the (possibly rewritten)
     /// packet, or `Err` with a bad packet whose parameter-problem
-    /// annotation is set (counted in `drops`). Shared with IPOutputCombo.
-    pub(crate) fn apply(&mut self, mut p: Packet, ctx: &Ctx) -> Result<Packet, Packet> {
+    /// annotation is set (counted in `drops`). IPOutputCombo runs it too.
+    fn filter(&mut self, mut p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
         let Some(off) = net_off(&p) else {
             return Ok(p);
         };
@@ -240,6 +229,8 @@ impl IPGWOptions {
     }
 }
 
+const HANDLERS: &[Handler<IPGWOptions>] = &[Handler::data("drops", |e| &e.drops)];
+
 rclick_core::element_class!(IPGWOptions);
 
 impl Element for IPGWOptions {
@@ -264,16 +255,6 @@ impl Element for IPGWOptions {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read("drops")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "drops" => Ok(self.drops.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
+    rclick_core::element_kind!(filter);
+    rclick_core::handlers!(HANDLERS);
 }
