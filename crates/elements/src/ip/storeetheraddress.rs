@@ -28,8 +28,8 @@
 //! ```
 
 use rclick_core::conf::{parse_usize, Args};
-use rclick_core::element::processing;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::element::{processing, Filter};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 
 use super::address::parse_ether_arg;
 
@@ -47,16 +47,17 @@ fn parse_offset(s: &str) -> Result<usize, String> {
     }
 }
 
-impl SimpleAction for StoreEtherAddress {
+// OFFSET is any byte offset (`dst` and `src` only name the Ethernet
+// ones), so the address is stored by offset rather than through a view.
+impl Filter for StoreEtherAddress {
     #[inline]
-    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+    fn filter(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Result<Packet, Packet> {
         if p.len() < self.offset + 6 {
-            ctx.emit(1, p);
-            return None;
+            return Err(p);
         }
         let o = self.offset;
         p.writable()[o..o + 6].copy_from_slice(&self.addr);
-        Some(p)
+        Ok(p)
     }
 }
 
@@ -80,5 +81,5 @@ impl Element for StoreEtherAddress {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
+    rclick_core::element_kind!(filter);
 }
