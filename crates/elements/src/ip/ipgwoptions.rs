@@ -51,12 +51,11 @@ use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
 use rclick_core::element::{processing, Filter};
-use rclick_core::wire::ipv4::{IPOPT_EOL, IPOPT_NOP, IPOPT_RR, IPOPT_TS};
-use rclick_core::wire::Ipv4Header;
+use rclick_core::wire::ipv4::{IPOPT_EOL, IPOPT_NOP, IPOPT_RR, IPOPT_TS, MIN_HEADER_LEN};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::address::{parse_ipv4_arg, parse_ipv4_list_arg};
-use super::ipcommon::net_off;
+use super::ipcommon::{ip_hdr, ip_hdr_mut};
 
 #[derive(Default)]
 pub struct IPGWOptions {
@@ -74,6 +73,16 @@ struct Scratch {
 }
 
 impl Scratch {
+    /// The first 64 bytes from the IP header on.
+    fn of(from_header: &[u8]) -> Self {
+        let mut s = Scratch {
+            buf: [0; 64],
+            avail: from_header.len().min(64),
+        };
+        s.buf[..s.avail].copy_from_slice(&from_header[..s.avail]);
+        s
+    }
+
     fn get(&self, i: usize) -> u8 {
         if i < self.avail {
             self.buf[i]
@@ -93,7 +102,7 @@ impl IPGWOptions {
     /// with the offending byte's offset.
     fn process(&self, s: &mut Scratch, hlen: usize, ms: [u8; 4]) -> Result<bool, usize> {
         let mut changed = false;
-        let mut oi = 20;
+        let mut oi = MIN_HEADER_LEN;
         while oi < hlen {
             let ty = s.get(oi);
             if ty == IPOPT_NOP {
@@ -183,39 +192,24 @@ impl Filter for IPGWOptions {
     /// packet, or `Err` with a bad packet whose parameter-problem
     /// annotation is set (counted in `drops`). IPOutputCombo runs it too.
     fn filter(&mut self, mut p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
-        let Some(off) = net_off(&p) else {
+        let Some(ip) = ip_hdr(&p) else {
             return Ok(p);
         };
-        let hlen = {
-            let Ok(ip) = Ipv4Header::new_checked(&p.data()[off..]) else {
-                return Ok(p);
-            };
-            let hlen = ip.header_len();
-            if hlen <= 20 {
-                return Ok(p);
-            }
-            hlen
-        };
-        // Only packets with options pay for the scratch copy.
-        let mut s = Scratch {
-            buf: [0; 64],
-            avail: 0,
-        };
-        {
-            let d = &p.data()[off..];
-            let n = d.len().min(64);
-            s.buf[..n].copy_from_slice(&d[..n]);
-            s.avail = n;
+        let hlen = ip.header_len();
+        if hlen <= MIN_HEADER_LEN {
+            return Ok(p);
         }
+        // Only packets with options pay for the scratch copy.
+        let mut s = Scratch::of(ip.into_inner());
         let now = ctx.now();
         let ms = ((now.sec().rem_euclid(86400) as u64) * 1000
             + (now.subsec_nanos() / 1_000_000) as u64) as u32;
         match self.process(&mut s, hlen, ms.to_be_bytes()) {
             Ok(false) => Ok(p),
             Ok(true) => {
-                let data = &mut p.writable()[off..];
-                data[20..hlen].copy_from_slice(&s.buf[20..hlen]);
-                if let Ok(mut ip) = Ipv4Header::new_checked(data) {
+                if let Some(mut ip) = ip_hdr_mut(&mut p) {
+                    ip.options_mut()
+                        .copy_from_slice(&s.buf[MIN_HEADER_LEN..hlen]);
                     ip.fill_checksum();
                 }
                 Ok(p)
