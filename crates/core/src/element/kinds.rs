@@ -389,13 +389,19 @@ fn pass_or_reject(verdict: Option<Result<Packet, Packet>>, ctx: &mut Ctx) -> Opt
     }
 }
 
-/// Push for a [`FilterOrDrop`].
+/// Keeps the packets a [`FilterOrDrop`] passes; rejects leave by output 1.
 #[inline]
-pub fn filter_or_drop_push<E: FilterOrDrop + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
+fn keep_passed<E: FilterOrDrop + ?Sized>(e: &mut E, batch: &mut Batch, ctx: &mut Ctx) {
     batch.retain_map(|p| {
         let verdict = e.filter_or_drop(p, ctx);
         pass_or_reject(verdict, ctx)
     });
+}
+
+/// Push for a [`FilterOrDrop`].
+#[inline]
+pub fn filter_or_drop_push<E: FilterOrDrop + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
+    keep_passed(e, &mut batch, ctx);
     if !batch.is_empty() {
         ctx.emit_batch(0, batch);
     }
@@ -409,10 +415,7 @@ pub fn filter_or_drop_pull<E: FilterOrDrop + ?Sized>(
     ctx: &mut Ctx,
 ) -> Option<Batch> {
     let mut batch = ctx.pull(0, max)?;
-    batch.retain_map(|p| {
-        let verdict = e.filter_or_drop(p, ctx);
-        pass_or_reject(verdict, ctx)
-    });
+    keep_passed(e, &mut batch, ctx);
     (!batch.is_empty()).then_some(batch)
 }
 
@@ -423,5 +426,21 @@ pub fn filter_or_drop_pull<E: FilterOrDrop + ?Sized>(
 macro_rules! element_kind_filter_or_drop {
     () => {
         $crate::element_kind!(@through filter_or_drop_push filter_or_drop_pull);
+    };
+}
+
+/// The ports of every filter ([`Filter`], [`FilterOrDrop`]): one input,
+/// output 0 and an optional reject output 1, agnostic but for the pushed
+/// rejects (`1/1-2`, `a/ah`). Use inside `impl Element for X`.
+#[macro_export]
+macro_rules! filter_ports {
+    () => {
+        fn port_count(&self) -> &'static str {
+            "1/1-2"
+        }
+
+        fn processing(&self) -> &'static str {
+            $crate::element::processing::AGNOSTIC_PUSH_ERROR
+        }
     };
 }

@@ -63,7 +63,7 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_usize, split_words, Args};
-use rclick_core::element::{processing, Filter};
+use rclick_core::element::Filter;
 use rclick_core::wire::ipv4::MIN_HEADER_LEN;
 use rclick_core::wire::{Ipv4Header, WireError};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
@@ -220,13 +220,7 @@ const HANDLERS: &[Handler<CheckIPHeader>] = &[
 rclick_core::element_class!(CheckIPHeader);
 
 impl Element for CheckIPHeader {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;

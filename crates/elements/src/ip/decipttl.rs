@@ -37,8 +37,8 @@
 //! ```
 
 use rclick_core::conf::Args;
+use rclick_core::element::hflags;
 use rclick_core::element::kinds::FilterOrDrop;
-use rclick_core::element::{hflags, processing};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::ipcommon::{ip_hdr, ip_hdr_mut};
@@ -100,13 +100,7 @@ const HANDLERS: &[Handler<DecIPTTL>] = &[
 rclick_core::element_class!(DecIPTTL);
 
 impl Element for DecIPTTL {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);

@@ -34,7 +34,7 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::{processing, Filter};
+use rclick_core::element::Filter;
 use rclick_core::packet::PacketType;
 use rclick_core::wire::{EtherAddr, EtherFrame};
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
@@ -94,13 +94,7 @@ impl Filter for HostEtherFilter {
 rclick_core::element_class!(HostEtherFilter);
 
 impl Element for HostEtherFilter {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;

@@ -242,13 +242,7 @@ impl<C: HeaderCheck> CheckHeader<C> {
 }
 
 impl<C: HeaderCheck> Element for CheckHeader<C> {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        rclick_core::element::processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = rclick_core::conf::Args::new(conf);

@@ -50,7 +50,7 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
-use rclick_core::element::{processing, Filter};
+use rclick_core::element::Filter;
 use rclick_core::wire::ipv4::{IPOPT_EOL, IPOPT_NOP, IPOPT_RR, IPOPT_TS, MIN_HEADER_LEN};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
@@ -228,13 +228,7 @@ const HANDLERS: &[Handler<IPGWOptions>] = &[Handler::data("drops", |e| &e.drops)
 rclick_core::element_class!(IPGWOptions);
 
 impl Element for IPGWOptions {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;

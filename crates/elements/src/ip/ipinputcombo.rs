@@ -51,7 +51,7 @@
 
 use rclick_core::conf::Args;
 use rclick_core::element::kinds::FilterOrDrop;
-use rclick_core::element::{processing, Filter};
+use rclick_core::element::Filter;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::checkipheader::{CheckIPHeader, REASONS};
@@ -94,13 +94,7 @@ const HANDLERS: &[Handler<IPInputCombo>] = &[
 rclick_core::element_class!(IPInputCombo);
 
 impl Element for IPInputCombo {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);

@@ -28,7 +28,7 @@
 //! ```
 
 use rclick_core::conf::{parse_usize, Args};
-use rclick_core::element::{processing, Filter};
+use rclick_core::element::Filter;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 
 use super::address::parse_ether_arg;
@@ -64,13 +64,7 @@ impl Filter for StoreEtherAddress {
 rclick_core::element_class!(StoreEtherAddress);
 
 impl Element for StoreEtherAddress {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
