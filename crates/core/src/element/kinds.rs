@@ -376,35 +376,28 @@ pub trait FilterOrDrop {
     fn filter_or_drop(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>>;
 }
 
-/// The kept packet of a [`FilterOrDrop`] verdict; a reject leaves by
-/// output 1 (dropped when it is not connected).
-#[inline]
-fn pass_or_reject(verdict: Option<Result<Packet, Packet>>, ctx: &mut Ctx) -> Option<Packet> {
-    match verdict? {
-        Ok(p) => Some(p),
-        Err(bad) => {
-            ctx.emit(1, bad);
-            None
+/// A [`FilterOrDrop`] as a [`SimpleAction`] whose rejects leave by output
+/// 1 (dropped when it is not connected), so that it moves batches with the
+/// action kind's code.
+struct Rejecting<'a, E: ?Sized>(&'a mut E);
+
+impl<E: FilterOrDrop + ?Sized> SimpleAction for Rejecting<'_, E> {
+    #[inline]
+    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+        match self.0.filter_or_drop(p, ctx)? {
+            Ok(p) => Some(p),
+            Err(bad) => {
+                ctx.emit(1, bad);
+                None
+            }
         }
     }
 }
 
-/// Keeps the packets a [`FilterOrDrop`] passes; rejects leave by output 1.
-#[inline]
-fn keep_passed<E: FilterOrDrop + ?Sized>(e: &mut E, batch: &mut Batch, ctx: &mut Ctx) {
-    batch.retain_map(|p| {
-        let verdict = e.filter_or_drop(p, ctx);
-        pass_or_reject(verdict, ctx)
-    });
-}
-
 /// Push for a [`FilterOrDrop`].
 #[inline]
-pub fn filter_or_drop_push<E: FilterOrDrop + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
-    keep_passed(e, &mut batch, ctx);
-    if !batch.is_empty() {
-        ctx.emit_batch(0, batch);
-    }
+pub fn filter_or_drop_push<E: FilterOrDrop + ?Sized>(e: &mut E, batch: Batch, ctx: &mut Ctx) {
+    simple_push(&mut Rejecting(e), batch, ctx)
 }
 
 /// Pull for a [`FilterOrDrop`].
@@ -414,9 +407,7 @@ pub fn filter_or_drop_pull<E: FilterOrDrop + ?Sized>(
     max: usize,
     ctx: &mut Ctx,
 ) -> Option<Batch> {
-    let mut batch = ctx.pull(0, max)?;
-    keep_passed(e, &mut batch, ctx);
-    (!batch.is_empty()).then_some(batch)
+    simple_pull(&mut Rejecting(e), max, ctx)
 }
 
 /// Writes `push` and `pull` for a [`FilterOrDrop`] element, as
