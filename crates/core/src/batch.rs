@@ -153,23 +153,6 @@ impl Batch {
         b.len = kept;
     }
 
-    /// Replaces each packet by `f(packet)`, in place and in order.
-    #[inline]
-    pub fn map_in_place(&mut self, mut f: impl FnMut(Packet) -> Packet) {
-        let b = self.b_mut();
-        let n = b.len;
-        // As in retain_map: a panic in `f` leaks the rest rather than
-        // dropping a packet twice.
-        b.len = 0;
-        for i in 0..n {
-            // SAFETY: slot i < n was initialised; it is read once, then
-            // written again before the length is restored.
-            let p = unsafe { b.pkts[i].assume_init_read() };
-            b.pkts[i].write(f(p));
-        }
-        b.len = n;
-    }
-
     /// Removes every packet, yielding them in order.
     pub fn drain(&mut self) -> Drain<'_> {
         let n = self.len();

@@ -10,6 +10,7 @@
 //! | `action` | [`SimpleAction`] | `simple_action` | change or drop each packet; push and pull through |
 //! | `observe` | [`Observe`] | a `simple_action` returning `p` | look, pass on unchanged; push and pull through |
 //! | `filter` | [`Filter`] | `checked_output_push(1, p)` | rejected packets to output 1 if present, else dropped |
+//! | `filter_or_drop` | [`FilterOrDrop`] | the same, and `p->kill()` | a filter that may also drop a packet itself |
 //! | `classify` | [`Classify`] | `push` with `output(classify(p))` | one output per packet; a one-way batch moves whole |
 //! | `dispatch` | [`Dispatch`] | route tables | change each packet, then pick its output |
 //! | `source` | [`Source`] | task + full notifier | packets from nowhere, pushed by a task or pulled |
@@ -186,24 +187,43 @@ pub trait Filter {
 /// otherwise each packet leaves by its output in arrival order, so outputs
 /// 0 and 1 that meet again downstream keep Click's packet order.
 #[inline]
-pub fn filter_push<E: Filter + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
+pub fn filter_push<E: Filter + ?Sized>(e: &mut E, batch: Batch, ctx: &mut Ctx) {
+    checked_push(batch, ctx, |p, ctx| Some(e.filter(p, ctx)))
+}
+
+/// Pull for a [`Filter`].
+#[inline]
+pub fn filter_pull<E: Filter + ?Sized>(e: &mut E, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+    checked_pull(max, ctx, |p, ctx| Some(e.filter(p, ctx)))
+}
+
+/// The batch code of the filter kinds: `check` passes (`Ok`), rejects
+/// (`Err`, to output 1) or drops (`None`) each packet.
+#[inline]
+fn checked_push(
+    mut batch: Batch,
+    ctx: &mut Ctx,
+    mut check: impl FnMut(Packet, &mut Ctx) -> Option<Result<Packet, Packet>>,
+) {
     let mut rejected = [false; BATCH_CAPACITY];
     let mut any_rejected = false;
-    let mut slot = 0;
-    batch.map_in_place(|p| {
-        let p = match e.filter(p, ctx) {
+    let mut kept = 0;
+    batch.retain_map(|p| {
+        let p = match check(p, ctx)? {
             Ok(p) => p,
             Err(p) => {
-                rejected[slot] = true;
+                rejected[kept] = true;
                 any_rejected = true;
                 p
             }
         };
-        slot += 1;
-        p
+        kept += 1;
+        Some(p)
     });
     if !any_rejected {
-        ctx.emit_batch(0, batch);
+        if !batch.is_empty() {
+            ctx.emit_batch(0, batch);
+        }
         return;
     }
     for (p, bad) in batch.into_iter().zip(rejected) {
@@ -211,11 +231,16 @@ pub fn filter_push<E: Filter + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ct
     }
 }
 
-/// Pull for a [`Filter`].
+/// Pull for the filter kinds: output 0 is pulled, rejects are pushed out of
+/// output 1 as they are found.
 #[inline]
-pub fn filter_pull<E: Filter + ?Sized>(e: &mut E, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+fn checked_pull(
+    max: usize,
+    ctx: &mut Ctx,
+    mut check: impl FnMut(Packet, &mut Ctx) -> Option<Result<Packet, Packet>>,
+) -> Option<Batch> {
     let mut batch = ctx.pull(0, max)?;
-    batch.retain_map(|p| match e.filter(p, ctx) {
+    batch.retain_map(|p| match check(p, ctx)? {
         Ok(p) => Some(p),
         Err(bad) => {
             ctx.emit(1, bad);
@@ -324,7 +349,8 @@ pub fn sink_run<E: Sink + ?Sized>(e: &mut E, ctx: &mut Ctx) -> bool {
 }
 
 /// Writes the `push`, `pull` and `run_task` of an element kind: `action`,
-/// `observe`, `filter`, `classify`, `dispatch`, `source` or `sink` (see the
+/// `observe`, `filter`, `filter_or_drop`, `classify`, `dispatch`, `source`
+/// or `sink` (see the
 /// [module docs](crate::element::kinds)). Use inside `impl Element for X`.
 #[macro_export]
 macro_rules! element_kind {
@@ -336,6 +362,9 @@ macro_rules! element_kind {
     };
     (filter) => {
         $crate::element_kind!(@through filter_push filter_pull);
+    };
+    (filter_or_drop) => {
+        $crate::element_kind!(@through filter_or_drop_push filter_or_drop_pull);
     };
     (classify) => {
         fn push(&mut self, _port: usize, batch: $crate::Batch, ctx: &mut $crate::Ctx) {
@@ -387,8 +416,6 @@ macro_rules! element_kind {
     };
 }
 
-// added by std:
-
 /// The task body of a [`Source`] that sends `burst` packets a run, as
 /// Click's sources with a BURST do, even when the burst is longer than a
 /// batch: it goes out in as many batches as it takes, all in this run (the
@@ -415,4 +442,45 @@ pub fn source_run_burst<E: Source + ?Sized>(e: &mut E, burst: usize, ctx: &mut C
         ctx.fast_reschedule();
     }
     sent
+}
+
+/// A [`Filter`] that may also drop a packet itself: `None` means the
+/// element dropped (and counted) the packet, which leaves by no output.
+/// DecIPTTL drops packets that have no IP header rather than calling them
+/// expired, and IPInputCombo drops what its parts drop; both still send
+/// rejects to output 1 as the filter kind does.
+pub trait FilterOrDrop {
+    fn filter_or_drop(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>>;
+}
+
+/// Push for a [`FilterOrDrop`].
+#[inline]
+pub fn filter_or_drop_push<E: FilterOrDrop + ?Sized>(e: &mut E, batch: Batch, ctx: &mut Ctx) {
+    checked_push(batch, ctx, |p, ctx| e.filter_or_drop(p, ctx))
+}
+
+/// Pull for a [`FilterOrDrop`].
+#[inline]
+pub fn filter_or_drop_pull<E: FilterOrDrop + ?Sized>(
+    e: &mut E,
+    max: usize,
+    ctx: &mut Ctx,
+) -> Option<Batch> {
+    checked_pull(max, ctx, |p, ctx| e.filter_or_drop(p, ctx))
+}
+
+/// The ports of every filter ([`Filter`], [`FilterOrDrop`]): one input,
+/// output 0 and an optional reject output 1, agnostic but for the pushed
+/// rejects (`1/1-2`, `a/ah`). Use inside `impl Element for X`.
+#[macro_export]
+macro_rules! filter_ports {
+    () => {
+        fn port_count(&self) -> &'static str {
+            "1/1-2"
+        }
+
+        fn processing(&self) -> &'static str {
+            $crate::element::processing::AGNOSTIC_PUSH_ERROR
+        }
+    };
 }

@@ -32,41 +32,30 @@
 //! ipc[0] -> CheckICMPHeader -> ICMPPingResponder -> ...;
 //! ```
 
-use rclick_core::wire::checksum;
 use rclick_core::wire::ipv4::PROTO_ICMP;
+use rclick_core::wire::IcmpHeader;
 use rclick_core::Packet;
 
-use super::ipcommon::{ip_hdr, net_off, CheckHeader, HeaderCheck};
-
-const REASONS: [&str; 3] = ["not ICMP", "bad packet length", "bad ICMP checksum"];
-
-fn check(p: &Packet) -> Result<(), usize> {
-    let (Some(ip), Some(off)) = (ip_hdr(p), net_off(p)) else {
-        return Err(0);
-    };
-    if ip.protocol() != PROTO_ICMP {
-        return Err(0);
-    }
-    let hl = ip.header_len();
-    let ipb = &p.data()[off..];
-    let total = ip.total_len() as usize;
-    if total < hl + 8 || total > ipb.len() {
-        return Err(1);
-    }
-    if !checksum::verify(&ipb[hl..total]) {
-        return Err(2);
-    }
-    Ok(())
-}
+use super::ipcommon::{exact_payload, ip_hdr, CheckHeader, HeaderCheck};
 
 /// The ICMP header check.
 pub struct IcmpCheck;
 
 impl HeaderCheck for IcmpCheck {
     const PROTO: &'static str = "ICMP";
-    const REASONS: &'static [&'static str] = &REASONS;
+    const REASONS: &'static [&'static str] =
+        &["not ICMP", "bad packet length", "bad ICMP checksum"];
+
     fn check(p: &Packet) -> Result<(), usize> {
-        check(p)
+        let ip = ip_hdr(p)
+            .filter(|ip| ip.protocol() == PROTO_ICMP)
+            .ok_or(0usize)?;
+        let message = exact_payload(&ip).ok_or(1usize)?;
+        let icmp = IcmpHeader::new_checked(message).map_err(|_| 1usize)?;
+        if !icmp.verify_checksum() {
+            return Err(2);
+        }
+        Ok(())
     }
 }
 

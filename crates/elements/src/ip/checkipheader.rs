@@ -63,12 +63,13 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_usize, split_words, Args};
-use rclick_core::element::{processing, HandlerSpec};
-use rclick_core::wire::checksum;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::element::Filter;
+use rclick_core::wire::ipv4::MIN_HEADER_LEN;
+use rclick_core::wire::{Ipv4Header, WireError};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::address::{parse_ipv4_addr_or_prefix_arg, parse_ipv4_list_arg};
-use super::ipcommon::DropStats;
+use super::ipcommon::{checker_handlers, DropStats, DROP_DETAILS};
 
 pub(crate) const REASONS: [&str; 6] = [
     "tiny packet",
@@ -97,7 +98,7 @@ pub struct CheckIPHeader {
     checksum: bool,
     /// Whether the class checks checksums at all (false for CheckIPHeader2).
     class_checksum: bool,
-    stats: DropStats,
+    pub(crate) stats: DropStats,
 }
 
 impl Default for CheckIPHeader {
@@ -143,79 +144,83 @@ impl CheckIPHeader {
         }
     }
 
-    /// Validates the header; returns the failure reason or the header and
-    /// total lengths.
+    /// Whether per-reason counts are kept (DETAILS), and so `drop_details`
+    /// exists.
+    pub(crate) fn details(&self) -> bool {
+        self.stats.details.is_some()
+    }
+
+    /// Validates the header; returns the failure reason or the header
+    /// length, total length and destination.
     #[inline]
-    fn check(&mut self, data: &[u8]) -> Result<(usize, usize), usize> {
-        let Some(ip) = data.get(self.offset..) else {
+    fn check(&mut self, data: &[u8]) -> Result<(usize, usize, Ipv4Addr), usize> {
+        let Some(bytes) = data.get(self.offset..) else {
             return Err(TINY);
         };
-        if ip.len() < 20 {
-            return Err(TINY);
-        }
-        if ip[0] >> 4 != 4 {
-            return Err(BAD_VERSION);
-        }
-        let hlen = ((ip[0] & 0x0f) as usize) * 4;
-        if hlen < 20 {
-            return Err(BAD_HLEN);
-        }
-        let len = u16::from_be_bytes([ip[2], ip[3]]) as usize;
-        if len > ip.len() || len < hlen {
+        let ip = match Ipv4Header::new_checked(bytes) {
+            Ok(ip) => ip,
+            Err(WireError::Truncated) => return Err(TINY),
+            Err(WireError::BadVersion) => return Err(BAD_VERSION),
+            // A header length past the data makes the total length bad too.
+            Err(_) if Ipv4Header::new_unchecked(bytes).header_len() < MIN_HEADER_LEN => {
+                return Err(BAD_HLEN)
+            }
+            Err(_) => return Err(BAD_IP_LEN),
+        };
+        let hlen = ip.header_len();
+        let len = ip.total_len() as usize;
+        if len > bytes.len() || len < hlen {
             return Err(BAD_IP_LEN);
         }
-        if self.checksum && !checksum::verify(&ip[..hlen]) {
+        if self.checksum && !ip.verify_checksum() {
             return Err(BAD_CHECKSUM);
         }
-        let src = u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]]);
-        if !self.bad_src.is_empty() && self.last_good_src != Some(src) {
-            if !self.bad_src.contains(&src) {
-                self.last_good_src = Some(src);
-            } else {
-                let dst = u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]);
-                if !self.good_dst.contains(&dst) {
+        let dst = ip.dst();
+        if !self.bad_src.is_empty() {
+            let src = u32::from(ip.src());
+            if self.last_good_src != Some(src) {
+                if !self.bad_src.contains(&src) {
+                    self.last_good_src = Some(src);
+                } else if !self.good_dst.contains(&u32::from(dst)) {
                     return Err(BAD_SADDR);
                 }
             }
         }
-        Ok((hlen, len))
+        Ok((hlen, len, dst))
     }
 }
 
-impl SimpleAction for CheckIPHeader {
+impl Filter for CheckIPHeader {
     #[inline]
-    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+    fn filter(&mut self, mut p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
         match self.check(p.data()) {
-            Ok((hlen, len)) => {
+            Ok((hlen, len, dst)) => {
                 let off = self.offset;
                 p.set_network_header(off, hlen);
                 let plen = p.len() - off;
                 if plen > len {
                     p.take(plen - len);
                 }
-                let d = &p.data()[off + 16..off + 20];
-                let dst = Ipv4Addr::new(d[0], d[1], d[2], d[3]);
                 p.set_dst_ip_anno(dst);
-                Some(p)
+                Ok(p)
             }
             Err(reason) => {
-                self.stats.drop("IP", reason, &REASONS, p, ctx);
-                None
+                self.stats.reject("IP", reason, &REASONS, ctx);
+                Err(p)
             }
         }
     }
 }
 
+const HANDLERS: &[Handler<CheckIPHeader>] = &[
+    Handler::data("drops", |e| &e.stats.drops),
+    Handler::read(DROP_DETAILS, |e, _| e.stats.details_text(&REASONS)),
+];
+
 rclick_core::element_class!(CheckIPHeader);
 
 impl Element for CheckIPHeader {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -265,24 +270,6 @@ impl Element for CheckIPHeader {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut h = vec![HandlerSpec::read("drops")];
-        if self.stats.details.is_some() {
-            h.push(HandlerSpec::read("drop_details"));
-        }
-        h
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "drops" => Ok(self.stats.drops.to_string()),
-            "drop_details" => self
-                .stats
-                .details_text(&REASONS)
-                .ok_or_else(|| "no 'drop_details' handler".to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
+    rclick_core::element_kind!(filter);
+    checker_handlers!(HANDLERS, CheckIPHeader::details);
 }

@@ -33,55 +33,29 @@
 //! ipc[0] -> CheckTCPHeader -> ...;
 //! ```
 
-use rclick_core::wire::checksum;
 use rclick_core::wire::ipv4::PROTO_TCP;
+use rclick_core::wire::TcpHeader;
 use rclick_core::Packet;
 
-use super::ipcommon::{ip_hdr, net_off, CheckHeader, HeaderCheck};
-
-const REASONS: [&str; 3] = ["not TCP", "bad packet length", "bad TCP checksum"];
-
-fn check(p: &Packet) -> Result<(), usize> {
-    let (Some(ip), Some(off)) = (ip_hdr(p), net_off(p)) else {
-        return Err(0);
-    };
-    if ip.protocol() != PROTO_TCP {
-        return Err(0);
-    }
-    let hl = ip.header_len();
-    let ipb = &p.data()[off..];
-    let total = ip.total_len() as usize;
-    if total < hl || total > ipb.len() {
-        return Err(1);
-    }
-    let tcp = &ipb[hl..total];
-    if tcp.len() < 20 {
-        return Err(1);
-    }
-    let doff = ((tcp[12] >> 4) as usize) * 4;
-    if doff < 20 || doff > tcp.len() {
-        return Err(1);
-    }
-    let ps = checksum::pseudo_header_v4(
-        ip.src().octets(),
-        ip.dst().octets(),
-        PROTO_TCP,
-        tcp.len() as u16,
-    );
-    if checksum::sum(tcp, ps) != 0xffff {
-        return Err(2);
-    }
-    Ok(())
-}
+use super::ipcommon::{exact_payload, ip_hdr, CheckHeader, HeaderCheck};
 
 /// The TCP header check.
 pub struct TcpCheck;
 
 impl HeaderCheck for TcpCheck {
     const PROTO: &'static str = "TCP";
-    const REASONS: &'static [&'static str] = &REASONS;
+    const REASONS: &'static [&'static str] = &["not TCP", "bad packet length", "bad TCP checksum"];
+
     fn check(p: &Packet) -> Result<(), usize> {
-        check(p)
+        let ip = ip_hdr(p)
+            .filter(|ip| ip.protocol() == PROTO_TCP)
+            .ok_or(0usize)?;
+        let segment = exact_payload(&ip).ok_or(1usize)?;
+        let tcp = TcpHeader::new_checked(segment).map_err(|_| 1usize)?;
+        if !tcp.verify_checksum(ip.src(), ip.dst()) {
+            return Err(2);
+        }
+        Ok(())
     }
 }
 

@@ -32,49 +32,35 @@
 //! ipc[0] -> CheckUDPHeader -> ...;
 //! ```
 
-use rclick_core::wire::checksum;
 use rclick_core::wire::ipv4::PROTO_UDP;
+use rclick_core::wire::{udp, UdpHeader};
 use rclick_core::Packet;
 
-use super::ipcommon::{ip_hdr, net_off, CheckHeader, HeaderCheck};
-
-const REASONS: [&str; 3] = ["not UDP", "bad packet length", "bad UDP checksum"];
-
-fn check(p: &Packet) -> Result<(), usize> {
-    let (Some(ip), Some(off)) = (ip_hdr(p), net_off(p)) else {
-        return Err(0);
-    };
-    if ip.protocol() != PROTO_UDP {
-        return Err(0);
-    }
-    let hl = ip.header_len();
-    let ipb = &p.data()[off..];
-    let udp = &ipb[hl..];
-    if udp.len() < 8 {
-        return Err(1);
-    }
-    let len = u16::from_be_bytes([udp[4], udp[5]]) as usize;
-    if len < 8 || len > udp.len() {
-        return Err(1);
-    }
-    if udp[6] != 0 || udp[7] != 0 {
-        let ps =
-            checksum::pseudo_header_v4(ip.src().octets(), ip.dst().octets(), PROTO_UDP, len as u16);
-        if checksum::sum(&udp[..len], ps) != 0xffff {
-            return Err(2);
-        }
-    }
-    Ok(())
-}
+use super::ipcommon::{after_header, ip_hdr, CheckHeader, HeaderCheck};
 
 /// The UDP header check.
 pub struct UdpCheck;
 
 impl HeaderCheck for UdpCheck {
     const PROTO: &'static str = "UDP";
-    const REASONS: &'static [&'static str] = &REASONS;
+    const REASONS: &'static [&'static str] = &["not UDP", "bad packet length", "bad UDP checksum"];
+
     fn check(p: &Packet) -> Result<(), usize> {
-        check(p)
+        let ip = ip_hdr(p)
+            .filter(|ip| ip.protocol() == PROTO_UDP)
+            .ok_or(0usize)?;
+        // Like Click, the UDP length is checked against the data, not
+        // against the IP total length.
+        let rest = after_header(&ip);
+        let udp = UdpHeader::new_checked(rest).map_err(|_| 1usize)?;
+        let len = udp.len() as usize;
+        if len < udp::HEADER_LEN || len > rest.len() {
+            return Err(1);
+        }
+        if !udp.verify_checksum(ip.src(), ip.dst()) {
+            return Err(2);
+        }
+        Ok(())
     }
 }
 

@@ -36,16 +36,17 @@
 //! dt[1] -> ICMPError(18.26.4.24, timeexceeded) -> rt;
 //! ```
 
-use rclick_core::conf::{parse_bool, Args};
-use rclick_core::element::{hflags, processing, HandlerSpec};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::conf::Args;
+use rclick_core::element::hflags;
+use rclick_core::element::kinds::FilterOrDrop;
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::ipcommon::{ip_hdr, ip_hdr_mut};
 
 pub struct DecIPTTL {
     active: bool,
     multicast: bool,
-    drops: u64,
+    pub(crate) drops: u64,
 }
 
 impl Default for DecIPTTL {
@@ -58,59 +59,48 @@ impl Default for DecIPTTL {
     }
 }
 
-impl SimpleAction for DecIPTTL {
+impl FilterOrDrop for DecIPTTL {
+    /// `Some(Ok)` to forward, `None` when dropped (no IP header), `Some(Err)`
+    /// with an expired packet (TTL 0 or 1, left unchanged). Both drops are
+    /// counted. IPOutputCombo runs it too.
     #[inline]
-    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        match self.apply(p) {
-            Ok(p) => p,
-            Err(p) => {
-                ctx.emit(1, p);
-                None
-            }
-        }
-    }
-}
-
-impl DecIPTTL {
-    /// Decrements the TTL: `Ok(Some)` to forward, `Ok(None)` when dropped
-    /// (no IP header), `Err` with an expired packet (TTL 0 or 1, left
-    /// unchanged). Both drops are counted. Shared with IPOutputCombo.
-    #[inline]
-    pub(crate) fn apply(&mut self, mut p: Packet) -> Result<Option<Packet>, Packet> {
+    fn filter_or_drop(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
         if !self.active {
-            return Ok(Some(p));
+            return Some(Ok(p));
         }
         let (ttl, multicast) = match ip_hdr(&p) {
             Some(ip) => (ip.ttl(), ip.dst().is_multicast()),
             None => {
                 self.drops += 1;
-                return Ok(None);
+                return None;
             }
         };
         if !self.multicast && multicast {
-            return Ok(Some(p));
+            return Some(Ok(p));
         }
         if ttl <= 1 {
             self.drops += 1;
-            return Err(p);
+            return Some(Err(p));
         }
         if let Some(mut ip) = ip_hdr_mut(&mut p) {
             ip.decrement_ttl();
         }
-        Ok(Some(p))
+        Some(Ok(p))
     }
 }
+
+const HANDLERS: &[Handler<DecIPTTL>] = &[
+    Handler::data("drops", |e| &e.drops),
+    Handler::flagged(
+        hflags::CHECKBOX,
+        Handler::data_rw("active", |e| &e.active, |e| &mut e.active),
+    ),
+];
 
 rclick_core::element_class!(DecIPTTL);
 
 impl Element for DecIPTTL {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -120,30 +110,6 @@ impl Element for DecIPTTL {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("drops"),
-            HandlerSpec::read_write("active").with(hflags::CHECKBOX),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "drops" => Ok(self.drops.to_string()),
-            "active" => Ok(self.active.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "active" => {
-                self.active = parse_bool(value.trim())?;
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
+    rclick_core::element_kind!(filter_or_drop);
+    rclick_core::handlers!(HANDLERS);
 }

@@ -26,13 +26,12 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::HandlerSpec;
 use rclick_core::packet::PacketType;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct DropBroadcasts {
-    drops: u64,
+    pub(crate) drops: u64,
 }
 
 impl SimpleAction for DropBroadcasts {
@@ -48,6 +47,8 @@ impl SimpleAction for DropBroadcasts {
     }
 }
 
+const HANDLERS: &[Handler<DropBroadcasts>] = &[Handler::data("drops", |e| &e.drops)];
+
 rclick_core::element_class!(DropBroadcasts);
 
 impl Element for DropBroadcasts {
@@ -57,15 +58,5 @@ impl Element for DropBroadcasts {
     }
 
     rclick_core::element_kind!(action);
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read("drops")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "drops" => Ok(self.drops.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
+    rclick_core::handlers!(HANDLERS);
 }

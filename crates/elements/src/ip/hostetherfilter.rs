@@ -34,14 +34,15 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::processing;
+use rclick_core::element::Filter;
 use rclick_core::packet::PacketType;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::wire::{EtherAddr, EtherFrame};
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 
 use super::address::parse_ether_arg;
 
 pub struct HostEtherFilter {
-    addr: [u8; 6],
+    addr: EtherAddr,
     drop_own: bool,
     drop_other: bool,
     offset: usize,
@@ -50,7 +51,7 @@ pub struct HostEtherFilter {
 impl Default for HostEtherFilter {
     fn default() -> Self {
         HostEtherFilter {
-            addr: [0; 6],
+            addr: EtherAddr::default(),
             drop_own: false,
             drop_other: true,
             offset: 0,
@@ -58,39 +59,34 @@ impl Default for HostEtherFilter {
     }
 }
 
-impl SimpleAction for HostEtherFilter {
+impl Filter for HostEtherFilter {
     #[inline]
-    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        let Some(e) = p.data().get(self.offset..self.offset + 14) else {
-            ctx.emit(1, p);
-            return None;
+    fn filter(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Result<Packet, Packet> {
+        let Some(e) = p
+            .data()
+            .get(self.offset..)
+            .and_then(|b| EtherFrame::new_checked(b).ok())
+        else {
+            return Err(p);
         };
-        let (dst, src) = (&e[0..6], &e[6..12]);
-        let ty = if self.drop_own && src == self.addr {
-            None
-        } else if dst == self.addr {
-            Some(PacketType::Host)
-        } else if dst == [0xff; 6] {
-            Some(PacketType::Broadcast)
-        } else if dst[0] & 1 != 0 {
-            Some(PacketType::Multicast)
+        let (dst, src) = (e.dst(), e.src());
+        if self.drop_own && src == self.addr {
+            return Err(p);
+        }
+        let t = if dst == self.addr {
+            PacketType::Host
+        } else if dst.is_broadcast() {
+            PacketType::Broadcast
+        } else if dst.is_group() {
+            PacketType::Multicast
         } else {
-            Some(PacketType::OtherHost)
+            PacketType::OtherHost
         };
-        match ty {
-            Some(t) => {
-                p.set_packet_type_anno(t);
-                if t == PacketType::OtherHost && self.drop_other {
-                    ctx.emit(1, p);
-                    None
-                } else {
-                    Some(p)
-                }
-            }
-            None => {
-                ctx.emit(1, p);
-                None
-            }
+        p.set_packet_type_anno(t);
+        if t == PacketType::OtherHost && self.drop_other {
+            Err(p)
+        } else {
+            Ok(p)
         }
     }
 }
@@ -98,18 +94,12 @@ impl SimpleAction for HostEtherFilter {
 rclick_core::element_class!(HostEtherFilter);
 
 impl Element for HostEtherFilter {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
         let mut args = Args::new(conf);
-        self.addr = args.read_mp_with("ETHER", |s| parse_ether_arg(s, ictx)).0;
+        self.addr = args.read_mp_with("ETHER", |s| parse_ether_arg(s, ictx));
         self.drop_own = args.read_p_or("DROP_OWN", false);
         self.drop_other = args.read_p_or("DROP_OTHER", true);
         self.offset = args.read_or("OFFSET", 0);
@@ -117,5 +107,5 @@ impl Element for HostEtherFilter {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
+    rclick_core::element_kind!(filter);
 }

@@ -2,8 +2,10 @@
 //! packet's network header, and the drop bookkeeping of the Check*Header
 //! elements.
 
+use rclick_core::element::handlers::{read_from, specs_of};
+use rclick_core::element::{no_handler, Filter};
 use rclick_core::wire::Ipv4Header;
-use rclick_core::{Ctx, Packet};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, HandlerSpec, InitCtx, Packet};
 
 /// Offset of the network header from the start of the data, when it is set
 /// and lies inside the data.
@@ -34,6 +36,22 @@ pub fn ip_hdr_mut(p: &mut Packet) -> Option<Ipv4Header<&mut [u8]>> {
     Ipv4Header::new_checked(&mut p.writable()[off..]).ok()
 }
 
+/// The bytes after an IPv4 header, to the end of the data whatever the
+/// total length says.
+#[inline]
+pub fn after_header<'a>(ip: &Ipv4Header<&'a [u8]>) -> &'a [u8] {
+    let hl = ip.header_len();
+    &ip.clone().into_inner()[hl..]
+}
+
+/// The payload of an IPv4 header up to its total length, when that length
+/// covers the header and fits in the data (the checkers' length test).
+#[inline]
+pub fn exact_payload<'a>(ip: &Ipv4Header<&'a [u8]>) -> Option<&'a [u8]> {
+    let total = ip.total_len() as usize;
+    ip.clone().into_inner().get(ip.header_len()..total)
+}
+
 /// Bytes from the transport header to the end of the data.
 #[inline]
 pub fn transport_len(p: &Packet) -> usize {
@@ -58,10 +76,11 @@ impl DropStats {
         }
     }
 
-    /// Counts a drop for `reason`, prints the first (or every, if VERBOSE)
-    /// as `NAME: WHAT header check failed: REASON`, and sends the packet to
-    /// output 1 (dropped when output 1 is absent).
-    pub fn drop(&mut self, what: &str, reason: usize, texts: &[&str], p: Packet, ctx: &mut Ctx) {
+    /// Counts a rejected packet for `reason` and prints the first (or
+    /// every, if VERBOSE) as `NAME: WHAT header check failed: REASON`; the
+    /// filter kind then sends the packet to output 1.
+    #[cold]
+    pub fn reject(&mut self, what: &str, reason: usize, texts: &[&str], ctx: &mut Ctx) {
         if self.drops == 0 || self.verbose {
             let text = texts.get(reason).copied().unwrap_or("?");
             let msg = format!("{}: {what} header check failed: {text}", ctx.element_name());
@@ -71,20 +90,70 @@ impl DropStats {
         if let Some(d) = self.details.as_mut().and_then(|d| d.get_mut(reason)) {
             *d += 1;
         }
-        ctx.emit(1, p);
     }
 
     /// The `drop_details` text: one `COUNT<TAB>REASON` line per reason.
-    pub fn details_text(&self, texts: &[&str]) -> Option<String> {
-        let d = self.details.as_ref()?;
+    pub fn details_text(&self, texts: &[&str]) -> String {
+        let Some(d) = self.details.as_ref() else {
+            return String::new();
+        };
         let lines: Vec<String> = d
             .iter()
             .zip(texts)
             .map(|(n, t)| format!("{n}\t{t}"))
             .collect();
-        Some(lines.join("\n"))
+        lines.join("\n")
     }
 }
+
+/// The handler listing of a checker's table: `drop_details` exists only
+/// with DETAILS, so it is left out without.
+pub fn checker_specs<E>(table: &[Handler<E>], details: bool) -> Vec<HandlerSpec> {
+    let mut specs = specs_of(table);
+    if !details {
+        specs.retain(|h| h.name != DROP_DETAILS);
+    }
+    specs
+}
+
+/// Reads a checker's handler through its table, as [`checker_specs`]
+/// lists them.
+pub fn checker_read<E>(
+    table: &[Handler<E>],
+    e: &E,
+    details: bool,
+    name: &str,
+    param: Option<&str>,
+    ctx: &Ctx,
+) -> Result<String, String> {
+    if name == DROP_DETAILS && !details {
+        return Err(no_handler(name));
+    }
+    read_from(table, e, name, param, ctx)
+}
+
+/// The per-reason drop counts handler of the checkers.
+pub const DROP_DETAILS: &str = "drop_details";
+
+/// Writes `handlers` and `read_handler` from a checker's handler table;
+/// `$details` tells whether an element keeps per-reason counts.
+macro_rules! checker_handlers {
+    ($table:expr, $details:expr) => {
+        fn handlers(&self) -> Vec<rclick_core::HandlerSpec> {
+            $crate::ip::ipcommon::checker_specs($table, $details(self))
+        }
+
+        fn read_handler(
+            &self,
+            name: &str,
+            param: Option<&str>,
+            ctx: &rclick_core::Ctx,
+        ) -> Result<String, String> {
+            $crate::ip::ipcommon::checker_read($table, self, $details(self), name, param, ctx)
+        }
+    };
+}
+pub(crate) use checker_handlers;
 
 /// Parses an offset argument that may also be `src` or `dst`, meaning the
 /// IP source or destination field relative to the network header.
@@ -148,33 +217,34 @@ impl<C: HeaderCheck> Default for CheckHeader<C> {
     }
 }
 
-impl<C: HeaderCheck> rclick_core::SimpleAction for CheckHeader<C> {
+impl<C: HeaderCheck> Filter for CheckHeader<C> {
     #[inline]
-    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+    fn filter(&mut self, p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
         match C::check(&p) {
-            Ok(()) => Some(p),
+            Ok(()) => Ok(p),
             Err(r) => {
-                self.stats.drop(C::PROTO, r, C::REASONS, p, ctx);
-                None
+                self.stats.reject(C::PROTO, r, C::REASONS, ctx);
+                Err(p)
             }
         }
     }
 }
 
-impl<C: HeaderCheck> rclick_core::Element for CheckHeader<C> {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
+impl<C: HeaderCheck> CheckHeader<C> {
+    const HANDLERS: &'static [Handler<Self>] = &[
+        Handler::data("drops", |e| &e.stats.drops),
+        Handler::read(DROP_DETAILS, |e, _| e.stats.details_text(C::REASONS)),
+    ];
 
-    fn processing(&self) -> &'static str {
-        rclick_core::element::processing::AGNOSTIC_PUSH_ERROR
+    fn details(&self) -> bool {
+        self.stats.details.is_some()
     }
+}
 
-    fn configure(
-        &mut self,
-        conf: &str,
-        _ctx: &mut rclick_core::InitCtx,
-    ) -> rclick_core::ConfigResult {
+impl<C: HeaderCheck> Element for CheckHeader<C> {
+    rclick_core::filter_ports!();
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = rclick_core::conf::Args::new(conf);
         let verbose = args.read_or("VERBOSE", false);
         let details = args.read_or("DETAILS", false);
@@ -183,24 +253,6 @@ impl<C: HeaderCheck> rclick_core::Element for CheckHeader<C> {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
-
-    fn handlers(&self) -> Vec<rclick_core::HandlerSpec> {
-        let mut h = vec![rclick_core::HandlerSpec::read("drops")];
-        if self.stats.details.is_some() {
-            h.push(rclick_core::HandlerSpec::read("drop_details"));
-        }
-        h
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "drops" => Ok(self.stats.drops.to_string()),
-            "drop_details" => self
-                .stats
-                .details_text(C::REASONS)
-                .ok_or_else(|| "no 'drop_details' handler".to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
+    rclick_core::element_kind!(filter);
+    checker_handlers!(Self::HANDLERS, Self::details);
 }

@@ -50,23 +50,18 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
-use rclick_core::element::{processing, HandlerSpec};
-use rclick_core::wire::Ipv4Header;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::element::Filter;
+use rclick_core::wire::ipv4::{IPOPT_EOL, IPOPT_NOP, IPOPT_RR, IPOPT_TS, MIN_HEADER_LEN};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::address::{parse_ipv4_arg, parse_ipv4_list_arg};
-use super::ipcommon::net_off;
-
-const IPOPT_EOL: u8 = 0;
-const IPOPT_NOP: u8 = 1;
-const IPOPT_RR: u8 = 7;
-const IPOPT_TS: u8 = 68;
+use super::ipcommon::{ip_hdr, ip_hdr_mut};
 
 #[derive(Default)]
 pub struct IPGWOptions {
     my_addr: [u8; 4],
     addrs: Vec<[u8; 4]>,
-    drops: u64,
+    pub(crate) drops: u64,
 }
 
 /// Header bytes plus a little of what follows, on the stack: options are
@@ -78,6 +73,16 @@ struct Scratch {
 }
 
 impl Scratch {
+    /// The first 64 bytes from the IP header on.
+    fn of(from_header: &[u8]) -> Self {
+        let mut s = Scratch {
+            buf: [0; 64],
+            avail: from_header.len().min(64),
+        };
+        s.buf[..s.avail].copy_from_slice(&from_header[..s.avail]);
+        s
+    }
+
     fn get(&self, i: usize) -> u8 {
         if i < self.avail {
             self.buf[i]
@@ -88,11 +93,16 @@ impl Scratch {
 }
 
 impl IPGWOptions {
+    // The scan reads the pointer and flags bytes at fixed places from each
+    // option's start even when the option is too short to hold them (they
+    // then belong to what follows, and may be rewritten, as in Click), so
+    // it walks the scratch copy rather than the options iterator, whose
+    // options end at their length.
     /// Runs the option scan. `Ok(true)` when the options changed; `Err(at)`
     /// with the offending byte's offset.
     fn process(&self, s: &mut Scratch, hlen: usize, ms: [u8; 4]) -> Result<bool, usize> {
         let mut changed = false;
-        let mut oi = 20;
+        let mut oi = MIN_HEADER_LEN;
         while oi < hlen {
             let ty = s.get(oi);
             if ty == IPOPT_NOP {
@@ -177,56 +187,29 @@ impl IPGWOptions {
     }
 }
 
-impl SimpleAction for IPGWOptions {
-    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        match self.apply(p, ctx) {
-            Ok(p) => Some(p),
-            Err(p) => {
-                ctx.emit(1, p);
-                None
-            }
-        }
-    }
-}
-
-impl IPGWOptions {
+impl Filter for IPGWOptions {
     /// Processes the options of `p`: `Ok` with the (possibly rewritten)
     /// packet, or `Err` with a bad packet whose parameter-problem
-    /// annotation is set (counted in `drops`). Shared with IPOutputCombo.
-    pub(crate) fn apply(&mut self, mut p: Packet, ctx: &Ctx) -> Result<Packet, Packet> {
-        let Some(off) = net_off(&p) else {
+    /// annotation is set (counted in `drops`). IPOutputCombo runs it too.
+    fn filter(&mut self, mut p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
+        let Some(ip) = ip_hdr(&p) else {
             return Ok(p);
         };
-        let hlen = {
-            let Ok(ip) = Ipv4Header::new_checked(&p.data()[off..]) else {
-                return Ok(p);
-            };
-            let hlen = ip.header_len();
-            if hlen <= 20 {
-                return Ok(p);
-            }
-            hlen
-        };
-        // Only packets with options pay for the scratch copy.
-        let mut s = Scratch {
-            buf: [0; 64],
-            avail: 0,
-        };
-        {
-            let d = &p.data()[off..];
-            let n = d.len().min(64);
-            s.buf[..n].copy_from_slice(&d[..n]);
-            s.avail = n;
+        let hlen = ip.header_len();
+        if hlen <= MIN_HEADER_LEN {
+            return Ok(p);
         }
+        // Only packets with options pay for the scratch copy.
+        let mut s = Scratch::of(ip.into_inner());
         let now = ctx.now();
         let ms = ((now.sec().rem_euclid(86400) as u64) * 1000
             + (now.subsec_nanos() / 1_000_000) as u64) as u32;
         match self.process(&mut s, hlen, ms.to_be_bytes()) {
             Ok(false) => Ok(p),
             Ok(true) => {
-                let data = &mut p.writable()[off..];
-                data[20..hlen].copy_from_slice(&s.buf[20..hlen]);
-                if let Ok(mut ip) = Ipv4Header::new_checked(data) {
+                if let Some(mut ip) = ip_hdr_mut(&mut p) {
+                    ip.options_mut()
+                        .copy_from_slice(&s.buf[MIN_HEADER_LEN..hlen]);
                     ip.fill_checksum();
                 }
                 Ok(p)
@@ -240,16 +223,12 @@ impl IPGWOptions {
     }
 }
 
+const HANDLERS: &[Handler<IPGWOptions>] = &[Handler::data("drops", |e| &e.drops)];
+
 rclick_core::element_class!(IPGWOptions);
 
 impl Element for IPGWOptions {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -264,16 +243,6 @@ impl Element for IPGWOptions {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read("drops")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "drops" => Ok(self.drops.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
+    rclick_core::element_kind!(filter);
+    rclick_core::handlers!(HANDLERS);
 }

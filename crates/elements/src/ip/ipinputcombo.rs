@@ -50,11 +50,13 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::{processing, HandlerSpec};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::element::kinds::FilterOrDrop;
+use rclick_core::element::Filter;
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
-use super::checkipheader::CheckIPHeader;
+use super::checkipheader::{CheckIPHeader, REASONS};
 use super::getipaddress::GetIPAddress;
+use super::ipcommon::{checker_handlers, DROP_DETAILS};
 use crate::standard::paint::Paint;
 use crate::standard::strip::Strip;
 
@@ -69,27 +71,30 @@ pub struct IPInputCombo {
     color: String,
 }
 
-impl SimpleAction for IPInputCombo {
+impl FilterOrDrop for IPInputCombo {
     #[inline]
-    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+    fn filter_or_drop(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
         let p = self.paint.action(p, ctx)?;
         let p = self.strip.action(p, ctx)?;
-        // Invalid packets leave on output 1, which is also ours.
-        let p = self.check.action(p, ctx)?;
-        self.getaddr.action(p, ctx)
+        match self.check.filter(p, ctx) {
+            Ok(p) => self.getaddr.action(p, ctx).map(Ok),
+            Err(bad) => Some(Err(bad)),
+        }
     }
 }
+
+const HANDLERS: &[Handler<IPInputCombo>] = &[
+    Handler::data("drops", |e| &e.check.stats.drops),
+    Handler::read(DROP_DETAILS, |e, _| e.check.stats.details_text(&REASONS)),
+    Handler::read("color", |e, ctx| {
+        e.paint.read_handler("color", None, ctx).unwrap_or_default()
+    }),
+];
 
 rclick_core::element_class!(IPInputCombo);
 
 impl Element for IPInputCombo {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -103,18 +108,6 @@ impl Element for IPInputCombo {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut h = self.check.handlers();
-        h.push(HandlerSpec::read("color"));
-        h
-    }
-
-    fn read_handler(&self, name: &str, param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "color" => self.paint.read_handler("color", param, ctx),
-            _ => self.check.read_handler(name, param, ctx),
-        }
-    }
+    rclick_core::element_kind!(filter_or_drop);
+    checker_handlers!(HANDLERS, |e: &Self| e.check.details());
 }

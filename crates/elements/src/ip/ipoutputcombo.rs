@@ -68,8 +68,9 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
-use rclick_core::element::{processing, HandlerSpec};
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::element::kinds::FilterOrDrop;
+use rclick_core::element::{processing, Dispatch, Filter};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ipv4_arg;
 use super::decipttl::DecIPTTL;
@@ -93,39 +94,37 @@ pub struct IPOutputCombo {
     bad_drops: u64,
 }
 
-impl IPOutputCombo {
+impl Dispatch for IPOutputCombo {
     #[inline]
-    fn one(&mut self, p: Packet, ctx: &mut Ctx) {
-        let Some(p) = self.dropb.action(p, ctx) else {
-            return;
-        };
+    fn dispatch(&mut self, p: Packet, ctx: &mut Ctx) -> Option<(usize, Packet)> {
+        let p = self.dropb.action(p, ctx)?;
         // PaintTee's copy leaves on output 1, which is also ours.
-        let Some(p) = self.painttee.action(p, ctx) else {
-            return;
-        };
-        let p = match self.gwopts.apply(p, ctx) {
+        let p = self.painttee.action(p, ctx)?;
+        let p = match self.gwopts.filter(p, ctx) {
             Ok(p) => p,
-            Err(p) => return ctx.emit(2, p),
+            Err(p) => return Some((2, p)),
         };
-        let Some(p) = self.fixsrc.action(p, ctx) else {
-            return;
-        };
-        let p = match self.dec.apply(p) {
-            Ok(Some(p)) => p,
-            Ok(None) => {
+        let p = self.fixsrc.action(p, ctx)?;
+        let p = match self.dec.filter_or_drop(p, ctx) {
+            Some(Ok(p)) => p,
+            None => {
                 self.bad_drops += 1;
-                return;
+                return None;
             }
-            Err(p) => return ctx.emit(3, p),
+            Some(Err(p)) => return Some((3, p)),
         };
         let ip_len = p.len() - net_off(&p).unwrap_or(0);
-        if ip_len > self.mtu {
-            ctx.emit(4, p);
-        } else {
-            ctx.emit(0, p);
-        }
+        Some((if ip_len > self.mtu { 4 } else { 0 }, p))
     }
 }
+
+const HANDLERS: &[Handler<IPOutputCombo>] = &[
+    Handler::read("drops", |e, _| (e.dropb.drops + e.bad_drops).to_string()),
+    Handler::data("option_drops", |e| &e.gwopts.drops),
+    Handler::read("ttl_drops", |e, _| (e.dec.drops - e.bad_drops).to_string()),
+    Handler::data("color", |e| &e.color),
+    Handler::data("mtu", |e| &e.mtu),
+];
 
 rclick_core::element_class!(IPOutputCombo);
 
@@ -155,35 +154,6 @@ impl Element for IPOutputCombo {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        for p in batch {
-            self.one(p, ctx);
-        }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("drops"),
-            HandlerSpec::read("option_drops"),
-            HandlerSpec::read("ttl_drops"),
-            HandlerSpec::read("color"),
-            HandlerSpec::read("mtu"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
-        let count = |e: &dyn Element| -> Result<u64, String> {
-            e.read_handler("drops", param, ctx)?
-                .parse()
-                .map_err(|_| "bad count".to_string())
-        };
-        match name {
-            "drops" => Ok((count(&self.dropb)? + self.bad_drops).to_string()),
-            "option_drops" => Ok(count(&self.gwopts)?.to_string()),
-            "ttl_drops" => Ok((count(&self.dec)? - self.bad_drops).to_string()),
-            "color" => Ok(self.color.to_string()),
-            "mtu" => Ok(self.mtu.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
+    rclick_core::element_kind!(dispatch);
+    rclick_core::handlers!(HANDLERS);
 }

@@ -26,6 +26,8 @@
 //! ```
 
 use rclick_core::conf::Args;
+use rclick_core::wire::ipv4::MIN_HEADER_LEN;
+use rclick_core::wire::Ipv4Header;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
@@ -36,10 +38,15 @@ pub struct MarkIPHeader {
 impl SimpleAction for MarkIPHeader {
     #[inline]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
+        // Like Click, the header length is taken whatever the version
+        // says, so the view is not a checked one.
         let hlen = p
             .data()
-            .get(self.offset)
-            .map_or(20, |b| ((b & 0x0f) as usize) * 4);
+            .get(self.offset..)
+            .filter(|b| !b.is_empty())
+            .map_or(MIN_HEADER_LEN, |b| {
+                Ipv4Header::new_unchecked(b).header_len()
+            });
         let off = self.offset.min(p.len());
         p.set_network_header(off, hlen);
         Some(p)

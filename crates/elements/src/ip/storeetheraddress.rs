@@ -28,8 +28,8 @@
 //! ```
 
 use rclick_core::conf::{parse_usize, Args};
-use rclick_core::element::processing;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::element::Filter;
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 
 use super::address::parse_ether_arg;
 
@@ -47,29 +47,24 @@ fn parse_offset(s: &str) -> Result<usize, String> {
     }
 }
 
-impl SimpleAction for StoreEtherAddress {
+// OFFSET is any byte offset (`dst` and `src` only name the Ethernet
+// ones), so the address is stored by offset rather than through a view.
+impl Filter for StoreEtherAddress {
     #[inline]
-    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+    fn filter(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Result<Packet, Packet> {
         if p.len() < self.offset + 6 {
-            ctx.emit(1, p);
-            return None;
+            return Err(p);
         }
         let o = self.offset;
         p.writable()[o..o + 6].copy_from_slice(&self.addr);
-        Some(p)
+        Ok(p)
     }
 }
 
 rclick_core::element_class!(StoreEtherAddress);
 
 impl Element for StoreEtherAddress {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -80,5 +75,5 @@ impl Element for StoreEtherAddress {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
+    rclick_core::element_kind!(filter);
 }

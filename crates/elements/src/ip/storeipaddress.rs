@@ -37,7 +37,8 @@ use std::net::Ipv4Addr;
 
 use rclick_core::conf::split_args;
 use rclick_core::wire::checksum::update16;
-use rclick_core::wire::ipv4::{PROTO_TCP, PROTO_UDP};
+use rclick_core::wire::ipv4::{IP_OFFMASK, MIN_HEADER_LEN, PROTO_TCP, PROTO_UDP};
+use rclick_core::wire::{tcp, Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ipv4_arg;
@@ -57,52 +58,62 @@ impl Default for StoreIPAddress {
     }
 }
 
-fn word(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
+/// `check` after an address in the summed data changed from `old` to `new`
+/// (RFC 1624, one 16-bit word at a time).
+fn update_addr(check: u16, old: Ipv4Addr, new: Ipv4Addr) -> u16 {
+    let (o, n) = (u32::from(old), u32::from(new));
+    let c = update16(check, (o >> 16) as u16, (n >> 16) as u16);
+    update16(c, o as u16, n as u16)
 }
 
-/// Writes `new` at `field_off` (12 or 16) of the IP header at `ip_off` and
-/// updates the IP and transport checksums incrementally.
-fn store_in_header(data: &mut [u8], ip_off: usize, field_off: usize, new: [u8; 4]) {
-    let Some(ip) = data.get_mut(ip_off..) else {
+/// Writes `new` as the source (`src`) or destination of the IP header at
+/// `ip_off` and updates the IP and transport checksums incrementally.
+fn store_in_header(data: &mut [u8], ip_off: usize, src: bool, new: Ipv4Addr) {
+    let Some(bytes) = data.get_mut(ip_off..) else {
         return;
     };
     // Like Click, the version field is not checked: the address and the
-    // header checksum are updated whatever the header says.
-    if ip.len() < 20 {
+    // header checksum are updated whatever the header says, so the view
+    // is an unchecked one over at least the fixed header.
+    if bytes.len() < MIN_HEADER_LEN {
         return;
     }
-    let hlen = ((ip[0] & 0x0f) as usize) * 4;
-    let at = field_off;
-    let old = [word(ip, at), word(ip, at + 2)];
-    ip[at..at + 4].copy_from_slice(&new);
-    let neww = [word(ip, at), word(ip, at + 2)];
-    let mut sum = word(ip, 10);
-    for i in 0..2 {
-        sum = update16(sum, old[i], neww[i]);
+    let mut ip = Ipv4Header::new_unchecked(bytes);
+    let old = if src { ip.src() } else { ip.dst() };
+    if src {
+        ip.set_src(new);
+    } else {
+        ip.set_dst(new);
     }
-    ip[10..12].copy_from_slice(&sum.to_be_bytes());
-    let first_frag = word(ip, 6) & 0x1fff == 0;
-    if hlen < 20 || !first_frag {
+    ip.set_checksum(update_addr(ip.checksum(), old, new));
+    let hlen = ip.header_len();
+    let first_frag = ip.frag_word() & IP_OFFMASK == 0;
+    if hlen < MIN_HEADER_LEN || !first_frag {
         return;
     }
-    let proto = ip[9];
-    let Some(t) = ip.get_mut(hlen..) else {
+    let proto = ip.protocol();
+    let Some(t) = ip.into_inner().get_mut(hlen..) else {
         return;
     };
-    let csum_at = match proto {
-        PROTO_TCP if t.len() >= 20 => 16,
-        PROTO_UDP if t.len() >= 8 && word(t, 6) != 0 => 6,
-        _ => return,
-    };
-    let mut c = word(t, csum_at);
-    for i in 0..2 {
-        c = update16(c, old[i], neww[i]);
+    match proto {
+        // Only the fixed header is needed: a bad data offset does not stop
+        // the update.
+        PROTO_TCP if t.len() >= tcp::MIN_HEADER_LEN => {
+            let mut th = TcpHeader::new_unchecked(t);
+            th.set_checksum(update_addr(th.checksum(), old, new));
+        }
+        PROTO_UDP => {
+            let Ok(mut u) = UdpHeader::new_checked(t) else {
+                return;
+            };
+            // Zero means no checksum; a computed zero is sent as all ones.
+            if u.checksum() != 0 {
+                let c = update_addr(u.checksum(), old, new);
+                u.set_checksum(if c == 0 { 0xffff } else { c });
+            }
+        }
+        _ => {}
     }
-    if proto == PROTO_UDP && c == 0 {
-        c = 0xffff;
-    }
-    t[csum_at..csum_at + 2].copy_from_slice(&c.to_be_bytes());
 }
 
 impl SimpleAction for StoreIPAddress {
@@ -116,9 +127,8 @@ impl SimpleAction for StoreIPAddress {
                 }
             }
             IpField::Src | IpField::Dst => {
-                let f = if self.field == IpField::Src { 12 } else { 16 };
                 if let Some(off) = net_off(&p) {
-                    store_in_header(p.writable(), off, f, a.octets());
+                    store_in_header(p.writable(), off, self.field == IpField::Src, a);
                 }
             }
         }
