@@ -521,3 +521,163 @@ fn arp_handlers() {
         "'rs.add' is a write handler"
     );
 }
+
+fn chatter(conf: &str, packets: Vec<Packet>) -> Vec<String> {
+    let mut r = from_config(&format!("Idle -> e :: {conf} -> q :: Queue(1000) -> Idle;"));
+    for p in packets {
+        inject(&mut r, "e", 0, p);
+    }
+    r.take_chatter()
+}
+
+fn tcp(flags: u8, len: usize) -> Vec<u8> {
+    let mut t = vec![0u8; 20];
+    t[0..2].copy_from_slice(&80u16.to_be_bytes());
+    t[2..4].copy_from_slice(&4000u16.to_be_bytes());
+    t[4..8].copy_from_slice(&1000u32.to_be_bytes());
+    t[8..12].copy_from_slice(&77u32.to_be_bytes());
+    t[12] = 5 << 4;
+    t[13] = flags;
+    t[14..16].copy_from_slice(&8192u16.to_be_bytes());
+    t.extend_from_slice(b"tcp data");
+    t.truncate(len);
+    t
+}
+
+fn icmp(ty: u8, code: u8, rest: [u8; 4], quoted: &[u8]) -> Vec<u8> {
+    let mut m = vec![ty, code, 0, 0];
+    m.extend_from_slice(&rest);
+    m.extend_from_slice(quoted);
+    m
+}
+
+/// IPPrint's lines for the transports and ICMP messages, truncated
+/// headers, fragments and the payload dumps.
+#[test]
+fn ipprint_lines() {
+    let (a, b) = ([1, 0, 0, 1], [2, 0, 0, 2]);
+    let quoted_udp = {
+        let q = ip(b, a, 17, 0, &[], &[0x30, 0x39, 0x00, 0x35, 0, 8, 0, 0]);
+        q.data().to_vec()
+    };
+    let quoted_short = &quoted_udp[..22];
+    let mut packets = vec![
+        ip(a, b, 6, 0, &[], &tcp(0x18, 28)),
+        ip(a, b, 6, 0, &[], &tcp(0x01, 13)),
+        ip(a, b, 6, 0, &[], &tcp(0x04, 15)),
+        ip(a, b, 6, 0x2001, &[], &tcp(0x02, 28)),
+        ip(a, b, 6, 0x4000, &[], &tcp(0x00, 28)),
+        ip(a, b, 17, 0, &[], &[0, 1, 0]),
+        ip(a, b, 17, 0, &[], &[0, 1, 0, 2, 0]),
+        ip(a, b, 1, 0, &[], &icmp(3, 3, [0; 4], &quoted_udp)),
+        ip(a, b, 1, 0, &[], &icmp(3, 3, [0; 4], quoted_short)),
+        ip(a, b, 1, 0, &[], &icmp(3, 2, [0; 4], &quoted_udp)),
+        ip(a, b, 1, 0, &[], &icmp(3, 4, [0, 0, 5, 220], &quoted_udp)),
+        ip(a, b, 1, 0, &[], &icmp(3, 20, [0; 4], &quoted_udp[..10])),
+        ip(a, b, 1, 0, &[], &icmp(11, 1, [0; 4], &[])),
+        ip(a, b, 1, 0, &[], &icmp(42, 3, [0; 4], &[])),
+        ip(a, b, 1, 0, &[], &icmp(0, 0, [1, 2, 3, 4], &[])),
+        ip(a, b, 1, 0, &[], &icmp(8, 0, [1, 2, 0, 0], &[])[..6]),
+        ip(a, b, 1, 0, &[], &[8]),
+        ip(a, b, 99, 0x1fff, &[], &[1; 8]),
+    ];
+    let mut short = Packet::from_slice(&[0x45; 12]);
+    short.set_network_header(0, 12);
+    packets.push(short);
+    let mut marked = ip(a, b, 17, 0, &[], &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9]);
+    marked.set_paint_anno(5);
+    packets.push(marked);
+    let lines = chatter(
+        "IPPrint(TIMESTAMP false, SWAP false, LENGTH true, TOS true, PAINT true)",
+        packets,
+    );
+    assert_eq!(lines, [
+        "paint 0: tos 0 length 48 1.0.0.1.80 > 2.0.0.2.4000: P 1000:1008(8,48,48) ack 77 win 8192",
+        "paint 0: tos 0 length 33 1.0.0.1.80 > 2.0.0.2.4000: truncated-tcp",
+        "paint 0: tos 0 length 35 1.0.0.1.80 > 2.0.0.2.4000: R 1000:995(-5,35,35)truncated-tcp",
+        "paint 0: tos 0 length 48 1.0.0.1 > 2.0.0.2: tcp (frag 17185:28@8+)",
+        "paint 0: tos 0 length 48 1.0.0.1.80 > 2.0.0.2.4000: . 1000:1008(8,48,48) win 8192",
+        "paint 0: tos 0 length 23 1.0.0.1 > 2.0.0.2: truncated-udp",
+        "paint 0: tos 0 length 25 1.0.0.1.1 > 2.0.0.2.2: truncated-udp",
+        "paint 0: tos 0 length 56 1.0.0.1 > 2.0.0.2: icmp 1.0.0.1 unreachable port udp/53",
+        "paint 0: tos 0 length 50 1.0.0.1 > 2.0.0.2: icmp 1.0.0.1 unreachable port udptruncated-icmp",
+        "paint 0: tos 0 length 56 1.0.0.1 > 2.0.0.2: icmp 1.0.0.1 unreachable protocol udp",
+        "paint 0: tos 0 length 56 1.0.0.1 > 2.0.0.2: icmp 1.0.0.1 unreachable needfrag (mtu 1500)",
+        "paint 0: tos 0 length 38 1.0.0.1 > 2.0.0.2: icmp unreachable code 20 truncated-icmp",
+        "paint 0: tos 0 length 28 1.0.0.1 > 2.0.0.2: icmp timeexceeded reassembly",
+        "paint 0: tos 0 length 28 1.0.0.1 > 2.0.0.2: icmp type 42 code 3",
+        "paint 0: tos 0 length 28 1.0.0.1 > 2.0.0.2: icmp echo-reply (513, 1027)",
+        "paint 0: tos 0 length 26 1.0.0.1 > 2.0.0.2: icmp echo truncated-icmp",
+        "paint 0: tos 0 length 21 1.0.0.1 > 2.0.0.2: truncated-icmp",
+        "paint 0: tos 0 length 28 1.0.0.1 > 2.0.0.2: ip-proto-99 (frag 17185:8@65528)",
+        "paint 0: truncated-ip",
+        "paint 5: tos 0 length 32 1.0.0.1.1 > 2.0.0.2.2: udp 12",
+    ]);
+    let payload = vec![
+        ip(a, b, 6, 0, &[], &tcp(0x10, 28)),
+        ip(a, b, 17, 0, &[], b"\0\x01\0\x02\0\x0eudp!!!"),
+        ip(a, b, 1, 0, &[], &icmp(8, 0, [0, 1, 0, 2], b"ping")),
+    ];
+    let hex = chatter("IPPrint(x, PAYLOAD HEX, TIMESTAMP false)", payload.clone());
+    assert_eq!(hex, [
+        "x: 1.0.0.1.80 > 2.0.0.2.4000: . 1000:1008(8,48,48) ack 77 win 8192\n  74637020 64617461",
+        "x: 1.0.0.1.1 > 2.0.0.2.2: udp 14\n  70212121",
+        "x: 1.0.0.1 > 2.0.0.2: icmp echo (1, 2)\n  08000000 00010002 70696e67",
+    ]);
+    let ascii = chatter(
+        "IPPrint(x, CONTENTS ASCII, TIMESTAMP false, AGGREGATE true, MAXLENGTH 30)",
+        payload,
+    );
+    assert_eq!(ascii, [
+        "x: #0: 1.0.0.1.80 > 2.0.0.2.4000: . 1000:1008(8,48,48) ack 77 win 8192\n  E..0C!.. !.S..... .....P.. ......",
+        "x: #0: 1.0.0.1.1 > 2.0.0.2.2: udp 14\n  E.. C!.. !.S..... ........ ..udp!",
+        "x: #0: 1.0.0.1 > 2.0.0.2: icmp echo (1, 2)\n  E.. C!.. !.S..... ........ ....pi",
+    ]);
+}
+
+/// ARPPrint's lines: each operation, other protocols and hardware,
+/// truncated bodies, the Ethernet addresses.
+#[test]
+fn arpprint_lines() {
+    let body = |hrd: u16, pro: u16, op: u16, tha: [u8; 6]| {
+        let mut b = Vec::new();
+        b.extend_from_slice(&hrd.to_be_bytes());
+        b.extend_from_slice(&pro.to_be_bytes());
+        b.extend_from_slice(&[6, 4]);
+        b.extend_from_slice(&op.to_be_bytes());
+        b.extend_from_slice(&[0, 0, 0, 0, 0, 2, 10, 0, 0, 2]);
+        b.extend_from_slice(&tha);
+        b.extend_from_slice(&[10, 0, 0, 9]);
+        b
+    };
+    let framed = |b: &[u8]| {
+        let mut f = vec![0xff; 6];
+        f.extend_from_slice(&[0, 0, 0, 0, 0, 2, 8, 6]);
+        f.extend_from_slice(b);
+        Packet::from_slice(&f)
+    };
+    let mut packets = Vec::new();
+    for op in [1, 2, 3, 4, 8, 9, 77] {
+        packets.push(framed(&body(1, 0x0800, op, [0; 6])));
+    }
+    packets.push(framed(&body(1, 0x0800, 1, [0, 0, 0, 0, 0, 7])));
+    packets.push(framed(&body(6, 0x1000, 2, [0; 6])));
+    packets.push(framed(&body(1, 0x86dd, 1, [0; 6])));
+    packets.push(framed(&body(1, 0x0800, 1, [0; 6])[..20]));
+    packets.push(framed(&body(1, 0x0800, 1, [0; 6])[..5]));
+    let lines = chatter("ARPPrint(arp, TIMESTAMP false, ETHER true)", packets);
+    assert_eq!(lines, [
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: arp who-has 10.0.0.9 tell 10.0.0.2",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: arp reply 10.0.0.2 is-at 00-00-00-00-00-02",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: rarp who-is 00-00-00-00-00-00 tell 00-00-00-00-00-02",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: rarp reply 00-00-00-00-00-00 at 10.0.0.9",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: invarp who-is 00-00-00-00-00-00 tell 00-00-00-00-00-02",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: invarp reply 00-00-00-00-00-00 at 10.0.0.9",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: arp-#77",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: arp who-has 10.0.0.9 (00-00-00-00-00-07) tell 10.0.0.2",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: trailer-arp reply 10.0.0.2 is-at 00-00-00-00-00-02hardware #6",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: arp-#1 for proto #34525 (4) hardware #1 (6)",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: truncated-arp (20)",
+        "arp: 00-00-00-00-00-02 > FF-FF-FF-FF-FF-FF: truncated-arp (5)",
+    ]);
+}
