@@ -365,3 +365,21 @@ macro_rules! element_kind {
         }
     };
 }
+
+// added by ipb: the ports of a filter, declared once.
+
+/// The port count and processing of an element with Click's optional error
+/// output (every [`Filter`], and actions that divert some packets to output
+/// 1): `1/1-2`, agnostic with a push output 1 (`a/ah`). Use inside
+/// `impl Element for X`, beside `element_kind!(filter)`.
+#[macro_export]
+macro_rules! filter_ports {
+    () => {
+        fn port_count(&self) -> &'static str {
+            "1/1-2"
+        }
+        fn processing(&self) -> &'static str {
+            $crate::element::processing::AGNOSTIC_PUSH_ERROR
+        }
+    };
+}

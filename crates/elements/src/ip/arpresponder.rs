@@ -46,7 +46,7 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{split_args, split_words, Ipv4Prefix};
-use rclick_core::element::{processing, Filter};
+use rclick_core::element::Filter;
 use rclick_core::packet::anno::VLAN_TCI;
 use rclick_core::wire::arp::{ARPHRD_ETHER, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
 use rclick_core::wire::ether::{ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
@@ -259,13 +259,7 @@ const HANDLERS: &[Handler<ARPResponder>] = &[
 rclick_core::element_class!(ARPResponder);
 
 impl Element for ARPResponder {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;

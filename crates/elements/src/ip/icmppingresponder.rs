@@ -31,7 +31,7 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::{processing, Filter};
+use rclick_core::element::Filter;
 use rclick_core::wire::checksum::update16;
 use rclick_core::wire::icmp::{ICMP_ECHO, ICMP_ECHOREPLY};
 use rclick_core::wire::ipv4::PROTO_ICMP;
@@ -95,13 +95,7 @@ impl Filter for ICMPPingResponder {
 rclick_core::element_class!(ICMPPingResponder);
 
 impl Element for ICMPPingResponder {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         Args::new(conf).complete()?;

@@ -61,7 +61,6 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use rclick_core::conf::{parse_seconds, parse_u32, parse_usize, Args};
-use rclick_core::element::processing;
 use rclick_core::packet::{anno, ANNO_SIZE, DEFAULT_HEADROOM};
 use rclick_core::wire::ipv4::{IP_MF, IP_OFFMASK};
 use rclick_core::wire::Ipv4Header;
@@ -377,13 +376,7 @@ const HANDLERS: &[Handler<IPReassembler>] = &[
 rclick_core::element_class!(IPReassembler);
 
 impl Element for IPReassembler {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
