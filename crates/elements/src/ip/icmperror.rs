@@ -78,8 +78,8 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::{parse_bool, parse_u32, Args};
 use rclick_core::packet::{PacketType, DEFAULT_HEADROOM};
 use rclick_core::wire::icmp::{
-    is_error, ICMP_PARAMPROB, ICMP_PARAMPROB_ERRATPTR, ICMP_REDIRECT, ICMP_TIMXCEED, ICMP_UNREACH,
-    ICMP_UNREACH_NEEDFRAG,
+    is_error, HEADER_LEN as ICMP_HEADER_LEN, ICMP_PARAMPROB, ICMP_PARAMPROB_ERRATPTR,
+    ICMP_REDIRECT, ICMP_TIMXCEED, ICMP_UNREACH, ICMP_UNREACH_NEEDFRAG,
 };
 use rclick_core::wire::ipv4::{
     IPOPT_EOL, IPOPT_LSRR, IPOPT_SSRR, MAX_HEADER_LEN, MIN_HEADER_LEN, PROTO_ICMP,
@@ -340,13 +340,14 @@ impl SimpleAction for ICMPError {
             options: &opts[..olen],
             ..Ipv4Repr::default()
         };
-        // Quote as much as fits in MTU bytes (always the header + 8).
+        // Quote as much as fits in MTU bytes: always the header and the 8
+        // bytes RFC 792 asks for.
         let nhl = iph.header_len();
         let ip = h.clone().into_inner();
         let room = (self.mtu as usize)
-            .max(nhl + 8 + h.header_len() + 8)
+            .max(nhl + ICMP_HEADER_LEN + h.header_len() + 8)
             .min(65535)
-            .saturating_sub(nhl + 8);
+            .saturating_sub(nhl + ICMP_HEADER_LEN);
         let icmp = self.message(
             &ip[..room.min(ip.len())],
             p.icmp_param_prob_anno(),

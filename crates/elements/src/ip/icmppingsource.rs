@@ -62,8 +62,8 @@ use rclick_core::conf::{
 };
 use rclick_core::element::handlers::{read_from, specs_of, write_to};
 use rclick_core::element::{hflags, HandlerSpec};
-use rclick_core::wire::icmp::ICMP_ECHOREPLY;
-use rclick_core::wire::ipv4::PROTO_ICMP;
+use rclick_core::wire::icmp::{HEADER_LEN as ICMP_HEADER_LEN, ICMP_ECHOREPLY};
+use rclick_core::wire::ipv4::{MIN_HEADER_LEN, PROTO_ICMP};
 use rclick_core::wire::{IcmpHeader, IcmpRepr, Ipv4Header, Ipv4Repr};
 use rclick_core::{
     Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TimerId, Timestamp,
@@ -149,13 +149,13 @@ impl ICMPPingSource {
             seq,
             data: &self.data,
         };
-        let total = 20 + icmp.buffer_len();
+        let total = MIN_HEADER_LEN + icmp.buffer_len();
         let ip = Ipv4Repr {
             src: self.src,
             dst: self.dst,
             protocol: PROTO_ICMP,
             // The length field saturates for oversized DATA.
-            payload_len: total.min(65535) - 20,
+            payload_len: total.min(65535) - MIN_HEADER_LEN,
             ttl: 200,
             ident: seq,
             ..Ipv4Repr::default()
@@ -164,7 +164,7 @@ impl ICMPPingSource {
         let (ib, cb) = p.put(total).split_at_mut(ip.header_len());
         ip.emit(&mut Ipv4Header::new_unchecked(ib));
         icmp.emit(&mut IcmpHeader::new_unchecked(cb));
-        p.set_network_header(0, 20);
+        p.set_network_header(0, MIN_HEADER_LEN);
         p.set_dst_ip_anno(self.dst);
         p.set_timestamp_anno(now);
         if let Some(r) = self.receiver.as_mut() {
@@ -219,7 +219,7 @@ impl ICMPPingSource {
         r.nreceived += 1;
         *slot = -*slot;
         if self.verbose {
-            let bytes = (h.total_len() as usize).saturating_sub(hl + 8);
+            let bytes = (h.total_len() as usize).saturating_sub(hl + ICMP_HEADER_LEN);
             ctx.chatter(&format!(
                 "{}: {} bytes from {}: icmp_seq={} ttl={} time={}.{:03} ms",
                 self.decl,

@@ -40,6 +40,7 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_bool, parse_ipv4, parse_keyword, Args};
+use rclick_core::wire::ipv4::MIN_HEADER_LEN as IP_LEN;
 use rclick_core::wire::{Ipv4Header, Ipv4Repr};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
@@ -83,8 +84,6 @@ impl IPEncap {
         }
     }
 }
-
-const IP_LEN: usize = 20;
 
 impl SimpleAction for IPEncap {
     #[inline]

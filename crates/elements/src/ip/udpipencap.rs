@@ -34,7 +34,8 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
-use rclick_core::wire::ipv4::PROTO_UDP;
+use rclick_core::wire::ipv4::{MIN_HEADER_LEN as IP_LEN, PROTO_UDP};
+use rclick_core::wire::udp::HEADER_LEN as UDP_LEN;
 use rclick_core::wire::{Ipv4Header, Ipv4Repr, UdpHeader, UdpRepr};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
@@ -61,9 +62,6 @@ impl Default for UDPIPEncap {
         }
     }
 }
-
-const IP_LEN: usize = 20;
-const UDP_LEN: usize = 8;
 
 impl SimpleAction for UDPIPEncap {
     #[inline]
