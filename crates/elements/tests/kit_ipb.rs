@@ -8,7 +8,7 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::packet::PacketType;
-use rclick_core::wire::checksum;
+use rclick_core::wire::{checksum, TcpHeader, TcpRepr};
 use rclick_core::{Packet, Router};
 use rclick_elements::testing::{from_config, read};
 
@@ -530,15 +530,21 @@ fn chatter(conf: &str, packets: Vec<Packet>) -> Vec<String> {
     r.take_chatter()
 }
 
-fn tcp(flags: u8, len: usize) -> Vec<u8> {
-    let mut t = vec![0u8; 20];
-    t[0..2].copy_from_slice(&80u16.to_be_bytes());
-    t[2..4].copy_from_slice(&4000u16.to_be_bytes());
-    t[4..8].copy_from_slice(&1000u32.to_be_bytes());
-    t[8..12].copy_from_slice(&77u32.to_be_bytes());
-    t[12] = 5 << 4;
-    t[13] = flags;
-    t[14..16].copy_from_slice(&8192u16.to_be_bytes());
+/// A TCP segment 80 -> 4000 with 8 data bytes, cut to `len` bytes.
+fn tcp(flags: u16, len: usize) -> Vec<u8> {
+    let repr = TcpRepr {
+        src_port: 80,
+        dst_port: 4000,
+        seq: 1000,
+        ack: 77,
+        flags,
+        window: 8192,
+        urgent: 0,
+        options: &[],
+        payload_len: 8,
+    };
+    let mut t = vec![0u8; repr.header_len()];
+    repr.emit(&mut TcpHeader::new_unchecked(&mut t[..]));
     t.extend_from_slice(b"tcp data");
     t.truncate(len);
     t
