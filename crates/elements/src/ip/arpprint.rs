@@ -44,16 +44,15 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_bool, parse_string, Args};
-use rclick_core::element::HandlerSpec;
+use rclick_core::element::Observe;
 use rclick_core::wire::arp::{
-    ArpPacket, ARPOP_INVREPLY, ARPOP_INVREQUEST, ARPOP_REPLY, ARPOP_REQUEST, ARPOP_REVREPLY,
-    ARPOP_REVREQUEST, ARP_LEN,
+    ArpPacket, ARPHRD_ETHER, ARPOP_INVREPLY, ARPOP_INVREQUEST, ARPOP_REPLY, ARPOP_REQUEST,
+    ARPOP_REVREPLY, ARPOP_REVREQUEST, ARP_LEN,
 };
 use rclick_core::wire::ether::{EtherFrame, ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 const ETHERTYPE_TRAIL: u16 = 0x1000;
 /// The fixed ARP header (hardware, protocol, lengths, operation).
@@ -86,10 +85,10 @@ pub fn arp_text(arp: &[u8]) -> String {
     if arp.len() < ARP_FIXED {
         return format!("truncated-arp ({})", arp.len());
     }
-    let hrd = u16::from_be_bytes([arp[0], arp[1]]);
-    let pro = u16::from_be_bytes([arp[2], arp[3]]);
-    let (hln, pln) = (arp[4], arp[5]);
-    let op = u16::from_be_bytes([arp[6], arp[7]]);
+    // The fixed fields are there; the addresses may not be.
+    let fixed = ArpPacket::new_unchecked(arp);
+    let (hrd, pro, op) = (fixed.hardware(), fixed.protocol(), fixed.op());
+    let (hln, pln) = (fixed.hardware_len(), fixed.protocol_len());
     if (pro != ETHERTYPE_IP && pro != ETHERTYPE_TRAIL) || pln != 4 || hln == 0 {
         return format!("arp-#{op} for proto #{pro} ({pln}) hardware #{hrd} ({hln})");
     }
@@ -100,16 +99,15 @@ pub fn arp_text(arp: &[u8]) -> String {
     if pro == ETHERTYPE_TRAIL {
         s.push_str("trailer-");
     }
-    let ip = |b: &[u8]| Ipv4Addr::new(b[0], b[1], b[2], b[3]);
     match op {
         ARPOP_REQUEST => {
             s.push_str(&format!("arp who-has {}", a.tpa()));
             // Compare the first hln bytes of the target hardware address.
             let n = (hln as usize).min(6);
-            if arp[18..18 + n].iter().any(|&b| b != 0) {
+            if a.tha().0[..n].iter().any(|&b| b != 0) {
                 s.push_str(&format!(" ({})", a.tha()));
             }
-            s.push_str(&format!(" tell {}", ip(&arp[14..18])));
+            s.push_str(&format!(" tell {}", a.spa()));
         }
         ARPOP_REPLY => s.push_str(&format!("arp reply {} is-at {}", a.spa(), a.sha())),
         ARPOP_REVREQUEST => s.push_str(&format!("rarp who-is {} tell {}", a.tha(), a.sha())),
@@ -118,7 +116,7 @@ pub fn arp_text(arp: &[u8]) -> String {
         ARPOP_INVREPLY => s.push_str(&format!("invarp reply {} at {}", a.tha(), a.tpa())),
         _ => s.push_str(&format!("arp-#{op}")),
     }
-    if hrd != 1 {
+    if hrd != ARPHRD_ETHER {
         s.push_str(&format!("hardware #{hrd}"));
     }
     s
@@ -163,21 +161,23 @@ impl ARPPrint {
     }
 }
 
-impl SimpleAction for ARPPrint {
-    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+impl Observe for ARPPrint {
+    fn observe(&mut self, p: &Packet, ctx: &mut Ctx) {
         if !self.active {
-            return Some(p);
+            return;
         }
-        let line = self.line(&p);
+        let line = self.line(p);
         match self.out.as_mut() {
             Some(f) => {
                 let _ = writeln!(f, "{line}");
             }
             None => ctx.chatter(&line),
         }
-        Some(p)
     }
 }
+
+const HANDLERS: &[Handler<ARPPrint>] =
+    &[Handler::data_rw("active", |e| &e.active, |e| &mut e.active)];
 
 rclick_core::element_class!(ARPPrint);
 
@@ -213,26 +213,6 @@ impl Element for ARPPrint {
         self.out = None;
     }
 
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read_write("active")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "active" => Ok(self.active.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "active" => {
-                self.active = parse_bool(value.trim())?;
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    rclick_core::element_kind!(action);
+    rclick_core::handlers!(HANDLERS);
+    rclick_core::element_kind!(observe);
 }

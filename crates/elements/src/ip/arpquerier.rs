@@ -82,11 +82,14 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use rclick_core::conf::{parse_bool, parse_ipv4, parse_seconds, parse_u32, split_words, Args};
-use rclick_core::element::{processing, HandlerSpec};
+use rclick_core::element::processing;
 use rclick_core::packet::DEFAULT_HEADROOM;
-use rclick_core::wire::arp::{ArpPacket, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
-use rclick_core::wire::ether::{EtherAddr, EtherFrame, ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, TimerId, Timestamp};
+use rclick_core::wire::arp::{ARPHRD_ETHER, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
+use rclick_core::wire::ether::{ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
+use rclick_core::wire::{ArpPacket, ArpRepr, EtherAddr, EtherFrame, EthernetRepr};
+use rclick_core::{
+    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TimerId, Timestamp,
+};
 
 use super::address::{parse_ether_arg, parse_ipv4_addr_or_prefix_arg};
 
@@ -298,22 +301,22 @@ impl ARPQuerier {
     /// Emits an ARP query for `want`, to `dst` (broadcast unless polling a
     /// known entry).
     fn send_query(&mut self, want: Ipv4Addr, dst: EtherAddr, like: &Packet, ctx: &mut Ctx) {
+        let ether = EthernetRepr {
+            src: self.my_eth,
+            dst,
+            ethertype: ETHERTYPE_ARP,
+        };
+        let arp = ArpRepr {
+            op: ARPOP_REQUEST,
+            sha: self.my_eth,
+            spa: self.my_ip,
+            tha: EtherAddr::default(),
+            tpa: want,
+        };
         let mut b = [0u8; HEADER_LEN + ARP_LEN];
-        {
-            let (eh, ab) = b.split_at_mut(HEADER_LEN);
-            if let Ok(mut e) = EtherFrame::new_checked(&mut eh[..]) {
-                e.set_dst(dst);
-                e.set_src(self.my_eth);
-                e.set_ethertype(ETHERTYPE_ARP);
-            }
-            if let Ok(mut a) = ArpPacket::new_checked(&mut ab[..]) {
-                a.fill_header(ARPOP_REQUEST);
-                a.set_sha(self.my_eth);
-                a.set_spa(self.my_ip);
-                a.set_tha(EtherAddr::default());
-                a.set_tpa(want);
-            }
-        }
+        let (eh, ab) = b.split_at_mut(HEADER_LEN);
+        ether.emit(&mut EtherFrame::new_unchecked(eh));
+        arp.emit(&mut ArpPacket::new_unchecked(ab));
         let mut q = Packet::with_room(DEFAULT_HEADROOM - HEADER_LEN, &b, 0);
         q.set_timestamp_anno(like.timestamp_anno());
         let vlan = like.anno_bytes::<2>(rclick_core::packet::anno::VLAN_TCI);
@@ -330,12 +333,22 @@ impl ARPQuerier {
         self.handle_ip_at(p, held, now, ctx);
     }
 
-    /// Addresses `p` to `dst_eth`, from this interface's address.
-    fn address(&self, p: &mut Packet, dst_eth: EtherAddr) {
-        if let Ok(mut e) = EtherFrame::new_checked(p.writable()) {
-            e.set_dst(dst_eth);
-            e.set_src(self.my_eth);
-        }
+    /// Writes the Ethernet header of `p` to `dst_eth`, from this
+    /// interface's address: prepended, or over the one pushed when `p` was
+    /// held.
+    #[inline]
+    fn address(&self, p: &mut Packet, held: bool, dst_eth: EtherAddr) {
+        let frame = if held {
+            &mut p.writable()[..HEADER_LEN]
+        } else {
+            p.push(HEADER_LEN)
+        };
+        let header = EthernetRepr {
+            src: self.my_eth,
+            dst: dst_eth,
+            ethertype: ETHERTYPE_IP,
+        };
+        header.emit(&mut EtherFrame::new_unchecked(frame));
     }
 
     /// `resolve_ip_at`, then sends a resolved packet on output 0.
@@ -360,10 +373,6 @@ impl ARPQuerier {
         if self.my_ip.is_unspecified() {
             self.drops += 1;
             return None;
-        }
-        if !held {
-            let h = p.push(HEADER_LEN);
-            h[12..14].copy_from_slice(&ETHERTYPE_IP.to_be_bytes());
         }
         let dst_ip = p.dst_ip_anno();
         let timeout = self.table.timeout;
@@ -407,10 +416,15 @@ impl ARPQuerier {
             self.drops += 1;
             return None;
         } else {
+            // A held packet keeps room for its header, written once the
+            // reply comes.
+            if !held {
+                p.push(HEADER_LEN);
+            }
             self.append_query(dst_ip, p, now, ctx);
             return None;
         };
-        self.address(&mut p, dst_eth);
+        self.address(&mut p, held, dst_eth);
         Some((p, dst_eth))
     }
 
@@ -458,15 +472,14 @@ impl ARPQuerier {
             return;
         }
         self.responses += 1;
-        let d = p.data();
-        let Ok(eh) = EtherFrame::new_checked(d) else {
+        let Ok(eh) = EtherFrame::new_checked(p.data()) else {
             return;
         };
-        let Ok(a) = ArpPacket::new_checked(&d[HEADER_LEN..]) else {
+        let Ok(a) = ArpPacket::new_checked(eh.payload()) else {
             return;
         };
         if eh.ethertype() != ETHERTYPE_ARP
-            || a.hardware() != 1
+            || a.hardware() != ARPHRD_ETHER
             || a.protocol() != ETHERTYPE_IP
             || a.op() != ARPOP_REPLY
             || a.sha().is_group()
@@ -556,6 +569,73 @@ impl ARPQuerier {
     }
 }
 
+impl ARPQuerier {
+    fn dropped(&self) -> u64 {
+        self.drops + self.table.drops
+    }
+
+    fn write_insert(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let words = split_words(value);
+        if words.len() != 2 {
+            return Err("expected 'IP ETH'".into());
+        }
+        let ip = parse_ipv4(&words[0]).map_err(|e| format!("IP: {e}"))?;
+        let eth = rclick_core::conf::parse_ether(&words[1]).map_err(|e| format!("ETH: {e}"))?;
+        let held = self.table.insert(ip, eth, ctx.now());
+        for q in held {
+            self.handle_ip(q, true, ctx);
+        }
+        Ok(())
+    }
+
+    fn write_delete(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let words = split_words(value);
+        if words.len() != 1 {
+            return Err("expected IP address".into());
+        }
+        let ip = parse_ipv4(&words[0]).map_err(|e| format!("IP: {e}"))?;
+        let now = ctx.now();
+        // As Click: the entry stays, invalid, with its held packets.
+        self.table.ensure(ip, now);
+        self.table.set_live(ip, now);
+        if let Some(e) = self.table.map.get_mut(&ip) {
+            e.eth = EtherAddr::BROADCAST;
+            e.known = false;
+            e.polls_since_reply = 0;
+        }
+        Ok(())
+    }
+
+    fn write_clear(&mut self, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        self.queries = 0;
+        self.drops = 0;
+        self.responses = 0;
+        self.table.clear();
+        Ok(())
+    }
+}
+
+const HANDLERS: &[Handler<ARPQuerier>] = &[
+    Handler::read("table", |e, ctx| e.table_text(ctx.now())),
+    Handler::read("stats", |e, _| {
+        format!(
+            "{} packets killed\n{} ARP queries sent\n",
+            e.dropped(),
+            e.queries
+        )
+    }),
+    Handler::read("count", |e, _| e.table.map.len().to_string()),
+    Handler::data("length", |e| &e.table.packet_count),
+    Handler::data("queries", |e| &e.queries),
+    Handler::data("responses", |e| &e.responses),
+    Handler::read("drops", |e, _| e.dropped().to_string()),
+    Handler::data_rw("ipaddr", |e| &e.my_ip, |e| &mut e.my_ip),
+    Handler::data_rw("broadcast", |e| &e.bcast, |e| &mut e.bcast),
+    Handler::write("insert", ARPQuerier::write_insert),
+    Handler::write("delete", ARPQuerier::write_delete),
+    Handler::write("clear", ARPQuerier::write_clear),
+];
+
 rclick_core::element_class!(ARPQuerier);
 
 impl Element for ARPQuerier {
@@ -606,9 +686,7 @@ impl Element for ARPQuerier {
         for mut p in batch {
             let dst_ip = p.dst_ip_anno();
             if let Some((_, eth)) = last.filter(|(ip, _)| *ip == dst_ip) {
-                let h = p.push(HEADER_LEN);
-                h[12..14].copy_from_slice(&ETHERTYPE_IP.to_be_bytes());
-                self.address(&mut p, eth);
+                self.address(&mut p, false, eth);
                 out.push(p);
                 continue;
             }
@@ -650,86 +728,5 @@ impl Element for ARPQuerier {
         true
     }
 
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut v: Vec<HandlerSpec> = [
-            "table",
-            "stats",
-            "count",
-            "length",
-            "queries",
-            "responses",
-            "drops",
-        ]
-        .iter()
-        .map(|n| HandlerSpec::read(n))
-        .collect();
-        v.push(HandlerSpec::read_write("ipaddr"));
-        v.push(HandlerSpec::read_write("broadcast"));
-        v.push(HandlerSpec::write("insert"));
-        v.push(HandlerSpec::write("delete"));
-        v.push(HandlerSpec::write("clear"));
-        v
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "table" => self.table_text(ctx.now()),
-            "stats" => format!(
-                "{} packets killed\n{} ARP queries sent\n",
-                self.drops + self.table.drops,
-                self.queries
-            ),
-            "count" => self.table.map.len().to_string(),
-            "length" => self.table.packet_count.to_string(),
-            "queries" => self.queries.to_string(),
-            "responses" => self.responses.to_string(),
-            "drops" => (self.drops + self.table.drops).to_string(),
-            "ipaddr" => self.my_ip.to_string(),
-            "broadcast" => self.bcast.to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        let words = split_words(value);
-        let now = ctx.now();
-        match name {
-            "insert" => {
-                if words.len() != 2 {
-                    return Err("expected 'IP ETH'".into());
-                }
-                let ip = parse_ipv4(&words[0]).map_err(|e| format!("IP: {e}"))?;
-                let eth =
-                    rclick_core::conf::parse_ether(&words[1]).map_err(|e| format!("ETH: {e}"))?;
-                let held = self.table.insert(ip, eth, now);
-                for q in held {
-                    self.handle_ip(q, true, ctx);
-                }
-            }
-            "delete" => {
-                if words.len() != 1 {
-                    return Err("expected IP address".into());
-                }
-                let ip = parse_ipv4(&words[0]).map_err(|e| format!("IP: {e}"))?;
-                // As Click: the entry stays, invalid, with its held packets.
-                self.table.ensure(ip, now);
-                self.table.set_live(ip, now);
-                if let Some(e) = self.table.map.get_mut(&ip) {
-                    e.eth = EtherAddr::BROADCAST;
-                    e.known = false;
-                    e.polls_since_reply = 0;
-                }
-            }
-            "clear" => {
-                self.queries = 0;
-                self.drops = 0;
-                self.responses = 0;
-                self.table.clear();
-            }
-            "ipaddr" => self.my_ip = parse_ipv4(value.trim())?,
-            "broadcast" => self.bcast = parse_ipv4(value.trim())?,
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        Ok(())
-    }
+    rclick_core::handlers!(HANDLERS);
 }

@@ -46,10 +46,12 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{split_args, split_words, Ipv4Prefix};
-use rclick_core::element::{processing, HandlerSpec};
-use rclick_core::wire::arp::{ArpPacket, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
-use rclick_core::wire::ether::{EtherAddr, EtherFrame, ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::element::Filter;
+use rclick_core::packet::anno::VLAN_TCI;
+use rclick_core::wire::arp::{ARPHRD_ETHER, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
+use rclick_core::wire::ether::{ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
+use rclick_core::wire::{ArpPacket, ArpRepr, EtherAddr, EtherFrame, EthernetRepr};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::address::{parse_ether_arg, parse_ipv4_addr_or_prefix_arg, parse_ipv4_arg};
 
@@ -161,58 +163,103 @@ impl ARPResponder {
     }
 }
 
-impl SimpleAction for ARPResponder {
-    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        let d = p.data();
-        let reply = (|| {
-            let eh = EtherFrame::new_checked(d).ok()?;
-            let a = ArpPacket::new_checked(&d[HEADER_LEN..]).ok()?;
-            if eh.ethertype() != ETHERTYPE_ARP
-                || a.hardware() != 1
-                || a.protocol() != ETHERTYPE_IP
-                || a.op() != ARPOP_REQUEST
-            {
-                return None;
+impl ARPResponder {
+    /// The reply to `p` if it is an ARP request for an address we answer.
+    fn reply(&self, p: &Packet) -> Option<Packet> {
+        let eh = EtherFrame::new_checked(p.data()).ok()?;
+        let a = ArpPacket::new_checked(eh.payload()).ok()?;
+        if eh.ethertype() != ETHERTYPE_ARP
+            || a.hardware() != ARPHRD_ETHER
+            || a.protocol() != ETHERTYPE_IP
+            || a.op() != ARPOP_REQUEST
+        {
+            return None;
+        }
+        let tpa = a.tpa();
+        let ena = self.lookup(tpa)?;
+        let ether = EthernetRepr {
+            src: ena,
+            dst: a.sha(),
+            ethertype: ETHERTYPE_ARP,
+        };
+        let arp = ArpRepr {
+            op: ARPOP_REPLY,
+            sha: ena,
+            spa: tpa,
+            tha: a.sha(),
+            tpa: a.spa(),
+        };
+        let mut b = [0u8; HEADER_LEN + ARP_LEN];
+        let (eb, ab) = b.split_at_mut(HEADER_LEN);
+        ether.emit(&mut EtherFrame::new_unchecked(eb));
+        arp.emit(&mut ArpPacket::new_unchecked(ab));
+        let mut q = Packet::from_slice(&b);
+        q.set_anno_bytes(VLAN_TCI, &p.anno_bytes::<2>(VLAN_TCI));
+        Some(q)
+    }
+
+    fn read_table(&self, _ctx: &Ctx) -> String {
+        self.entries
+            .iter()
+            .map(|e| format!("{} {}\n", e.prefix(), e.eth))
+            .collect()
+    }
+
+    fn read_lookup(&self, param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        let ip = rclick_core::conf::parse_ipv4(param.unwrap_or("").trim())
+            .map_err(|_| "expected IP address".to_string())?;
+        Ok(self.lookup(ip).map(|e| e.to_string()).unwrap_or_default())
+    }
+
+    fn write_add(&mut self, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        let mut v = self.entries.clone();
+        parse_entry(value, &Self::literal_ip, &Self::literal_eth, &mut v)?;
+        normalize(&mut v);
+        self.entries = v;
+        Ok(())
+    }
+
+    fn write_remove(&mut self, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        let p = Self::literal_ip(value.trim()).map_err(|_| "expected IP/MASK".to_string())?;
+        let mask = u32::from(p.mask);
+        let dst = u32::from(p.addr) & mask;
+        match self
+            .entries
+            .iter()
+            .position(|e| e.dst == dst && e.mask == mask)
+        {
+            Some(i) => {
+                self.entries.remove(i);
+                Ok(())
             }
-            let tpa = a.tpa();
-            let ena = self.lookup(tpa)?;
-            let mut b = [0u8; HEADER_LEN + ARP_LEN];
-            let (eb, ab) = b.split_at_mut(HEADER_LEN);
-            let mut e = EtherFrame::new_checked(&mut eb[..]).ok()?;
-            e.set_dst(a.sha());
-            e.set_src(ena);
-            e.set_ethertype(ETHERTYPE_ARP);
-            let mut r = ArpPacket::new_checked(&mut ab[..]).ok()?;
-            r.fill_header(ARPOP_REPLY);
-            r.set_sha(ena);
-            r.set_spa(tpa);
-            r.set_tha(a.sha());
-            r.set_tpa(a.spa());
-            let mut q = Packet::from_slice(&b);
-            let vlan = p.anno_bytes::<2>(rclick_core::packet::anno::VLAN_TCI);
-            q.set_anno_bytes(rclick_core::packet::anno::VLAN_TCI, &vlan);
-            Some(q)
-        })();
-        match reply {
-            Some(q) => Some(q),
-            None => {
-                ctx.emit(1, p);
-                None
-            }
+            None => Err(format!(
+                "{} not found",
+                Ipv4Prefix {
+                    addr: Ipv4Addr::from(dst),
+                    mask: p.mask
+                }
+            )),
         }
     }
 }
 
+impl Filter for ARPResponder {
+    fn filter(&mut self, p: Packet, _ctx: &mut Ctx) -> Result<Packet, Packet> {
+        self.reply(&p).ok_or(p)
+    }
+}
+
+const HANDLERS: &[Handler<ARPResponder>] = &[
+    Handler::read("table", ARPResponder::read_table),
+    Handler::read_param("lookup", ARPResponder::read_lookup),
+    Handler::write("add", ARPResponder::write_add),
+    Handler::write("remove", ARPResponder::write_remove),
+];
+
 rclick_core::element_class!(ARPResponder);
 
 impl Element for ARPResponder {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -263,66 +310,6 @@ impl Element for ARPResponder {
         true
     }
 
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("table"),
-            HandlerSpec::read_param("lookup"),
-            HandlerSpec::write("add"),
-            HandlerSpec::write("remove"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "table" => Ok(self
-                .entries
-                .iter()
-                .map(|e| format!("{} {}\n", e.prefix(), e.eth))
-                .collect()),
-            "lookup" => {
-                let ip = rclick_core::conf::parse_ipv4(param.unwrap_or("").trim())
-                    .map_err(|_| "expected IP address".to_string())?;
-                Ok(self.lookup(ip).map(|e| e.to_string()).unwrap_or_default())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "add" => {
-                let mut v = self.entries.clone();
-                parse_entry(value, &Self::literal_ip, &Self::literal_eth, &mut v)?;
-                normalize(&mut v);
-                self.entries = v;
-                Ok(())
-            }
-            "remove" => {
-                let p =
-                    Self::literal_ip(value.trim()).map_err(|_| "expected IP/MASK".to_string())?;
-                let mask = u32::from(p.mask);
-                let dst = u32::from(p.addr) & mask;
-                match self
-                    .entries
-                    .iter()
-                    .position(|e| e.dst == dst && e.mask == mask)
-                {
-                    Some(i) => {
-                        self.entries.remove(i);
-                        Ok(())
-                    }
-                    None => Err(format!(
-                        "{} not found",
-                        Ipv4Prefix {
-                            addr: Ipv4Addr::from(dst),
-                            mask: p.mask
-                        }
-                    )),
-                }
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    rclick_core::element_kind!(action);
+    rclick_core::handlers!(HANDLERS);
+    rclick_core::element_kind!(filter);
 }

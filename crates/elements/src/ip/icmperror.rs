@@ -76,28 +76,19 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_bool, parse_u32, Args};
-use rclick_core::element::HandlerSpec;
-use rclick_core::packet::PacketType;
-use rclick_core::wire::checksum;
-use rclick_core::wire::ipv4::PROTO_ICMP;
-use rclick_core::wire::Ipv4Header;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::packet::{PacketType, DEFAULT_HEADROOM};
+use rclick_core::wire::icmp::{
+    is_error, HEADER_LEN as ICMP_HEADER_LEN, ICMP_PARAMPROB, ICMP_PARAMPROB_ERRATPTR,
+    ICMP_REDIRECT, ICMP_TIMXCEED, ICMP_UNREACH, ICMP_UNREACH_NEEDFRAG,
+};
+use rclick_core::wire::ipv4::{
+    IPOPT_EOL, IPOPT_LSRR, IPOPT_SSRR, MAX_HEADER_LEN, MIN_HEADER_LEN, PROTO_ICMP,
+};
+use rclick_core::wire::{IcmpHeader, IcmpRepr, Ipv4Header, Ipv4Repr, RawOption};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::address::{parse_ipv4_arg, parse_ipv4_list_arg};
-use super::ipcommon::net_off;
-
-pub const ICMP_UNREACH: u8 = 3;
-pub const ICMP_SOURCEQUENCH: u8 = 4;
-pub const ICMP_REDIRECT: u8 = 5;
-pub const ICMP_TIMXCEED: u8 = 11;
-pub const ICMP_PARAMPROB: u8 = 12;
-pub const ICMP_UNREACH_NEEDFRAG: u8 = 4;
-pub const ICMP_PARAMPROB_ERRATPTR: u8 = 0;
-
-const IPOPT_EOL: u8 = 0;
-const IPOPT_NOP: u8 = 1;
-const IPOPT_LSRR: u8 = 131;
-const IPOPT_SSRR: u8 = 137;
+use super::ipcommon::ip_hdr;
 
 /// Click's ICMP type names (ipnameinfo.cc).
 const ICMP_TYPES: &[(&str, u8)] = &[
@@ -158,22 +149,33 @@ pub fn parse_icmp_code(icmp_type: u8, s: &str) -> Option<u8> {
     if let Ok(n) = parse_u32(s) {
         return u8::try_from(n).ok();
     }
-    let table = match icmp_type {
+    code_table(icmp_type)
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|&(_, v)| v)
+}
+
+fn code_table(icmp_type: u8) -> &'static [(&'static str, u8)] {
+    match icmp_type {
         ICMP_UNREACH => UNREACH_CODES,
         ICMP_REDIRECT => REDIRECT_CODES,
         ICMP_TIMXCEED => TIMXCEED_CODES,
         ICMP_PARAMPROB => PARAMPROB_CODES,
         _ => &[],
-    };
-    table.iter().find(|(n, _)| *n == s).map(|&(_, v)| v)
+    }
 }
 
-/// Whether `t` is an ICMP error type (RFC 1812's list).
-pub fn is_error_type(t: u8) -> bool {
-    matches!(
-        t,
-        ICMP_UNREACH | ICMP_SOURCEQUENCH | ICMP_REDIRECT | ICMP_TIMXCEED | ICMP_PARAMPROB
-    )
+/// Click's name for ICMP type `t`, if it has one.
+pub fn icmp_type_name(t: u8) -> Option<&'static str> {
+    ICMP_TYPES.iter().find(|&&(_, v)| v == t).map(|&(n, _)| n)
+}
+
+/// Click's name for code `c` of ICMP type `t`, if it has one.
+pub fn icmp_code_name(t: u8, c: u8) -> Option<&'static str> {
+    code_table(t)
+        .iter()
+        .find(|&&(_, v)| v == c)
+        .map(|&(n, _)| n)
 }
 
 pub struct ICMPError {
@@ -185,8 +187,6 @@ pub struct ICMPError {
     pmtu: u32,
     use_fix_anno: bool,
     next_id: u16,
-    /// Reused buffer for building errors (no allocation per packet).
-    scratch: Vec<u8>,
 }
 
 impl Default for ICMPError {
@@ -200,7 +200,6 @@ impl Default for ICMPError {
             pmtu: 0,
             use_fix_anno: true,
             next_id: 1,
-            scratch: Vec::new(),
         }
     }
 }
@@ -216,148 +215,154 @@ impl ICMPError {
         self.unicast(a) && net != 0 && net != 127 && (net & 0xf0) != 0xf0
     }
 
-    /// Builds the error about the IP packet `ip` (network header onward),
-    /// or returns `None` when no error may be sent.
-    fn build(&mut self, ip: &[u8], anno_pointer: u8, gateway: Ipv4Addr) -> Option<usize> {
-        let h = Ipv4Header::new_checked(ip).ok()?;
-        let hlen = h.header_len();
+    fn is_pointer_problem(&self) -> bool {
+        self.icmp_type == ICMP_PARAMPROB && self.code == ICMP_PARAMPROB_ERRATPTR
+    }
+
+    /// Whether RFC 1812 4.3.2.7 lets us answer the datagram `h`.
+    fn may_answer(&self, h: &Ipv4Header<&[u8]>) -> bool {
         if h.protocol() == PROTO_ICMP {
             // Too short to tell, or an error itself: never answer.
-            if hlen + 4 > ip.len() || is_error_type(ip[hlen]) {
-                return None;
+            let icmp = &h.clone().into_inner()[h.header_len()..];
+            if icmp.len() < 4 || is_error(IcmpHeader::new_unchecked(icmp).icmp_type()) {
+                return false;
             }
         }
-        if !self.unicast(h.dst()) || !self.valid_source(h.src()) {
-            return None;
-        }
-        if h.frag_offset() != 0 {
-            return None;
-        }
-        let mut route = source_route(&ip[..hlen]);
-        if let Some(at) = route {
-            if self.icmp_type == ICMP_REDIRECT {
-                return None;
-            }
-            let ptr = anno_pointer as usize;
-            let olen = ip[at + 1] as usize;
-            if self.icmp_type == ICMP_PARAMPROB
-                && self.code == ICMP_PARAMPROB_ERRATPTR
-                && at <= ptr
-                && ptr < at + olen
-            {
-                route = None;
-            }
-        }
+        self.unicast(h.dst()) && self.valid_source(h.src()) && h.frag_offset() == 0
+    }
 
-        // IP header, with the reversed source route if any.
-        let buf = &mut self.scratch;
-        buf.clear();
-        buf.extend_from_slice(&[0u8; 20]);
-        if let Some(at) = route {
-            let ptr = ip[at + 2] as usize;
-            let olen = ptr - 1;
-            buf.push(ip[at]);
-            buf.push(olen as u8);
-            buf.push(4);
-            // Addresses already visited, most recent first.
-            let mut a = at + ptr - 5;
-            while a >= at + 3 {
-                buf.extend_from_slice(&ip[a..a + 4]);
-                a -= 4;
-            }
-            buf.push(IPOPT_EOL);
-            while !buf.len().is_multiple_of(4) {
-                buf.push(IPOPT_EOL);
-            }
+    /// The message about the datagram quoted by `quoted` (its header
+    /// first), given the packet's parameter-problem pointer and gateway
+    /// annotations.
+    fn message<'a>(&self, quoted: &'a [u8], pointer: u8, gateway: Ipv4Addr) -> IcmpRepr<'a> {
+        let code = self.code;
+        match self.icmp_type {
+            ICMP_UNREACH => IcmpRepr::DstUnreachable {
+                code,
+                next_hop_mtu: if code == ICMP_UNREACH_NEEDFRAG {
+                    self.pmtu as u16
+                } else {
+                    0
+                },
+                quoted,
+            },
+            ICMP_TIMXCEED => IcmpRepr::TimeExceeded { code, quoted },
+            ICMP_PARAMPROB => IcmpRepr::ParamProblem {
+                code,
+                pointer: if self.is_pointer_problem() {
+                    pointer
+                } else {
+                    0
+                },
+                quoted,
+            },
+            ICMP_REDIRECT => IcmpRepr::Redirect {
+                code,
+                gateway,
+                quoted,
+            },
+            icmp_type => IcmpRepr::Other {
+                icmp_type,
+                code,
+                rest: [0; 4],
+                data: quoted,
+            },
         }
-        let nhl = buf.len();
-        // ICMP header.
-        let mut icmp = [0u8; 8];
-        icmp[0] = self.icmp_type;
-        icmp[1] = self.code;
-        if self.icmp_type == ICMP_PARAMPROB && self.code == ICMP_PARAMPROB_ERRATPTR {
-            icmp[4] = anno_pointer;
-        }
-        if self.icmp_type == ICMP_REDIRECT {
-            icmp[4..8].copy_from_slice(&gateway.octets());
-        }
-        if self.icmp_type == ICMP_UNREACH && self.code == ICMP_UNREACH_NEEDFRAG {
-            icmp[6..8].copy_from_slice(&(self.pmtu as u16).to_be_bytes());
-        }
-        buf.extend_from_slice(&icmp);
-        // Quote as much as fits in MTU bytes (always the header + 8).
-        let room = (self.mtu as usize)
-            .max(nhl + 8 + hlen + 8)
-            .min(65535)
-            .saturating_sub(nhl + 8);
-        let xlen = room.min(ip.len());
-        buf.extend_from_slice(&ip[..xlen]);
-        let c = checksum::checksum(&buf[nhl..]);
-        buf[nhl + 2..nhl + 4].copy_from_slice(&c.to_be_bytes());
-
-        let total = buf.len();
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        buf[0] = 0x40 | (nhl / 4) as u8;
-        buf[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-        buf[4..6].copy_from_slice(&id.to_be_bytes());
-        buf[8] = 200;
-        buf[9] = PROTO_ICMP;
-        buf[12..16].copy_from_slice(&self.src.octets());
-        buf[16..20].copy_from_slice(&h.src().octets());
-        let c = checksum::checksum(&buf[..nhl]);
-        buf[10..12].copy_from_slice(&c.to_be_bytes());
-        Some(nhl)
     }
 }
 
-/// Offset (within the IP header `hdr`) of a well-formed LSRR or SSRR
-/// option, if the header has one.
-fn source_route(hdr: &[u8]) -> Option<usize> {
-    let mut i = 20;
-    while i < hdr.len() {
-        let t = hdr[i];
-        if t == IPOPT_NOP {
-            i += 1;
-            continue;
-        }
-        if t == IPOPT_EOL || i + 1 >= hdr.len() {
+/// A well-formed loose or strict source route option of `h`, if it has
+/// one (offsets relative to the options area).
+fn source_route<'a>(h: &'a Ipv4Header<&[u8]>) -> Option<RawOption<'a>> {
+    for o in h.options_iter() {
+        let o = o.ok()?;
+        if o.kind == IPOPT_EOL {
             return None;
         }
-        let len = hdr[i + 1] as usize;
-        if len < 2 || i + len > hdr.len() {
-            return None;
-        }
-        if (t == IPOPT_LSRR || t == IPOPT_SSRR) && len >= 3 {
-            let ptr = hdr[i + 2] as usize;
-            if ptr >= 4 && ptr.is_multiple_of(4) && ptr <= len + 1 {
-                return Some(i);
+        if matches!(o.kind, IPOPT_LSRR | IPOPT_SSRR) {
+            if let Some(&ptr) = o.data.first() {
+                let ptr = ptr as usize;
+                if ptr >= 4 && ptr.is_multiple_of(4) && ptr <= o.data.len() + 3 {
+                    return Some(o);
+                }
             }
         }
-        i += len;
     }
     None
 }
 
+/// Writes into `out` the route the answer takes back (RFC 1812 4.3.2.6):
+/// the hops `route` has visited, most recent first, with the pointer at
+/// the first. Returns the option's length.
+fn reversed_route(route: &RawOption, out: &mut [u8]) -> usize {
+    let ptr = route.data[0] as usize;
+    let len = ptr - 1;
+    out[0] = route.kind;
+    out[1] = len as u8;
+    out[2] = 4;
+    let visited = route.data[1..ptr - 3].chunks_exact(4).rev();
+    for (to, hop) in out[3..len].chunks_exact_mut(4).zip(visited) {
+        to.copy_from_slice(hop);
+    }
+    len
+}
+
 impl SimpleAction for ICMPError {
     fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        let off = net_off(&p)?;
+        let h = ip_hdr(&p)?;
         if matches!(
             p.packet_type_anno(),
             PacketType::Broadcast | PacketType::Multicast
-        ) {
+        ) || !self.may_answer(&h)
+        {
             return None;
         }
-        let nhl = self.build(&p.data()[off..], p.icmp_param_prob_anno(), p.dst_ip_anno())?;
-        let mut q = Packet::with_room(rclick_core::packet::DEFAULT_HEADROOM, &self.scratch, 0);
-        q.set_network_header(0, nhl);
-        let dst = Ipv4Addr::new(
-            self.scratch[16],
-            self.scratch[17],
-            self.scratch[18],
-            self.scratch[19],
+        let mut route = source_route(&h);
+        if let Some(o) = &route {
+            if self.icmp_type == ICMP_REDIRECT {
+                return None;
+            }
+            // A problem with the route itself is not answered along it.
+            let at = MIN_HEADER_LEN + o.offset;
+            let ptr = p.icmp_param_prob_anno() as usize;
+            if self.is_pointer_problem() && (at..at + o.data.len() + 2).contains(&ptr) {
+                route = None;
+            }
+        }
+        let mut opts = [0u8; MAX_HEADER_LEN - MIN_HEADER_LEN];
+        let olen = route.map_or(0, |o| reversed_route(&o, &mut opts));
+        let mut iph = Ipv4Repr {
+            src: self.src,
+            dst: h.src(),
+            protocol: PROTO_ICMP,
+            ttl: 200,
+            ident: self.next_id,
+            options: &opts[..olen],
+            ..Ipv4Repr::default()
+        };
+        // Quote as much as fits in MTU bytes: always the header and the 8
+        // bytes RFC 792 asks for.
+        let nhl = iph.header_len();
+        let ip = h.clone().into_inner();
+        let room = (self.mtu as usize)
+            .max(nhl + ICMP_HEADER_LEN + h.header_len() + 8)
+            .min(65535)
+            .saturating_sub(nhl + ICMP_HEADER_LEN);
+        let icmp = self.message(
+            &ip[..room.min(ip.len())],
+            p.icmp_param_prob_anno(),
+            p.dst_ip_anno(),
         );
-        q.set_dst_ip_anno(dst);
+        iph.payload_len = icmp.buffer_len();
+        self.next_id = self.next_id.wrapping_add(1);
+
+        let total = iph.buffer_len();
+        let mut q = Packet::with_room(DEFAULT_HEADROOM, &[], total);
+        let (ib, cb) = q.put(total).split_at_mut(nhl);
+        iph.emit(&mut Ipv4Header::new_unchecked(ib));
+        icmp.emit(&mut IcmpHeader::new_unchecked(cb));
+        q.set_network_header(0, nhl);
+        q.set_dst_ip_anno(iph.dst);
         if self.use_fix_anno {
             q.set_fix_ip_src_anno(true);
         }
@@ -365,6 +370,12 @@ impl SimpleAction for ICMPError {
         Some(q)
     }
 }
+
+const HANDLERS: &[Handler<ICMPError>] = &[
+    Handler::data_rw("src", |e| &e.src, |e| &mut e.src),
+    Handler::data_rw("mtu", |e| &e.mtu, |e| &mut e.mtu),
+    Handler::data_rw("pmtu", |e| &e.pmtu, |e| &mut e.pmtu),
+];
 
 rclick_core::element_class!(ICMPError);
 
@@ -384,7 +395,7 @@ impl Element for ICMPError {
         let pmtu: u32 = args.read_or("PMTU", 0);
         let fix = args.read_or_with("SET_FIX_ANNO", parse_bool, true);
         args.complete()?;
-        if !is_error_type(icmp_type) {
+        if !is_error(icmp_type) {
             return Err(format!("ICMP type {icmp_type} is not an error type").into());
         }
         let Some(code) = parse_icmp_code(icmp_type, &code_str) else {
@@ -400,35 +411,6 @@ impl Element for ICMPError {
         Ok(())
     }
 
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read_write("src"),
-            HandlerSpec::read_write("mtu"),
-            HandlerSpec::read_write("pmtu"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "src" => Ok(self.src.to_string()),
-            "mtu" => Ok(self.mtu.to_string()),
-            "pmtu" => Ok(self.pmtu.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "src" => {
-                self.src = rclick_core::conf::parse_ipv4(v)?;
-            }
-            "mtu" => self.mtu = parse_u32(v)?,
-            "pmtu" => self.pmtu = parse_u32(v)?,
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        Ok(())
-    }
-
+    rclick_core::handlers!(HANDLERS);
     rclick_core::element_kind!(action);
 }

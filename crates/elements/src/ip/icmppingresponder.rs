@@ -31,89 +31,76 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::processing;
+use rclick_core::element::Filter;
 use rclick_core::wire::checksum::update16;
+use rclick_core::wire::icmp::{ICMP_ECHO, ICMP_ECHOREPLY};
 use rclick_core::wire::ipv4::PROTO_ICMP;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::wire::IcmpHeader;
+use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 
-use super::ipcommon::{ip_hdr, net_off};
-
-const ICMP_ECHO: u8 = 8;
-const ICMP_ECHOREPLY: u8 = 0;
+use super::ipcommon::{ip_hdr, ip_hdr_mut};
 
 #[derive(Default)]
 pub struct ICMPPingResponder;
 
-fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
+fn is_echo_request(p: &Packet) -> bool {
+    ip_hdr(p).is_some_and(|ip| {
+        ip.protocol() == PROTO_ICMP
+            && !ip.is_fragment()
+            && IcmpHeader::new_checked(ip.payload()).is_ok_and(|icmp| icmp.icmp_type() == ICMP_ECHO)
+    })
 }
 
-impl SimpleAction for ICMPPingResponder {
-    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        let ok = match (ip_hdr(&p), net_off(&p)) {
-            (Some(ip), Some(_)) => {
-                let hl = ip.header_len();
-                let payload = ip.payload();
-                ip.protocol() == PROTO_ICMP
-                    && !ip.is_fragment()
-                    && payload.len() >= 8
-                    && payload[0] == ICMP_ECHO
-                    && hl >= 20
-            }
-            _ => false,
-        };
-        if !ok {
-            ctx.emit(1, p);
-            return None;
+impl Filter for ICMPPingResponder {
+    fn filter(&mut self, mut p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
+        if !is_echo_request(&p) {
+            return Err(p);
         }
-        let off = net_off(&p).unwrap_or(0);
-        let now = ctx.now();
-        let d = &mut p.writable()[off..];
-        let hl = ((d[0] & 0x0f) as usize) * 4;
-        // Swap addresses: the checksum does not change.
-        let mut tmp = [0u8; 4];
-        tmp.copy_from_slice(&d[12..16]);
-        d.copy_within(16..20, 12);
-        d[16..20].copy_from_slice(&tmp);
-        let mut sum = be16(d, 10);
-        // Clear the fragment word.
-        sum = update16(sum, be16(d, 6), 0);
-        d[6..8].fill(0);
-        // TTL 255.
-        let old = be16(d, 8);
-        d[8] = 255;
-        sum = update16(sum, old, be16(d, 8));
-        d[10..12].copy_from_slice(&sum.to_be_bytes());
-        // Echo reply.
-        let icmp = &mut d[hl..];
-        let old = be16(icmp, 0);
-        icmp[0] = ICMP_ECHOREPLY;
-        icmp[1] = 0;
-        let c = update16(be16(icmp, 2), old, be16(icmp, 0));
-        icmp[2..4].copy_from_slice(&c.to_be_bytes());
-        let dst = std::net::Ipv4Addr::new(d[16], d[17], d[18], d[19]);
-        p.set_dst_ip_anno(dst);
-        p.set_timestamp_anno(now);
+        let Some(mut ip) = ip_hdr_mut(&mut p) else {
+            return Err(p);
+        };
+        // Swapping the addresses leaves the checksum as it is; the other
+        // changes update it incrementally, as Click does.
+        let (src, dst) = (ip.src(), ip.dst());
+        ip.set_src(dst);
+        ip.set_dst(src);
+        let mut sum = update16(ip.checksum(), ip.frag_word(), 0);
+        ip.set_frag_word(0);
+        let proto = ip.protocol();
+        sum = update16(
+            sum,
+            u16::from_be_bytes([ip.ttl(), proto]),
+            u16::from_be_bytes([255, proto]),
+        );
+        ip.set_ttl(255);
+        ip.set_checksum(sum);
+        if let Ok(mut icmp) = IcmpHeader::new_checked(ip.payload_mut()) {
+            let old = u16::from_be_bytes([icmp.icmp_type(), icmp.code()]);
+            icmp.set_type(ICMP_ECHOREPLY);
+            icmp.set_code(0);
+            let c = update16(
+                icmp.checksum(),
+                old,
+                u16::from_be_bytes([ICMP_ECHOREPLY, 0]),
+            );
+            icmp.set_checksum(c);
+        }
+        p.set_dst_ip_anno(src);
+        p.set_timestamp_anno(ctx.now());
         p.set_paint_anno(0);
-        Some(p)
+        Ok(p)
     }
 }
 
 rclick_core::element_class!(ICMPPingResponder);
 
 impl Element for ICMPPingResponder {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         Args::new(conf).complete()?;
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
+    rclick_core::element_kind!(filter);
 }

@@ -60,17 +60,17 @@ use std::time::Duration;
 use rclick_core::conf::{
     parse_bool, parse_i64, parse_ipv4, parse_seconds, parse_string, parse_u16, Args,
 };
+use rclick_core::element::handlers::{read_from, specs_of, write_to};
 use rclick_core::element::{hflags, HandlerSpec};
-use rclick_core::wire::checksum;
-use rclick_core::wire::ipv4::PROTO_ICMP;
-use rclick_core::wire::Ipv4Header;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, TimerId, Timestamp};
+use rclick_core::wire::icmp::{HEADER_LEN as ICMP_HEADER_LEN, ICMP_ECHOREPLY};
+use rclick_core::wire::ipv4::{MIN_HEADER_LEN, PROTO_ICMP};
+use rclick_core::wire::{IcmpHeader, IcmpRepr, Ipv4Header, Ipv4Repr};
+use rclick_core::{
+    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TimerId, Timestamp,
+};
 
 use super::address::parse_ipv4_arg;
-use super::ipcommon::net_off;
-
-const ICMP_ECHO: u8 = 8;
-const ICMP_ECHOREPLY: u8 = 0;
+use super::ipcommon::ip_hdr;
 
 #[derive(Default)]
 struct Receiver {
@@ -144,28 +144,27 @@ impl ICMPPingSource {
 
     fn make_packet(&mut self, now: Timestamp) -> Packet {
         let seq = ((self.count % 0xffff) + 1) as u16;
-        let total = 28 + self.data.len();
+        let icmp = IcmpRepr::EchoRequest {
+            ident: self.ident,
+            seq,
+            data: &self.data,
+        };
+        let total = MIN_HEADER_LEN + icmp.buffer_len();
+        let ip = Ipv4Repr {
+            src: self.src,
+            dst: self.dst,
+            protocol: PROTO_ICMP,
+            // The length field saturates for oversized DATA.
+            payload_len: total.min(65535) - MIN_HEADER_LEN,
+            ttl: 200,
+            ident: seq,
+            ..Ipv4Repr::default()
+        };
         let mut p = Packet::with_room(rclick_core::packet::DEFAULT_HEADROOM, &[], total);
-        {
-            let b = p.put(total);
-            b.fill(0);
-            b[0] = 0x45;
-            b[2..4].copy_from_slice(&(total.min(65535) as u16).to_be_bytes());
-            b[4..6].copy_from_slice(&seq.to_be_bytes());
-            b[8] = 200;
-            b[9] = PROTO_ICMP;
-            b[12..16].copy_from_slice(&self.src.octets());
-            b[16..20].copy_from_slice(&self.dst.octets());
-            let c = checksum::checksum(&b[..20]);
-            b[10..12].copy_from_slice(&c.to_be_bytes());
-            b[20] = ICMP_ECHO;
-            b[24..26].copy_from_slice(&self.ident.to_be_bytes());
-            b[26..28].copy_from_slice(&seq.to_be_bytes());
-            b[28..].copy_from_slice(&self.data);
-            let c = checksum::checksum(&b[20..]);
-            b[22..24].copy_from_slice(&c.to_be_bytes());
-        }
-        p.set_network_header(0, 20);
+        let (ib, cb) = p.put(total).split_at_mut(ip.header_len());
+        ip.emit(&mut Ipv4Header::new_unchecked(ib));
+        icmp.emit(&mut IcmpHeader::new_unchecked(cb));
+        p.set_network_header(0, MIN_HEADER_LEN);
         p.set_dst_ip_anno(self.dst);
         p.set_timestamp_anno(now);
         if let Some(r) = self.receiver.as_mut() {
@@ -177,20 +176,19 @@ impl ICMPPingSource {
     }
 
     fn receive(&mut self, p: &Packet, ctx: &mut Ctx) {
-        let Some(off) = net_off(p) else { return };
-        let Ok(h) = Ipv4Header::new_checked(&p.data()[off..]) else {
+        let Some(h) = ip_hdr(p) else { return };
+        let hl = h.header_len();
+        // The reply as far as the packet goes, whatever its IP length says.
+        let Ok(icmp) = IcmpHeader::new_checked(&h.clone().into_inner()[hl..]) else {
             return;
         };
-        let hl = h.header_len();
-        let icmp = &p.data()[off + hl..];
         if h.protocol() != PROTO_ICMP
-            || icmp.len() < 8
-            || icmp[0] != ICMP_ECHOREPLY
-            || u16::from_be_bytes([icmp[4], icmp[5]]) != self.ident
+            || icmp.icmp_type() != ICMP_ECHOREPLY
+            || icmp.ident() != self.ident
         {
             return;
         }
-        let seq = u16::from_be_bytes([icmp[6], icmp[7]]);
+        let seq = icmp.seq();
         let Some(r) = self.receiver.as_mut() else {
             return;
         };
@@ -221,7 +219,7 @@ impl ICMPPingSource {
         r.nreceived += 1;
         *slot = -*slot;
         if self.verbose {
-            let bytes = (h.total_len() as usize).saturating_sub(hl + 8);
+            let bytes = (h.total_len() as usize).saturating_sub(hl + ICMP_HEADER_LEN);
             ctx.chatter(&format!(
                 "{}: {} bytes from {}: icmp_seq={} ttl={} time={}.{:03} ms",
                 self.decl,
@@ -278,6 +276,98 @@ impl ICMPPingSource {
         }
     }
 }
+
+impl ICMPPingSource {
+    fn handler_table(&self) -> &'static [Handler<Self>] {
+        if self.receiver.is_some() {
+            HANDLERS
+        } else {
+            &HANDLERS[..HANDLERS.len() - RECEIVER_HANDLERS]
+        }
+    }
+
+    fn write_active(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        self.active = parse_bool(value.trim()).map_err(|_| "type mismatch".to_string())?;
+        match self.timer {
+            Some(t) if self.active && self.push_out && ctx.timer_expiry(t).is_none() => {
+                ctx.schedule_timer_at(t, ctx.now());
+            }
+            Some(t) if !self.active => ctx.unschedule_timer(t),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn write_limit(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        self.limit =
+            parse_i64(value.trim()).map_err(|_| "'limit' should be integer".to_string())?;
+        self.arm(ctx);
+        Ok(())
+    }
+
+    fn write_interval(&mut self, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        let d = parse_seconds(value.trim())
+            .map_err(|_| "'interval' should be an interval".to_string())?;
+        self.interval_ms = d.as_millis().min(u64::MAX as u128) as u64;
+        Ok(())
+    }
+
+    fn reset_counts(&mut self, _value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        self.count = 0;
+        if let Some(r) = self.receiver.as_mut() {
+            let sent = std::mem::take(&mut r.sent);
+            *r = Receiver {
+                sent,
+                ..Receiver::default()
+            };
+            r.sent.fill(0);
+        }
+        self.arm(ctx);
+        Ok(())
+    }
+
+    fn rtt(&self, f: fn(&Receiver) -> u64) -> String {
+        unparse_us(self.receiver.as_ref().map_or(0, f))
+    }
+}
+
+fn parse_addr(value: &str) -> Result<Ipv4Addr, String> {
+    parse_ipv4(value.trim()).map_err(|_| "syntax error".to_string())
+}
+
+/// How many handlers at the end of [`HANDLERS`] need the input.
+const RECEIVER_HANDLERS: usize = 4;
+
+const HANDLERS: &[Handler<ICMPPingSource>] = &[
+    Handler::flagged(
+        hflags::CHECKBOX,
+        Handler::data_write("active", |e| &e.active, ICMPPingSource::write_active),
+    ),
+    Handler::data_write(
+        "src",
+        |e| &e.src,
+        |e, v, _| {
+            e.src = parse_addr(v)?;
+            Ok(())
+        },
+    ),
+    Handler::data_write(
+        "dst",
+        |e| &e.dst,
+        |e, v, _| {
+            e.dst = parse_addr(v)?;
+            Ok(())
+        },
+    ),
+    Handler::data("count", |e| &e.count),
+    Handler::write("limit", ICMPPingSource::write_limit),
+    Handler::write("interval", ICMPPingSource::write_interval),
+    Handler::button("reset_counts", ICMPPingSource::reset_counts),
+    Handler::read("summary", |e, _| e.summary()),
+    Handler::read("rtt_min", |e, _| e.rtt(|r| r.time_min)),
+    Handler::read("rtt_avg", |e, _| e.rtt(|r| r.time_sum / r.nreceived.max(1))),
+    Handler::read("rtt_max", |e, _| e.rtt(|r| r.time_max)),
+];
 
 rclick_core::element_class!(ICMPPingSource);
 
@@ -384,79 +474,17 @@ impl Element for ICMPPingSource {
         }
     }
 
+    // The reply statistics exist only with an input: the handler set
+    // depends on the configuration.
     fn handlers(&self) -> Vec<HandlerSpec> {
-        let mut v = vec![
-            HandlerSpec::read_write("active").with(hflags::CHECKBOX),
-            HandlerSpec::read_write("src"),
-            HandlerSpec::read_write("dst"),
-            HandlerSpec::read("count"),
-            HandlerSpec::write("limit"),
-            HandlerSpec::write("interval"),
-            HandlerSpec::button("reset_counts"),
-        ];
-        if self.receiver.is_some() {
-            for n in ["summary", "rtt_min", "rtt_avg", "rtt_max"] {
-                v.push(HandlerSpec::read(n));
-            }
-        }
-        v
+        specs_of(self.handler_table())
     }
 
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        let r = self.receiver.as_ref();
-        Ok(match name {
-            "active" => self.active.to_string(),
-            "count" => self.count.to_string(),
-            "src" => self.src.to_string(),
-            "dst" => self.dst.to_string(),
-            "summary" if r.is_some() => self.summary(),
-            "rtt_min" if r.is_some() => unparse_us(r.map_or(0, |r| r.time_min)),
-            "rtt_max" if r.is_some() => unparse_us(r.map_or(0, |r| r.time_max)),
-            "rtt_avg" if r.is_some() => {
-                unparse_us(r.map_or(0, |r| r.time_sum / r.nreceived.max(1)))
-            }
-            _ => return Err(format!("no '{name}' handler")),
-        })
+    fn read_handler(&self, name: &str, param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
+        read_from(self.handler_table(), self, name, param, ctx)
     }
 
     fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "active" => {
-                self.active = parse_bool(v).map_err(|_| "type mismatch".to_string())?;
-                match self.timer {
-                    Some(t) if self.active && self.push_out && ctx.timer_expiry(t).is_none() => {
-                        ctx.schedule_timer_at(t, ctx.now());
-                    }
-                    Some(t) if !self.active => ctx.unschedule_timer(t),
-                    _ => {}
-                }
-            }
-            "src" => self.src = parse_ipv4(v).map_err(|_| "syntax error".to_string())?,
-            "dst" => self.dst = parse_ipv4(v).map_err(|_| "syntax error".to_string())?,
-            "limit" => {
-                self.limit = parse_i64(v).map_err(|_| "'limit' should be integer".to_string())?;
-                self.arm(ctx);
-            }
-            "interval" => {
-                let d =
-                    parse_seconds(v).map_err(|_| "'interval' should be an interval".to_string())?;
-                self.interval_ms = d.as_millis().min(u64::MAX as u128) as u64;
-            }
-            "reset_counts" => {
-                self.count = 0;
-                if let Some(r) = self.receiver.as_mut() {
-                    let sent = std::mem::take(&mut r.sent);
-                    *r = Receiver {
-                        sent,
-                        ..Receiver::default()
-                    };
-                    r.sent.fill(0);
-                }
-                self.arm(ctx);
-            }
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        Ok(())
+        write_to(self.handler_table(), self, name, value, ctx)
     }
 }

@@ -40,18 +40,29 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_bool, parse_ipv4, parse_keyword, Args};
-use rclick_core::element::HandlerSpec;
-use rclick_core::wire::checksum;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::wire::ipv4::MIN_HEADER_LEN as IP_LEN;
+use rclick_core::wire::{Ipv4Header, Ipv4Repr};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::address::{parse_ip_proto, parse_ipv4_arg};
 
-#[derive(Default)]
 pub struct IPEncap {
-    /// The template header, checksum zero.
-    iph: [u8; 20],
+    /// The header to prepend; its length and ID change per packet, and its
+    /// destination too with `DST_ANNO`.
+    iph: Ipv4Repr<'static>,
     use_dst_anno: bool,
-    id: u16,
+}
+
+impl Default for IPEncap {
+    fn default() -> Self {
+        IPEncap {
+            iph: Ipv4Repr {
+                ttl: 250,
+                ..Ipv4Repr::default()
+            },
+            use_dst_anno: false,
+        }
+    }
 }
 
 enum Dst {
@@ -64,11 +75,11 @@ impl IPEncap {
         match d {
             Dst::Anno => {
                 self.use_dst_anno = true;
-                self.iph[16..20].fill(0);
+                self.iph.dst = Ipv4Addr::UNSPECIFIED;
             }
             Dst::Addr(a) => {
                 self.use_dst_anno = false;
-                self.iph[16..20].copy_from_slice(&a.octets());
+                self.iph.dst = a;
             }
         }
     }
@@ -77,24 +88,16 @@ impl IPEncap {
 impl SimpleAction for IPEncap {
     #[inline]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
-        let total = p.len() + 20;
-        let dst = if self.use_dst_anno {
-            p.dst_ip_anno().octets()
-        } else {
-            let d = &self.iph[16..20];
-            [d[0], d[1], d[2], d[3]]
-        };
-        let id = self.id;
-        self.id = self.id.wrapping_add(1);
-        let h = p.push(20);
-        h.copy_from_slice(&self.iph);
-        h[2..4].copy_from_slice(&(total.min(0xffff) as u16).to_be_bytes());
-        h[4..6].copy_from_slice(&id.to_be_bytes());
-        h[16..20].copy_from_slice(&dst);
-        let c = checksum::checksum(h);
-        h[10..12].copy_from_slice(&c.to_be_bytes());
-        p.set_network_header(0, 20);
-        p.set_dst_ip_anno(Ipv4Addr::from(dst));
+        if self.use_dst_anno {
+            self.iph.dst = p.dst_ip_anno();
+        }
+        // The length saturates rather than wraps for oversized packets.
+        self.iph.payload_len = (p.len() + IP_LEN).min(0xffff) - IP_LEN;
+        self.iph
+            .emit(&mut Ipv4Header::new_unchecked(p.push(IP_LEN)));
+        self.iph.ident = self.iph.ident.wrapping_add(1);
+        p.set_network_header(0, IP_LEN);
+        p.set_dst_ip_anno(self.iph.dst);
         Some(p)
     }
 }
@@ -109,9 +112,35 @@ fn parse_dst(s: &str, ctx: &InitCtx) -> Result<Dst, String> {
     }
 }
 
+fn read_dst(e: &IPEncap, _ctx: &Ctx) -> String {
+    if e.use_dst_anno {
+        "DST_ANNO".into()
+    } else {
+        e.iph.dst.to_string()
+    }
+}
+
+fn write_dst(e: &mut IPEncap, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+    let v = value.trim();
+    e.set_dst(if v == "DST_ANNO" {
+        Dst::Anno
+    } else {
+        Dst::Addr(parse_ipv4(v)?)
+    });
+    Ok(())
+}
+
+const HANDLERS: &[Handler<IPEncap>] = &[
+    Handler::data_rw("src", |e| &e.iph.src, |e| &mut e.iph.src),
+    Handler::read_write("dst", read_dst, write_dst),
+];
+
 rclick_core::element_class!(IPEncap);
 
 impl Element for IPEncap {
+    rclick_core::element_kind!(action);
+    rclick_core::handlers!(HANDLERS);
+
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
         let mut args = Args::new(conf);
@@ -157,51 +186,17 @@ impl Element for IPEncap {
         if ce {
             t |= 0x03;
         }
-        let mut h = [0u8; 20];
-        h[0] = 0x45;
-        h[1] = t;
-        if df {
-            h[6] = 0x40;
-        }
-        h[8] = ttl;
-        h[9] = proto;
-        h[12..16].copy_from_slice(&src.octets());
-        self.iph = h;
+        self.iph = Ipv4Repr {
+            src,
+            protocol: proto,
+            ttl,
+            tos: t,
+            dont_frag: df,
+            ident: self.iph.ident,
+            ..Ipv4Repr::default()
+        };
         if let Some(d) = dst {
             self.set_dst(d);
-        }
-        Ok(())
-    }
-
-    rclick_core::element_kind!(action);
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read_write("src"),
-            HandlerSpec::read_write("dst"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        let addr = |r: std::ops::Range<usize>| {
-            let b = &self.iph[r];
-            Ipv4Addr::new(b[0], b[1], b[2], b[3]).to_string()
-        };
-        match name {
-            "src" => Ok(addr(12..16)),
-            "dst" if self.use_dst_anno => Ok("DST_ANNO".into()),
-            "dst" => Ok(addr(16..20)),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "src" => self.iph[12..16].copy_from_slice(&parse_ipv4(v)?.octets()),
-            "dst" if v == "DST_ANNO" => self.set_dst(Dst::Anno),
-            "dst" => self.set_dst(Dst::Addr(parse_ipv4(v)?)),
-            _ => return Err(format!("no '{name}' handler")),
         }
         Ok(())
     }

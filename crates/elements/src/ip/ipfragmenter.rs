@@ -52,14 +52,14 @@
 //! ```
 
 use rclick_core::conf::{parse_bool, parse_u32, parse_usize, Args};
-use rclick_core::element::HandlerSpec;
 use rclick_core::packet::DEFAULT_HEADROOM;
-use rclick_core::wire::checksum;
-use rclick_core::wire::ipv4::{IP_DF, IP_MF, IP_OFFMASK};
+use rclick_core::wire::ipv4::{
+    IPOPT_COPIED, IPOPT_EOL, IP_DF, IP_MF, IP_OFFMASK, MAX_HEADER_LEN, MIN_HEADER_LEN,
+};
 use rclick_core::wire::Ipv4Header;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::ipcommon::net_off;
+use super::ipcommon::{ip_hdr, ip_hdr_mut, net_off};
 
 #[derive(Default)]
 pub struct IPFragmenter {
@@ -72,38 +72,26 @@ pub struct IPFragmenter {
     rand: u32,
 }
 
-/// The options of `opts` whose copy flag is set, padded to a multiple of 4
-/// with end-of-option bytes, into `out`; returns their length.
-fn copied_options(opts: &[u8], out: &mut [u8; 40]) -> usize {
+/// The options of `h` whose copy flag is set, padded to a multiple of 4
+/// with end-of-option bytes, into `out`; returns their length. A malformed
+/// option ends the list.
+fn copied_options(h: &Ipv4Header<&[u8]>, out: &mut [u8; MAX_HEADER_LEN - MIN_HEADER_LEN]) -> usize {
+    let area = h.options();
     let mut n = 0;
-    let mut i = 0;
-    while i < opts.len() {
-        let t = opts[i];
-        let len = match t {
-            0 => break,
-            1 => 1,
-            _ => {
-                if i + 1 >= opts.len() {
-                    break;
-                }
-                let l = opts[i + 1] as usize;
-                if l < 2 || i + l > opts.len() {
-                    break;
-                }
-                l
-            }
-        };
-        if t & 0x80 != 0 && n + len <= out.len() {
-            out[n..n + len].copy_from_slice(&opts[i..i + len]);
+    for o in h.options_iter() {
+        let Ok(o) = o else { break };
+        if o.kind == IPOPT_EOL {
+            break;
+        }
+        let len = o.data.len() + 2;
+        if o.kind & IPOPT_COPIED != 0 && n + len <= out.len() {
+            out[n..n + len].copy_from_slice(&area[o.offset..o.offset + len]);
             n += len;
         }
-        i += len;
     }
-    while n % 4 != 0 {
-        out[n] = 0;
-        n += 1;
-    }
-    n
+    let padded = n.next_multiple_of(4);
+    out[n..padded].fill(IPOPT_EOL);
+    padded
 }
 
 impl IPFragmenter {
@@ -119,11 +107,10 @@ impl IPFragmenter {
 
     fn reject(&mut self, p: Packet, ctx: &mut Ctx) {
         if self.verbose || self.drops < 5 {
-            let (src, dst) =
-                match net_off(&p).and_then(|o| Ipv4Header::new_checked(&p.data()[o..]).ok()) {
-                    Some(h) => (h.src().to_string(), h.dst().to_string()),
-                    None => ("?".to_string(), "?".to_string()),
-                };
+            let (src, dst) = match ip_hdr(&p) {
+                Some(h) => (h.src().to_string(), h.dst().to_string()),
+                None => ("?".to_string(), "?".to_string()),
+            };
             ctx.chatter(&format!(
                 "IPFragmenter({}) DF {src} {dst} len={}",
                 self.mtu,
@@ -139,9 +126,9 @@ impl IPFragmenter {
             self.reject(p, ctx);
             return;
         };
-        let (hlen, ip_len, frag) = match Ipv4Header::new_checked(&p.data()[off..]) {
-            Ok(h) => (h.header_len(), h.total_len() as usize, h.frag_word()),
-            Err(_) => {
+        let (hlen, ip_len, frag) = match ip_hdr(&p) {
+            Some(h) => (h.header_len(), h.total_len() as usize, h.frag_word()),
+            None => {
                 self.reject(p, ctx);
                 return;
             }
@@ -165,26 +152,26 @@ impl IPFragmenter {
         }
         let new_id = (frag & IP_DF != 0).then(|| self.next_rand());
         let had_mf = frag & IP_MF != 0;
-        {
-            let d = &mut p.writable()[off..];
-            let Ok(mut h) = Ipv4Header::new_checked(&mut d[..]) else {
-                return;
-            };
+        let base_word = (frag & !IP_DF) | IP_MF;
+        if let Some(mut h) = ip_hdr_mut(&mut p) {
             if let Some(id) = new_id {
                 h.set_ident(id);
             }
-            let word = (frag & !IP_DF) | IP_MF;
-            h.set_frag_word(word);
+            h.set_frag_word(base_word);
             h.set_total_len((hlen + first_dlen) as u16);
             h.fill_checksum();
         }
-        let base_word = (frag & !IP_DF) | IP_MF;
         let base_off = base_word & IP_OFFMASK;
-        let mut opts = [0u8; 40];
-        let olen = copied_options(&p.data()[off + 20..off + hlen], &mut opts);
-        let out_hlen = 20 + olen;
-        let mut hdr = [0u8; 20];
-        hdr.copy_from_slice(&p.data()[off..off + 20]);
+        let mut opts = [0u8; MAX_HEADER_LEN - MIN_HEADER_LEN];
+        let mut fixed = [0u8; MIN_HEADER_LEN];
+        let olen = match ip_hdr(&p) {
+            Some(h) => {
+                fixed.copy_from_slice(&h.header()[..MIN_HEADER_LEN]);
+                copied_options(&h, &mut opts)
+            }
+            None => return,
+        };
+        let out_hlen = MIN_HEADER_LEN + olen;
 
         let mut first = p.clone();
         first.take(net_len - hlen - first_dlen);
@@ -202,21 +189,22 @@ impl IPFragmenter {
             let total = out_hlen + dlen;
             let mut q = Packet::with_room(self.headroom, &[], total);
             {
+                // The first fragment's header with the copied options, then
+                // this fragment's data; its own length, offset and flags.
                 let b = q.put(total);
-                b[..20].copy_from_slice(&hdr);
-                b[20..out_hlen].copy_from_slice(&opts[..olen]);
+                b[..MIN_HEADER_LEN].copy_from_slice(&fixed);
+                b[MIN_HEADER_LEN..out_hlen].copy_from_slice(&opts[..olen]);
                 b[out_hlen..].copy_from_slice(&p.data()[data_start + pos..data_start + pos + dlen]);
-                b[0] = 0x40 | (out_hlen / 4) as u8;
                 let mut word = (base_word & !IP_OFFMASK)
                     | (base_off.wrapping_add((pos / 8) as u16) & IP_OFFMASK);
                 if pos + dlen >= in_dlen && !had_mf {
                     word &= !IP_MF;
                 }
-                b[6..8].copy_from_slice(&word.to_be_bytes());
-                b[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-                b[10..12].fill(0);
-                let c = checksum::checksum(&b[..out_hlen]);
-                b[10..12].copy_from_slice(&c.to_be_bytes());
+                let mut h = Ipv4Header::new_unchecked(b);
+                h.set_version_and_header_len(out_hlen);
+                h.set_frag_word(word);
+                h.set_total_len(total as u16);
+                h.fill_checksum();
             }
             q.set_network_header(0, out_hlen);
             q.copy_annotations(&p);
@@ -226,6 +214,11 @@ impl IPFragmenter {
         }
     }
 }
+
+const HANDLERS: &[Handler<IPFragmenter>] = &[
+    Handler::data("drops", |e| &e.drops),
+    Handler::data("fragments", |e| &e.fragments),
+];
 
 rclick_core::element_class!(IPFragmenter);
 
@@ -276,15 +269,5 @@ impl Element for IPFragmenter {
         }
     }
 
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read("drops"), HandlerSpec::read("fragments")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "drops" => Ok(self.drops.to_string()),
-            "fragments" => Ok(self.fragments.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
+    rclick_core::handlers!(HANDLERS);
 }

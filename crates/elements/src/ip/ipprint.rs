@@ -52,15 +52,21 @@
 //! ```
 
 use std::fmt::Write;
-use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_bool, parse_word, Args};
-use rclick_core::element::{hflags, HandlerSpec};
+use rclick_core::element::{hflags, Observe};
 use rclick_core::packet::anno;
-use rclick_core::wire::ipv4::{PROTO_ICMP, PROTO_TCP, PROTO_UDP};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::wire::icmp::{
+    ICMP_ECHO, ICMP_ECHOREPLY, ICMP_UNREACH, ICMP_UNREACH_NEEDFRAG, ICMP_UNREACH_PORT,
+    ICMP_UNREACH_PROTOCOL,
+};
+use rclick_core::wire::ipv4::{MIN_HEADER_LEN, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
+use rclick_core::wire::tcp::{TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN};
+use rclick_core::wire::{IcmpHeader, Ipv4Header, TcpHeader, UdpHeader};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::address::ip_proto_name;
+use super::icmperror::{icmp_code_name, icmp_type_name};
 use super::ipcommon::net_off;
 
 pub struct IPPrint {
@@ -100,144 +106,91 @@ impl Default for IPPrint {
     }
 }
 
-fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
+/// An IPv4 header of at least the fixed 20 bytes. Click prints whatever
+/// the version and header length say, so the view is not checked further;
+/// only the fixed fields are read.
+type Ip<'a> = Ipv4Header<&'a [u8]>;
 
-fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn addr(b: &[u8], at: usize) -> Ipv4Addr {
-    Ipv4Addr::new(b[at], b[at + 1], b[at + 2], b[at + 3])
-}
-
-fn icmp_type_name(t: u8) -> Option<&'static str> {
-    Some(match t {
-        0 => "echo-reply",
-        3 => "unreachable",
-        4 => "sourcequench",
-        5 => "redirect",
-        8 => "echo",
-        9 => "routeradvert",
-        10 => "routersolicit",
-        11 => "timeexceeded",
-        12 => "parameterproblem",
-        13 => "timestamp",
-        14 => "timestamp-reply",
-        15 => "inforeq",
-        16 => "inforeq-reply",
-        17 => "maskreq",
-        18 => "maskreq-reply",
-        _ => return None,
-    })
-}
-
-fn icmp_code_name(t: u8, c: u8) -> Option<&'static str> {
-    Some(match (t, c) {
-        (3, 0) => "net",
-        (3, 1) => "host",
-        (3, 2) => "protocol",
-        (3, 3) => "port",
-        (3, 4) => "needfrag",
-        (3, 5) => "srcroutefail",
-        (3, 6) => "netunknown",
-        (3, 7) => "hostunknown",
-        (3, 8) => "isolated",
-        (3, 9) => "netprohibited",
-        (3, 10) => "hostprohibited",
-        (3, 11) => "tosnet",
-        (3, 12) => "toshost",
-        (3, 13) => "filterprohibited",
-        (3, 14) => "hostprecedence",
-        (3, 15) => "precedencecutoff",
-        (5, 0) => "net",
-        (5, 1) => "host",
-        (5, 2) => "tosnet",
-        (5, 3) => "toshost",
-        (11, 0) => "transit",
-        (11, 1) => "reassembly",
-        (12, 0) => "erroratptr",
-        (12, 1) => "missingopt",
-        (12, 2) => "length",
-        _ => return None,
-    })
+/// Tcpdump's `SRC > DST: ` for the transport's ports, or the
+/// `SRC > DST: WHAT` line of a transport header too short to hold them (or
+/// a later fragment, which has none).
+fn ports_or_bare(sa: &mut String, ip: &Ip, t: &[u8], first: bool, what: &str) -> bool {
+    let (src, dst) = (ip.src(), ip.dst());
+    if t.len() < 4 || !first {
+        let _ = write!(
+            sa,
+            "{src} > {dst}: {}{what}",
+            if first { "truncated-" } else { "" }
+        );
+        return false;
+    }
+    // Both transports start with the two ports.
+    let u = UdpHeader::new_unchecked(t);
+    let _ = write!(sa, "{src}.{} > {dst}.{}: ", u.src_port(), u.dst_port());
+    true
 }
 
 impl IPPrint {
-    fn tcp_line(&self, sa: &mut String, ip: &[u8], t: &[u8], plen: usize, first: bool) {
-        let (src, dst) = (addr(ip, 12), addr(ip, 16));
-        if t.len() < 4 || !first {
-            let _ = write!(
-                sa,
-                "{src} > {dst}: {}",
-                if first { "truncated-tcp" } else { "tcp" }
-            );
+    fn tcp_line(&self, sa: &mut String, ip: &Ip, t: &[u8], plen: usize, first: bool) {
+        if !ports_or_bare(sa, ip, t, first, "tcp") {
             return;
         }
-        let _ = write!(sa, "{src}.{} > {dst}.{}: ", be16(t, 0), be16(t, 2));
         if t.len() < 14 {
             sa.push_str("truncated-tcp");
             return;
         }
-        let ip_len = be16(ip, 2) as i64;
-        let hl = ((ip[0] & 0x0f) as i64) * 4;
-        let off = ((t[12] >> 4) as i64) * 4;
-        let mut seqlen = ip_len - hl - off;
-        let flags = t[13];
-        if flags & 0x02 != 0 {
+        // The fields up to the flags are there; the window may not be.
+        let th = TcpHeader::new_unchecked(t);
+        let ip_len = ip.total_len() as i64;
+        let mut seqlen = ip_len - ip.header_len() as i64 - th.header_len() as i64;
+        let flags = th.flags() as u16;
+        if flags & TCP_SYN != 0 {
             sa.push('S');
             seqlen += 1;
         }
-        if flags & 0x01 != 0 {
+        if flags & TCP_FIN != 0 {
             sa.push('F');
             seqlen += 1;
         }
-        if flags & 0x04 != 0 {
+        if flags & TCP_RST != 0 {
             sa.push('R');
         }
-        if flags & 0x08 != 0 {
+        if flags & TCP_PSH != 0 {
             sa.push('P');
         }
-        if flags & 0x0f == 0 {
+        if flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_PSH) == 0 {
             sa.push('.');
         }
-        let seq = be32(t, 4);
+        let seq = th.seq();
         let _ = write!(
             sa,
             " {seq}:{}({seqlen},{plen},{ip_len})",
             seq.wrapping_add(seqlen as u32)
         );
-        if flags & 0x10 != 0 {
-            let _ = write!(sa, " ack {}", be32(t, 8));
+        if flags & TCP_ACK != 0 {
+            let _ = write!(sa, " ack {}", th.ack());
         }
         if t.len() < 16 {
             sa.push_str("truncated-tcp");
             return;
         }
-        let _ = write!(sa, " win {}", be16(t, 14));
+        let _ = write!(sa, " win {}", th.window());
     }
 
-    fn udp_line(&self, sa: &mut String, ip: &[u8], t: &[u8], first: bool) {
-        let (src, dst) = (addr(ip, 12), addr(ip, 16));
-        if t.len() < 4 || !first {
-            let _ = write!(
-                sa,
-                "{src} > {dst}: {}",
-                if first { "truncated-udp" } else { "udp" }
-            );
+    fn udp_line(&self, sa: &mut String, ip: &Ip, t: &[u8], first: bool) {
+        if !ports_or_bare(sa, ip, t, first, "udp") {
             return;
         }
-        let _ = write!(sa, "{src}.{} > {dst}.{}: ", be16(t, 0), be16(t, 2));
-        if t.len() < 8 {
-            sa.push_str("truncated-udp");
-            return;
+        match UdpHeader::new_checked(t) {
+            Ok(u) => {
+                let _ = write!(sa, "udp {}", u.len());
+            }
+            Err(_) => sa.push_str("truncated-udp"),
         }
-        let _ = write!(sa, "udp {}", be16(t, 4));
     }
 
-    fn icmp_line(&self, sa: &mut String, ip: &[u8], t: &[u8], first: bool) {
-        let _ = write!(sa, "{} > {}: ", addr(ip, 12), addr(ip, 16));
+    fn icmp_line(&self, sa: &mut String, ip: &Ip, t: &[u8], first: bool) {
+        let _ = write!(sa, "{} > {}: ", ip.src(), ip.dst());
         if !first {
             sa.push_str("icmp");
             return;
@@ -246,52 +199,51 @@ impl IPPrint {
             sa.push_str("truncated-icmp");
             return;
         }
-        let (ty, code) = (t[0], t[1]);
+        // Type and code are there; the rest is checked where it is read.
+        let icmp = IcmpHeader::new_unchecked(t);
+        let (ty, code) = (icmp.icmp_type(), icmp.code());
         match ty {
-            0 | 8 => {
-                sa.push_str(if ty == 0 {
+            ICMP_ECHOREPLY | ICMP_ECHO => {
+                sa.push_str(if ty == ICMP_ECHOREPLY {
                     "icmp echo-reply "
                 } else {
                     "icmp echo "
                 });
-                if t.len() < 8 {
+                let Ok(icmp) = IcmpHeader::new_checked(t) else {
                     sa.push_str("truncated-icmp");
                     return;
-                }
+                };
                 // Click reads the fields in host order (little-endian)
                 // and swaps them when SWAP is on.
-                let (id_le, seq_le) = (
-                    u16::from_le_bytes([t[4], t[5]]),
-                    u16::from_le_bytes([t[6], t[7]]),
-                );
-                let f = |x: u16| if self.swap { x.swap_bytes() } else { x };
-                let _ = write!(sa, "({}, {})", f(id_le), f(seq_le));
+                let f = |x: u16| if self.swap { x } else { x.swap_bytes() };
+                let _ = write!(sa, "({}, {})", f(icmp.ident()), f(icmp.seq()));
             }
-            3 => {
-                let code_s = icmp_code_name(3, code)
+            ICMP_UNREACH => {
+                let code_s = icmp_code_name(ty, code)
                     .map_or_else(|| format!("code {code}"), |s| s.to_string());
-                let e = &t[t.len().min(8)..];
-                if e.len() < 20 {
+                let quoted = &t[t.len().min(8)..];
+                if quoted.len() < MIN_HEADER_LEN {
                     let _ = write!(sa, "icmp unreachable {code_s} ");
                     sa.push_str("truncated-icmp");
                     return;
                 }
-                let ehl = ((e[0] & 0x0f) as usize) * 4;
-                let _ = write!(sa, "icmp {} unreachable {code_s}", addr(e, 16));
+                let e = Ipv4Header::new_unchecked(quoted);
+                let _ = write!(sa, "icmp {} unreachable {code_s}", e.dst());
                 match code {
-                    2 => {
-                        let _ = write!(sa, " {}", proto_str(e[9], false));
+                    ICMP_UNREACH_PROTOCOL => {
+                        let _ = write!(sa, " {}", proto_str(e.protocol(), false));
                     }
-                    3 => {
-                        let _ = write!(sa, " {}", proto_str(e[9], true));
-                        if e.len() < ehl + 4 {
-                            sa.push_str("truncated-icmp");
-                            return;
+                    ICMP_UNREACH_PORT => {
+                        let _ = write!(sa, " {}", proto_str(e.protocol(), true));
+                        match quoted.get(e.header_len()..).filter(|l4| l4.len() >= 4) {
+                            Some(l4) => {
+                                let _ = write!(sa, "/{}", UdpHeader::new_unchecked(l4).dst_port());
+                            }
+                            None => sa.push_str("truncated-icmp"),
                         }
-                        let _ = write!(sa, "/{}", be16(e, ehl + 2));
                     }
-                    4 => {
-                        let mtu = be16(t, 6);
+                    ICMP_UNREACH_NEEDFRAG => {
+                        let mtu = IcmpHeader::new_unchecked(t).next_hop_mtu();
                         if mtu != 0 {
                             let _ = write!(sa, " (mtu {mtu})");
                         }
@@ -340,59 +292,60 @@ impl IPPrint {
         if self.print_aggregate || self.print_paint {
             sa.push_str(": ");
         }
-        let ip = &p.data()[off..];
-        if ip.len() < 20 {
+        let bytes = &p.data()[off..];
+        if bytes.len() < MIN_HEADER_LEN {
             sa.push_str("truncated-ip");
-        } else {
-            let ip_len = be16(ip, 2) as i64;
-            let hl = ((ip[0] & 0x0f) as i64) * 4;
-            let payload_len = ip_len - hl;
-            let t: &[u8] = p.transport_header().unwrap_or(&[]);
-            let tl = (t.len() as i64).min(payload_len.max(0)) as usize;
-            let t = &t[..tl];
-            let fw = be16(ip, 6);
-            let first = fw & 0x1fff == 0;
-            if self.print_id {
-                let _ = write!(sa, "id {} ", be16(ip, 4));
+            return Some(sa);
+        }
+        let ip = Ipv4Header::new_unchecked(bytes);
+        let ip_len = ip.total_len() as i64;
+        let payload_len = ip_len - ip.header_len() as i64;
+        let t: &[u8] = p.transport_header().unwrap_or(&[]);
+        let tl = (t.len() as i64).min(payload_len.max(0)) as usize;
+        let t = &t[..tl];
+        let first = ip.frag_offset() == 0;
+        if self.print_id {
+            let _ = write!(sa, "id {} ", ip.ident());
+        }
+        if self.print_ttl {
+            let _ = write!(sa, "ttl {} ", ip.ttl());
+        }
+        if self.print_tos {
+            let _ = write!(sa, "tos {} ", ip.tos());
+        }
+        if self.print_len {
+            let _ = write!(sa, "length {ip_len} ");
+        }
+        match ip.protocol() {
+            PROTO_TCP => self.tcp_line(&mut sa, &ip, t, p.len(), first),
+            PROTO_UDP => self.udp_line(&mut sa, &ip, t, first),
+            PROTO_ICMP => self.icmp_line(&mut sa, &ip, t, first),
+            n => {
+                let _ = write!(sa, "{} > {}: ip-proto-{n}", ip.src(), ip.dst());
             }
-            if self.print_ttl {
-                let _ = write!(sa, "ttl {} ", ip[8]);
-            }
-            if self.print_tos {
-                let _ = write!(sa, "tos {} ", ip[1]);
-            }
-            if self.print_len {
-                let _ = write!(sa, "length {ip_len} ");
-            }
-            match ip[9] {
-                PROTO_TCP => self.tcp_line(&mut sa, ip, t, p.len(), first),
-                PROTO_UDP => self.udp_line(&mut sa, ip, t, first),
-                PROTO_ICMP => self.icmp_line(&mut sa, ip, t, first),
-                n => {
-                    let _ = write!(sa, "{} > {}: ip-proto-{n}", addr(ip, 12), addr(ip, 16));
-                }
-            }
-            if fw & 0x3fff != 0 {
-                let _ = write!(
-                    sa,
-                    " (frag {}:{payload_len}@{}{})",
-                    be16(ip, 4),
-                    ((fw & 0x1fff) as u32) << 3,
-                    if fw & 0x2000 != 0 { "+" } else { "" }
-                );
-            }
-            if self.contents > 0 {
-                self.dump(&mut sa, p, ip, first);
-            }
+        }
+        if ip.is_fragment() {
+            let _ = write!(
+                sa,
+                " (frag {}:{payload_len}@{}{})",
+                ip.ident(),
+                ip.frag_offset(),
+                if ip.more_frags() { "+" } else { "" }
+            );
+        }
+        if self.contents > 0 {
+            self.dump(&mut sa, p, &ip, first);
         }
         Some(sa)
     }
 
-    fn dump(&self, sa: &mut String, p: &Packet, ip: &[u8], first: bool) {
+    fn dump(&self, sa: &mut String, p: &Packet, ip: &Ip, first: bool) {
         let data: &[u8] = if self.payload {
             let t = p.transport_header().unwrap_or(&[]);
-            let skip = match ip[9] {
-                PROTO_TCP if first => t.get(12).map_or(t.len(), |b| ((b >> 4) as usize) * 4),
+            let skip = match ip.protocol() {
+                // Click trusts the data offset once its byte is there.
+                PROTO_TCP if first && t.len() > 12 => TcpHeader::new_unchecked(t).header_len(),
+                PROTO_TCP if first => t.len(),
                 PROTO_UDP if first => 8,
                 _ => 0,
             };
@@ -437,16 +390,20 @@ fn proto_str(p: u8, prepend: bool) -> String {
     }
 }
 
-impl SimpleAction for IPPrint {
-    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+impl Observe for IPPrint {
+    fn observe(&mut self, p: &Packet, ctx: &mut Ctx) {
         if self.active {
-            if let Some(line) = self.line(&p) {
+            if let Some(line) = self.line(p) {
                 ctx.chatter(&line);
             }
         }
-        Some(p)
     }
 }
+
+const HANDLERS: &[Handler<IPPrint>] = &[Handler::flagged(
+    hflags::CHECKBOX,
+    Handler::data_rw("active", |e| &e.active, |e| &mut e.active),
+)];
 
 fn parse_contents(s: &str) -> Result<u8, String> {
     if let Ok(b) = parse_bool(s) {
@@ -517,26 +474,6 @@ impl Element for IPPrint {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read_write("active").with(hflags::CHECKBOX)]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "active" => Ok(self.active.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "active" => {
-                self.active = parse_bool(value.trim())?;
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
+    rclick_core::element_kind!(observe);
+    rclick_core::handlers!(HANDLERS);
 }

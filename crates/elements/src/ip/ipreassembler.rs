@@ -61,14 +61,13 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use rclick_core::conf::{parse_seconds, parse_u32, parse_usize, Args};
-use rclick_core::element::{processing, HandlerSpec};
 use rclick_core::packet::{anno, ANNO_SIZE, DEFAULT_HEADROOM};
 use rclick_core::wire::ipv4::{IP_MF, IP_OFFMASK};
 use rclick_core::wire::Ipv4Header;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 use rclick_core::{TimerId, Timestamp};
 
-use super::ipcommon::net_off;
+use super::ipcommon::{ip_hdr, net_off};
 
 const IPH_MEM_USED: usize = 40;
 
@@ -168,9 +167,7 @@ impl IPReassembler {
     /// at their offsets, IP length fixed and checksum recomputed.
     fn assemble(d: &Datagram, dlen: usize, clear_mf: bool) -> Option<Packet> {
         let off = net_off(&d.head)?;
-        let hl = Ipv4Header::new_checked(&d.head.data()[off..])
-            .ok()?
-            .header_len();
+        let hl = ip_hdr(&d.head)?.header_len();
         let hdr_end = off + hl;
         let mut q = Packet::with_room(DEFAULT_HEADROOM, &[], hdr_end + dlen);
         {
@@ -371,16 +368,15 @@ impl SimpleAction for IPReassembler {
     }
 }
 
+const HANDLERS: &[Handler<IPReassembler>] = &[
+    Handler::read("dump", |e, _| e.dump()),
+    Handler::data("mem_used", |e| &e.mem_used),
+];
+
 rclick_core::element_class!(IPReassembler);
 
 impl Element for IPReassembler {
-    fn port_count(&self) -> &'static str {
-        "1/1-2"
-    }
-
-    fn processing(&self) -> &'static str {
-        processing::AGNOSTIC_PUSH_ERROR
-    }
+    rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -408,17 +404,6 @@ impl Element for IPReassembler {
         self.schedule(ctx);
     }
 
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read("dump"), HandlerSpec::read("mem_used")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "dump" => Ok(self.dump()),
-            "mem_used" => Ok(self.mem_used.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
+    rclick_core::handlers!(HANDLERS);
     rclick_core::element_kind!(action);
 }

@@ -34,10 +34,10 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
-use rclick_core::element::HandlerSpec;
-use rclick_core::wire::checksum;
-use rclick_core::wire::ipv4::PROTO_UDP;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::wire::ipv4::{MIN_HEADER_LEN as IP_LEN, PROTO_UDP};
+use rclick_core::wire::udp::HEADER_LEN as UDP_LEN;
+use rclick_core::wire::{Ipv4Header, Ipv4Repr, UdpHeader, UdpRepr};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::address::{parse_ipv4_arg, parse_port_arg};
 
@@ -67,43 +67,48 @@ impl SimpleAction for UDPIPEncap {
     #[inline]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
         let dst = self.dst.unwrap_or_else(|| p.dst_ip_anno());
-        let total = (p.len() + 28).min(0xffff) as u16;
-        let ulen = total - 20;
+        // Lengths saturate rather than wrap for oversized packets.
+        let total = (p.len() + IP_LEN + UDP_LEN).min(0xffff);
         let id = self.id;
         self.id = self.id.wrapping_add(1);
-        let (src_o, dst_o) = (self.src.octets(), dst.octets());
-        let h = p.push(28);
-        h[0] = 0x45;
-        h[1] = 0;
-        h[2..4].copy_from_slice(&total.to_be_bytes());
-        h[4..6].copy_from_slice(&id.to_be_bytes());
-        h[6..8].fill(0);
-        h[8] = 250;
-        h[9] = PROTO_UDP;
-        h[10..12].fill(0);
-        h[12..16].copy_from_slice(&src_o);
-        h[16..20].copy_from_slice(&dst_o);
-        let c = checksum::checksum(&h[..20]);
-        h[10..12].copy_from_slice(&c.to_be_bytes());
-        h[20..22].copy_from_slice(&self.sport.to_be_bytes());
-        h[22..24].copy_from_slice(&self.dport.to_be_bytes());
-        h[24..26].copy_from_slice(&ulen.to_be_bytes());
-        h[26..28].fill(0);
+        let ip = Ipv4Repr {
+            src: self.src,
+            dst,
+            protocol: PROTO_UDP,
+            payload_len: total - IP_LEN,
+            ttl: 250,
+            ident: id,
+            ..Ipv4Repr::default()
+        };
+        let udp = UdpRepr {
+            src_port: self.sport,
+            dst_port: self.dport,
+            payload_len: total - IP_LEN - UDP_LEN,
+        };
+        let h = p.push(IP_LEN + UDP_LEN);
+        let (iph, udph) = h.split_at_mut(IP_LEN);
+        ip.emit(&mut Ipv4Header::new_unchecked(iph));
+        udp.emit(&mut UdpHeader::new_unchecked(udph));
         if self.checksum {
-            let ps = checksum::pseudo_header_v4(src_o, dst_o, PROTO_UDP, ulen);
-            let data = p.data();
-            let end = (20 + ulen as usize).min(data.len());
-            let mut c = !(checksum::sum(&data[20..end], ps) as u16);
-            if c == 0 {
-                c = 0xffff;
-            }
-            p.writable()[26..28].copy_from_slice(&c.to_be_bytes());
+            UdpHeader::new_unchecked(&mut p.writable()[IP_LEN..]).fill_checksum(self.src, dst);
         }
-        p.set_network_header(0, 20);
+        p.set_network_header(0, IP_LEN);
         p.set_dst_ip_anno(dst);
         Some(p)
     }
 }
+
+fn read_dst(e: &UDPIPEncap, _ctx: &Ctx) -> String {
+    e.dst
+        .map_or_else(|| "DST_ANNO".to_string(), |d| d.to_string())
+}
+
+const HANDLERS: &[Handler<UDPIPEncap>] = &[
+    Handler::data("src", |e| &e.src),
+    Handler::data("sport", |e| &e.sport),
+    Handler::read("dst", read_dst),
+    Handler::data("dport", |e| &e.dport),
+];
 
 rclick_core::element_class!(UDPIPEncap);
 
@@ -128,23 +133,5 @@ impl Element for UDPIPEncap {
     }
 
     rclick_core::element_kind!(action);
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        ["src", "sport", "dst", "dport"]
-            .iter()
-            .map(|n| HandlerSpec::read(n))
-            .collect()
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "src" => Ok(self.src.to_string()),
-            "sport" => Ok(self.sport.to_string()),
-            "dst" => Ok(self
-                .dst
-                .map_or_else(|| "DST_ANNO".to_string(), |d| d.to_string())),
-            "dport" => Ok(self.dport.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
+    rclick_core::handlers!(HANDLERS);
 }
