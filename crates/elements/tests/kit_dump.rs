@@ -166,6 +166,259 @@ fn formatted_fields_match_the_byte_offset_reader() {
     assert_eq!(formatted_lines(true), FORMATTED_BAD);
 }
 
+/// A pcap file of `n` 60-byte Ethernet/IPv4 packets 1 s apart.
+fn small_pcap(name: &str, n: u32) -> PathBuf {
+    let f = tmp(name);
+    let mut b = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+    b.extend_from_slice(&[0; 8]);
+    b.extend_from_slice(&65535u32.to_le_bytes());
+    b.extend_from_slice(&1u32.to_le_bytes());
+    for i in 0..n {
+        let mut pkt = vec![0u8; 60];
+        pkt[12..14].copy_from_slice(&[0x08, 0x00]);
+        pkt[14] = 0x45;
+        pkt[16..18].copy_from_slice(&46u16.to_be_bytes());
+        pkt[26..30].copy_from_slice(&[10, 0, 0, 1]);
+        pkt[30..34].copy_from_slice(&[10, 0, 0, i as u8]);
+        b.extend_from_slice(&(1000 + i).to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&60u32.to_le_bytes());
+        b.extend_from_slice(&60u32.to_le_bytes());
+        b.extend_from_slice(&pkt);
+    }
+    std::fs::write(&f, b).unwrap();
+    f
+}
+
+fn handler_list(r: &mut rclick_core::Router, elem: &str) -> Vec<String> {
+    read(r, &format!("{elem}.handlers"))
+        .lines()
+        .filter(|l| {
+            let name = l.split_whitespace().next().unwrap_or("");
+            !matches!(
+                name,
+                "name"
+                    | "class"
+                    | "config"
+                    | "ports"
+                    | "handlers"
+                    | "scheduled"
+                    | "tickets"
+                    | "home_thread"
+            )
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn handler_tables_list_names_and_flags_as_before() {
+    let pcap = small_pcap("handlers.pcap", 2);
+    let sum = tmp("handlers.txt");
+    std::fs::write(&sum, "!data src\n1.0.0.1\n").unwrap();
+    let out = tmp("handlers.out");
+    let out2 = tmp("handlers.out2");
+    let mut r = from_config(&format!(
+        "fd :: FromDump({}, ACTIVE false) -> td :: ToDump({}) -> Discard;
+         fs :: FromIPSummaryDump({}, ACTIVE false) -> ts :: ToIPSummaryDump({}) -> Discard;",
+        pcap.display(),
+        out.display(),
+        sum.display(),
+        out2.display()
+    ));
+    assert_eq!(
+        handler_list(&mut r, "fd"),
+        [
+            "count\tr",
+            "reset_counts\twb",
+            "sampling_prob\tr",
+            "active\trwc",
+            "encap\tr",
+            "stop\twb",
+            "packet_filepos\tr",
+            "extend_interval\tw",
+            "reset_timing\twb",
+            "filename\tr",
+            "filesize\tr",
+            "filepos\trw",
+        ]
+    );
+    assert_eq!(
+        handler_list(&mut r, "fs"),
+        [
+            "count\tr",
+            "reset_counts\twb",
+            "bad_lines\tr",
+            "sampling_prob\tr",
+            "active\trwc",
+            "encap\tr",
+            "stop\twb",
+            "filename\tr",
+        ]
+    );
+    assert_eq!(
+        handler_list(&mut r, "td"),
+        ["filename\tr", "count\tr", "reset_counts\twb"]
+    );
+    assert_eq!(
+        handler_list(&mut r, "ts"),
+        ["count\tr", "reset_counts\twb", "filename\tr", "flush\twb"]
+    );
+}
+
+#[test]
+fn reader_handlers_read_and_write() {
+    let pcap = small_pcap("rw.pcap", 4);
+    let mut r = from_config(&format!(
+        "fd :: FromDump({}, ACTIVE false, SAMPLE 0.75) -> Discard;",
+        pcap.display()
+    ));
+    assert_eq!(read(&mut r, "fd.active"), "false");
+    assert_eq!(read(&mut r, "fd.encap"), "ETHER");
+    assert_eq!(read(&mut r, "fd.sampling_prob"), "0.75");
+    assert_eq!(read(&mut r, "fd.filesize"), (24 + 4 * 76).to_string());
+    assert_eq!(read(&mut r, "fd.filepos"), "24");
+    assert_eq!(
+        r.write_handler("fd.active", "maybe"),
+        Err("type mismatch".to_string())
+    );
+    assert!(r.write_handler("fd.count", "3").is_err());
+    assert!(r.read_handler("fd.nonesuch", None).is_err());
+    assert_eq!(
+        r.write_handler("fd.extend_interval", "soon"),
+        Err("'extend_interval' takes a time interval".to_string())
+    );
+    // Skipping two records: the last two packets remain.
+    r.write_handler("fd.filepos", &(24 + 2 * 76).to_string())
+        .unwrap();
+    r.write_handler("fd.SAMPLE", "1").unwrap_err();
+    r.write_handler("fd.active", " true ").unwrap();
+    r.run_limited(1000);
+    let n: u32 = read(&mut r, "fd.count").parse().unwrap();
+    assert!(n <= 2, "{n}");
+    // At the end the record position is the end of the file.
+    assert_eq!(read(&mut r, "fd.packet_filepos"), (24 + 4 * 76).to_string());
+    r.write_handler("fd.reset_counts", "").unwrap();
+    assert_eq!(read(&mut r, "fd.count"), "0");
+}
+
+#[test]
+fn end_call_runs_once_when_the_last_batch_is_full() {
+    // BURST covers the whole trace: the task reads the packets and the end
+    // in one run, then must not handle the end again.
+    let pcap = small_pcap("endcall.pcap", 3);
+    let mut r = from_config(&format!(
+        "fd :: FromDump({}, BURST 8, END_CALL nowhere.nothing) -> c :: Counter -> Discard;",
+        pcap.display()
+    ));
+    r.run_limited(1000);
+    assert_eq!(read(&mut r, "c.count"), "3");
+    let calls = r
+        .take_chatter()
+        .iter()
+        .filter(|l| l.contains("END_CALL"))
+        .count();
+    assert_eq!(calls, 1);
+    // Reactivated, it reads on (nothing left) and handles the end again.
+    r.write_handler("fd.active", "true").unwrap();
+    r.run_limited(1000);
+    let calls = r
+        .take_chatter()
+        .iter()
+        .filter(|l| l.contains("END_CALL"))
+        .count();
+    assert_eq!(calls, 1);
+}
+
+#[test]
+fn summary_reader_bursts_and_stops() {
+    let inp = tmp("burst.in");
+    let lines: String = (1..=10).map(|i| format!("{i} 1.0.0.{i}\n")).collect();
+    std::fs::write(&inp, format!("!data ts src\n{lines}")).unwrap();
+    let mut r = from_config(&format!(
+        "fs :: FromIPSummaryDump({}, BURST 4, STOP true) -> c :: Counter -> Discard;",
+        inp.display()
+    ));
+    assert_eq!(r.run(), StopReason::Stopped);
+    assert_eq!(read(&mut r, "c.count"), "10");
+    assert_eq!(read(&mut r, "fs.count"), "10");
+    assert_eq!(read(&mut r, "fs.encap"), "IP");
+    assert_eq!(read(&mut r, "fs.filename"), inp.display().to_string());
+    r.write_handler("fs.reset_counts", "").unwrap();
+    assert_eq!(read(&mut r, "fs.count"), "0");
+}
+
+#[test]
+fn writers_count_and_reset() {
+    let out = tmp("writers.pcap");
+    let out2 = tmp("writers.txt");
+    let pcap = small_pcap("writers-in.pcap", 5);
+    let mut r = from_config(&format!(
+        "FromDump({}, STOP true, FORCE_IP true) -> td :: ToDump({}) -> ts :: ToIPSummaryDump({}, CONTENTS ip_dst) -> Discard;",
+        pcap.display(),
+        out.display(),
+        out2.display()
+    ));
+    assert_eq!(r.run(), StopReason::Stopped);
+    assert_eq!(read(&mut r, "td.count"), "5");
+    assert_eq!(read(&mut r, "ts.count"), "5");
+    r.write_handler("ts.flush", "").unwrap();
+    let text = std::fs::read_to_string(&out2).unwrap();
+    assert!(text.ends_with("10.0.0.4\n"), "{text}");
+    r.write_handler("td.reset_counts", "").unwrap();
+    r.write_handler("ts.reset_counts", "").unwrap();
+    assert_eq!(read(&mut r, "td.count"), "0");
+    assert_eq!(read(&mut r, "ts.count"), "0");
+    assert!(r.write_handler("td.count", "1").is_err());
+    r.cleanup();
+}
+
+/// FORCE_IP over a VLAN-tagged and an IPv6 frame finds the IP header
+/// after the tag; other frames leave by output 1.
+#[test]
+fn force_ip_through_vlan_tags() {
+    let f = tmp("vlan.pcap");
+    let mut b = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+    b.extend_from_slice(&[0; 8]);
+    b.extend_from_slice(&65535u32.to_le_bytes());
+    b.extend_from_slice(&1u32.to_le_bytes());
+    let mut vlan = vec![0u8; 12];
+    vlan.extend_from_slice(&[0x81, 0x00, 0x00, 0x05, 0x08, 0x00]);
+    vlan.extend_from_slice(&[
+        0x45, 0, 0, 20, 0, 0, 0, 0, 64, 17, 0, 0, 1, 1, 1, 1, 9, 8, 7, 6,
+    ]);
+    let mut v6 = vec![0u8; 12];
+    v6.extend_from_slice(&[0x86, 0xdd, 0x60]);
+    v6.resize(14 + 40, 0);
+    let mut arp = vec![0u8; 12];
+    arp.extend_from_slice(&[0x08, 0x06]);
+    arp.resize(42, 0);
+    let mut short_v4 = vec![0u8; 12];
+    short_v4.extend_from_slice(&[0x08, 0x00, 0x46]);
+    short_v4.resize(14 + 22, 0);
+    for pkt in [&vlan, &v6, &arp, &short_v4] {
+        b.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+        b.extend_from_slice(&(pkt.len() as u32).to_le_bytes());
+        b.extend_from_slice(&(pkt.len() as u32).to_le_bytes());
+        b.extend_from_slice(pkt);
+    }
+    std::fs::write(&f, b).unwrap();
+    let out = tmp("vlan.txt");
+    let mut r = from_config(&format!(
+        "fd :: FromDump({}, STOP true, FORCE_IP true) -> ts :: ToIPSummaryDump({}, CONTENTS ip_dst ip_hl) -> Discard;
+         fd[1] -> other :: Counter -> Discard;",
+        f.display(),
+        out.display()
+    ));
+    assert_eq!(r.run(), StopReason::Stopped);
+    assert_eq!(read(&mut r, "fd.count"), "2");
+    assert_eq!(read(&mut r, "other.count"), "2");
+    r.cleanup();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('!')).collect();
+    assert_eq!(lines, ["9.8.7.6 20", "- -"]);
+}
+
 // What the byte-offset code (before the kit) built and wrote.
 
 const BUILT_CHECKSUM: &[&str] = &[
