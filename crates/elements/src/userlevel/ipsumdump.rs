@@ -6,21 +6,26 @@ use std::net::Ipv4Addr;
 
 use rclick_core::packet::anno;
 use rclick_core::wire::checksum;
+use rclick_core::wire::icmp::{ICMP_UNREACH, ICMP_UNREACH_NEEDFRAG};
+use rclick_core::wire::ipv4::{
+    self, IPOPT_EOL, IPOPT_LSRR, IPOPT_NOP, IPOPT_RR, IPOPT_SSRR, IPOPT_TS, IP_DF, IP_MF,
+    IP_OFFMASK, PROTO_ICMP, PROTO_TCP, PROTO_UDP,
+};
+use rclick_core::wire::tcp::{
+    self, TCPOPT_EOL, TCPOPT_MSS, TCPOPT_NOP, TCPOPT_SACK, TCPOPT_SACKOK, TCPOPT_TIMESTAMP,
+    TCPOPT_WSCALE,
+};
+use rclick_core::wire::udp;
+use rclick_core::wire::{IcmpHeader, Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Packet, Timestamp};
 
 /// Version written in the `!IPSummaryDump` banner.
 pub const MAJOR_VERSION: u32 = 1;
 pub const MINOR_VERSION: u32 = 3;
 
-const PROTO_ICMP: u8 = 1;
-const PROTO_TCP: u8 = 6;
-const PROTO_UDP: u8 = 17;
+/// Protocols with ports that wire has no header for.
 const PROTO_DCCP: u8 = 33;
 const PROTO_UDPLITE: u8 = 136;
-
-const IP_DF: u16 = 0x4000;
-const IP_MF: u16 = 0x2000;
-const IP_OFFMASK: u16 = 0x1fff;
 
 /// One field of an IP summary dump.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -614,19 +619,6 @@ pub fn parse_field(
 // ---------------------------------------------------------------------
 // Options
 
-const TCPOPT_EOL: u8 = 0;
-const TCPOPT_NOP: u8 = 1;
-const TCPOPT_MSS: u8 = 2;
-const TCPOPT_WSCALE: u8 = 3;
-const TCPOPT_SACKOK: u8 = 4;
-const TCPOPT_SACK: u8 = 5;
-const TCPOPT_TIMESTAMP: u8 = 8;
-
-const IPOPT_RR: u8 = 7;
-const IPOPT_TS: u8 = 68;
-const IPOPT_LSRR: u8 = 131;
-const IPOPT_SSRR: u8 = 137;
-
 /// Drops leading NOPs past 40 bytes; more than 40 is an error.
 fn finish_options(mut o: Vec<u8>, what: &str) -> Result<Vec<u8>, String> {
     while o.len() > 40 && o[0] == 1 {
@@ -906,10 +898,10 @@ pub fn parse_ip_opt(s: &str) -> Result<Vec<u8>, String> {
             out[at + 1] = len as u8;
             rest = r;
         } else if let Some(r) = rest.strip_prefix("nop") {
-            out.push(1);
+            out.push(IPOPT_NOP);
             rest = r;
         } else if let Some(r) = rest.strip_prefix("eol") {
-            out.push(0);
+            out.push(IPOPT_EOL);
             rest = r;
         } else if rest.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
             rest = parse_raw_option(rest, &mut out).ok_or_else(bad)?;
@@ -937,10 +929,10 @@ pub fn unparse_ip_opt(opt: &[u8]) -> String {
     let mut i = 0;
     while i < opt.len() {
         let kind = opt[i];
-        if kind == 0 {
+        if kind == IPOPT_EOL {
             break;
         }
-        if kind == 1 {
+        if kind == IPOPT_NOP {
             i += 1;
             continue;
         }
@@ -1341,13 +1333,41 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
 // ---------------------------------------------------------------------
 // Formatting packets
 
+/// The fixed part of a header as captured: zero-filled past the end of
+/// the capture, so that a wire view over it cannot panic, with the
+/// captured length to say which of its fields were captured (a truncated
+/// capture still prints the fields it holds, as Click's does).
+struct Captured {
+    bytes: [u8; 20],
+    len: usize,
+}
+
+impl Captured {
+    fn new(b: &[u8]) -> Self {
+        let mut bytes = [0u8; 20];
+        let n = b.len().min(bytes.len());
+        bytes[..n].copy_from_slice(&b[..n]);
+        Captured {
+            bytes,
+            len: b.len(),
+        }
+    }
+
+    /// The bytes, when the capture reaches `need`.
+    fn upto(&self, need: usize) -> Option<&[u8]> {
+        (self.len >= need).then_some(&self.bytes[..])
+    }
+}
+
 /// What ToIPSummaryDump found in a packet.
 pub struct PacketView<'a> {
     p: &'a Packet,
     /// The valid IPv4 header and everything after it.
     ip: Option<&'a [u8]>,
+    ip_fixed: Option<Captured>,
     /// The transport header and everything after it (first fragments).
     th: Option<&'a [u8]>,
+    th_fixed: Option<Captured>,
     /// Offset of the network header in the data.
     nh_off: usize,
     /// Why the packet is bad, for `!bad` lines.
@@ -1359,7 +1379,9 @@ impl<'a> PacketView<'a> {
         let mut v = PacketView {
             p,
             ip: None,
+            ip_fixed: None,
             th: None,
+            th_fixed: None,
             nh_off: 0,
             bad: None,
         };
@@ -1372,55 +1394,58 @@ impl<'a> PacketView<'a> {
             return v;
         }
         v.nh_off = off as usize;
-        if nh.len() < 20 {
+        if nh.len() < ipv4::MIN_HEADER_LEN {
             v.bad = Some("truncated IP header capture".into());
             // Fields within the captured part are still printed.
             v.ip = Some(nh);
+            v.ip_fixed = Some(Captured::new(nh));
             return v;
         }
-        if nh[0] >> 4 != 4 {
-            v.bad = Some(format!("IP version {}", nh[0] >> 4));
+        let h = Ipv4Header::new_unchecked(nh);
+        if h.version() != 4 {
+            v.bad = Some(format!("IP version {}", h.version()));
             return v;
         }
-        let hl = usize::from(nh[0] & 0xf) * 4;
-        if hl < 20 {
+        let hl = h.header_len();
+        if hl < ipv4::MIN_HEADER_LEN {
             v.bad = Some(format!("IP header length {}", hl / 4));
             return v;
         }
-        let ip_len = usize::from(u16::from_be_bytes([nh[2], nh[3]]));
+        let ip_len = usize::from(h.total_len());
         if ip_len < hl {
             v.bad = Some(format!("IP length {ip_len}"));
             return v;
         }
         v.ip = Some(nh);
+        v.ip_fixed = Some(Captured::new(nh));
         if nh.len() < hl {
             v.bad = Some("truncated IP header capture".into());
             return v;
         }
-        let fragword = u16::from_be_bytes([nh[6], nh[7]]);
-        if fragword & IP_OFFMASK == 0 {
+        if h.frag_offset() == 0 {
             if let (Some(th), Some(toff)) = (p.transport_header(), p.transport_offset()) {
                 if toff >= off {
                     v.th = Some(th);
+                    v.th_fixed = Some(Captured::new(th));
                 }
             }
-            let proto = nh[9];
             let tlen = v.th.map_or(0, |t| t.len());
-            let is_frag = fragword & IP_MF != 0;
             let trunc = |name: &str| {
-                if is_frag {
+                if h.more_frags() {
                     format!("fragmented {name} header")
                 } else {
                     format!("truncated {name} header")
                 }
             };
-            match proto {
+            match h.protocol() {
                 PROTO_TCP
-                    if tlen < 20 || tlen < usize::from(v.th.map_or(0, |t| t[12] >> 4)) * 4 =>
+                    if tlen < tcp::MIN_HEADER_LEN
+                        || v.th
+                            .is_some_and(|t| tlen < TcpHeader::new_unchecked(t).header_len()) =>
                 {
                     v.bad = Some(trunc("TCP"))
                 }
-                PROTO_UDP if tlen < 8 => v.bad = Some(trunc("UDP")),
+                PROTO_UDP if tlen < udp::HEADER_LEN => v.bad = Some(trunc("UDP")),
                 PROTO_ICMP if tlen < 4 => v.bad = Some(trunc("ICMP")),
                 _ => {}
             }
@@ -1428,33 +1453,38 @@ impl<'a> PacketView<'a> {
         v
     }
 
+    /// The IPv4 header, when the capture holds its bytes up to `need`.
+    fn iph(&self, need: usize) -> Option<Ipv4Header<&[u8]>> {
+        Some(Ipv4Header::new_unchecked(
+            self.ip_fixed.as_ref()?.upto(need)?,
+        ))
+    }
+
     fn proto(&self) -> Option<u8> {
-        self.ip.filter(|ip| ip.len() >= 10).map(|ip| ip[9])
+        Some(self.iph(10)?.protocol())
     }
 
-    fn ip_field(&self, need: usize) -> Option<&'a [u8]> {
-        self.ip.filter(|ip| ip.len() >= need)
+    /// The transport header's fixed part, up to `need`, when the IP
+    /// protocol is one of `protos`.
+    fn th(&self, protos: &[u8], need: usize) -> Option<&[u8]> {
+        if !protos.contains(&self.proto()?) {
+            return None;
+        }
+        self.th_fixed.as_ref()?.upto(need)
     }
 
-    fn tcp(&self, need: usize) -> Option<&'a [u8]> {
-        (self.proto() == Some(PROTO_TCP))
-            .then_some(self.th)
-            .flatten()
-            .filter(|t| t.len() >= need)
+    fn tcp(&self, need: usize) -> Option<TcpHeader<&[u8]>> {
+        Some(TcpHeader::new_unchecked(self.th(&[PROTO_TCP], need)?))
     }
 
-    fn udp(&self, need: usize) -> Option<&'a [u8]> {
-        matches!(self.proto(), Some(PROTO_UDP | PROTO_UDPLITE))
-            .then_some(self.th)
-            .flatten()
-            .filter(|t| t.len() >= need)
+    fn udp(&self, need: usize) -> Option<UdpHeader<&[u8]>> {
+        Some(UdpHeader::new_unchecked(
+            self.th(&[PROTO_UDP, PROTO_UDPLITE], need)?,
+        ))
     }
 
-    fn icmp(&self, need: usize) -> Option<&'a [u8]> {
-        (self.proto() == Some(PROTO_ICMP))
-            .then_some(self.th)
-            .flatten()
-            .filter(|t| t.len() >= need)
+    fn icmp(&self, need: usize) -> Option<IcmpHeader<&[u8]>> {
+        Some(IcmpHeader::new_unchecked(self.th(&[PROTO_ICMP], need)?))
     }
 
     fn extra_length(&self) -> u32 {
@@ -1464,29 +1494,29 @@ impl<'a> PacketView<'a> {
     /// Payload offset and length in the packet data (Click's
     /// `payload_info`), before clipping to the captured data.
     fn payload_info(&self) -> (usize, usize) {
-        let Some(ip) = self.ip.filter(|ip| ip.len() >= 20) else {
+        let Some(ip) = self.iph(ipv4::MIN_HEADER_LEN) else {
             return (0, self.p.len());
         };
-        let ip_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+        let ip_len = usize::from(ip.total_len());
         let toff = self
             .p
             .transport_offset()
-            .map_or(self.nh_off + usize::from(ip[0] & 0xf) * 4, |t| {
-                t.max(0) as usize
-            });
+            .map_or(self.nh_off + ip.header_len(), |t| t.max(0) as usize);
         let nlen = ip_len + self.nh_off;
         let mut off = toff;
-        let fragword = u16::from_be_bytes([ip[6], ip[7]]);
-        if fragword & IP_OFFMASK == 0 {
+        if ip.frag_offset() == 0 {
             let tlen = self.p.len().saturating_sub(toff);
-            match ip[9] {
+            match ip.protocol() {
                 PROTO_TCP if tlen >= 13 => {
-                    let thl = usize::from(self.p.data()[toff + 12] >> 4) * 4;
+                    let t = Captured::new(&self.p.data()[toff..]);
+                    let thl = TcpHeader::new_unchecked(&t.bytes[..]).header_len();
                     if off + thl <= nlen || ip_len == 0 {
                         off += thl;
                     }
                 }
-                PROTO_UDP | PROTO_UDPLITE if off + 8 <= nlen || ip_len == 0 => off += 8,
+                PROTO_UDP | PROTO_UDPLITE if off + udp::HEADER_LEN <= nlen || ip_len == 0 => {
+                    off += udp::HEADER_LEN
+                }
                 _ => {}
             }
         }
@@ -1496,8 +1526,6 @@ impl<'a> PacketView<'a> {
     /// The field's text, or `None` for `-`.
     pub fn field(&self, f: Field) -> Option<String> {
         let ts = self.p.timestamp_anno();
-        let be16 = |b: &[u8], i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
-        let be32 = |b: &[u8], i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         Some(match f {
             Field::None => return None,
             Field::Timestamp => format!("{ts}"),
@@ -1510,20 +1538,20 @@ impl<'a> PacketView<'a> {
                 let t = Timestamp::from_sec_nsec(0, i64::from_ne_bytes(b));
                 format!("{t}")
             }
-            Field::IpSrc => dotted(&self.ip_field(16)?[12..16]),
-            Field::IpDst => dotted(&self.ip_field(20)?[16..20]),
-            Field::IpTos => self.ip_field(2)?[1].to_string(),
-            Field::IpDscp => (self.ip_field(2)?[1] >> 2).to_string(),
-            Field::IpEcn => match self.ip_field(2)?[1] & 3 {
+            Field::IpSrc => self.iph(16)?.src().to_string(),
+            Field::IpDst => self.iph(20)?.dst().to_string(),
+            Field::IpTos => self.iph(2)?.tos().to_string(),
+            Field::IpDscp => self.iph(2)?.dscp().to_string(),
+            Field::IpEcn => match self.iph(2)?.ecn() {
                 0 => "no",
                 1 => "ect1",
                 2 => "ect2",
                 _ => "ce",
             }
             .to_string(),
-            Field::IpTtl => self.ip_field(9)?[8].to_string(),
+            Field::IpTtl => self.iph(9)?.ttl().to_string(),
             Field::IpFrag => {
-                let w = be16(self.ip_field(8)?, 6);
+                let w = self.iph(8)?.frag_word();
                 if w & (IP_MF | IP_OFFMASK) != 0 {
                     if w & IP_OFFMASK == 0 {
                         "F"
@@ -1538,101 +1566,98 @@ impl<'a> PacketView<'a> {
                 .to_string()
             }
             Field::IpFragoff => {
-                let w = be16(self.ip_field(8)?, 6);
-                let mut s = (u32::from(w & IP_OFFMASK) << 3).to_string();
-                if w & IP_MF != 0 {
+                let h = self.iph(8)?;
+                let mut s = h.frag_offset().to_string();
+                if h.more_frags() {
                     s.push('+');
                 }
-                if w & IP_DF != 0 {
+                if h.dont_frag() {
                     s.push('!');
                 }
                 s
             }
-            Field::IpId => be16(self.ip_field(6)?, 4).to_string(),
-            Field::IpSum => be16(self.ip_field(12)?, 10).to_string(),
-            Field::IpProto => match self.ip_field(10)?[9] {
+            Field::IpId => self.iph(6)?.ident().to_string(),
+            Field::IpSum => self.iph(12)?.checksum().to_string(),
+            Field::IpProto => match self.proto()? {
                 PROTO_TCP => "T".into(),
                 PROTO_UDP => "U".into(),
                 PROTO_ICMP => "I".into(),
                 n => n.to_string(),
             },
-            Field::IpHl => (usize::from(self.ip_field(1)?[0] & 0xf) * 4).to_string(),
-            Field::IpLen => match self.ip.filter(|ip| ip.len() >= 4) {
-                Some(ip) => be16(ip, 2).to_string(),
+            Field::IpHl => self.iph(1)?.header_len().to_string(),
+            Field::IpLen => match self.iph(4) {
+                Some(ip) => ip.total_len().to_string(),
                 None => (self.p.len() as u64 + u64::from(self.extra_length())).to_string(),
             },
-            Field::IpCaptureLen => match self.ip.filter(|ip| ip.len() >= 4) {
-                Some(ip) => usize::from(be16(ip, 2)).min(ip.len()).to_string(),
-                None => self.p.len().to_string(),
+            Field::IpCaptureLen => match (self.iph(4), self.ip) {
+                (Some(h), Some(ip)) => usize::from(h.total_len()).min(ip.len()).to_string(),
+                _ => self.p.len().to_string(),
             },
             Field::IpOpt => {
-                let ip = self.ip_field(20)?;
-                let hl = usize::from(ip[0] & 0xf) * 4;
-                if hl <= 20 {
+                if self.iph(ipv4::MIN_HEADER_LEN)?.header_len() <= ipv4::MIN_HEADER_LEN {
                     ".".into()
                 } else {
-                    unparse_ip_opt(ip.get(20..hl)?)
+                    unparse_ip_opt(Ipv4Header::new_checked(self.ip?).ok()?.options())
                 }
             }
             Field::Sport | Field::Dport => {
-                let need = if f == Field::Sport { 2 } else { 4 };
-                let ip = self.ip_field(20)?;
-                if !has_ports(ip[9]) {
+                if !has_ports(self.iph(ipv4::MIN_HEADER_LEN)?.protocol()) {
                     return None;
                 }
-                let th = self.th.filter(|t| t.len() >= need)?;
-                be16(th, need - 2).to_string()
+                let need = if f == Field::Sport { 2 } else { 4 };
+                // Every protocol with ports has them where UDP does.
+                let ports = UdpHeader::new_unchecked(self.th_fixed.as_ref()?.upto(need)?);
+                if f == Field::Sport {
+                    ports.src_port().to_string()
+                } else {
+                    ports.dst_port().to_string()
+                }
             }
-            Field::TcpSeq => be32(self.tcp(8)?, 4).to_string(),
-            Field::TcpAck => be32(self.tcp(12)?, 8).to_string(),
-            Field::TcpFlags => {
-                let t = self.tcp(14)?;
-                unparse_tcp_flags(u16::from(t[13]) | u16::from(t[12] & 1) << 8)
-            }
-            Field::TcpWindow => be16(self.tcp(16)?, 14).to_string(),
-            Field::TcpUrp => be16(self.tcp(20)?, 18).to_string(),
+            Field::TcpSeq => self.tcp(8)?.seq().to_string(),
+            Field::TcpAck => self.tcp(12)?.ack().to_string(),
+            Field::TcpFlags => unparse_tcp_flags(self.tcp(14)?.flags_with_ns()),
+            Field::TcpWindow => self.tcp(16)?.window().to_string(),
+            Field::TcpUrp => self.tcp(20)?.urgent().to_string(),
             Field::TcpOpt | Field::TcpNtopt | Field::TcpSack => {
-                let t = self.tcp(13)?;
-                let thl = usize::from(t[12] >> 4) * 4;
-                if thl <= 20 {
+                if self.tcp(13)?.header_len() <= tcp::MIN_HEADER_LEN {
                     return Some(".".into());
                 }
-                let opt = t.get(20..thl)?;
+                let t = TcpHeader::new_checked(self.th?).ok()?;
                 let mask = match f {
                     Field::TcpOpt => TcpOptMask::All,
                     Field::TcpNtopt => TcpOptMask::NoTimestamp,
                     _ => TcpOptMask::Sack,
                 };
-                unparse_tcp_opt(opt, mask)
+                unparse_tcp_opt(t.options(), mask)
             }
-            Field::UdpLen => be16(self.udp(6)?, 4).to_string(),
-            Field::IcmpType => self.icmp(1)?[0].to_string(),
-            Field::IcmpCode => self.icmp(2)?[1].to_string(),
+            Field::UdpLen => self.udp(6)?.len().to_string(),
+            Field::IcmpType => self.icmp(1)?.icmp_type().to_string(),
+            Field::IcmpCode => self.icmp(2)?.code().to_string(),
             Field::IcmpTypeName => {
-                let t = self.icmp(1)?[0];
+                let t = self.icmp(1)?.icmp_type();
                 icmp_type_name(t).map_or_else(|| t.to_string(), str::to_string)
             }
             Field::IcmpCodeName => {
                 let i = self.icmp(2)?;
-                icmp_code_name(i[0], i[1]).map_or_else(|| i[1].to_string(), str::to_string)
+                icmp_code_name(i.icmp_type(), i.code())
+                    .map_or_else(|| i.code().to_string(), str::to_string)
             }
             Field::IcmpFlowid | Field::IcmpSeq => {
-                let t = self.icmp(1)?[0];
-                if !icmp_has_flow(t) {
+                if !icmp_has_flow(self.icmp(1)?.icmp_type()) {
                     return None;
                 }
                 if f == Field::IcmpFlowid {
-                    be16(self.icmp(6)?, 4).to_string()
+                    self.icmp(6)?.ident().to_string()
                 } else {
-                    be16(self.icmp(8)?, 6).to_string()
+                    self.icmp(8)?.seq().to_string()
                 }
             }
             Field::IcmpNextmtu => {
                 let i = self.icmp(2)?;
-                if i[0] != 3 || i[1] != 4 {
+                if i.icmp_type() != ICMP_UNREACH || i.code() != ICMP_UNREACH_NEEDFRAG {
                     return None;
                 }
-                be16(self.icmp(8)?, 6).to_string()
+                self.icmp(8)?.next_hop_mtu().to_string()
             }
             Field::PayloadLen => {
                 let (_, len) = self.payload_info();
