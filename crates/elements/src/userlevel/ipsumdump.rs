@@ -16,7 +16,8 @@ use rclick_core::wire::tcp::{
     TCPOPT_WSCALE,
 };
 use rclick_core::wire::udp;
-use rclick_core::wire::{IcmpHeader, Ipv4Header, TcpHeader, UdpHeader};
+use rclick_core::wire::udp::UdpRepr;
+use rclick_core::wire::{IcmpHeader, Ipv4Header, Ipv4Repr, TcpHeader, TcpRepr, UdpHeader};
 use rclick_core::{Packet, Timestamp};
 
 /// Version written in the `!IPSummaryDump` banner.
@@ -1194,62 +1195,79 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     let mut data = vec![0u8; total];
     data[hl..hl + body.len()].copy_from_slice(&body);
 
-    // IP header fields.
+    // IP header. A dump may give a length shorter than the header, which
+    // a Repr cannot hold: the view then writes it over the Repr's.
+    let src = rec.src.unwrap_or(Ipv4Addr::UNSPECIFIED);
+    let dst = rec.dst.unwrap_or(Ipv4Addr::UNSPECIFIED);
+    let mut tos = rec.tos.unwrap_or(0);
+    if let Some(d) = rec.dscp {
+        tos = (tos & 3) | (d << 2);
+    }
+    if let Some(e) = rec.ecn {
+        tos = (tos & !3) | (e & 3);
+    }
+    let ip = Ipv4Repr {
+        src,
+        dst,
+        protocol: proto,
+        payload_len: ip_len.saturating_sub(hl),
+        ttl: rec.ttl.unwrap_or(0),
+        tos,
+        ident: rec.id.unwrap_or(0),
+        dont_frag: fragword & IP_DF != 0,
+        more_frags: fragword & IP_MF != 0,
+        frag_offset: (fragword & IP_OFFMASK) * 8,
+        options: &ipopt,
+    };
     {
-        let ip = &mut data[..hl];
-        ip[0] = 0x40 | (hl / 4) as u8;
-        let mut tos = rec.tos.unwrap_or(0);
-        if let Some(d) = rec.dscp {
-            tos = (tos & 3) | (d << 2);
+        let mut h = Ipv4Header::new_unchecked(&mut data[..hl]);
+        ip.emit(&mut h);
+        if ip_len < hl {
+            h.set_total_len(ip_len as u16);
+            h.fill_checksum();
         }
-        if let Some(e) = rec.ecn {
-            tos = (tos & !3) | (e & 3);
+        if let Some(s) = rec.sum {
+            h.set_checksum(s);
         }
-        ip[1] = tos;
-        ip[2..4].copy_from_slice(&(ip_len as u16).to_be_bytes());
-        ip[4..6].copy_from_slice(&rec.id.unwrap_or(0).to_be_bytes());
-        ip[6..8].copy_from_slice(&fragword.to_be_bytes());
-        ip[8] = rec.ttl.unwrap_or(0);
-        ip[9] = proto;
-        ip[12..16].copy_from_slice(&rec.src.unwrap_or(Ipv4Addr::UNSPECIFIED).octets());
-        ip[16..20].copy_from_slice(&rec.dst.unwrap_or(Ipv4Addr::UNSPECIFIED).octets());
-        ip[20..].copy_from_slice(&ipopt);
-        let sum = match rec.sum {
-            Some(s) => s,
-            None => checksum::checksum(ip),
-        };
-        ip[10..12].copy_from_slice(&sum.to_be_bytes());
     }
 
-    // Transport header fields.
+    // Transport header.
     let tl = th.len();
     if tl > 0 {
         let t = &mut data[hl..hl + tl];
-        if has_ports(proto) {
-            if let Some(p) = rec.sport {
-                t[0..2].copy_from_slice(&p.to_be_bytes());
-            }
-            if let Some(p) = rec.dport {
-                t[2..4].copy_from_slice(&p.to_be_bytes());
-            }
-        }
         match proto {
-            PROTO_TCP => {
-                t[4..8].copy_from_slice(&rec.seq.unwrap_or(0).to_be_bytes());
-                t[8..12].copy_from_slice(&rec.ack.unwrap_or(0).to_be_bytes());
-                let flags = rec.flags.unwrap_or(0);
-                t[12] = ((tl / 4) as u8) << 4 | (flags >> 8) as u8 & 1;
-                t[13] = flags as u8;
-                t[14..16].copy_from_slice(&rec.window.unwrap_or(0).to_be_bytes());
-                t[18..20].copy_from_slice(&rec.urp.unwrap_or(0).to_be_bytes());
+            PROTO_TCP => TcpRepr {
+                src_port: rec.sport.unwrap_or(0),
+                dst_port: rec.dport.unwrap_or(0),
+                seq: rec.seq.unwrap_or(0),
+                ack: rec.ack.unwrap_or(0),
+                flags: rec.flags.unwrap_or(0),
+                window: rec.window.unwrap_or(0),
+                urgent: rec.urp.unwrap_or(0),
+                options: &th[tcp::MIN_HEADER_LEN..],
+                payload_len: 0,
             }
+            .emit(&mut TcpHeader::new_unchecked(t)),
             PROTO_UDP | PROTO_UDPLITE => {
+                // The length may be shorter than the header, which a Repr
+                // cannot hold.
                 let ul = rec.udp_len.unwrap_or((ip_len.saturating_sub(hl)) as u16);
-                t[4..6].copy_from_slice(&ul.to_be_bytes());
+                let mut u = UdpHeader::new_unchecked(t);
+                UdpRepr {
+                    src_port: rec.sport.unwrap_or(0),
+                    dst_port: rec.dport.unwrap_or(0),
+                    payload_len: usize::from(ul).saturating_sub(udp::HEADER_LEN),
+                }
+                .emit(&mut u);
+                u.set_len(ul);
             }
             PROTO_ICMP => {
+                // Any type and code with any of the identifier, sequence
+                // and next-hop MTU fields, as the dump says: more than an
+                // IcmpRepr's messages, so the view's setters.
                 let ty = rec.icmp_type.unwrap_or(0);
-                t[0] = ty;
+                let mut h = IcmpHeader::new_unchecked(t);
+                h.set_type(ty);
                 if let Some(c) = &rec.icmp_code {
                     let code = match icmp_codes(ty).iter().find(|(n, _)| n == c) {
                         Some((_, v)) => *v,
@@ -1257,65 +1275,67 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
                             parse_uint(c, 255).map_err(|_| format!("bad ICMP code '{c}'"))? as u8
                         }
                     };
-                    t[1] = code;
+                    h.set_code(code);
+                }
+                // The MTU takes the sequence number's place, and is
+                // written first since it zeroes the identifier's.
+                let mtu = rec.icmp_nextmtu.filter(|_| {
+                    (rec.icmp_type.is_none() || ty == ICMP_UNREACH)
+                        && (h.code() == ICMP_UNREACH_NEEDFRAG || rec.icmp_code.is_none())
+                });
+                if let Some(v) = mtu {
+                    h.set_next_hop_mtu(v);
                 }
                 if rec.icmp_type.is_none() || icmp_has_flow(ty) {
                     if let Some(v) = rec.icmp_flowid {
-                        t[4..6].copy_from_slice(&v.to_be_bytes());
+                        h.set_ident(v);
                     }
-                    if let Some(v) = rec.icmp_seq {
-                        t[6..8].copy_from_slice(&v.to_be_bytes());
-                    }
-                }
-                if (rec.icmp_type.is_none() || ty == 3) && (t[1] == 4 || rec.icmp_code.is_none()) {
-                    if let Some(v) = rec.icmp_nextmtu {
-                        t[6..8].copy_from_slice(&v.to_be_bytes());
+                    if let (Some(v), None) = (rec.icmp_seq, mtu) {
+                        h.set_seq(v);
                     }
                 }
             }
-            _ => {}
+            _ => {
+                // DCCP: only its ports, where UDP has them.
+                let mut ports = UdpHeader::new_unchecked(t);
+                ports.set_src_port(rec.sport.unwrap_or(0));
+                ports.set_dst_port(rec.dport.unwrap_or(0));
+            }
         }
     }
     // The payload goes in after the transport fields (for protocols other
     // than TCP and UDP it starts at the transport header, as in Click).
     data[hl + poff..hl + poff + payload.len()].copy_from_slice(&payload);
 
-    // Transport checksums.
+    // Transport checksums, over the IP payload.
     if opts.checksum && tl > 0 && ip_len <= total && ip_len >= hl + tl {
-        let (src, dst) = {
-            let ip = &data[..20];
-            (
-                [ip[12], ip[13], ip[14], ip[15]],
-                [ip[16], ip[17], ip[18], ip[19]],
-            )
-        };
-        let seg_len = ip_len - hl;
         let seg = &mut data[hl..ip_len];
         match proto {
-            PROTO_TCP | PROTO_UDP => {
-                let at = if proto == PROTO_TCP { 16 } else { 6 };
-                seg[at] = 0;
-                seg[at + 1] = 0;
-                let ph = checksum::pseudo_header_v4(src, dst, proto, seg_len as u16);
-                let mut c = !(checksum::sum(seg, ph) as u16);
-                if proto == PROTO_UDP && c == 0 {
-                    c = 0xffff;
-                }
-                seg[at..at + 2].copy_from_slice(&c.to_be_bytes());
+            PROTO_TCP => TcpHeader::new_unchecked(seg).fill_checksum(src, dst),
+            PROTO_UDP => {
+                // The whole IP payload, whatever the UDP length says (a
+                // dump may give both).
+                UdpHeader::new_unchecked(&mut *seg).set_checksum(0);
+                let ph = checksum::pseudo_header_v4(
+                    src.octets(),
+                    dst.octets(),
+                    PROTO_UDP,
+                    seg.len() as u16,
+                );
+                let c = match !(checksum::sum(seg, ph) as u16) {
+                    0 => 0xffff,
+                    c => c,
+                };
+                UdpHeader::new_unchecked(seg).set_checksum(c);
             }
-            PROTO_ICMP => {
-                seg[2] = 0;
-                seg[3] = 0;
-                let c = checksum::checksum(seg);
-                seg[2..4].copy_from_slice(&c.to_be_bytes());
-            }
+            PROTO_ICMP => IcmpHeader::new_unchecked(seg).fill_checksum(),
             _ => {}
         }
     }
 
     let mut p = Packet::with_room(rclick_core::packet::DEFAULT_HEADROOM, &data, 0);
     p.set_network_header(0, hl);
-    p.set_dst_ip_anno(rec.dst.unwrap_or(Ipv4Addr::UNSPECIFIED));
+    p.set_dst_ip_anno(dst);
     p.set_timestamp_anno(record_timestamp(rec));
     if let Some(l) = rec.link {
         p.set_paint_anno(l);
