@@ -75,17 +75,16 @@
 //! ```
 
 use rclick_core::conf::{parse_fixed_point, parse_seconds, parse_timestamp, parse_u64, Args};
-use rclick_core::element::{hflags, Source, SourceTask};
 use rclick_core::packet::anno;
 use rclick_core::wire::ether::{ETHERTYPE_VLAN, HEADER_LEN as ETHER_LEN, VLAN_TAG_LEN};
 use rclick_core::wire::ipv6::HEADER_LEN as IPV6_LEN;
 use rclick_core::wire::{EtherFrame, Ipv4Header, Ipv6Header, VlanTag, ETHERTYPE_IP, ETHERTYPE_IP6};
-use rclick_core::{
-    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId, TimerId, Timestamp,
-};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
 
 use super::pcap::{dlt, unparse_linktype, DumpReader};
-use super::tracereplay::{self, Replay, TraceReader, SAMPLING_SHIFT};
+use super::tracereplay::{
+    reader_element_methods, reader_handlers, trace_source, Replay, TraceReader, SAMPLING_SHIFT,
+};
 
 pub struct FromDump {
     filename: String,
@@ -384,15 +383,6 @@ impl FromDump {
 }
 
 impl TraceReader for FromDump {
-    fn replay(&self) -> &Replay {
-        &self.replay
-    }
-
-    fn replay_mut(&mut self) -> &mut Replay {
-        &mut self.replay
-    }
-
-    /// Sends non-IP packets to output 1 under FORCE_IP.
     fn next_ready(&mut self, ctx: &mut Ctx) -> Result<Packet, bool> {
         let mut tries = 0;
         loop {
@@ -441,29 +431,15 @@ impl TraceReader for FromDump {
     }
 }
 
-impl Source for FromDump {
-    fn generate(&mut self, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        tracereplay::generate(self, max, ctx)
-    }
-
-    fn source_task(&self) -> &SourceTask {
-        self.replay.source_task()
-    }
-}
+trace_source!(FromDump);
 
 const HANDLERS: &[Handler<FromDump>] = &[
-    Handler::data("count", |e| &e.replay.count),
-    Handler::button("reset_counts", |e, _, _| {
-        e.replay.count = 0;
-        Ok(())
-    }),
-    Handler::read("sampling_prob", tracereplay::sampling_prob),
-    Handler::flagged(
-        hflags::CHECKBOX,
-        Handler::data_write("active", |e| &e.replay.active, tracereplay::write_active),
-    ),
+    reader_handlers::count(),
+    reader_handlers::reset_counts(),
+    reader_handlers::sampling_prob(),
+    reader_handlers::active(),
     Handler::read("encap", |e, _| unparse_linktype(e.linktype).to_string()),
-    Handler::button("stop", tracereplay::stop),
+    reader_handlers::stop(),
     Handler::read("packet_filepos", FromDump::packet_filepos),
     Handler::write("extend_interval", FromDump::extend_interval),
     Handler::button("reset_timing", FromDump::reset_timing),
@@ -477,6 +453,7 @@ rclick_core::element_class!(FromDump);
 impl Element for FromDump {
     rclick_core::element_kind!(source);
     rclick_core::handlers!(HANDLERS);
+    reader_element_methods!();
 
     fn port_count(&self) -> &'static str {
         "0/1-2"
@@ -575,18 +552,5 @@ impl Element for FromDump {
         }
         self.reader = Some(reader);
         Ok(())
-    }
-
-    fn empty_notifier(&self) -> Option<SignalId> {
-        self.replay.empty_notifier()
-    }
-
-    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
-        self.replay.run_timer(ctx);
-    }
-
-    fn cleanup(&mut self) {
-        self.pending = None;
-        self.reader = None;
     }
 }

@@ -86,16 +86,15 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 
 use rclick_core::conf::{parse_any, parse_fixed_point, Args};
-use rclick_core::element::{hflags, Source, SourceTask};
-use rclick_core::{
-    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId, TimerId, Timestamp,
-};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
 
 use super::ipsumdump::{
     build_packet, parse_field, parse_field_list, split_line, BuildOptions, Field, Record,
     MINOR_VERSION,
 };
-use super::tracereplay::{self, Replay, TraceReader, SAMPLING_SHIFT};
+use super::tracereplay::{
+    reader_element_methods, reader_handlers, trace_source, Replay, TraceReader, SAMPLING_SHIFT,
+};
 
 const MAX_BAD_LINE_MESSAGES: u64 = 10;
 
@@ -351,14 +350,6 @@ impl FromIPSummaryDump {
 }
 
 impl TraceReader for FromIPSummaryDump {
-    fn replay(&self) -> &Replay {
-        &self.replay
-    }
-
-    fn replay_mut(&mut self) -> &mut Replay {
-        &mut self.replay
-    }
-
     fn next_ready(&mut self, ctx: &mut Ctx) -> Result<Packet, bool> {
         for _ in 0..64 {
             match self.next_copy(ctx) {
@@ -383,30 +374,16 @@ impl TraceReader for FromIPSummaryDump {
     }
 }
 
-impl Source for FromIPSummaryDump {
-    fn generate(&mut self, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        tracereplay::generate(self, max, ctx)
-    }
-
-    fn source_task(&self) -> &SourceTask {
-        self.replay.source_task()
-    }
-}
+trace_source!(FromIPSummaryDump);
 
 const HANDLERS: &[Handler<FromIPSummaryDump>] = &[
-    Handler::data("count", |e| &e.replay.count),
-    Handler::button("reset_counts", |e, _, _| {
-        e.replay.count = 0;
-        Ok(())
-    }),
+    reader_handlers::count(),
+    reader_handlers::reset_counts(),
     Handler::data("bad_lines", |e| &e.bad_lines),
-    Handler::read("sampling_prob", tracereplay::sampling_prob),
-    Handler::flagged(
-        hflags::CHECKBOX,
-        Handler::data_write("active", |e| &e.replay.active, tracereplay::write_active),
-    ),
+    reader_handlers::sampling_prob(),
+    reader_handlers::active(),
     Handler::read("encap", |_, _| "IP".into()),
-    Handler::button("stop", tracereplay::stop),
+    reader_handlers::stop(),
     Handler::data("filename", |e| &e.filename),
 ];
 
@@ -415,6 +392,7 @@ rclick_core::element_class!(FromIPSummaryDump);
 impl Element for FromIPSummaryDump {
     rclick_core::element_kind!(source);
     rclick_core::handlers!(HANDLERS);
+    reader_element_methods!();
 
     fn port_count(&self) -> &'static str {
         "0/1"
@@ -503,18 +481,5 @@ impl Element for FromIPSummaryDump {
         self.line_no = 0;
         self.done = false;
         Ok(())
-    }
-
-    fn empty_notifier(&self) -> Option<SignalId> {
-        self.replay.empty_notifier()
-    }
-
-    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
-        self.replay.run_timer(ctx);
-    }
-
-    fn cleanup(&mut self) {
-        self.pending = None;
-        self.reader = None;
     }
 }

@@ -48,11 +48,11 @@
 use rclick_core::conf::{parse_word, split_words, Args};
 use rclick_core::element::Observe;
 use rclick_core::packet::anno;
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TaskId, Timestamp};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
 
 use super::fromdump::FromDump;
 use super::pcap::{dlt, parse_linktype, unparse_linktype, DumpWriter};
-use super::tracereplay::{self, TraceWriter, Writing};
+use super::tracereplay::{self, trace_writer, writer_element_methods, writer_handlers, Writing};
 
 pub struct ToDump {
     filename: String,
@@ -119,19 +119,12 @@ impl Observe for ToDump {
     }
 }
 
-impl TraceWriter for ToDump {
-    fn writing(&self) -> &Writing {
-        &self.writing
-    }
-}
+trace_writer!(ToDump);
 
 const HANDLERS: &[Handler<ToDump>] = &[
     Handler::data("filename", |e| &e.filename),
-    Handler::data("count", |e| &e.writing.count),
-    Handler::button("reset_counts", |e, _, _| {
-        e.writing.count = 0;
-        Ok(())
-    }),
+    writer_handlers::count(),
+    writer_handlers::reset_counts(),
 ];
 
 rclick_core::element_class!(ToDump);
@@ -139,10 +132,7 @@ rclick_core::element_class!(ToDump);
 impl Element for ToDump {
     rclick_core::element_kind!(observe);
     rclick_core::handlers!(HANDLERS);
-
-    fn port_count(&self) -> &'static str {
-        "1/0-1"
-    }
+    writer_element_methods!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -210,15 +200,5 @@ impl Element for ToDump {
         self.filename = tracereplay::output_name(&self.filename);
         self.writing.initialize(ctx);
         Ok(())
-    }
-
-    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
-        tracereplay::drain(self, ctx)
-    }
-
-    fn cleanup(&mut self) {
-        if let Some(mut w) = self.writer.take() {
-            let _ = w.flush();
-        }
     }
 }

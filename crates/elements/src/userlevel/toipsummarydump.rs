@@ -72,11 +72,11 @@ use std::io::{BufWriter, Write};
 use rclick_core::conf::{parse_any, Args};
 use rclick_core::element::Observe;
 use rclick_core::packet::anno;
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TaskId};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::ipsumdump::{cp_quote, format_line, parse_field_list, Field, PacketView};
 use super::ipsumdump::{MAJOR_VERSION, MINOR_VERSION};
-use super::tracereplay::{self, TraceWriter, Writing};
+use super::tracereplay::{self, trace_writer, writer_element_methods, writer_handlers, Writing};
 
 #[derive(Default)]
 pub struct ToIPSummaryDump {
@@ -157,18 +157,11 @@ impl Observe for ToIPSummaryDump {
     }
 }
 
-impl TraceWriter for ToIPSummaryDump {
-    fn writing(&self) -> &Writing {
-        &self.writing
-    }
-}
+trace_writer!(ToIPSummaryDump);
 
 const HANDLERS: &[Handler<ToIPSummaryDump>] = &[
-    Handler::data("count", |e| &e.writing.count),
-    Handler::button("reset_counts", |e, _, _| {
-        e.writing.count = 0;
-        Ok(())
-    }),
+    writer_handlers::count(),
+    writer_handlers::reset_counts(),
     Handler::data("filename", |e| &e.filename),
     Handler::button("flush", ToIPSummaryDump::flush),
 ];
@@ -178,10 +171,7 @@ rclick_core::element_class!(ToIPSummaryDump);
 impl Element for ToIPSummaryDump {
     rclick_core::element_kind!(observe);
     rclick_core::handlers!(HANDLERS);
-
-    fn port_count(&self) -> &'static str {
-        "1/0-1"
-    }
+    writer_element_methods!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -249,15 +239,5 @@ impl Element for ToIPSummaryDump {
         self.writer = Some(w);
         self.writing.initialize(ctx);
         Ok(())
-    }
-
-    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
-        tracereplay::drain(self, ctx)
-    }
-
-    fn cleanup(&mut self) {
-        if let Some(mut w) = self.writer.take() {
-            let _ = w.flush();
-        }
     }
 }

@@ -7,7 +7,6 @@
 //! no output.
 
 use rclick_core::batch::BATCH_CAPACITY;
-use rclick_core::conf::parse_bool;
 use rclick_core::element::{observe_pulled, Observe, SourceTask};
 use rclick_core::{Batch, Ctx, InitCtx, Packet, PullTask, SignalId, TimerId, Timestamp};
 
@@ -168,11 +167,15 @@ pub fn unparse_fixed(v: u32, frac_bits: u32) -> String {
     s
 }
 
-/// A trace reader: where its [`Replay`] is, how it reads, and what it does
-/// at the end of the trace.
-pub trait TraceReader {
+/// Where an element's [`Replay`] is ([`trace_source!`] writes it).
+pub trait Replaying {
     fn replay(&self) -> &Replay;
     fn replay_mut(&mut self) -> &mut Replay;
+}
+
+/// A trace reader: how it reads, and what it does at the end of the
+/// trace.
+pub trait TraceReader: Replaying {
     /// The next packet due now; `Err(true)`: none now (TIMING, or many
     /// skipped: let others run), `Err(false)`: the trace ended.
     fn next_ready(&mut self, ctx: &mut Ctx) -> Result<Packet, bool>;
@@ -255,9 +258,11 @@ impl Writing {
     }
 }
 
-/// A trace writer: an [`Observe`] element with a [`Writing`].
+/// A trace writer: an [`Observe`] element with a [`Writing`]
+/// ([`trace_writer!`] writes it).
 pub trait TraceWriter: Observe {
     fn writing(&self) -> &Writing;
+    fn writing_mut(&mut self) -> &mut Writing;
 }
 
 /// The task of a trace writer with a pull input and no output: pulls,
@@ -280,21 +285,164 @@ pub fn output_name(filename: &str) -> String {
     }
 }
 
-/// The `active` write handler of a reader: a boolean, or "type mismatch".
-pub fn write_active<E: TraceReader>(e: &mut E, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-    let a = parse_bool(value.trim()).map_err(|_| "type mismatch".to_string())?;
-    e.replay_mut().set_active(a, ctx);
-    Ok(())
+/// The `source` kind's trait for a trace reader `$t` whose [`Replay`] is
+/// its `replay` field.
+macro_rules! trace_source {
+    ($t:ty) => {
+        impl $crate::userlevel::tracereplay::Replaying for $t {
+            fn replay(&self) -> &$crate::userlevel::tracereplay::Replay {
+                &self.replay
+            }
+            fn replay_mut(&mut self) -> &mut $crate::userlevel::tracereplay::Replay {
+                &mut self.replay
+            }
+        }
+
+        impl rclick_core::element::Source for $t {
+            fn generate(
+                &mut self,
+                max: usize,
+                ctx: &mut rclick_core::Ctx,
+            ) -> Option<rclick_core::Batch> {
+                $crate::userlevel::tracereplay::generate(self, max, ctx)
+            }
+            fn source_task(&self) -> &rclick_core::element::SourceTask {
+                self.replay.source_task()
+            }
+        }
+    };
+}
+pub(crate) use trace_source;
+
+/// The `Element` methods every trace reader has: the pull notifier, the
+/// TIMING timer, and letting go of the file (its `reader` and `pending`
+/// fields) at cleanup. Use inside `impl Element`.
+macro_rules! reader_element_methods {
+    () => {
+        fn empty_notifier(&self) -> Option<rclick_core::SignalId> {
+            self.replay.empty_notifier()
+        }
+
+        fn run_timer(&mut self, _timer: rclick_core::TimerId, ctx: &mut rclick_core::Ctx) {
+            self.replay.run_timer(ctx);
+        }
+
+        fn cleanup(&mut self) {
+            self.pending = None;
+            self.reader = None;
+        }
+    };
+}
+pub(crate) use reader_element_methods;
+
+/// The `Element` methods every trace writer has: one input and an
+/// optional output, the task draining a pull input when there is no
+/// output, and the file (its `writer` field) flushed at cleanup. Use
+/// inside `impl Element`.
+macro_rules! writer_element_methods {
+    () => {
+        fn port_count(&self) -> &'static str {
+            "1/0-1"
+        }
+
+        fn run_task(&mut self, _task: rclick_core::TaskId, ctx: &mut rclick_core::Ctx) -> bool {
+            $crate::userlevel::tracereplay::drain(self, ctx)
+        }
+
+        fn cleanup(&mut self) {
+            if let Some(mut w) = self.writer.take() {
+                let _ = w.flush();
+            }
+        }
+    };
+}
+pub(crate) use writer_element_methods;
+
+/// [`TraceWriter`] for a writer `$t` whose [`Writing`] is its `writing`
+/// field.
+macro_rules! trace_writer {
+    ($t:ty) => {
+        impl $crate::userlevel::tracereplay::TraceWriter for $t {
+            fn writing(&self) -> &$crate::userlevel::tracereplay::Writing {
+                &self.writing
+            }
+            fn writing_mut(&mut self) -> &mut $crate::userlevel::tracereplay::Writing {
+                &mut self.writing
+            }
+        }
+    };
+}
+pub(crate) use trace_writer;
+
+/// The handlers every reader has, in its table.
+pub mod reader_handlers {
+    use super::{unparse_fixed, Replaying, SAMPLING_SHIFT};
+    use rclick_core::conf::parse_bool;
+    use rclick_core::element::hflags;
+    use rclick_core::Handler;
+
+    /// `count` (read): packets emitted.
+    pub const fn count<E: Replaying>() -> Handler<E> {
+        Handler::data("count", |e| &e.replay().count)
+    }
+
+    /// `reset_counts` (button).
+    pub const fn reset_counts<E: Replaying>() -> Handler<E> {
+        Handler::button("reset_counts", |e, _, _| {
+            e.replay_mut().count = 0;
+            Ok(())
+        })
+    }
+
+    /// `sampling_prob` (read): SAMPLE, exactly.
+    pub const fn sampling_prob<E: Replaying>() -> Handler<E> {
+        Handler::read("sampling_prob", |e, _| {
+            unparse_fixed(e.replay().sampling_prob, SAMPLING_SHIFT)
+        })
+    }
+
+    /// `active` (read/write checkbox); a write that is not a boolean is a
+    /// "type mismatch".
+    pub const fn active<E: Replaying>() -> Handler<E> {
+        Handler::flagged(
+            hflags::CHECKBOX,
+            Handler::data_write(
+                "active",
+                |e| &e.replay().active,
+                |e, value, ctx| {
+                    let a = parse_bool(value.trim()).map_err(|_| "type mismatch".to_string())?;
+                    e.replay_mut().set_active(a, ctx);
+                    Ok(())
+                },
+            ),
+        )
+    }
+
+    /// `stop` (button): deactivate and stop the driver.
+    pub const fn stop<E: Replaying>() -> Handler<E> {
+        Handler::button("stop", |e, _, ctx| {
+            e.replay_mut().set_active(false, ctx);
+            ctx.please_stop();
+            Ok(())
+        })
+    }
 }
 
-/// The `stop` handler of a reader: deactivate and stop the driver.
-pub fn stop<E: TraceReader>(e: &mut E, _value: &str, ctx: &mut Ctx) -> Result<(), String> {
-    e.replay_mut().set_active(false, ctx);
-    ctx.please_stop();
-    Ok(())
-}
+/// The handlers every writer has, in its table.
+pub mod writer_handlers {
+    use super::TraceWriter;
+    use rclick_core::Handler;
 
-/// The `sampling_prob` handler of a reader.
-pub fn sampling_prob<E: TraceReader>(e: &E, _ctx: &Ctx) -> String {
-    unparse_fixed(e.replay().sampling_prob, SAMPLING_SHIFT)
+    /// `count` (read): packets (or lines) written.
+    pub const fn count<E: TraceWriter>() -> Handler<E> {
+        Handler::data("count", |e| &e.writing().count)
+    }
+
+    /// `reset_counts` (button).
+    pub const fn reset_counts<E: TraceWriter>() -> Handler<E> {
+        Handler::button("reset_counts", |e, _, _| {
+            e.writing_mut().count = 0;
+            Ok(())
+        })
+    }
 }
