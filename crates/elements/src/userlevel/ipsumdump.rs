@@ -6,7 +6,7 @@ use std::net::Ipv4Addr;
 
 use rclick_core::packet::anno;
 use rclick_core::wire::checksum;
-use rclick_core::wire::icmp::{ICMP_UNREACH, ICMP_UNREACH_NEEDFRAG};
+use rclick_core::wire::icmp::{self, *};
 use rclick_core::wire::ipv4::{
     self, IPOPT_EOL, IPOPT_LSRR, IPOPT_NOP, IPOPT_RR, IPOPT_SSRR, IPOPT_TS, IP_DF, IP_MF,
     IP_OFFMASK, PROTO_ICMP, PROTO_TCP, PROTO_UDP,
@@ -381,55 +381,67 @@ pub fn parse_timestamp_text(s: &str) -> Result<Timestamp, String> {
     Ok(Timestamp::from_sec_nsec(sec, nsec))
 }
 
-fn icmp_types() -> &'static [(&'static str, u8)] {
-    &[
-        ("echo-reply", 0),
-        ("unreachable", 3),
-        ("sourcequench", 4),
-        ("redirect", 5),
-        ("echo", 8),
-        ("routeradvert", 9),
-        ("routersolicit", 10),
-        ("timeexceeded", 11),
-        ("parameterproblem", 12),
-        ("timestamp", 13),
-        ("timestamp-reply", 14),
-        ("inforeq", 15),
-        ("inforeq-reply", 16),
-        ("maskreq", 17),
-        ("maskreq-reply", 18),
-    ]
-}
+/// Click's ICMP type names.
+const ICMP_TYPES: &[(&str, u8)] = &[
+    ("echo-reply", ICMP_ECHOREPLY),
+    ("unreachable", ICMP_UNREACH),
+    ("sourcequench", ICMP_SOURCEQUENCH),
+    ("redirect", ICMP_REDIRECT),
+    ("echo", ICMP_ECHO),
+    ("routeradvert", ICMP_ROUTERADVERT),
+    ("routersolicit", ICMP_ROUTERSOLICIT),
+    ("timeexceeded", ICMP_TIMXCEED),
+    ("parameterproblem", ICMP_PARAMPROB),
+    ("timestamp", ICMP_TSTAMP),
+    ("timestamp-reply", ICMP_TSTAMPREPLY),
+    ("inforeq", ICMP_IREQ),
+    ("inforeq-reply", ICMP_IREQREPLY),
+    ("maskreq", ICMP_MASKREQ),
+    ("maskreq-reply", ICMP_MASKREPLY),
+];
 
+/// Click's ICMP code names, by type.
 fn icmp_codes(icmp_type: u8) -> &'static [(&'static str, u8)] {
     match icmp_type {
-        3 => &[
-            ("net", 0),
-            ("host", 1),
-            ("protocol", 2),
-            ("port", 3),
-            ("needfrag", 4),
-            ("srcroutefail", 5),
-            ("netunknown", 6),
-            ("hostunknown", 7),
-            ("isolated", 8),
-            ("netprohibited", 9),
-            ("hostprohibited", 10),
-            ("tosnet", 11),
-            ("toshost", 12),
-            ("filterprohibited", 13),
-            ("hostprecedence", 14),
-            ("precedencecutoff", 15),
+        ICMP_UNREACH => &[
+            ("net", ICMP_UNREACH_NET),
+            ("host", ICMP_UNREACH_HOST),
+            ("protocol", ICMP_UNREACH_PROTOCOL),
+            ("port", ICMP_UNREACH_PORT),
+            ("needfrag", ICMP_UNREACH_NEEDFRAG),
+            ("srcroutefail", ICMP_UNREACH_SRCFAIL),
+            ("netunknown", ICMP_UNREACH_NET_UNKNOWN),
+            ("hostunknown", ICMP_UNREACH_HOST_UNKNOWN),
+            ("isolated", ICMP_UNREACH_ISOLATED),
+            ("netprohibited", ICMP_UNREACH_NET_PROHIB),
+            ("hostprohibited", ICMP_UNREACH_HOST_PROHIB),
+            ("tosnet", ICMP_UNREACH_TOSNET),
+            ("toshost", ICMP_UNREACH_TOSHOST),
+            ("filterprohibited", ICMP_UNREACH_FILTER_PROHIB),
+            ("hostprecedence", ICMP_UNREACH_HOST_PRECEDENCE),
+            ("precedencecutoff", ICMP_UNREACH_PRECEDENCE_CUTOFF),
         ],
-        5 => &[("net", 0), ("host", 1), ("tosnet", 2), ("toshost", 3)],
-        11 => &[("transit", 0), ("reassembly", 1)],
-        12 => &[("erroratptr", 0), ("missingopt", 1), ("length", 2)],
+        ICMP_REDIRECT => &[
+            ("net", ICMP_REDIRECT_NET),
+            ("host", ICMP_REDIRECT_HOST),
+            ("tosnet", ICMP_REDIRECT_TOSNET),
+            ("toshost", ICMP_REDIRECT_TOSHOST),
+        ],
+        ICMP_TIMXCEED => &[
+            ("transit", ICMP_TIMXCEED_INTRANS),
+            ("reassembly", ICMP_TIMXCEED_REASS),
+        ],
+        ICMP_PARAMPROB => &[
+            ("erroratptr", ICMP_PARAMPROB_ERRATPTR),
+            ("missingopt", ICMP_PARAMPROB_OPTABSENT),
+            ("length", ICMP_PARAMPROB_LENGTH),
+        ],
         _ => &[],
     }
 }
 
 fn icmp_type_name(t: u8) -> Option<&'static str> {
-    icmp_types().iter().find(|(_, v)| *v == t).map(|(n, _)| *n)
+    ICMP_TYPES.iter().find(|(_, v)| *v == t).map(|(n, _)| *n)
 }
 
 fn icmp_code_name(t: u8, c: u8) -> Option<&'static str> {
@@ -588,7 +600,7 @@ pub fn parse_field(
         }
         Field::UdpLen => rec.udp_len = Some(u16v(s)?),
         Field::IcmpType | Field::IcmpTypeName => {
-            rec.icmp_type = Some(match icmp_types().iter().find(|(n, _)| *n == s) {
+            rec.icmp_type = Some(match ICMP_TYPES.iter().find(|(n, _)| *n == s) {
                 Some((_, v)) => *v,
                 None => u8v(s).map_err(|_| format!("bad ICMP type '{s}'"))?,
             })
@@ -1065,9 +1077,9 @@ fn pad4(mut v: Vec<u8>) -> Vec<u8> {
 
 fn icmp_header_len(t: Option<u8>) -> usize {
     match t {
-        Some(13) | Some(14) => 20,
-        Some(17) | Some(18) => 12,
-        _ => 8,
+        Some(ICMP_TSTAMP | ICMP_TSTAMPREPLY) => 20,
+        Some(ICMP_MASKREQ | ICMP_MASKREPLY) => 12,
+        _ => icmp::HEADER_LEN,
     }
 }
 
@@ -1077,7 +1089,10 @@ fn has_ports(proto: u8) -> bool {
 
 /// Whether an ICMP type carries an identifier and sequence number.
 fn icmp_has_flow(t: u8) -> bool {
-    matches!(t, 0 | 8 | 13 | 14 | 15 | 16)
+    matches!(
+        t,
+        ICMP_ECHOREPLY | ICMP_ECHO | ICMP_TSTAMP | ICMP_TSTAMPREPLY | ICMP_IREQ | ICMP_IREQREPLY
+    )
 }
 
 /// The timestamp of a record: `timestamp`, else `ts_sec`/`ts_usec`, else
