@@ -419,6 +419,86 @@ fn force_ip_through_vlan_tags() {
     assert_eq!(lines, ["9.8.7.6 20", "- -"]);
 }
 
+/// IP options and TCP options of many shapes, good and malformed.
+const IP_OPTIONS: &[&[u8]] = &[
+    &[7, 7, 4, 1, 2, 3, 4, 0],
+    &[7, 11, 8, 1, 2, 3, 4, 0, 0, 0, 0, 0],
+    &[131, 11, 8, 1, 0, 0, 1, 2, 0, 0, 2, 0],
+    &[137, 11, 12, 1, 0, 0, 1, 2, 0, 0, 2, 0],
+    &[68, 12, 5, 0, 0, 0, 0, 1, 0, 0, 0, 2],
+    &[
+        68, 20, 13, 1, 1, 1, 1, 1, 0, 0, 0, 5, 2, 2, 2, 2, 0, 0, 0, 0,
+    ],
+    &[68, 20, 9, 3, 1, 1, 1, 1, 0, 0, 0, 5, 2, 2, 2, 2, 0, 0, 0, 0],
+    &[68, 12, 9, 0x21, 0x80, 0, 0, 1, 0, 0, 0, 2],
+    &[1, 1, 1, 0],
+    &[130, 6, 1, 2, 3, 4, 0, 0],
+    &[7, 2, 0, 0],
+    &[7, 20, 4, 0],
+    &[148, 4, 0, 0],
+    &[68, 3, 5, 0],
+    &[1, 1, 1, 7],
+];
+
+const TCP_OPTIONS: &[&[u8]] = &[
+    &[2, 4, 5, 180],
+    &[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2],
+    &[5, 18, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0],
+    &[5, 10, 0, 0, 0, 1, 0, 0, 0, 2, 4, 2],
+    &[3, 3, 7, 0],
+    &[2, 3, 1, 0],
+    &[99, 4, 1, 2],
+    &[99, 1, 0, 0],
+    &[1, 1, 1, 2],
+    &[5, 2, 0, 0],
+    &[0, 2, 4, 5],
+    &[8, 10, 1, 2, 3, 4, 5, 6, 7, 8, 2, 4, 0, 1, 0, 0],
+    &[254, 6, 1, 2, 3, 4, 0, 0],
+    &[5, 12, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0],
+    &[1, 2, 4, 5],
+];
+
+fn option_lines() -> Vec<String> {
+    let out = tmp("options.txt");
+    let mut r = from_config(&format!(
+        "Idle -> t :: ToIPSummaryDump({}, CONTENTS ip_opt tcp_opt tcp_ntopt tcp_sack);",
+        out.display()
+    ));
+    let t = r.find_element("t").unwrap();
+    let packet = |ipopt: &[u8], tcpopt: &[u8]| {
+        let hl = 20 + ipopt.len();
+        let thl = 20 + tcpopt.len();
+        let mut d = vec![0u8; hl + thl];
+        d[0] = 0x40 | (hl / 4) as u8;
+        d[2..4].copy_from_slice(&((hl + thl) as u16).to_be_bytes());
+        d[9] = 6;
+        d[20..hl].copy_from_slice(ipopt);
+        d[hl + 12] = ((thl / 4) as u8) << 4;
+        d[hl + 20..].copy_from_slice(tcpopt);
+        let mut p = Packet::from_slice(&d);
+        p.set_network_header(0, hl);
+        p
+    };
+    for o in IP_OPTIONS {
+        r.inject_packet(t, 0, packet(o, &[]));
+    }
+    for o in TCP_OPTIONS {
+        r.inject_packet(t, 0, packet(&[], o));
+    }
+    r.cleanup();
+    std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('!'))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn option_texts_match_the_byte_offset_reader() {
+    assert_eq!(option_lines(), OPTION_TEXTS);
+}
+
 // What the byte-offset code (before the kit) built and wrote.
 
 const BUILT_CHECKSUM: &[&str] = &[
@@ -499,4 +579,37 @@ const FORMATTED_BAD: &[&str] = &[
     "!bad IP header length 3",
     "!bad truncated IP header capture",
     "!bad no IP header",
+];
+
+const OPTION_TEXTS: &[&str] = &[
+    "rr{}+1 . . .",
+    "rr{1.2.3.4}+1 . . .",
+    "lsrr{1.0.0.1^2.0.0.2} . . .",
+    "ssrr{1.0.0.1,2.0.0.2^} . . .",
+    "ts{}+2 . . .",
+    "ts.ip{1.1.1.1=5}+1 . . .",
+    "ts.preip{1.1.1.1=5,2.2.2.2} . . .",
+    "ts.ip{128.0.0.1=2}++2 . . .",
+    ". . . .",
+    "130=1:2:3:4 . . .",
+    "? . . .",
+    "? . . .",
+    "148=0:0 . . .",
+    "? . . .",
+    "? . . .",
+    ". mss1460 mss1460 .",
+    ". ts1:2 . .",
+    ". sack1-2;sack3-4 sack1-2;sack3-4 sack1-2;sack3-4",
+    ". sack1-2;sackok sack1-2;sackok sack1-2;sackok",
+    ". wscale7 wscale7 .",
+    ". ? ? ?",
+    ". 99=1:2 99=1:2 .",
+    ". ? ? ?",
+    ". ? ? ?",
+    ". . . .",
+    ". . . .",
+    ". ts16909060:84281096;mss1 mss1 .",
+    ". 254=1:2:3:4 254=1:2:3:4 .",
+    ". ? ? ?",
+    ". ? ? ?",
 ];
