@@ -17,7 +17,9 @@ use rclick_core::wire::tcp::{
 };
 use rclick_core::wire::udp;
 use rclick_core::wire::udp::UdpRepr;
-use rclick_core::wire::{IcmpHeader, Ipv4Header, Ipv4Repr, TcpHeader, TcpRepr, UdpHeader};
+use rclick_core::wire::{
+    IcmpHeader, Ipv4Header, Ipv4Repr, OptionsIter, TcpHeader, TcpOption, TcpRepr, UdpHeader,
+};
 use rclick_core::{Packet, Timestamp};
 
 /// Version written in the `!IPSummaryDump` banner.
@@ -782,68 +784,45 @@ pub enum TcpOptMask {
 /// malformed options.
 pub fn unparse_tcp_opt(opt: &[u8], mask: TcpOptMask) -> String {
     let mut items: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < opt.len() {
-        let kind = opt[i];
-        if kind == TCPOPT_EOL {
-            break;
-        }
-        if kind == TCPOPT_NOP {
-            i += 1;
-            continue;
-        }
-        let Some(&len) = opt.get(i + 1) else {
+    for o in OptionsIter::new(opt) {
+        let Ok(o) = o.and_then(TcpOption::from_raw) else {
             return "?".into();
         };
-        let len = usize::from(len);
-        let end = i + len;
-        let bad = end > opt.len()
-            || match kind {
-                TCPOPT_MSS => len != 4,
-                TCPOPT_WSCALE => len != 3,
-                TCPOPT_SACKOK => len != 2,
-                TCPOPT_SACK => len % 8 != 2,
-                TCPOPT_TIMESTAMP => len != 10,
-                _ => len < 2,
-            };
-        if bad {
-            return "?".into();
-        }
-        let o = &opt[i..end];
-        let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-        let show = match kind {
-            TCPOPT_SACKOK | TCPOPT_SACK => true,
-            TCPOPT_TIMESTAMP => mask == TcpOptMask::All,
+        let show = match o {
+            TcpOption::SackPermitted | TcpOption::Sack(_) => true,
+            TcpOption::Timestamp { .. } => mask == TcpOptMask::All,
             _ => mask != TcpOptMask::Sack,
         };
-        if show {
-            match kind {
-                TCPOPT_MSS => items.push(format!("mss{}", u16::from_be_bytes([o[2], o[3]]))),
-                TCPOPT_WSCALE => items.push(format!("wscale{}", o[2])),
-                TCPOPT_SACKOK => items.push("sackok".into()),
-                TCPOPT_SACK => {
-                    for blk in o[2..].chunks_exact(8) {
-                        items.push(format!("sack{}-{}", be32(&blk[..4]), be32(&blk[4..])));
-                    }
-                }
-                TCPOPT_TIMESTAMP => items.push(format!("ts{}:{}", be32(&o[2..6]), be32(&o[6..10]))),
-                _ => {
-                    let mut s = kind.to_string();
-                    for (k, b) in o[2..].iter().enumerate() {
-                        s.push(if k == 0 { '=' } else { ':' });
-                        s.push_str(&b.to_string());
-                    }
-                    items.push(s);
-                }
-            }
+        if !show {
+            continue;
         }
-        i = end;
+        match o {
+            TcpOption::EndOfList | TcpOption::NoOp => {}
+            TcpOption::Mss(v) => items.push(format!("mss{v}")),
+            TcpOption::WindowScale(v) => items.push(format!("wscale{v}")),
+            TcpOption::SackPermitted => items.push("sackok".into()),
+            TcpOption::Sack(blocks) => {
+                items.extend(blocks.iter().map(|(l, r)| format!("sack{l}-{r}")));
+            }
+            TcpOption::Timestamp { tsval, tsecr } => items.push(format!("ts{tsval}:{tsecr}")),
+            TcpOption::Unknown { kind, data } => items.push(raw_option_text(kind, data)),
+        }
     }
     if items.is_empty() {
         ".".into()
     } else {
         items.join(";")
     }
+}
+
+/// An option wire does not decode: `KIND=B:B:...`.
+fn raw_option_text(kind: u8, data: &[u8]) -> String {
+    let mut s = kind.to_string();
+    for (k, b) in data.iter().enumerate() {
+        s.push(if k == 0 { '=' } else { ':' });
+        s.push_str(&b.to_string());
+    }
+    s
 }
 
 /// IP options text (`rr{1.2.3.4}+2`, `lsrr{1.0.0.1,^2.0.0.2}`,
@@ -939,24 +918,22 @@ fn dotted(b: &[u8]) -> String {
 /// for malformed options.
 pub fn unparse_ip_opt(opt: &[u8]) -> String {
     let mut items: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < opt.len() {
-        let kind = opt[i];
-        if kind == IPOPT_EOL {
-            break;
-        }
-        if kind == IPOPT_NOP {
-            i += 1;
-            continue;
-        }
-        let Some(&len) = opt.get(i + 1) else {
+    for raw in OptionsIter::new(opt) {
+        let Ok(raw) = raw else {
             return "?".into();
         };
-        let len = usize::from(len);
-        let end = i + len;
-        let o = opt.get(i..end);
-        match (kind, o) {
-            (IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR, Some(o)) if len >= 3 && o[2] >= 4 => {
+        let kind = raw.kind;
+        match kind {
+            IPOPT_EOL => break,
+            IPOPT_NOP => continue,
+            _ => {}
+        }
+        // The whole option, type and length bytes included, which the
+        // pointers below count from.
+        let len = 2 + raw.data.len();
+        let o = &opt[raw.offset..raw.offset + len];
+        match kind {
+            IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR if len >= 3 && o[2] >= 4 => {
                 let ptr = usize::from(o[2]) - 1;
                 let mut s = String::from(match kind {
                     IPOPT_RR => "rr",
@@ -987,7 +964,7 @@ pub fn unparse_ip_opt(opt: &[u8]) -> String {
                 }
                 items.push(s);
             }
-            (IPOPT_TS, Some(o)) if len >= 4 && o[2] >= 5 => {
+            IPOPT_TS if len >= 4 && o[2] >= 5 => {
                 let flag = o[3] & 0xf;
                 let ptr = usize::from(o[2]) - 1;
                 let size = if (1..=3).contains(&flag) { 8 } else { 4 };
@@ -1038,18 +1015,9 @@ pub fn unparse_ip_opt(opt: &[u8]) -> String {
                 }
                 items.push(s);
             }
-            (IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR | IPOPT_TS, _) => return "?".into(),
-            (_, Some(o)) if len >= 2 => {
-                let mut s = kind.to_string();
-                for (k, b) in o[2..].iter().enumerate() {
-                    s.push(if k == 0 { '=' } else { ':' });
-                    s.push_str(&b.to_string());
-                }
-                items.push(s);
-            }
-            _ => return "?".into(),
+            IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR | IPOPT_TS => return "?".into(),
+            _ => items.push(raw_option_text(kind, raw.data)),
         }
-        i = end;
     }
     if items.is_empty() {
         ".".into()
