@@ -499,6 +499,36 @@ fn option_texts_match_the_byte_offset_reader() {
     assert_eq!(option_lines(), OPTION_TEXTS);
 }
 
+/// TCP and IP option texts FromIPSummaryDump encodes.
+const OPTION_INPUT: &str = "!data proto tcp_opt ip_opt
+T mss1460;wscale7;sackok;nop;eol .
+T ts5:6;sack1-2;sack3-4;sack5-6 .
+T 99=1:2:3;sack1-2 nop;eol
+T nop;nop;ts1:2 rr{1.2.3.4,5.6.7.8}+1
+T sackok;ts3:4 ssrr{1.0.0.1,^2.0.0.2}
+T . 130=1:2:3;nop
+";
+
+fn option_packets() -> Vec<String> {
+    let inp = tmp("optbuild.in");
+    let out = tmp("optbuild.pcap");
+    std::fs::write(&inp, OPTION_INPUT).unwrap();
+    let mut r = from_config(&format!(
+        "f :: FromIPSummaryDump({}, STOP true) -> ToDump({}, SNAPLEN 0, ENCAP IP);",
+        inp.display(),
+        out.display()
+    ));
+    assert_eq!(r.run(), StopReason::Stopped);
+    assert_eq!(read(&mut r, "f.bad_lines"), "0", "{:?}", r.take_chatter());
+    r.cleanup();
+    pcap_packets(&std::fs::read(&out).unwrap())
+}
+
+#[test]
+fn encoded_options_match_the_hand_built_bytes() {
+    assert_eq!(option_packets(), OPTION_PACKETS);
+}
+
 // What the byte-offset code (before the kit) built and wrote.
 
 const BUILT_CHECKSUM: &[&str] = &[
@@ -612,4 +642,13 @@ const OPTION_TEXTS: &[&str] = &[
     ". 254=1:2:3:4 254=1:2:3:4 .",
     ". ? ? ?",
     ". ? ? ?",
+];
+
+const OPTION_PACKETS: &[&str] = &[
+    "45000034000000000006bac500000000000000000000000000000000000000008000000000000000020405b40303070402010000",
+    "45000050000000000006baa90000000000000000000000000000000000000000f0000000000000000101080a0000000500000006051a0000000100000002000000030000000400000005000000060000",
+    "4600003c000000000006b8bd00000000000000000100000000000000000000000000000090000000000000006305010203050a000000010000000200",
+    "490000440000000000068f960000000000000000070f0c0102030405060708000000000000000000000000000000000080000000000000000101080a0000000100000002",
+    "4800004000000000000623ab0000000000000000890b0801000001020000020000000000000000000000000080000000000000000402080a0000000300000004",
+    "4700003000000000000632c1000000000000000082050102030100000000000000000000000000005000000000000000",
 ];

@@ -11,10 +11,7 @@ use rclick_core::wire::ipv4::{
     self, IPOPT_EOL, IPOPT_LSRR, IPOPT_NOP, IPOPT_RR, IPOPT_SSRR, IPOPT_TS, IP_DF, IP_MF,
     IP_OFFMASK, PROTO_ICMP, PROTO_TCP, PROTO_UDP,
 };
-use rclick_core::wire::tcp::{
-    self, TCPOPT_EOL, TCPOPT_MSS, TCPOPT_NOP, TCPOPT_SACK, TCPOPT_SACKOK, TCPOPT_TIMESTAMP,
-    TCPOPT_WSCALE,
-};
+use rclick_core::wire::tcp::{self, TCPOPT_SACK};
 use rclick_core::wire::udp;
 use rclick_core::wire::udp::UdpRepr;
 use rclick_core::wire::{
@@ -681,6 +678,13 @@ fn parse_raw_option<'a>(s: &'a str, out: &mut Vec<u8>) -> Option<&'a str> {
     Some(rest)
 }
 
+/// Appends `o`, encoded.
+fn push_tcp_option(out: &mut Vec<u8>, o: TcpOption) {
+    let at = out.len();
+    out.resize(at + o.buffer_len(), 0);
+    o.emit(&mut out[at..]);
+}
+
 /// TCP options text (`mss1460;sackok;ts1:2;wscale7;sack1-5;nop;eol;N=b:b`,
 /// separated by `;` or `,`), as option bytes (unpadded). `.` is none.
 pub fn parse_tcp_opt(s: &str) -> Result<Vec<u8>, String> {
@@ -699,17 +703,17 @@ pub fn parse_tcp_opt(s: &str) -> Result<Vec<u8>, String> {
             if v > 0xffff {
                 return Err(bad());
             }
-            out.extend_from_slice(&[TCPOPT_MSS, 4, (v >> 8) as u8, v as u8]);
+            push_tcp_option(&mut out, TcpOption::Mss(v as u16));
             rest = r;
         } else if let Some(r) = rest.strip_prefix("wscale") {
             let (v, r) = leading_uint(r).ok_or_else(bad)?;
             if v > 255 {
                 return Err(bad());
             }
-            out.extend_from_slice(&[TCPOPT_WSCALE, 3, v as u8]);
+            push_tcp_option(&mut out, TcpOption::WindowScale(v as u8));
             rest = r;
         } else if let Some(r) = rest.strip_prefix("sackok") {
-            out.extend_from_slice(&[TCPOPT_SACKOK, 2]);
+            push_tcp_option(&mut out, TcpOption::SackPermitted);
             rest = r;
         } else if let Some(r) = rest.strip_prefix("sack") {
             let (a, r) = leading_uint(r).ok_or_else(bad)?;
@@ -721,6 +725,9 @@ pub fn parse_tcp_opt(s: &str) -> Result<Vec<u8>, String> {
             if a > 0xffff_ffff || b > 0xffff_ffff {
                 return Err(bad());
             }
+            // Consecutive sack items grow one SACK option (up to four
+            // blocks) in place; wire's TcpOption::Sack is read from
+            // bytes, not built from blocks.
             let at = match sack_at {
                 Some(at) if out[at + 1] <= 34 => at,
                 _ => {
@@ -741,17 +748,22 @@ pub fn parse_tcp_opt(s: &str) -> Result<Vec<u8>, String> {
                 return Err(bad());
             }
             if out.is_empty() {
-                out.extend_from_slice(&[TCPOPT_NOP, TCPOPT_NOP]);
+                push_tcp_option(&mut out, TcpOption::NoOp);
+                push_tcp_option(&mut out, TcpOption::NoOp);
             }
-            out.extend_from_slice(&[TCPOPT_TIMESTAMP, 10]);
-            out.extend_from_slice(&(a as u32).to_be_bytes());
-            out.extend_from_slice(&(b as u32).to_be_bytes());
+            push_tcp_option(
+                &mut out,
+                TcpOption::Timestamp {
+                    tsval: a as u32,
+                    tsecr: b as u32,
+                },
+            );
             rest = r;
         } else if let Some(r) = rest.strip_prefix("nop") {
-            out.push(TCPOPT_NOP);
+            push_tcp_option(&mut out, TcpOption::NoOp);
             rest = r;
         } else if let Some(r) = rest.strip_prefix("eol") {
-            out.push(TCPOPT_EOL);
+            push_tcp_option(&mut out, TcpOption::EndOfList);
             rest = r;
         } else if rest.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
             rest = parse_raw_option(rest, &mut out).ok_or_else(bad)?;
