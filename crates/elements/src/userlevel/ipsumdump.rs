@@ -1105,12 +1105,12 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     // IP header and options.
     let mut ipopt = pad4(rec.ip_opt.clone().unwrap_or_default());
     if let Some(hl) = rec.hl {
-        let want = ((hl as usize + 3) & !3).min(60);
-        while 20 + ipopt.len() < want {
+        let want = ((hl as usize + 3) & !3).min(ipv4::MAX_HEADER_LEN);
+        while ipv4::MIN_HEADER_LEN + ipopt.len() < want {
             ipopt.push(0);
         }
     }
-    let mut hl = 20 + ipopt.len();
+    let mut hl = ipv4::MIN_HEADER_LEN + ipopt.len();
 
     // Transport header.
     let wants_transport = rec.sport.is_some()
@@ -1133,11 +1133,12 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     if wants_transport && first_frag {
         match proto {
             PROTO_TCP => {
-                th = vec![0u8; 20];
+                th = vec![0u8; tcp::MIN_HEADER_LEN];
                 th.extend(pad4(rec.tcp_opt.clone().unwrap_or_default()));
             }
-            PROTO_UDP | PROTO_UDPLITE => th = vec![0u8; 8],
+            PROTO_UDP | PROTO_UDPLITE => th = vec![0u8; udp::HEADER_LEN],
             PROTO_ICMP => th = vec![0u8; icmp_header_len(rec.icmp_type)],
+            // DCCP: just the ports.
             PROTO_DCCP if rec.sport.is_some() || rec.dport.is_some() => th = vec![0u8; 4],
             _ => {}
         }
@@ -1160,15 +1161,15 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     ) {
         let have = hl + payload_off_in_th(&th) + plen as usize;
         let mut delta = (len as usize).saturating_sub(have);
-        if delta > 0 && proto == PROTO_TCP && first_frag && th.len() == 20 {
-            let grow = (delta & !3).min(40);
-            th.resize(20 + grow, 0);
+        if delta > 0 && proto == PROTO_TCP && first_frag && th.len() == tcp::MIN_HEADER_LEN {
+            let grow = (delta & !3).min(tcp::MAX_HEADER_LEN - tcp::MIN_HEADER_LEN);
+            th.resize(tcp::MIN_HEADER_LEN + grow, 0);
             delta -= grow;
         }
-        if delta > 0 && hl == 20 {
-            let grow = (delta & !3).min(40);
+        if delta > 0 && hl == ipv4::MIN_HEADER_LEN {
+            let grow = (delta & !3).min(ipv4::MAX_HEADER_LEN - ipv4::MIN_HEADER_LEN);
             ipopt.resize(grow, 0);
-            hl = 20 + grow;
+            hl = ipv4::MIN_HEADER_LEN + grow;
         }
     }
 
