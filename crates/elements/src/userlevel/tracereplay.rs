@@ -225,6 +225,8 @@ pub fn generate<E: TraceReader + ?Sized>(e: &mut E, max: usize, ctx: &mut Ctx) -
         r.drained = push && n > 0;
         e.at_end(ctx);
     } else if push && (n > 0 || !(e.holding() && e.replay().timing)) {
+        // Even empty (every packet skipped): `Some` has the kind run the
+        // task again.
         return Some(batch);
     }
     (n > 0).then_some(batch)
