@@ -529,6 +529,64 @@ fn encoded_options_match_the_hand_built_bytes() {
     assert_eq!(option_packets(), OPTION_PACKETS);
 }
 
+/// With every packet sampled away the task still runs on to the end of
+/// the trace (runs that emit nothing reschedule) and STOP stops.
+#[test]
+fn readers_run_through_traces_sampled_to_nothing() {
+    let pcap = small_pcap("sample0.pcap", 200);
+    let mut r = from_config(&format!(
+        "fd :: FromDump({}, SAMPLE 0, STOP true) -> c :: Counter -> Discard;",
+        pcap.display()
+    ));
+    assert_eq!(r.run_limited(100_000), StopReason::Stopped);
+    assert_eq!(read(&mut r, "c.count"), "0");
+    let inp = tmp("sample0.in");
+    let lines: String = (0..200).map(|i| format!("1.0.0.{}\n", i % 250)).collect();
+    std::fs::write(&inp, format!("!data src\n{lines}")).unwrap();
+    let mut r = from_config(&format!(
+        "fs :: FromIPSummaryDump({}, SAMPLE 0, STOP true) -> c :: Counter -> Discard;",
+        inp.display()
+    ));
+    assert_eq!(r.run_limited(100_000), StopReason::Stopped);
+    assert_eq!(read(&mut r, "c.count"), "0");
+    assert_eq!(read(&mut r, "fs.sampling_prob"), "0");
+}
+
+/// TIMING replays a summary dump at its timestamps' pace, pushed by the
+/// task or pulled (the timer wakes the task, or the notifier).
+#[test]
+fn summary_timing_in_push_and_pull() {
+    let inp = tmp("timing.in");
+    std::fs::write(
+        &inp,
+        "!data ts src\n100.5 1.0.0.1\n102.5 1.0.0.2\n103 1.0.0.3\n106.5 1.0.0.4\n",
+    )
+    .unwrap();
+    for (conf, port) in [("q :: Queue", "q"), ("u :: Unqueue", "u")] {
+        let mut r = rclick_elements::testing::build(rclick_elements::testing::spec(
+            &[
+                (
+                    "fs",
+                    "FromIPSummaryDump",
+                    &format!("{}, TIMING true, STOP true", inp.display()),
+                ),
+                (port, conf.split(" :: ").nth(1).unwrap(), ""),
+                ("c", "Counter", ""),
+                ("d", "Discard", ""),
+            ],
+            &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0)],
+        ));
+        let start = r.clock().now();
+        assert_eq!(r.run(), StopReason::Stopped, "{conf}");
+        assert_eq!(
+            r.clock().now() - start,
+            rclick_core::Timestamp::from_sec_nsec(6, 0),
+            "{conf}"
+        );
+        assert_eq!(read(&mut r, "fs.count"), "4", "{conf}");
+    }
+}
+
 // What the byte-offset code (before the kit) built and wrote.
 
 const BUILT_CHECKSUM: &[&str] = &[
