@@ -587,6 +587,20 @@ fn summary_timing_in_push_and_pull() {
     }
 }
 
+/// A trace replays at its own pace whatever lies downstream: a full queue
+/// drops, as in Click, rather than holding the reader back.
+#[test]
+fn readers_do_not_wait_for_room_downstream() {
+    let pcap = small_pcap("full.pcap", 40);
+    let mut r = from_config(&format!(
+        "FromDump({}, BURST 8, STOP true) -> q :: Queue(4) -> d :: Discard(ACTIVE false);",
+        pcap.display()
+    ));
+    assert_eq!(r.run_limited(100_000), StopReason::Stopped);
+    assert_eq!(read(&mut r, "q.drops"), "36");
+    assert_eq!(read(&mut r, "q.length"), "4");
+}
+
 // What the byte-offset code (before the kit) built and wrote.
 
 const BUILT_CHECKSUM: &[&str] = &[
