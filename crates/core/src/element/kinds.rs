@@ -484,3 +484,17 @@ macro_rules! filter_ports {
         }
     };
 }
+
+// Trace readers (FromDump, FromIPSummaryDump) are sources
+// that push at the trace's pace whatever lies downstream: a full queue
+// drops, as in Click, instead of holding the trace back.
+impl SourceTask {
+    /// As [`initialize`](Self::initialize), without waiting for room
+    /// downstream.
+    pub fn initialize_unthrottled(&mut self, ctx: &mut InitCtx, port: usize, active: bool) {
+        if ctx.output_is_push(port) {
+            self.task = Some(ctx.new_task(active));
+        }
+        self.room = NotifierSignal::Busy;
+    }
+}

@@ -74,25 +74,20 @@
 //! FromDump(trace.pcap, STOP true, FORCE_IP true) -> c :: Counter -> Discard;
 //! ```
 
-use rclick_core::conf::{
-    parse_bool, parse_fixed_point, parse_seconds, parse_timestamp, parse_u64, Args,
-};
-use rclick_core::element::{hflags, HandlerSpec};
+use rclick_core::conf::{parse_fixed_point, parse_seconds, parse_timestamp, parse_u64, Args};
 use rclick_core::packet::anno;
-use rclick_core::{
-    Batch, ConfigResult, Ctx, Element, InitCtx, Packet, SignalId, TaskId, TimerId, Timestamp,
-};
+use rclick_core::wire::ether::{ETHERTYPE_VLAN, HEADER_LEN as ETHER_LEN, VLAN_TAG_LEN};
+use rclick_core::wire::ipv6::HEADER_LEN as IPV6_LEN;
+use rclick_core::wire::{EtherFrame, Ipv4Header, Ipv6Header, VlanTag, ETHERTYPE_IP, ETHERTYPE_IP6};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
 
 use super::pcap::{dlt, unparse_linktype, DumpReader};
-
-const SAMPLING_SHIFT: u32 = 28;
+use super::tracereplay::{
+    reader_element_methods, reader_handlers, trace_source, Replay, TraceReader, SAMPLING_SHIFT,
+};
 
 pub struct FromDump {
     filename: String,
-    timing: bool,
-    stop: bool,
-    active: bool,
-    sampling_prob: u32,
     force_ip: bool,
     first_time: Option<Timestamp>,
     first_relative: bool,
@@ -105,30 +100,20 @@ pub struct FromDump {
     have_any_times: bool,
     end_call: Option<String>,
     filepos: u64,
-    burst: usize,
 
     reader: Option<DumpReader>,
     linktype: u32,
     pending: Option<(Packet, u32)>,
     /// No more packets (end of file, error or END reached).
     done: bool,
-    count: u64,
     timing_offset: Timestamp,
-    rng: u64,
-    push: bool,
-    task: Option<TaskId>,
-    timer: Option<TimerId>,
-    signal: Option<SignalId>,
+    replay: Replay,
 }
 
 impl Default for FromDump {
     fn default() -> Self {
         FromDump {
             filename: String::new(),
-            timing: false,
-            stop: false,
-            active: true,
-            sampling_prob: 1 << SAMPLING_SHIFT,
             force_ip: false,
             first_time: None,
             first_relative: false,
@@ -140,57 +125,43 @@ impl Default for FromDump {
             have_any_times: false,
             end_call: None,
             filepos: 0,
-            burst: 1,
             reader: None,
             linktype: dlt::ETHER,
             pending: None,
             done: false,
-            count: 0,
             timing_offset: Timestamp::ZERO,
-            rng: 0x2545_f491_4f6c_dd1d,
-            push: true,
-            task: None,
-            timer: None,
-            signal: None,
+            replay: Replay::default(),
         }
     }
 }
 
-/// Exact decimal form of a fixed-point number (Click's
-/// `cp_unparse_real2`).
-fn unparse_fixed(v: u32, frac_bits: u32) -> String {
-    let int = v >> frac_bits;
-    let mut frac = u64::from(v) & ((1u64 << frac_bits) - 1);
-    let mut s = int.to_string();
-    if frac != 0 {
-        s.push('.');
-        while frac != 0 {
-            frac *= 10;
-            s.push(char::from(b'0' + (frac >> frac_bits) as u8));
-            frac &= (1u64 << frac_bits) - 1;
-        }
-    }
-    s
+/// Whether the 16-bit type field at `at` names IPv4 or IPv6 (the link
+/// headers other than Ethernet carry EtherTypes too).
+fn ip_type_at(d: &[u8], at: usize) -> bool {
+    d.get(at..at + 2)
+        .map(|t| u16::from_be_bytes([t[0], t[1]]))
+        .is_some_and(|t| t == ETHERTYPE_IP || t == ETHERTYPE_IP6)
 }
 
-/// Finds the IP header for FORCE_IP; sets the network header and the
-/// destination IP annotation. Returns whether the packet is IP.
-pub fn force_ip(p: &mut Packet, linktype: u32) -> bool {
-    let d = p.data();
-    let ip_ethertype = |t: &[u8]| t == [0x08, 0x00] || t == [0x86, 0xdd];
-    let off: Option<usize> = match linktype {
+/// Where the IP header starts under `linktype`, if the link header says
+/// the packet is IP.
+fn ip_offset(d: &[u8], linktype: u32) -> Option<usize> {
+    match linktype {
         dlt::RAW => Some(0),
         dlt::ETHER => {
-            if d.len() >= 14 && ip_ethertype(&d[12..14]) {
-                Some(14)
-            } else if d.len() >= 18 && d[12..14] == [0x81, 0x00] && ip_ethertype(&d[16..18]) {
-                Some(18)
+            let f = EtherFrame::new_checked(d).ok()?;
+            if f.ethertype() == ETHERTYPE_IP || f.ethertype() == ETHERTYPE_IP6 {
+                Some(ETHER_LEN)
+            } else if f.ethertype() == ETHERTYPE_VLAN {
+                let tag = VlanTag::new_checked(f.payload()).ok()?;
+                (tag.ethertype() == ETHERTYPE_IP || tag.ethertype() == ETHERTYPE_IP6)
+                    .then_some(ETHER_LEN + VLAN_TAG_LEN)
             } else {
                 None
             }
         }
-        dlt::LINUX_SLL => (d.len() >= 16 && ip_ethertype(&d[14..16])).then_some(16),
-        dlt::C_HDLC => (d.len() >= 4 && ip_ethertype(&d[2..4])).then_some(4),
+        dlt::LINUX_SLL => ip_type_at(d, 14).then_some(16),
+        dlt::C_HDLC => ip_type_at(d, 2).then_some(4),
         dlt::NULL => {
             if d.len() >= 4 {
                 let mut family = u32::from(d[0]) | u32::from(d[1]) << 8;
@@ -218,30 +189,29 @@ pub fn force_ip(p: &mut Packet, linktype: u32) -> bool {
             }
         }
         _ => None,
-    };
-    let Some(off) = off else {
+    }
+}
+
+/// Finds the IP header for FORCE_IP; sets the network header and the
+/// destination IP annotation. Returns whether the packet is IP.
+pub fn force_ip(p: &mut Packet, linktype: u32) -> bool {
+    let d = p.data();
+    let Some(off) = ip_offset(d, linktype) else {
         return false;
     };
-    let Some(&first) = d.get(off) else {
+    let Some(ip) = d.get(off..) else {
         return false;
     };
-    match first >> 4 {
-        4 => {
-            let hl = usize::from(first & 0xf) * 4;
-            if hl >= 20 && off + hl <= d.len() {
-                let dst = [d[off + 16], d[off + 17], d[off + 18], d[off + 19]];
-                p.set_network_header(off, hl);
-                p.set_dst_ip_anno(dst.into());
-                true
-            } else {
-                false
-            }
-        }
-        6 if off + 40 <= d.len() => {
-            p.set_network_header(off, 40);
-            true
-        }
-        _ => false,
+    if let Ok(h) = Ipv4Header::new_checked(ip) {
+        let (hl, dst) = (h.header_len(), h.dst());
+        p.set_network_header(off, hl);
+        p.set_dst_ip_anno(dst);
+        true
+    } else if Ipv6Header::new_checked(ip).is_ok() {
+        p.set_network_header(off, IPV6_LEN);
+        true
+    } else {
+        false
     }
 }
 
@@ -272,14 +242,6 @@ impl FromDump {
         DumpReader::open(&self.filename).ok().map(|r| r.linktype())
     }
 
-    fn random(&mut self) -> u32 {
-        // xorshift64*: deterministic so runs can be reproduced.
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-    }
-
     fn prepare_times(&mut self, ts: Timestamp, ctx: &Ctx) {
         if self.first_relative {
             if let Some(f) = self.first_time.as_mut() {
@@ -294,7 +256,7 @@ impl FromDump {
         self.first_relative = false;
         self.last_relative = false;
         self.last_interval = false;
-        if self.timing {
+        if self.replay.timing {
             self.timing_offset = ctx.now() - ts;
         }
         self.have_any_times = true;
@@ -329,18 +291,14 @@ impl FromDump {
             self.first_time = None;
         }
         if self.have_last_time && ts >= self.last_time {
-            {
-                self.have_last_time = false;
-                self.end_action(ctx);
-                if !self.active {
-                    return Read::End;
-                }
-                // Reactivated by the end call: go on with this packet.
+            self.have_last_time = false;
+            self.end_action(ctx);
+            if !self.replay.active {
+                return Read::End;
             }
+            // Reactivated by the end call: go on with this packet.
         }
-        if self.sampling_prob < (1 << SAMPLING_SHIFT)
-            && (self.random() & ((1 << SAMPLING_SHIFT) - 1)) >= self.sampling_prob
-        {
+        if self.replay.sampled_out() {
             return Read::Again;
         }
         let Some(reader) = self.reader.as_ref() else {
@@ -355,8 +313,8 @@ impl FromDump {
 
     /// The end handler: STOP, END_CALL, or going inactive.
     fn end_action(&mut self, ctx: &mut Ctx) {
-        if self.stop {
-            self.set_active(false, ctx);
+        if self.replay.stop {
+            self.replay.set_active(false, ctx);
             ctx.please_stop();
         } else if let Some(call) = self.end_call.clone() {
             let call = call.trim();
@@ -373,25 +331,58 @@ impl FromDump {
                 ctx.chatter(&format!("{}: END_CALL: {e}", ctx.element_name()));
             }
         } else if self.end_is_time {
-            self.set_active(false, ctx);
+            self.replay.set_active(false, ctx);
         }
     }
 
-    fn set_active(&mut self, active: bool, ctx: &mut Ctx) {
-        self.active = active;
-        if active {
-            if let Some(t) = self.task {
-                ctx.schedule_task(t);
-            }
-            if let Some(s) = self.signal {
-                ctx.wake_signal(s);
-            }
+    fn packet_filepos(&self, _ctx: &Ctx) -> String {
+        self.reader
+            .as_ref()
+            .map_or(0, |r| r.record_pos())
+            .to_string()
+    }
+
+    fn filesize(&self, _ctx: &Ctx) -> String {
+        match std::fs::metadata(&self.filename) {
+            Ok(m) if m.is_file() && self.filename != "-" => m.len().to_string(),
+            _ => "-".into(),
         }
     }
 
-    /// The next packet ready to go now, sending non-IP packets to output 1
-    /// under FORCE_IP. `Err(true)` means wait (timing), `Err(false)` no
-    /// more packets.
+    fn filepos(&self, _ctx: &Ctx) -> String {
+        self.reader.as_ref().map_or(0, |r| r.file_pos()).to_string()
+    }
+
+    fn set_filepos(&mut self, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        let pos = parse_u64(value.trim())?;
+        let r = self.reader.as_mut().ok_or("file not open")?;
+        r.skip_to(pos)?;
+        self.pending = None;
+        self.done = false;
+        Ok(())
+    }
+
+    fn extend_interval(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let d = parse_seconds(value.trim())
+            .map_err(|_| "'extend_interval' takes a time interval".to_string())?;
+        self.last_time = self.last_time + Timestamp::from_duration(d);
+        if self.replay.stop || self.end_call.is_some() || self.end_is_time {
+            self.have_last_time = true;
+            self.replay.set_active(true, ctx);
+        }
+        Ok(())
+    }
+
+    fn reset_timing(&mut self, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        self.first_relative = false;
+        self.last_relative = false;
+        self.last_interval = false;
+        self.have_any_times = false;
+        Ok(())
+    }
+}
+
+impl TraceReader for FromDump {
     fn next_ready(&mut self, ctx: &mut Ctx) -> Result<Packet, bool> {
         let mut tries = 0;
         loop {
@@ -408,23 +399,17 @@ impl FromDump {
                     Read::End => return Err(false),
                 }
             }
-            let Some((p, lt)) = self.pending.take() else {
+            let Some((mut p, lt)) = self.pending.take() else {
                 return Err(false);
             };
-            if self.timing {
-                let due = p.timestamp_anno() + self.timing_offset;
-                if ctx.now() < due {
-                    if let Some(t) = self.timer {
-                        ctx.schedule_timer_at(t, due);
-                    }
-                    if let (false, Some(s)) = (self.push, self.signal) {
-                        ctx.sleep_signal(s);
-                    }
-                    self.pending = Some((p, lt));
-                    return Err(true);
-                }
+            if self.replay.timing
+                && self
+                    .replay
+                    .must_wait(p.timestamp_anno() + self.timing_offset, ctx)
+            {
+                self.pending = Some((p, lt));
+                return Err(true);
             }
-            let mut p = p;
             if self.force_ip && !force_ip(&mut p, lt) {
                 ctx.emit(1, p);
                 tries += 1;
@@ -436,11 +421,40 @@ impl FromDump {
             return Ok(p);
         }
     }
+
+    fn holding(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    fn at_end(&mut self, ctx: &mut Ctx) {
+        self.end_action(ctx);
+    }
 }
+
+trace_source!(FromDump);
+
+const HANDLERS: &[Handler<FromDump>] = &[
+    reader_handlers::count(),
+    reader_handlers::reset_counts(),
+    reader_handlers::sampling_prob(),
+    reader_handlers::active(),
+    Handler::read("encap", |e, _| unparse_linktype(e.linktype).to_string()),
+    reader_handlers::stop(),
+    Handler::read("packet_filepos", FromDump::packet_filepos),
+    Handler::write("extend_interval", FromDump::extend_interval),
+    Handler::button("reset_timing", FromDump::reset_timing),
+    Handler::data("filename", |e| &e.filename),
+    Handler::read("filesize", FromDump::filesize),
+    Handler::read_write("filepos", FromDump::filepos, FromDump::set_filepos),
+];
 
 rclick_core::element_class!(FromDump);
 
 impl Element for FromDump {
+    rclick_core::element_kind!(source);
+    rclick_core::handlers!(HANDLERS);
+    reader_element_methods!();
+
     fn port_count(&self) -> &'static str {
         "0/1-2"
     }
@@ -452,9 +466,9 @@ impl Element for FromDump {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         self.filename = args.read_mp("FILENAME");
-        self.timing = args.read_p_or("TIMING", false);
-        self.stop = args.read_or("STOP", false);
-        self.active = args.read_or("ACTIVE", true);
+        self.replay.timing = args.read_p_or("TIMING", false);
+        self.replay.stop = args.read_or("STOP", false);
+        self.replay.active = args.read_or("ACTIVE", true);
         let sample = args.read_with("SAMPLE", |s| parse_fixed_point(s, SAMPLING_SHIFT));
         self.force_ip = args.read_or("FORCE_IP", false);
         let ts = |s: &str| parse_timestamp(s).map(Timestamp::from_duration);
@@ -466,27 +480,11 @@ impl Element for FromDump {
         let interval = args.read_with("INTERVAL", secs);
         let end_call: Option<String> = args.read("END_CALL");
         self.filepos = args.read_or("FILEPOS", 0u64);
-        self.burst = args.read_or("BURST", 1usize).max(1);
+        self.replay.burst = args.read_or("BURST", 1usize).max(1);
         let _mmap: bool = args.read_or("MMAP", false);
         args.complete()?;
+        self.replay.configure(sample, ctx);
 
-        self.sampling_prob = 1 << SAMPLING_SHIFT;
-        if let Some(s) = sample {
-            if s > 1 << SAMPLING_SHIFT {
-                ctx.chatter(&format!(
-                    "{}: warning: SAMPLE probability reduced to 1",
-                    ctx.element_name()
-                ));
-            } else {
-                if s == 0 {
-                    ctx.chatter(&format!(
-                        "{}: warning: SAMPLE probability is 0; emitting no packets",
-                        ctx.element_name()
-                    ));
-                }
-                self.sampling_prob = s;
-            }
-        }
         let set = |t: &Option<Timestamp>| t.is_some_and(|t| t != Timestamp::ZERO);
         if set(&start) && set(&start_after) {
             return Err("START and START_AFTER are mutually exclusive".into());
@@ -524,23 +522,16 @@ impl Element for FromDump {
         self.have_last_time = last.is_some();
         self.end_is_time = last.is_some();
         self.last_time = last.unwrap_or(Timestamp::ZERO);
-        if self.stop && end_call.is_some() {
+        if self.replay.stop && end_call.is_some() {
             return Err("END_CALL and STOP are mutually exclusive".into());
         }
         self.end_call = end_call;
         self.have_any_times = false;
-        if self.signal.is_none() {
-            self.signal = Some(ctx.new_signal(self.active));
-        }
         Ok(())
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        self.push = ctx.output_is_push(0);
-        if self.push {
-            self.task = Some(ctx.new_task(self.active));
-        }
-        self.timer = Some(ctx.new_timer());
+        self.replay.initialize(ctx);
         let mut reader = DumpReader::open(&self.filename)?;
         self.linktype = reader.linktype();
         if self.force_ip {
@@ -561,164 +552,5 @@ impl Element for FromDump {
         }
         self.reader = Some(reader);
         Ok(())
-    }
-
-    fn empty_notifier(&self) -> Option<SignalId> {
-        if self.push {
-            None
-        } else {
-            self.signal
-        }
-    }
-
-    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
-        if !self.active {
-            return false;
-        }
-        let mut batch = Batch::new();
-        let mut more = true;
-        while batch.len() < self.burst.min(rclick_core::batch::BATCH_CAPACITY) {
-            match self.next_ready(ctx) {
-                Ok(p) => batch.push(p),
-                Err(wait) => {
-                    more = wait;
-                    break;
-                }
-            }
-        }
-        let n = batch.len();
-        self.count += n as u64;
-        ctx.emit_batch(0, batch);
-        if !more {
-            self.end_action(ctx);
-            return n > 0;
-        }
-        // Waiting on a timer for TIMING: the timer reschedules the task.
-        let waiting = self.pending.is_some() && n == 0;
-        if !waiting || !self.timing {
-            ctx.fast_reschedule();
-        }
-        n > 0
-    }
-
-    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
-        if self.active {
-            if let Some(t) = self.task {
-                ctx.schedule_task(t);
-            } else if let Some(s) = self.signal {
-                ctx.wake_signal(s);
-            }
-        }
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        if !self.active {
-            if let Some(s) = self.signal {
-                ctx.sleep_signal(s);
-            }
-            return None;
-        }
-        let want = max.clamp(1, rclick_core::batch::BATCH_CAPACITY);
-        let mut batch = Batch::new();
-        let mut more = true;
-        while batch.len() < want {
-            match self.next_ready(ctx) {
-                Ok(p) => batch.push(p),
-                Err(wait) => {
-                    more = wait;
-                    break;
-                }
-            }
-        }
-        if !more {
-            if let Some(s) = self.signal {
-                ctx.sleep_signal(s);
-            }
-            self.end_action(ctx);
-        }
-        self.count += batch.len() as u64;
-        (!batch.is_empty()).then_some(batch)
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("count"),
-            HandlerSpec::button("reset_counts"),
-            HandlerSpec::read("sampling_prob"),
-            HandlerSpec::read_write("active").with(hflags::CHECKBOX),
-            HandlerSpec::read("encap"),
-            HandlerSpec::button("stop"),
-            HandlerSpec::read("packet_filepos"),
-            HandlerSpec::write("extend_interval"),
-            HandlerSpec::button("reset_timing"),
-            HandlerSpec::read("filename"),
-            HandlerSpec::read("filesize"),
-            HandlerSpec::read_write("filepos"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "count" => self.count.to_string(),
-            "sampling_prob" => unparse_fixed(self.sampling_prob, SAMPLING_SHIFT),
-            "active" => self.active.to_string(),
-            "encap" => unparse_linktype(self.linktype).to_string(),
-            "packet_filepos" => self
-                .reader
-                .as_ref()
-                .map_or(0, |r| r.record_pos())
-                .to_string(),
-            "filename" => self.filename.clone(),
-            "filesize" => match std::fs::metadata(&self.filename) {
-                Ok(m) if m.is_file() && self.filename != "-" => m.len().to_string(),
-                _ => "-".into(),
-            },
-            "filepos" => self.reader.as_ref().map_or(0, |r| r.file_pos()).to_string(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        let v = value.trim();
-        match name {
-            "active" => {
-                let a = parse_bool(v).map_err(|_| "type mismatch".to_string())?;
-                self.set_active(a, ctx);
-            }
-            "stop" => {
-                self.set_active(false, ctx);
-                ctx.please_stop();
-            }
-            "reset_counts" => self.count = 0,
-            "extend_interval" => {
-                let d = parse_seconds(v)
-                    .map_err(|_| "'extend_interval' takes a time interval".to_string())?;
-                self.last_time = self.last_time + Timestamp::from_duration(d);
-                if self.stop || self.end_call.is_some() || self.end_is_time {
-                    self.have_last_time = true;
-                    self.set_active(true, ctx);
-                }
-            }
-            "reset_timing" => {
-                self.first_relative = false;
-                self.last_relative = false;
-                self.last_interval = false;
-                self.have_any_times = false;
-            }
-            "filepos" => {
-                let pos = parse_u64(v)?;
-                let r = self.reader.as_mut().ok_or("file not open")?;
-                r.skip_to(pos)?;
-                self.pending = None;
-                self.done = false;
-            }
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        Ok(())
-    }
-
-    fn cleanup(&mut self) {
-        self.pending = None;
-        self.reader = None;
     }
 }

@@ -85,30 +85,24 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 
-use rclick_core::conf::{parse_any, parse_bool, parse_fixed_point, Args};
-use rclick_core::element::{hflags, HandlerSpec};
-use rclick_core::{
-    Batch, ConfigResult, Ctx, Element, InitCtx, Packet, SignalId, TaskId, TimerId, Timestamp,
-};
+use rclick_core::conf::{parse_any, parse_fixed_point, Args};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
 
 use super::ipsumdump::{
     build_packet, parse_field, parse_field_list, split_line, BuildOptions, Field, Record,
     MINOR_VERSION,
 };
+use super::tracereplay::{
+    reader_element_methods, reader_handlers, trace_source, Replay, TraceReader, SAMPLING_SHIFT,
+};
 
-const SAMPLING_SHIFT: u32 = 28;
 const MAX_BAD_LINE_MESSAGES: u64 = 10;
 
 pub struct FromIPSummaryDump {
     filename: String,
-    stop: bool,
-    active: bool,
     checksum: bool,
-    sampling_prob: u32,
     default_proto: u8,
     multipacket: bool,
-    timing: bool,
-    burst: usize,
     /// Fields from DEFAULT_CONTENTS or the latest `!data` line.
     fields: Vec<Field>,
     /// CONTENTS: fixed fields, `!data` lines ignored.
@@ -121,29 +115,19 @@ pub struct FromIPSummaryDump {
     /// The packet made from the last line and how many copies of it are
     /// still to be emitted (MULTIPACKET).
     pending: Option<(Packet, u32)>,
-    count: u64,
     bad_lines: u64,
     complained_no_fields: bool,
     timing_offset: Option<Timestamp>,
-    rng: u64,
-    push: bool,
-    task: Option<TaskId>,
-    timer: Option<TimerId>,
-    signal: Option<SignalId>,
+    replay: Replay,
 }
 
 impl Default for FromIPSummaryDump {
     fn default() -> Self {
         FromIPSummaryDump {
             filename: String::new(),
-            stop: false,
-            active: true,
             checksum: false,
-            sampling_prob: 1 << SAMPLING_SHIFT,
             default_proto: 6,
             multipacket: false,
-            timing: false,
-            burst: 1,
             fields: Vec::new(),
             fixed_fields: false,
             minor_version: MINOR_VERSION,
@@ -151,43 +135,15 @@ impl Default for FromIPSummaryDump {
             line_no: 0,
             done: false,
             pending: None,
-            count: 0,
             bad_lines: 0,
             complained_no_fields: false,
             timing_offset: None,
-            rng: 0x2545_f491_4f6c_dd1d,
-            push: true,
-            task: None,
-            timer: None,
-            signal: None,
+            replay: Replay::default(),
         }
     }
-}
-
-/// Exact decimal form of a fixed-point number.
-fn unparse_fixed(v: u32, frac_bits: u32) -> String {
-    let int = v >> frac_bits;
-    let mut frac = u64::from(v) & ((1u64 << frac_bits) - 1);
-    let mut s = int.to_string();
-    if frac != 0 {
-        s.push('.');
-        while frac != 0 {
-            frac *= 10;
-            s.push(char::from(b'0' + (frac >> frac_bits) as u8));
-            frac &= (1u64 << frac_bits) - 1;
-        }
-    }
-    s
 }
 
 impl FromIPSummaryDump {
-    fn random(&mut self) -> u32 {
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-    }
-
     fn complain(&mut self, ctx: &Ctx, msg: &str) {
         self.bad_lines += 1;
         if self.bad_lines <= MAX_BAD_LINE_MESSAGES {
@@ -365,8 +321,35 @@ impl FromIPSummaryDump {
         }
     }
 
-    /// The next packet due now. `Err(true)`: wait for TIMING; `Err(false)`:
-    /// no more packets.
+    /// One copy of the pending packet, `Ok(None)` if sampling dropped it.
+    fn next_copy(&mut self, ctx: &mut Ctx) -> Result<Option<Packet>, bool> {
+        if self.pending.is_none() && !self.read_record(ctx) {
+            return Err(false);
+        }
+        if self.replay.timing {
+            if let Some((p, _)) = self.pending.as_ref() {
+                let ts = p.timestamp_anno();
+                let off = *self.timing_offset.get_or_insert_with(|| ctx.now() - ts);
+                if self.replay.must_wait(ts + off, ctx) {
+                    return Err(true);
+                }
+            }
+        }
+        let sampled_out = self.replay.sampled_out();
+        let p = match self.pending.take() {
+            Some((p, n)) if n > 1 => {
+                let q = p.deep_copy();
+                self.pending = Some((p, n - 1));
+                q
+            }
+            Some((p, _)) => p,
+            None => return Err(false),
+        };
+        Ok((!sampled_out).then_some(p))
+    }
+}
+
+impl TraceReader for FromIPSummaryDump {
     fn next_ready(&mut self, ctx: &mut Ctx) -> Result<Packet, bool> {
         for _ in 0..64 {
             match self.next_copy(ctx) {
@@ -379,80 +362,38 @@ impl FromIPSummaryDump {
         Err(true)
     }
 
-    /// One copy of the pending packet, `Ok(None)` if sampling dropped it.
-    fn next_copy(&mut self, ctx: &mut Ctx) -> Result<Option<Packet>, bool> {
-        if self.pending.is_none() && !self.read_record(ctx) {
-            return Err(false);
-        }
-        if self.timing {
-            if let Some((p, _)) = self.pending.as_ref() {
-                let ts = p.timestamp_anno();
-                let off = *self.timing_offset.get_or_insert_with(|| ctx.now() - ts);
-                let due = ts + off;
-                if ctx.now() < due {
-                    if let Some(t) = self.timer {
-                        ctx.schedule_timer_at(t, due);
-                    }
-                    if let (false, Some(s)) = (self.push, self.signal) {
-                        ctx.sleep_signal(s);
-                    }
-                    return Err(true);
-                }
-            }
-        }
-        let sampled_out = self.sampling_prob < (1 << SAMPLING_SHIFT)
-            && (self.random() & ((1 << SAMPLING_SHIFT) - 1)) >= self.sampling_prob;
-        let p = match self.pending.take() {
-            Some((p, n)) if n > 1 => {
-                let q = p.deep_copy();
-                self.pending = Some((p, n - 1));
-                q
-            }
-            Some((p, _)) => p,
-            None => return Err(false),
-        };
-        Ok((!sampled_out).then_some(p))
-    }
-
-    fn set_active(&mut self, active: bool, ctx: &mut Ctx) {
-        self.active = active;
-        if active {
-            if let Some(t) = self.task {
-                ctx.schedule_task(t);
-            }
-            if let Some(s) = self.signal {
-                ctx.wake_signal(s);
-            }
-        }
+    fn holding(&self) -> bool {
+        self.pending.is_some()
     }
 
     fn at_end(&mut self, ctx: &mut Ctx) {
-        if self.stop {
-            self.active = false;
+        if self.replay.stop {
+            self.replay.active = false;
             ctx.please_stop();
         }
     }
-
-    fn fill(&mut self, want: usize, ctx: &mut Ctx) -> (Batch, bool) {
-        let mut batch = Batch::new();
-        let mut more = true;
-        while batch.len() < want {
-            match self.next_ready(ctx) {
-                Ok(p) => batch.push(p),
-                Err(wait) => {
-                    more = wait;
-                    break;
-                }
-            }
-        }
-        self.count += batch.len() as u64;
-        (batch, more)
-    }
 }
+
+trace_source!(FromIPSummaryDump);
+
+const HANDLERS: &[Handler<FromIPSummaryDump>] = &[
+    reader_handlers::count(),
+    reader_handlers::reset_counts(),
+    Handler::data("bad_lines", |e| &e.bad_lines),
+    reader_handlers::sampling_prob(),
+    reader_handlers::active(),
+    Handler::read("encap", |_, _| "IP".into()),
+    reader_handlers::stop(),
+    Handler::data("filename", |e| &e.filename),
+];
 
 rclick_core::element_class!(FromIPSummaryDump);
 
 impl Element for FromIPSummaryDump {
+    rclick_core::element_kind!(source);
+    rclick_core::handlers!(HANDLERS);
+    reader_element_methods!();
+
     fn port_count(&self) -> &'static str {
         "0/1"
     }
@@ -460,36 +401,20 @@ impl Element for FromIPSummaryDump {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         self.filename = args.read_mp("FILENAME");
-        self.stop = args.read_or("STOP", false);
-        self.active = args.read_or("ACTIVE", true);
+        self.replay.stop = args.read_or("STOP", false);
+        self.replay.active = args.read_or("ACTIVE", true);
         let _zero: bool = args.read_or("ZERO", true);
         self.checksum = args.read_or("CHECKSUM", false);
         let sample = args.read_with("SAMPLE", |s| parse_fixed_point(s, SAMPLING_SHIFT));
         self.default_proto = args.read_or("PROTO", 6u8);
         self.multipacket = args.read_or("MULTIPACKET", false);
-        self.timing = args.read_or("TIMING", false);
+        self.replay.timing = args.read_or("TIMING", false);
         let default_contents = args.read_with("DEFAULT_CONTENTS", parse_any);
         let contents = args.read_with("CONTENTS", parse_any);
-        self.burst = args.read_or("BURST", 1usize).max(1);
+        self.replay.burst = args.read_or("BURST", 1usize).max(1);
         args.complete()?;
+        self.replay.configure(sample, ctx);
 
-        self.sampling_prob = 1 << SAMPLING_SHIFT;
-        if let Some(s) = sample {
-            if s > 1 << SAMPLING_SHIFT {
-                ctx.chatter(&format!(
-                    "{}: warning: SAMPLE probability reduced to 1",
-                    ctx.element_name()
-                ));
-            } else {
-                if s == 0 {
-                    ctx.chatter(&format!(
-                        "{}: warning: SAMPLE probability is 0; emitting no packets",
-                        ctx.element_name()
-                    ));
-                }
-                self.sampling_prob = s;
-            }
-        }
         let parse = |text: &str, kw: &str| -> Result<Vec<Field>, String> {
             let f = parse_field_list(text).map_err(|bad| {
                 format!(
@@ -518,18 +443,11 @@ impl Element for FromIPSummaryDump {
             self.fields = parse(&c, "CONTENTS")?;
             self.fixed_fields = true;
         }
-        if self.signal.is_none() {
-            self.signal = Some(ctx.new_signal(self.active));
-        }
         Ok(())
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        self.push = ctx.output_is_push(0);
-        if self.push {
-            self.task = Some(ctx.new_task(self.active));
-        }
-        self.timer = Some(ctx.new_timer());
+        self.replay.initialize(ctx);
         let mut reader: Box<dyn BufRead + Send> = if self.filename == "-" {
             Box::new(BufReader::new(std::io::stdin()))
         } else {
@@ -563,106 +481,5 @@ impl Element for FromIPSummaryDump {
         self.line_no = 0;
         self.done = false;
         Ok(())
-    }
-
-    fn empty_notifier(&self) -> Option<SignalId> {
-        if self.push {
-            None
-        } else {
-            self.signal
-        }
-    }
-
-    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
-        if !self.active {
-            return false;
-        }
-        let want = self.burst.min(rclick_core::batch::BATCH_CAPACITY);
-        let (batch, more) = self.fill(want, ctx);
-        let n = batch.len();
-        ctx.emit_batch(0, batch);
-        if !more {
-            self.at_end(ctx);
-            return n > 0;
-        }
-        let waiting = n == 0 && self.timing && self.pending.is_some();
-        if !waiting {
-            ctx.fast_reschedule();
-        }
-        n > 0
-    }
-
-    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
-        if self.active {
-            if let Some(t) = self.task {
-                ctx.schedule_task(t);
-            } else if let Some(s) = self.signal {
-                ctx.wake_signal(s);
-            }
-        }
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        if !self.active {
-            if let Some(s) = self.signal {
-                ctx.sleep_signal(s);
-            }
-            return None;
-        }
-        let want = max.clamp(1, rclick_core::batch::BATCH_CAPACITY);
-        let (batch, more) = self.fill(want, ctx);
-        if !more {
-            if let Some(s) = self.signal {
-                ctx.sleep_signal(s);
-            }
-            self.at_end(ctx);
-        }
-        (!batch.is_empty()).then_some(batch)
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("count"),
-            HandlerSpec::button("reset_counts"),
-            HandlerSpec::read("bad_lines"),
-            HandlerSpec::read("sampling_prob"),
-            HandlerSpec::read_write("active").with(hflags::CHECKBOX),
-            HandlerSpec::read("encap"),
-            HandlerSpec::button("stop"),
-            HandlerSpec::read("filename"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        Ok(match name {
-            "count" => self.count.to_string(),
-            "bad_lines" => self.bad_lines.to_string(),
-            "sampling_prob" => unparse_fixed(self.sampling_prob, SAMPLING_SHIFT),
-            "active" => self.active.to_string(),
-            "encap" => "IP".into(),
-            "filename" => self.filename.clone(),
-            _ => return Err(format!("no '{name}' handler")),
-        })
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "active" => {
-                let a = parse_bool(value.trim()).map_err(|_| "type mismatch".to_string())?;
-                self.set_active(a, ctx);
-            }
-            "stop" => {
-                self.set_active(false, ctx);
-                ctx.please_stop();
-            }
-            "reset_counts" => self.count = 0,
-            _ => return Err(format!("no '{name}' handler")),
-        }
-        Ok(())
-    }
-
-    fn cleanup(&mut self) {
-        self.pending = None;
-        self.reader = None;
     }
 }

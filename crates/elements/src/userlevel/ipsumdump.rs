@@ -6,21 +6,26 @@ use std::net::Ipv4Addr;
 
 use rclick_core::packet::anno;
 use rclick_core::wire::checksum;
+use rclick_core::wire::icmp::{self, *};
+use rclick_core::wire::ipv4::{
+    self, IPOPT_EOL, IPOPT_LSRR, IPOPT_NOP, IPOPT_RR, IPOPT_SSRR, IPOPT_TS, IP_DF, IP_MF,
+    IP_OFFMASK, PROTO_ICMP, PROTO_TCP, PROTO_UDP,
+};
+use rclick_core::wire::tcp::{self, TCPOPT_SACK};
+use rclick_core::wire::udp;
+use rclick_core::wire::udp::UdpRepr;
+use rclick_core::wire::{
+    IcmpHeader, Ipv4Header, Ipv4Repr, OptionsIter, TcpHeader, TcpOption, TcpRepr, UdpHeader,
+};
 use rclick_core::{Packet, Timestamp};
 
 /// Version written in the `!IPSummaryDump` banner.
 pub const MAJOR_VERSION: u32 = 1;
 pub const MINOR_VERSION: u32 = 3;
 
-const PROTO_ICMP: u8 = 1;
-const PROTO_TCP: u8 = 6;
-const PROTO_UDP: u8 = 17;
+/// Protocols with ports that wire has no header for.
 const PROTO_DCCP: u8 = 33;
 const PROTO_UDPLITE: u8 = 136;
-
-const IP_DF: u16 = 0x4000;
-const IP_MF: u16 = 0x2000;
-const IP_OFFMASK: u16 = 0x1fff;
 
 /// One field of an IP summary dump.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -375,55 +380,67 @@ pub fn parse_timestamp_text(s: &str) -> Result<Timestamp, String> {
     Ok(Timestamp::from_sec_nsec(sec, nsec))
 }
 
-fn icmp_types() -> &'static [(&'static str, u8)] {
-    &[
-        ("echo-reply", 0),
-        ("unreachable", 3),
-        ("sourcequench", 4),
-        ("redirect", 5),
-        ("echo", 8),
-        ("routeradvert", 9),
-        ("routersolicit", 10),
-        ("timeexceeded", 11),
-        ("parameterproblem", 12),
-        ("timestamp", 13),
-        ("timestamp-reply", 14),
-        ("inforeq", 15),
-        ("inforeq-reply", 16),
-        ("maskreq", 17),
-        ("maskreq-reply", 18),
-    ]
-}
+/// Click's ICMP type names.
+const ICMP_TYPES: &[(&str, u8)] = &[
+    ("echo-reply", ICMP_ECHOREPLY),
+    ("unreachable", ICMP_UNREACH),
+    ("sourcequench", ICMP_SOURCEQUENCH),
+    ("redirect", ICMP_REDIRECT),
+    ("echo", ICMP_ECHO),
+    ("routeradvert", ICMP_ROUTERADVERT),
+    ("routersolicit", ICMP_ROUTERSOLICIT),
+    ("timeexceeded", ICMP_TIMXCEED),
+    ("parameterproblem", ICMP_PARAMPROB),
+    ("timestamp", ICMP_TSTAMP),
+    ("timestamp-reply", ICMP_TSTAMPREPLY),
+    ("inforeq", ICMP_IREQ),
+    ("inforeq-reply", ICMP_IREQREPLY),
+    ("maskreq", ICMP_MASKREQ),
+    ("maskreq-reply", ICMP_MASKREPLY),
+];
 
+/// Click's ICMP code names, by type.
 fn icmp_codes(icmp_type: u8) -> &'static [(&'static str, u8)] {
     match icmp_type {
-        3 => &[
-            ("net", 0),
-            ("host", 1),
-            ("protocol", 2),
-            ("port", 3),
-            ("needfrag", 4),
-            ("srcroutefail", 5),
-            ("netunknown", 6),
-            ("hostunknown", 7),
-            ("isolated", 8),
-            ("netprohibited", 9),
-            ("hostprohibited", 10),
-            ("tosnet", 11),
-            ("toshost", 12),
-            ("filterprohibited", 13),
-            ("hostprecedence", 14),
-            ("precedencecutoff", 15),
+        ICMP_UNREACH => &[
+            ("net", ICMP_UNREACH_NET),
+            ("host", ICMP_UNREACH_HOST),
+            ("protocol", ICMP_UNREACH_PROTOCOL),
+            ("port", ICMP_UNREACH_PORT),
+            ("needfrag", ICMP_UNREACH_NEEDFRAG),
+            ("srcroutefail", ICMP_UNREACH_SRCFAIL),
+            ("netunknown", ICMP_UNREACH_NET_UNKNOWN),
+            ("hostunknown", ICMP_UNREACH_HOST_UNKNOWN),
+            ("isolated", ICMP_UNREACH_ISOLATED),
+            ("netprohibited", ICMP_UNREACH_NET_PROHIB),
+            ("hostprohibited", ICMP_UNREACH_HOST_PROHIB),
+            ("tosnet", ICMP_UNREACH_TOSNET),
+            ("toshost", ICMP_UNREACH_TOSHOST),
+            ("filterprohibited", ICMP_UNREACH_FILTER_PROHIB),
+            ("hostprecedence", ICMP_UNREACH_HOST_PRECEDENCE),
+            ("precedencecutoff", ICMP_UNREACH_PRECEDENCE_CUTOFF),
         ],
-        5 => &[("net", 0), ("host", 1), ("tosnet", 2), ("toshost", 3)],
-        11 => &[("transit", 0), ("reassembly", 1)],
-        12 => &[("erroratptr", 0), ("missingopt", 1), ("length", 2)],
+        ICMP_REDIRECT => &[
+            ("net", ICMP_REDIRECT_NET),
+            ("host", ICMP_REDIRECT_HOST),
+            ("tosnet", ICMP_REDIRECT_TOSNET),
+            ("toshost", ICMP_REDIRECT_TOSHOST),
+        ],
+        ICMP_TIMXCEED => &[
+            ("transit", ICMP_TIMXCEED_INTRANS),
+            ("reassembly", ICMP_TIMXCEED_REASS),
+        ],
+        ICMP_PARAMPROB => &[
+            ("erroratptr", ICMP_PARAMPROB_ERRATPTR),
+            ("missingopt", ICMP_PARAMPROB_OPTABSENT),
+            ("length", ICMP_PARAMPROB_LENGTH),
+        ],
         _ => &[],
     }
 }
 
 fn icmp_type_name(t: u8) -> Option<&'static str> {
-    icmp_types().iter().find(|(_, v)| *v == t).map(|(n, _)| *n)
+    ICMP_TYPES.iter().find(|(_, v)| *v == t).map(|(n, _)| *n)
 }
 
 fn icmp_code_name(t: u8, c: u8) -> Option<&'static str> {
@@ -582,7 +599,7 @@ pub fn parse_field(
         }
         Field::UdpLen => rec.udp_len = Some(u16v(s)?),
         Field::IcmpType | Field::IcmpTypeName => {
-            rec.icmp_type = Some(match icmp_types().iter().find(|(n, _)| *n == s) {
+            rec.icmp_type = Some(match ICMP_TYPES.iter().find(|(n, _)| *n == s) {
                 Some((_, v)) => *v,
                 None => u8v(s).map_err(|_| format!("bad ICMP type '{s}'"))?,
             })
@@ -613,19 +630,6 @@ pub fn parse_field(
 
 // ---------------------------------------------------------------------
 // Options
-
-const TCPOPT_EOL: u8 = 0;
-const TCPOPT_NOP: u8 = 1;
-const TCPOPT_MSS: u8 = 2;
-const TCPOPT_WSCALE: u8 = 3;
-const TCPOPT_SACKOK: u8 = 4;
-const TCPOPT_SACK: u8 = 5;
-const TCPOPT_TIMESTAMP: u8 = 8;
-
-const IPOPT_RR: u8 = 7;
-const IPOPT_TS: u8 = 68;
-const IPOPT_LSRR: u8 = 131;
-const IPOPT_SSRR: u8 = 137;
 
 /// Drops leading NOPs past 40 bytes; more than 40 is an error.
 fn finish_options(mut o: Vec<u8>, what: &str) -> Result<Vec<u8>, String> {
@@ -674,6 +678,13 @@ fn parse_raw_option<'a>(s: &'a str, out: &mut Vec<u8>) -> Option<&'a str> {
     Some(rest)
 }
 
+/// Appends `o`, encoded.
+fn push_tcp_option(out: &mut Vec<u8>, o: TcpOption) {
+    let at = out.len();
+    out.resize(at + o.buffer_len(), 0);
+    o.emit(&mut out[at..]);
+}
+
 /// TCP options text (`mss1460;sackok;ts1:2;wscale7;sack1-5;nop;eol;N=b:b`,
 /// separated by `;` or `,`), as option bytes (unpadded). `.` is none.
 pub fn parse_tcp_opt(s: &str) -> Result<Vec<u8>, String> {
@@ -692,17 +703,17 @@ pub fn parse_tcp_opt(s: &str) -> Result<Vec<u8>, String> {
             if v > 0xffff {
                 return Err(bad());
             }
-            out.extend_from_slice(&[TCPOPT_MSS, 4, (v >> 8) as u8, v as u8]);
+            push_tcp_option(&mut out, TcpOption::Mss(v as u16));
             rest = r;
         } else if let Some(r) = rest.strip_prefix("wscale") {
             let (v, r) = leading_uint(r).ok_or_else(bad)?;
             if v > 255 {
                 return Err(bad());
             }
-            out.extend_from_slice(&[TCPOPT_WSCALE, 3, v as u8]);
+            push_tcp_option(&mut out, TcpOption::WindowScale(v as u8));
             rest = r;
         } else if let Some(r) = rest.strip_prefix("sackok") {
-            out.extend_from_slice(&[TCPOPT_SACKOK, 2]);
+            push_tcp_option(&mut out, TcpOption::SackPermitted);
             rest = r;
         } else if let Some(r) = rest.strip_prefix("sack") {
             let (a, r) = leading_uint(r).ok_or_else(bad)?;
@@ -714,6 +725,9 @@ pub fn parse_tcp_opt(s: &str) -> Result<Vec<u8>, String> {
             if a > 0xffff_ffff || b > 0xffff_ffff {
                 return Err(bad());
             }
+            // Consecutive sack items grow one SACK option (up to four
+            // blocks) in place; wire's TcpOption::Sack is read from
+            // bytes, not built from blocks.
             let at = match sack_at {
                 Some(at) if out[at + 1] <= 34 => at,
                 _ => {
@@ -734,17 +748,22 @@ pub fn parse_tcp_opt(s: &str) -> Result<Vec<u8>, String> {
                 return Err(bad());
             }
             if out.is_empty() {
-                out.extend_from_slice(&[TCPOPT_NOP, TCPOPT_NOP]);
+                push_tcp_option(&mut out, TcpOption::NoOp);
+                push_tcp_option(&mut out, TcpOption::NoOp);
             }
-            out.extend_from_slice(&[TCPOPT_TIMESTAMP, 10]);
-            out.extend_from_slice(&(a as u32).to_be_bytes());
-            out.extend_from_slice(&(b as u32).to_be_bytes());
+            push_tcp_option(
+                &mut out,
+                TcpOption::Timestamp {
+                    tsval: a as u32,
+                    tsecr: b as u32,
+                },
+            );
             rest = r;
         } else if let Some(r) = rest.strip_prefix("nop") {
-            out.push(TCPOPT_NOP);
+            push_tcp_option(&mut out, TcpOption::NoOp);
             rest = r;
         } else if let Some(r) = rest.strip_prefix("eol") {
-            out.push(TCPOPT_EOL);
+            push_tcp_option(&mut out, TcpOption::EndOfList);
             rest = r;
         } else if rest.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
             rest = parse_raw_option(rest, &mut out).ok_or_else(bad)?;
@@ -777,68 +796,45 @@ pub enum TcpOptMask {
 /// malformed options.
 pub fn unparse_tcp_opt(opt: &[u8], mask: TcpOptMask) -> String {
     let mut items: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < opt.len() {
-        let kind = opt[i];
-        if kind == TCPOPT_EOL {
-            break;
-        }
-        if kind == TCPOPT_NOP {
-            i += 1;
-            continue;
-        }
-        let Some(&len) = opt.get(i + 1) else {
+    for o in OptionsIter::new(opt) {
+        let Ok(o) = o.and_then(TcpOption::from_raw) else {
             return "?".into();
         };
-        let len = usize::from(len);
-        let end = i + len;
-        let bad = end > opt.len()
-            || match kind {
-                TCPOPT_MSS => len != 4,
-                TCPOPT_WSCALE => len != 3,
-                TCPOPT_SACKOK => len != 2,
-                TCPOPT_SACK => len % 8 != 2,
-                TCPOPT_TIMESTAMP => len != 10,
-                _ => len < 2,
-            };
-        if bad {
-            return "?".into();
-        }
-        let o = &opt[i..end];
-        let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-        let show = match kind {
-            TCPOPT_SACKOK | TCPOPT_SACK => true,
-            TCPOPT_TIMESTAMP => mask == TcpOptMask::All,
+        let show = match o {
+            TcpOption::SackPermitted | TcpOption::Sack(_) => true,
+            TcpOption::Timestamp { .. } => mask == TcpOptMask::All,
             _ => mask != TcpOptMask::Sack,
         };
-        if show {
-            match kind {
-                TCPOPT_MSS => items.push(format!("mss{}", u16::from_be_bytes([o[2], o[3]]))),
-                TCPOPT_WSCALE => items.push(format!("wscale{}", o[2])),
-                TCPOPT_SACKOK => items.push("sackok".into()),
-                TCPOPT_SACK => {
-                    for blk in o[2..].chunks_exact(8) {
-                        items.push(format!("sack{}-{}", be32(&blk[..4]), be32(&blk[4..])));
-                    }
-                }
-                TCPOPT_TIMESTAMP => items.push(format!("ts{}:{}", be32(&o[2..6]), be32(&o[6..10]))),
-                _ => {
-                    let mut s = kind.to_string();
-                    for (k, b) in o[2..].iter().enumerate() {
-                        s.push(if k == 0 { '=' } else { ':' });
-                        s.push_str(&b.to_string());
-                    }
-                    items.push(s);
-                }
-            }
+        if !show {
+            continue;
         }
-        i = end;
+        match o {
+            TcpOption::EndOfList | TcpOption::NoOp => {}
+            TcpOption::Mss(v) => items.push(format!("mss{v}")),
+            TcpOption::WindowScale(v) => items.push(format!("wscale{v}")),
+            TcpOption::SackPermitted => items.push("sackok".into()),
+            TcpOption::Sack(blocks) => {
+                items.extend(blocks.iter().map(|(l, r)| format!("sack{l}-{r}")));
+            }
+            TcpOption::Timestamp { tsval, tsecr } => items.push(format!("ts{tsval}:{tsecr}")),
+            TcpOption::Unknown { kind, data } => items.push(raw_option_text(kind, data)),
+        }
     }
     if items.is_empty() {
         ".".into()
     } else {
         items.join(";")
     }
+}
+
+/// An option wire does not decode: `KIND=B:B:...`.
+fn raw_option_text(kind: u8, data: &[u8]) -> String {
+    let mut s = kind.to_string();
+    for (k, b) in data.iter().enumerate() {
+        s.push(if k == 0 { '=' } else { ':' });
+        s.push_str(&b.to_string());
+    }
+    s
 }
 
 /// IP options text (`rr{1.2.3.4}+2`, `lsrr{1.0.0.1,^2.0.0.2}`,
@@ -906,10 +902,10 @@ pub fn parse_ip_opt(s: &str) -> Result<Vec<u8>, String> {
             out[at + 1] = len as u8;
             rest = r;
         } else if let Some(r) = rest.strip_prefix("nop") {
-            out.push(1);
+            out.push(IPOPT_NOP);
             rest = r;
         } else if let Some(r) = rest.strip_prefix("eol") {
-            out.push(0);
+            out.push(IPOPT_EOL);
             rest = r;
         } else if rest.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
             rest = parse_raw_option(rest, &mut out).ok_or_else(bad)?;
@@ -934,24 +930,22 @@ fn dotted(b: &[u8]) -> String {
 /// for malformed options.
 pub fn unparse_ip_opt(opt: &[u8]) -> String {
     let mut items: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < opt.len() {
-        let kind = opt[i];
-        if kind == 0 {
-            break;
-        }
-        if kind == 1 {
-            i += 1;
-            continue;
-        }
-        let Some(&len) = opt.get(i + 1) else {
+    for raw in OptionsIter::new(opt) {
+        let Ok(raw) = raw else {
             return "?".into();
         };
-        let len = usize::from(len);
-        let end = i + len;
-        let o = opt.get(i..end);
-        match (kind, o) {
-            (IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR, Some(o)) if len >= 3 && o[2] >= 4 => {
+        let kind = raw.kind;
+        match kind {
+            IPOPT_EOL => break,
+            IPOPT_NOP => continue,
+            _ => {}
+        }
+        // The whole option, type and length bytes included, which the
+        // pointers below count from.
+        let len = 2 + raw.data.len();
+        let o = &opt[raw.offset..raw.offset + len];
+        match kind {
+            IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR if len >= 3 && o[2] >= 4 => {
                 let ptr = usize::from(o[2]) - 1;
                 let mut s = String::from(match kind {
                     IPOPT_RR => "rr",
@@ -982,7 +976,7 @@ pub fn unparse_ip_opt(opt: &[u8]) -> String {
                 }
                 items.push(s);
             }
-            (IPOPT_TS, Some(o)) if len >= 4 && o[2] >= 5 => {
+            IPOPT_TS if len >= 4 && o[2] >= 5 => {
                 let flag = o[3] & 0xf;
                 let ptr = usize::from(o[2]) - 1;
                 let size = if (1..=3).contains(&flag) { 8 } else { 4 };
@@ -1033,18 +1027,9 @@ pub fn unparse_ip_opt(opt: &[u8]) -> String {
                 }
                 items.push(s);
             }
-            (IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR | IPOPT_TS, _) => return "?".into(),
-            (_, Some(o)) if len >= 2 => {
-                let mut s = kind.to_string();
-                for (k, b) in o[2..].iter().enumerate() {
-                    s.push(if k == 0 { '=' } else { ':' });
-                    s.push_str(&b.to_string());
-                }
-                items.push(s);
-            }
-            _ => return "?".into(),
+            IPOPT_RR | IPOPT_LSRR | IPOPT_SSRR | IPOPT_TS => return "?".into(),
+            _ => items.push(raw_option_text(kind, raw.data)),
         }
-        i = end;
     }
     if items.is_empty() {
         ".".into()
@@ -1072,9 +1057,9 @@ fn pad4(mut v: Vec<u8>) -> Vec<u8> {
 
 fn icmp_header_len(t: Option<u8>) -> usize {
     match t {
-        Some(13) | Some(14) => 20,
-        Some(17) | Some(18) => 12,
-        _ => 8,
+        Some(ICMP_TSTAMP | ICMP_TSTAMPREPLY) => 20,
+        Some(ICMP_MASKREQ | ICMP_MASKREPLY) => 12,
+        _ => icmp::HEADER_LEN,
     }
 }
 
@@ -1084,7 +1069,10 @@ fn has_ports(proto: u8) -> bool {
 
 /// Whether an ICMP type carries an identifier and sequence number.
 fn icmp_has_flow(t: u8) -> bool {
-    matches!(t, 0 | 8 | 13 | 14 | 15 | 16)
+    matches!(
+        t,
+        ICMP_ECHOREPLY | ICMP_ECHO | ICMP_TSTAMP | ICMP_TSTAMPREPLY | ICMP_IREQ | ICMP_IREQREPLY
+    )
 }
 
 /// The timestamp of a record: `timestamp`, else `ts_sec`/`ts_usec`, else
@@ -1117,12 +1105,12 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     // IP header and options.
     let mut ipopt = pad4(rec.ip_opt.clone().unwrap_or_default());
     if let Some(hl) = rec.hl {
-        let want = ((hl as usize + 3) & !3).min(60);
-        while 20 + ipopt.len() < want {
+        let want = ((hl as usize + 3) & !3).min(ipv4::MAX_HEADER_LEN);
+        while ipv4::MIN_HEADER_LEN + ipopt.len() < want {
             ipopt.push(0);
         }
     }
-    let mut hl = 20 + ipopt.len();
+    let mut hl = ipv4::MIN_HEADER_LEN + ipopt.len();
 
     // Transport header.
     let wants_transport = rec.sport.is_some()
@@ -1145,11 +1133,12 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     if wants_transport && first_frag {
         match proto {
             PROTO_TCP => {
-                th = vec![0u8; 20];
+                th = vec![0u8; tcp::MIN_HEADER_LEN];
                 th.extend(pad4(rec.tcp_opt.clone().unwrap_or_default()));
             }
-            PROTO_UDP | PROTO_UDPLITE => th = vec![0u8; 8],
+            PROTO_UDP | PROTO_UDPLITE => th = vec![0u8; udp::HEADER_LEN],
             PROTO_ICMP => th = vec![0u8; icmp_header_len(rec.icmp_type)],
+            // DCCP: just the ports.
             PROTO_DCCP if rec.sport.is_some() || rec.dport.is_some() => th = vec![0u8; 4],
             _ => {}
         }
@@ -1172,15 +1161,15 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     ) {
         let have = hl + payload_off_in_th(&th) + plen as usize;
         let mut delta = (len as usize).saturating_sub(have);
-        if delta > 0 && proto == PROTO_TCP && first_frag && th.len() == 20 {
-            let grow = (delta & !3).min(40);
-            th.resize(20 + grow, 0);
+        if delta > 0 && proto == PROTO_TCP && first_frag && th.len() == tcp::MIN_HEADER_LEN {
+            let grow = (delta & !3).min(tcp::MAX_HEADER_LEN - tcp::MIN_HEADER_LEN);
+            th.resize(tcp::MIN_HEADER_LEN + grow, 0);
             delta -= grow;
         }
-        if delta > 0 && hl == 20 {
-            let grow = (delta & !3).min(40);
+        if delta > 0 && hl == ipv4::MIN_HEADER_LEN {
+            let grow = (delta & !3).min(ipv4::MAX_HEADER_LEN - ipv4::MIN_HEADER_LEN);
             ipopt.resize(grow, 0);
-            hl = 20 + grow;
+            hl = ipv4::MIN_HEADER_LEN + grow;
         }
     }
 
@@ -1202,62 +1191,79 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     let mut data = vec![0u8; total];
     data[hl..hl + body.len()].copy_from_slice(&body);
 
-    // IP header fields.
+    // IP header. A dump may give a length shorter than the header, which
+    // a Repr cannot hold: the view then writes it over the Repr's.
+    let src = rec.src.unwrap_or(Ipv4Addr::UNSPECIFIED);
+    let dst = rec.dst.unwrap_or(Ipv4Addr::UNSPECIFIED);
+    let mut tos = rec.tos.unwrap_or(0);
+    if let Some(d) = rec.dscp {
+        tos = (tos & 3) | (d << 2);
+    }
+    if let Some(e) = rec.ecn {
+        tos = (tos & !3) | (e & 3);
+    }
+    let ip = Ipv4Repr {
+        src,
+        dst,
+        protocol: proto,
+        payload_len: ip_len.saturating_sub(hl),
+        ttl: rec.ttl.unwrap_or(0),
+        tos,
+        ident: rec.id.unwrap_or(0),
+        dont_frag: fragword & IP_DF != 0,
+        more_frags: fragword & IP_MF != 0,
+        frag_offset: (fragword & IP_OFFMASK) * 8,
+        options: &ipopt,
+    };
     {
-        let ip = &mut data[..hl];
-        ip[0] = 0x40 | (hl / 4) as u8;
-        let mut tos = rec.tos.unwrap_or(0);
-        if let Some(d) = rec.dscp {
-            tos = (tos & 3) | (d << 2);
+        let mut h = Ipv4Header::new_unchecked(&mut data[..hl]);
+        ip.emit(&mut h);
+        if ip_len < hl {
+            h.set_total_len(ip_len as u16);
+            h.fill_checksum();
         }
-        if let Some(e) = rec.ecn {
-            tos = (tos & !3) | (e & 3);
+        if let Some(s) = rec.sum {
+            h.set_checksum(s);
         }
-        ip[1] = tos;
-        ip[2..4].copy_from_slice(&(ip_len as u16).to_be_bytes());
-        ip[4..6].copy_from_slice(&rec.id.unwrap_or(0).to_be_bytes());
-        ip[6..8].copy_from_slice(&fragword.to_be_bytes());
-        ip[8] = rec.ttl.unwrap_or(0);
-        ip[9] = proto;
-        ip[12..16].copy_from_slice(&rec.src.unwrap_or(Ipv4Addr::UNSPECIFIED).octets());
-        ip[16..20].copy_from_slice(&rec.dst.unwrap_or(Ipv4Addr::UNSPECIFIED).octets());
-        ip[20..].copy_from_slice(&ipopt);
-        let sum = match rec.sum {
-            Some(s) => s,
-            None => checksum::checksum(ip),
-        };
-        ip[10..12].copy_from_slice(&sum.to_be_bytes());
     }
 
-    // Transport header fields.
+    // Transport header.
     let tl = th.len();
     if tl > 0 {
         let t = &mut data[hl..hl + tl];
-        if has_ports(proto) {
-            if let Some(p) = rec.sport {
-                t[0..2].copy_from_slice(&p.to_be_bytes());
-            }
-            if let Some(p) = rec.dport {
-                t[2..4].copy_from_slice(&p.to_be_bytes());
-            }
-        }
         match proto {
-            PROTO_TCP => {
-                t[4..8].copy_from_slice(&rec.seq.unwrap_or(0).to_be_bytes());
-                t[8..12].copy_from_slice(&rec.ack.unwrap_or(0).to_be_bytes());
-                let flags = rec.flags.unwrap_or(0);
-                t[12] = ((tl / 4) as u8) << 4 | (flags >> 8) as u8 & 1;
-                t[13] = flags as u8;
-                t[14..16].copy_from_slice(&rec.window.unwrap_or(0).to_be_bytes());
-                t[18..20].copy_from_slice(&rec.urp.unwrap_or(0).to_be_bytes());
+            PROTO_TCP => TcpRepr {
+                src_port: rec.sport.unwrap_or(0),
+                dst_port: rec.dport.unwrap_or(0),
+                seq: rec.seq.unwrap_or(0),
+                ack: rec.ack.unwrap_or(0),
+                flags: rec.flags.unwrap_or(0),
+                window: rec.window.unwrap_or(0),
+                urgent: rec.urp.unwrap_or(0),
+                options: &th[tcp::MIN_HEADER_LEN..],
+                payload_len: 0,
             }
+            .emit(&mut TcpHeader::new_unchecked(t)),
             PROTO_UDP | PROTO_UDPLITE => {
+                // The length may be shorter than the header, which a Repr
+                // cannot hold.
                 let ul = rec.udp_len.unwrap_or((ip_len.saturating_sub(hl)) as u16);
-                t[4..6].copy_from_slice(&ul.to_be_bytes());
+                let mut u = UdpHeader::new_unchecked(t);
+                UdpRepr {
+                    src_port: rec.sport.unwrap_or(0),
+                    dst_port: rec.dport.unwrap_or(0),
+                    payload_len: usize::from(ul).saturating_sub(udp::HEADER_LEN),
+                }
+                .emit(&mut u);
+                u.set_len(ul);
             }
             PROTO_ICMP => {
+                // Any type and code with any of the identifier, sequence
+                // and next-hop MTU fields, as the dump says: more than an
+                // IcmpRepr's messages, so the view's setters.
                 let ty = rec.icmp_type.unwrap_or(0);
-                t[0] = ty;
+                let mut h = IcmpHeader::new_unchecked(t);
+                h.set_type(ty);
                 if let Some(c) = &rec.icmp_code {
                     let code = match icmp_codes(ty).iter().find(|(n, _)| n == c) {
                         Some((_, v)) => *v,
@@ -1265,65 +1271,67 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
                             parse_uint(c, 255).map_err(|_| format!("bad ICMP code '{c}'"))? as u8
                         }
                     };
-                    t[1] = code;
+                    h.set_code(code);
+                }
+                // The MTU takes the sequence number's place, and is
+                // written first since it zeroes the identifier's.
+                let mtu = rec.icmp_nextmtu.filter(|_| {
+                    (rec.icmp_type.is_none() || ty == ICMP_UNREACH)
+                        && (h.code() == ICMP_UNREACH_NEEDFRAG || rec.icmp_code.is_none())
+                });
+                if let Some(v) = mtu {
+                    h.set_next_hop_mtu(v);
                 }
                 if rec.icmp_type.is_none() || icmp_has_flow(ty) {
                     if let Some(v) = rec.icmp_flowid {
-                        t[4..6].copy_from_slice(&v.to_be_bytes());
+                        h.set_ident(v);
                     }
-                    if let Some(v) = rec.icmp_seq {
-                        t[6..8].copy_from_slice(&v.to_be_bytes());
-                    }
-                }
-                if (rec.icmp_type.is_none() || ty == 3) && (t[1] == 4 || rec.icmp_code.is_none()) {
-                    if let Some(v) = rec.icmp_nextmtu {
-                        t[6..8].copy_from_slice(&v.to_be_bytes());
+                    if let (Some(v), None) = (rec.icmp_seq, mtu) {
+                        h.set_seq(v);
                     }
                 }
             }
-            _ => {}
+            _ => {
+                // DCCP: only its ports, where UDP has them.
+                let mut ports = UdpHeader::new_unchecked(t);
+                ports.set_src_port(rec.sport.unwrap_or(0));
+                ports.set_dst_port(rec.dport.unwrap_or(0));
+            }
         }
     }
     // The payload goes in after the transport fields (for protocols other
     // than TCP and UDP it starts at the transport header, as in Click).
     data[hl + poff..hl + poff + payload.len()].copy_from_slice(&payload);
 
-    // Transport checksums.
+    // Transport checksums, over the IP payload.
     if opts.checksum && tl > 0 && ip_len <= total && ip_len >= hl + tl {
-        let (src, dst) = {
-            let ip = &data[..20];
-            (
-                [ip[12], ip[13], ip[14], ip[15]],
-                [ip[16], ip[17], ip[18], ip[19]],
-            )
-        };
-        let seg_len = ip_len - hl;
         let seg = &mut data[hl..ip_len];
         match proto {
-            PROTO_TCP | PROTO_UDP => {
-                let at = if proto == PROTO_TCP { 16 } else { 6 };
-                seg[at] = 0;
-                seg[at + 1] = 0;
-                let ph = checksum::pseudo_header_v4(src, dst, proto, seg_len as u16);
-                let mut c = !(checksum::sum(seg, ph) as u16);
-                if proto == PROTO_UDP && c == 0 {
-                    c = 0xffff;
-                }
-                seg[at..at + 2].copy_from_slice(&c.to_be_bytes());
+            PROTO_TCP => TcpHeader::new_unchecked(seg).fill_checksum(src, dst),
+            PROTO_UDP => {
+                // The whole IP payload, whatever the UDP length says (a
+                // dump may give both).
+                UdpHeader::new_unchecked(&mut *seg).set_checksum(0);
+                let ph = checksum::pseudo_header_v4(
+                    src.octets(),
+                    dst.octets(),
+                    PROTO_UDP,
+                    seg.len() as u16,
+                );
+                let c = match !(checksum::sum(seg, ph) as u16) {
+                    0 => 0xffff,
+                    c => c,
+                };
+                UdpHeader::new_unchecked(seg).set_checksum(c);
             }
-            PROTO_ICMP => {
-                seg[2] = 0;
-                seg[3] = 0;
-                let c = checksum::checksum(seg);
-                seg[2..4].copy_from_slice(&c.to_be_bytes());
-            }
+            PROTO_ICMP => IcmpHeader::new_unchecked(seg).fill_checksum(),
             _ => {}
         }
     }
 
     let mut p = Packet::with_room(rclick_core::packet::DEFAULT_HEADROOM, &data, 0);
     p.set_network_header(0, hl);
-    p.set_dst_ip_anno(rec.dst.unwrap_or(Ipv4Addr::UNSPECIFIED));
+    p.set_dst_ip_anno(dst);
     p.set_timestamp_anno(record_timestamp(rec));
     if let Some(l) = rec.link {
         p.set_paint_anno(l);
@@ -1341,13 +1349,41 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
 // ---------------------------------------------------------------------
 // Formatting packets
 
+/// The fixed part of a header as captured: zero-filled past the end of
+/// the capture, so that a wire view over it cannot panic, with the
+/// captured length to say which of its fields were captured (a truncated
+/// capture still prints the fields it holds, as Click's does).
+struct Captured {
+    bytes: [u8; 20],
+    len: usize,
+}
+
+impl Captured {
+    fn new(b: &[u8]) -> Self {
+        let mut bytes = [0u8; 20];
+        let n = b.len().min(bytes.len());
+        bytes[..n].copy_from_slice(&b[..n]);
+        Captured {
+            bytes,
+            len: b.len(),
+        }
+    }
+
+    /// The bytes, when the capture reaches `need`.
+    fn upto(&self, need: usize) -> Option<&[u8]> {
+        (self.len >= need).then_some(&self.bytes[..])
+    }
+}
+
 /// What ToIPSummaryDump found in a packet.
 pub struct PacketView<'a> {
     p: &'a Packet,
     /// The valid IPv4 header and everything after it.
     ip: Option<&'a [u8]>,
+    ip_fixed: Option<Captured>,
     /// The transport header and everything after it (first fragments).
     th: Option<&'a [u8]>,
+    th_fixed: Option<Captured>,
     /// Offset of the network header in the data.
     nh_off: usize,
     /// Why the packet is bad, for `!bad` lines.
@@ -1359,7 +1395,9 @@ impl<'a> PacketView<'a> {
         let mut v = PacketView {
             p,
             ip: None,
+            ip_fixed: None,
             th: None,
+            th_fixed: None,
             nh_off: 0,
             bad: None,
         };
@@ -1372,55 +1410,58 @@ impl<'a> PacketView<'a> {
             return v;
         }
         v.nh_off = off as usize;
-        if nh.len() < 20 {
+        if nh.len() < ipv4::MIN_HEADER_LEN {
             v.bad = Some("truncated IP header capture".into());
             // Fields within the captured part are still printed.
             v.ip = Some(nh);
+            v.ip_fixed = Some(Captured::new(nh));
             return v;
         }
-        if nh[0] >> 4 != 4 {
-            v.bad = Some(format!("IP version {}", nh[0] >> 4));
+        let h = Ipv4Header::new_unchecked(nh);
+        if h.version() != 4 {
+            v.bad = Some(format!("IP version {}", h.version()));
             return v;
         }
-        let hl = usize::from(nh[0] & 0xf) * 4;
-        if hl < 20 {
+        let hl = h.header_len();
+        if hl < ipv4::MIN_HEADER_LEN {
             v.bad = Some(format!("IP header length {}", hl / 4));
             return v;
         }
-        let ip_len = usize::from(u16::from_be_bytes([nh[2], nh[3]]));
+        let ip_len = usize::from(h.total_len());
         if ip_len < hl {
             v.bad = Some(format!("IP length {ip_len}"));
             return v;
         }
         v.ip = Some(nh);
+        v.ip_fixed = Some(Captured::new(nh));
         if nh.len() < hl {
             v.bad = Some("truncated IP header capture".into());
             return v;
         }
-        let fragword = u16::from_be_bytes([nh[6], nh[7]]);
-        if fragword & IP_OFFMASK == 0 {
+        if h.frag_offset() == 0 {
             if let (Some(th), Some(toff)) = (p.transport_header(), p.transport_offset()) {
                 if toff >= off {
                     v.th = Some(th);
+                    v.th_fixed = Some(Captured::new(th));
                 }
             }
-            let proto = nh[9];
             let tlen = v.th.map_or(0, |t| t.len());
-            let is_frag = fragword & IP_MF != 0;
             let trunc = |name: &str| {
-                if is_frag {
+                if h.more_frags() {
                     format!("fragmented {name} header")
                 } else {
                     format!("truncated {name} header")
                 }
             };
-            match proto {
+            match h.protocol() {
                 PROTO_TCP
-                    if tlen < 20 || tlen < usize::from(v.th.map_or(0, |t| t[12] >> 4)) * 4 =>
+                    if tlen < tcp::MIN_HEADER_LEN
+                        || v.th
+                            .is_some_and(|t| tlen < TcpHeader::new_unchecked(t).header_len()) =>
                 {
                     v.bad = Some(trunc("TCP"))
                 }
-                PROTO_UDP if tlen < 8 => v.bad = Some(trunc("UDP")),
+                PROTO_UDP if tlen < udp::HEADER_LEN => v.bad = Some(trunc("UDP")),
                 PROTO_ICMP if tlen < 4 => v.bad = Some(trunc("ICMP")),
                 _ => {}
             }
@@ -1428,33 +1469,38 @@ impl<'a> PacketView<'a> {
         v
     }
 
+    /// The IPv4 header, when the capture holds its bytes up to `need`.
+    fn iph(&self, need: usize) -> Option<Ipv4Header<&[u8]>> {
+        Some(Ipv4Header::new_unchecked(
+            self.ip_fixed.as_ref()?.upto(need)?,
+        ))
+    }
+
     fn proto(&self) -> Option<u8> {
-        self.ip.filter(|ip| ip.len() >= 10).map(|ip| ip[9])
+        Some(self.iph(10)?.protocol())
     }
 
-    fn ip_field(&self, need: usize) -> Option<&'a [u8]> {
-        self.ip.filter(|ip| ip.len() >= need)
+    /// The transport header's fixed part, up to `need`, when the IP
+    /// protocol is one of `protos`.
+    fn th(&self, protos: &[u8], need: usize) -> Option<&[u8]> {
+        if !protos.contains(&self.proto()?) {
+            return None;
+        }
+        self.th_fixed.as_ref()?.upto(need)
     }
 
-    fn tcp(&self, need: usize) -> Option<&'a [u8]> {
-        (self.proto() == Some(PROTO_TCP))
-            .then_some(self.th)
-            .flatten()
-            .filter(|t| t.len() >= need)
+    fn tcp(&self, need: usize) -> Option<TcpHeader<&[u8]>> {
+        Some(TcpHeader::new_unchecked(self.th(&[PROTO_TCP], need)?))
     }
 
-    fn udp(&self, need: usize) -> Option<&'a [u8]> {
-        matches!(self.proto(), Some(PROTO_UDP | PROTO_UDPLITE))
-            .then_some(self.th)
-            .flatten()
-            .filter(|t| t.len() >= need)
+    fn udp(&self, need: usize) -> Option<UdpHeader<&[u8]>> {
+        Some(UdpHeader::new_unchecked(
+            self.th(&[PROTO_UDP, PROTO_UDPLITE], need)?,
+        ))
     }
 
-    fn icmp(&self, need: usize) -> Option<&'a [u8]> {
-        (self.proto() == Some(PROTO_ICMP))
-            .then_some(self.th)
-            .flatten()
-            .filter(|t| t.len() >= need)
+    fn icmp(&self, need: usize) -> Option<IcmpHeader<&[u8]>> {
+        Some(IcmpHeader::new_unchecked(self.th(&[PROTO_ICMP], need)?))
     }
 
     fn extra_length(&self) -> u32 {
@@ -1464,29 +1510,29 @@ impl<'a> PacketView<'a> {
     /// Payload offset and length in the packet data (Click's
     /// `payload_info`), before clipping to the captured data.
     fn payload_info(&self) -> (usize, usize) {
-        let Some(ip) = self.ip.filter(|ip| ip.len() >= 20) else {
+        let Some(ip) = self.iph(ipv4::MIN_HEADER_LEN) else {
             return (0, self.p.len());
         };
-        let ip_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+        let ip_len = usize::from(ip.total_len());
         let toff = self
             .p
             .transport_offset()
-            .map_or(self.nh_off + usize::from(ip[0] & 0xf) * 4, |t| {
-                t.max(0) as usize
-            });
+            .map_or(self.nh_off + ip.header_len(), |t| t.max(0) as usize);
         let nlen = ip_len + self.nh_off;
         let mut off = toff;
-        let fragword = u16::from_be_bytes([ip[6], ip[7]]);
-        if fragword & IP_OFFMASK == 0 {
+        if ip.frag_offset() == 0 {
             let tlen = self.p.len().saturating_sub(toff);
-            match ip[9] {
+            match ip.protocol() {
                 PROTO_TCP if tlen >= 13 => {
-                    let thl = usize::from(self.p.data()[toff + 12] >> 4) * 4;
+                    let t = Captured::new(&self.p.data()[toff..]);
+                    let thl = TcpHeader::new_unchecked(&t.bytes[..]).header_len();
                     if off + thl <= nlen || ip_len == 0 {
                         off += thl;
                     }
                 }
-                PROTO_UDP | PROTO_UDPLITE if off + 8 <= nlen || ip_len == 0 => off += 8,
+                PROTO_UDP | PROTO_UDPLITE if off + udp::HEADER_LEN <= nlen || ip_len == 0 => {
+                    off += udp::HEADER_LEN
+                }
                 _ => {}
             }
         }
@@ -1496,8 +1542,6 @@ impl<'a> PacketView<'a> {
     /// The field's text, or `None` for `-`.
     pub fn field(&self, f: Field) -> Option<String> {
         let ts = self.p.timestamp_anno();
-        let be16 = |b: &[u8], i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
-        let be32 = |b: &[u8], i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         Some(match f {
             Field::None => return None,
             Field::Timestamp => format!("{ts}"),
@@ -1510,20 +1554,20 @@ impl<'a> PacketView<'a> {
                 let t = Timestamp::from_sec_nsec(0, i64::from_ne_bytes(b));
                 format!("{t}")
             }
-            Field::IpSrc => dotted(&self.ip_field(16)?[12..16]),
-            Field::IpDst => dotted(&self.ip_field(20)?[16..20]),
-            Field::IpTos => self.ip_field(2)?[1].to_string(),
-            Field::IpDscp => (self.ip_field(2)?[1] >> 2).to_string(),
-            Field::IpEcn => match self.ip_field(2)?[1] & 3 {
+            Field::IpSrc => self.iph(16)?.src().to_string(),
+            Field::IpDst => self.iph(20)?.dst().to_string(),
+            Field::IpTos => self.iph(2)?.tos().to_string(),
+            Field::IpDscp => self.iph(2)?.dscp().to_string(),
+            Field::IpEcn => match self.iph(2)?.ecn() {
                 0 => "no",
                 1 => "ect1",
                 2 => "ect2",
                 _ => "ce",
             }
             .to_string(),
-            Field::IpTtl => self.ip_field(9)?[8].to_string(),
+            Field::IpTtl => self.iph(9)?.ttl().to_string(),
             Field::IpFrag => {
-                let w = be16(self.ip_field(8)?, 6);
+                let w = self.iph(8)?.frag_word();
                 if w & (IP_MF | IP_OFFMASK) != 0 {
                     if w & IP_OFFMASK == 0 {
                         "F"
@@ -1538,101 +1582,98 @@ impl<'a> PacketView<'a> {
                 .to_string()
             }
             Field::IpFragoff => {
-                let w = be16(self.ip_field(8)?, 6);
-                let mut s = (u32::from(w & IP_OFFMASK) << 3).to_string();
-                if w & IP_MF != 0 {
+                let h = self.iph(8)?;
+                let mut s = h.frag_offset().to_string();
+                if h.more_frags() {
                     s.push('+');
                 }
-                if w & IP_DF != 0 {
+                if h.dont_frag() {
                     s.push('!');
                 }
                 s
             }
-            Field::IpId => be16(self.ip_field(6)?, 4).to_string(),
-            Field::IpSum => be16(self.ip_field(12)?, 10).to_string(),
-            Field::IpProto => match self.ip_field(10)?[9] {
+            Field::IpId => self.iph(6)?.ident().to_string(),
+            Field::IpSum => self.iph(12)?.checksum().to_string(),
+            Field::IpProto => match self.proto()? {
                 PROTO_TCP => "T".into(),
                 PROTO_UDP => "U".into(),
                 PROTO_ICMP => "I".into(),
                 n => n.to_string(),
             },
-            Field::IpHl => (usize::from(self.ip_field(1)?[0] & 0xf) * 4).to_string(),
-            Field::IpLen => match self.ip.filter(|ip| ip.len() >= 4) {
-                Some(ip) => be16(ip, 2).to_string(),
+            Field::IpHl => self.iph(1)?.header_len().to_string(),
+            Field::IpLen => match self.iph(4) {
+                Some(ip) => ip.total_len().to_string(),
                 None => (self.p.len() as u64 + u64::from(self.extra_length())).to_string(),
             },
-            Field::IpCaptureLen => match self.ip.filter(|ip| ip.len() >= 4) {
-                Some(ip) => usize::from(be16(ip, 2)).min(ip.len()).to_string(),
-                None => self.p.len().to_string(),
+            Field::IpCaptureLen => match (self.iph(4), self.ip) {
+                (Some(h), Some(ip)) => usize::from(h.total_len()).min(ip.len()).to_string(),
+                _ => self.p.len().to_string(),
             },
             Field::IpOpt => {
-                let ip = self.ip_field(20)?;
-                let hl = usize::from(ip[0] & 0xf) * 4;
-                if hl <= 20 {
+                if self.iph(ipv4::MIN_HEADER_LEN)?.header_len() <= ipv4::MIN_HEADER_LEN {
                     ".".into()
                 } else {
-                    unparse_ip_opt(ip.get(20..hl)?)
+                    unparse_ip_opt(Ipv4Header::new_checked(self.ip?).ok()?.options())
                 }
             }
             Field::Sport | Field::Dport => {
-                let need = if f == Field::Sport { 2 } else { 4 };
-                let ip = self.ip_field(20)?;
-                if !has_ports(ip[9]) {
+                if !has_ports(self.iph(ipv4::MIN_HEADER_LEN)?.protocol()) {
                     return None;
                 }
-                let th = self.th.filter(|t| t.len() >= need)?;
-                be16(th, need - 2).to_string()
+                let need = if f == Field::Sport { 2 } else { 4 };
+                // Every protocol with ports has them where UDP does.
+                let ports = UdpHeader::new_unchecked(self.th_fixed.as_ref()?.upto(need)?);
+                if f == Field::Sport {
+                    ports.src_port().to_string()
+                } else {
+                    ports.dst_port().to_string()
+                }
             }
-            Field::TcpSeq => be32(self.tcp(8)?, 4).to_string(),
-            Field::TcpAck => be32(self.tcp(12)?, 8).to_string(),
-            Field::TcpFlags => {
-                let t = self.tcp(14)?;
-                unparse_tcp_flags(u16::from(t[13]) | u16::from(t[12] & 1) << 8)
-            }
-            Field::TcpWindow => be16(self.tcp(16)?, 14).to_string(),
-            Field::TcpUrp => be16(self.tcp(20)?, 18).to_string(),
+            Field::TcpSeq => self.tcp(8)?.seq().to_string(),
+            Field::TcpAck => self.tcp(12)?.ack().to_string(),
+            Field::TcpFlags => unparse_tcp_flags(self.tcp(14)?.flags_with_ns()),
+            Field::TcpWindow => self.tcp(16)?.window().to_string(),
+            Field::TcpUrp => self.tcp(20)?.urgent().to_string(),
             Field::TcpOpt | Field::TcpNtopt | Field::TcpSack => {
-                let t = self.tcp(13)?;
-                let thl = usize::from(t[12] >> 4) * 4;
-                if thl <= 20 {
+                if self.tcp(13)?.header_len() <= tcp::MIN_HEADER_LEN {
                     return Some(".".into());
                 }
-                let opt = t.get(20..thl)?;
+                let t = TcpHeader::new_checked(self.th?).ok()?;
                 let mask = match f {
                     Field::TcpOpt => TcpOptMask::All,
                     Field::TcpNtopt => TcpOptMask::NoTimestamp,
                     _ => TcpOptMask::Sack,
                 };
-                unparse_tcp_opt(opt, mask)
+                unparse_tcp_opt(t.options(), mask)
             }
-            Field::UdpLen => be16(self.udp(6)?, 4).to_string(),
-            Field::IcmpType => self.icmp(1)?[0].to_string(),
-            Field::IcmpCode => self.icmp(2)?[1].to_string(),
+            Field::UdpLen => self.udp(6)?.len().to_string(),
+            Field::IcmpType => self.icmp(1)?.icmp_type().to_string(),
+            Field::IcmpCode => self.icmp(2)?.code().to_string(),
             Field::IcmpTypeName => {
-                let t = self.icmp(1)?[0];
+                let t = self.icmp(1)?.icmp_type();
                 icmp_type_name(t).map_or_else(|| t.to_string(), str::to_string)
             }
             Field::IcmpCodeName => {
                 let i = self.icmp(2)?;
-                icmp_code_name(i[0], i[1]).map_or_else(|| i[1].to_string(), str::to_string)
+                icmp_code_name(i.icmp_type(), i.code())
+                    .map_or_else(|| i.code().to_string(), str::to_string)
             }
             Field::IcmpFlowid | Field::IcmpSeq => {
-                let t = self.icmp(1)?[0];
-                if !icmp_has_flow(t) {
+                if !icmp_has_flow(self.icmp(1)?.icmp_type()) {
                     return None;
                 }
                 if f == Field::IcmpFlowid {
-                    be16(self.icmp(6)?, 4).to_string()
+                    self.icmp(6)?.ident().to_string()
                 } else {
-                    be16(self.icmp(8)?, 6).to_string()
+                    self.icmp(8)?.seq().to_string()
                 }
             }
             Field::IcmpNextmtu => {
                 let i = self.icmp(2)?;
-                if i[0] != 3 || i[1] != 4 {
+                if i.icmp_type() != ICMP_UNREACH || i.code() != ICMP_UNREACH_NEEDFRAG {
                     return None;
                 }
-                be16(self.icmp(8)?, 6).to_string()
+                self.icmp(8)?.next_hop_mtu().to_string()
             }
             Field::PayloadLen => {
                 let (_, len) = self.payload_info();

@@ -356,14 +356,23 @@ impl DumpReader {
         }
     }
 
-    fn next_pcap(&mut self) -> Result<Option<Record<'_>>, String> {
+    /// Reads the `N`-byte header of the next record or block, which starts
+    /// there: `None` at a clean end of file, an error naming `what` when
+    /// the file ends inside it.
+    fn read_header<const N: usize>(&mut self, what: &str) -> Result<Option<[u8; N]>, String> {
         self.record_pos = self.pos;
-        let mut h = [0u8; 16];
+        let mut h = [0u8; N];
         match self.fill(&mut h) {
-            Fill::Full => {}
-            Fill::Eof => return Ok(None),
-            Fill::Partial => return Err("short packet header".into()),
+            Fill::Full => Ok(Some(h)),
+            Fill::Eof => Ok(None),
+            Fill::Partial => Err(format!("short {what}")),
         }
+    }
+
+    fn next_pcap(&mut self) -> Result<Option<Record<'_>>, String> {
+        let Some(h) = self.read_header::<16>("packet header")? else {
+            return Ok(None);
+        };
         let sec = self.u32(&h[0..4]);
         let frac = self.u32(&h[4..8]);
         let (mut caplen, mut len) = (self.u32(&h[8..12]), self.u32(&h[12..16]));
@@ -427,13 +436,9 @@ impl DumpReader {
     /// type, or `None` at a clean end of file.
     fn read_block(&mut self) -> Result<Option<u32>, String> {
         loop {
-            self.record_pos = self.pos;
-            let mut h = [0u8; 4];
-            match self.fill(&mut h) {
-                Fill::Full => {}
-                Fill::Eof => return Ok(None),
-                Fill::Partial => return Err("short block header".into()),
-            }
+            let Some(h) = self.read_header::<4>("block header")? else {
+                return Ok(None);
+            };
             if u32::from_ne_bytes(h) == PCAPNG_SHB {
                 self.read_shb_rest(h)?;
                 continue;

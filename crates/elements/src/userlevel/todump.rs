@@ -46,14 +46,13 @@
 //! ```
 
 use rclick_core::conf::{parse_word, split_words, Args};
-use rclick_core::element::{observe_pull, observe_pulled, observe_push, HandlerSpec, Observe};
+use rclick_core::element::Observe;
 use rclick_core::packet::anno;
-use rclick_core::{
-    Batch, ConfigResult, Ctx, Element, InitCtx, Packet, PullTask, TaskId, Timestamp,
-};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
 
 use super::fromdump::FromDump;
 use super::pcap::{dlt, parse_linktype, unparse_linktype, DumpWriter};
+use super::tracereplay::{self, trace_writer, writer_element_methods, writer_handlers, Writing};
 
 pub struct ToDump {
     filename: String,
@@ -64,9 +63,7 @@ pub struct ToDump {
     unbuffered: bool,
     nano: bool,
     writer: Option<DumpWriter>,
-    active: bool,
-    count: u64,
-    puller: PullTask,
+    writing: Writing,
 }
 
 impl Default for ToDump {
@@ -80,16 +77,14 @@ impl Default for ToDump {
             unbuffered: false,
             nano: false,
             writer: None,
-            active: true,
-            count: 0,
-            puller: PullTask::default(),
+            writing: Writing::default(),
         }
     }
 }
 
 impl ToDump {
     fn write_packet(&mut self, p: &Packet, ctx: &Ctx) {
-        if !self.active {
+        if !self.writing.active {
             return;
         }
         let Some(w) = self.writer.as_mut() else {
@@ -108,10 +103,10 @@ impl ToDump {
         let len = (data.len() as u32).saturating_add(extra);
         let n = data.len().min(self.snaplen as usize);
         match w.write(ts, len, &data[..n]) {
-            Ok(()) => self.count += 1,
+            Ok(()) => self.writing.count += 1,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) => {
-                self.active = false;
+                self.writing.active = false;
                 ctx.chatter(&format!("ToDump({}): {e}", self.filename));
             }
         }
@@ -124,12 +119,20 @@ impl Observe for ToDump {
     }
 }
 
+trace_writer!(ToDump);
+
+const HANDLERS: &[Handler<ToDump>] = &[
+    Handler::data("filename", |e| &e.filename),
+    writer_handlers::count(),
+    writer_handlers::reset_counts(),
+];
+
 rclick_core::element_class!(ToDump);
 
 impl Element for ToDump {
-    fn port_count(&self) -> &'static str {
-        "1/0-1"
-    }
+    rclick_core::element_kind!(observe);
+    rclick_core::handlers!(HANDLERS);
+    writer_element_methods!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -194,61 +197,8 @@ impl Element for ToDump {
             self.unbuffered,
         )?;
         self.writer = Some(w);
-        if self.filename == "-" {
-            self.filename = "<stdout>".into();
-        }
-        if ctx.input_is_pull(0) && ctx.noutputs() == 0 {
-            self.puller.initialize(ctx, 0, true);
-        }
-        self.active = true;
+        self.filename = tracereplay::output_name(&self.filename);
+        self.writing.initialize(ctx);
         Ok(())
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        observe_push(self, batch, ctx);
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        observe_pull(self, max, ctx)
-    }
-
-    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
-        if !self.active {
-            return false;
-        }
-        let got = self.puller.pull(ctx, 0, rclick_core::batch::BATCH_CAPACITY);
-        observe_pulled(self, got, ctx)
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("filename"),
-            HandlerSpec::read("count"),
-            HandlerSpec::button("reset_counts"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "filename" => Ok(self.filename.clone()),
-            "count" => Ok(self.count.to_string()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.count = 0;
-                Ok(())
-            }
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn cleanup(&mut self) {
-        if let Some(mut w) = self.writer.take() {
-            let _ = w.flush();
-        }
     }
 }

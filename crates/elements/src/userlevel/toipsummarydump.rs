@@ -70,13 +70,15 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use rclick_core::conf::{parse_any, Args};
-use rclick_core::element::{observe_pull, observe_pulled, observe_push, HandlerSpec, Observe};
+use rclick_core::element::Observe;
 use rclick_core::packet::anno;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, PullTask, TaskId};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::ipsumdump::{cp_quote, format_line, parse_field_list, Field, PacketView};
 use super::ipsumdump::{MAJOR_VERSION, MINOR_VERSION};
+use super::tracereplay::{self, trace_writer, writer_element_methods, writer_handlers, Writing};
 
+#[derive(Default)]
 pub struct ToIPSummaryDump {
     filename: String,
     fields: Vec<Field>,
@@ -85,26 +87,7 @@ pub struct ToIPSummaryDump {
     multipacket: bool,
     bad_packets: bool,
     writer: Option<BufWriter<Box<dyn Write + Send>>>,
-    active: bool,
-    count: u64,
-    puller: PullTask,
-}
-
-impl Default for ToIPSummaryDump {
-    fn default() -> Self {
-        ToIPSummaryDump {
-            filename: String::new(),
-            fields: Vec::new(),
-            verbose: false,
-            banner: None,
-            multipacket: false,
-            bad_packets: false,
-            writer: None,
-            active: true,
-            count: 0,
-            puller: PullTask::default(),
-        }
-    }
+    writing: Writing,
 }
 
 fn hostname() -> Option<String> {
@@ -121,13 +104,13 @@ impl ToIPSummaryDump {
             return;
         };
         if let Err(e) = w.write_all(text.as_bytes()) {
-            self.active = false;
+            self.writing.active = false;
             ctx.chatter(&format!("{}: {}: {e}", ctx.element_name(), self.filename));
         }
     }
 
     fn write_packet(&mut self, p: &Packet, ctx: &Ctx) {
-        if !self.active {
+        if !self.writing.active {
             return;
         }
         let mut text = String::new();
@@ -155,8 +138,15 @@ impl ToIPSummaryDump {
             }
         }
         self.write_text(&text, ctx);
-        if self.active {
-            self.count += lines;
+        if self.writing.active {
+            self.writing.count += lines;
+        }
+    }
+
+    fn flush(&mut self, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+        match self.writer.as_mut() {
+            Some(w) => w.flush().map_err(|e| e.to_string()),
+            None => Ok(()),
         }
     }
 }
@@ -167,12 +157,21 @@ impl Observe for ToIPSummaryDump {
     }
 }
 
+trace_writer!(ToIPSummaryDump);
+
+const HANDLERS: &[Handler<ToIPSummaryDump>] = &[
+    writer_handlers::count(),
+    writer_handlers::reset_counts(),
+    Handler::data("filename", |e| &e.filename),
+    Handler::button("flush", ToIPSummaryDump::flush),
+];
+
 rclick_core::element_class!(ToIPSummaryDump);
 
 impl Element for ToIPSummaryDump {
-    fn port_count(&self) -> &'static str {
-        "1/0-1"
-    }
+    rclick_core::element_kind!(observe);
+    rclick_core::handlers!(HANDLERS);
+    writer_element_methods!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
@@ -216,9 +215,7 @@ impl Element for ToIPSummaryDump {
         } else {
             Box::new(File::create(&self.filename).map_err(|e| format!("{}: {e}", self.filename))?)
         };
-        if self.filename == "-" {
-            self.filename = "<stdout>".into();
-        }
+        self.filename = tracereplay::output_name(&self.filename);
         let mut header = format!("!IPSummaryDump {MAJOR_VERSION}.{MINOR_VERSION}\n");
         if let Some(b) = &self.banner {
             header.push_str(&format!("!creator {}\n", cp_quote(b.as_bytes())));
@@ -240,63 +237,7 @@ impl Element for ToIPSummaryDump {
         w.write_all(header.as_bytes())
             .map_err(|e| format!("{}: {e}", self.filename))?;
         self.writer = Some(w);
-        if ctx.input_is_pull(0) && ctx.noutputs() == 0 {
-            self.puller.initialize(ctx, 0, true);
-        }
-        self.active = true;
+        self.writing.initialize(ctx);
         Ok(())
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        observe_push(self, batch, ctx);
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        observe_pull(self, max, ctx)
-    }
-
-    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
-        if !self.active {
-            return false;
-        }
-        let got = self.puller.pull(ctx, 0, rclick_core::batch::BATCH_CAPACITY);
-        observe_pulled(self, got, ctx)
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![
-            HandlerSpec::read("count"),
-            HandlerSpec::button("reset_counts"),
-            HandlerSpec::read("filename"),
-            HandlerSpec::button("flush"),
-        ]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "count" => Ok(self.count.to_string()),
-            "filename" => Ok(self.filename.clone()),
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn write_handler(&mut self, name: &str, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        match name {
-            "reset_counts" => {
-                self.count = 0;
-                Ok(())
-            }
-            "flush" => match self.writer.as_mut() {
-                Some(w) => w.flush().map_err(|e| e.to_string()),
-                None => Ok(()),
-            },
-            _ => Err(format!("no '{name}' handler")),
-        }
-    }
-
-    fn cleanup(&mut self) {
-        if let Some(mut w) = self.writer.take() {
-            let _ = w.flush();
-        }
     }
 }
