@@ -41,6 +41,7 @@ use std::fmt::Write as _;
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_ether, parse_ipv4, parse_ipv4_prefix, parse_u32};
+use rclick_core::wire::{icmp, ipv4, tcp, Ipv4Header};
 
 // ------------------------------------------------------------------ atoms
 
@@ -248,33 +249,37 @@ impl Names for StaticNames {
 }
 
 /// Click's ICMP type names.
-const ICMP_TYPES: &[(&str, u32)] = &[
-    ("echo-reply", 0),
-    ("unreachable", 3),
-    ("sourcequench", 4),
-    ("redirect", 5),
-    ("echo", 8),
-    ("routeradvert", 9),
-    ("routersolicit", 10),
-    ("timeexceeded", 11),
-    ("parameterproblem", 12),
-    ("timestamp", 13),
-    ("timestamp-reply", 14),
-    ("inforeq", 15),
-    ("inforeq-reply", 16),
-    ("maskreq", 17),
-    ("maskreq-reply", 18),
+const ICMP_TYPES: &[(&str, u8)] = &[
+    ("echo-reply", icmp::ICMP_ECHOREPLY),
+    ("unreachable", icmp::ICMP_UNREACH),
+    ("sourcequench", icmp::ICMP_SOURCEQUENCH),
+    ("redirect", icmp::ICMP_REDIRECT),
+    ("echo", icmp::ICMP_ECHO),
+    ("routeradvert", icmp::ICMP_ROUTERADVERT),
+    ("routersolicit", icmp::ICMP_ROUTERSOLICIT),
+    ("timeexceeded", icmp::ICMP_TIMXCEED),
+    ("parameterproblem", icmp::ICMP_PARAMPROB),
+    ("timestamp", icmp::ICMP_TSTAMP),
+    ("timestamp-reply", icmp::ICMP_TSTAMPREPLY),
+    ("inforeq", icmp::ICMP_IREQ),
+    ("inforeq-reply", icmp::ICMP_IREQREPLY),
+    ("maskreq", icmp::ICMP_MASKREQ),
+    ("maskreq-reply", icmp::ICMP_MASKREPLY),
 ];
 
 /// TCP flag names (`tcp opt`).
-const TCP_OPTS: &[(&str, u32)] = &[
-    ("fin", 0x01),
-    ("syn", 0x02),
-    ("rst", 0x04),
-    ("psh", 0x08),
-    ("ack", 0x10),
-    ("urg", 0x20),
+const TCP_OPTS: &[(&str, u16)] = &[
+    ("fin", tcp::TCP_FIN),
+    ("syn", tcp::TCP_SYN),
+    ("rst", tcp::TCP_RST),
+    ("psh", tcp::TCP_PSH),
+    ("ack", tcp::TCP_ACK),
+    ("urg", tcp::TCP_URG),
 ];
+
+const ICMP: u32 = ipv4::PROTO_ICMP as u32;
+const TCP: u32 = ipv4::PROTO_TCP as u32;
+const UDP: u32 = ipv4::PROTO_UDP as u32;
 
 fn ip_proto_name(s: &str) -> Option<u32> {
     if s.as_bytes().first().is_some_and(|c| c.is_ascii_digit()) {
@@ -390,13 +395,13 @@ const F_TTL: FieldSpec = FieldSpec {
     name: "ip ttl",
 };
 const F_TCP_WIN: FieldSpec = FieldSpec {
-    transp: Some(Proto::Num(6)),
+    transp: Some(Proto::Num(TCP)),
     bit_offset: 112,
     nbits: 16,
     name: "tcp win",
 };
 const F_ICMP_TYPE: FieldSpec = FieldSpec {
-    transp: Some(Proto::Num(1)),
+    transp: Some(Proto::Num(ICMP)),
     bit_offset: 0,
     nbits: 8,
     name: "icmp type",
@@ -498,9 +503,9 @@ fn type_word(w: &str) -> Option<Ty> {
 fn proto_text(p: Proto) -> String {
     match p {
         Proto::Unknown => String::new(),
-        Proto::Num(1) => "icmp".into(),
-        Proto::Num(6) => "tcp".into(),
-        Proto::Num(17) => "udp".into(),
+        Proto::Num(ICMP) => "icmp".into(),
+        Proto::Num(TCP) => "tcp".into(),
+        Proto::Num(UDP) => "udp".into(),
         Proto::Num(n) => format!("ip proto {n}"),
         Proto::TcpOrUdp => "tcpudp".into(),
         Proto::Transp => "transp".into(),
@@ -865,13 +870,13 @@ impl<'a> Parser<'a> {
         }
         let ty = prim.ty;
         let pr = prim.proto;
-        let tcp_ok = matches!(pr, Proto::Unknown | Proto::Num(6) | Proto::TcpOrUdp);
-        let udp_ok = matches!(pr, Proto::Unknown | Proto::Num(17) | Proto::TcpOrUdp);
+        let tcp_ok = matches!(pr, Proto::Unknown | Proto::Num(TCP) | Proto::TcpOrUdp);
+        let udp_ok = matches!(pr, Proto::Unknown | Proto::Num(UDP) | Proto::TcpOrUdp);
         let proto = ip_proto_name(w);
-        let tport = self.names.port(w, 6);
-        let uport = self.names.port(w, 17);
-        let opt = TCP_OPTS.iter().find(|e| e.0 == w).map(|e| e.1);
-        let icmp = ICMP_TYPES.iter().find(|e| e.0 == w).map(|e| e.1);
+        let tport = self.names.port(w, ipv4::PROTO_TCP);
+        let uport = self.names.port(w, ipv4::PROTO_UDP);
+        let opt = TCP_OPTS.iter().find(|e| e.0 == w).map(|e| u32::from(e.1));
+        let icmp = ICMP_TYPES.iter().find(|e| e.0 == w).map(|e| u32::from(e.1));
         if proto.is_none() && tport.is_none() && uport.is_none() && opt.is_none() && icmp.is_none()
         {
             return Ok(None);
@@ -910,7 +915,7 @@ impl<'a> Parser<'a> {
                 Ty::Field(f) => f == F_ICMP_TYPE,
                 _ => false,
             };
-            if ty_ok && matches!(pr, Proto::Unknown | Proto::Num(1)) {
+            if ty_ok && matches!(pr, Proto::Unknown | Proto::Num(ICMP)) {
                 found.push((Data::Field(F_ICMP_TYPE, t), String::new()));
             }
         }
@@ -1054,7 +1059,7 @@ impl<'a> Parser<'a> {
                 p.data = Data::Int(n);
                 match p.proto {
                     Proto::Unknown => p.proto = Proto::TcpOrUdp,
-                    Proto::Num(6) | Proto::Num(17) | Proto::TcpOrUdp => {}
+                    Proto::Num(TCP) | Proto::Num(UDP) | Proto::TcpOrUdp => {}
                     other => {
                         return Err(format!(
                             "bad protocol '{}' for 'port' directive",
@@ -1070,8 +1075,8 @@ impl<'a> Parser<'a> {
                     return Err("TCP options missing in 'tcp opt' directive".into());
                 };
                 match p.proto {
-                    Proto::Unknown => p.proto = Proto::Num(6),
-                    Proto::Num(6) => {}
+                    Proto::Unknown => p.proto = Proto::Num(TCP),
+                    Proto::Num(TCP) => {}
                     other => {
                         return Err(format!(
                             "bad protocol '{}' for 'tcp opt' directive",
@@ -1209,8 +1214,11 @@ fn comparison(
     }
 }
 
+/// The fragment word bits that are zero in an unfragmented packet.
+const FRAGMENT_BITS: u32 = (ipv4::IP_MF | ipv4::IP_OFFMASK) as u32;
+
 fn frag_ok() -> Expr {
-    atom(Base::Ip, 4, 0x1FFF, 0, 0)
+    atom(Base::Ip, 4, u32::from(ipv4::IP_OFFMASK), 0, 0)
 }
 
 fn proto_is(p: u32) -> Expr {
@@ -1258,7 +1266,7 @@ fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
     }
     match p.proto {
         Proto::Num(n) if p.ty != Ty::Proto || transport => parts.push(proto_is(n)),
-        Proto::TcpOrUdp => parts.push(Expr::Or(vec![proto_is(6), proto_is(17)])),
+        Proto::TcpOrUdp => parts.push(Expr::Or(vec![proto_is(TCP), proto_is(UDP)])),
         _ => {}
     }
     let v = match p.data {
@@ -1311,8 +1319,8 @@ fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
             negate_if(combine(p.srcdst, src, dst), p.op_neg)
         }
         Ty::TcpOpt => atom(Base::Transp, 12, v << 16, v << 16, v << 16),
-        Ty::Frag => atom(Base::Ip, 4, 0x3FFF, 0, 0).not(),
-        Ty::Unfrag => atom(Base::Ip, 4, 0x3FFF, 0, 0),
+        Ty::Frag => atom(Base::Ip, 4, FRAGMENT_BITS, 0, 0).not(),
+        Ty::Unfrag => atom(Base::Ip, 4, FRAGMENT_BITS, 0, 0),
         Ty::Ce => atom(Base::Ip, 0, 0x0003_0000, 0x0003_0000, 0x0003_0000),
         Ty::Ect => {
             if p.data == Data::None {
@@ -2201,7 +2209,13 @@ pub fn packet_headers(p: &rclick_core::Packet) -> (&[u8], &[u8]) {
     let tp = match (p.transport_header(), p.network_header_length()) {
         (Some(t), Some(_)) => t,
         _ => {
-            let hl = ip.first().map_or(0, |b| ((b & 0x0F) as usize) * 4);
+            // Also for a truncated or damaged header: its length field
+            // says where the transport header would be.
+            let hl = if ip.is_empty() {
+                0
+            } else {
+                Ipv4Header::new_unchecked(ip).header_len()
+            };
             ip.get(hl..).unwrap_or(&[])
         }
     };
@@ -2463,11 +2477,4 @@ impl Names for CtxNames<'_, '_> {
     fn ether(&self, s: &str) -> Option<[u8; 6]> {
         super::address::parse_ether_arg(s, self.0).ok().map(|e| e.0)
     }
-}
-
-/// Push for IPClassifier and IPFilter: classifies every packet of the
-/// batch and forwards it; a batch that goes to one output whole is
-/// forwarded as is.
-pub fn push_classified(prog: &Compiled, batch: rclick_core::Batch, ctx: &mut rclick_core::Ctx) {
-    rclick_core::element::classify_push(batch, ctx, |p, _| prog.classify_packet(p));
 }
