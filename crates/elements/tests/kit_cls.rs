@@ -141,3 +141,18 @@ fn shared_matcher_partial_words() {
     assert_eq!(c.classify(&[0x45, 6, 0, 0, 0, 0, 0, 0, 4], &[]), Some(2));
     assert_eq!(c.classify(&[0x45, 6, 0, 0, 0, 0, 0, 0, 3], &[]), None);
 }
+
+/// A negated clause with an empty mask past the end of the data: the test
+/// reads nothing, so it holds and the negation fails, with or without
+/// optimization.
+#[test]
+fn empty_mask_past_the_data() {
+    let texts: Vec<String> = ["!8/??", "-"].iter().map(|s| s.to_string()).collect();
+    for p in [
+        Program::compile(&texts).unwrap(),
+        Program::compile_unoptimized(&texts).unwrap(),
+    ] {
+        assert_eq!(p.classify(&[1, 2]), Some(1));
+        assert_eq!(p.classify(&[]), Some(1));
+    }
+}

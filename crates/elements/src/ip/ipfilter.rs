@@ -63,7 +63,7 @@ use crate::standard::classifier::one_pattern_per_output;
 /// parses its arguments differently).
 #[derive(Default)]
 pub struct IPFilter {
-    prog: Option<Compiled>,
+    prog: Compiled,
     /// IPClassifier: one pattern per output, without actions.
     per_output: bool,
 }
@@ -72,25 +72,24 @@ impl IPFilter {
     /// An IPClassifier.
     pub fn classifier() -> Self {
         IPFilter {
-            prog: None,
+            prog: Compiled::default(),
             per_output: true,
         }
     }
 
-    /// The compiled filter (after configuration).
+    /// The compiled filter (one that drops everything before
+    /// configuration).
     pub fn compiled(&self) -> Option<&Compiled> {
-        self.prog.as_ref()
+        Some(&self.prog)
     }
 }
 
-const HANDLERS: &[Handler<IPFilter>] = &[Handler::read("program", |e, _| {
-    e.prog.as_ref().map(Compiled::unparse).unwrap_or_default()
-})];
+const HANDLERS: &[Handler<IPFilter>] = &[Handler::read("program", |e, _| e.prog.unparse())];
 
 impl Classify for IPFilter {
     #[inline]
     fn classify(&mut self, p: &Packet, _ctx: &mut Ctx) -> Option<usize> {
-        self.prog.as_ref()?.classify_packet(p)
+        self.prog.classify_packet(p)
     }
 }
 
@@ -120,7 +119,7 @@ impl Element for IPFilter {
         for w in &parsed.warnings {
             ctx.chatter(&format!("{}: warning: {w}", ctx.element_name()));
         }
-        self.prog = Some(Compiled::new(&parsed.rules, CompileOptions::default()));
+        self.prog = Compiled::new(&parsed.rules, CompileOptions::default());
         Ok(())
     }
 

@@ -43,6 +43,8 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::{parse_ether, parse_ipv4, parse_ipv4_prefix, parse_u32};
 use rclick_core::wire::{icmp, ipv4, tcp, Ipv4Header};
 
+use crate::standard::classifier_program::{read_partial, run, Test, DROP};
+
 // ------------------------------------------------------------------ atoms
 
 /// Which header an atom's offset is relative to.
@@ -82,19 +84,8 @@ impl Field {
         if let Some(b) = data.get(o..o + 4) {
             return Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & self.mask);
         }
-        read_partial(data, o, self.required()).map(|w| w & self.mask)
+        read_partial(data, o, self.required()).map(|b| u32::from_be_bytes(b) & self.mask)
     }
-}
-
-#[cold]
-fn read_partial(data: &[u8], o: usize, required: usize) -> Option<u32> {
-    if data.len() < required {
-        return None;
-    }
-    let mut b = [0u8; 4];
-    let avail = data.len().saturating_sub(o).min(4);
-    b[..avail].copy_from_slice(&data[o..o + avail]);
-    Some(u32::from_be_bytes(b))
 }
 
 /// `(word & field.mask)` in `lo..=hi`.
@@ -352,59 +343,29 @@ struct FieldSpec {
     name: &'static str,
 }
 
-const F_VERS: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 0,
-    nbits: 4,
-    name: "ip vers",
-};
-const F_HL: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 4,
-    nbits: 4,
-    name: "ip hl",
-};
-const F_TOS: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 8,
-    nbits: 8,
-    name: "ip tos",
-};
-const F_DSCP: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 8,
-    nbits: 6,
-    name: "ip dscp",
-};
-const F_LEN: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 16,
-    nbits: 16,
-    name: "ip len",
-};
-const F_ID: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 32,
-    nbits: 16,
-    name: "ip id",
-};
-const F_TTL: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 64,
-    nbits: 8,
-    name: "ip ttl",
-};
+const fn ip_field(bit_offset: u32, nbits: u32, name: &'static str) -> FieldSpec {
+    FieldSpec {
+        transp: None,
+        bit_offset,
+        nbits,
+        name,
+    }
+}
+
+const F_VERS: FieldSpec = ip_field(0, 4, "ip vers");
+const F_HL: FieldSpec = ip_field(4, 4, "ip hl");
+const F_TOS: FieldSpec = ip_field(8, 8, "ip tos");
+const F_DSCP: FieldSpec = ip_field(8, 6, "ip dscp");
+const F_LEN: FieldSpec = ip_field(16, 16, "ip len");
+const F_ID: FieldSpec = ip_field(32, 16, "ip id");
+const F_TTL: FieldSpec = ip_field(64, 8, "ip ttl");
 const F_TCP_WIN: FieldSpec = FieldSpec {
     transp: Some(Proto::Num(TCP)),
-    bit_offset: 112,
-    nbits: 16,
-    name: "tcp win",
+    ..ip_field(112, 16, "tcp win")
 };
 const F_ICMP_TYPE: FieldSpec = FieldSpec {
     transp: Some(Proto::Num(ICMP)),
-    bit_offset: 0,
-    nbits: 8,
-    name: "icmp type",
+    ..ip_field(0, 8, "icmp type")
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1386,26 +1347,7 @@ fn parse_pattern_words(
 
 /// Parses IPClassifier patterns: pattern `i` sends to output `i`.
 pub fn parse_classifier(patterns: &[String], names: &dyn Names) -> Result<Parsed, Vec<String>> {
-    let mut out = Parsed::default();
-    let mut errors = Vec::new();
-    for (i, pat) in patterns.iter().enumerate() {
-        let toks = tokenize(pat);
-        let mut w = Vec::new();
-        match parse_pattern_words(&toks, names, &mut w) {
-            Ok(expr) => out.rules.push(Rule {
-                action: Action::Output(i),
-                expr,
-            }),
-            Err(e) => errors.push(format!("pattern {i}: {e}")),
-        }
-        out.warnings
-            .extend(w.into_iter().map(|m| format!("pattern {i}: {m}")));
-    }
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
+    parse_rules(patterns, names, |i, _, _| Ok((Action::Output(i), 0)))
 }
 
 /// Parses IPFilter `ACTION PATTERN` arguments for an element with
@@ -1415,27 +1357,20 @@ pub fn parse_filter(
     noutputs: usize,
     names: &dyn Names,
 ) -> Result<Parsed, Vec<String>> {
-    let mut out = Parsed::default();
-    let mut errors = Vec::new();
-    for (i, arg) in args.iter().enumerate() {
-        let toks = tokenize(arg);
+    parse_rules(args, names, |i, toks, warnings| {
         let Some(first) = toks.first() else {
-            errors.push(format!("empty pattern {i}"));
-            continue;
+            return Err(format!("empty pattern {i}"));
         };
         let action = match first.as_str() {
-            "allow" => {
-                if noutputs == 0 {
-                    errors.push(format!(
-                        "pattern {i}: 'allow' is meaningless, element has zero outputs"
-                    ));
-                    continue;
-                }
-                Action::Output(0)
+            "allow" if noutputs == 0 => {
+                return Err(format!(
+                    "pattern {i}: 'allow' is meaningless, element has zero outputs"
+                ))
             }
+            "allow" => Action::Output(0),
             "deny" => {
                 if noutputs > 1 {
-                    out.warnings.push(format!(
+                    warnings.push(format!(
                         "pattern {i}: meaning of 'deny' has changed (now it means 'drop')"
                     ));
                 }
@@ -1444,19 +1379,36 @@ pub fn parse_filter(
             "drop" => Action::Drop,
             w => match parse_u32(w) {
                 Ok(n) if (n as usize) < noutputs => Action::Output(n as usize),
-                Ok(n) => {
-                    errors.push(format!("pattern {i}: slot '{n}' out of range"));
-                    continue;
-                }
-                Err(_) => {
-                    errors.push(format!("pattern {i}: unknown slot ID '{w}'"));
-                    continue;
-                }
+                Ok(n) => return Err(format!("pattern {i}: slot '{n}' out of range")),
+                Err(_) => return Err(format!("pattern {i}: unknown slot ID '{w}'")),
             },
         };
+        Ok((action, 1))
+    })
+}
+
+/// Parses rule arguments: `action` gives argument `i`'s action and how many
+/// of its words it took (or the error that rejects the argument), and the
+/// rest is the pattern.
+fn parse_rules(
+    args: &[String],
+    names: &dyn Names,
+    mut action: impl FnMut(usize, &[String], &mut Vec<String>) -> Result<(Action, usize), String>,
+) -> Result<Parsed, Vec<String>> {
+    let mut out = Parsed::default();
+    let mut errors = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        let toks = tokenize(arg);
+        let (act, taken) = match action(i, &toks, &mut out.warnings) {
+            Ok(a) => a,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
         let mut w = Vec::new();
-        match parse_pattern_words(&toks[1..], names, &mut w) {
-            Ok(expr) => out.rules.push(Rule { action, expr }),
+        match parse_pattern_words(&toks[taken..], names, &mut w) {
+            Ok(expr) => out.rules.push(Rule { action: act, expr }),
             Err(e) => errors.push(format!("pattern {i}: {e}")),
         }
         out.warnings
@@ -1538,8 +1490,9 @@ impl RangeSet {
 
 /// Jump target: drop the packet.
 const T_DROP: i32 = i32::MIN;
-/// Jump target: no rule of this segment matched; try the next segment.
-const T_NEXT: i32 = i32::MIN + 1;
+/// Jump target: no rule of this segment matched; try the next segment. It
+/// is what the matcher returns when no pattern matched (Click's `j_never`).
+const T_NEXT: i32 = DROP;
 
 /// Encodes an action as a (non-positive) jump target.
 fn action_target(a: Action) -> i32 {
@@ -1561,23 +1514,10 @@ pub struct Step {
     pub no: i32,
 }
 
-/// Evaluation form of a step.
-#[derive(Clone, Copy, Debug)]
-struct EvalStep {
-    base: u8,
-    offset: u16,
-    required: u16,
-    mask: u32,
-    lo: u32,
-    span: u32,
-    /// `[no, yes]`.
-    j: [i32; 2],
-}
-
 #[derive(Clone, Debug)]
 struct LinearProgram {
     steps: Vec<Step>,
-    eval: Vec<EvalStep>,
+    eval: Vec<Test>,
     /// Where evaluation starts when there are no steps, or `None`.
     constant: Option<i32>,
 }
@@ -1776,10 +1716,10 @@ impl LinearProgram {
         }
         let eval = steps
             .iter()
-            .map(|s| EvalStep {
+            .map(|s| Test {
                 base: s.atom_field.base as u8,
-                offset: s.atom_field.offset,
-                required: s.atom_field.required() as u16,
+                offset: u32::from(s.atom_field.offset),
+                required: s.atom_field.required() as u32,
                 mask: s.atom_field.mask,
                 lo: s.lo,
                 span: s.hi.wrapping_sub(s.lo),
@@ -1795,32 +1735,9 @@ impl LinearProgram {
 
     #[inline]
     fn run(&self, data: HeaderData) -> i32 {
-        if let Some(c) = self.constant {
-            return c;
-        }
-        let prog = &self.eval[..];
-        let mut pc = 0usize;
-        loop {
-            let Some(s) = prog.get(pc) else {
-                return T_NEXT;
-            };
-            let d = data[s.base as usize % 3];
-            let o = s.offset as usize;
-            let ok = match d.get(o..o + 4) {
-                Some(b) => {
-                    let w = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & s.mask;
-                    w.wrapping_sub(s.lo) <= s.span
-                }
-                None => match read_partial(d, o, s.required as usize) {
-                    Some(w) => (w & s.mask).wrapping_sub(s.lo) <= s.span,
-                    None => false,
-                },
-            };
-            let j = s.j[ok as usize];
-            if j <= 0 {
-                return j;
-            }
-            pc = j as usize;
+        match self.constant {
+            Some(c) => c,
+            None => run(&self.eval, data),
         }
     }
 }
@@ -2192,8 +2109,9 @@ impl Default for CompileOptions {
     }
 }
 
-/// A compiled rule list.
-#[derive(Clone, Debug)]
+/// A compiled rule list. The default, an unconfigured element's, drops
+/// every packet.
+#[derive(Clone, Debug, Default)]
 pub struct Compiled {
     segments: Vec<Segment>,
     nrules: usize,

@@ -52,13 +52,13 @@ use super::classifier_program::Program;
 
 #[derive(Default)]
 pub struct Classifier {
-    prog: Option<Program>,
+    prog: Program,
 }
 
 impl Classifier {
     /// The compiled program (after configuration).
-    pub fn program(&self) -> Option<&Program> {
-        self.prog.as_ref()
+    pub fn program(&self) -> &Program {
+        &self.prog
     }
 }
 
@@ -75,14 +75,12 @@ pub fn one_pattern_per_output(conf: &str, ctx: &InitCtx) -> Result<Vec<String>, 
     Ok(patterns)
 }
 
-const HANDLERS: &[Handler<Classifier>] = &[Handler::read("program", |e, _| {
-    e.prog.as_ref().map(Program::unparse).unwrap_or_default()
-})];
+const HANDLERS: &[Handler<Classifier>] = &[Handler::read("program", |e, _| e.prog.unparse())];
 
 impl Classify for Classifier {
     #[inline]
     fn classify(&mut self, p: &Packet, _ctx: &mut Ctx) -> Option<usize> {
-        self.prog.as_ref()?.classify(p.data())
+        self.prog.classify(p.data())
     }
 }
 
@@ -112,7 +110,7 @@ impl Element for Classifier {
                 ));
             }
         }
-        self.prog = Some(prog);
+        self.prog = prog;
         Ok(())
     }
 
