@@ -3,7 +3,9 @@
 //! matcher they share.
 
 use rclick_core::{Packet, Router};
-use rclick_elements::ip::ipfilter_compile::{parse_filter, CompileOptions, Compiled, StaticNames};
+use rclick_elements::ip::ipfilter_compile::{
+    parse_classifier, parse_filter, CompileOptions, Compiled, StaticNames,
+};
 use rclick_elements::standard::classifier_program::Program;
 use rclick_elements::testing::{from_config, read, try_from_config};
 
@@ -155,4 +157,52 @@ fn empty_mask_past_the_data() {
         assert_eq!(p.classify(&[1, 2]), Some(1));
         assert_eq!(p.classify(&[]), Some(1));
     }
+}
+
+/// IPFilter's action words, with IPClassifier's rule loop shared: each bad
+/// argument is reported, and warnings keep their order.
+#[test]
+fn ipfilter_actions_errors_and_warnings() {
+    let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let e = parse_filter(
+        &args(&[
+            "",
+            "5 tcp",
+            "forward tcp",
+            "allow tcp and",
+            "1 src port 80",
+        ]),
+        2,
+        &StaticNames,
+    )
+    .unwrap_err();
+    assert_eq!(e.len(), 4, "{e:?}");
+    assert_eq!(e[0], "empty pattern 0");
+    assert_eq!(e[1], "pattern 1: slot '5' out of range");
+    assert_eq!(e[2], "pattern 2: unknown slot ID 'forward'");
+    assert!(e[3].starts_with("pattern 3: "), "{e:?}");
+    let e = parse_filter(&args(&["allow all"]), 0, &StaticNames).unwrap_err();
+    assert_eq!(
+        e,
+        ["pattern 0: 'allow' is meaningless, element has zero outputs"]
+    );
+    let p = parse_filter(
+        &args(&["deny src tcp opt syn", "deny all"]),
+        2,
+        &StaticNames,
+    )
+    .unwrap();
+    assert_eq!(
+        p.warnings,
+        [
+            "pattern 0: meaning of 'deny' has changed (now it means 'drop')",
+            "pattern 0: 'src' or 'dst' is meaningless here",
+            "pattern 1: meaning of 'deny' has changed (now it means 'drop')",
+        ]
+    );
+    assert_eq!(p.rules.len(), 2);
+    // IPClassifier's patterns take no action word.
+    let p = parse_classifier(&args(&["tcp", "-"]), &StaticNames).unwrap();
+    assert_eq!(p.rules.len(), 2);
+    assert!(parse_classifier(&args(&["allow tcp"]), &StaticNames).is_err());
 }
