@@ -165,13 +165,7 @@ fn empty_mask_past_the_data() {
 fn ipfilter_actions_errors_and_warnings() {
     let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let e = parse_filter(
-        &args(&[
-            "",
-            "5 tcp",
-            "forward tcp",
-            "allow tcp and",
-            "1 src port 80",
-        ]),
+        &args(&["", "5 tcp", "forward tcp", "allow tcp and", "1 src port 80"]),
         2,
         &StaticNames,
     )

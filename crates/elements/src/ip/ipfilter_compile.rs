@@ -43,7 +43,9 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::{parse_ether, parse_ipv4, parse_ipv4_prefix, parse_u32};
 use rclick_core::wire::{icmp, ipv4, tcp, Ipv4Header};
 
-use crate::standard::classifier_program::{read_partial, run, Test, DROP};
+use crate::standard::classifier_program::{
+    propagate, reachable, read_partial, renumber, run, Branch, Facts, Test, DROP,
+};
 
 // ------------------------------------------------------------------ atoms
 
@@ -1592,7 +1594,10 @@ struct Know {
     avail: [usize; 3],
 }
 
-impl Know {
+impl Facts for Know {
+    type Step = Step;
+    const DRIFT_LIMIT: usize = DRIFT_LIMIT;
+
     fn decide(&self, s: &Step) -> Option<bool> {
         let r = RangeSet::one(s.lo, s.hi);
         if let Some((_, f)) = self.fails.iter().find(|v| v.0 == s.atom_field) {
@@ -1698,9 +1703,9 @@ impl LinearProgram {
                 ..*s
             })
             .collect();
-        let mut entry = map(entry) as usize;
+        let entry = map(entry) as usize;
         if optimize {
-            entry = optimize_steps(&mut steps, entry);
+            propagate::<Know>(&mut steps, entry);
         }
         let steps = compact(&steps, entry);
         LinearProgram::from_steps(steps)
@@ -1742,83 +1747,20 @@ impl LinearProgram {
     }
 }
 
-/// Follows `t` past steps `k` decides.
-fn drift(steps: &[Step], mut t: i32, k: &Know) -> i32 {
-    let mut n = 0;
-    while t > 0 && n < DRIFT_LIMIT {
-        let s = &steps[t as usize];
-        t = match k.decide(s) {
-            Some(true) => s.yes,
-            Some(false) => s.no,
-            None => break,
-        };
-        n += 1;
-    }
-    t
-}
-
-/// Redirects branches past decided steps (forward dataflow over the DAG);
-/// returns the new entry.
-fn optimize_steps(steps: &mut [Step], entry: usize) -> usize {
-    let n = steps.len();
-    let mut incoming: Vec<Option<Know>> = vec![None; n];
-    incoming[entry] = Some(Know::default());
-    for i in entry..n {
-        let Some(k) = incoming[i].take() else {
-            continue;
-        };
-        let s = steps[i];
-        let mut targets = [s.no, s.yes];
-        for (b, t) in targets.iter_mut().enumerate() {
-            let kb = k.with(&s, b == 1);
-            *t = drift(steps, *t, &kb);
-            if *t > 0 {
-                let ti = *t as usize;
-                incoming[ti] = Some(match incoming[ti].take() {
-                    Some(prev) => prev.meet(&kb),
-                    None => kb,
-                });
-            }
-        }
-        steps[i].no = targets[0];
-        steps[i].yes = targets[1];
-    }
-    entry
-}
-
 /// Keeps the steps reachable from `entry`, renumbered in order (entry
-/// first), with steps that test nothing new (`yes == no`) skipped.
+/// first).
 fn compact(steps: &[Step], entry: usize) -> Vec<Step> {
-    let n = steps.len();
-    let mut reach = vec![false; n];
-    reach[entry] = true;
-    for i in entry..n {
-        if !reach[i] {
-            continue;
-        }
-        for t in [steps[i].yes, steps[i].no] {
-            if t > 0 {
-                reach[t as usize] = true;
-            }
-        }
+    renumber(steps, &reachable(steps, entry))
+}
+
+impl Branch for Step {
+    fn jumps(&self) -> [i32; 2] {
+        [self.no, self.yes]
     }
-    let mut newidx = vec![0i32; n];
-    let mut out = Vec::new();
-    for i in entry..n {
-        if reach[i] {
-            newidx[i] = out.len() as i32;
-            out.push(steps[i]);
-        }
+    fn set_jumps(&mut self, [no, yes]: [i32; 2]) {
+        self.no = no;
+        self.yes = yes;
     }
-    for s in &mut out {
-        if s.yes > 0 {
-            s.yes = newidx[s.yes as usize];
-        }
-        if s.no > 0 {
-            s.no = newidx[s.no as usize];
-        }
-    }
-    out
 }
 
 // ------------------------------------------------------------ box rules

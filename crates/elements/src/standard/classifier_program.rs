@@ -40,6 +40,16 @@ pub struct Insn {
     pub no: i32,
 }
 
+impl Branch for Insn {
+    fn jumps(&self) -> [i32; 2] {
+        [self.no, self.yes]
+    }
+    fn set_jumps(&mut self, [no, yes]: [i32; 2]) {
+        self.no = no;
+        self.yes = yes;
+    }
+}
+
 impl Insn {
     /// Bytes the packet needs for this test to be decidable on data: up to
     /// the last masked byte. Zero when the mask is empty.
@@ -371,8 +381,10 @@ struct Know {
     len: u32,
 }
 
-impl Know {
-    fn implied(&self, t: &Insn) -> Option<bool> {
+impl Facts for Know {
+    type Step = Insn;
+
+    fn decide(&self, t: &Insn) -> Option<bool> {
         if t.mask == 0 {
             return Some(true);
         }
@@ -447,20 +459,6 @@ impl Know {
     }
 }
 
-/// Follows `t` past tests whose outcome `k` decides.
-fn drift(insns: &[Insn], mut t: i32, k: &Know) -> i32 {
-    while t > 0 {
-        let insn = &insns[t as usize];
-        t = match k.implied(insn) {
-            Some(true) => insn.yes,
-            Some(false) => insn.no,
-            None if insn.yes == insn.no => insn.yes,
-            None => break,
-        };
-    }
-    t
-}
-
 /// Where the optimized program starts.
 enum Entry {
     Step(usize),
@@ -470,14 +468,13 @@ enum Entry {
 
 /// Redirects branches past decided tests; returns the entry.
 fn optimize(insns: &mut [Insn]) -> Entry {
-    let n = insns.len();
     let empty = Know::default();
     // Step 0 is the entry; it may be decided before any test.
     let first = match insns.first() {
         None => return Entry::All(DROP),
         Some(i) => *i,
     };
-    let entry = match empty.implied(&first) {
+    let entry = match empty.decide(&first) {
         Some(b) => {
             let t = drift(insns, if b { first.yes } else { first.no }, &empty);
             if t <= 0 {
@@ -494,28 +491,7 @@ fn optimize(insns: &mut [Insn]) -> Entry {
         }
         None => 0,
     };
-    let mut incoming: Vec<Option<Know>> = vec![None; n];
-    incoming[entry] = Some(Know::default());
-    for i in entry..n {
-        let Some(k) = incoming[i].take() else {
-            continue;
-        };
-        let insn = insns[i];
-        let mut targets = [insn.no, insn.yes];
-        for (b, target) in targets.iter_mut().enumerate() {
-            let kb = k.with(&insn, b == 1);
-            *target = drift(insns, *target, &kb);
-            if *target > 0 {
-                let t = *target as usize;
-                incoming[t] = Some(match incoming[t].take() {
-                    Some(prev) => prev.meet(&kb),
-                    None => kb,
-                });
-            }
-        }
-        insns[i].no = targets[0];
-        insns[i].yes = targets[1];
-    }
+    propagate::<Know>(insns, entry);
     Entry::Step(entry)
 }
 
@@ -523,20 +499,7 @@ fn optimize(insns: &mut [Insn]) -> Entry {
 /// entry first; merges identical steps.
 fn compact(insns: &[Insn], entry: usize) -> Vec<Insn> {
     let n = insns.len();
-    let mut reach = vec![false; n];
-    if entry < n {
-        reach[entry] = true;
-    }
-    for i in 0..n {
-        if !reach[i] {
-            continue;
-        }
-        for t in [insns[i].yes, insns[i].no] {
-            if t > 0 {
-                reach[t as usize] = true;
-            }
-        }
-    }
+    let mut reach = reachable(insns, entry);
     // Merge identical steps into the later copy (keeps jumps forward).
     let mut alias: Vec<usize> = (0..n).collect();
     let mut insns: Vec<Insn> = insns.to_vec();
@@ -556,24 +519,8 @@ fn compact(insns: &[Insn], entry: usize) -> Vec<Insn> {
         }
     }
     // Jumps were remapped from the end backwards, so every jump already
-    // points at a surviving step. Renumber.
-    let mut newidx = vec![0i32; n];
-    let mut out = Vec::new();
-    for i in 0..n {
-        if reach[i] {
-            newidx[i] = out.len() as i32;
-            out.push(insns[i]);
-        }
-    }
-    for insn in &mut out {
-        if insn.yes > 0 {
-            insn.yes = newidx[insn.yes as usize];
-        }
-        if insn.no > 0 {
-            insn.no = newidx[insn.no as usize];
-        }
-    }
-    out
+    // points at a surviving step.
+    renumber(&insns, &reach)
 }
 
 /// The program of an unconfigured Classifier: it drops every packet.
@@ -732,6 +679,113 @@ impl Program {
     }
 }
 
+// --------------------------------------------------------------- optimizer
+
+/// A step of a program being compiled, by its jump targets `[no, yes]`:
+/// `> 0` a later step, `<= 0` a result.
+pub trait Branch: Copy {
+    fn jumps(&self) -> [i32; 2];
+    fn set_jumps(&mut self, j: [i32; 2]);
+}
+
+/// What an optimizer knows about a packet on a program edge. Classifier's
+/// optimizer knows bits of words, IPFilter's value ranges of fields; both
+/// walk the program with [`propagate`], as Click's optimizer does.
+pub trait Facts: Clone + Default {
+    type Step: Branch;
+    /// How many decided steps one jump may skip.
+    const DRIFT_LIMIT: usize = usize::MAX;
+    /// The outcome of `s`, when these facts decide it.
+    fn decide(&self, s: &Self::Step) -> Option<bool>;
+    /// These facts and the outcome of `s`.
+    fn with(&self, s: &Self::Step, outcome: bool) -> Self;
+    /// What two joining paths both know.
+    fn meet(&self, o: &Self) -> Self;
+}
+
+/// Follows `t` past the steps `k` decides and those that jump to one place
+/// either way.
+pub fn drift<F: Facts>(steps: &[F::Step], mut t: i32, k: &F) -> i32 {
+    let mut n = 0;
+    while t > 0 && n < F::DRIFT_LIMIT {
+        let s = &steps[t as usize];
+        let [no, yes] = s.jumps();
+        t = match k.decide(s) {
+            Some(true) => yes,
+            Some(false) => no,
+            None if yes == no => yes,
+            None => break,
+        };
+        n += 1;
+    }
+    t
+}
+
+/// Redirects every branch from `entry` on past the steps that what its
+/// path proves decides: facts flow forward along the jumps and meet where
+/// paths join.
+pub fn propagate<F: Facts>(steps: &mut [F::Step], entry: usize) {
+    let n = steps.len();
+    let mut incoming: Vec<Option<F>> = vec![None; n];
+    incoming[entry] = Some(F::default());
+    for i in entry..n {
+        let Some(k) = incoming[i].take() else {
+            continue;
+        };
+        let s = steps[i];
+        let mut targets = s.jumps();
+        for (b, t) in targets.iter_mut().enumerate() {
+            let kb = k.with(&s, b == 1);
+            *t = drift(steps, *t, &kb);
+            if *t > 0 {
+                let ti = *t as usize;
+                incoming[ti] = Some(match incoming[ti].take() {
+                    Some(prev) => prev.meet(&kb),
+                    None => kb,
+                });
+            }
+        }
+        steps[i].set_jumps(targets);
+    }
+}
+
+/// The steps a walk from `entry` reaches.
+pub fn reachable<S: Branch>(steps: &[S], entry: usize) -> Vec<bool> {
+    let mut reach = vec![false; steps.len()];
+    if let Some(r) = reach.get_mut(entry) {
+        *r = true;
+    }
+    for i in entry..steps.len() {
+        if reach[i] {
+            for t in steps[i].jumps() {
+                if t > 0 {
+                    reach[t as usize] = true;
+                }
+            }
+        }
+    }
+    reach
+}
+
+/// The steps `keep` marks, in order, with their jumps renumbered.
+pub fn renumber<S: Branch>(steps: &[S], keep: &[bool]) -> Vec<S> {
+    let mut newidx = vec![0i32; steps.len()];
+    let mut out = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        if keep[i] {
+            newidx[i] = out.len() as i32;
+            out.push(*s);
+        }
+    }
+    for s in &mut out {
+        let j = s
+            .jumps()
+            .map(|t| if t > 0 { newidx[t as usize] } else { t });
+        s.set_jumps(j);
+    }
+    out
+}
+
 // ----------------------------------------------------------------- matcher
 
 /// One test of a compiled program, as the matcher runs it: the word at
@@ -840,19 +894,6 @@ mod tests {
 
     fn prog(p: &[&str]) -> Program {
         Program::compile(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
-    }
-
-    #[test]
-    fn click_doc_example() {
-        let p = prog(&["12/0806 20/0001", "12/0806 20/0002", "12/0800", "-"]);
-        assert_eq!(
-            p.unparse(),
-            " 0  12/08060000%ffff0000  yes->step 1  no->step 3\n \
-             1  20/00010000%ffff0000  yes->[0]  no->step 2\n \
-             2  20/00020000%ffff0000  yes->[1]  no->[3]\n \
-             3  12/08000000%ffff0000  yes->[2]  no->[3]\n\
-             safe length 22\nalignment offset 0\n"
-        );
     }
 
     #[test]
