@@ -44,7 +44,7 @@ use rclick_core::conf::{parse_ether, parse_ipv4, parse_ipv4_prefix, parse_u32};
 use rclick_core::wire::{icmp, ipv4, tcp, Ipv4Header};
 
 use crate::standard::classifier_program::{
-    propagate, reachable, read_partial, renumber, run, Branch, Facts, Test, DROP,
+    branch_by_yes_no, propagate, reachable, read_partial, renumber, run, Facts, Test, DROP,
 };
 
 // ------------------------------------------------------------------ atoms
@@ -1753,15 +1753,7 @@ fn compact(steps: &[Step], entry: usize) -> Vec<Step> {
     renumber(steps, &reachable(steps, entry))
 }
 
-impl Branch for Step {
-    fn jumps(&self) -> [i32; 2] {
-        [self.no, self.yes]
-    }
-    fn set_jumps(&mut self, [no, yes]: [i32; 2]) {
-        self.no = no;
-        self.yes = yes;
-    }
-}
+branch_by_yes_no!(Step);
 
 // ------------------------------------------------------------ box rules
 

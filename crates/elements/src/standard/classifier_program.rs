@@ -40,15 +40,7 @@ pub struct Insn {
     pub no: i32,
 }
 
-impl Branch for Insn {
-    fn jumps(&self) -> [i32; 2] {
-        [self.no, self.yes]
-    }
-    fn set_jumps(&mut self, [no, yes]: [i32; 2]) {
-        self.no = no;
-        self.yes = yes;
-    }
-}
+branch_by_yes_no!(Insn);
 
 impl Insn {
     /// Bytes the packet needs for this test to be decidable on data: up to
@@ -687,6 +679,22 @@ pub trait Branch: Copy {
     fn jumps(&self) -> [i32; 2];
     fn set_jumps(&mut self, j: [i32; 2]);
 }
+
+/// Implements [`Branch`] for a step type with `yes` and `no` fields.
+macro_rules! branch_by_yes_no {
+    ($step:ty) => {
+        impl $crate::standard::classifier_program::Branch for $step {
+            fn jumps(&self) -> [i32; 2] {
+                [self.no, self.yes]
+            }
+            fn set_jumps(&mut self, [no, yes]: [i32; 2]) {
+                self.no = no;
+                self.yes = yes;
+            }
+        }
+    };
+}
+pub(crate) use branch_by_yes_no;
 
 /// What an optimizer knows about a packet on a program edge. Classifier's
 /// optimizer knows bits of words, IPFilter's value ranges of fields; both
