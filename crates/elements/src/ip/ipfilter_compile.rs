@@ -26,7 +26,10 @@
 //!   trees (continuation passing, identical steps shared), then optimized
 //!   by carrying what each path proves about header fields (value ranges
 //!   and available length) and redirecting branches past steps whose
-//!   outcome is already known, as Click's optimizer does;
+//!   outcome is already known, as Click's optimizer does. The walk is
+//!   Classifier's ([`Facts`] with range knowledge), and the program runs
+//!   on Classifier's matcher ([`run`]): the three classifiers run one
+//!   program form;
 //! - a *box segment*, for long runs of rules that are conjunctions of
 //!   per-field range sets (typical ACL rules such as the ClassBench sets):
 //!   per field, the value's elementary interval is found by binary search
@@ -41,7 +44,7 @@ use std::fmt::Write as _;
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_ether, parse_ipv4, parse_ipv4_prefix, parse_u32};
-use rclick_core::wire::{icmp, ipv4, tcp, Ipv4Header};
+use rclick_core::wire::{ether, icmp, ipv4, tcp, Ipv4Header};
 
 use crate::standard::classifier_program::{
     branch_by_yes_no, propagate, reachable, read_partial, renumber, run, Facts, Test, DROP,
@@ -2078,7 +2081,8 @@ pub fn packet_headers(p: &rclick_core::Packet) -> (&[u8], &[u8]) {
 /// they are part of its frame (empty otherwise, so Ethernet tests fail).
 #[inline]
 pub fn packet_ether_header(p: &rclick_core::Packet) -> &[u8] {
-    p.bytes_before_network_header(14).unwrap_or(&[])
+    p.bytes_before_network_header(ether::HEADER_LEN)
+        .unwrap_or(&[])
 }
 
 impl Compiled {
