@@ -52,26 +52,53 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+use rclick_core::element::Classify;
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::ipfilter_compile::{parse_filter, push_classified, CompileOptions, Compiled, CtxNames};
+use super::ipfilter_compile::{parse_classifier, parse_filter, CompileOptions, Compiled, CtxNames};
+use crate::standard::classifier::one_pattern_per_output;
 
+/// IPFilter, and IPClassifier, which is IPFilter with pattern N sending to
+/// output N (in Click, IPClassifier is an IPFilter subclass that only
+/// parses its arguments differently).
 #[derive(Default)]
 pub struct IPFilter {
-    prog: Option<Compiled>,
+    prog: Compiled,
+    /// IPClassifier: one pattern per output, without actions.
+    per_output: bool,
 }
 
 impl IPFilter {
-    /// The compiled filter (after configuration).
+    /// An IPClassifier.
+    pub fn classifier() -> Self {
+        IPFilter {
+            prog: Compiled::default(),
+            per_output: true,
+        }
+    }
+
+    /// The compiled filter (one that drops everything before
+    /// configuration).
     pub fn compiled(&self) -> Option<&Compiled> {
-        self.prog.as_ref()
+        Some(&self.prog)
+    }
+}
+
+const HANDLERS: &[Handler<IPFilter>] = &[Handler::read("program", |e, _| e.prog.unparse())];
+
+impl Classify for IPFilter {
+    #[inline]
+    fn classify(&mut self, p: &Packet, _ctx: &mut Ctx) -> Option<usize> {
+        self.prog.classify_packet(p)
     }
 }
 
 rclick_core::element_class!(IPFilter);
 
 impl Element for IPFilter {
+    rclick_core::element_kind!(classify);
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "1/-"
     }
@@ -81,35 +108,22 @@ impl Element for IPFilter {
     }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let rules = args.take_rest();
-        args.complete()?;
-        let parsed = parse_filter(&rules, ctx.noutputs(), &CtxNames(ctx))?;
+        let parsed = if self.per_output {
+            parse_classifier(&one_pattern_per_output(conf, ctx)?, &CtxNames(ctx))?
+        } else {
+            let mut args = Args::new(conf);
+            let rules = args.take_rest();
+            args.complete()?;
+            parse_filter(&rules, ctx.noutputs(), &CtxNames(ctx))?
+        };
         for w in &parsed.warnings {
             ctx.chatter(&format!("{}: warning: {w}", ctx.element_name()));
         }
-        self.prog = Some(Compiled::new(&parsed.rules, CompileOptions::default()));
+        self.prog = Compiled::new(&parsed.rules, CompileOptions::default());
         Ok(())
     }
 
     fn can_live_reconfigure(&self) -> bool {
         true
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        if let Some(prog) = self.prog.as_ref() {
-            push_classified(prog, batch, ctx);
-        }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read("program")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "program" => Ok(self.prog.as_ref().map(|p| p.unparse()).unwrap_or_default()),
-            _ => Err(format!("no '{name}' handler")),
-        }
     }
 }

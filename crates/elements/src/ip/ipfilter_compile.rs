@@ -26,7 +26,10 @@
 //!   trees (continuation passing, identical steps shared), then optimized
 //!   by carrying what each path proves about header fields (value ranges
 //!   and available length) and redirecting branches past steps whose
-//!   outcome is already known, as Click's optimizer does;
+//!   outcome is already known, as Click's optimizer does. The walk is
+//!   Classifier's ([`Facts`] with range knowledge), and the program runs
+//!   on Classifier's matcher ([`run`]): the three classifiers run one
+//!   program form;
 //! - a *box segment*, for long runs of rules that are conjunctions of
 //!   per-field range sets (typical ACL rules such as the ClassBench sets):
 //!   per field, the value's elementary interval is found by binary search
@@ -41,6 +44,11 @@ use std::fmt::Write as _;
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_ether, parse_ipv4, parse_ipv4_prefix, parse_u32};
+use rclick_core::wire::{ether, icmp, ipv4, tcp, Ipv4Header};
+
+use crate::standard::classifier_program::{
+    branch_by_yes_no, propagate, reachable, read_partial, renumber, run, Facts, Test, DROP,
+};
 
 // ------------------------------------------------------------------ atoms
 
@@ -81,19 +89,8 @@ impl Field {
         if let Some(b) = data.get(o..o + 4) {
             return Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & self.mask);
         }
-        read_partial(data, o, self.required()).map(|w| w & self.mask)
+        read_partial(data, o, self.required()).map(|b| u32::from_be_bytes(b) & self.mask)
     }
-}
-
-#[cold]
-fn read_partial(data: &[u8], o: usize, required: usize) -> Option<u32> {
-    if data.len() < required {
-        return None;
-    }
-    let mut b = [0u8; 4];
-    let avail = data.len().saturating_sub(o).min(4);
-    b[..avail].copy_from_slice(&data[o..o + avail]);
-    Some(u32::from_be_bytes(b))
 }
 
 /// `(word & field.mask)` in `lo..=hi`.
@@ -248,33 +245,37 @@ impl Names for StaticNames {
 }
 
 /// Click's ICMP type names.
-const ICMP_TYPES: &[(&str, u32)] = &[
-    ("echo-reply", 0),
-    ("unreachable", 3),
-    ("sourcequench", 4),
-    ("redirect", 5),
-    ("echo", 8),
-    ("routeradvert", 9),
-    ("routersolicit", 10),
-    ("timeexceeded", 11),
-    ("parameterproblem", 12),
-    ("timestamp", 13),
-    ("timestamp-reply", 14),
-    ("inforeq", 15),
-    ("inforeq-reply", 16),
-    ("maskreq", 17),
-    ("maskreq-reply", 18),
+const ICMP_TYPES: &[(&str, u8)] = &[
+    ("echo-reply", icmp::ICMP_ECHOREPLY),
+    ("unreachable", icmp::ICMP_UNREACH),
+    ("sourcequench", icmp::ICMP_SOURCEQUENCH),
+    ("redirect", icmp::ICMP_REDIRECT),
+    ("echo", icmp::ICMP_ECHO),
+    ("routeradvert", icmp::ICMP_ROUTERADVERT),
+    ("routersolicit", icmp::ICMP_ROUTERSOLICIT),
+    ("timeexceeded", icmp::ICMP_TIMXCEED),
+    ("parameterproblem", icmp::ICMP_PARAMPROB),
+    ("timestamp", icmp::ICMP_TSTAMP),
+    ("timestamp-reply", icmp::ICMP_TSTAMPREPLY),
+    ("inforeq", icmp::ICMP_IREQ),
+    ("inforeq-reply", icmp::ICMP_IREQREPLY),
+    ("maskreq", icmp::ICMP_MASKREQ),
+    ("maskreq-reply", icmp::ICMP_MASKREPLY),
 ];
 
 /// TCP flag names (`tcp opt`).
-const TCP_OPTS: &[(&str, u32)] = &[
-    ("fin", 0x01),
-    ("syn", 0x02),
-    ("rst", 0x04),
-    ("psh", 0x08),
-    ("ack", 0x10),
-    ("urg", 0x20),
+const TCP_OPTS: &[(&str, u16)] = &[
+    ("fin", tcp::TCP_FIN),
+    ("syn", tcp::TCP_SYN),
+    ("rst", tcp::TCP_RST),
+    ("psh", tcp::TCP_PSH),
+    ("ack", tcp::TCP_ACK),
+    ("urg", tcp::TCP_URG),
 ];
+
+const ICMP: u32 = ipv4::PROTO_ICMP as u32;
+const TCP: u32 = ipv4::PROTO_TCP as u32;
+const UDP: u32 = ipv4::PROTO_UDP as u32;
 
 fn ip_proto_name(s: &str) -> Option<u32> {
     if s.as_bytes().first().is_some_and(|c| c.is_ascii_digit()) {
@@ -347,59 +348,29 @@ struct FieldSpec {
     name: &'static str,
 }
 
-const F_VERS: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 0,
-    nbits: 4,
-    name: "ip vers",
-};
-const F_HL: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 4,
-    nbits: 4,
-    name: "ip hl",
-};
-const F_TOS: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 8,
-    nbits: 8,
-    name: "ip tos",
-};
-const F_DSCP: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 8,
-    nbits: 6,
-    name: "ip dscp",
-};
-const F_LEN: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 16,
-    nbits: 16,
-    name: "ip len",
-};
-const F_ID: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 32,
-    nbits: 16,
-    name: "ip id",
-};
-const F_TTL: FieldSpec = FieldSpec {
-    transp: None,
-    bit_offset: 64,
-    nbits: 8,
-    name: "ip ttl",
-};
+const fn ip_field(bit_offset: u32, nbits: u32, name: &'static str) -> FieldSpec {
+    FieldSpec {
+        transp: None,
+        bit_offset,
+        nbits,
+        name,
+    }
+}
+
+const F_VERS: FieldSpec = ip_field(0, 4, "ip vers");
+const F_HL: FieldSpec = ip_field(4, 4, "ip hl");
+const F_TOS: FieldSpec = ip_field(8, 8, "ip tos");
+const F_DSCP: FieldSpec = ip_field(8, 6, "ip dscp");
+const F_LEN: FieldSpec = ip_field(16, 16, "ip len");
+const F_ID: FieldSpec = ip_field(32, 16, "ip id");
+const F_TTL: FieldSpec = ip_field(64, 8, "ip ttl");
 const F_TCP_WIN: FieldSpec = FieldSpec {
-    transp: Some(Proto::Num(6)),
-    bit_offset: 112,
-    nbits: 16,
-    name: "tcp win",
+    transp: Some(Proto::Num(TCP)),
+    ..ip_field(112, 16, "tcp win")
 };
 const F_ICMP_TYPE: FieldSpec = FieldSpec {
-    transp: Some(Proto::Num(1)),
-    bit_offset: 0,
-    nbits: 8,
-    name: "icmp type",
+    transp: Some(Proto::Num(ICMP)),
+    ..ip_field(0, 8, "icmp type")
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -498,9 +469,9 @@ fn type_word(w: &str) -> Option<Ty> {
 fn proto_text(p: Proto) -> String {
     match p {
         Proto::Unknown => String::new(),
-        Proto::Num(1) => "icmp".into(),
-        Proto::Num(6) => "tcp".into(),
-        Proto::Num(17) => "udp".into(),
+        Proto::Num(ICMP) => "icmp".into(),
+        Proto::Num(TCP) => "tcp".into(),
+        Proto::Num(UDP) => "udp".into(),
         Proto::Num(n) => format!("ip proto {n}"),
         Proto::TcpOrUdp => "tcpudp".into(),
         Proto::Transp => "transp".into(),
@@ -865,13 +836,13 @@ impl<'a> Parser<'a> {
         }
         let ty = prim.ty;
         let pr = prim.proto;
-        let tcp_ok = matches!(pr, Proto::Unknown | Proto::Num(6) | Proto::TcpOrUdp);
-        let udp_ok = matches!(pr, Proto::Unknown | Proto::Num(17) | Proto::TcpOrUdp);
+        let tcp_ok = matches!(pr, Proto::Unknown | Proto::Num(TCP) | Proto::TcpOrUdp);
+        let udp_ok = matches!(pr, Proto::Unknown | Proto::Num(UDP) | Proto::TcpOrUdp);
         let proto = ip_proto_name(w);
-        let tport = self.names.port(w, 6);
-        let uport = self.names.port(w, 17);
-        let opt = TCP_OPTS.iter().find(|e| e.0 == w).map(|e| e.1);
-        let icmp = ICMP_TYPES.iter().find(|e| e.0 == w).map(|e| e.1);
+        let tport = self.names.port(w, ipv4::PROTO_TCP);
+        let uport = self.names.port(w, ipv4::PROTO_UDP);
+        let opt = TCP_OPTS.iter().find(|e| e.0 == w).map(|e| u32::from(e.1));
+        let icmp = ICMP_TYPES.iter().find(|e| e.0 == w).map(|e| u32::from(e.1));
         if proto.is_none() && tport.is_none() && uport.is_none() && opt.is_none() && icmp.is_none()
         {
             return Ok(None);
@@ -910,7 +881,7 @@ impl<'a> Parser<'a> {
                 Ty::Field(f) => f == F_ICMP_TYPE,
                 _ => false,
             };
-            if ty_ok && matches!(pr, Proto::Unknown | Proto::Num(1)) {
+            if ty_ok && matches!(pr, Proto::Unknown | Proto::Num(ICMP)) {
                 found.push((Data::Field(F_ICMP_TYPE, t), String::new()));
             }
         }
@@ -1054,7 +1025,7 @@ impl<'a> Parser<'a> {
                 p.data = Data::Int(n);
                 match p.proto {
                     Proto::Unknown => p.proto = Proto::TcpOrUdp,
-                    Proto::Num(6) | Proto::Num(17) | Proto::TcpOrUdp => {}
+                    Proto::Num(TCP) | Proto::Num(UDP) | Proto::TcpOrUdp => {}
                     other => {
                         return Err(format!(
                             "bad protocol '{}' for 'port' directive",
@@ -1070,8 +1041,8 @@ impl<'a> Parser<'a> {
                     return Err("TCP options missing in 'tcp opt' directive".into());
                 };
                 match p.proto {
-                    Proto::Unknown => p.proto = Proto::Num(6),
-                    Proto::Num(6) => {}
+                    Proto::Unknown => p.proto = Proto::Num(TCP),
+                    Proto::Num(TCP) => {}
                     other => {
                         return Err(format!(
                             "bad protocol '{}' for 'tcp opt' directive",
@@ -1209,8 +1180,11 @@ fn comparison(
     }
 }
 
+/// The fragment word bits that are zero in an unfragmented packet.
+const FRAGMENT_BITS: u32 = (ipv4::IP_MF | ipv4::IP_OFFMASK) as u32;
+
 fn frag_ok() -> Expr {
-    atom(Base::Ip, 4, 0x1FFF, 0, 0)
+    atom(Base::Ip, 4, u32::from(ipv4::IP_OFFMASK), 0, 0)
 }
 
 fn proto_is(p: u32) -> Expr {
@@ -1258,7 +1232,7 @@ fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
     }
     match p.proto {
         Proto::Num(n) if p.ty != Ty::Proto || transport => parts.push(proto_is(n)),
-        Proto::TcpOrUdp => parts.push(Expr::Or(vec![proto_is(6), proto_is(17)])),
+        Proto::TcpOrUdp => parts.push(Expr::Or(vec![proto_is(TCP), proto_is(UDP)])),
         _ => {}
     }
     let v = match p.data {
@@ -1311,8 +1285,8 @@ fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
             negate_if(combine(p.srcdst, src, dst), p.op_neg)
         }
         Ty::TcpOpt => atom(Base::Transp, 12, v << 16, v << 16, v << 16),
-        Ty::Frag => atom(Base::Ip, 4, 0x3FFF, 0, 0).not(),
-        Ty::Unfrag => atom(Base::Ip, 4, 0x3FFF, 0, 0),
+        Ty::Frag => atom(Base::Ip, 4, FRAGMENT_BITS, 0, 0).not(),
+        Ty::Unfrag => atom(Base::Ip, 4, FRAGMENT_BITS, 0, 0),
         Ty::Ce => atom(Base::Ip, 0, 0x0003_0000, 0x0003_0000, 0x0003_0000),
         Ty::Ect => {
             if p.data == Data::None {
@@ -1378,26 +1352,7 @@ fn parse_pattern_words(
 
 /// Parses IPClassifier patterns: pattern `i` sends to output `i`.
 pub fn parse_classifier(patterns: &[String], names: &dyn Names) -> Result<Parsed, Vec<String>> {
-    let mut out = Parsed::default();
-    let mut errors = Vec::new();
-    for (i, pat) in patterns.iter().enumerate() {
-        let toks = tokenize(pat);
-        let mut w = Vec::new();
-        match parse_pattern_words(&toks, names, &mut w) {
-            Ok(expr) => out.rules.push(Rule {
-                action: Action::Output(i),
-                expr,
-            }),
-            Err(e) => errors.push(format!("pattern {i}: {e}")),
-        }
-        out.warnings
-            .extend(w.into_iter().map(|m| format!("pattern {i}: {m}")));
-    }
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
+    parse_rules(patterns, names, |i, _, _| Ok((Action::Output(i), 0)))
 }
 
 /// Parses IPFilter `ACTION PATTERN` arguments for an element with
@@ -1407,27 +1362,20 @@ pub fn parse_filter(
     noutputs: usize,
     names: &dyn Names,
 ) -> Result<Parsed, Vec<String>> {
-    let mut out = Parsed::default();
-    let mut errors = Vec::new();
-    for (i, arg) in args.iter().enumerate() {
-        let toks = tokenize(arg);
+    parse_rules(args, names, |i, toks, warnings| {
         let Some(first) = toks.first() else {
-            errors.push(format!("empty pattern {i}"));
-            continue;
+            return Err(format!("empty pattern {i}"));
         };
         let action = match first.as_str() {
-            "allow" => {
-                if noutputs == 0 {
-                    errors.push(format!(
-                        "pattern {i}: 'allow' is meaningless, element has zero outputs"
-                    ));
-                    continue;
-                }
-                Action::Output(0)
+            "allow" if noutputs == 0 => {
+                return Err(format!(
+                    "pattern {i}: 'allow' is meaningless, element has zero outputs"
+                ))
             }
+            "allow" => Action::Output(0),
             "deny" => {
                 if noutputs > 1 {
-                    out.warnings.push(format!(
+                    warnings.push(format!(
                         "pattern {i}: meaning of 'deny' has changed (now it means 'drop')"
                     ));
                 }
@@ -1436,19 +1384,36 @@ pub fn parse_filter(
             "drop" => Action::Drop,
             w => match parse_u32(w) {
                 Ok(n) if (n as usize) < noutputs => Action::Output(n as usize),
-                Ok(n) => {
-                    errors.push(format!("pattern {i}: slot '{n}' out of range"));
-                    continue;
-                }
-                Err(_) => {
-                    errors.push(format!("pattern {i}: unknown slot ID '{w}'"));
-                    continue;
-                }
+                Ok(n) => return Err(format!("pattern {i}: slot '{n}' out of range")),
+                Err(_) => return Err(format!("pattern {i}: unknown slot ID '{w}'")),
             },
         };
+        Ok((action, 1))
+    })
+}
+
+/// Parses rule arguments: `action` gives argument `i`'s action and how many
+/// of its words it took (or the error that rejects the argument), and the
+/// rest is the pattern.
+fn parse_rules(
+    args: &[String],
+    names: &dyn Names,
+    mut action: impl FnMut(usize, &[String], &mut Vec<String>) -> Result<(Action, usize), String>,
+) -> Result<Parsed, Vec<String>> {
+    let mut out = Parsed::default();
+    let mut errors = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        let toks = tokenize(arg);
+        let (act, taken) = match action(i, &toks, &mut out.warnings) {
+            Ok(a) => a,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
         let mut w = Vec::new();
-        match parse_pattern_words(&toks[1..], names, &mut w) {
-            Ok(expr) => out.rules.push(Rule { action, expr }),
+        match parse_pattern_words(&toks[taken..], names, &mut w) {
+            Ok(expr) => out.rules.push(Rule { action: act, expr }),
             Err(e) => errors.push(format!("pattern {i}: {e}")),
         }
         out.warnings
@@ -1530,8 +1495,9 @@ impl RangeSet {
 
 /// Jump target: drop the packet.
 const T_DROP: i32 = i32::MIN;
-/// Jump target: no rule of this segment matched; try the next segment.
-const T_NEXT: i32 = i32::MIN + 1;
+/// Jump target: no rule of this segment matched; try the next segment. It
+/// is what the matcher returns when no pattern matched (Click's `j_never`).
+const T_NEXT: i32 = DROP;
 
 /// Encodes an action as a (non-positive) jump target.
 fn action_target(a: Action) -> i32 {
@@ -1553,23 +1519,10 @@ pub struct Step {
     pub no: i32,
 }
 
-/// Evaluation form of a step.
-#[derive(Clone, Copy, Debug)]
-struct EvalStep {
-    base: u8,
-    offset: u16,
-    required: u16,
-    mask: u32,
-    lo: u32,
-    span: u32,
-    /// `[no, yes]`.
-    j: [i32; 2],
-}
-
 #[derive(Clone, Debug)]
 struct LinearProgram {
     steps: Vec<Step>,
-    eval: Vec<EvalStep>,
+    eval: Vec<Test>,
     /// Where evaluation starts when there are no steps, or `None`.
     constant: Option<i32>,
 }
@@ -1644,7 +1597,10 @@ struct Know {
     avail: [usize; 3],
 }
 
-impl Know {
+impl Facts for Know {
+    type Step = Step;
+    const DRIFT_LIMIT: usize = DRIFT_LIMIT;
+
     fn decide(&self, s: &Step) -> Option<bool> {
         let r = RangeSet::one(s.lo, s.hi);
         if let Some((_, f)) = self.fails.iter().find(|v| v.0 == s.atom_field) {
@@ -1750,9 +1706,9 @@ impl LinearProgram {
                 ..*s
             })
             .collect();
-        let mut entry = map(entry) as usize;
+        let entry = map(entry) as usize;
         if optimize {
-            entry = optimize_steps(&mut steps, entry);
+            propagate::<Know>(&mut steps, entry);
         }
         let steps = compact(&steps, entry);
         LinearProgram::from_steps(steps)
@@ -1768,10 +1724,10 @@ impl LinearProgram {
         }
         let eval = steps
             .iter()
-            .map(|s| EvalStep {
+            .map(|s| Test {
                 base: s.atom_field.base as u8,
-                offset: s.atom_field.offset,
-                required: s.atom_field.required() as u16,
+                offset: u32::from(s.atom_field.offset),
+                required: s.atom_field.required() as u32,
                 mask: s.atom_field.mask,
                 lo: s.lo,
                 span: s.hi.wrapping_sub(s.lo),
@@ -1787,114 +1743,20 @@ impl LinearProgram {
 
     #[inline]
     fn run(&self, data: HeaderData) -> i32 {
-        if let Some(c) = self.constant {
-            return c;
-        }
-        let prog = &self.eval[..];
-        let mut pc = 0usize;
-        loop {
-            let Some(s) = prog.get(pc) else {
-                return T_NEXT;
-            };
-            let d = data[s.base as usize % 3];
-            let o = s.offset as usize;
-            let ok = match d.get(o..o + 4) {
-                Some(b) => {
-                    let w = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & s.mask;
-                    w.wrapping_sub(s.lo) <= s.span
-                }
-                None => match read_partial(d, o, s.required as usize) {
-                    Some(w) => (w & s.mask).wrapping_sub(s.lo) <= s.span,
-                    None => false,
-                },
-            };
-            let j = s.j[ok as usize];
-            if j <= 0 {
-                return j;
-            }
-            pc = j as usize;
+        match self.constant {
+            Some(c) => c,
+            None => run(&self.eval, data),
         }
     }
-}
-
-/// Follows `t` past steps `k` decides.
-fn drift(steps: &[Step], mut t: i32, k: &Know) -> i32 {
-    let mut n = 0;
-    while t > 0 && n < DRIFT_LIMIT {
-        let s = &steps[t as usize];
-        t = match k.decide(s) {
-            Some(true) => s.yes,
-            Some(false) => s.no,
-            None => break,
-        };
-        n += 1;
-    }
-    t
-}
-
-/// Redirects branches past decided steps (forward dataflow over the DAG);
-/// returns the new entry.
-fn optimize_steps(steps: &mut [Step], entry: usize) -> usize {
-    let n = steps.len();
-    let mut incoming: Vec<Option<Know>> = vec![None; n];
-    incoming[entry] = Some(Know::default());
-    for i in entry..n {
-        let Some(k) = incoming[i].take() else {
-            continue;
-        };
-        let s = steps[i];
-        let mut targets = [s.no, s.yes];
-        for (b, t) in targets.iter_mut().enumerate() {
-            let kb = k.with(&s, b == 1);
-            *t = drift(steps, *t, &kb);
-            if *t > 0 {
-                let ti = *t as usize;
-                incoming[ti] = Some(match incoming[ti].take() {
-                    Some(prev) => prev.meet(&kb),
-                    None => kb,
-                });
-            }
-        }
-        steps[i].no = targets[0];
-        steps[i].yes = targets[1];
-    }
-    entry
 }
 
 /// Keeps the steps reachable from `entry`, renumbered in order (entry
-/// first), with steps that test nothing new (`yes == no`) skipped.
+/// first).
 fn compact(steps: &[Step], entry: usize) -> Vec<Step> {
-    let n = steps.len();
-    let mut reach = vec![false; n];
-    reach[entry] = true;
-    for i in entry..n {
-        if !reach[i] {
-            continue;
-        }
-        for t in [steps[i].yes, steps[i].no] {
-            if t > 0 {
-                reach[t as usize] = true;
-            }
-        }
-    }
-    let mut newidx = vec![0i32; n];
-    let mut out = Vec::new();
-    for i in entry..n {
-        if reach[i] {
-            newidx[i] = out.len() as i32;
-            out.push(steps[i]);
-        }
-    }
-    for s in &mut out {
-        if s.yes > 0 {
-            s.yes = newidx[s.yes as usize];
-        }
-        if s.no > 0 {
-            s.no = newidx[s.no as usize];
-        }
-    }
-    out
+    renumber(steps, &reachable(steps, entry))
 }
+
+branch_by_yes_no!(Step);
 
 // ------------------------------------------------------------ box rules
 
@@ -2184,8 +2046,9 @@ impl Default for CompileOptions {
     }
 }
 
-/// A compiled rule list.
-#[derive(Clone, Debug)]
+/// A compiled rule list. The default, an unconfigured element's, drops
+/// every packet.
+#[derive(Clone, Debug, Default)]
 pub struct Compiled {
     segments: Vec<Segment>,
     nrules: usize,
@@ -2201,7 +2064,13 @@ pub fn packet_headers(p: &rclick_core::Packet) -> (&[u8], &[u8]) {
     let tp = match (p.transport_header(), p.network_header_length()) {
         (Some(t), Some(_)) => t,
         _ => {
-            let hl = ip.first().map_or(0, |b| ((b & 0x0F) as usize) * 4);
+            // Also for a truncated or damaged header: its length field
+            // says where the transport header would be.
+            let hl = if ip.is_empty() {
+                0
+            } else {
+                Ipv4Header::new_unchecked(ip).header_len()
+            };
             ip.get(hl..).unwrap_or(&[])
         }
     };
@@ -2212,7 +2081,8 @@ pub fn packet_headers(p: &rclick_core::Packet) -> (&[u8], &[u8]) {
 /// they are part of its frame (empty otherwise, so Ethernet tests fail).
 #[inline]
 pub fn packet_ether_header(p: &rclick_core::Packet) -> &[u8] {
-    p.bytes_before_network_header(14).unwrap_or(&[])
+    p.bytes_before_network_header(ether::HEADER_LEN)
+        .unwrap_or(&[])
 }
 
 impl Compiled {
@@ -2463,11 +2333,4 @@ impl Names for CtxNames<'_, '_> {
     fn ether(&self, s: &str) -> Option<[u8; 6]> {
         super::address::parse_ether_arg(s, self.0).ok().map(|e| e.0)
     }
-}
-
-/// Push for IPClassifier and IPFilter: classifies every packet of the
-/// batch and forwards it; a batch that goes to one output whole is
-/// forwarded as is.
-pub fn push_classified(prog: &Compiled, batch: rclick_core::Batch, ctx: &mut rclick_core::Ctx) {
-    rclick_core::element::classify_push(batch, ctx, |p, _| prog.classify_packet(p));
 }

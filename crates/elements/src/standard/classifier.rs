@@ -45,26 +45,51 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::HandlerSpec;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
+use rclick_core::element::{Classify, Errors};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::classifier_program::Program;
 
 #[derive(Default)]
 pub struct Classifier {
-    prog: Option<Program>,
+    prog: Program,
 }
 
 impl Classifier {
     /// The compiled program (after configuration).
-    pub fn program(&self) -> Option<&Program> {
-        self.prog.as_ref()
+    pub fn program(&self) -> &Program {
+        &self.prog
+    }
+}
+
+/// The pattern arguments of a classifier with one pattern per output
+/// (Classifier, IPClassifier): Click rejects any other count.
+pub fn one_pattern_per_output(conf: &str, ctx: &InitCtx) -> Result<Vec<String>, Errors> {
+    let mut args = Args::new(conf);
+    let patterns = args.take_rest();
+    args.complete()?;
+    let n = ctx.noutputs();
+    if patterns.len() != n {
+        return Err(format!("need {n} arguments, one per output port").into());
+    }
+    Ok(patterns)
+}
+
+const HANDLERS: &[Handler<Classifier>] = &[Handler::read("program", |e, _| e.prog.unparse())];
+
+impl Classify for Classifier {
+    #[inline]
+    fn classify(&mut self, p: &Packet, _ctx: &mut Ctx) -> Option<usize> {
+        self.prog.classify(p.data())
     }
 }
 
 rclick_core::element_class!(Classifier);
 
 impl Element for Classifier {
+    rclick_core::element_kind!(classify);
+    rclick_core::handlers!(HANDLERS);
+
     fn port_count(&self) -> &'static str {
         "1/-"
     }
@@ -74,16 +99,10 @@ impl Element for Classifier {
     }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let patterns = args.take_rest();
-        args.complete()?;
-        let n = ctx.noutputs();
-        if patterns.len() != n {
-            return Err(format!("need {n} arguments, one per output port").into());
-        }
+        let patterns = one_pattern_per_output(conf, ctx)?;
         let prog = Program::compile(&patterns)?;
         let reachable = prog.reachable_outputs();
-        for i in 0..n as u32 {
+        for i in 0..ctx.noutputs() as u32 {
             if !reachable.contains(&i) {
                 ctx.chatter(&format!(
                     "{} :: Classifier: warning: output {i} matches no packets",
@@ -91,28 +110,11 @@ impl Element for Classifier {
                 ));
             }
         }
-        self.prog = Some(prog);
+        self.prog = prog;
         Ok(())
     }
 
     fn can_live_reconfigure(&self) -> bool {
         true
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        if let Some(prog) = self.prog.as_ref() {
-            rclick_core::element::classify_push(batch, ctx, |p, _| prog.classify(p.data()));
-        }
-    }
-
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        vec![HandlerSpec::read("program")]
-    }
-
-    fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
-        match name {
-            "program" => Ok(self.prog.as_ref().map(|p| p.unparse()).unwrap_or_default()),
-            _ => Err(format!("no '{name}' handler")),
-        }
     }
 }

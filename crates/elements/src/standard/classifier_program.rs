@@ -15,6 +15,12 @@
 //! the edges and intersected where paths join, as Click's optimizer does.
 //! Shared prefixes thus collapse (two patterns starting with `12/0806` test
 //! it once), and unreachable tests disappear.
+//!
+//! The matcher at the end of this file ([`Test`], [`run`]) runs every
+//! compiled classifier: Classifier's programs, and IPFilter's and
+//! IPClassifier's decision programs, whose tests read words of several
+//! headers and compare them with ranges (Click's three classifiers also
+//! run one program form).
 
 use std::fmt::Write as _;
 
@@ -34,6 +40,8 @@ pub struct Insn {
     pub no: i32,
 }
 
+branch_by_yes_no!(Insn);
+
 impl Insn {
     /// Bytes the packet needs for this test to be decidable on data: up to
     /// the last masked byte. Zero when the mask is empty.
@@ -50,42 +58,28 @@ fn required_length(offset: u32, mask: u32) -> u32 {
     }
 }
 
-/// Evaluation form of an instruction: mask and value in native byte order
-/// so a packet word can be compared without swapping.
-#[derive(Clone, Copy, Debug)]
-struct EvalInsn {
-    offset: u32,
-    mask: u32,
-    value: u32,
-    /// `[no, yes]`.
-    j: [i32; 2],
-    required: u32,
-}
-
 /// A compiled classifier program.
 #[derive(Clone, Debug)]
 pub struct Program {
     insns: Vec<Insn>,
-    eval: Vec<EvalInsn>,
+    eval: Vec<Test>,
     /// When every packet goes to one place (`-` first, or no tests left).
     output_everything: Option<i32>,
     /// Click's safe length: the longest `required_length`.
     safe_length: u32,
-    /// Packets at least this long are matched without length checks.
-    fast_length: usize,
 }
 
 /// One predicate of a pattern.
 #[derive(Clone, Debug)]
 enum Pred {
-    Word {
-        offset: u32,
-        mask: u32,
-        value: u32,
-    },
+    /// `(offset, mask, value)`.
+    Word(Word),
     /// Negated conjunction of words.
-    Not(Vec<(u32, u32, u32)>),
+    Not(Vec<Word>),
 }
+
+/// A word test of a clause: `(offset, mask, value)`.
+type Word = (u32, u32, u32);
 
 /// Largest clause offset accepted (Click stores offsets in 16 bits).
 const MAX_OFFSET: u32 = 65535;
@@ -101,8 +95,8 @@ fn nibble(c: u8) -> (u32, u32) {
 }
 
 /// Splits clause bytes `(offset, value, mask)` into aligned words.
-fn clause_words(offset: u32, bytes: &[(u8, u8)]) -> Vec<(u32, u32, u32)> {
-    let mut words: Vec<(u32, u32, u32)> = Vec::new();
+fn clause_words(offset: u32, bytes: &[(u8, u8)]) -> Vec<Word> {
+    let mut words: Vec<Word> = Vec::new();
     for (i, &(v, m)) in bytes.iter().enumerate() {
         let off = offset + i as u32;
         let base = off & !3;
@@ -211,13 +205,7 @@ fn parse_pattern(slot: usize, s: &str, errors: &mut Vec<String>) -> Vec<Pred> {
         if negated {
             preds.push(Pred::Not(words));
         } else {
-            for (offset, mask, value) in words {
-                preds.push(Pred::Word {
-                    offset,
-                    mask,
-                    value,
-                });
-            }
+            preds.extend(words.into_iter().map(Pred::Word));
         }
     }
     preds
@@ -228,24 +216,17 @@ fn parse_pattern(slot: usize, s: &str, errors: &mut Vec<String>) -> Vec<Pred> {
 /// keep their order after the positive words. Reordering is safe: a
 /// pattern is a conjunction of independent predicates.
 fn normalize(preds: Vec<Pred>) -> Vec<Pred> {
-    let mut words: Vec<(u32, u32, u32)> = Vec::new();
+    let mut words: Vec<Word> = Vec::new();
     let mut nots = Vec::new();
     for p in preds {
         match p {
-            Pred::Word {
-                offset,
-                mask,
-                value,
-            } => {
-                if mask != 0 {
-                    words.push((offset, mask, value));
-                }
-            }
+            Pred::Word(w) if w.1 != 0 => words.push(w),
+            Pred::Word(_) => {}
             Pred::Not(w) => nots.push(Pred::Not(w)),
         }
     }
     words.sort_unstable();
-    let mut merged: Vec<(u32, u32, u32)> = Vec::new();
+    let mut merged: Vec<Word> = Vec::new();
     for w in words {
         if let Some(last) = merged.last_mut() {
             let both = last.1 & w.1;
@@ -257,14 +238,7 @@ fn normalize(preds: Vec<Pred>) -> Vec<Pred> {
         }
         merged.push(w);
     }
-    let mut out: Vec<Pred> = merged
-        .into_iter()
-        .map(|(offset, mask, value)| Pred::Word {
-            offset,
-            mask,
-            value,
-        })
-        .collect();
+    let mut out: Vec<Pred> = merged.into_iter().map(Pred::Word).collect();
     out.extend(nots);
     out
 }
@@ -294,15 +268,11 @@ fn layout(patterns: &[Vec<Pred>]) -> Vec<Insn> {
         }
         for p in preds {
             match p {
-                Pred::Word {
-                    offset,
-                    mask,
-                    value,
-                } => {
+                &Pred::Word((offset, mask, value)) => {
                     insns.push(Insn {
-                        offset: *offset,
-                        mask: *mask,
-                        value: *value,
+                        offset,
+                        mask,
+                        value,
                         yes: 0, // continue
                         no: J_NEXT_PATTERN,
                     });
@@ -310,7 +280,7 @@ fn layout(patterns: &[Vec<Pred>]) -> Vec<Insn> {
                 }
                 Pred::Not(words) => {
                     let first = insns.len();
-                    let words: &[(u32, u32, u32)] = if words.is_empty() {
+                    let words: &[Word] = if words.is_empty() {
                         &[(0, 0, 0)]
                     } else {
                         words
@@ -349,14 +319,14 @@ fn layout(patterns: &[Vec<Pred>]) -> Vec<Insn> {
         let mut idx = start;
         for p in preds {
             let n = match p {
-                Pred::Word { .. } => 1,
+                Pred::Word(_) => 1,
                 Pred::Not(w) => w.len().max(1),
             };
             let last = idx + n - 1;
             let cont = cont_after(last);
             for insn in &mut insns[idx..idx + n] {
                 match p {
-                    Pred::Word { .. } => insn.yes = cont,
+                    Pred::Word(_) => insn.yes = cont,
                     Pred::Not(_) => insn.no = cont,
                 }
             }
@@ -371,7 +341,7 @@ fn layout(patterns: &[Vec<Pred>]) -> Vec<Insn> {
         k += preds
             .iter()
             .map(|p| match p {
-                Pred::Word { .. } => 1,
+                Pred::Word(_) => 1,
                 Pred::Not(w) => w.len().max(1),
             })
             .sum::<usize>()
@@ -403,8 +373,10 @@ struct Know {
     len: u32,
 }
 
-impl Know {
-    fn implied(&self, t: &Insn) -> Option<bool> {
+impl Facts for Know {
+    type Step = Insn;
+
+    fn decide(&self, t: &Insn) -> Option<bool> {
         if t.mask == 0 {
             return Some(true);
         }
@@ -479,20 +451,6 @@ impl Know {
     }
 }
 
-/// Follows `t` past tests whose outcome `k` decides.
-fn drift(insns: &[Insn], mut t: i32, k: &Know) -> i32 {
-    while t > 0 {
-        let insn = &insns[t as usize];
-        t = match k.implied(insn) {
-            Some(true) => insn.yes,
-            Some(false) => insn.no,
-            None if insn.yes == insn.no => insn.yes,
-            None => break,
-        };
-    }
-    t
-}
-
 /// Where the optimized program starts.
 enum Entry {
     Step(usize),
@@ -502,14 +460,13 @@ enum Entry {
 
 /// Redirects branches past decided tests; returns the entry.
 fn optimize(insns: &mut [Insn]) -> Entry {
-    let n = insns.len();
     let empty = Know::default();
     // Step 0 is the entry; it may be decided before any test.
     let first = match insns.first() {
         None => return Entry::All(DROP),
         Some(i) => *i,
     };
-    let entry = match empty.implied(&first) {
+    let entry = match empty.decide(&first) {
         Some(b) => {
             let t = drift(insns, if b { first.yes } else { first.no }, &empty);
             if t <= 0 {
@@ -526,28 +483,7 @@ fn optimize(insns: &mut [Insn]) -> Entry {
         }
         None => 0,
     };
-    let mut incoming: Vec<Option<Know>> = vec![None; n];
-    incoming[entry] = Some(Know::default());
-    for i in entry..n {
-        let Some(k) = incoming[i].take() else {
-            continue;
-        };
-        let insn = insns[i];
-        let mut targets = [insn.no, insn.yes];
-        for (b, target) in targets.iter_mut().enumerate() {
-            let kb = k.with(&insn, b == 1);
-            *target = drift(insns, *target, &kb);
-            if *target > 0 {
-                let t = *target as usize;
-                incoming[t] = Some(match incoming[t].take() {
-                    Some(prev) => prev.meet(&kb),
-                    None => kb,
-                });
-            }
-        }
-        insns[i].no = targets[0];
-        insns[i].yes = targets[1];
-    }
+    propagate::<Know>(insns, entry);
     Entry::Step(entry)
 }
 
@@ -555,20 +491,7 @@ fn optimize(insns: &mut [Insn]) -> Entry {
 /// entry first; merges identical steps.
 fn compact(insns: &[Insn], entry: usize) -> Vec<Insn> {
     let n = insns.len();
-    let mut reach = vec![false; n];
-    if entry < n {
-        reach[entry] = true;
-    }
-    for i in 0..n {
-        if !reach[i] {
-            continue;
-        }
-        for t in [insns[i].yes, insns[i].no] {
-            if t > 0 {
-                reach[t as usize] = true;
-            }
-        }
-    }
+    let mut reach = reachable(insns, entry);
     // Merge identical steps into the later copy (keeps jumps forward).
     let mut alias: Vec<usize> = (0..n).collect();
     let mut insns: Vec<Insn> = insns.to_vec();
@@ -588,24 +511,15 @@ fn compact(insns: &[Insn], entry: usize) -> Vec<Insn> {
         }
     }
     // Jumps were remapped from the end backwards, so every jump already
-    // points at a surviving step. Renumber.
-    let mut newidx = vec![0i32; n];
-    let mut out = Vec::new();
-    for i in 0..n {
-        if reach[i] {
-            newidx[i] = out.len() as i32;
-            out.push(insns[i]);
-        }
+    // points at a surviving step.
+    renumber(&insns, &reach)
+}
+
+/// The program of an unconfigured Classifier: it drops every packet.
+impl Default for Program {
+    fn default() -> Self {
+        Program::from_insns(Vec::new(), false)
     }
-    for insn in &mut out {
-        if insn.yes > 0 {
-            insn.yes = newidx[insn.yes as usize];
-        }
-        if insn.no > 0 {
-            insn.no = newidx[insn.no as usize];
-        }
-    }
-    out
 }
 
 impl Program {
@@ -656,20 +570,16 @@ impl Program {
             }
         }
         let safe_length = insns.iter().map(|i| i.required_length()).max().unwrap_or(0);
-        let fast_length = insns
-            .iter()
-            .filter(|i| i.mask != 0)
-            .map(|i| i.offset as usize + 4)
-            .max()
-            .unwrap_or(0);
         let eval = insns
             .iter()
-            .map(|i| EvalInsn {
+            .map(|i| Test {
+                base: 0,
                 offset: i.offset,
-                mask: u32::from_ne_bytes(i.mask.to_be_bytes()),
-                value: u32::from_ne_bytes(i.value.to_be_bytes()),
-                j: [i.no, i.yes],
                 required: i.required_length(),
+                mask: u32::from_ne_bytes(i.mask.to_be_bytes()),
+                lo: u32::from_ne_bytes(i.value.to_be_bytes()),
+                span: 0,
+                j: [i.no, i.yes],
             })
             .collect();
         Program {
@@ -677,7 +587,6 @@ impl Program {
             eval,
             output_everything,
             safe_length,
-            fast_length,
         }
     }
 
@@ -716,56 +625,9 @@ impl Program {
 
     #[inline]
     fn run(&self, data: &[u8]) -> i32 {
-        if let Some(j) = self.output_everything {
-            return j;
-        }
-        if data.len() < self.fast_length {
-            return self.run_checked(data);
-        }
-        let prog = &self.eval[..];
-        let mut pos = 0usize;
-        loop {
-            let Some(ins) = prog.get(pos) else {
-                return DROP;
-            };
-            let o = ins.offset as usize;
-            let Some(bytes) = data.get(o..o + 4) else {
-                return self.run_checked(data);
-            };
-            let w = u32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-            let j = ins.j[((w & ins.mask) == ins.value) as usize];
-            if j <= 0 {
-                return j;
-            }
-            pos = j as usize;
-        }
-    }
-
-    /// Evaluation with a length check at every step (short packets).
-    fn run_checked(&self, data: &[u8]) -> i32 {
-        let len = data.len();
-        let mut pos = 0usize;
-        loop {
-            let Some(ins) = self.eval.get(pos) else {
-                return DROP;
-            };
-            let o = ins.offset as usize;
-            let ok = if o + 4 <= len {
-                let w = u32::from_ne_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]]);
-                (w & ins.mask) == ins.value
-            } else if ins.required as usize <= len {
-                let mut b = [0u8; 4];
-                let avail = len.saturating_sub(o).min(4);
-                b[..avail].copy_from_slice(&data[o.min(len)..o.min(len) + avail]);
-                (u32::from_ne_bytes(b) & ins.mask) == ins.value
-            } else {
-                false
-            };
-            let j = ins.j[ok as usize];
-            if j <= 0 {
-                return j;
-            }
-            pos = j as usize;
+        match self.output_everything {
+            Some(j) => j,
+            None => run(&self.eval, data),
         }
     }
 
@@ -809,25 +671,237 @@ impl Program {
     }
 }
 
+// --------------------------------------------------------------- optimizer
+
+/// A step of a program being compiled, by its jump targets `[no, yes]`:
+/// `> 0` a later step, `<= 0` a result.
+pub trait Branch: Copy {
+    fn jumps(&self) -> [i32; 2];
+    fn set_jumps(&mut self, j: [i32; 2]);
+}
+
+/// Implements [`Branch`] for a step type with `yes` and `no` fields.
+macro_rules! branch_by_yes_no {
+    ($step:ty) => {
+        impl $crate::standard::classifier_program::Branch for $step {
+            fn jumps(&self) -> [i32; 2] {
+                [self.no, self.yes]
+            }
+            fn set_jumps(&mut self, [no, yes]: [i32; 2]) {
+                self.no = no;
+                self.yes = yes;
+            }
+        }
+    };
+}
+pub(crate) use branch_by_yes_no;
+
+/// What an optimizer knows about a packet on a program edge. Classifier's
+/// optimizer knows bits of words, IPFilter's value ranges of fields; both
+/// walk the program with [`propagate`], as Click's optimizer does.
+pub trait Facts: Clone + Default {
+    type Step: Branch;
+    /// How many decided steps one jump may skip.
+    const DRIFT_LIMIT: usize = usize::MAX;
+    /// The outcome of `s`, when these facts decide it.
+    fn decide(&self, s: &Self::Step) -> Option<bool>;
+    /// These facts and the outcome of `s`.
+    fn with(&self, s: &Self::Step, outcome: bool) -> Self;
+    /// What two joining paths both know.
+    fn meet(&self, o: &Self) -> Self;
+}
+
+/// Follows `t` past the steps `k` decides and those that jump to one place
+/// either way.
+pub fn drift<F: Facts>(steps: &[F::Step], mut t: i32, k: &F) -> i32 {
+    let mut n = 0;
+    while t > 0 && n < F::DRIFT_LIMIT {
+        let s = &steps[t as usize];
+        let [no, yes] = s.jumps();
+        t = match k.decide(s) {
+            Some(true) => yes,
+            Some(false) => no,
+            None if yes == no => yes,
+            None => break,
+        };
+        n += 1;
+    }
+    t
+}
+
+/// Redirects every branch from `entry` on past the steps that what its
+/// path proves decides: facts flow forward along the jumps and meet where
+/// paths join.
+pub fn propagate<F: Facts>(steps: &mut [F::Step], entry: usize) {
+    let n = steps.len();
+    let mut incoming: Vec<Option<F>> = vec![None; n];
+    incoming[entry] = Some(F::default());
+    for i in entry..n {
+        let Some(k) = incoming[i].take() else {
+            continue;
+        };
+        let s = steps[i];
+        let mut targets = s.jumps();
+        for (b, t) in targets.iter_mut().enumerate() {
+            let kb = k.with(&s, b == 1);
+            *t = drift(steps, *t, &kb);
+            if *t > 0 {
+                let ti = *t as usize;
+                incoming[ti] = Some(match incoming[ti].take() {
+                    Some(prev) => prev.meet(&kb),
+                    None => kb,
+                });
+            }
+        }
+        steps[i].set_jumps(targets);
+    }
+}
+
+/// The steps a walk from `entry` reaches.
+pub fn reachable<S: Branch>(steps: &[S], entry: usize) -> Vec<bool> {
+    let mut reach = vec![false; steps.len()];
+    if let Some(r) = reach.get_mut(entry) {
+        *r = true;
+    }
+    for i in entry..steps.len() {
+        if reach[i] {
+            for t in steps[i].jumps() {
+                if t > 0 {
+                    reach[t as usize] = true;
+                }
+            }
+        }
+    }
+    reach
+}
+
+/// The steps `keep` marks, in order, with their jumps renumbered.
+pub fn renumber<S: Branch>(steps: &[S], keep: &[bool]) -> Vec<S> {
+    let mut newidx = vec![0i32; steps.len()];
+    let mut out = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        if keep[i] {
+            newidx[i] = out.len() as i32;
+            out.push(*s);
+        }
+    }
+    for s in &mut out {
+        let j = s
+            .jumps()
+            .map(|t| if t > 0 { newidx[t as usize] } else { t });
+        s.set_jumps(j);
+    }
+    out
+}
+
+// ----------------------------------------------------------------- matcher
+
+/// One test of a compiled program, as the matcher runs it: the word at
+/// `offset` of header `base`, ANDed with `mask`, lies in `lo..=lo + span`.
+/// Classifier's tests read the packet data (base 0) and are equalities
+/// (span 0); see [`Headers::RANGES`] for the byte order of words.
+#[derive(Clone, Copy, Debug)]
+pub struct Test {
+    pub base: u8,
+    pub offset: u32,
+    /// Bytes the header must hold for the test to read its word (up to the
+    /// last masked byte); with fewer the test fails.
+    pub required: u32,
+    pub mask: u32,
+    pub lo: u32,
+    pub span: u32,
+    /// Targets `[no, yes]`: `> 0` a step, `<= 0` the program's result.
+    pub j: [i32; 2],
+}
+
+/// Where a program's tests read: the header a test's `base` names.
+pub trait Headers<'a>: Copy {
+    /// Whether tests may be ranges. Range tests read words big-endian;
+    /// programs of equalities only (Classifier's) store `mask` and `lo` in
+    /// native byte order, so that their words are compared unswapped.
+    const RANGES: bool;
+
+    fn header(self, base: u8) -> &'a [u8];
+
+    /// A word as the program's tests store theirs.
+    #[inline]
+    fn word(b: [u8; 4]) -> u32 {
+        if Self::RANGES {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_ne_bytes(b)
+        }
+    }
+}
+
+/// Packet data, the one header of Classifier's equality tests.
+impl<'a> Headers<'a> for &'a [u8] {
+    const RANGES: bool = false;
+
+    #[inline]
+    fn header(self, _base: u8) -> &'a [u8] {
+        self
+    }
+}
+
+/// Several headers (IPFilter's IP, transport and Ethernet headers).
+impl<'a, const N: usize> Headers<'a> for [&'a [u8]; N] {
+    const RANGES: bool = true;
+
+    #[inline]
+    fn header(self, base: u8) -> &'a [u8] {
+        self[base as usize % N]
+    }
+}
+
+/// Runs `prog` from its first step; returns the first target that is not
+/// a step, or [`DROP`] if a step jumps past the end.
+#[inline]
+pub fn run<'a, H: Headers<'a>>(prog: &[Test], data: H) -> i32 {
+    let mut pc = 0usize;
+    loop {
+        let Some(t) = prog.get(pc) else {
+            return DROP;
+        };
+        let d = data.header(t.base);
+        let o = t.offset as usize;
+        let w = match d.get(o..o + 4) {
+            Some(b) => Some(H::word([b[0], b[1], b[2], b[3]])),
+            None => read_partial(d, o, t.required as usize).map(H::word),
+        };
+        let ok = match w {
+            Some(w) if H::RANGES => (w & t.mask).wrapping_sub(t.lo) <= t.span,
+            Some(w) => w & t.mask == t.lo,
+            None => false,
+        };
+        let j = t.j[ok as usize];
+        if j <= 0 {
+            return j;
+        }
+        pc = j as usize;
+    }
+}
+
+/// The bytes of the word at `o` of a header that ends within it,
+/// zero-padded, when the header holds `required` bytes; `None` otherwise.
+#[cold]
+pub fn read_partial(data: &[u8], o: usize, required: usize) -> Option<[u8; 4]> {
+    if data.len() < required {
+        return None;
+    }
+    let tail = data.get(o..).unwrap_or(&[]);
+    let avail = tail.len().min(4);
+    let mut b = [0u8; 4];
+    b[..avail].copy_from_slice(&tail[..avail]);
+    Some(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn prog(p: &[&str]) -> Program {
         Program::compile(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
-    }
-
-    #[test]
-    fn click_doc_example() {
-        let p = prog(&["12/0806 20/0001", "12/0806 20/0002", "12/0800", "-"]);
-        assert_eq!(
-            p.unparse(),
-            " 0  12/08060000%ffff0000  yes->step 1  no->step 3\n \
-             1  20/00010000%ffff0000  yes->[0]  no->step 2\n \
-             2  20/00020000%ffff0000  yes->[1]  no->[3]\n \
-             3  12/08000000%ffff0000  yes->[2]  no->[3]\n\
-             safe length 22\nalignment offset 0\n"
-        );
     }
 
     #[test]
