@@ -531,6 +531,18 @@ impl<'a> TcpRepr<'a> {
     }
 }
 
+// Software GSO clears FIN/PSH/CWR on some segments and must
+// leave the rest of byte 12 (NS and the reserved bits) as the sender wrote
+// it, which `set_flags` rewrites.
+impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpHeader<T> {
+    /// Clears the flags in `mask` (`TCP_FIN` .. `TCP_CWR`), touching only
+    /// the flag byte.
+    #[inline]
+    pub fn clear_flags(&mut self, mask: u8) {
+        self.bm()[13] &= !mask;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -730,17 +742,5 @@ mod tests {
                 prop_assert_eq!(TcpRepr::parse(&v).unwrap(), r);
             }
         }
-    }
-}
-
-// added by dev: software GSO clears FIN/PSH/CWR on some segments and must
-// leave the rest of byte 12 (NS and the reserved bits) as the sender wrote
-// it, which `set_flags` rewrites.
-impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpHeader<T> {
-    /// Clears the flags in `mask` (`TCP_FIN` .. `TCP_CWR`), touching only
-    /// the flag byte.
-    #[inline]
-    pub fn clear_flags(&mut self, mask: u8) {
-        self.bm()[13] &= !mask;
     }
 }
