@@ -17,7 +17,7 @@ impl Filter for RejectOdd {
     fn filter(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Result<Packet, Packet> {
         p.writable()[0] = self.seen;
         self.seen += 1;
-        if self.seen % 2 == 0 {
+        if self.seen.is_multiple_of(2) {
             Err(p)
         } else {
             Ok(p)
