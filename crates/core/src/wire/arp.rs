@@ -28,12 +28,11 @@ pub const ARPOP_INVREQUEST: u16 = 8;
 /// Operation: inverse ARP reply (RFC 2390).
 pub const ARPOP_INVREPLY: u16 = 9;
 
-/// A view of an ARP body at the start of a buffer. `new_checked` only
-/// checks that 28 bytes are present; [`ArpPacket::is_ether_ipv4`] tells
-/// whether the hardware/protocol fields describe Ethernet and IPv4.
-#[derive(Debug, Clone)]
-pub struct ArpPacket<T> {
-    buf: T,
+view! {
+    /// A view of an ARP body at the start of a buffer. `new_checked` only
+    /// checks that 28 bytes are present; [`ArpPacket::is_ether_ipv4`] tells
+    /// whether the hardware/protocol fields describe Ethernet and IPv4.
+    ArpPacket
 }
 
 impl<T: AsRef<[u8]>> ArpPacket<T> {
@@ -44,23 +43,6 @@ impl<T: AsRef<[u8]>> ArpPacket<T> {
             return Err(WireError::Truncated);
         }
         Ok(ArpPacket { buf })
-    }
-
-    /// Wraps `buf` without checking it, to emit into.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        ArpPacket { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
-    #[inline]
-    fn b(&self) -> &[u8] {
-        self.buf.as_ref()
     }
 
     /// Hardware type.
@@ -132,7 +114,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> ArpPacket<T> {
     /// operation `op`.
     #[inline]
     pub fn fill_header(&mut self, op: u16) {
-        let b = self.buf.as_mut();
+        let b = self.bm();
         put16(b, 0, ARPHRD_ETHER);
         put16(b, 2, ETHERTYPE_IP);
         b[4] = 6;
@@ -143,31 +125,31 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> ArpPacket<T> {
     /// Sets the sender hardware address.
     #[inline]
     pub fn set_sha(&mut self, a: EtherAddr) {
-        self.buf.as_mut()[8..14].copy_from_slice(&a.0);
+        self.bm()[8..14].copy_from_slice(&a.0);
     }
 
     /// Sets the sender protocol address.
     #[inline]
     pub fn set_spa(&mut self, a: Ipv4Addr) {
-        self.buf.as_mut()[14..18].copy_from_slice(&a.octets());
+        self.bm()[14..18].copy_from_slice(&a.octets());
     }
 
     /// Sets the target hardware address.
     #[inline]
     pub fn set_tha(&mut self, a: EtherAddr) {
-        self.buf.as_mut()[18..24].copy_from_slice(&a.0);
+        self.bm()[18..24].copy_from_slice(&a.0);
     }
 
     /// Sets the target protocol address.
     #[inline]
     pub fn set_tpa(&mut self, a: Ipv4Addr) {
-        self.buf.as_mut()[24..28].copy_from_slice(&a.octets());
+        self.bm()[24..28].copy_from_slice(&a.octets());
     }
 
     /// Sets the operation.
     #[inline]
     pub fn set_op(&mut self, op: u16) {
-        put16(self.buf.as_mut(), 6, op);
+        put16(self.bm(), 6, op);
     }
 }
 

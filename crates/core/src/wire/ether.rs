@@ -64,10 +64,9 @@ impl std::fmt::Display for EtherAddr {
     }
 }
 
-/// A view of an Ethernet II header at the start of a buffer.
-#[derive(Debug, Clone)]
-pub struct EtherFrame<T> {
-    buf: T,
+view! {
+    /// A view of an Ethernet II header at the start of a buffer.
+    EtherFrame
 }
 
 impl<T: AsRef<[u8]>> EtherFrame<T> {
@@ -78,24 +77,6 @@ impl<T: AsRef<[u8]>> EtherFrame<T> {
             return Err(WireError::Truncated);
         }
         Ok(EtherFrame { buf })
-    }
-
-    /// Wraps `buf` without checking it, to emit into; accessors panic if
-    /// it is shorter than 14 bytes.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        EtherFrame { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
-    #[inline]
-    fn b(&self) -> &[u8] {
-        self.buf.as_ref()
     }
 
     /// Destination address.
@@ -134,25 +115,25 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EtherFrame<T> {
     /// Sets the destination address.
     #[inline]
     pub fn set_dst(&mut self, a: EtherAddr) {
-        self.buf.as_mut()[0..6].copy_from_slice(&a.0);
+        self.bm()[0..6].copy_from_slice(&a.0);
     }
 
     /// Sets the source address.
     #[inline]
     pub fn set_src(&mut self, a: EtherAddr) {
-        self.buf.as_mut()[6..12].copy_from_slice(&a.0);
+        self.bm()[6..12].copy_from_slice(&a.0);
     }
 
     /// Sets the EtherType.
     #[inline]
     pub fn set_ethertype(&mut self, t: u16) {
-        put16(self.buf.as_mut(), 12, t);
+        put16(self.bm(), 12, t);
     }
 
     /// The bytes after the header, writable.
     #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8] {
-        &mut self.buf.as_mut()[HEADER_LEN..]
+        &mut self.bm()[HEADER_LEN..]
     }
 }
 
@@ -199,12 +180,11 @@ impl EthernetRepr {
     }
 }
 
-/// A view of an 802.1Q tag: the 4 bytes after a [`ETHERTYPE_VLAN`] (or
-/// [`ETHERTYPE_QINQ`]) TPID, i.e. the start of [`EtherFrame::payload`] of
-/// a tagged frame.
-#[derive(Debug, Clone)]
-pub struct VlanTag<T> {
-    buf: T,
+view! {
+    /// A view of an 802.1Q tag: the 4 bytes after a [`ETHERTYPE_VLAN`] (or
+    /// [`ETHERTYPE_QINQ`]) TPID, i.e. the start of [`EtherFrame::payload`] of
+    /// a tagged frame.
+    VlanTag
 }
 
 impl<T: AsRef<[u8]>> VlanTag<T> {
@@ -217,22 +197,10 @@ impl<T: AsRef<[u8]>> VlanTag<T> {
         Ok(VlanTag { buf })
     }
 
-    /// Wraps `buf` without checking it, to emit into.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        VlanTag { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
     /// Tag control information: PCP (3 bits), DEI (1), VID (12).
     #[inline]
     pub fn tci(&self) -> u16 {
-        be16(self.buf.as_ref(), 0)
+        be16(self.b(), 0)
     }
 
     /// Priority code point (802.1p class).
@@ -256,13 +224,13 @@ impl<T: AsRef<[u8]>> VlanTag<T> {
     /// EtherType of the encapsulated packet (another TPID when stacked).
     #[inline]
     pub fn ethertype(&self) -> u16 {
-        be16(self.buf.as_ref(), 2)
+        be16(self.b(), 2)
     }
 
     /// The bytes after the tag.
     #[inline]
     pub fn payload(&self) -> &[u8] {
-        &self.buf.as_ref()[VLAN_TAG_LEN..]
+        &self.b()[VLAN_TAG_LEN..]
     }
 }
 
@@ -270,7 +238,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> VlanTag<T> {
     /// Sets the whole TCI.
     #[inline]
     pub fn set_tci(&mut self, v: u16) {
-        put16(self.buf.as_mut(), 0, v);
+        put16(self.bm(), 0, v);
     }
 
     /// Sets the VLAN identifier (low 12 bits of `v`), keeping PCP and DEI.
@@ -290,13 +258,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> VlanTag<T> {
     /// Sets the encapsulated EtherType.
     #[inline]
     pub fn set_ethertype(&mut self, t: u16) {
-        put16(self.buf.as_mut(), 2, t);
+        put16(self.bm(), 2, t);
     }
 
     /// The bytes after the tag, writable.
     #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8] {
-        &mut self.buf.as_mut()[VLAN_TAG_LEN..]
+        &mut self.bm()[VLAN_TAG_LEN..]
     }
 }
 

@@ -109,10 +109,9 @@ pub fn is_error(icmp_type: u8) -> bool {
     )
 }
 
-/// An ICMP header view (type, code, checksum, 4 bytes of rest).
-#[derive(Debug, Clone)]
-pub struct IcmpHeader<T> {
-    buf: T,
+view! {
+    /// An ICMP header view (type, code, checksum, 4 bytes of rest).
+    IcmpHeader
 }
 
 impl<T: AsRef<[u8]>> IcmpHeader<T> {
@@ -123,23 +122,6 @@ impl<T: AsRef<[u8]>> IcmpHeader<T> {
             return Err(WireError::Truncated);
         }
         Ok(IcmpHeader { buf })
-    }
-
-    /// Wraps `buf` without checking it, to emit into.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        IcmpHeader { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
-    #[inline]
-    fn b(&self) -> &[u8] {
-        self.buf.as_ref()
     }
 
     /// Message type.
@@ -232,37 +214,37 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> IcmpHeader<T> {
     /// Sets the message type.
     #[inline]
     pub fn set_type(&mut self, v: u8) {
-        self.buf.as_mut()[0] = v;
+        self.bm()[0] = v;
     }
 
     /// Sets the message code.
     #[inline]
     pub fn set_code(&mut self, v: u8) {
-        self.buf.as_mut()[1] = v;
+        self.bm()[1] = v;
     }
 
     /// Sets the checksum field.
     #[inline]
     pub fn set_checksum(&mut self, v: u16) {
-        put16(self.buf.as_mut(), 2, v);
+        put16(self.bm(), 2, v);
     }
 
     /// Sets the echo identifier.
     #[inline]
     pub fn set_ident(&mut self, v: u16) {
-        put16(self.buf.as_mut(), 4, v);
+        put16(self.bm(), 4, v);
     }
 
     /// Sets the echo sequence number.
     #[inline]
     pub fn set_seq(&mut self, v: u16) {
-        put16(self.buf.as_mut(), 6, v);
+        put16(self.bm(), 6, v);
     }
 
     /// Sets the four "rest of header" bytes.
     #[inline]
     pub fn set_rest(&mut self, v: [u8; 4]) {
-        self.buf.as_mut()[4..8].copy_from_slice(&v);
+        self.bm()[4..8].copy_from_slice(&v);
     }
 
     /// Sets the redirect gateway.
@@ -287,7 +269,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> IcmpHeader<T> {
     /// Bytes after the header, writable.
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.buf.as_mut()[HEADER_LEN..]
+        &mut self.bm()[HEADER_LEN..]
     }
 
     /// Computes the checksum over the whole buffer.

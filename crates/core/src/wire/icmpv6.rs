@@ -131,10 +131,9 @@ fn options_start(msg_type: u8) -> Option<usize> {
     }
 }
 
-/// A view of an ICMPv6 message at the start of a buffer.
-#[derive(Debug, Clone)]
-pub struct Icmpv6Header<T> {
-    buf: T,
+view! {
+    /// A view of an ICMPv6 message at the start of a buffer.
+    Icmpv6Header
 }
 
 impl<T: AsRef<[u8]>> Icmpv6Header<T> {
@@ -150,23 +149,6 @@ impl<T: AsRef<[u8]>> Icmpv6Header<T> {
             return Err(WireError::Truncated);
         }
         Ok(Icmpv6Header { buf })
-    }
-
-    /// Wraps `buf` without checking it, to emit into.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        Icmpv6Header { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
-    #[inline]
-    fn b(&self) -> &[u8] {
-        self.buf.as_ref()
     }
 
     /// Message type.
@@ -303,11 +285,6 @@ impl<T: AsRef<[u8]>> Icmpv6Header<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv6Header<T> {
-    #[inline]
-    fn bm(&mut self) -> &mut [u8] {
-        self.buf.as_mut()
-    }
-
     /// Sets the message type.
     #[inline]
     pub fn set_msg_type(&mut self, v: u8) {

@@ -58,13 +58,12 @@ pub const IPOPT_RA: u8 = 148;
 /// Bit of the option type saying the option is copied into fragments.
 pub const IPOPT_COPIED: u8 = 0x80;
 
-/// A view of an IPv4 header at the start of a buffer. `new_checked`
-/// guarantees the version is 4, the header length is at least 20 and
-/// within the buffer; it does not check the total length or checksum
-/// (CheckIPHeader decides what to do with those).
-#[derive(Debug, Clone)]
-pub struct Ipv4Header<T> {
-    buf: T,
+view! {
+    /// A view of an IPv4 header at the start of a buffer. `new_checked`
+    /// guarantees the version is 4, the header length is at least 20 and
+    /// within the buffer; it does not check the total length or checksum
+    /// (CheckIPHeader decides what to do with those).
+    Ipv4Header
 }
 
 impl<T: AsRef<[u8]>> Ipv4Header<T> {
@@ -84,24 +83,6 @@ impl<T: AsRef<[u8]>> Ipv4Header<T> {
             return Err(WireError::BadLength);
         }
         Ok(Ipv4Header { buf })
-    }
-
-    /// Wraps `buf` without checking it, to emit into; accessors may panic
-    /// until a valid header is written.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        Ipv4Header { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
-    #[inline]
-    fn b(&self) -> &[u8] {
-        self.buf.as_ref()
     }
 
     /// IP version (4).
@@ -242,11 +223,6 @@ impl<T: AsRef<[u8]>> Ipv4Header<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Header<T> {
-    #[inline]
-    fn bm(&mut self) -> &mut [u8] {
-        self.buf.as_mut()
-    }
-
     /// Sets version 4 and a header length of `len` bytes (rounded down to
     /// a multiple of 4 and capped at 60).
     #[inline]

@@ -34,10 +34,9 @@ pub const PROTO_NONE: u8 = 59;
 /// Next header: destination options.
 pub const PROTO_DSTOPTS: u8 = 60;
 
-/// A view of an IPv6 fixed header at the start of a buffer.
-#[derive(Debug, Clone)]
-pub struct Ipv6Header<T> {
-    buf: T,
+view! {
+    /// A view of an IPv6 fixed header at the start of a buffer.
+    Ipv6Header
 }
 
 impl<T: AsRef<[u8]>> Ipv6Header<T> {
@@ -52,23 +51,6 @@ impl<T: AsRef<[u8]>> Ipv6Header<T> {
             return Err(WireError::BadVersion);
         }
         Ok(Ipv6Header { buf })
-    }
-
-    /// Wraps `buf` without checking it, to emit into.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        Ipv6Header { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
-    #[inline]
-    fn b(&self) -> &[u8] {
-        self.buf.as_ref()
     }
 
     /// IP version (6).
@@ -145,11 +127,6 @@ impl<T: AsRef<[u8]>> Ipv6Header<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv6Header<T> {
-    #[inline]
-    fn bm(&mut self) -> &mut [u8] {
-        self.buf.as_mut()
-    }
-
     /// Sets version 6, keeping the traffic class bits of byte 0.
     #[inline]
     pub fn set_version(&mut self) {

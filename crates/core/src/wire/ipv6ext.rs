@@ -38,11 +38,10 @@ pub fn unrecognized_action(kind: u8) -> u8 {
     kind >> 6
 }
 
-/// A view of a hop-by-hop, destination options or routing header at the
-/// start of a buffer.
-#[derive(Debug, Clone)]
-pub struct Ipv6ExtHeader<T> {
-    buf: T,
+view! {
+    /// A view of a hop-by-hop, destination options or routing header at the
+    /// start of a buffer.
+    Ipv6ExtHeader
 }
 
 impl<T: AsRef<[u8]>> Ipv6ExtHeader<T> {
@@ -58,23 +57,6 @@ impl<T: AsRef<[u8]>> Ipv6ExtHeader<T> {
             return Err(WireError::Truncated);
         }
         Ok(Ipv6ExtHeader { buf })
-    }
-
-    /// Wraps `buf` without checking it, to emit into.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        Ipv6ExtHeader { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
-    #[inline]
-    fn b(&self) -> &[u8] {
-        self.buf.as_ref()
     }
 
     /// Type of the following header.
@@ -137,26 +119,26 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv6ExtHeader<T> {
     /// Sets the next header.
     #[inline]
     pub fn set_next_header(&mut self, v: u8) {
-        self.buf.as_mut()[0] = v;
+        self.bm()[0] = v;
     }
 
     /// Sets the raw length field.
     #[inline]
     pub fn set_hdr_ext_len(&mut self, v: u8) {
-        self.buf.as_mut()[1] = v;
+        self.bm()[1] = v;
     }
 
     /// Sets the segments left of a routing header.
     #[inline]
     pub fn set_segments_left(&mut self, v: u8) {
-        self.buf.as_mut()[3] = v;
+        self.bm()[3] = v;
     }
 
     /// The bytes after next header and length, writable.
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
         let hl = self.header_len();
-        &mut self.buf.as_mut()[2..hl]
+        &mut self.bm()[2..hl]
     }
 }
 
@@ -254,10 +236,9 @@ impl<'a> Iterator for Ipv6OptionsIter<'a> {
     }
 }
 
-/// A view of an IPv6 fragment header at the start of a buffer.
-#[derive(Debug, Clone)]
-pub struct Ipv6FragHeader<T> {
-    buf: T,
+view! {
+    /// A view of an IPv6 fragment header at the start of a buffer.
+    Ipv6FragHeader
 }
 
 impl<T: AsRef<[u8]>> Ipv6FragHeader<T> {
@@ -270,46 +251,34 @@ impl<T: AsRef<[u8]>> Ipv6FragHeader<T> {
         Ok(Ipv6FragHeader { buf })
     }
 
-    /// Wraps `buf` without checking it, to emit into.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        Ipv6FragHeader { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
     /// Type of the header the reassembled payload starts with.
     #[inline]
     pub fn next_header(&self) -> u8 {
-        self.buf.as_ref()[0]
+        self.b()[0]
     }
 
     /// Fragment offset in bytes.
     #[inline]
     pub fn frag_offset(&self) -> usize {
-        (be16(self.buf.as_ref(), 2) & 0xfff8) as usize
+        (be16(self.b(), 2) & 0xfff8) as usize
     }
 
     /// The M (more fragments) flag.
     #[inline]
     pub fn more_frags(&self) -> bool {
-        self.buf.as_ref()[3] & 1 != 0
+        self.b()[3] & 1 != 0
     }
 
     /// Identification.
     #[inline]
     pub fn ident(&self) -> u32 {
-        be32(self.buf.as_ref(), 4)
+        be32(self.b(), 4)
     }
 
     /// Bytes after the header (this fragment's data).
     #[inline]
     pub fn payload(&self) -> &[u8] {
-        &self.buf.as_ref()[FRAG_HEADER_LEN..]
+        &self.b()[FRAG_HEADER_LEN..]
     }
 }
 
@@ -317,14 +286,14 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv6FragHeader<T> {
     /// Sets the next header.
     #[inline]
     pub fn set_next_header(&mut self, v: u8) {
-        self.buf.as_mut()[0] = v;
+        self.bm()[0] = v;
     }
 
     /// Sets the offset in bytes (rounded down to a multiple of 8) and the
     /// M flag, zeroing the reserved fields.
     #[inline]
     pub fn set_offset_and_more(&mut self, offset: usize, more: bool) {
-        let b = self.buf.as_mut();
+        let b = self.bm();
         b[1] = 0;
         put16(b, 2, (offset as u16 & 0xfff8) | more as u16);
     }
@@ -332,7 +301,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv6FragHeader<T> {
     /// Sets the identification.
     #[inline]
     pub fn set_ident(&mut self, v: u32) {
-        put32(self.buf.as_mut(), 4, v);
+        put32(self.bm(), 4, v);
     }
 }
 

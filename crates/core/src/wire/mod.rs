@@ -34,6 +34,56 @@
 //! Checksums use the Internet checksum (RFC 1071) with incremental update
 //! (RFC 1624) for fields changed in place, as DecIPTTL needs.
 
+/// Declares a header view: `pub struct $name<T> { buf: T }` (with the doc
+/// comment given, and `Debug` and `Clone`) and the methods every view
+/// shares: `new_unchecked`, `into_inner`, and the private `b()` and `bm()`
+/// that borrow the buffer for the accessors. Each protocol file writes its
+/// own `new_checked` (which decides what the accessors may assume) and
+/// its field accessors in further `impl` blocks.
+///
+/// ```ignore
+/// view! {
+///     /// A UDP header view (8 bytes).
+///     UdpHeader
+/// }
+/// ```
+macro_rules! view {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $name<T> {
+            buf: T,
+        }
+
+        impl<T: AsRef<[u8]>> $name<T> {
+            /// Wraps `buf` without checking it, to emit into; accessors
+            /// panic if it is shorter than the header they read.
+            #[inline]
+            pub fn new_unchecked(buf: T) -> Self {
+                $name { buf }
+            }
+
+            /// The wrapped buffer.
+            #[inline]
+            pub fn into_inner(self) -> T {
+                self.buf
+            }
+
+            #[inline]
+            fn b(&self) -> &[u8] {
+                self.buf.as_ref()
+            }
+        }
+
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> $name<T> {
+            #[inline]
+            fn bm(&mut self) -> &mut [u8] {
+                self.buf.as_mut()
+            }
+        }
+    };
+}
+
 pub mod arp;
 pub mod checksum;
 pub mod ether;

@@ -51,11 +51,10 @@ pub const TCPOPT_SACK: u8 = 5;
 /// Option kind: timestamps (RFC 7323).
 pub const TCPOPT_TIMESTAMP: u8 = 8;
 
-/// A TCP header view (the fixed 20 bytes; the data offset is checked
-/// against the buffer).
-#[derive(Debug, Clone)]
-pub struct TcpHeader<T> {
-    buf: T,
+view! {
+    /// A TCP header view (the fixed 20 bytes; the data offset is checked
+    /// against the buffer).
+    TcpHeader
 }
 
 impl<T: AsRef<[u8]>> TcpHeader<T> {
@@ -72,24 +71,6 @@ impl<T: AsRef<[u8]>> TcpHeader<T> {
             return Err(WireError::BadLength);
         }
         Ok(TcpHeader { buf })
-    }
-
-    /// Wraps `buf` without checking it, to emit into; accessors may panic
-    /// until a valid header is written.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        TcpHeader { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
-    #[inline]
-    fn b(&self) -> &[u8] {
-        self.buf.as_ref()
     }
 
     /// Source port.
@@ -225,11 +206,6 @@ impl<T: AsRef<[u8]>> TcpHeader<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpHeader<T> {
-    #[inline]
-    fn bm(&mut self) -> &mut [u8] {
-        self.buf.as_mut()
-    }
-
     /// Sets the source port.
     #[inline]
     pub fn set_src_port(&mut self, v: u16) {

@@ -15,10 +15,9 @@ use super::{be16, put16, WireError};
 /// Length of a UDP header.
 pub const HEADER_LEN: usize = 8;
 
-/// A UDP header view (8 bytes).
-#[derive(Debug, Clone)]
-pub struct UdpHeader<T> {
-    buf: T,
+view! {
+    /// A UDP header view (8 bytes).
+    UdpHeader
 }
 
 impl<T: AsRef<[u8]>> UdpHeader<T> {
@@ -31,34 +30,22 @@ impl<T: AsRef<[u8]>> UdpHeader<T> {
         Ok(UdpHeader { buf })
     }
 
-    /// Wraps `buf` without checking it, to emit into.
-    #[inline]
-    pub fn new_unchecked(buf: T) -> Self {
-        UdpHeader { buf }
-    }
-
-    /// The wrapped buffer.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.buf
-    }
-
     /// Source port.
     #[inline]
     pub fn src_port(&self) -> u16 {
-        be16(self.buf.as_ref(), 0)
+        be16(self.b(), 0)
     }
 
     /// Destination port.
     #[inline]
     pub fn dst_port(&self) -> u16 {
-        be16(self.buf.as_ref(), 2)
+        be16(self.b(), 2)
     }
 
     /// Length field: header plus payload.
     #[inline]
     pub fn len(&self) -> u16 {
-        be16(self.buf.as_ref(), 4)
+        be16(self.b(), 4)
     }
 
     /// Whether the length field leaves no payload.
@@ -70,14 +57,14 @@ impl<T: AsRef<[u8]>> UdpHeader<T> {
     /// Checksum field (zero over IPv4 means none was computed).
     #[inline]
     pub fn checksum(&self) -> u16 {
-        be16(self.buf.as_ref(), 6)
+        be16(self.b(), 6)
     }
 
     /// Bytes after the header, up to the length field when it is valid
     /// and fits, else to the end of the buffer.
     #[inline]
     pub fn payload(&self) -> &[u8] {
-        let b = self.buf.as_ref();
+        let b = self.b();
         let end = (self.len() as usize).clamp(HEADER_LEN, b.len());
         &b[HEADER_LEN..end]
     }
@@ -90,7 +77,7 @@ impl<T: AsRef<[u8]>> UdpHeader<T> {
         if !A::IS_IPV6 && self.checksum() == 0 {
             return true;
         }
-        let b = self.buf.as_ref();
+        let b = self.b();
         let len = self.len() as usize;
         if len < HEADER_LEN || len > b.len() {
             return false;
@@ -104,32 +91,32 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpHeader<T> {
     /// Sets the source port.
     #[inline]
     pub fn set_src_port(&mut self, v: u16) {
-        put16(self.buf.as_mut(), 0, v);
+        put16(self.bm(), 0, v);
     }
 
     /// Sets the destination port.
     #[inline]
     pub fn set_dst_port(&mut self, v: u16) {
-        put16(self.buf.as_mut(), 2, v);
+        put16(self.bm(), 2, v);
     }
 
     /// Sets the length field.
     #[inline]
     pub fn set_len(&mut self, v: u16) {
-        put16(self.buf.as_mut(), 4, v);
+        put16(self.bm(), 4, v);
     }
 
     /// Sets the checksum field.
     #[inline]
     pub fn set_checksum(&mut self, v: u16) {
-        put16(self.buf.as_mut(), 6, v);
+        put16(self.bm(), 6, v);
     }
 
     /// The payload (as [`UdpHeader::payload`] bounds it), writable.
     #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8] {
-        let end = (self.len() as usize).clamp(HEADER_LEN, self.buf.as_ref().len());
-        &mut self.buf.as_mut()[HEADER_LEN..end]
+        let end = (self.len() as usize).clamp(HEADER_LEN, self.b().len());
+        &mut self.bm()[HEADER_LEN..end]
     }
 
     /// Computes the checksum over the pseudo-header and the bytes the
@@ -138,7 +125,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpHeader<T> {
     #[inline]
     pub fn fill_checksum<A: PseudoHeader>(&mut self, src: A, dst: A) {
         self.set_checksum(0);
-        let b = self.buf.as_ref();
+        let b = self.b();
         let len = (self.len() as usize).clamp(HEADER_LEN, b.len());
         let ps = A::pseudo_sum(src, dst, PROTO_UDP, len);
         let c = !(checksum::sum(&b[..len], ps) as u16);
