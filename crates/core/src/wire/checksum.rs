@@ -106,6 +106,22 @@ impl PseudoHeader for std::net::Ipv6Addr {
     }
 }
 
+/// Whether `data`, an upper-layer message with its checksum field in
+/// place, sums to all ones after the pseudo-header from `src` to `dst`
+/// for protocol `proto` (UDP, TCP and ICMPv6 `verify_checksum`).
+#[inline]
+pub fn verify_pseudo<A: PseudoHeader>(src: A, dst: A, proto: u8, data: &[u8]) -> bool {
+    sum(data, A::pseudo_sum(src, dst, proto, data.len())) == 0xffff
+}
+
+/// The checksum field value for `data`, an upper-layer message whose
+/// checksum field is zero, after the pseudo-header from `src` to `dst`
+/// for protocol `proto` (UDP, TCP and ICMPv6 `fill_checksum`).
+#[inline]
+pub fn pseudo_checksum<A: PseudoHeader>(src: A, dst: A, proto: u8, data: &[u8]) -> u16 {
+    !(sum(data, A::pseudo_sum(src, dst, proto, data.len())) as u16)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@
 
 use std::net::Ipv6Addr;
 
-use super::checksum::{self, PseudoHeader};
+use super::checksum;
 use super::ether::EtherAddr;
 use super::ipv6::{Ipv6Header, PROTO_ICMPV6};
 use super::{array_or_zero, be16, be32, ether_at, ipv6_at, put16, put32, BadOption, WireError};
@@ -278,9 +278,7 @@ impl<T: AsRef<[u8]>> Icmpv6Header<T> {
     /// buffer is correct.
     #[inline]
     pub fn verify_checksum(&self, src: Ipv6Addr, dst: Ipv6Addr) -> bool {
-        let b = self.b();
-        let ps = Ipv6Addr::pseudo_sum(src, dst, PROTO_ICMPV6, b.len());
-        checksum::sum(b, ps) == 0xffff
+        checksum::verify_pseudo(src, dst, PROTO_ICMPV6, self.b())
     }
 }
 
@@ -340,9 +338,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv6Header<T> {
     #[inline]
     pub fn fill_checksum(&mut self, src: Ipv6Addr, dst: Ipv6Addr) {
         self.set_checksum(0);
-        let b = self.b();
-        let ps = Ipv6Addr::pseudo_sum(src, dst, PROTO_ICMPV6, b.len());
-        let c = !(checksum::sum(b, ps) as u16);
+        let c = checksum::pseudo_checksum(src, dst, PROTO_ICMPV6, self.b());
         self.set_checksum(c);
     }
 }

@@ -199,9 +199,7 @@ impl<T: AsRef<[u8]>> TcpHeader<T> {
     /// from `src` to `dst`.
     #[inline]
     pub fn verify_checksum<A: PseudoHeader>(&self, src: A, dst: A) -> bool {
-        let b = self.b();
-        let ps = A::pseudo_sum(src, dst, PROTO_TCP, b.len());
-        checksum::sum(b, ps) == 0xffff
+        checksum::verify_pseudo(src, dst, PROTO_TCP, self.b())
     }
 }
 
@@ -282,9 +280,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpHeader<T> {
     #[inline]
     pub fn fill_checksum<A: PseudoHeader>(&mut self, src: A, dst: A) {
         self.set_checksum(0);
-        let b = self.b();
-        let ps = A::pseudo_sum(src, dst, PROTO_TCP, b.len());
-        let c = !(checksum::sum(b, ps) as u16);
+        let c = checksum::pseudo_checksum(src, dst, PROTO_TCP, self.b());
         self.set_checksum(c);
     }
 }

@@ -82,8 +82,7 @@ impl<T: AsRef<[u8]>> UdpHeader<T> {
         if len < HEADER_LEN || len > b.len() {
             return false;
         }
-        let ps = A::pseudo_sum(src, dst, PROTO_UDP, len);
-        checksum::sum(&b[..len], ps) == 0xffff
+        checksum::verify_pseudo(src, dst, PROTO_UDP, &b[..len])
     }
 }
 
@@ -127,8 +126,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpHeader<T> {
         self.set_checksum(0);
         let b = self.b();
         let len = (self.len() as usize).clamp(HEADER_LEN, b.len());
-        let ps = A::pseudo_sum(src, dst, PROTO_UDP, len);
-        let c = !(checksum::sum(&b[..len], ps) as u16);
+        let c = checksum::pseudo_checksum(src, dst, PROTO_UDP, &b[..len]);
         self.set_checksum(if c == 0 { 0xffff } else { c });
     }
 }
