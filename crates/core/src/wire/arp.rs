@@ -9,7 +9,7 @@
 use std::net::Ipv4Addr;
 
 use super::ether::{EtherAddr, ETHERTYPE_IP};
-use super::{be16, ether_at, ipv4_at, put16, WireError};
+use super::{be16, check_len, ether_at, ipv4_at, put16, WireError};
 
 /// Length of an Ethernet/IPv4 ARP body.
 pub const ARP_LEN: usize = 28;
@@ -39,9 +39,7 @@ impl<T: AsRef<[u8]>> ArpPacket<T> {
     /// Checks the buffer holds the 28-byte body.
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
-        if buf.as_ref().len() < ARP_LEN {
-            return Err(WireError::Truncated);
-        }
+        check_len(buf.as_ref(), ARP_LEN)?;
         Ok(ArpPacket { buf })
     }
 

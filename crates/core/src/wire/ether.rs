@@ -7,7 +7,7 @@
 //! [`VlanTag`] on [`EtherFrame::payload`], whose own payload is the
 //! encapsulated packet, so stacked tags chain the same way.
 
-use super::{be16, ether_at, put16, WireError};
+use super::{be16, check_len, ether_at, put16, WireError};
 
 /// EtherType of IPv4.
 pub const ETHERTYPE_IP: u16 = 0x0800;
@@ -73,9 +73,7 @@ impl<T: AsRef<[u8]>> EtherFrame<T> {
     /// Checks the buffer holds at least a 14-byte header.
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
-        if buf.as_ref().len() < HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
+        check_len(buf.as_ref(), HEADER_LEN)?;
         Ok(EtherFrame { buf })
     }
 
@@ -191,9 +189,7 @@ impl<T: AsRef<[u8]>> VlanTag<T> {
     /// Checks the buffer holds the 4-byte tag.
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
-        if buf.as_ref().len() < VLAN_TAG_LEN {
-            return Err(WireError::Truncated);
-        }
+        check_len(buf.as_ref(), VLAN_TAG_LEN)?;
         Ok(VlanTag { buf })
     }
 

@@ -13,7 +13,7 @@ use std::net::Ipv4Addr;
 
 use super::checksum;
 use super::ipv4::Ipv4Header;
-use super::{be16, ipv4_at, put16, WireError};
+use super::{be16, check_len, ipv4_at, put16, WireError};
 
 /// Length of the ICMP header (type, code, checksum, rest of header).
 pub const HEADER_LEN: usize = 8;
@@ -118,9 +118,7 @@ impl<T: AsRef<[u8]>> IcmpHeader<T> {
     /// Checks the buffer holds the 8-byte header.
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
-        if buf.as_ref().len() < HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
+        check_len(buf.as_ref(), HEADER_LEN)?;
         Ok(IcmpHeader { buf })
     }
 

@@ -18,7 +18,9 @@ use std::net::Ipv6Addr;
 use super::checksum;
 use super::ether::EtherAddr;
 use super::ipv6::{Ipv6Header, PROTO_ICMPV6};
-use super::{array_or_zero, be16, be32, ether_at, ipv6_at, put16, put32, BadOption, WireError};
+use super::{
+    array_or_zero, be16, be32, check_len, ether_at, ipv6_at, put16, put32, BadOption, WireError,
+};
 
 /// Length of the common header (type, code, checksum, 4 more bytes).
 pub const HEADER_LEN: usize = 8;
@@ -142,12 +144,8 @@ impl<T: AsRef<[u8]>> Icmpv6Header<T> {
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
         let b = buf.as_ref();
-        if b.len() < HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
-        if b.len() < options_start(b[0]).unwrap_or(HEADER_LEN) {
-            return Err(WireError::Truncated);
-        }
+        check_len(b, HEADER_LEN)?;
+        check_len(b, options_start(b[0]).unwrap_or(HEADER_LEN))?;
         Ok(Icmpv6Header { buf })
     }
 

@@ -11,7 +11,7 @@
 use std::net::Ipv4Addr;
 
 use super::checksum;
-use super::{be16, ipv4_at, put16, OptionsIter, WireError};
+use super::{be16, check_len, ipv4_at, put16, OptionsIter, WireError};
 
 /// Length of a header without options.
 pub const MIN_HEADER_LEN: usize = 20;
@@ -72,9 +72,7 @@ impl<T: AsRef<[u8]>> Ipv4Header<T> {
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
         let b = buf.as_ref();
-        if b.len() < MIN_HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
+        check_len(b, MIN_HEADER_LEN)?;
         if b[0] >> 4 != 4 {
             return Err(WireError::BadVersion);
         }
@@ -418,9 +416,7 @@ impl<'a> Ipv4Repr<'a> {
         if total < hl {
             return Err(WireError::BadLength);
         }
-        if total > h.b().len() {
-            return Err(WireError::Truncated);
-        }
+        check_len(h.b(), total)?;
         Ok(Ipv4Repr {
             src: h.src(),
             dst: h.dst(),

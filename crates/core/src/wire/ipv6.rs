@@ -10,7 +10,7 @@
 
 use std::net::Ipv6Addr;
 
-use super::{be16, ipv6_at, put16, WireError};
+use super::{be16, check_len, ipv6_at, put16, WireError};
 
 pub use super::ipv4::{PROTO_TCP, PROTO_UDP};
 
@@ -44,9 +44,7 @@ impl<T: AsRef<[u8]>> Ipv6Header<T> {
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
         let b = buf.as_ref();
-        if b.len() < HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
+        check_len(b, HEADER_LEN)?;
         if b[0] >> 4 != 6 {
             return Err(WireError::BadVersion);
         }
@@ -237,9 +235,7 @@ impl Ipv6Repr {
     #[inline]
     pub fn parse<T: AsRef<[u8]>>(h: &Ipv6Header<T>) -> Result<Self, WireError> {
         let plen = h.payload_len() as usize;
-        if HEADER_LEN + plen > h.b().len() {
-            return Err(WireError::Truncated);
-        }
+        check_len(h.b(), HEADER_LEN + plen)?;
         Ok(Ipv6Repr {
             src: h.src(),
             dst: h.dst(),

@@ -10,7 +10,7 @@
 //! transport header.
 
 use super::ipv6::{PROTO_AH, PROTO_DSTOPTS, PROTO_FRAGMENT, PROTO_HOPOPTS, PROTO_ROUTING};
-use super::{be16, be32, put16, put32, BadOption, RawOption, WireError};
+use super::{be16, be32, check_len, put16, put32, BadOption, RawOption, WireError};
 
 /// Smallest extension header, and the unit of their length fields.
 pub const MIN_HEADER_LEN: usize = 8;
@@ -50,12 +50,8 @@ impl<T: AsRef<[u8]>> Ipv6ExtHeader<T> {
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
         let b = buf.as_ref();
-        if b.len() < MIN_HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
-        if (b[1] as usize + 1) * 8 > b.len() {
-            return Err(WireError::Truncated);
-        }
+        check_len(b, MIN_HEADER_LEN)?;
+        check_len(b, (b[1] as usize + 1) * 8)?;
         Ok(Ipv6ExtHeader { buf })
     }
 
@@ -245,9 +241,7 @@ impl<T: AsRef<[u8]>> Ipv6FragHeader<T> {
     /// Checks the buffer holds the 8-byte header.
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
-        if buf.as_ref().len() < FRAG_HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
+        check_len(buf.as_ref(), FRAG_HEADER_LEN)?;
         Ok(Ipv6FragHeader { buf })
     }
 
@@ -377,13 +371,9 @@ pub fn upper_layer(mut next_header: u8, payload: &[u8]) -> Result<(u8, usize), W
             }
             PROTO_AH => {
                 // AH counts its length in 4-byte units, minus 2 (RFC 4302).
-                if rest.len() < 8 {
-                    return Err(WireError::Truncated);
-                }
+                check_len(rest, 8)?;
                 let len = (rest[1] as usize + 2) * 4;
-                if len > rest.len() {
-                    return Err(WireError::Truncated);
-                }
+                check_len(rest, len)?;
                 next_header = rest[0];
                 len
             }

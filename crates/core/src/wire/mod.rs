@@ -214,6 +214,16 @@ impl<'a> Iterator for OptionsIter<'a> {
     }
 }
 
+/// `Err(Truncated)` when `b` is shorter than `len` bytes: the check every
+/// `new_checked` and `parse` makes before it reads a field.
+#[inline]
+pub(crate) fn check_len(b: &[u8], len: usize) -> Result<(), WireError> {
+    if b.len() < len {
+        return Err(WireError::Truncated);
+    }
+    Ok(())
+}
+
 #[inline]
 pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])

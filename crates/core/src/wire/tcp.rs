@@ -10,7 +10,7 @@
 
 use super::checksum::{self, PseudoHeader};
 use super::ipv4::PROTO_TCP;
-use super::{be16, be32, put16, put32, BadOption, OptionsIter, RawOption, WireError};
+use super::{be16, be32, check_len, put16, put32, BadOption, OptionsIter, RawOption, WireError};
 
 /// Length of a header without options.
 pub const MIN_HEADER_LEN: usize = 20;
@@ -63,9 +63,7 @@ impl<T: AsRef<[u8]>> TcpHeader<T> {
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
         let b = buf.as_ref();
-        if b.len() < MIN_HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
+        check_len(b, MIN_HEADER_LEN)?;
         let off = ((b[12] >> 4) as usize) * 4;
         if off < MIN_HEADER_LEN || off > b.len() {
             return Err(WireError::BadLength);

@@ -10,7 +10,7 @@
 
 use super::checksum::{self, PseudoHeader};
 use super::ipv4::PROTO_UDP;
-use super::{be16, put16, WireError};
+use super::{be16, check_len, put16, WireError};
 
 /// Length of a UDP header.
 pub const HEADER_LEN: usize = 8;
@@ -24,9 +24,7 @@ impl<T: AsRef<[u8]>> UdpHeader<T> {
     /// Checks the buffer holds the 8-byte header.
     #[inline]
     pub fn new_checked(buf: T) -> Result<Self, WireError> {
-        if buf.as_ref().len() < HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
+        check_len(buf.as_ref(), HEADER_LEN)?;
         Ok(UdpHeader { buf })
     }
 
@@ -153,9 +151,7 @@ impl UdpRepr {
         if len < HEADER_LEN {
             return Err(WireError::BadLength);
         }
-        if len > u.buf.as_ref().len() {
-            return Err(WireError::Truncated);
-        }
+        check_len(u.b(), len)?;
         Ok(UdpRepr {
             src_port: u.src_port(),
             dst_port: u.dst_port(),
