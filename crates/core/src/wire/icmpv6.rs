@@ -19,7 +19,8 @@ use super::checksum;
 use super::ether::EtherAddr;
 use super::ipv6::{Ipv6Header, PROTO_ICMPV6};
 use super::{
-    array_or_zero, be16, be32, check_len, ether_at, ipv6_at, put16, put32, BadOption, WireError,
+    array_or_zero, be16, be32, check_len, ether_at, ipv6_at, next_tlv, put16, put32, BadOption,
+    WireError,
 };
 
 /// Length of the common header (type, code, checksum, 4 more bytes).
@@ -461,18 +462,15 @@ impl<'a> Iterator for NdiscOptionsIter<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         let at = self.pos;
         let kind = *self.buf.get(at)?;
-        self.pos = self.buf.len();
-        let bad = Some(Err(BadOption { at: at + 1 }));
-        let Some(&units) = self.buf.get(at + 1) else {
-            return bad;
+        // The length counts 8-byte units, the type and length bytes
+        // included; zero is invalid.
+        let units = |u: u8| (u != 0).then_some(u as usize * 8);
+        let o = match next_tlv(self.buf, &mut self.pos, units) {
+            Ok(o) => o,
+            Err(e) => return Some(Err(e)),
         };
-        let len = units as usize * 8;
-        if len == 0 || at + len > self.buf.len() {
-            return bad;
-        }
-        self.pos = at + len;
-        let o = &self.buf[at..at + len];
-        Some(Ok(match (kind, len) {
+        let bad = Some(Err(BadOption { at: at + 1 }));
+        Some(Ok(match (kind, o.len()) {
             (ND_OPT_SOURCE_LINKADDR, 8) => NdiscOption::SourceLinkAddr(ether_at(o, 2)),
             (ND_OPT_TARGET_LINKADDR, 8) => NdiscOption::TargetLinkAddr(ether_at(o, 2)),
             (ND_OPT_PREFIX_INFORMATION, 32) => NdiscOption::PrefixInfo(PrefixInfo {

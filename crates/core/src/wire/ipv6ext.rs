@@ -10,7 +10,7 @@
 //! transport header.
 
 use super::ipv6::{PROTO_AH, PROTO_DSTOPTS, PROTO_FRAGMENT, PROTO_HOPOPTS, PROTO_ROUTING};
-use super::{be16, be32, check_len, put16, put32, BadOption, RawOption, WireError};
+use super::{be16, be32, check_len, next_tlv, put16, put32, BadOption, RawOption, WireError};
 
 /// Smallest extension header, and the unit of their length fields.
 pub const MIN_HEADER_LEN: usize = 8;
@@ -215,19 +215,12 @@ impl<'a> Iterator for Ipv6OptionsIter<'a> {
                 data: &[],
             }));
         }
-        self.pos = self.buf.len();
-        let Some(&len) = self.buf.get(at + 1) else {
-            return Some(Err(BadOption { at: at + 1 }));
-        };
-        let end = at + 2 + len as usize;
-        if end > self.buf.len() {
-            return Some(Err(BadOption { at: at + 1 }));
-        }
-        self.pos = end;
-        Some(Ok(RawOption {
+        // The length counts the value only.
+        let o = next_tlv(self.buf, &mut self.pos, |len| Some(2 + len as usize));
+        Some(o.map(|o| RawOption {
             offset: at,
             kind,
-            data: &self.buf[at + 2..end],
+            data: &o[2..],
         }))
     }
 }

@@ -197,21 +197,37 @@ impl<'a> Iterator for OptionsIter<'a> {
                 data: &[],
             }));
         }
-        self.pos = self.buf.len();
-        let Some(&len) = self.buf.get(at + 1) else {
-            return Some(Err(BadOption { at: at + 1 }));
-        };
-        let len = len as usize;
-        if len < 2 || at + len > self.buf.len() {
-            return Some(Err(BadOption { at: at + 1 }));
-        }
-        self.pos = at + len;
-        Some(Ok(RawOption {
+        // The length counts the type and length bytes.
+        let o = next_tlv(self.buf, &mut self.pos, |len| {
+            (len >= 2).then_some(len as usize)
+        });
+        Some(o.map(|o| RawOption {
             offset: at,
             kind,
-            data: &self.buf[at + 2..at + len],
+            data: &o[2..],
         }))
     }
+}
+
+/// The type-length-value option at `*pos` in `buf`, for the option
+/// iterators: `total_len` turns its length byte into the option's whole
+/// length (type and length bytes included), or `None` for a length the
+/// protocol forbids. Returns the option's bytes and moves `*pos` past
+/// them, or, when the length byte is missing, forbidden or runs past
+/// `buf`, the error pointing at it and moves `*pos` to the end.
+#[inline]
+pub(crate) fn next_tlv<'a>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    total_len: impl FnOnce(u8) -> Option<usize>,
+) -> Result<&'a [u8], BadOption> {
+    let at = *pos;
+    *pos = buf.len();
+    let len = buf.get(at + 1).copied().and_then(total_len);
+    let o = len.and_then(|len| buf.get(at..at + len));
+    let o = o.ok_or(BadOption { at: at + 1 })?;
+    *pos = at + o.len();
+    Ok(o)
 }
 
 /// `Err(Truncated)` when `b` is shorter than `len` bytes: the check every
