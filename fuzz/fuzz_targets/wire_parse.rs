@@ -30,98 +30,75 @@ const V6: (Ipv6Addr, Ipv6Addr) = (
     Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 2),
 );
 
+/// Calls each named accessor on the view `v` and drops what it returns:
+/// on a checked view none may panic, whatever the bytes.
+macro_rules! touch {
+    ($v:ident, $($accessor:ident),+ $(,)?) => {
+        $(let _ = $v.$accessor();)+
+    };
+}
+
+/// Emits `repr` through a `$view` over a fresh buffer of
+/// `repr.buffer_len()` zero bytes, and returns the buffer.
+macro_rules! emitted {
+    ($repr:expr, $view:ident) => {{
+        let mut out = vec![0u8; $repr.buffer_len()];
+        $repr.emit(&mut $view::new_unchecked(&mut out[..]));
+        out
+    }};
+}
+
 fn ether(d: &[u8]) {
     let Ok(f) = EtherFrame::new_checked(d) else {
         return;
     };
-    let _ = (
-        f.dst().is_group(),
-        f.src(),
-        f.ethertype(),
-        f.is_tagged(),
-        f.payload(),
-    );
+    touch!(f, dst, src, ethertype, is_tagged, payload);
+    let _ = f.dst().is_group();
     let r = EthernetRepr::parse(&f).expect("a checked Ethernet view parses");
-    let mut out = vec![0u8; r.buffer_len()];
-    r.emit(&mut EtherFrame::new_unchecked(&mut out[..]));
-    assert_eq!(out[..], d[..14]);
+    assert_eq!(emitted!(r, EtherFrame)[..], d[..14]);
 }
 
 fn vlan(d: &[u8]) {
     let Ok(t) = VlanTag::new_checked(d) else {
         return;
     };
-    let _ = (
-        t.tci(),
-        t.pcp(),
-        t.dei(),
-        t.vid(),
-        t.ethertype(),
-        t.payload(),
-    );
+    touch!(t, tci, pcp, dei, vid, ethertype, payload);
     let r = VlanRepr::parse(&t).expect("a checked VLAN view parses");
-    let mut out = vec![0u8; r.buffer_len()];
-    r.emit(&mut VlanTag::new_unchecked(&mut out[..]));
-    assert_eq!(out[..], d[..4]);
+    assert_eq!(emitted!(r, VlanTag)[..], d[..4]);
 }
 
 fn arp(d: &[u8]) {
     let Ok(a) = ArpPacket::new_checked(d) else {
         return;
     };
-    let _ = (
-        a.hardware(),
-        a.protocol(),
-        a.hardware_len(),
-        a.protocol_len(),
-        a.op(),
-    );
-    let _ = (a.sha(), a.spa(), a.tha(), a.tpa(), a.is_ether_ipv4());
+    touch!(a, hardware, protocol, hardware_len, protocol_len, op);
+    touch!(a, sha, spa, tha, tpa, is_ether_ipv4);
     if let Ok(r) = ArpRepr::parse(&a) {
-        let mut out = vec![0u8; r.buffer_len()];
-        r.emit(&mut ArpPacket::new_unchecked(&mut out[..]));
-        assert_eq!(out[..], d[..28]);
+        assert_eq!(emitted!(r, ArpPacket)[..], d[..28]);
     }
 }
 
 /// Returns the protocol and payload when the header parses.
 fn ipv4(d: &[u8]) -> Option<(u8, &[u8])> {
     let h = Ipv4Header::new_checked(d).ok()?;
-    let _ = (
-        h.version(),
-        h.header_len(),
-        h.tos(),
-        h.dscp(),
-        h.ecn(),
-        h.total_len(),
+    touch!(h, version, header_len, tos, dscp, ecn, total_len, ident);
+    touch!(
+        h,
+        frag_word,
+        dont_frag,
+        more_frags,
+        frag_offset,
+        is_fragment
     );
-    let _ = (
-        h.ident(),
-        h.frag_word(),
-        h.dont_frag(),
-        h.more_frags(),
-        h.frag_offset(),
-    );
-    let _ = (
-        h.is_fragment(),
-        h.ttl(),
-        h.checksum(),
-        h.src(),
-        h.dst(),
-        h.options(),
-    );
-    let _ = (h.verify_checksum(), h.header());
-    for o in h.options_iter() {
-        let _ = o;
-    }
+    touch!(h, ttl, checksum, src, dst, options, verify_checksum, header);
+    let _ = h.options_iter().count();
     let mut copy = d.to_vec();
     if let Ok(mut m) = Ipv4Header::new_checked(&mut copy[..]) {
         let _ = m.payload_mut().len();
         m.decrement_ttl();
     }
     let r = Ipv4Repr::parse(&h).ok()?;
-    let mut out = vec![0u8; r.buffer_len()];
-    r.emit(&mut Ipv4Header::new_unchecked(&mut out[..]));
+    let out = emitted!(r, Ipv4Header);
     let back = Ipv4Header::new_checked(&out[..]).expect("emitted IPv4 header is valid");
     assert!(back.verify_checksum());
     assert_eq!(Ipv4Repr::parse(&back), Ok(r));
@@ -135,17 +112,10 @@ fn ipv4(d: &[u8]) -> Option<(u8, &[u8])> {
 /// extension headers parse.
 fn ipv6(d: &[u8]) -> Option<(u8, &[u8])> {
     let h = Ipv6Header::new_checked(d).ok()?;
-    let _ = (
-        h.version(),
-        h.traffic_class(),
-        h.dscp(),
-        h.ecn(),
-        h.flow_label(),
-    );
-    let _ = (h.payload_len(), h.hop_limit(), h.src(), h.dst());
+    touch!(h, version, traffic_class, dscp, ecn, flow_label);
+    touch!(h, payload_len, hop_limit, src, dst);
     let r = Ipv6Repr::parse(&h).ok()?;
-    let mut out = vec![0u8; r.buffer_len()];
-    r.emit(&mut Ipv6Header::new_unchecked(&mut out[..]));
+    let out = emitted!(r, Ipv6Header);
     let back = Ipv6Header::new_checked(&out[..]).expect("emitted IPv6 header is valid");
     assert_eq!(Ipv6Repr::parse(&back), Ok(r));
     assert_eq!(h.payload().len(), r.payload_len);
@@ -157,32 +127,16 @@ fn ipv6(d: &[u8]) -> Option<(u8, &[u8])> {
 
 fn ipv6_ext(d: &[u8]) {
     if let Ok(h) = Ipv6ExtHeader::new_checked(d) {
-        let _ = (h.next_header(), h.hdr_ext_len(), h.header_len(), h.data());
-        let _ = (
-            h.routing_type(),
-            h.segments_left(),
-            h.routing_data(),
-            h.payload(),
-        );
-        for o in h.options_iter() {
-            let _ = o;
-        }
+        touch!(h, next_header, hdr_ext_len, header_len, data);
+        touch!(h, routing_type, segments_left, routing_data, payload);
+        let _ = h.options_iter().count();
         let r = Ipv6ExtRepr::parse(&h).expect("a checked extension header parses");
-        let mut out = vec![0u8; r.buffer_len()];
-        r.emit(&mut Ipv6ExtHeader::new_unchecked(&mut out[..]));
-        assert_eq!(out[..], d[..h.header_len()]);
+        assert_eq!(emitted!(r, Ipv6ExtHeader)[..], d[..h.header_len()]);
     }
     if let Ok(f) = Ipv6FragHeader::new_checked(d) {
-        let _ = (
-            f.next_header(),
-            f.frag_offset(),
-            f.more_frags(),
-            f.ident(),
-            f.payload(),
-        );
+        touch!(f, next_header, frag_offset, more_frags, ident, payload);
         let r = Ipv6FragRepr::parse(&f).expect("a checked fragment header parses");
-        let mut out = vec![0u8; r.buffer_len()];
-        r.emit(&mut Ipv6FragHeader::new_unchecked(&mut out[..]));
+        let out = emitted!(r, Ipv6FragHeader);
         let back = Ipv6FragHeader::new_checked(&out[..]).expect("8 bytes");
         assert_eq!(Ipv6FragRepr::parse(&back), Ok(r));
     }
@@ -192,14 +146,7 @@ fn udp(d: &[u8]) {
     let Ok(u) = UdpHeader::new_checked(d) else {
         return;
     };
-    let _ = (
-        u.src_port(),
-        u.dst_port(),
-        u.len(),
-        u.is_empty(),
-        u.checksum(),
-        u.payload(),
-    );
+    touch!(u, src_port, dst_port, len, is_empty, checksum, payload);
     let _ = (u.verify_checksum(V4.0, V4.1), u.verify_checksum(V6.0, V6.1));
     if let Ok(r) = UdpRepr::parse(&u) {
         let mut out = vec![0u8; r.buffer_len()];
@@ -218,22 +165,18 @@ fn tcp(d: &[u8]) {
     let Ok(t) = TcpHeader::new_checked(d) else {
         return;
     };
-    let _ = (
-        t.src_port(),
-        t.dst_port(),
-        t.seq(),
-        t.ack(),
-        t.header_len(),
-        t.flags(),
+    touch!(
+        t,
+        src_port,
+        dst_port,
+        seq,
+        ack,
+        header_len,
+        flags,
+        flags_with_ns
     );
-    let _ = (
-        t.flags_with_ns(),
-        t.window(),
-        t.checksum(),
-        t.urgent(),
-        t.options(),
-    );
-    let _ = (t.payload(), t.segment_len(), t.verify_checksum(V4.0, V4.1));
+    touch!(t, window, checksum, urgent, options, payload, segment_len);
+    let _ = t.verify_checksum(V4.0, V4.1);
     for o in t.options_typed().flatten() {
         let mut buf = vec![0u8; o.buffer_len()];
         assert_eq!(o.emit(&mut buf), buf.len());
@@ -256,63 +199,36 @@ fn icmp(d: &[u8]) {
     let Ok(h) = IcmpHeader::new_checked(d) else {
         return;
     };
-    let _ = (
-        h.icmp_type(),
-        h.code(),
-        h.checksum(),
-        h.ident(),
-        h.seq(),
-        h.rest(),
-    );
-    let _ = (
-        h.gateway(),
-        h.pointer(),
-        h.next_hop_mtu(),
-        h.data(),
-        h.verify_checksum(),
-    );
+    touch!(h, icmp_type, code, checksum, ident, seq, rest, gateway);
+    touch!(h, pointer, next_hop_mtu, data, verify_checksum);
     if let Ok(q) = h.quoted_ipv4() {
-        let _ = (q.src(), q.payload());
+        touch!(q, src, payload);
     }
     let r = IcmpRepr::parse(&h).expect("every ICMP type parses");
-    let mut out = vec![0u8; r.buffer_len()];
-    r.emit(&mut IcmpHeader::new_unchecked(&mut out[..]));
+    let out = emitted!(r, IcmpHeader);
     let back = IcmpHeader::new_checked(&out[..]).expect("emitted ICMP header is valid");
     assert!(back.verify_checksum());
-    assert_eq!(
-        IcmpRepr::parse(&back).map(|b| b.icmp_type()),
-        Ok(r.icmp_type())
-    );
+    let back_type = IcmpRepr::parse(&back).map(|b| b.icmp_type());
+    assert_eq!(back_type, Ok(r.icmp_type()));
 }
 
 fn icmpv6(d: &[u8]) {
     let Ok(h) = Icmpv6Header::new_checked(d) else {
         return;
     };
-    let _ = (
-        h.msg_type(),
-        h.code(),
-        h.checksum(),
-        h.ident(),
-        h.seq(),
-        h.rest(),
+    touch!(h, msg_type, code, checksum, ident, seq, rest, mtu, pointer);
+    touch!(h, data, cur_hop_limit, nd_flags, router_lifetime);
+    touch!(
+        h,
+        reachable_time,
+        retrans_time,
+        target,
+        redirect_dst,
+        options
     );
-    let _ = (
-        h.mtu(),
-        h.pointer(),
-        h.data(),
-        h.cur_hop_limit(),
-        h.nd_flags(),
-    );
-    let _ = (
-        h.router_lifetime(),
-        h.reachable_time(),
-        h.retrans_time(),
-        h.target(),
-    );
-    let _ = (h.redirect_dst(), h.options(), h.verify_checksum(V6.0, V6.1));
+    let _ = h.verify_checksum(V6.0, V6.1);
     if let Ok(q) = h.quoted_ipv6() {
-        let _ = (q.src(), q.payload());
+        touch!(q, src, payload);
     }
     for o in h.ndisc_options().flatten() {
         let mut buf = vec![0u8; o.buffer_len()];
@@ -329,6 +245,24 @@ fn icmpv6(d: &[u8]) {
     }
 }
 
+/// Every view, offered the input whole.
+const WHOLE: [fn(&[u8]); 10] = [
+    ether,
+    vlan,
+    arp,
+    |d| {
+        let _ = ipv4(d);
+    },
+    |d| {
+        let _ = ipv6(d);
+    },
+    ipv6_ext,
+    udp,
+    tcp,
+    icmp,
+    icmpv6,
+];
+
 fn transport(proto: u8, d: &[u8]) {
     match proto {
         PROTO_UDP => udp(d),
@@ -340,16 +274,9 @@ fn transport(proto: u8, d: &[u8]) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    ether(data);
-    vlan(data);
-    arp(data);
-    let _ = ipv4(data);
-    let _ = ipv6(data);
-    ipv6_ext(data);
-    udp(data);
-    tcp(data);
-    icmp(data);
-    icmpv6(data);
+    for view in WHOLE {
+        view(data);
+    }
 
     // The same bytes as a received frame.
     let Ok(f) = EtherFrame::new_checked(data) else {
@@ -364,18 +291,16 @@ fuzz_target!(|data: &[u8]| {
         ethertype = t.ethertype();
         rest = &rest[4..];
     }
-    match ethertype {
-        ETHERTYPE_ARP => arp(rest),
-        ETHERTYPE_IP => {
-            if let Some((proto, payload)) = ipv4(rest) {
-                transport(proto, payload);
-            }
+    let ip = match ethertype {
+        ETHERTYPE_ARP => {
+            arp(rest);
+            None
         }
-        ETHERTYPE_IP6 => {
-            if let Some((proto, payload)) = ipv6(rest) {
-                transport(proto, payload);
-            }
-        }
-        _ => {}
+        ETHERTYPE_IP => ipv4(rest),
+        ETHERTYPE_IP6 => ipv6(rest),
+        _ => None,
+    };
+    if let Some((proto, payload)) = ip {
+        transport(proto, payload);
     }
 });
