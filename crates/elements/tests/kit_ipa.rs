@@ -447,3 +447,26 @@ fn storeetheraddress_writes_or_rejects_short_packets() {
     assert_eq!(&out[0].data()[..6], &[1; 6]);
     assert_eq!(b.take("bad")[0].len(), 11);
 }
+
+/// IPOutputCombo's PaintTee copy (output 1) leaves just before its packet
+/// (output 0), as in Click: where the two outputs meet again the copies do
+/// not overtake the originals (they did when the combo used the dispatch
+/// kind, which sends output 0 at the end of the batch).
+#[test]
+fn ipoutputcombo_copies_keep_their_place_beside_the_originals() {
+    let mut r = from_config(
+        "Idle -> x :: IPOutputCombo(2, 1.0.0.1, 1500) -> q :: Queue(50) -> Discard;\n\
+         x[1] -> q; x[2] -> Discard; x[3] -> Discard; x[4] -> Discard;",
+    );
+    let [x, q] = ["x", "q"].map(|n| r.find_element(n).unwrap());
+    let mut batch = rclick_core::Batch::new();
+    for _ in 0..3 {
+        let mut p = ip_marked(&datagram(PROTO_UDP, 0, true, 0));
+        p.set_paint_anno(2);
+        batch.push(p);
+    }
+    r.inject(x, 0, batch);
+    let out = r.pull_from(q, 0, 10).unwrap();
+    let ttls: Vec<u8> = out.packets().iter().map(|p| p.data()[8]).collect();
+    assert_eq!(ttls, [64, 63, 64, 63, 64, 63]);
+}

@@ -333,3 +333,17 @@ fn timed_and_rated_source_writes_and_messages() {
     assert_eq!(read(&mut r, "pr.active"), "true");
     assert!(r.write_handler("pr.active", "maybe").is_err());
 }
+
+/// A pushing InfiniteSource whose BURST does not divide its LIMIT asks the
+/// driver to stop once, not twice: the second request used to end the run
+/// before the other source had finished.
+#[test]
+fn infinitesource_stops_once_when_burst_does_not_divide_limit() {
+    let mut r = rclick_elements::testing::from_config(
+        "InfiniteSource(LIMIT 10, BURST 4, STOP true) -> Discard;\n\
+         InfiniteSource(LIMIT 1000, STOP true) -> cb :: Counter -> Discard;\n\
+         DriverManager(wait_stop 2, stop);",
+    );
+    r.run_limited(1_000_000);
+    assert_eq!(rclick_elements::testing::read(&mut r, "cb.count"), "1000");
+}

@@ -70,7 +70,7 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::Args;
 use rclick_core::element::kinds::FilterOrDrop;
 use rclick_core::element::{processing, Dispatch, Filter};
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ipv4_arg;
 use super::decipttl::DecIPTTL;
@@ -154,6 +154,17 @@ impl Element for IPOutputCombo {
         Ok(())
     }
 
-    rclick_core::element_kind!(dispatch);
     rclick_core::handlers!(HANDLERS);
+
+    // Not the dispatch kind: PaintTee's copy leaves on output 1 while the
+    // packet is processed, so each packet must leave before the next is
+    // processed, as in Click, or the copies would overtake the originals
+    // where outputs 0 and 1 meet again.
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        for p in batch {
+            if let Some((output, p)) = self.dispatch(p, ctx) {
+                ctx.emit(output, p);
+            }
+        }
+    }
 }

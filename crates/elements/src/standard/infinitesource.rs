@@ -184,8 +184,12 @@ impl Source for InfiniteSource {
             .min(self.remaining())
             .min(BATCH_CAPACITY);
         if n == 0 {
-            if self.stop && self.limit >= 0 && !std::mem::take(&mut self.stop_asked) {
+            if self.stop && self.limit >= 0 && !self.stop_asked {
                 ctx.please_stop();
+                // Pushing, the stop is asked once (a burst loop or a later
+                // run may come back here); pulled, Click asks on every
+                // pull that finds none left.
+                self.stop_asked = self.source.task().is_some();
             }
             return None;
         }
