@@ -724,3 +724,60 @@ const OPTION_PACKETS: &[&str] = &[
     "4800004000000000000623ab0000000000000000890b0801000001020000020000000000000000000000000080000000000000000402080a0000000300000004",
     "4700003000000000000632c1000000000000000082050102030100000000000000000000000000005000000000000000",
 ];
+
+/// FORCE_IP under the capture link types other than Ethernet (Linux cooked,
+/// BSD loopback in either byte order, Cisco HDLC, PPP with and without the
+/// address field and protocol compression): the IP packet's header is
+/// found, the other packet leaves by output 1.
+#[test]
+fn force_ip_under_other_link_types() {
+    let ip = [
+        0x45, 0, 0, 20, 0, 0, 0, 0, 64, 17, 0, 0, 1, 1, 1, 1, 9, 8, 7, 6,
+    ];
+    let sll = |proto: u16| {
+        let mut h = vec![0u8; 14];
+        h.extend_from_slice(&proto.to_be_bytes());
+        h
+    };
+    let cases: [(u32, Vec<u8>, Vec<u8>); 7] = [
+        (113, sll(0x0800), sll(0x0806)),
+        (0, vec![2, 0, 0, 0], vec![7, 0, 0, 0]),
+        (0, vec![0, 0, 0, 2], vec![0, 0, 0, 7]),
+        (104, vec![0x0f, 0, 0x08, 0x00], vec![0x0f, 0, 0x08, 0x06]),
+        (
+            9,
+            vec![0xff, 0x03, 0x00, 0x21],
+            vec![0xff, 0x03, 0xc0, 0x21],
+        ),
+        (9, vec![0x21], vec![0xc0, 0x21]),
+        (9, vec![0xff, 0x03, 0x21], vec![0x80, 0x21]),
+    ];
+    for (i, (linktype, ip_link, other_link)) in cases.into_iter().enumerate() {
+        let f = tmp(&format!("link{i}.pcap"));
+        let mut b = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+        b.extend_from_slice(&[0; 8]);
+        b.extend_from_slice(&65535u32.to_le_bytes());
+        b.extend_from_slice(&linktype.to_le_bytes());
+        for (link, body) in [(ip_link, &ip[..]), (other_link, &[0u8; 28][..])] {
+            let pkt = [link, body.to_vec()].concat();
+            b.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+            b.extend_from_slice(&(pkt.len() as u32).to_le_bytes());
+            b.extend_from_slice(&(pkt.len() as u32).to_le_bytes());
+            b.extend_from_slice(&pkt);
+        }
+        std::fs::write(&f, b).unwrap();
+        let out = tmp(&format!("link{i}.txt"));
+        let mut r = from_config(&format!(
+            "fd :: FromDump({}, STOP true, FORCE_IP true) -> ts :: ToIPSummaryDump({}, CONTENTS ip_dst) -> Discard;
+             fd[1] -> other :: Counter -> Discard;",
+            f.display(),
+            out.display()
+        ));
+        assert_eq!(r.run(), StopReason::Stopped, "case {i}");
+        assert_eq!(read(&mut r, "other.count"), "1", "case {i}");
+        r.cleanup();
+        let text = std::fs::read_to_string(&out).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('!')).collect();
+        assert_eq!(lines, ["9.8.7.6"], "case {i}");
+    }
+}

@@ -76,6 +76,9 @@ macro_rules! view {
         }
 
         impl<T: AsRef<[u8]> + AsMut<[u8]>> $name<T> {
+            // Views of headers rclick only reads (capture link headers)
+            // have no setters.
+            #[allow(dead_code)]
             #[inline]
             fn bm(&mut self) -> &mut [u8] {
                 self.buf.as_mut()
@@ -93,6 +96,7 @@ pub mod ipv4;
 pub mod ipv6;
 pub mod ipv6ext;
 pub mod l4;
+pub mod link;
 pub mod tcp;
 pub mod udp;
 

@@ -78,6 +78,10 @@ use rclick_core::conf::{parse_fixed_point, parse_seconds, parse_timestamp, parse
 use rclick_core::packet::anno;
 use rclick_core::wire::ether::{ETHERTYPE_VLAN, HEADER_LEN as ETHER_LEN, VLAN_TAG_LEN};
 use rclick_core::wire::ipv6::HEADER_LEN as IPV6_LEN;
+use rclick_core::wire::link::{
+    CHdlcHeader, NullHeader, PppHeader, SllHeader, C_HDLC_HEADER_LEN, NULL_HEADER_LEN,
+    SLL_HEADER_LEN,
+};
 use rclick_core::wire::{EtherFrame, Ipv4Header, Ipv6Header, VlanTag, ETHERTYPE_IP, ETHERTYPE_IP6};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
 
@@ -137,12 +141,6 @@ impl Default for FromDump {
 
 /// Whether the 16-bit type field at `at` names IPv4 or IPv6 (the link
 /// headers other than Ethernet carry EtherTypes too).
-fn ip_type_at(d: &[u8], at: usize) -> bool {
-    d.get(at..at + 2)
-        .map(|t| u16::from_be_bytes([t[0], t[1]]))
-        .is_some_and(|t| t == ETHERTYPE_IP || t == ETHERTYPE_IP6)
-}
-
 /// Where the IP header starts under `linktype`, if the link header says
 /// the packet is IP.
 fn ip_offset(d: &[u8], linktype: u32) -> Option<usize> {
@@ -160,33 +158,21 @@ fn ip_offset(d: &[u8], linktype: u32) -> Option<usize> {
                 None
             }
         }
-        dlt::LINUX_SLL => ip_type_at(d, 14).then_some(16),
-        dlt::C_HDLC => ip_type_at(d, 2).then_some(4),
-        dlt::NULL => {
-            if d.len() >= 4 {
-                let mut family = u32::from(d[0]) | u32::from(d[1]) << 8;
-                if family == 0 {
-                    family = u32::from(d[2]) << 8 | u32::from(d[3]);
-                }
-                matches!(family, 2 | 24 | 28 | 30).then_some(4)
-            } else {
-                None
-            }
-        }
+        dlt::LINUX_SLL => SllHeader::new_checked(d)
+            .ok()?
+            .is_ip()
+            .then_some(SLL_HEADER_LEN),
+        dlt::C_HDLC => CHdlcHeader::new_checked(d)
+            .ok()?
+            .is_ip()
+            .then_some(C_HDLC_HEADER_LEN),
+        dlt::NULL => NullHeader::new_checked(d)
+            .ok()?
+            .is_ip()
+            .then_some(NULL_HEADER_LEN),
         dlt::PPP => {
-            let mut o = 0;
-            if d.len() >= 2 && d[0] == 0xff && d[1] == 0x03 {
-                o = 2;
-            }
-            if d.len() < o + 2 {
-                None
-            } else if d[o] == 0x21 || d[o] == 0x57 {
-                Some(o + 1)
-            } else if d[o] == 0 && (d[o + 1] == 0x21 || d[o + 1] == 0x57) {
-                Some(o + 2)
-            } else {
-                None
-            }
+            let h = PppHeader::new_checked(d).ok()?;
+            h.is_ip().then(|| h.header_len())
         }
         _ => None,
     }
