@@ -9,7 +9,8 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rclick_core::{Router, RouterOptions};
+use rclick_core::RouterOptions;
+use rclick_elements::testing::{config_errors_with, try_from_config_with};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -32,29 +33,15 @@ impl Running {
         let port_handler = port_handler.to_string();
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::spawn(move || {
-            let reg = rclick_elements::registry();
-            let outcome = rclick_lang::parse_router(
-                &text,
-                "test",
-                &reg,
-                &rclick_lang::ParseOptions::default(),
-            );
-            let spec = match outcome.spec {
-                Some(s) if !outcome.has_errors() => s,
-                _ => {
-                    let _ = tx.send(Err(format!("{:?}", outcome.diagnostics)));
-                    return Vec::new();
-                }
-            };
             let opts = RouterOptions {
                 hotswap,
                 capture_chatter: true,
                 ..Default::default()
             };
-            let mut router = match Router::new(spec, &text, &reg, &opts) {
+            let mut router = match try_from_config_with(&text, &opts) {
                 Ok(r) => r,
-                Err(d) => {
-                    let _ = tx.send(Err(format!("{d:?}")));
+                Err(e) => {
+                    let _ = tx.send(Err(e.join("\n")));
                     return Vec::new();
                 }
             };
@@ -755,7 +742,6 @@ fn disconnect_in_the_middle_of_a_reply() {
 
 #[test]
 fn bad_configurations() {
-    let reg = rclick_elements::registry();
     for (conf, msg) in [
         ("ControlSocket(FOO, 1)", "unknown socket type 'FOO'"),
         ("ControlSocket(TCP, 70000)", "PORT requires TCP port"),
@@ -763,17 +749,7 @@ fn bad_configurations() {
         ("ControlSocket(TCP)", "PORT: required argument missing"),
         ("ControlSocket(TCP, 1, PROXY x)", "PROXY is not supported"),
     ] {
-        let outcome =
-            rclick_lang::parse_router(conf, "test", &reg, &rclick_lang::ParseOptions::default());
-        let spec = outcome.spec.expect("parses");
-        let err = match Router::new(spec, conf, &reg, &RouterOptions::default()) {
-            Ok(_) => panic!("{conf}: accepted"),
-            Err(d) => d
-                .iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        };
+        let err = config_errors_with(conf, &RouterOptions::default());
         assert!(err.contains(msg), "{conf}: {err}");
     }
 }

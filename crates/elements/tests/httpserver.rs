@@ -8,7 +8,8 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rclick_core::{Router, RouterOptions};
+use rclick_core::RouterOptions;
+use rclick_elements::testing::{config_errors_with, try_from_config_with};
 use serde_json::Value;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -36,29 +37,15 @@ impl Running {
         let text = config.to_string();
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::spawn(move || {
-            let reg = rclick_elements::registry();
-            let outcome = rclick_lang::parse_router(
-                &text,
-                "test",
-                &reg,
-                &rclick_lang::ParseOptions::default(),
-            );
-            let spec = match outcome.spec {
-                Some(s) if !outcome.has_errors() => s,
-                _ => {
-                    let _ = tx.send(Err(format!("{:?}", outcome.diagnostics)));
-                    return;
-                }
-            };
             let opts = RouterOptions {
                 hotswap,
                 capture_chatter: true,
                 ..Default::default()
             };
-            let mut router = match Router::new(spec, &text, &reg, &opts) {
+            let mut router = match try_from_config_with(&text, &opts) {
                 Ok(r) => r,
-                Err(d) => {
-                    let _ = tx.send(Err(format!("{d:?}")));
+                Err(e) => {
+                    let _ = tx.send(Err(e.join("\n")));
                     return;
                 }
             };
@@ -824,20 +811,13 @@ fn hot_swap_keeps_serving() {
 
 #[test]
 fn bad_configurations() {
-    let reg = rclick_elements::registry();
     for (conf, msg) in [
         ("HTTPServer(example.com:80)", "bad host"),
         ("HTTPServer(70000)", "ADDR"),
         ("HTTPServer(8080, TIMEOUT 0)", "TIMEOUT"),
         ("HTTPServer()", "ADDR"),
     ] {
-        let outcome =
-            rclick_lang::parse_router(conf, "test", &reg, &rclick_lang::ParseOptions::default());
-        let spec = outcome.spec.expect("spec");
-        let err = match Router::new(spec, conf, &reg, &RouterOptions::default()) {
-            Ok(_) => panic!("{conf} should fail"),
-            Err(d) => format!("{d:?}"),
-        };
+        let err = config_errors_with(conf, &RouterOptions::default());
         assert!(err.contains(msg), "{conf}: {err}");
     }
 }

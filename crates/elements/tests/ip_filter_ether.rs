@@ -7,7 +7,7 @@ use rclick_core::Packet;
 use rclick_elements::ip::ipfilter_compile::{
     parse_classifier, reference_classify_ether, CompileOptions, Compiled, StaticNames,
 };
-use rclick_elements::testing::{from_config, read, try_from_config};
+use rclick_elements::testing::{config_errors, from_config, read};
 
 const A: [u8; 6] = [0x00, 0x0a, 0x0b, 0x0c, 0x0d, 0x01];
 const B: [u8; 6] = [0x00, 0x0a, 0x0b, 0x0c, 0x0d, 0x02];
@@ -250,18 +250,12 @@ fn ipfilter_element() {
 
 #[test]
 fn element_configuration_errors_name_the_token() {
-    let e = try_from_config(
+    let e = config_errors(
         "InfiniteSource(ACTIVE false) -> f :: IPClassifier(ether src nosuchhost) -> Discard;",
-    )
-    .err()
-    .unwrap()
-    .join("\n");
+    );
     assert!(e.contains("'nosuchhost'"), "{e}");
-    let e = try_from_config(
+    let e = config_errors(
         "InfiniteSource(ACTIVE false) -> f :: IPFilter(allow ether dst 00:01:02:03:04) -> Discard;",
-    )
-    .err()
-    .unwrap()
-    .join("\n");
+    );
     assert!(e.contains("'00:01:02:03:04'"), "{e}");
 }
