@@ -196,3 +196,39 @@ pub fn classbench_pattern(r: &ClassBenchRule) -> String {
         parts.join(" && ")
     }
 }
+
+/// IPFilter compilations that between them exercise every segment kind:
+/// the default, bit vectors for every box-form run, and unoptimized
+/// decision programs only.
+pub fn ipfilter_compile_variants() -> [crate::ip::ipfilter_compile::CompileOptions; 3] {
+    use crate::ip::ipfilter_compile::CompileOptions;
+    [
+        CompileOptions::default(),
+        CompileOptions {
+            box_threshold: 1,
+            optimize: true,
+        },
+        CompileOptions {
+            box_threshold: usize::MAX,
+            optimize: false,
+        },
+    ]
+}
+
+/// A small deterministic xorshift generator (the seed must not be zero).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (0 if `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+}

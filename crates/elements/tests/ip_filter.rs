@@ -13,7 +13,8 @@ use rclick_elements::ip::ipfilter_compile::{
     Rule, StaticNames,
 };
 use rclick_elements::testing::{
-    classbench_pattern as cb_pattern, config_errors, from_config, read, ClassBenchRule as CbRule,
+    classbench_pattern as cb_pattern, config_errors, from_config, ipfilter_compile_variants, read,
+    ClassBenchRule as CbRule, Rng,
 };
 
 // ------------------------------------------------------------- packets
@@ -491,17 +492,7 @@ fn first_match_and_drop_actions() {
     .map(|s| s.to_string())
     .collect();
     let parsed = parse_filter(&pats, 2, &StaticNames).unwrap();
-    for opts in [
-        CompileOptions::default(),
-        CompileOptions {
-            box_threshold: 1,
-            optimize: true,
-        },
-        CompileOptions {
-            box_threshold: usize::MAX,
-            optimize: false,
-        },
-    ] {
+    for opts in ipfilter_compile_variants() {
         let c = Compiled::new(&parsed.rules, opts);
         let k = |p: &Pkt| c.classify_packet(&p.packet());
         assert_eq!(k(&Pkt { proto: 17, ..d() }), None);
@@ -854,20 +845,6 @@ fn cb_reference(rules: &[CbRule], p: &Pkt) -> Option<usize> {
     })
 }
 
-/// A small deterministic generator (no dependency on proptest here).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
 /// Packets derived from the rules: each rule's corner points and random
 /// points inside it, plus a few random packets.
 fn cb_packets(rules: &[CbRule], n: usize, rng: &mut Rng) -> Vec<Pkt> {
@@ -879,7 +856,7 @@ fn cb_packets(rules: &[CbRule], n: usize, rng: &mut Rng) -> Vec<Pkt> {
         let pick = |net: (u32, u32), rng: &mut Rng| match corner {
             0 => net.0,
             1 => net.0 | !net.1,
-            _ => net.0 | (rng.next() as u32 & !net.1),
+            _ => net.0 | (rng.next_u64() as u32 & !net.1),
         };
         let port = |(lo, hi): (u16, u16), rng: &mut Rng| match rng.below(4) {
             0 => lo,
@@ -902,8 +879,8 @@ fn cb_packets(rules: &[CbRule], n: usize, rng: &mut Rng) -> Vec<Pkt> {
             ..Pkt::default()
         };
         if rng.below(10) == 0 {
-            p.src = (rng.next() as u32).to_be_bytes();
-            p.dst = (rng.next() as u32).to_be_bytes();
+            p.src = (rng.next_u64() as u32).to_be_bytes();
+            p.dst = (rng.next_u64() as u32).to_be_bytes();
         }
         out.push(p);
     }

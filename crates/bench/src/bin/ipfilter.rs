@@ -16,30 +16,17 @@ use std::time::Instant;
 use rclick_core::{Batch, Packet, Router, RouterOptions};
 use rclick_elements::ip::ipfilter::IPFilter;
 use rclick_elements::testing::{
-    classbench_pattern as pattern, parse_classbench, ClassBenchRule as CbRule,
+    classbench_pattern as pattern, parse_classbench, ClassBenchRule as CbRule, Rng,
 };
 
 fn load(path: &std::path::Path) -> Option<Vec<CbRule>> {
     parse_classbench(&std::fs::read_to_string(path).ok()?)
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
 /// A TCP/UDP/other packet inside a random rule.
 fn packet(rules: &[CbRule], rng: &mut Rng) -> Packet {
     let r = &rules[rng.below(rules.len() as u64) as usize];
-    let addr = |n: (u32, u32), rng: &mut Rng| n.0 | (rng.next() as u32 & !n.1);
+    let addr = |n: (u32, u32), rng: &mut Rng| n.0 | (rng.next_u64() as u32 & !n.1);
     let port =
         |(lo, hi): (u16, u16), rng: &mut Rng| lo + rng.below(hi as u64 - lo as u64 + 1) as u16;
     let proto = if r.proto.1 == 0xFF {
