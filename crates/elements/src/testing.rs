@@ -232,3 +232,75 @@ impl Rng {
         self.next_u64() % n.max(1)
     }
 }
+
+/// A router running in real time in a thread of its own; stopped (and
+/// its thread joined) when dropped.
+pub struct RouterThread {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Vec<String>>>,
+    /// The value of the port handler once the router was initialized (0
+    /// if it could not be read as a port).
+    pub port: u16,
+}
+
+impl RouterThread {
+    /// Starts configuration `text` with `opts` and waits up to `timeout`
+    /// for it to initialize, then reads `port_handler`; panics if the
+    /// router fails.
+    pub fn start(
+        text: &str,
+        opts: RouterOptions,
+        port_handler: &str,
+        timeout: std::time::Duration,
+    ) -> RouterThread {
+        let text = text.to_string();
+        let port_handler = port_handler.to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let mut router = match try_from_config_with(&text, &opts) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(Err(e.join("\n")));
+                    return Vec::new();
+                }
+            };
+            let port = router
+                .read_handler(&port_handler, None)
+                .ok()
+                .and_then(|p| p.trim().parse::<u16>().ok())
+                .unwrap_or(0);
+            let _ = tx.send(Ok((router.stop_flag(), port)));
+            router.run();
+            let chatter = router.take_chatter();
+            router.cleanup();
+            chatter
+        });
+        let (stop, port) = rx
+            .recv_timeout(timeout)
+            .expect("router thread")
+            .unwrap_or_else(|e| panic!("router failed: {e}"));
+        RouterThread {
+            stop,
+            thread: Some(thread),
+            port,
+        }
+    }
+
+    /// Stops the router and returns its chatter.
+    pub fn finish(mut self) -> Vec<String> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread
+            .take()
+            .map(|t| t.join().expect("router thread panicked"))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for RouterThread {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -3,13 +3,10 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rclick_core::RouterOptions;
-use rclick_elements::testing::{config_errors_with, try_from_config_with};
+use rclick_elements::testing::{config_errors_with, RouterThread};
 use serde_json::Value;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -22,8 +19,7 @@ const TRAFFIC: &str = "
 
 /// A router running in its own thread.
 struct Running {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _router: RouterThread,
     port: u16,
 }
 
@@ -34,38 +30,16 @@ impl Running {
     }
 
     fn start_opts(config: &str, hotswap: bool) -> Running {
-        let text = config.to_string();
-        let (tx, rx) = mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let opts = RouterOptions {
-                hotswap,
-                capture_chatter: true,
-                ..Default::default()
-            };
-            let mut router = match try_from_config_with(&text, &opts) {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = tx.send(Err(e.join("\n")));
-                    return;
-                }
-            };
-            let port = router
-                .read_handler("http.port", None)
-                .ok()
-                .and_then(|p| p.trim().parse::<u16>().ok())
-                .unwrap_or(0);
-            let _ = tx.send(Ok((router.stop_flag(), port)));
-            router.run();
-            router.cleanup();
-        });
-        let (stop, port) = rx
-            .recv_timeout(TIMEOUT)
-            .expect("router thread")
-            .unwrap_or_else(|e| panic!("router failed: {e}"));
+        let opts = RouterOptions {
+            hotswap,
+            capture_chatter: true,
+            ..Default::default()
+        };
+        let router = RouterThread::start(config, opts, "http.port", TIMEOUT);
+        let port = router.port;
         assert_ne!(port, 0);
         Running {
-            stop,
-            thread: Some(thread),
+            _router: router,
             port,
         }
     }
@@ -107,15 +81,6 @@ impl Running {
 
     fn read_number(&self, handler: &str) -> f64 {
         self.read_value(handler).trim().parse().expect("number")
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 
