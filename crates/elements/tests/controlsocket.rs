@@ -5,18 +5,17 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rclick_core::{Router, RouterOptions};
+use rclick_core::RouterOptions;
+use rclick_elements::testing::{config_errors_with, RouterThread};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A router running in its own thread.
 struct Running {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Vec<String>>>,
+    router: RouterThread,
     port: u16,
 }
 
@@ -29,54 +28,15 @@ impl Running {
 
     fn start_with(config: &str, hotswap: bool, port_handler: &str) -> Running {
         let text = config.replace("BASE", &random_base().to_string());
-        let port_handler = port_handler.to_string();
-        let (tx, rx) = mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let reg = rclick_elements::registry();
-            let outcome = rclick_lang::parse_router(
-                &text,
-                "test",
-                &reg,
-                &rclick_lang::ParseOptions::default(),
-            );
-            let spec = match outcome.spec {
-                Some(s) if !outcome.has_errors() => s,
-                _ => {
-                    let _ = tx.send(Err(format!("{:?}", outcome.diagnostics)));
-                    return Vec::new();
-                }
-            };
-            let opts = RouterOptions {
-                hotswap,
-                capture_chatter: true,
-                ..Default::default()
-            };
-            let mut router = match Router::new(spec, &text, &reg, &opts) {
-                Ok(r) => r,
-                Err(d) => {
-                    let _ = tx.send(Err(format!("{d:?}")));
-                    return Vec::new();
-                }
-            };
-            let port = router
-                .read_handler(&port_handler, None)
-                .ok()
-                .and_then(|p| p.trim().parse::<u16>().ok())
-                .unwrap_or(0);
-            let _ = tx.send(Ok((router.stop_flag(), port)));
-            router.run();
-            let chatter = router.take_chatter();
-            router.cleanup();
-            chatter
-        });
-        let (stop, port) = rx
-            .recv_timeout(TIMEOUT)
-            .expect("router thread")
-            .unwrap_or_else(|e| panic!("router failed: {e}"));
+        let opts = RouterOptions {
+            hotswap,
+            capture_chatter: true,
+            ..Default::default()
+        };
+        let router = RouterThread::start(&text, opts, port_handler, TIMEOUT);
         Running {
-            stop,
-            thread: Some(thread),
-            port,
+            port: router.port,
+            router,
         }
     }
 
@@ -85,21 +45,8 @@ impl Running {
     }
 
     /// Stops the router and returns its chatter.
-    fn finish(mut self) -> Vec<String> {
-        self.stop.store(true, Ordering::Relaxed);
-        self.thread
-            .take()
-            .map(|t| t.join().expect("router thread panicked"))
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+    fn finish(self) -> Vec<String> {
+        self.router.finish()
     }
 }
 
@@ -755,7 +702,6 @@ fn disconnect_in_the_middle_of_a_reply() {
 
 #[test]
 fn bad_configurations() {
-    let reg = rclick_elements::registry();
     for (conf, msg) in [
         ("ControlSocket(FOO, 1)", "unknown socket type 'FOO'"),
         ("ControlSocket(TCP, 70000)", "PORT requires TCP port"),
@@ -763,17 +709,7 @@ fn bad_configurations() {
         ("ControlSocket(TCP)", "PORT: required argument missing"),
         ("ControlSocket(TCP, 1, PROXY x)", "PROXY is not supported"),
     ] {
-        let outcome =
-            rclick_lang::parse_router(conf, "test", &reg, &rclick_lang::ParseOptions::default());
-        let spec = outcome.spec.expect("parses");
-        let err = match Router::new(spec, conf, &reg, &RouterOptions::default()) {
-            Ok(_) => panic!("{conf}: accepted"),
-            Err(d) => d
-                .iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        };
+        let err = config_errors_with(conf, &RouterOptions::default());
         assert!(err.contains(msg), "{conf}: {err}");
     }
 }

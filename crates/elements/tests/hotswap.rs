@@ -12,16 +12,12 @@ const B: &str = "src :: InfiniteSource(BURST 4) -> in :: Counter -> Null -> q ::
                  -> u :: Unqueue(BURST 3) -> Null -> out :: Counter -> d :: Discard;";
 
 fn build(text: &str) -> Router {
-    let reg = rclick_elements::registry();
-    let spec = rclick_lang::parse_router(text, "test", &reg, &Default::default())
-        .spec
-        .expect("parses");
     let opts = RouterOptions {
         simtime: Some(DEFAULT_SIMTIME_START),
         hotswap: true,
         ..Default::default()
     };
-    Router::new(spec, text, &reg, &opts).unwrap_or_else(|d| panic!("{d:?}"))
+    rclick_elements::testing::from_config_with(text, &opts)
 }
 
 fn num(r: &mut Router, h: &str) -> u64 {

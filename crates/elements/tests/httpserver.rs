@@ -3,12 +3,10 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rclick_core::{Router, RouterOptions};
+use rclick_core::RouterOptions;
+use rclick_elements::testing::{config_errors_with, RouterThread};
 use serde_json::Value;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -21,8 +19,7 @@ const TRAFFIC: &str = "
 
 /// A router running in its own thread.
 struct Running {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _router: RouterThread,
     port: u16,
 }
 
@@ -33,52 +30,16 @@ impl Running {
     }
 
     fn start_opts(config: &str, hotswap: bool) -> Running {
-        let text = config.to_string();
-        let (tx, rx) = mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let reg = rclick_elements::registry();
-            let outcome = rclick_lang::parse_router(
-                &text,
-                "test",
-                &reg,
-                &rclick_lang::ParseOptions::default(),
-            );
-            let spec = match outcome.spec {
-                Some(s) if !outcome.has_errors() => s,
-                _ => {
-                    let _ = tx.send(Err(format!("{:?}", outcome.diagnostics)));
-                    return;
-                }
-            };
-            let opts = RouterOptions {
-                hotswap,
-                capture_chatter: true,
-                ..Default::default()
-            };
-            let mut router = match Router::new(spec, &text, &reg, &opts) {
-                Ok(r) => r,
-                Err(d) => {
-                    let _ = tx.send(Err(format!("{d:?}")));
-                    return;
-                }
-            };
-            let port = router
-                .read_handler("http.port", None)
-                .ok()
-                .and_then(|p| p.trim().parse::<u16>().ok())
-                .unwrap_or(0);
-            let _ = tx.send(Ok((router.stop_flag(), port)));
-            router.run();
-            router.cleanup();
-        });
-        let (stop, port) = rx
-            .recv_timeout(TIMEOUT)
-            .expect("router thread")
-            .unwrap_or_else(|e| panic!("router failed: {e}"));
+        let opts = RouterOptions {
+            hotswap,
+            capture_chatter: true,
+            ..Default::default()
+        };
+        let router = RouterThread::start(config, opts, "http.port", TIMEOUT);
+        let port = router.port;
         assert_ne!(port, 0);
         Running {
-            stop,
-            thread: Some(thread),
+            _router: router,
             port,
         }
     }
@@ -120,15 +81,6 @@ impl Running {
 
     fn read_number(&self, handler: &str) -> f64 {
         self.read_value(handler).trim().parse().expect("number")
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 
@@ -824,20 +776,13 @@ fn hot_swap_keeps_serving() {
 
 #[test]
 fn bad_configurations() {
-    let reg = rclick_elements::registry();
     for (conf, msg) in [
         ("HTTPServer(example.com:80)", "bad host"),
         ("HTTPServer(70000)", "ADDR"),
         ("HTTPServer(8080, TIMEOUT 0)", "TIMEOUT"),
         ("HTTPServer()", "ADDR"),
     ] {
-        let outcome =
-            rclick_lang::parse_router(conf, "test", &reg, &rclick_lang::ParseOptions::default());
-        let spec = outcome.spec.expect("spec");
-        let err = match Router::new(spec, conf, &reg, &RouterOptions::default()) {
-            Ok(_) => panic!("{conf} should fail"),
-            Err(d) => format!("{d:?}"),
-        };
+        let err = config_errors_with(conf, &RouterOptions::default());
         assert!(err.contains(msg), "{conf}: {err}");
     }
 }

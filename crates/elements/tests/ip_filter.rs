@@ -12,7 +12,10 @@ use rclick_elements::ip::ipfilter_compile::{
     parse_classifier, parse_filter, reference_classify_ether, tokenize, CompileOptions, Compiled,
     Rule, StaticNames,
 };
-use rclick_elements::testing::{from_config, read, try_from_config};
+use rclick_elements::testing::{
+    classbench_pattern as cb_pattern, config_errors, from_config, ipfilter_compile_variants, read,
+    ClassBenchRule as CbRule, Rng,
+};
 
 // ------------------------------------------------------------- packets
 
@@ -489,17 +492,7 @@ fn first_match_and_drop_actions() {
     .map(|s| s.to_string())
     .collect();
     let parsed = parse_filter(&pats, 2, &StaticNames).unwrap();
-    for opts in [
-        CompileOptions::default(),
-        CompileOptions {
-            box_threshold: 1,
-            optimize: true,
-        },
-        CompileOptions {
-            box_threshold: usize::MAX,
-            optimize: false,
-        },
-    ] {
+    for opts in ipfilter_compile_variants() {
         let c = Compiled::new(&parsed.rules, opts);
         let k = |p: &Pkt| c.classify_packet(&p.packet());
         assert_eq!(k(&Pkt { proto: 17, ..d() }), None);
@@ -581,17 +574,11 @@ fn ipfilter_element() {
 #[test]
 fn element_configuration_errors() {
     let e =
-        try_from_config("InfiniteSource(ACTIVE false) -> f :: IPClassifier(tcp, udp) -> Discard;")
-            .err()
-            .unwrap()
-            .join("\n");
+        config_errors("InfiniteSource(ACTIVE false) -> f :: IPClassifier(tcp, udp) -> Discard;");
     assert!(e.contains("need 1 arguments"), "{e}");
-    let e = try_from_config(
+    let e = config_errors(
         "InfiniteSource(ACTIVE false) -> f :: IPClassifier(tcp port bogus) -> Discard;",
-    )
-    .err()
-    .unwrap()
-    .join("\n");
+    );
     assert!(e.contains("'bogus'"), "{e}");
 }
 
@@ -828,22 +815,6 @@ proptest! {
 
 // ------------------------------------------------------------ ClassBench
 
-struct CbRule {
-    src: (u32, u32),
-    dst: (u32, u32),
-    sport: (u16, u16),
-    dport: (u16, u16),
-    proto: (u8, u8),
-}
-
-fn prefix(s: &str) -> (u32, u32) {
-    let (a, l) = s.split_once('/').unwrap();
-    let addr = u32::from(a.parse::<std::net::Ipv4Addr>().unwrap());
-    let len: u32 = l.parse().unwrap();
-    let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
-    (addr & mask, mask)
-}
-
 fn load(name: &str) -> Option<Vec<CbRule>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/classbench");
     let path = dir.join(name);
@@ -851,68 +822,9 @@ fn load(name: &str) -> Option<Vec<CbRule>> {
         println!("skipping ClassBench {name}: {} not found", path.display());
         return None;
     };
-    let hex = |s: &str| u8::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
-    let rules = text
-        .lines()
-        .filter(|l| l.starts_with('@'))
-        .map(|l| {
-            let f: Vec<&str> = l[1..].split('\t').collect();
-            let range = |s: &str| {
-                let (a, b) = s.split_once(':').unwrap();
-                (a.trim().parse().unwrap(), b.trim().parse().unwrap())
-            };
-            let (p, pm) = f[4].split_once('/').unwrap();
-            CbRule {
-                src: prefix(f[0]),
-                dst: prefix(f[1]),
-                sport: range(f[2]),
-                dport: range(f[3]),
-                proto: (hex(p), hex(pm)),
-            }
-        })
-        .collect();
+    let rules = rclick_elements::testing::parse_classbench(&text)
+        .unwrap_or_else(|| panic!("{}: malformed ClassBench rule", path.display()));
     Some(rules)
-}
-
-fn ip_text(a: u32) -> String {
-    std::net::Ipv4Addr::from(a).to_string()
-}
-
-/// The IPFilter pattern of a ClassBench rule.
-fn cb_pattern(r: &CbRule) -> String {
-    let mut parts = Vec::new();
-    if r.src.1 != 0 {
-        parts.push(format!(
-            "src net {}/{}",
-            ip_text(r.src.0),
-            r.src.1.count_ones()
-        ));
-    }
-    if r.dst.1 != 0 {
-        parts.push(format!(
-            "dst net {}/{}",
-            ip_text(r.dst.0),
-            r.dst.1.count_ones()
-        ));
-    }
-    for (name, (lo, hi)) in [("src", r.sport), ("dst", r.dport)] {
-        if (lo, hi) == (0, 65535) {
-            continue;
-        }
-        if lo == hi {
-            parts.push(format!("{name} port {lo}"));
-        } else {
-            parts.push(format!("{name} port >= {lo} && {name} port <= {hi}"));
-        }
-    }
-    if r.proto.1 == 0xFF {
-        parts.push(format!("ip proto {}", r.proto.0));
-    }
-    if parts.is_empty() {
-        "all".into()
-    } else {
-        parts.join(" && ")
-    }
 }
 
 /// Linear first-match over the ClassBench rules. A port range other than
@@ -933,20 +845,6 @@ fn cb_reference(rules: &[CbRule], p: &Pkt) -> Option<usize> {
     })
 }
 
-/// A small deterministic generator (no dependency on proptest here).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
 /// Packets derived from the rules: each rule's corner points and random
 /// points inside it, plus a few random packets.
 fn cb_packets(rules: &[CbRule], n: usize, rng: &mut Rng) -> Vec<Pkt> {
@@ -958,7 +856,7 @@ fn cb_packets(rules: &[CbRule], n: usize, rng: &mut Rng) -> Vec<Pkt> {
         let pick = |net: (u32, u32), rng: &mut Rng| match corner {
             0 => net.0,
             1 => net.0 | !net.1,
-            _ => net.0 | (rng.next() as u32 & !net.1),
+            _ => net.0 | (rng.next_u64() as u32 & !net.1),
         };
         let port = |(lo, hi): (u16, u16), rng: &mut Rng| match rng.below(4) {
             0 => lo,
@@ -981,8 +879,8 @@ fn cb_packets(rules: &[CbRule], n: usize, rng: &mut Rng) -> Vec<Pkt> {
             ..Pkt::default()
         };
         if rng.below(10) == 0 {
-            p.src = (rng.next() as u32).to_be_bytes();
-            p.dst = (rng.next() as u32).to_be_bytes();
+            p.src = (rng.next_u64() as u32).to_be_bytes();
+            p.dst = (rng.next_u64() as u32).to_be_bytes();
         }
         out.push(p);
     }

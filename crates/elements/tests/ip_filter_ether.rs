@@ -7,7 +7,7 @@ use rclick_core::Packet;
 use rclick_elements::ip::ipfilter_compile::{
     parse_classifier, reference_classify_ether, CompileOptions, Compiled, StaticNames,
 };
-use rclick_elements::testing::{from_config, read, try_from_config};
+use rclick_elements::testing::{config_errors, from_config, ipfilter_compile_variants, read};
 
 const A: [u8; 6] = [0x00, 0x0a, 0x0b, 0x0c, 0x0d, 0x01];
 const B: [u8; 6] = [0x00, 0x0a, 0x0b, 0x0c, 0x0d, 0x02];
@@ -59,17 +59,7 @@ fn m(pattern: &str, eth: Option<([u8; 6], [u8; 6])>) -> bool {
     let ip = ip_tcp();
     let eb = eth.map(|(d, s)| ether(d, s)).unwrap_or_default();
     let want = reference_classify_ether(&parsed.rules, &eb, &ip, &ip[20..]);
-    for o in [
-        CompileOptions::default(),
-        CompileOptions {
-            box_threshold: 1,
-            optimize: true,
-        },
-        CompileOptions {
-            box_threshold: usize::MAX,
-            optimize: false,
-        },
-    ] {
+    for o in ipfilter_compile_variants() {
         let c = Compiled::new(&parsed.rules, o);
         assert_eq!(
             c.classify_ether(&eb, &ip, &ip[20..]),
@@ -250,18 +240,12 @@ fn ipfilter_element() {
 
 #[test]
 fn element_configuration_errors_name_the_token() {
-    let e = try_from_config(
+    let e = config_errors(
         "InfiniteSource(ACTIVE false) -> f :: IPClassifier(ether src nosuchhost) -> Discard;",
-    )
-    .err()
-    .unwrap()
-    .join("\n");
+    );
     assert!(e.contains("'nosuchhost'"), "{e}");
-    let e = try_from_config(
+    let e = config_errors(
         "InfiniteSource(ACTIVE false) -> f :: IPFilter(allow ether dst 00:01:02:03:04) -> Discard;",
-    )
-    .err()
-    .unwrap()
-    .join("\n");
+    );
     assert!(e.contains("'00:01:02:03:04'"), "{e}");
 }

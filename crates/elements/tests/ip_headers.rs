@@ -24,25 +24,7 @@ fn ip_packet(
     options: &[u8],
     payload: &[u8],
 ) -> Vec<u8> {
-    let mut opts = options.to_vec();
-    while !opts.len().is_multiple_of(4) {
-        opts.push(0);
-    }
-    let hl = 20 + opts.len();
-    let total = hl + payload.len();
-    let mut p = vec![0u8; 20];
-    p[0] = 0x40 | (hl / 4) as u8;
-    p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    p[4..6].copy_from_slice(&0x1234u16.to_be_bytes());
-    p[8] = ttl;
-    p[9] = proto;
-    p[12..16].copy_from_slice(&src);
-    p[16..20].copy_from_slice(&dst);
-    p.extend_from_slice(&opts);
-    p.extend_from_slice(payload);
-    let c = checksum::checksum(&p[..hl]);
-    p[10..12].copy_from_slice(&c.to_be_bytes());
-    p
+    rclick_elements::testing::ipv4_packet(src, dst, proto, ttl, 0, options, payload)
 }
 
 fn udp_packet(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, data: &[u8]) -> Vec<u8> {

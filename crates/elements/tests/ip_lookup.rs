@@ -399,17 +399,13 @@ fn memory_handler_reports_sizes() {
 }
 
 fn build_hotswap(text: &str) -> Router {
-    let reg = rclick_elements::registry();
-    let spec = rclick_lang::parse_router(text, "test", &reg, &Default::default())
-        .spec
-        .expect("parses");
     let opts = RouterOptions {
         simtime: Some(DEFAULT_SIMTIME_START),
         hotswap: true,
         capture_chatter: true,
         ..Default::default()
     };
-    Router::new(spec, text, &reg, &opts).unwrap_or_else(|d| panic!("{d:?}"))
+    rclick_elements::testing::from_config_with(text, &opts)
 }
 
 #[test]

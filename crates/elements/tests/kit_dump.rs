@@ -53,12 +53,15 @@ const BUILD_INPUT: &str = "!IPSummaryDump 1.3
 15 5.0.0.5 6.0.0.6 T - - - - - 130=1:2:3 24 -
 ";
 
-fn built_packets(checksum: bool) -> Vec<String> {
-    let inp = tmp(&format!("build-{checksum}.in"));
-    let out = tmp(&format!("build-{checksum}.pcap"));
-    std::fs::write(&inp, BUILD_INPUT).unwrap();
+/// Runs summary dump `input` (written to `NAME.in`) through
+/// FromIPSummaryDump (with `extra` arguments) into an IP-encapsulated
+/// `NAME.pcap`, checking that no line was bad; returns the packets.
+fn summary_to_pcap(name: &str, input: &str, extra: &str) -> Vec<String> {
+    let inp = tmp(&format!("{name}.in"));
+    let out = tmp(&format!("{name}.pcap"));
+    std::fs::write(&inp, input).unwrap();
     let mut r = from_config(&format!(
-        "f :: FromIPSummaryDump({}, STOP true, CHECKSUM {checksum}) -> ToDump({}, SNAPLEN 0, ENCAP IP);",
+        "f :: FromIPSummaryDump({}, STOP true{extra}) -> ToDump({}, SNAPLEN 0, ENCAP IP);",
         inp.display(),
         out.display()
     ));
@@ -66,6 +69,14 @@ fn built_packets(checksum: bool) -> Vec<String> {
     assert_eq!(read(&mut r, "f.bad_lines"), "0", "{:?}", r.take_chatter());
     r.cleanup();
     pcap_packets(&std::fs::read(&out).unwrap())
+}
+
+fn built_packets(checksum: bool) -> Vec<String> {
+    summary_to_pcap(
+        &format!("build-{checksum}"),
+        BUILD_INPUT,
+        &format!(", CHECKSUM {checksum}"),
+    )
 }
 
 #[test]
@@ -510,18 +521,7 @@ T . 130=1:2:3;nop
 ";
 
 fn option_packets() -> Vec<String> {
-    let inp = tmp("optbuild.in");
-    let out = tmp("optbuild.pcap");
-    std::fs::write(&inp, OPTION_INPUT).unwrap();
-    let mut r = from_config(&format!(
-        "f :: FromIPSummaryDump({}, STOP true) -> ToDump({}, SNAPLEN 0, ENCAP IP);",
-        inp.display(),
-        out.display()
-    ));
-    assert_eq!(r.run(), StopReason::Stopped);
-    assert_eq!(read(&mut r, "f.bad_lines"), "0", "{:?}", r.take_chatter());
-    r.cleanup();
-    pcap_packets(&std::fs::read(&out).unwrap())
+    summary_to_pcap("optbuild", OPTION_INPUT, "")
 }
 
 #[test]

@@ -63,10 +63,7 @@ fn skip_reason() -> Option<String> {
 
 macro_rules! require {
     () => {
-        if let Some(why) = skip_reason() {
-            eprintln!("skipping: {why}");
-            return;
-        }
+        skip_if!(skip_reason())
     };
 }
 

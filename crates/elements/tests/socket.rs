@@ -41,24 +41,12 @@ fn build(text: &str) -> Result<Router, String> {
 }
 
 fn build_opts(text: &str, hotswap: bool) -> Result<Router, String> {
-    let reg = rclick_elements::registry();
-    let outcome =
-        rclick_lang::parse_router(text, "test", &reg, &rclick_lang::ParseOptions::default());
-    let spec = match outcome.spec {
-        Some(s) if !outcome.has_errors() => s,
-        _ => return Err(format!("{:?}", outcome.diagnostics)),
-    };
     let opts = RouterOptions {
         capture_chatter: true,
         hotswap,
         ..Default::default()
     };
-    Router::new(spec, text, &reg, &opts).map_err(|d| {
-        d.iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    })
+    rclick_elements::testing::try_from_config_with(text, &opts).map_err(|e| e.join("\n"))
 }
 
 impl Running {

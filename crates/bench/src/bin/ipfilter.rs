@@ -15,96 +15,18 @@ use std::time::Instant;
 
 use rclick_core::{Batch, Packet, Router, RouterOptions};
 use rclick_elements::ip::ipfilter::IPFilter;
-
-struct CbRule {
-    src: (u32, u32),
-    dst: (u32, u32),
-    sport: (u16, u16),
-    dport: (u16, u16),
-    proto: (u8, u8),
-}
-
-fn prefix(s: &str) -> Option<(u32, u32)> {
-    let (a, l) = s.split_once('/')?;
-    let addr = u32::from(a.parse::<std::net::Ipv4Addr>().ok()?);
-    let len: u32 = l.parse().ok()?;
-    let mask = if len == 0 {
-        0
-    } else {
-        u32::MAX << (32 - len.min(32))
-    };
-    Some((addr & mask, mask))
-}
+use rclick_elements::testing::{
+    classbench_pattern as pattern, parse_classbench, ClassBenchRule as CbRule, Rng,
+};
 
 fn load(path: &std::path::Path) -> Option<Vec<CbRule>> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let hex = |s: &str| u8::from_str_radix(s.trim_start_matches("0x"), 16).ok();
-    let range = |s: &str| -> Option<(u16, u16)> {
-        let (a, b) = s.split_once(':')?;
-        Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-    };
-    text.lines()
-        .filter(|l| l.starts_with('@'))
-        .map(|l| {
-            let f: Vec<&str> = l[1..].split('\t').collect();
-            let (p, pm) = f.get(4)?.split_once('/')?;
-            Some(CbRule {
-                src: prefix(f.first()?)?,
-                dst: prefix(f.get(1)?)?,
-                sport: range(f.get(2)?)?,
-                dport: range(f.get(3)?)?,
-                proto: (hex(p)?, hex(pm)?),
-            })
-        })
-        .collect()
-}
-
-fn pattern(r: &CbRule) -> String {
-    let ip = |a: u32| std::net::Ipv4Addr::from(a).to_string();
-    let mut parts = Vec::new();
-    if r.src.1 != 0 {
-        parts.push(format!("src net {}/{}", ip(r.src.0), r.src.1.count_ones()));
-    }
-    if r.dst.1 != 0 {
-        parts.push(format!("dst net {}/{}", ip(r.dst.0), r.dst.1.count_ones()));
-    }
-    for (name, (lo, hi)) in [("src", r.sport), ("dst", r.dport)] {
-        if (lo, hi) == (0, 65535) {
-            continue;
-        }
-        if lo == hi {
-            parts.push(format!("{name} port {lo}"));
-        } else {
-            parts.push(format!("{name} port >= {lo} && {name} port <= {hi}"));
-        }
-    }
-    if r.proto.1 == 0xFF {
-        parts.push(format!("ip proto {}", r.proto.0));
-    }
-    if parts.is_empty() {
-        "all".into()
-    } else {
-        parts.join(" && ")
-    }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
+    parse_classbench(&std::fs::read_to_string(path).ok()?)
 }
 
 /// A TCP/UDP/other packet inside a random rule.
 fn packet(rules: &[CbRule], rng: &mut Rng) -> Packet {
     let r = &rules[rng.below(rules.len() as u64) as usize];
-    let addr = |n: (u32, u32), rng: &mut Rng| n.0 | (rng.next() as u32 & !n.1);
+    let addr = |n: (u32, u32), rng: &mut Rng| n.0 | (rng.next_u64() as u32 & !n.1);
     let port =
         |(lo, hi): (u16, u16), rng: &mut Rng| lo + rng.below(hi as u64 - lo as u64 + 1) as u16;
     let proto = if r.proto.1 == 0xFF {

@@ -9,7 +9,8 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rclick_core::{Router, RouterOptions};
+use rclick_core::RouterOptions;
+use rclick_elements::testing::try_from_config_with;
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
@@ -328,29 +329,15 @@ impl Running {
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
         let (req_tx, req_rx) = mpsc::channel::<Req>();
         let thread = ns.spawn(move || {
-            let reg = rclick_elements::registry();
-            let outcome = rclick_lang::parse_router(
-                &text,
-                "test",
-                &reg,
-                &rclick_lang::ParseOptions::default(),
-            );
-            let spec = match outcome.spec {
-                Some(s) if !outcome.has_errors() => s,
-                _ => {
-                    let _ = ready_tx.send(Err(format!("{:?}", outcome.diagnostics)));
-                    return Vec::new();
-                }
-            };
             let opts = RouterOptions {
                 capture_chatter: true,
                 hotswap: true,
                 ..Default::default()
             };
-            let mut router = match Router::new(spec, &text, &reg, &opts) {
+            let mut router = match try_from_config_with(&text, &opts) {
                 Ok(r) => r,
-                Err(d) => {
-                    let _ = ready_tx.send(Err(format!("{d:?}")));
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.join("\n")));
                     return Vec::new();
                 }
             };
@@ -452,5 +439,35 @@ impl Drop for Running {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// Returns from the calling test, printing why, if `reason` (an
+/// `Option<String>`) is `Some`.
+#[allow(unused_macros)] // not every test binary skips tests
+macro_rules! skip_if {
+    ($reason:expr) => {
+        if let Some(why) = $reason {
+            eprintln!("skipping: {why}");
+            return;
+        }
+    };
+}
+#[allow(unused_imports)] // not every test binary skips tests
+pub(crate) use skip_if;
+
+/// Checks that each `(configuration, why)` that parses is rejected when
+/// the router is built (configurations that do not parse are skipped).
+pub fn assert_rejected(cases: &[(&str, &str)]) {
+    let reg = rclick_elements::registry();
+    for &(conf, why) in cases {
+        let outcome =
+            rclick_lang::parse_router(conf, "test", &reg, &rclick_lang::ParseOptions::default());
+        let errs = outcome.has_errors();
+        let Some(spec) = outcome.spec.filter(|_| !errs) else {
+            continue;
+        };
+        let r = rclick_core::Router::new(spec, conf, &reg, &RouterOptions::default());
+        assert!(r.is_err(), "{why}: {conf} was accepted");
     }
 }
