@@ -17,6 +17,7 @@ use rclick_core::wire::ether::{ETHERTYPE_QINQ, ETHERTYPE_VLAN};
 use rclick_core::wire::ipv4::{PROTO_ICMP, PROTO_TCP, PROTO_UDP};
 use rclick_core::wire::ipv6::PROTO_ICMPV6;
 use rclick_core::wire::ipv6ext::{upper_layer, Ipv6ExtRepr};
+use rclick_core::wire::link::{CHdlcHeader, NullHeader, PppHeader, SllHeader};
 use rclick_core::wire::{
     ArpPacket, ArpRepr, EtherFrame, EthernetRepr, IcmpHeader, IcmpRepr, Icmpv6Header, Icmpv6Repr,
     Ipv4Header, Ipv4Repr, Ipv6ExtHeader, Ipv6FragHeader, Ipv6FragRepr, Ipv6Header, Ipv6Repr,
@@ -245,8 +246,25 @@ fn icmpv6(d: &[u8]) {
     }
 }
 
+/// The capture link headers (FromDump's FORCE_IP).
+fn capture_links(d: &[u8]) {
+    if let Ok(h) = SllHeader::new_checked(d) {
+        touch!(h, packet_type, arphrd, protocol, is_ip);
+    }
+    if let Ok(h) = NullHeader::new_checked(d) {
+        touch!(h, family, is_ip);
+    }
+    if let Ok(h) = CHdlcHeader::new_checked(d) {
+        touch!(h, protocol, is_ip);
+    }
+    if let Ok(h) = PppHeader::new_checked(d) {
+        touch!(h, protocol, header_len, is_ip);
+    }
+}
+
 /// Every view, offered the input whole.
-const WHOLE: [fn(&[u8]); 10] = [
+const WHOLE: [fn(&[u8]); 11] = [
+    capture_links,
     ether,
     vlan,
     arp,
