@@ -17,7 +17,9 @@
 //! A packet without a network header, or whose header is shorter than 20
 //! bytes, is not version 4, or names a header length past the end of the
 //! data, is dropped and counted; the first such packet is reported
-//! (`SetIPChecksum: bad input packet`).
+//! (`SetIPChecksum: bad input packet`). Click 2.1 does not check the
+//! version: it writes an IPv4 checksum into a version-6 header, over bytes
+//! of its source address; rclick drops such packets.
 //!
 //! ## Handlers
 //! - `drops` (read): packets dropped.
