@@ -18,6 +18,9 @@
 //! With MASK, only the bits set in MASK are stored: each byte becomes
 //! `(old & !mask) | (data & mask)`. MASK must be as long as DATA.
 //!
+//! MASK and GROW are rclick's: Click 2.1 accepts only OFFSET and DATA and
+//! rejects a configuration that uses them.
+//!
 //! ## Keywords
 //! - **OFFSET** (unsigned): where to write. Mandatory.
 //! - **DATA** (string): the bytes to write, e.g. `\<0800>`. Mandatory.
