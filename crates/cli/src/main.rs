@@ -20,6 +20,17 @@ fn program_name() -> String {
         .unwrap_or_else(|| "rclick".into())
 }
 
+const COMMANDS: [&str; 5] = ["run", "check", "flatten", "dot", "call"];
+
+/// A first argument that is a bare word and no file, followed by more
+/// arguments, is a mistyped command (`rclick chek x.click`), not a router
+/// file: say so rather than "router configuration specified twice".
+fn looks_like_a_command(word: &str) -> bool {
+    word.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+        && !word.starts_with('-')
+        && !std::path::Path::new(word).exists()
+}
+
 fn main() -> ExitCode {
     let prog = program_name();
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,6 +45,13 @@ fn main() -> ExitCode {
             Some("dot") => driver::main(&prog, driver::Command::Dot, &args[1..]),
             Some("call") => call::main(&prog, &args[1..]),
             Some("run") => driver::main(&prog, driver::Command::Run, &args[1..]),
+            Some(word) if args.len() > 1 && looks_like_a_command(word) => {
+                eprintln!(
+                    "{prog}: '{word}' is neither a command nor a file (commands: {})",
+                    COMMANDS.join(", ")
+                );
+                2
+            }
             _ => driver::main(&prog, driver::Command::Run, &args),
         }
     };

@@ -465,9 +465,10 @@ impl<'a> Ctx<'a> {
         if !self.reported_unknown.insert(name.to_string()) {
             return;
         }
-        let hint = self
-            .class_hint(name)
-            .map(|h| format!("did you mean '{h}'?"));
+        let hint = not_yet_in_rclick(name).or_else(|| {
+            self.class_hint(name)
+                .map(|h| format!("did you mean '{h}'?"))
+        });
         self.error_hint(loc, format!("unknown element class '{name}'"), hint);
     }
 
@@ -772,9 +773,11 @@ impl<'a> Ctx<'a> {
                         self.error(&e.loc, format!("class '{name}' used as element name"));
                     } else if decl_ty.is_none() && ty.is_none() {
                         if self.reported_undeclared.insert(name.clone()) {
-                            let hint = self
-                                .element_hint(scope, name)
-                                .map(|h| format!("did you mean '{h}'?"));
+                            let hint = not_yet_in_rclick(name).or_else(|| {
+                                self.element_hint(scope, name)
+                                    .or_else(|| self.class_hint(name))
+                                    .map(|h| format!("did you mean '{h}'?"))
+                            });
                             self.error_hint(&e.loc, format!("undeclared element '{name}'"), hint);
                         }
                         ty = Some(ClassB::Error);
@@ -1627,4 +1630,24 @@ mod tests {
         assert_eq!(edit_distance("abc", "abc"), 0);
         assert_eq!(edit_distance("", "ab"), 2);
     }
+}
+
+/// The element classes of Click 2.1 (its userlevel driver with every
+/// package, as `click -h classes` lists them), one per line, sorted.
+const CLICK_CLASSES: &str = include_str!("click_classes.txt");
+
+/// For a name that is a Click element class this router lacks, a hint
+/// saying so: Click users otherwise read the error as a typo.
+fn not_yet_in_rclick(name: &str) -> Option<String> {
+    let known = CLICK_CLASSES
+        .lines()
+        .collect::<Vec<_>>()
+        .binary_search(&name)
+        .is_ok();
+    known.then(|| {
+        format!(
+            "'{name}' is a Click element class that rclick does not have yet; \
+             docs/elements.md lists the classes it has"
+        )
+    })
 }

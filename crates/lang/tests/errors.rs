@@ -234,6 +234,31 @@ fn diagnostics_carry_source_and_hints() {
     assert_eq!(d.hint.as_deref(), Some("did you mean 'Counter'?"));
 }
 
+/// A class Click has and rclick lacks is not reported as a typo: the hint
+/// says it is not in rclick yet, for a declaration and for a bare name. A
+/// misspelt class name used as an element gets the class as a suggestion.
+#[test]
+fn click_classes_rclick_lacks_are_named_as_such() {
+    for src in ["r :: RED(5, 50, 0.02);", "Idle -> RED -> Discard;"] {
+        let o = parse(src);
+        let d = &o.diagnostics[0];
+        assert!(d.message.contains("'RED'"), "{src}: {}", d.message);
+        let hint = d.hint.as_deref().unwrap_or_default();
+        assert!(
+            hint.contains("Click element class that rclick does not have yet"),
+            "{src}: {hint}"
+        );
+    }
+    let o = parse("Idle -> Countr -> Discard;");
+    assert_eq!(
+        o.diagnostics[0].hint.as_deref(),
+        Some("did you mean 'Counter'?")
+    );
+    // A name Click does not know either gets no such hint.
+    let o = parse("x :: Frobnicate;");
+    assert!(o.diagnostics[0].hint.is_none());
+}
+
 #[test]
 fn nesting_is_bounded() {
     let deep = format!("{}Idle{}", "(".repeat(10_000), ")".repeat(10_000));
