@@ -1587,6 +1587,26 @@ impl Flat {
     }
 }
 
+/// The element classes of Click 2.1 (its userlevel driver with every
+/// package, as `click -h classes` lists them), one per line, sorted.
+const CLICK_CLASSES: &str = include_str!("click_classes.txt");
+
+/// For a name that is a Click element class this router lacks, a hint
+/// saying so: Click users otherwise read the error as a typo.
+fn not_yet_in_rclick(name: &str) -> Option<String> {
+    let known = CLICK_CLASSES
+        .lines()
+        .collect::<Vec<_>>()
+        .binary_search(&name)
+        .is_ok();
+    known.then(|| {
+        format!(
+            "'{name}' is a Click element class that rclick does not have yet; \
+             docs/elements.md lists the classes it has"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1630,24 +1650,4 @@ mod tests {
         assert_eq!(edit_distance("abc", "abc"), 0);
         assert_eq!(edit_distance("", "ab"), 2);
     }
-}
-
-/// The element classes of Click 2.1 (its userlevel driver with every
-/// package, as `click -h classes` lists them), one per line, sorted.
-const CLICK_CLASSES: &str = include_str!("click_classes.txt");
-
-/// For a name that is a Click element class this router lacks, a hint
-/// saying so: Click users otherwise read the error as a typo.
-fn not_yet_in_rclick(name: &str) -> Option<String> {
-    let known = CLICK_CLASSES
-        .lines()
-        .collect::<Vec<_>>()
-        .binary_search(&name)
-        .is_ok();
-    known.then(|| {
-        format!(
-            "'{name}' is a Click element class that rclick does not have yet; \
-             docs/elements.md lists the classes it has"
-        )
-    })
 }
