@@ -474,6 +474,10 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
         _ => {}
     }
 
+    if !s.quit && rep.rich {
+        announce_searched_ports(&s, &mut router, &rep);
+    }
+
     let mut reason = None;
     if !s.quit {
         let flag = router.stop_flag();
@@ -543,6 +547,29 @@ fn control_socket_decls(s: &Settings) -> Vec<rclick_lang::ElementDecl> {
             landmark: rclick_lang::Landmark::new("click", 0),
         })
         .collect()
+}
+
+/// `-p PORT+` binds the first free port at or above PORT, so the user
+/// cannot know which one it took: say it on standard error when it is a
+/// terminal (or `RCLICK_DIAGNOSTICS=rich`). Scripts that compare stderr
+/// with Click's see Click's silence and can read the `port` handler.
+fn announce_searched_ports(s: &Settings, router: &mut Router, rep: &Reporter) {
+    for (i, requested) in s.ports.iter().enumerate() {
+        if !requested.ends_with('+') {
+            continue;
+        }
+        let element = if i == 0 {
+            "click_driver@@ControlSocket".to_string()
+        } else {
+            format!("click_driver@@ControlSocket@{i}")
+        };
+        if let Ok(port) = router.read_handler(&format!("{element}.port"), None) {
+            rep.error(&format!(
+                "control socket listening on TCP port {}",
+                port.trim()
+            ));
+        }
+    }
 }
 
 /// The HTTPServer elements for `--http [HOST:]PORT` (the live view).

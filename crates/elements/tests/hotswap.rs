@@ -105,5 +105,6 @@ fn hotconfig_requires_allow_reconfigure() {
         .spec
         .unwrap();
     let mut r = Router::new(spec, A, &reg, &RouterOptions::default()).unwrap();
-    assert!(r.write_handler("hotconfig", A).is_err());
+    let err = r.write_handler("hotconfig", A).unwrap_err();
+    assert!(err.contains("-R (--allow-reconfigure)"), "{err}");
 }

@@ -217,7 +217,7 @@ fn router_description() {
     assert_eq!(reset["flags"], "wb");
     assert_eq!(reset["button"], true);
     let cap = h(&q, "capacity");
-    assert_eq!(cap["flags"], "rw");
+    assert_eq!(cap["flags"], "rw.");
     // The server's own handlers are listed too.
     h(&by("http"), "port");
     h(&by("http"), "requests");

@@ -19,6 +19,7 @@ fn own_handlers(r: &mut Router, elem: &str) -> Vec<String> {
     ];
     read(r, &format!("{elem}.handlers"))
         .lines()
+        .rev() // table order (the listing is newest first)
         .filter(|l| !STANDARD.contains(&l.split('\t').next().unwrap_or("")))
         .map(str::to_string)
         .collect()

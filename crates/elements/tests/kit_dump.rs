@@ -201,9 +201,12 @@ fn small_pcap(name: &str, n: u32) -> PathBuf {
     f
 }
 
+/// An element's own handlers in the order its table declares them (the
+/// `handlers` handler lists them newest first, as Click does).
 fn handler_list(r: &mut rclick_core::Router, elem: &str) -> Vec<String> {
     read(r, &format!("{elem}.handlers"))
         .lines()
+        .rev()
         .filter(|l| {
             let name = l.split_whitespace().next().unwrap_or("");
             !matches!(

@@ -8,10 +8,12 @@ fn count(r: &mut rclick_core::Router, h: &str) -> u64 {
     read(r, h).parse().unwrap()
 }
 
-/// The lines of `elem.handlers` among `names`, in listing order.
+/// The lines of `elem.handlers` among `names`, in table order (the
+/// listing is newest first).
 fn listed(r: &mut rclick_core::Router, elem: &str, names: &[&str]) -> Vec<String> {
     read(r, &format!("{elem}.handlers"))
         .lines()
+        .rev()
         .filter(|l| names.contains(&l.split('\t').next().unwrap()))
         .map(str::to_string)
         .collect()
@@ -36,7 +38,7 @@ fn handler_tables_keep_names_flags_and_order() {
             &[
                 "length\tr",
                 "highwater_length\tr",
-                "capacity\trw",
+                "capacity\trw.",
                 "drops\tr",
                 "reset_counts\twb",
                 "reset\twb",

@@ -39,7 +39,8 @@ pub mod hflags {
     pub const CHECKBOX: u16 = 32;
     /// Hidden from the control socket and `-h`.
     pub const PRIVATE: u16 = 64;
-    /// Calling it may change state (reads that are not idempotent).
+    /// Kept for old configurations; tools should not offer it (Click's
+    /// `h_deprecated`).
     pub const DEPRECATED: u16 = 128;
     /// Reading it is cheap and has no side effects (Click's `h_calm`): the
     /// live view may poll it.
@@ -47,6 +48,8 @@ pub mod hflags {
     /// Reading it is costly (Click's `h_expensive`): tools read it only on
     /// request.
     pub const EXPENSIVE: u16 = 512;
+    /// Rarely wanted: tools list it last (Click's `h_uncommon`).
+    pub const UNCOMMON: u16 = 1024;
 }
 
 /// One handler an element exposes.
@@ -97,8 +100,10 @@ impl HandlerSpec {
     pub fn is_write(&self) -> bool {
         self.flags & hflags::WRITE != 0
     }
-    /// The flag letters of the `handlers` listing: `r`, `w`, `+`, `%`, `b`,
-    /// `c`.
+    /// The flag letters of the `handlers` listing, in Click's order: `r`,
+    /// `w`, `+` (takes a parameter), `%` (raw), `.` (calm), `$`
+    /// (expensive), `U` (uncommon), `D` (deprecated), `b` (button), `c`
+    /// (checkbox).
     pub fn flag_string(&self) -> String {
         let mut s = String::new();
         for (bit, c) in [
@@ -106,6 +111,10 @@ impl HandlerSpec {
             (hflags::WRITE, 'w'),
             (hflags::READ_PARAM, '+'),
             (hflags::RAW, '%'),
+            (hflags::CALM, '.'),
+            (hflags::EXPENSIVE, '$'),
+            (hflags::UNCOMMON, 'U'),
+            (hflags::DEPRECATED, 'D'),
             (hflags::BUTTON, 'b'),
             (hflags::CHECKBOX, 'c'),
         ] {
@@ -116,6 +125,17 @@ impl HandlerSpec {
         s
     }
 }
+/// The text of an element's `handlers` handler: one `NAME<TAB>FLAGS` line
+/// per visible handler, newest first as Click lists them.
+pub fn handlers_listing(specs: &[HandlerSpec]) -> String {
+    specs
+        .iter()
+        .rev()
+        .filter(|h| h.flags & hflags::PRIVATE == 0)
+        .map(|h| format!("{}\t{}\n", h.name, h.flag_string()))
+        .collect()
+}
+
 /// The message for a handler an element does not have.
 pub fn no_handler(name: &str) -> String {
     format!("no '{name}' handler")

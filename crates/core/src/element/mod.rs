@@ -21,7 +21,7 @@ pub mod handlers;
 pub mod kinds;
 pub mod registry;
 
-pub use handlers::{hflags, no_handler, DataValue, Handler, HandlerSpec};
+pub use handlers::{handlers_listing, hflags, no_handler, DataValue, Handler, HandlerSpec};
 pub use kinds::{
     classify_push, dispatch_push, filter_pull, filter_push, observe_pull, observe_pulled,
     observe_push, simple_pull, simple_push, Classify, Dispatch, Filter, Observe, SimpleAction,

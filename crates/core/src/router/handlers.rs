@@ -5,7 +5,7 @@
 
 use super::{Router, RouterCore};
 use crate::ctx::{Ctx, InitCtx};
-use crate::element::HandlerSpec;
+use crate::element::{hflags, HandlerSpec};
 use crate::time::Timestamp;
 
 impl RouterCore {
@@ -40,16 +40,17 @@ impl RouterCore {
     }
 
     pub(crate) fn element_handlers(&self, e: usize) -> Vec<HandlerSpec> {
+        let calm = |h: HandlerSpec| h.with(hflags::CALM);
         let mut v = vec![
-            HandlerSpec::read("name"),
-            HandlerSpec::read("class"),
-            HandlerSpec::read("config"),
-            HandlerSpec::read("ports"),
-            HandlerSpec::read("handlers"),
+            calm(HandlerSpec::read("name")),
+            calm(HandlerSpec::read("class")),
+            calm(HandlerSpec::read("config")),
+            calm(HandlerSpec::read("ports")),
+            calm(HandlerSpec::read("handlers")),
         ];
         if let Ok(el) = self.elements[e].try_borrow() {
             if el.can_live_reconfigure() {
-                v[2] = HandlerSpec::read_write("config");
+                v[2] = calm(HandlerSpec::read_write("config"));
             }
             v.extend(el.handlers());
         }
@@ -62,27 +63,29 @@ impl RouterCore {
     }
 
     pub(crate) fn global_handlers(&self) -> Vec<HandlerSpec> {
+        // Click's order, then rclick's own (`runcount`).
         let mut v: Vec<HandlerSpec> = [
             "version",
             "driver",
             "config",
             "flatconfig",
-            "list",
-            "classes",
             "requirements",
             "handlers",
-            "runcount",
+            "list",
         ]
         .iter()
         .map(|n| HandlerSpec::read(n))
         .collect();
         v.push(HandlerSpec::write("stop"));
+        v.push(HandlerSpec::read("classes"));
+        v.push(HandlerSpec::read("packages"));
         if self.hotswap {
-            v.push(HandlerSpec::write("hotconfig"));
+            v.push(HandlerSpec::write("hotconfig").with(hflags::RAW));
         }
         if self.rt.clock.is_simulated() {
             v.push(HandlerSpec::write("timewarp"));
         }
+        v.push(HandlerSpec::read("runcount"));
         v
     }
 
@@ -145,15 +148,7 @@ impl RouterCore {
             "class" => return Ok(info.class.clone()),
             "config" => return Ok(info.config.borrow().clone()),
             "ports" => return Ok(self.ports_text(e)),
-            "handlers" => {
-                let mut s = String::new();
-                for h in &specs {
-                    if h.flags & crate::element::hflags::PRIVATE == 0 {
-                        s.push_str(&format!("{}\t{}\n", h.name, h.flag_string()));
-                    }
-                }
-                return Ok(s);
-            }
+            "handlers" => return Ok(crate::element::handlers_listing(&specs)),
             "scheduled" if !tasks.is_empty() => {
                 let sched = self.rt.sched.borrow();
                 return Ok(tasks.iter().any(|t| sched.is_scheduled(*t)).to_string());
@@ -210,6 +205,8 @@ impl RouterCore {
                 .map(|h| format!("{}\t{}\n", h.name, h.flag_string()))
                 .collect(),
             "runcount" => self.rt.runcount.get().to_string(),
+            // Element packages loaded at run time: none can be yet.
+            "packages" => String::new(),
             "stop" | "hotconfig" | "timewarp" => {
                 return Err(format!("'{name}' is a write handler"))
             }
@@ -293,6 +290,11 @@ impl RouterCore {
                 *self.pending_swap.borrow_mut() = Some(Box::new(new));
                 Ok(())
             }
+            "hotconfig" => Err(
+                "no 'hotconfig' handler: hot reconfiguration needs the driver's \
+                 -R (--allow-reconfigure) option"
+                    .to_string(),
+            ),
             _ if self.read_global(name).is_ok() => Err(format!("'{name}' is a read handler")),
             _ => Err(format!("no '{name}' handler")),
         }

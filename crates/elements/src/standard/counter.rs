@@ -25,6 +25,9 @@
 //! - `rate` (read): recent rate, packets per second.
 //! - `byte_rate`, `bit_rate` (read): recent rate in bytes and bits per second.
 //! - `reset`, `reset_counts` (write): zero everything.
+//! - `count_call` (read/write): the COUNT_CALL threshold; writing
+//!   `N HANDLER [VALUE]` sets a new call.
+//! - `byte_count_call` (write): sets a new BYTE_COUNT_CALL.
 //!
 //! Hot swap: a new Counter of the same name keeps the old one's counts
 //! and rates.
@@ -36,7 +39,7 @@
 //! then `rclick -h c.count conf.click`.
 
 use rclick_core::conf::{parse_u64, split_words, Args};
-use rclick_core::element::Observe;
+use rclick_core::element::{hflags, Observe};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Timestamp};
 
 /// Length of one rate epoch: 1/16 s.
@@ -134,6 +137,13 @@ impl Counter {
         format_rate(rate.per_second(epoch_of(ctx.now())) * scale)
     }
 
+    /// `count_call`/`byte_count_call` writes: a new `N HANDLER [VALUE]`,
+    /// armed afresh.
+    fn set_call(call: &mut Option<Call>, value: &str) -> Result<(), String> {
+        *call = Some(parse_call(value)?);
+        Ok(())
+    }
+
     fn reset(&mut self, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
         self.count = 0;
         self.byte_count = 0;
@@ -153,10 +163,25 @@ const HANDLERS: &[Handler<Counter>] = &[
     Handler::data("count", |e| &e.count),
     Handler::data("byte_count", |e| &e.byte_count),
     Handler::read("rate", |e, ctx| Counter::rate(&e.packet_rate, 1.0, ctx)),
-    Handler::read("byte_rate", |e, ctx| Counter::rate(&e.byte_rate, 1.0, ctx)),
     Handler::read("bit_rate", |e, ctx| Counter::rate(&e.byte_rate, 8.0, ctx)),
+    Handler::read("byte_rate", |e, ctx| Counter::rate(&e.byte_rate, 1.0, ctx)),
     Handler::button("reset", Counter::reset),
-    Handler::button("reset_counts", Counter::reset),
+    Handler::flagged(
+        hflags::UNCOMMON,
+        Handler::button("reset_counts", Counter::reset),
+    ),
+    Handler::read_write(
+        "count_call",
+        |e, _| {
+            e.count_call
+                .as_ref()
+                .map_or(String::new(), |c| c.at.to_string())
+        },
+        |e, v, _| Counter::set_call(&mut e.count_call, v),
+    ),
+    Handler::write("byte_count_call", |e, v, _| {
+        Counter::set_call(&mut e.byte_count_call, v)
+    }),
 ];
 
 impl Observe for Counter {

@@ -41,6 +41,7 @@
 use std::collections::VecDeque;
 
 use rclick_core::conf::{parse_usize, Args};
+use rclick_core::element::hflags;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId};
 
 /// Which Click queue class this instance stands for.
@@ -133,7 +134,10 @@ impl Queue {
 const HANDLERS: &[Handler<Queue>] = &[
     Handler::read("length", |e, _| e.packets.len().to_string()),
     Handler::data("highwater_length", |e| &e.highwater),
-    Handler::data_write("capacity", |e| &e.capacity, Queue::set_capacity),
+    Handler::flagged(
+        hflags::CALM,
+        Handler::data_write("capacity", |e| &e.capacity, Queue::set_capacity),
+    ),
     Handler::data("drops", |e| &e.drops),
     Handler::button("reset_counts", |e, _, _| {
         e.drops = 0;

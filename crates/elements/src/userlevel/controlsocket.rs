@@ -90,7 +90,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 
 use rclick_core::conf::Args;
 use rclick_core::ctx::ElementView;
-use rclick_core::element::{hflags, HandlerSpec};
+use rclick_core::element::{handlers_listing, hflags, HandlerSpec};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp};
 
 use super::server;
@@ -910,13 +910,7 @@ impl ControlSocket {
         let param = (!param.is_empty()).then_some(param);
         if t.elem == Some(self.index) {
             if t.name == "handlers" {
-                let mut s = String::new();
-                for h in self.specs_of(t.elem, ctx) {
-                    if h.flags & hflags::PRIVATE == 0 {
-                        s.push_str(&format!("{}\t{}\n", h.name, h.flag_string()));
-                    }
-                }
-                return Ok(s);
+                return Ok(handlers_listing(&self.specs_of(t.elem, ctx)));
             }
             if self.handlers().iter().any(|h| h.name == t.name) {
                 return self.read_handler(&t.name, param, ctx);

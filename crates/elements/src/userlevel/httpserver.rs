@@ -99,7 +99,7 @@ use std::time::Duration;
 
 use rclick_core::conf::Args;
 use rclick_core::ctx::ElementView;
-use rclick_core::element::{hflags, HandlerSpec};
+use rclick_core::element::{handlers_listing, hflags, HandlerSpec};
 use rclick_core::ports::Mode;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp};
 use serde_json::{json, Map, Value};
@@ -813,11 +813,7 @@ impl HTTPServer {
     ) -> Result<String, String> {
         if t.elem == Some(self.index) {
             if t.name == "handlers" {
-                let mut s = String::new();
-                for h in self.specs_of(t.elem, ctx) {
-                    let _ = writeln!(s, "{}\t{}", h.name, h.flag_string());
-                }
-                return Ok(s);
+                return Ok(handlers_listing(&self.specs_of(t.elem, ctx)));
             }
             if self.handlers().iter().any(|h| h.name == t.name) {
                 return self.read_handler(&t.name, param, ctx);
