@@ -27,6 +27,11 @@ pub const DEFAULT_HEADROOM: usize = 64;
 pub const POOLED_BUFFER_SIZE: usize = 2048;
 /// Size of the annotation area, as in Click 2.x.
 pub const ANNO_SIZE: usize = 48;
+/// The longest packet: the largest pcap snapshot length (262144 bytes).
+/// Growing a packet past it ([`Packet::push`], [`Packet::put`]) fails
+/// instead of allocating, and elements check length arguments against it
+/// when they are configured.
+pub const MAX_PACKET_LEN: usize = 1 << 18;
 
 /// Click 2.x annotation offsets (include/click/packet_anno.hh), so that
 /// elements taking an `ANNO` argument address the same bytes as in Click.
@@ -202,10 +207,13 @@ impl Packet {
         Packet::with_room(DEFAULT_HEADROOM, data, 0)
     }
 
-    /// A zero-filled packet of `len` bytes.
+    /// A zero-filled packet of `len` bytes (at most [`MAX_PACKET_LEN`]).
     pub fn zeroed(len: usize) -> Packet {
+        let len = len.min(MAX_PACKET_LEN);
         let mut p = Packet::with_room(DEFAULT_HEADROOM, &[], len);
-        p.put(len).fill(0);
+        if let Some(bytes) = p.put(len) {
+            bytes.fill(0);
+        }
         p
     }
 
@@ -382,15 +390,20 @@ impl Packet {
     }
 
     /// Prepends `n` bytes (uninitialised contents are whatever the buffer
-    /// held; callers overwrite them) and returns the new front.
+    /// held; callers overwrite them) and returns the new front; `None`,
+    /// leaving the packet as it was, if it would grow past
+    /// [`MAX_PACKET_LEN`].
     #[inline]
-    pub fn push(&mut self, n: usize) -> &mut [u8] {
+    pub fn push(&mut self, n: usize) -> Option<&mut [u8]> {
+        if n > MAX_PACKET_LEN.saturating_sub(self.len()) {
+            return None;
+        }
         self.unique_buffer(n, 0);
         let h = self.h_mut();
         h.start -= n as u32;
         h.frame_start = h.frame_start.min(h.start);
         h.len += n as u32;
-        &mut self.writable()[..n]
+        Some(&mut self.writable()[..n])
     }
 
     /// Removes `n` bytes from the front (at most the length).
@@ -402,13 +415,17 @@ impl Packet {
         h.len -= n;
     }
 
-    /// Appends `n` bytes and returns them.
-    pub fn put(&mut self, n: usize) -> &mut [u8] {
+    /// Appends `n` bytes and returns them; `None`, leaving the packet as
+    /// it was, if it would grow past [`MAX_PACKET_LEN`].
+    pub fn put(&mut self, n: usize) -> Option<&mut [u8]> {
+        if n > MAX_PACKET_LEN.saturating_sub(self.len()) {
+            return None;
+        }
         self.unique_buffer(0, n);
         let h = self.h_mut();
         let old = h.len as usize;
         h.len += n as u32;
-        &mut self.writable()[old..]
+        Some(&mut self.writable()[old..])
     }
 
     /// Removes `n` bytes from the end (at most the length).
@@ -722,7 +739,7 @@ mod tests {
         assert_eq!(r.bytes_before_network_header(14), None);
         assert_eq!(r.bytes_before_network_header(0), Some(&[][..]));
         // Pushed bytes are.
-        r.push(14).copy_from_slice(&frame[..14]);
+        r.push(14).unwrap().copy_from_slice(&frame[..14]);
         assert_eq!(r.bytes_before_network_header(14), Some(&frame[..14]));
         let mut u = Packet::from_slice(&frame);
         assert_eq!(u.bytes_before_network_header(14), None);
@@ -732,15 +749,32 @@ mod tests {
     }
 
     #[test]
+    fn growing_past_the_longest_packet_fails_and_changes_nothing() {
+        let mut p = Packet::from_slice(b"abc");
+        assert!(p.push(MAX_PACKET_LEN).is_none());
+        assert!(p.push(usize::MAX).is_none());
+        assert!(p.put(MAX_PACKET_LEN - 2).is_none());
+        assert!(p.put(usize::MAX).is_none());
+        assert_eq!(p.data(), b"abc");
+        assert_eq!(
+            p.push(MAX_PACKET_LEN - 3).map(|b| b.len()),
+            Some(MAX_PACKET_LEN - 3)
+        );
+        assert_eq!(p.len(), MAX_PACKET_LEN);
+        assert!(p.put(1).is_none());
+        assert_eq!(Packet::zeroed(usize::MAX).len(), MAX_PACKET_LEN);
+    }
+
+    #[test]
     fn push_pull_put_take() {
         let mut p = Packet::from_slice(b"IPDATA");
         p.set_network_header(0, 2);
-        p.push(3).copy_from_slice(b"ETH");
+        p.push(3).unwrap().copy_from_slice(b"ETH");
         assert_eq!(p.data(), b"ETHIPDATA");
         assert_eq!(p.network_offset(), Some(3));
         p.pull(3);
         assert_eq!(p.data(), b"IPDATA");
-        p.put(2).copy_from_slice(b"!!");
+        p.put(2).unwrap().copy_from_slice(b"!!");
         assert_eq!(p.data(), b"IPDATA!!");
         p.take(4);
         assert_eq!(p.data(), b"IPDA");
@@ -752,7 +786,7 @@ mod tests {
     fn push_beyond_headroom_reallocates_and_keeps_offsets() {
         let mut p = Packet::with_room(2, b"abcd", 0);
         p.set_network_header(1, 2);
-        p.push(10).fill(b'x');
+        p.push(10).unwrap().fill(b'x');
         assert_eq!(&p.data()[10..], b"abcd");
         assert_eq!(p.network_offset(), Some(11));
         assert_eq!(p.transport_header().unwrap(), b"d");

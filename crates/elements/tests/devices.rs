@@ -546,7 +546,11 @@ fn xdp_todevice_bursts_and_misfits() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(rx(&topo.h1) - before, 1000, "frames at h1");
+    // The kernel may send a frame of its own on the link meanwhile (IPv6
+    // autoconfiguration after link-up): h1's counter is a lower bound;
+    // td.count is the exact check.
+    let at_h1 = rx(&topo.h1) - before;
+    assert!((1000..=1004).contains(&at_h1), "frames at h1: {at_h1}");
     assert_eq!(r.read_u64("td.count"), 1000);
     assert_eq!(r.read_u64("td.drops"), 3);
     assert_eq!(r.read_u64("refused.count"), 3);

@@ -337,11 +337,11 @@ impl ARPQuerier {
     /// interface's address: prepended, or over the one pushed when `p` was
     /// held.
     #[inline]
-    fn address(&self, p: &mut Packet, held: bool, dst_eth: EtherAddr) {
+    fn address(&self, p: &mut Packet, held: bool, dst_eth: EtherAddr) -> Option<()> {
         let frame = if held {
             &mut p.writable()[..HEADER_LEN]
         } else {
-            p.push(HEADER_LEN)
+            p.push(HEADER_LEN)?
         };
         let header = EthernetRepr {
             src: self.my_eth,
@@ -349,6 +349,7 @@ impl ARPQuerier {
             ethertype: ETHERTYPE_IP,
         };
         header.emit(&mut EtherFrame::new_unchecked(frame));
+        Some(())
     }
 
     /// `resolve_ip_at`, then sends a resolved packet on output 0.
@@ -418,13 +419,17 @@ impl ARPQuerier {
         } else {
             // A held packet keeps room for its header, written once the
             // reply comes.
-            if !held {
-                p.push(HEADER_LEN);
+            if !held && p.push(HEADER_LEN).is_none() {
+                self.drops += 1;
+                return None;
             }
             self.append_query(dst_ip, p, now, ctx);
             return None;
         };
-        self.address(&mut p, held, dst_eth);
+        if self.address(&mut p, held, dst_eth).is_none() {
+            self.drops += 1;
+            return None;
+        }
         Some((p, dst_eth))
     }
 
@@ -686,8 +691,11 @@ impl Element for ARPQuerier {
         for mut p in batch {
             let dst_ip = p.dst_ip_anno();
             if let Some((_, eth)) = last.filter(|(ip, _)| *ip == dst_ip) {
-                self.address(&mut p, false, eth);
-                out.push(p);
+                if self.address(&mut p, false, eth).is_some() {
+                    out.push(p);
+                } else {
+                    self.drops += 1;
+                }
                 continue;
             }
             if !out.is_empty() {

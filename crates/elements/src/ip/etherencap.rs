@@ -51,7 +51,7 @@ impl SimpleAction for EtherEncap {
     #[inline]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
         let header = &self.header;
-        header.emit(&mut EtherFrame::new_unchecked(p.push(header.header_len())));
+        header.emit(&mut EtherFrame::new_unchecked(p.push(header.header_len())?));
         Some(p)
     }
 }

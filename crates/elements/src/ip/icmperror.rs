@@ -358,7 +358,7 @@ impl SimpleAction for ICMPError {
 
         let total = iph.buffer_len();
         let mut q = Packet::with_room(DEFAULT_HEADROOM, &[], total);
-        let (ib, cb) = q.put(total).split_at_mut(nhl);
+        let (ib, cb) = q.put(total)?.split_at_mut(nhl);
         iph.emit(&mut Ipv4Header::new_unchecked(ib));
         icmp.emit(&mut IcmpHeader::new_unchecked(cb));
         q.set_network_header(0, nhl);

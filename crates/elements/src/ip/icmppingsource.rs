@@ -142,7 +142,7 @@ impl ICMPPingSource {
         self.limit < 0 || (self.count as i64) < self.limit
     }
 
-    fn make_packet(&mut self, now: Timestamp) -> Packet {
+    fn make_packet(&mut self, now: Timestamp) -> Option<Packet> {
         let seq = ((self.count % 0xffff) + 1) as u16;
         let icmp = IcmpRepr::EchoRequest {
             ident: self.ident,
@@ -161,7 +161,7 @@ impl ICMPPingSource {
             ..Ipv4Repr::default()
         };
         let mut p = Packet::with_room(rclick_core::packet::DEFAULT_HEADROOM, &[], total);
-        let (ib, cb) = p.put(total).split_at_mut(ip.header_len());
+        let (ib, cb) = p.put(total)?.split_at_mut(ip.header_len());
         ip.emit(&mut Ipv4Header::new_unchecked(ib));
         icmp.emit(&mut IcmpHeader::new_unchecked(cb));
         p.set_network_header(0, MIN_HEADER_LEN);
@@ -172,7 +172,7 @@ impl ICMPPingSource {
                 *slot = now.nanos().max(1);
             }
         }
-        p
+        Some(p)
     }
 
     fn receive(&mut self, p: &Packet, ctx: &mut Ctx) {
@@ -439,8 +439,9 @@ impl Element for ICMPPingSource {
         if !self.active || !self.under_limit() {
             return;
         }
-        let p = self.make_packet(ctx.now());
-        ctx.emit(0, p);
+        if let Some(p) = self.make_packet(ctx.now()) {
+            ctx.emit(0, p);
+        }
         self.count += 1;
         if self.under_limit() {
             self.arm(ctx);
@@ -453,7 +454,7 @@ impl Element for ICMPPingSource {
         if self.under_limit() {
             let p = self.make_packet(ctx.now());
             self.count += 1;
-            Some(Batch::single(p))
+            p.map(Batch::single)
         } else {
             if self.stop {
                 ctx.please_stop();

@@ -94,7 +94,7 @@ impl SimpleAction for IPEncap {
         // The length saturates rather than wraps for oversized packets.
         self.iph.payload_len = (p.len() + IP_LEN).min(0xffff) - IP_LEN;
         self.iph
-            .emit(&mut Ipv4Header::new_unchecked(p.push(IP_LEN)));
+            .emit(&mut Ipv4Header::new_unchecked(p.push(IP_LEN)?));
         self.iph.ident = self.iph.ident.wrapping_add(1);
         p.set_network_header(0, IP_LEN);
         p.set_dst_ip_anno(self.iph.dst);

@@ -191,7 +191,8 @@ impl IPFragmenter {
             {
                 // The first fragment's header with the copied options, then
                 // this fragment's data; its own length, offset and flags.
-                let b = q.put(total);
+                // MTU-sized: within MAX_PACKET_LEN.
+                let Some(b) = q.put(total) else { break };
                 b[..MIN_HEADER_LEN].copy_from_slice(&fixed);
                 b[MIN_HEADER_LEN..out_hlen].copy_from_slice(&opts[..olen]);
                 b[out_hlen..].copy_from_slice(&p.data()[data_start + pos..data_start + pos + dlen]);

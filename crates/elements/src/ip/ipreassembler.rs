@@ -171,7 +171,7 @@ impl IPReassembler {
         let hdr_end = off + hl;
         let mut q = Packet::with_room(DEFAULT_HEADROOM, &[], hdr_end + dlen);
         {
-            let b = q.put(hdr_end + dlen);
+            let b = q.put(hdr_end + dlen)?;
             b[..hdr_end].copy_from_slice(&d.head.data()[..hdr_end]);
             let n = dlen.min(d.data.len());
             b[hdr_end..hdr_end + n].copy_from_slice(&d.data[..n]);

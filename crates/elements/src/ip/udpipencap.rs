@@ -85,7 +85,7 @@ impl SimpleAction for UDPIPEncap {
             dst_port: self.dport,
             payload_len: total - IP_LEN - UDP_LEN,
         };
-        let h = p.push(IP_LEN + UDP_LEN);
+        let h = p.push(IP_LEN + UDP_LEN)?;
         let (iph, udph) = h.split_at_mut(IP_LEN);
         ip.emit(&mut Ipv4Header::new_unchecked(iph));
         udp.emit(&mut UdpHeader::new_unchecked(udph));

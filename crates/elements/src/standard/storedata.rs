@@ -52,7 +52,10 @@ impl SimpleAction for StoreData {
         let want = self.offset + self.data.len();
         if self.grow && p.len() < want {
             let extra = want - p.len();
-            p.put(extra).fill(0);
+            // Past the longest packet, only what fits is stored.
+            if let Some(bytes) = p.put(extra) {
+                bytes.fill(0);
+            }
         }
         if p.len() <= self.offset || self.data.is_empty() {
             return Some(p);

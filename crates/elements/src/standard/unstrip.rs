@@ -12,9 +12,13 @@
 //! Moves the start of each packet LENGTH bytes back into the headroom,
 //! restoring bytes an earlier Strip removed. If the packet has less
 //! headroom than that, room is made and the new bytes are unspecified.
+//! A packet that would grow past the longest packet (262144 bytes) is
+//! dropped.
 //!
 //! ## Keywords
-//! - **LENGTH** (unsigned): bytes to put back. Mandatory.
+//! - **LENGTH** (unsigned): bytes to put back, at most 262144 (checked
+//!   when configured; Click accepts any and then fails on every packet).
+//!   Mandatory.
 //!
 //! ## Handlers
 //! None beyond the standard ones.
@@ -24,6 +28,7 @@
 //! ... -> Strip(14) -> CheckIPHeader -> Unstrip(14) -> ...
 //! ```
 
+use rclick_core::packet::MAX_PACKET_LEN;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::strip::read_length;
@@ -39,7 +44,9 @@ impl SimpleAction for Unstrip {
         if p.headroom() >= self.nbytes {
             p.unstrip(self.nbytes);
         } else {
-            p.push(self.nbytes);
+            // Only a packet already near the longest can fail: NBYTES is
+            // checked against MAX_PACKET_LEN when configured.
+            p.push(self.nbytes)?;
         }
         Some(p)
     }
@@ -51,7 +58,14 @@ impl Element for Unstrip {
     rclick_core::element_kind!(action);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        self.nbytes = read_length(conf)?;
+        let n = read_length(conf)?;
+        if n > MAX_PACKET_LEN {
+            return Err(vec![format!(
+                "LENGTH: {n} is longer than any packet (at most {MAX_PACKET_LEN} bytes)"
+            )]
+            .into());
+        }
+        self.nbytes = n;
         Ok(())
     }
 }

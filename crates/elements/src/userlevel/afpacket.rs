@@ -772,7 +772,11 @@ pub fn segment(d: &[u8], mss: usize, headroom: usize, out: &mut impl FnMut(Packe
         let hi = ((i + 1) * mss).min(payload.len());
         let chunk = &payload[lo..hi];
         let mut p = Packet::with_room(headroom, &d[..hdrs], chunk.len());
-        p.put(chunk.len()).copy_from_slice(chunk);
+        // A segment is at most one MSS: within MAX_PACKET_LEN.
+        let Some(room) = p.put(chunk.len()) else {
+            continue;
+        };
+        room.copy_from_slice(chunk);
         let w = p.writable();
         let (ip, rest) = w.split_at_mut(l4);
         let l4len = rest.len();

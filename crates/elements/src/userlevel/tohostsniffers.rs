@@ -187,7 +187,11 @@ impl Sink for ToHostSniffers {
         let mut frames = Batch::new();
         for mut p in batch.drain() {
             if self.ip {
-                IP_ENCAP.emit(&mut EtherFrame::new_unchecked(p.push(ether::HEADER_LEN)));
+                let Some(header) = p.push(ether::HEADER_LEN) else {
+                    self.drops += 1;
+                    continue;
+                };
+                IP_ENCAP.emit(&mut EtherFrame::new_unchecked(header));
             }
             if p.len() < ether::HEADER_LEN {
                 self.drops += 1;
