@@ -108,3 +108,22 @@ fn hotconfig_requires_allow_reconfigure() {
     let err = r.write_handler("hotconfig", A).unwrap_err();
     assert!(err.contains("-R (--allow-reconfigure)"), "{err}");
 }
+
+/// A hot swap carries RatedSource's count and token bucket: LIMIT holds
+/// across swaps (each swap used to reset the count, and a fresh bucket
+/// released a burst), and swapping to a new RATE keeps the level.
+#[test]
+fn rated_source_keeps_count_and_bucket_across_swaps() {
+    let conf = |rate: u32| {
+        format!("s :: RatedSource(RATE {rate}, LIMIT 50) -> c :: Counter -> d :: Discard;")
+    };
+    let mut r = build(&conf(1000));
+    for i in 0..200 {
+        r.run_limited(3);
+        r.hotswap(&conf(if i % 2 == 0 { 2000 } else { 1000 }))
+            .unwrap();
+    }
+    r.run_limited(10_000);
+    assert_eq!(num(&mut r, "c.count"), 50);
+    assert_eq!(num(&mut r, "s.count"), 50);
+}

@@ -272,6 +272,17 @@ impl Element for RatedSource {
         self.signal
     }
 
+    /// Hot swap: the count (so LIMIT holds across swaps) and the token
+    /// bucket's level carry over; a swap must not grant a fresh burst.
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any().downcast_ref::<RatedSource>() else {
+            return false;
+        };
+        self.count = o.count;
+        self.tb.continue_from(&o.tb);
+        true
+    }
+
     fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
         if !self.active {
             return false;

@@ -166,6 +166,16 @@ impl Element for RatedUnqueue {
         Ok(())
     }
 
+    /// Hot swap: the token bucket's level carries over, so a swap cannot
+    /// release a fresh burst.
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any().downcast_ref::<RatedUnqueue>() else {
+            return false;
+        };
+        self.tb.continue_from(&o.tb);
+        true
+    }
+
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         let t = ctx.new_task(true);
         self.signal = ctx.upstream_empty_signal(0, Some(t));

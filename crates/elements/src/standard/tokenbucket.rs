@@ -117,6 +117,20 @@ impl TokenBucket {
         self.rate = TokenRate::new(rate, capacity);
     }
 
+    /// Hot swap: continues `old`'s level and time point under this
+    /// bucket's rate (tokens rescaled as [`TokenBucket::assign_adjust`]
+    /// does), so a swapped-in element cannot start with a fresh burst.
+    pub fn continue_from(&mut self, old: &TokenBucket) {
+        let rate = self.rate;
+        *self = *old;
+        if old.rate.token_scale != rate.token_scale {
+            let v = u64::from(self.tokens) * u64::from(rate.token_scale)
+                / u64::from(old.rate.token_scale.max(1));
+            self.tokens = u32::try_from(v).unwrap_or(MAX_TOKENS);
+        }
+        self.rate = rate;
+    }
+
     /// Sets rate and capacity, keeping the token count roughly stable.
     pub fn assign_adjust(&mut self, rate: u32, capacity: u32) {
         let old = self.rate;
@@ -208,6 +222,27 @@ impl TokenBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn continuing_keeps_level_and_time_under_the_new_rate() {
+        let mut old = TokenBucket::default();
+        old.assign(100, 10);
+        old.refill_at(5000);
+        old.remove_if(7);
+        let mut new = TokenBucket::default();
+        new.assign(100, 10);
+        new.continue_from(&old);
+        assert_eq!(new, old);
+        // Twice the capacity: the same number of tokens, half the fullness.
+        let mut bigger = TokenBucket::default();
+        bigger.assign(100, 20);
+        bigger.continue_from(&old);
+        assert!(bigger.contains(3) && !bigger.contains(4));
+        assert_eq!(bigger.capacity(), 20);
+        // No fresh burst: a new bucket alone would fill on its first refill.
+        bigger.refill_at(5000);
+        assert!(!bigger.contains(4));
+    }
 
     #[test]
     fn rate_ten_capacity_two() {
