@@ -76,7 +76,8 @@
 //! starts, writes it to that file (mode 0600: readable by the user only),
 //! and, with VERBOSE, prints the page's URL with the token in its fragment
 //! (`http://127.0.0.1:PORT/#token=...`): the page keeps the token (in the
-//! tab's session storage, never sent in URLs) and sends it with its writes.
+//! browser's storage for this site, never in URLs) and sends it with its
+//! writes.
 //! Without TOKEN_FILE the server is read-only. Writes from a web page on
 //! another site are refused: a POST whose `Origin` is not this server, as
 //! its `Host` names it, is answered 403 (`localhost`, `127.0.0.1` and
