@@ -520,3 +520,21 @@ fn bad_limits_and_secret_files() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Idleness is real time: under simulated time (whose clock jumps to the
+/// next timer) an idle client is not timed out at once.
+#[test]
+fn simulated_time_does_not_cut_off_clients() {
+    let text =
+        "cs :: ControlSocket(TCP, BASE+, IDLE_TIMEOUT 0.3); Idle -> c :: Counter -> Discard;"
+            .replace("BASE", &random_base().to_string());
+    let opts = RouterOptions {
+        simtime: Some(rclick_core::time::DEFAULT_SIMTIME_START),
+        ..Default::default()
+    };
+    let r = RouterThread::start(&text, opts, "cs.port", TIMEOUT);
+    let mut c = Client::tcp(r.port);
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(c.read("c.count"), "0");
+    assert_eq!(c.count("cs.idle_closed"), 0);
+}

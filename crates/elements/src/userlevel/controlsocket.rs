@@ -56,9 +56,10 @@
 //! carry at most 64 KiB of messages (the rest is counted). Handler values
 //! are text: bytes that are not UTF-8 are replaced by U+FFFD.
 //!
-//! A client that neither sends nor takes a byte for IDLE_TIMEOUT is closed
-//! with a `590 Connection closed: ...` line; clients that keep talking are
-//! never cut off, as in Click. When MAX_CLIENTS clients are open, a new
+//! A client that neither sends nor takes a byte for IDLE_TIMEOUT (real
+//! time; not applied under `--simtime`) is closed with a `590 Connection
+//! closed: ...` line; clients that keep talking are never cut off, as in
+//! Click. When MAX_CLIENTS clients are open, a new
 //! connection closes the client idle the longest (if idle at least 1 s) to
 //! make room, and otherwise gets the greeting and `590 Too many
 //! connections` before it is closed. So idle connections cannot lock out
@@ -693,7 +694,7 @@ impl ControlSocket {
                     ));
                 }
             }
-            let mut c = Conn::new(stream, ctx.now(), self.secret.is_none());
+            let mut c = Conn::new(stream, Timestamp::now_real(), self.secret.is_none());
             c.flush();
             self.finish(c, false, ctx);
         }
@@ -703,7 +704,7 @@ impl ControlSocket {
     /// Makes room for a new client by closing the one idle the longest,
     /// if it has been idle at least EVICT_IDLE.
     fn evict_idlest(&mut self, ctx: &mut Ctx) -> bool {
-        let now = ctx.now();
+        let now = Timestamp::now_real();
         let Some((&fd, c)) = self.conns.iter().min_by_key(|(_, c)| c.last_active) else {
             return false;
         };
@@ -736,7 +737,7 @@ impl ControlSocket {
     /// again, and sets the timer for the next check.
     fn sweep(&mut self, ctx: &mut Ctx) {
         if !self.idle_timeout.is_zero() {
-            let now = ctx.now();
+            let now = Timestamp::now_real();
             let limit = Timestamp::from_duration(self.idle_timeout);
             let expired: Vec<RawFd> = self
                 .conns
@@ -753,26 +754,29 @@ impl ControlSocket {
     }
 
     /// Sets the timer for the next idle check while clients are open.
+    /// Idleness is real time; under simulated time, whose clock jumps to
+    /// the next timer, clients are not timed out.
     fn arm_timer(&mut self, ctx: &Ctx) {
-        if self.timer_armed || self.conns.is_empty() || self.listener.is_none() {
+        if self.timer_armed
+            || self.conns.is_empty()
+            || self.listener.is_none()
+            || self.idle_timeout.is_zero()
+            || ctx.is_simulated()
+        {
             return;
         }
         let Some(t) = self.timer else { return };
-        let when = if self.idle_timeout.is_zero() {
-            return;
+        let now = Timestamp::now_real();
+        let oldest = self.conns.values().map(|c| c.last_active).min();
+        let due = oldest.unwrap_or(now) + Timestamp::from_duration(self.idle_timeout);
+        // Not sooner than 10 ms from now.
+        let wait = if due > now {
+            due - now
         } else {
-            let oldest = self.conns.values().map(|c| c.last_active).min();
-            let due =
-                oldest.unwrap_or_else(|| ctx.now()) + Timestamp::from_duration(self.idle_timeout);
-            // Not sooner than 10 ms from now.
-            let soon = ctx.now() + Timestamp::from_secs_f64(0.01);
-            if due < soon {
-                soon
-            } else {
-                due
-            }
+            Timestamp::from_secs_f64(0.0)
         };
-        ctx.schedule_timer_at(t, when);
+        let wait = wait.max(Timestamp::from_secs_f64(0.01));
+        ctx.schedule_timer_after(t, wait);
         self.timer_armed = true;
     }
 
@@ -1596,7 +1600,7 @@ impl Element for ControlSocket {
         let Some(mut c) = server::take_conn(&mut self.conns, fd, ctx) else {
             return;
         };
-        let now = ctx.now();
+        let now = Timestamp::now_real();
         if readable && !c.in_closed {
             let limit = self.in_limit(&c);
             if c.fill(limit) > 0 {

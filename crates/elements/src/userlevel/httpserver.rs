@@ -62,7 +62,8 @@
 //! MAX_PER_ADDRESS from one address, without ever blocking packet
 //! processing. A client must send its whole request head within
 //! HEAD_TIMEOUT of connecting, however steadily its bytes come (slowloris),
-//! and one that sends nothing for TIMEOUT is disconnected. When the server
+//! and one that sends nothing for TIMEOUT is disconnected (both in real
+//! time, and not applied under `--simtime`). When the server
 //! or an address is full, a new connection closes the oldest connection
 //! still waiting for its head (of that address, if the address is full), so
 //! clients that send their requests promptly always get in; when no
@@ -755,8 +756,10 @@ impl HTTPServer {
         format!("http://{host}:{}/", a.port())
     }
 
+    /// Timeouts are real time; under simulated time, whose clock jumps to
+    /// the next timer, connections are not timed out.
     fn arm_timer(&mut self, ctx: &Ctx) {
-        if !self.timer_armed && !self.conns.is_empty() {
+        if !self.timer_armed && !self.conns.is_empty() && !ctx.is_simulated() {
             if let Some(t) = self.timer {
                 ctx.schedule_timer_after(t, Timestamp::from_secs_f64(0.5));
                 self.timer_armed = true;
@@ -791,13 +794,13 @@ impl HTTPServer {
                 out: Vec::new(),
                 outpos: 0,
                 phase: Phase::Request,
-                since: ctx.now(),
+                since: Timestamp::now_real(),
                 sent_continue: false,
                 eof: false,
                 dead: false,
                 discarded: 0,
                 peer,
-                opened: ctx.now(),
+                opened: Timestamp::now_real(),
                 head_done: false,
             };
             ctx.add_select(fd, Interest::READ);
@@ -849,7 +852,7 @@ impl HTTPServer {
         if c.phase == Phase::Respond && c.out_pending() == 0 && !c.dead {
             let _ = c.stream.shutdown(Shutdown::Write);
             c.phase = Phase::Linger;
-            c.since = ctx.now();
+            c.since = Timestamp::now_real();
             c.inbuf = Vec::new();
         }
         let fd = c.stream.as_raw_fd();
@@ -1404,7 +1407,7 @@ impl Element for HTTPServer {
                 }
             }
         }
-        let now = ctx.now();
+        let now = Timestamp::now_real();
         let idle = Timestamp::from_secs_f64(self.timeout.as_secs_f64());
         let linger = Timestamp::from_secs_f64(LINGER.as_secs_f64());
         // Slow request heads: 408, then closed, however steadily bytes come.
@@ -1454,11 +1457,11 @@ impl Element for HTTPServer {
         };
         let before = c.out_pending();
         if readable && c.fill(self.in_limit()) && c.phase != Phase::Linger {
-            c.since = ctx.now();
+            c.since = Timestamp::now_real();
         }
         c.flush();
         if c.out_pending() < before && c.phase != Phase::Linger {
-            c.since = ctx.now();
+            c.since = Timestamp::now_real();
         }
         self.busy_conn = true;
         self.advance(c, ctx);
