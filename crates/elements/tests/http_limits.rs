@@ -71,6 +71,91 @@ fn connect_from(src: Ipv4Addr, port: u16) -> TcpStream {
     }
 }
 
+/// A connection to 127.0.0.1:port with a small receive buffer, as a client
+/// that reads slowly or never.
+fn connect_small_window(port: u16) -> TcpStream {
+    // SAFETY: as in connect_from; the option value is a valid c_int.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+        assert!(fd >= 0);
+        let size: libc::c_int = 4096;
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+        let to = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(Ipv4Addr::LOCALHOST).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        assert_eq!(
+            libc::connect(fd, (&to as *const libc::sockaddr_in).cast(), len),
+            0
+        );
+        let s = TcpStream::from_raw_fd(fd);
+        s.set_read_timeout(Some(TIMEOUT)).unwrap();
+        s
+    }
+}
+
+#[test]
+fn responses_to_slow_readers_are_bounded_in_total() {
+    // Long names make a big description from few elements.
+    let long = "n".repeat(10000);
+    let chain: String = (0..100)
+        .map(|i| format!("-> c{i}_{long} :: Counter "))
+        .collect();
+    let r = start(
+        &format!(
+            "Idle {chain}-> Discard;
+             http :: HTTPServer(0, MAX_OUTPUT 4000000);"
+        ),
+        false,
+    );
+    let port = r.port;
+    let (st, desc) = get(port, "/api/router");
+    let size = desc.len();
+    assert_eq!(st, 200, "{desc}");
+    assert!(size > 2_000_000, "router description of {size} bytes");
+    // Clients that ask for it and do not read.
+    let mut lazy: Vec<TcpStream> = (0..6)
+        .map(|_| {
+            let mut s = connect_small_window(port);
+            s.write_all(b"GET /api/router HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let refused: u64 = read_value(port, "http.refused_responses").parse().unwrap();
+    assert!(refused > 0, "every response of {size} bytes was queued");
+    assert!((refused as usize) < lazy.len());
+    // Each gets a whole answer: the description, or 503 saying why.
+    let (mut ok, mut busy) = (0, 0);
+    for s in &mut lazy {
+        let (status, body) = response(s);
+        match status {
+            200 => {
+                assert_eq!(body.len(), size);
+                ok += 1;
+            }
+            503 => {
+                assert!(body.contains("MAX_OUTPUT"), "{body}");
+                busy += 1;
+            }
+            _ => panic!("status {status}: {body}"),
+        }
+    }
+    assert!(ok > 0 && busy > 0, "{ok} ok, {busy} refused");
+}
+
 /// Status and body of the response on `s` (read to the end).
 fn response(s: &mut TcpStream) -> (u16, String) {
     let mut buf = Vec::new();

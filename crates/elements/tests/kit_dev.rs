@@ -208,7 +208,8 @@ fn server_handlers() {
             "writable\tr",
             "evicted\tr",
             "refused\tr",
-            "head_timeouts\tr"
+            "head_timeouts\tr",
+            "refused_responses\tr"
         ])
     );
     let port = read(&mut r, "http.port");

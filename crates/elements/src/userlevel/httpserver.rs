@@ -103,6 +103,9 @@
 //! - **MAX_CLIENTS** (integer): most connections at once. Default 256.
 //! - **MAX_PER_ADDRESS** (integer): most connections from one client
 //!   address. Default 64.
+//! - **MAX_OUTPUT** (bytes): most response bytes waiting for all clients
+//!   together; a response over 4 KiB that does not fit while others wait
+//!   is answered 503. Default 67108864 (64 MiB).
 //! - **VERBOSE** (boolean): print the URL the server listens on. Default
 //!   false.
 //!
@@ -115,6 +118,8 @@
 //! - `evicted` (read): connections closed to make room for new ones.
 //! - `refused` (read): connections answered 503 for want of room.
 //! - `head_timeouts` (read): connections closed by HEAD_TIMEOUT.
+//! - `refused_responses` (read): responses replaced by 503 for want of
+//!   room (MAX_OUTPUT).
 //!
 //! ## Example
 //! ```click
@@ -152,6 +157,10 @@ pub const DEFAULT_MAX_PER_ADDRESS: usize = 64;
 pub const DEFAULT_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default idle time after which a connection is closed (TIMEOUT).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default most response bytes waiting for all clients (MAX_OUTPUT).
+pub const DEFAULT_MAX_OUTPUT: usize = 64 << 20;
+/// Responses this small are queued whatever MAX_OUTPUT says.
+const SMALL_RESPONSE: usize = 4 << 10;
 /// Most handler names one `/api/handlers` request may ask for.
 pub const MAX_NAMES: usize = 1000;
 const MAX_HEADERS: usize = 64;
@@ -652,6 +661,8 @@ pub struct HTTPServer {
     evicted: u64,
     refused: u64,
     head_timeouts: u64,
+    max_output: usize,
+    refused_responses: u64,
     max_body: usize,
     timeout: Duration,
     verbose: bool,
@@ -681,6 +692,8 @@ impl Default for HTTPServer {
             evicted: 0,
             refused: 0,
             head_timeouts: 0,
+            max_output: DEFAULT_MAX_OUTPUT,
+            refused_responses: 0,
             max_body: DEFAULT_MAX_BODY,
             timeout: DEFAULT_TIMEOUT,
             verbose: false,
@@ -882,7 +895,20 @@ impl HTTPServer {
 
     fn respond(&mut self, c: &mut Conn, r: Response, head_only: bool) {
         self.requests += 1;
-        c.out.extend_from_slice(&r.serialize(head_only));
+        let mut bytes = r.serialize(head_only);
+        // Responses waiting for slow readers are bounded in total.
+        let waiting: usize = self.conns.values().map(Conn::out_pending).sum();
+        if bytes.len() > SMALL_RESPONSE && waiting > 0 && waiting + bytes.len() > self.max_output {
+            self.refused_responses += 1;
+            let msg = format!(
+                "response of {} bytes refused: {waiting} bytes of responses wait for \
+                 slow clients (MAX_OUTPUT {}); try again later",
+                bytes.len(),
+                self.max_output
+            );
+            bytes = Response::error(503, &msg).serialize(head_only);
+        }
+        c.out.extend_from_slice(&bytes);
         c.phase = Phase::Respond;
         c.inbuf = Vec::new();
     }
@@ -1287,6 +1313,7 @@ const HANDLERS: &[Handler<HTTPServer>] = &[
     Handler::data("evicted", |e| &e.evicted),
     Handler::data("refused", |e| &e.refused),
     Handler::data("head_timeouts", |e| &e.head_timeouts),
+    Handler::data("refused_responses", |e| &e.refused_responses),
 ];
 
 rclick_core::element_class!(HTTPServer);
@@ -1307,6 +1334,7 @@ impl Element for HTTPServer {
         let timeout: Duration = args.read("TIMEOUT").unwrap_or(DEFAULT_TIMEOUT);
         let head_timeout: Duration = args.read("HEAD_TIMEOUT").unwrap_or(DEFAULT_HEAD_TIMEOUT);
         let max_clients: usize = args.read("MAX_CLIENTS").unwrap_or(DEFAULT_MAX_CLIENTS);
+        let max_output: usize = args.read("MAX_OUTPUT").unwrap_or(DEFAULT_MAX_OUTPUT);
         let max_per_address: usize = args
             .read("MAX_PER_ADDRESS")
             .unwrap_or(DEFAULT_MAX_PER_ADDRESS);
@@ -1340,6 +1368,7 @@ impl Element for HTTPServer {
         self.head_timeout = head_timeout;
         self.max_clients = max_clients;
         self.max_per_address = max_per_address;
+        self.max_output = max_output;
         if let Some(a) = parsed {
             self.addr = a;
         }
@@ -1379,6 +1408,7 @@ impl Element for HTTPServer {
         self.evicted = old.evicted;
         self.refused = old.refused;
         self.head_timeouts = old.head_timeouts;
+        self.refused_responses = old.refused_responses;
         // The same token file keeps the same token (the user's page holds
         // it); a new file gets a new one.
         if self.token_file.is_some() && self.token_file == old.token_file {
