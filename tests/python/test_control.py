@@ -221,5 +221,48 @@ class SecretTest(unittest.TestCase):
         self.assertEqual((out.returncode, out.stdout), (0, b"q\n"), out.stderr)
 
 
+class FullServerTest(unittest.TestCase):
+    """A ControlSocket at MAX_CLIENTS: `rclick call` and this client are
+    told so (not silently closed), and get in once a client has been idle
+    for a second."""
+
+    def test_full_then_room(self):
+        port = 30000 + (os.getpid() * 13) % 20000
+        proc = subprocess.Popen(
+            [RCLICK, "-e", "cs :: ControlSocket(TCP, %d+, MAX_CLIENTS 2); "
+             "Idle -> c :: Counter -> Discard;" % port],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            held = []
+            deadline = time.time() + 10
+            while True:
+                try:
+                    held.append(ControlSocket("127.0.0.1", port, timeout=5))
+                    break
+                except OSError:
+                    if proc.poll() is not None or time.time() > deadline:
+                        raise
+                    time.sleep(0.05)
+            port = int(held[0].read("cs.port"))
+            held.append(ControlSocket("127.0.0.1", port, timeout=5))
+            out = subprocess.run([RCLICK, "call", str(port), "c.count"],
+                                 capture_output=True, timeout=10)
+            self.assertEqual(out.returncode, 1, out)
+            self.assertIn(b"Too many connections (2 open, MAX_CLIENTS 2)", out.stderr)
+            with ControlSocket("127.0.0.1", port, timeout=5) as cs:
+                with self.assertRaises(ControlSocketError) as ctx:
+                    cs.read("c.count")
+                self.assertEqual(ctx.exception.code, 590)
+            time.sleep(1.1)
+            out = subprocess.run([RCLICK, "call", str(port), "c.count"],
+                                 capture_output=True, timeout=10)
+            self.assertEqual((out.returncode, out.stdout), (0, b"0\n"), out.stderr)
+            for cs in held:
+                cs.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=5)
+
+
 if __name__ == "__main__":
     unittest.main()
