@@ -63,11 +63,12 @@
 //! processing. A client must send its whole request head within
 //! HEAD_TIMEOUT of connecting, however steadily its bytes come (slowloris),
 //! and one that sends nothing for TIMEOUT is disconnected (both in real
-//! time, and not applied under `--simtime`). When the server
-//! or an address is full, a new connection closes the oldest connection
-//! still waiting for its head (of that address, if the address is full), so
-//! clients that send their requests promptly always get in; when no
-//! connection is waiting for its head, the new one is answered 503. Numeric
+//! time, and not applied under `--simtime`). When the server or an address
+//! is full, a new connection closes a connection already answered, else the
+//! oldest one whose request is unfinished (of that address, if the address
+//! is full), so clients that send their requests promptly always get in;
+//! when every connection is being sent its response, the new one is
+//! answered 503. Numeric
 //! handlers skip the standard `name`,
 //! `class`, `config`, `ports` and `handlers`, handlers taking a parameter,
 //! and reads that may change state.
@@ -215,9 +216,20 @@ struct Conn {
 
 impl Conn {
     /// Still waiting for its request head: the connections a slowloris
-    /// client holds, first to go when room is needed.
+    /// client holds, under HEAD_TIMEOUT.
     fn waiting_head(&self) -> bool {
         self.phase == Phase::Request && !self.head_done
+    }
+
+    /// Which connections go first when room is needed: those already
+    /// answered (lingering), then unfinished requests, oldest first.
+    /// Connections whose response is still being sent are never closed.
+    fn eviction_rank(&self) -> Option<(u8, Timestamp)> {
+        match self.phase {
+            Phase::Linger => Some((0, self.opened)),
+            Phase::Request => Some((1, self.opened)),
+            Phase::Respond => None,
+        }
     }
 
     fn out_pending(&self) -> usize {
@@ -822,9 +834,9 @@ impl HTTPServer {
     }
 
     /// Makes room for a connection from `peer` within MAX_PER_ADDRESS and
-    /// MAX_CLIENTS, closing the oldest connection still waiting for its
-    /// request head (of that address, or of any) if need be. Whether there
-    /// is room.
+    /// MAX_CLIENTS, closing a connection already answered or the oldest one
+    /// whose request is unfinished (of that address, or of any) if need be.
+    /// Whether there is room.
     fn make_room(&mut self, peer: IpAddr, ctx: &mut Ctx) -> bool {
         let from_peer = self.conns.values().filter(|c| c.peer == peer).count();
         if from_peer >= self.max_per_address && !self.evict_oldest(Some(peer), ctx) {
@@ -840,9 +852,10 @@ impl HTTPServer {
         let victim = self
             .conns
             .iter()
-            .filter(|(_, c)| c.waiting_head() && peer.is_none_or(|p| c.peer == p))
-            .min_by_key(|(_, c)| c.opened)
-            .map(|(&fd, _)| fd);
+            .filter(|(_, c)| peer.is_none_or(|p| c.peer == p))
+            .filter_map(|(&fd, c)| c.eviction_rank().map(|r| (r, fd)))
+            .min()
+            .map(|(_, fd)| fd);
         match victim {
             Some(fd) => {
                 ctx.remove_select(fd);
