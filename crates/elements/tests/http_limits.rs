@@ -128,7 +128,7 @@ fn responses_to_slow_readers_are_bounded_in_total() {
             s
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
+    wait_answered(port, 1 + lazy.len() as u64);
     let refused: u64 = read_value(port, "http.refused_responses").parse().unwrap();
     assert!(refused > 0, "every response of {size} bytes was queued");
     assert!((refused as usize) < lazy.len());
@@ -149,6 +149,26 @@ fn responses_to_slow_readers_are_bounded_in_total() {
         }
     }
     assert!(ok > 0 && busy > 0, "{ok} ok, {busy} refused");
+}
+
+/// Waits until the server has answered `n` requests besides these polls
+/// (made from 127.0.0.3, so as not to count against 127.0.0.1's limit).
+fn wait_answered(port: u16, n: u64) {
+    let start = Instant::now();
+    for polls in 0.. {
+        let mut s = connect_from(Ipv4Addr::new(127, 0, 0, 3), port);
+        s.write_all(b"GET /api/handler/http.requests HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let (status, body) = response(&mut s);
+        assert_eq!(status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let answered: u64 = v["value"].as_str().unwrap().trim().parse().unwrap();
+        if answered >= n + polls {
+            return;
+        }
+        assert!(start.elapsed() < TIMEOUT, "{answered} answered, want {n}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Status and body of the response on `s` (read to the end).
@@ -320,10 +340,11 @@ fn per_address_limit_refuses_with_503_and_others_get_in() {
             let mut s = connect_small_window(port);
             s.write_all(b"GET /api/router HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 .unwrap();
-            std::thread::sleep(Duration::from_millis(50));
             s
         })
         .collect();
+    // All four are being answered.
+    wait_answered(port, 4);
     let (status, body) = response(&mut slow_body);
     assert_eq!(status, 0, "the slow body was answered: {body}");
     let (status, body) = get(port, "/api/handler/http.clients");
