@@ -1110,7 +1110,14 @@ impl ControlSocket {
             }
             "HELP" => {
                 for (i, l) in HELP.iter().enumerate() {
-                    c.message(CS_OK, l, i + 1 < HELP.len());
+                    c.message(CS_OK, l, i + 1 < HELP.len() || self.secret.is_some());
+                }
+                if self.secret.is_some() {
+                    c.message(
+                        CS_OK,
+                        "AUTH secret             authenticate (SECRET_FILE)",
+                        false,
+                    );
                 }
                 Step::Done(0)
             }
