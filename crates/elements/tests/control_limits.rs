@@ -465,6 +465,11 @@ fn secret_mode_requires_auth() {
         c.cmd("WRITE c.reset"),
         vec!["530 Authentication required (send AUTH SECRET first)"]
     );
+    let help = c.cmd("HELP");
+    assert_eq!(
+        help.last().unwrap(),
+        "200 AUTH secret             authenticate (SECRET_FILE)"
+    );
     assert_eq!(
         c.cmd("AUTH 0123456789abcdef0123"),
         vec!["200 Authenticated"]
