@@ -8,11 +8,29 @@ Standard library only.
         print(cs.read("c.count"))
         cs.write("q.capacity", "200")
         print(cs.handlers("q"))
+
+A socket in rclick's shared-secret mode (ControlSocket SECRET_FILE, or
+`rclick --control-secret FILE`) wants `AUTH SECRET` first: pass
+`secret=...` or `secret_file=...`.
+
+Run as a program, it is also the wrapper through which Click's own tools
+(which know nothing of AUTH) use such a socket:
+
+    python3 rclick_control.py proxy --listen /run/user/1000/click.sock \
+        --connect 127.0.0.1:7777 --secret-file ~/.rclick-secret
+
+serves a Unix socket (mode 0600: only you may connect) and, for each
+client, connects to the router, authenticates, and then relays bytes both
+ways, so the client sees the plain protocol, greeting first.
 """
 
+import os
+import select
 import socket
+import sys
+import threading
 
-__all__ = ["ControlSocket", "ControlSocketError"]
+__all__ = ["ControlSocket", "ControlSocketError", "read_secret_file", "proxy"]
 
 PROTOCOL_PREFIX = "Click::ControlSocket/"
 
@@ -32,7 +50,8 @@ class ControlSocket:
     """A connection to a ControlSocket. TCP with ControlSocket(host, port),
     Unix-domain with ControlSocket.unix(path)."""
 
-    def __init__(self, host="127.0.0.1", port=7777, timeout=30.0, _sock=None):
+    def __init__(self, host="127.0.0.1", port=7777, timeout=30.0, _sock=None,
+                 secret=None, secret_file=None):
         if _sock is None:
             _sock = socket.create_connection((host, port), timeout=timeout)
         self._sock = _sock
@@ -43,9 +62,13 @@ class ControlSocket:
             self.close()
             raise ControlSocketError(0, "unexpected greeting %r" % greeting)
         self.protocol_version = greeting[len(PROTOCOL_PREFIX):]
+        if secret_file is not None:
+            secret = read_secret_file(secret_file)
+        if secret is not None:
+            self.auth(secret)
 
     @classmethod
-    def unix(cls, path, timeout=30.0):
+    def unix(cls, path, timeout=30.0, secret=None, secret_file=None):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(timeout)
         try:
@@ -53,7 +76,20 @@ class ControlSocket:
         except OSError:
             s.close()
             raise
-        return cls(timeout=timeout, _sock=s)
+        return cls(timeout=timeout, _sock=s, secret=secret, secret_file=secret_file)
+
+    def auth(self, secret):
+        """Says `AUTH SECRET` (rclick's shared-secret mode). Raises
+        ControlSocketError (530) if the router refuses it; it then closes
+        the connection."""
+        if isinstance(secret, bytes):
+            secret = secret.decode()
+        secret = "".join(secret.split())
+        if not secret:
+            raise ValueError("empty secret")
+        self._send(("AUTH %s\r\n" % secret).encode())
+        code, lines = self._reply()
+        self._check(code, lines)
 
     # -- context manager
     def __enter__(self):
@@ -205,3 +241,128 @@ class ControlSocket:
         """Element names, in router order."""
         lines = self.read("list").splitlines()
         return lines[1:]
+
+
+def read_secret_file(path):
+    """The secret in `path`: its first line, whitespace removed."""
+    with open(os.path.expanduser(path)) as f:
+        first = f.readline()
+    secret = "".join(first.split())
+    if not secret:
+        raise ValueError("%s: no secret in the file" % path)
+    return secret
+
+
+def _relay(a, b):
+    """Copies bytes both ways between sockets a and b until either side
+    closes."""
+    socks = [a, b]
+    try:
+        while True:
+            readable, _, _ = select.select(socks, [], [])
+            for s in readable:
+                data = s.recv(65536)
+                if not data:
+                    return
+                (b if s is a else a).sendall(data)
+    except OSError:
+        return
+    finally:
+        for s in socks:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+
+def _serve_one(client, host, port, secret):
+    try:
+        upstream = socket.create_connection((host, port), timeout=30)
+    except OSError as e:
+        client.sendall(("590 proxy: cannot reach %s:%d: %s\r\n" % (host, port, e)).encode())
+        client.close()
+        return
+    # Read the greeting, authenticate, and pass on only the greeting.
+    buf = b""
+    try:
+        while buf.count(b"\n") < 1:
+            chunk = upstream.recv(4096)
+            if not chunk:
+                raise OSError("closed")
+            buf += chunk
+        greeting, buf = buf.split(b"\n", 1)
+        upstream.sendall(("AUTH %s\r\n" % secret).encode())
+        while b"\n" not in buf:
+            chunk = upstream.recv(4096)
+            if not chunk:
+                raise OSError("closed")
+            buf += chunk
+        reply, buf = buf.split(b"\n", 1)
+    except OSError as e:
+        client.close()
+        upstream.close()
+        sys.stderr.write("proxy: %s\n" % e)
+        return
+    if not reply.startswith(b"200"):
+        # Say why, in the protocol, then close.
+        client.sendall(greeting + b"\n" + reply + b"\n")
+        client.close()
+        upstream.close()
+        return
+    upstream.settimeout(None)
+    client.sendall(greeting + b"\n" + buf)
+    _relay(client, upstream)
+
+
+def proxy(listen, host, port, secret, ready=None):
+    """Serves Unix socket `listen` (mode 0600) and relays each client to the
+    router at host:port after authenticating with `secret`. Runs until
+    interrupted; `ready` (a threading.Event) is set once listening."""
+    try:
+        os.unlink(listen)
+    except FileNotFoundError:
+        pass
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        server.bind(listen)
+    finally:
+        os.umask(old)
+    os.chmod(listen, 0o600)
+    server.listen(16)
+    if ready is not None:
+        ready.set()
+    try:
+        while True:
+            client, _ = server.accept()
+            threading.Thread(target=_serve_one, args=(client, host, port, secret),
+                             daemon=True).start()
+    finally:
+        server.close()
+        try:
+            os.unlink(listen)
+        except OSError:
+            pass
+
+
+def _main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(
+        prog="rclick_control.py",
+        description="Wrapper for Click tools: a Unix socket in front of an rclick "
+                    "ControlSocket that requires AUTH (SECRET_FILE).")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("proxy", help="serve a Unix socket that authenticates for its clients")
+    p.add_argument("--listen", required=True, help="Unix socket to create (mode 0600)")
+    p.add_argument("--connect", required=True, help="the router's HOST:PORT")
+    p.add_argument("--secret-file", required=True, help="file whose first line is the secret")
+    args = ap.parse_args(argv)
+    host, _, port = args.connect.rpartition(":")
+    proxy(args.listen, host or "127.0.0.1", int(port), read_secret_file(args.secret_file))
+
+
+if __name__ == "__main__":
+    try:
+        _main(sys.argv[1:])
+    except KeyboardInterrupt:
+        pass

@@ -211,8 +211,13 @@ def run(args):
             f.write(CONFIG)
         port = free_port()
         base = f"http://127.0.0.1:{port}/"
+        # The user opens the printed URL under the name `localhost` (its
+        # writes carry Origin http://localhost:PORT).
+        page_base = f"http://localhost:{port}/"
+        token_file = os.path.join(tmp, "http.token")
         router_log = open(os.path.join(tmp, "rclick.log"), "w")
-        router = subprocess.Popen([args.rclick, "--http", str(port), conf],
+        router = subprocess.Popen([args.rclick, "--http", str(port),
+                                   f"--http-token={token_file}", conf],
                                   stdout=router_log, stderr=subprocess.STDOUT)
         procs.append(router)
         deadline = time.time() + 15
@@ -226,6 +231,16 @@ def run(args):
                     with open(os.path.join(tmp, "rclick.log")) as f:
                         raise RuntimeError("rclick did not start: " + f.read())
                 time.sleep(0.1)
+        with open(token_file) as f:
+            token = f.read().strip()
+        mode = os.stat(token_file).st_mode & 0o777
+        if mode != 0o600:
+            raise RuntimeError(f"token file mode {mode:o}")
+        router_log.flush()
+        with open(os.path.join(tmp, "rclick.log")) as f:
+            printed = f.read()
+        if f"#token={token}" not in printed:
+            raise RuntimeError("the URL with the token was not printed: " + printed)
 
         profile = os.path.join(tmp, "profile")
         chrome = subprocess.Popen(
@@ -247,14 +262,16 @@ def run(args):
         dt = DevTools(ws)
         dt.call("Page.enable")
         dt.call("Runtime.enable")
-        dt.call("Page.navigate", url=base)
+        dt.call("Page.navigate", url=f"{page_base}#token={token}")
 
         def page_loads():
             wait_ready(dt)
             title = dt.eval("document.title")
             assert title == "rclick live view", title
             dt.wait_for("document.getElementById('status').textContent === 'live'")
-            return f"title {title!r}"
+            shown = dt.eval("location.href")
+            assert token not in shown, f"the token stays in the address bar: {shown}"
+            return f"title {title!r}, address {shown}"
 
         results.check("page loads and goes live", page_loads)
 
@@ -378,6 +395,23 @@ def run(args):
             return f"error shown: {bad['error']!r}"
 
         results.check("page's write function: success and error", js_api)
+
+        def token_needed():
+            # The token survives a reload (kept by the page) ...
+            dt.call("Page.reload", ignoreCache=True)
+            time.sleep(0.3)
+            wait_ready(dt)
+            r = dt.eval("rclick.writeHandler('q.capacity', '778')")
+            assert r["ok"] is True, r
+            # ... and without it (or with a wrong one) writes are refused.
+            dt.eval("rclick.setToken('0000')")
+            r = dt.eval("rclick.writeHandler('q.capacity', '1')")
+            assert r["ok"] is False and r["status"] == 401, r
+            dt.eval(f"rclick.setToken('{token}')")
+            assert handler_value(base, "q.capacity") == "778"
+            return f"without the token: {r['status']} {r['error']!r}"
+
+        results.check("writes need the token; the page keeps it", token_needed)
 
         def screenshot():
             dt.eval("document.querySelector('#graph g.element[data-name=\"q\"]')"

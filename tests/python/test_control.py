@@ -3,16 +3,18 @@
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 
-from rclick_control import ControlSocket, ControlSocketError  # noqa: E402
+from rclick_control import ControlSocket, ControlSocketError, proxy  # noqa: E402
 
 RCLICK = os.environ.get("RCLICK", "rclick")
 CONFIG = ("src :: RatedSource(RATE 1000) -> c :: Counter -> Discard; "
@@ -120,6 +122,146 @@ class ControlTest(unittest.TestCase):
             self.assertEqual(cs.read("c2.name"), "c2")
             # Put the original back for other tests.
             cs.write("hotconfig", CONFIG)
+
+
+SECRET = "s3cret-0123456789abcdef"
+
+
+class SecretTest(unittest.TestCase):
+    """`rclick -p PORT+ --control-secret FILE`: the TCP socket wants AUTH;
+    the client's secret options and the proxy wrapper for Click's tools."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="rclick-py-secret-")
+        cls.secret_file = os.path.join(cls.dir, "secret")
+        fd = os.open(cls.secret_file, os.O_WRONLY | os.O_CREAT, 0o600)
+        os.write(fd, (SECRET + "\n").encode())
+        os.close(fd)
+        cls.sock = os.path.join(cls.dir, "plain.sock")
+        base = 30000 + (os.getpid() * 7) % 20000
+        cls.proc = subprocess.Popen(
+            [RCLICK, "-e", CONFIG, "-u", cls.sock, "-p", "%d+" % base,
+             "--control-secret", cls.secret_file],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.time() + 10
+        while not os.path.exists(cls.sock):
+            if cls.proc.poll() is not None or time.time() > deadline:
+                err = cls.proc.stderr.read().decode() if cls.proc.poll() is not None else ""
+                cls.tearDownClass()
+                raise RuntimeError("rclick did not start: " + err)
+            time.sleep(0.02)
+        with ControlSocket.unix(cls.sock, timeout=5) as cs:
+            cls.port = int(cs.read("click_driver@@ControlSocket.port"))
+
+    @classmethod
+    def tearDownClass(cls):
+        ControlTest.tearDownClass.__func__(cls)
+
+    def test_commands_need_auth(self):
+        with ControlSocket("127.0.0.1", self.port, timeout=5) as cs:
+            self.assertEqual(cs.protocol_version, "1.3")
+            with self.assertRaises(ControlSocketError) as ctx:
+                cs.read("c.name")
+            self.assertEqual(ctx.exception.code, 530)
+            self.assertIn("AUTH", ctx.exception.message)
+            cs.auth(SECRET)
+            self.assertEqual(cs.read("c.name"), "c")
+
+    def test_secret_options(self):
+        with ControlSocket("127.0.0.1", self.port, timeout=5, secret=SECRET) as cs:
+            self.assertEqual(cs.read("c.name"), "c")
+        with ControlSocket("127.0.0.1", self.port, timeout=5,
+                           secret_file=self.secret_file) as cs:
+            self.assertEqual(cs.read("q.name"), "q")
+        with self.assertRaises(ControlSocketError) as ctx:
+            ControlSocket("127.0.0.1", self.port, timeout=5, secret="wrong-secret-0123456789")
+        self.assertEqual(ctx.exception.code, 530)
+        self.assertEqual(ctx.exception.message, "Authentication failed")
+
+    def test_proxy_for_click_tools(self):
+        listen = os.path.join(self.dir, "proxy.sock")
+        ready = threading.Event()
+        threading.Thread(target=proxy, args=(listen, "127.0.0.1", self.port, SECRET, ready),
+                         daemon=True).start()
+        self.assertTrue(ready.wait(5))
+        self.assertEqual(os.stat(listen).st_mode & 0o777, 0o600)
+        # A client that knows nothing of AUTH: the plain protocol.
+        with ControlSocket.unix(listen, timeout=5) as cs:
+            self.assertEqual(cs.protocol_version, "1.3")
+            self.assertEqual(cs.read("c.name"), "c")
+            self.assertEqual(cs.write("q.capacity", "51"), 200)
+            self.assertEqual(cs.read("q.capacity").strip(), "51")
+        # Raw bytes, as Click's tools send them.
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(listen)
+        s.sendall(b"READ c.name\r\nQUIT\r\n")
+        got = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+        s.close()
+        self.assertEqual(got, b"Click::ControlSocket/1.3\r\n200 Read handler 'c.name' OK\r\n"
+                              b"DATA 1\r\nc200 Goodbye!\r\n")
+
+    def test_rclick_call_with_secret_file(self):
+        addr = "127.0.0.1:%d" % self.port
+        out = subprocess.run([RCLICK, "call", addr, "c.name"], capture_output=True, timeout=10)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn(b"Authentication required", out.stderr)
+        out = subprocess.run([RCLICK, "call", "--secret-file", self.secret_file, addr, "c.name"],
+                             capture_output=True, timeout=10)
+        self.assertEqual((out.returncode, out.stdout), (0, b"c\n"), out.stderr)
+        env = dict(os.environ, RCLICK_CONTROL_SECRET_FILE=self.secret_file)
+        out = subprocess.run([RCLICK, "call", addr, "q.name"], capture_output=True,
+                             timeout=10, env=env)
+        self.assertEqual((out.returncode, out.stdout), (0, b"q\n"), out.stderr)
+
+
+class FullServerTest(unittest.TestCase):
+    """A ControlSocket at MAX_CLIENTS: `rclick call` and this client are
+    told so (not silently closed), and get in once a client has been idle
+    for a second."""
+
+    def test_full_then_room(self):
+        port = 30000 + (os.getpid() * 13) % 20000
+        proc = subprocess.Popen(
+            [RCLICK, "-e", "cs :: ControlSocket(TCP, %d+, MAX_CLIENTS 2); "
+             "Idle -> c :: Counter -> Discard;" % port],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            held = []
+            deadline = time.time() + 10
+            while True:
+                try:
+                    held.append(ControlSocket("127.0.0.1", port, timeout=5))
+                    break
+                except OSError:
+                    if proc.poll() is not None or time.time() > deadline:
+                        raise
+                    time.sleep(0.05)
+            port = int(held[0].read("cs.port"))
+            held.append(ControlSocket("127.0.0.1", port, timeout=5))
+            out = subprocess.run([RCLICK, "call", str(port), "c.count"],
+                                 capture_output=True, timeout=10)
+            self.assertEqual(out.returncode, 1, out)
+            self.assertIn(b"Too many connections (2 open, MAX_CLIENTS 2)", out.stderr)
+            with ControlSocket("127.0.0.1", port, timeout=5) as cs:
+                with self.assertRaises(ControlSocketError) as ctx:
+                    cs.read("c.count")
+                self.assertEqual(ctx.exception.code, 590)
+            time.sleep(1.1)
+            out = subprocess.run([RCLICK, "call", str(port), "c.count"],
+                                 capture_output=True, timeout=10)
+            self.assertEqual((out.returncode, out.stdout), (0, b"0\n"), out.stderr)
+            for cs in held:
+                cs.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=5)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,10 @@ pub fn usage(prog: &str) -> String {
          (starting with '/' or '.', or an existing socket). Default: $RCLICK_CONTROL,\n\
          else {DEFAULT_ADDRESS}.\n\n\
          Options:\n  \
-         -t, --timeout SECS   Give up after SECS seconds (default 30).\n      \
+         -t, --timeout SECS   Give up after SECS seconds (default 30).\n  \
+         -s, --secret-file FILE  The socket requires AUTH (ControlSocket SECRET_FILE,\n                       \
+         rclick --control-secret): send FILE's first line. Default:\n                       \
+         $RCLICK_CONTROL_SECRET_FILE.\n      \
          --help           Print this message and exit.\n\n\
          Exit status: 0 success; 1 the handler call failed (the router's message is\n\
          printed on standard error); 2 connection or protocol error.\n"
@@ -195,13 +198,37 @@ fn failure(msgs: Vec<String>) -> Failure {
     Failure(1, text)
 }
 
+/// The secret in `path`: its first line without whitespace.
+fn read_secret(path: &str) -> Result<String, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| Failure(2, format!("{path}: {e}")))?;
+    let s: String = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if s.is_empty() {
+        return Err(Failure(2, format!("{path}: no secret in the file")));
+    }
+    Ok(s)
+}
+
 fn run(
     addr: &Addr,
     handler: &str,
     value: Option<Vec<u8>>,
     timeout: Duration,
+    secret: Option<&str>,
 ) -> Result<(), Failure> {
     let mut c = Client::connect(addr, timeout)?;
+    if let Some(secret) = secret {
+        c.send(format!("AUTH {secret}\r\n").as_bytes())?;
+        let (code, msgs) = c.reply()?;
+        if !(200..300).contains(&code) {
+            return Err(failure(msgs));
+        }
+    }
     match value {
         None => {
             c.send(format!("READ {handler}\r\n").as_bytes())?;
@@ -235,6 +262,9 @@ fn run(
 /// Entry point of `rclick call`; returns the exit status.
 pub fn main(prog: &str, args: &[String]) -> u8 {
     let mut timeout = Duration::from_secs(30);
+    let mut secret_file: Option<String> = std::env::var("RCLICK_CONTROL_SECRET_FILE")
+        .ok()
+        .filter(|s| !s.is_empty());
     let mut pos: Vec<String> = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -250,6 +280,16 @@ pub fn main(prog: &str, args: &[String]) -> u8 {
                     Some(t) if t > 0.0 && t.is_finite() => timeout = Duration::from_secs_f64(t),
                     _ => {
                         eprintln!("{prog} call: '--timeout' expects a positive number");
+                        return 2;
+                    }
+                }
+            }
+            "-s" | "--secret-file" => {
+                i += 1;
+                match args.get(i) {
+                    Some(f) => secret_file = Some(f.clone()),
+                    None => {
+                        eprintln!("{prog} call: '--secret-file' requires a file");
                         return 2;
                     }
                 }
@@ -302,7 +342,20 @@ pub fn main(prog: &str, args: &[String]) -> u8 {
         }
         Some(v) => Some(v.clone().into_bytes()),
     };
-    match run(&parse_addr(&addr), handler, value, timeout) {
+    let secret = match secret_file.as_deref().map(read_secret).transpose() {
+        Ok(s) => s,
+        Err(Failure(code, msg)) => {
+            eprintln!("{prog} call: {msg}");
+            return code;
+        }
+    };
+    match run(
+        &parse_addr(&addr),
+        handler,
+        value,
+        timeout,
+        secret.as_deref(),
+    ) {
         Ok(()) => 0,
         Err(Failure(code, msg)) => {
             if code == 1 {

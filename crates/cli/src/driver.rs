@@ -62,6 +62,14 @@ const CLICK_OPTIONS: &[OptSpec] = &[
     opt("handler", Some('h'), "handler", ValueKind::Required, false),
     opt("help", None, "help", ValueKind::None, false),
     opt("http", None, "http", ValueKind::Required, false),
+    opt("http-token", None, "http-token", ValueKind::Optional, false),
+    opt(
+        "control-secret",
+        None,
+        "control-secret",
+        ValueKind::Required,
+        false,
+    ),
     opt("output", Some('o'), "output", ValueKind::Required, false),
     opt("socket", None, "socket", ValueKind::Required, false),
     opt("port", Some('p'), "port", ValueKind::Required, false),
@@ -114,6 +122,10 @@ struct Settings {
     ports: Vec<String>,
     unix_sockets: Vec<String>,
     http: Vec<String>,
+    /// `--http-token[=FILE]`: the file the HTTP write token goes to.
+    http_token: Option<String>,
+    /// `--control-secret FILE`: `-p` sockets require `AUTH`.
+    control_secret: Option<String>,
     threads: usize,
     time: bool,
     warnings: bool,
@@ -169,7 +181,11 @@ fn usage(prog: &str, cmd: Command) -> String {
              -e, --expression EXPR         Use EXPR as router configuration.\n  \
              -p, --port PORT[+]            Listen for control connections on TCP port.\n  \
              -u, --unix-socket FILE        Listen for control connections on Unix socket.\n      \
-             --http [HOST:]PORT        Serve the live view and handler API over HTTP.\n  \
+             --http [HOST:]PORT        Serve the live view and handler API over HTTP\n                                \
+             (read-only unless --http-token).\n      \
+             --http-token[=FILE]       Allow HTTP writes with a token made at start,\n                                \
+             written to FILE (mode 0600) and printed in the URL.\n      \
+             --control-secret FILE     -p sockets require 'AUTH SECRET' (FILE's first line).\n  \
              -R, --allow-reconfigure       Provide a writable 'hotconfig' handler.\n  \
              -h, --handler ELEMENT.H       Call ELEMENT's read handler H after running\n                                \
              driver and print result to standard output.\n  \
@@ -270,6 +286,8 @@ fn parse_settings(
                     "output" => s.output = Some(v),
                     "port" => s.ports.push(v),
                     "http" => s.http.push(v),
+                    "http-token" => s.http_token = Some(v),
+                    "control-secret" => s.control_secret = Some(v),
                     "socket" => {
                         rep.error("'--socket' is not supported by rclick");
                         return Err(1);
@@ -528,7 +546,10 @@ fn control_socket_decls(s: &Settings) -> Vec<rclick_lang::ElementDecl> {
     let configs = s
         .ports
         .iter()
-        .map(|p| format!("TCP, {}", quote_arg(p)))
+        .map(|p| match &s.control_secret {
+            Some(f) => format!("TCP, {}, SECRET_FILE {}", quote_arg(p), quote_arg(f)),
+            None => format!("TCP, {}", quote_arg(p)),
+        })
         .chain(
             s.unix_sockets
                 .iter()
@@ -584,10 +605,37 @@ fn http_server_decls(s: &Settings) -> Vec<rclick_lang::ElementDecl> {
                 format!("click_driver@@HTTPServer@{i}")
             },
             class: "HTTPServer".to_string(),
-            config: format!("{}, VERBOSE true", quote_arg(addr)),
+            config: match http_token_file(s, i) {
+                Some(f) => format!(
+                    "{}, VERBOSE true, TOKEN_FILE {}",
+                    quote_arg(addr),
+                    quote_arg(&f)
+                ),
+                None => format!("{}, VERBOSE true", quote_arg(addr)),
+            },
             landmark: rclick_lang::Landmark::new("click", 0),
         })
         .collect()
+}
+
+/// The token file of the `i`th `--http` server: `--http-token=FILE`
+/// (`FILE.i` after the first), or with a bare `--http-token`,
+/// `rclick-http-PID.token` in `$XDG_RUNTIME_DIR` (else the temporary
+/// directory).
+fn http_token_file(s: &Settings, i: usize) -> Option<String> {
+    let given = s.http_token.as_ref()?;
+    let base = if given.is_empty() {
+        let dir = std::env::var_os("XDG_RUNTIME_DIR")
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(std::env::temp_dir);
+        dir.join(format!("rclick-http-{}.token", std::process::id()))
+            .display()
+            .to_string()
+    } else {
+        given.clone()
+    };
+    Some(if i == 0 { base } else { format!("{base}.{i}") })
 }
 
 /// Quotes a configuration argument unless it is a plain word.

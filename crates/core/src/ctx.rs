@@ -107,6 +107,12 @@ impl ElementView<'_> {
         self.core.rt.clock.now()
     }
 
+    /// Whether the router runs in simulated time (`--simtime`): its clock
+    /// jumps to the next timer, so timers cannot measure waiting clients.
+    pub fn is_simulated(&self) -> bool {
+        self.core.rt.clock.is_simulated()
+    }
+
     pub fn schedule_timer_at(&self, t: TimerId, when: Timestamp) {
         self.core.rt.timers.borrow_mut().schedule_at(t, when);
     }

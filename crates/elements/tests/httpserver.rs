@@ -14,13 +14,25 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 const TRAFFIC: &str = "
     src :: RatedSource(RATE 2000) -> c :: Counter -> q :: Queue(1000)
         -> u :: RatedUnqueue(RATE 1000) -> d :: Discard;
-    http :: HTTPServer(0);
+    http :: HTTPServer(0, TOKEN_FILE TOKENFILE);
 ";
 
 /// A router running in its own thread.
 struct Running {
     _router: RouterThread,
     port: u16,
+    /// The write token, when the configuration said `TOKEN_FILE TOKENFILE`.
+    token: Option<String>,
+}
+
+fn token_path() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    std::env::temp_dir().join(format!(
+        "rclick-http-test-{}-{}.token",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 impl Running {
@@ -35,12 +47,27 @@ impl Running {
             capture_chatter: true,
             ..Default::default()
         };
-        let router = RouterThread::start(config, opts, "http.port", TIMEOUT);
+        let path = token_path();
+        let config = config.replace("TOKENFILE", &path.display().to_string());
+        let router = RouterThread::start(&config, opts, "http.port", TIMEOUT);
         let port = router.port;
         assert_ne!(port, 0);
+        let token = std::fs::read_to_string(&path)
+            .ok()
+            .map(|t| t.trim().to_string());
+        let _ = std::fs::remove_file(&path);
         Running {
             _router: router,
             port,
+            token,
+        }
+    }
+
+    /// The `Authorization` header line for writes.
+    fn auth(&self) -> String {
+        match &self.token {
+            Some(t) => format!("Authorization: Bearer {t}\r\n"),
+            None => String::new(),
         }
     }
 
@@ -66,7 +93,8 @@ impl Running {
         self.raw(
             format!(
                 "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n\
-                 Content-Length: {}\r\n\r\n{body}",
+                 {}Content-Length: {}\r\n\r\n{body}",
+                self.auth(),
                 body.len()
             )
             .as_bytes(),
@@ -577,7 +605,8 @@ fn errors_have_clear_statuses() {
     let e = r.raw(
         format!(
             "POST /api/handler/q.capacity HTTP/1.1\r\nHost: {host}\r\n\
-             Origin: http://{host}\r\nContent-Length: 3\r\n\r\n900"
+             Origin: http://{host}\r\n{}Content-Length: 3\r\n\r\n900",
+            r.auth()
         )
         .as_bytes(),
     );
@@ -600,7 +629,7 @@ fn readonly_server_refuses_writes() {
 fn oversized_requests_are_rejected() {
     let r = Running::start(
         "src :: RatedSource(RATE 100) -> q :: Queue -> Discard;
-         http :: HTTPServer(0, MAX_BODY 1000);",
+         http :: HTTPServer(0, MAX_BODY 1000, TOKEN_FILE TOKENFILE);",
     );
     // Announced too large: answered before the body is sent.
     let e = r.raw(
@@ -634,8 +663,12 @@ fn expect_continue_and_head() {
     let r = Running::start(TRAFFIC);
     let mut s = r.connect();
     s.write_all(
-        b"POST /api/handler/q.capacity HTTP/1.1\r\nHost: 127.0.0.1\r\n\
-          Expect: 100-continue\r\nContent-Length: 3\r\n\r\n",
+        format!(
+            "POST /api/handler/q.capacity HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+             {}Expect: 100-continue\r\nContent-Length: 3\r\n\r\n",
+            r.auth()
+        )
+        .as_bytes(),
     )
     .unwrap();
     let mut first = [0u8; 25];
@@ -691,8 +724,10 @@ fn slow_clients_do_not_block_others_or_packets() {
             .unwrap();
         lazy.push(s);
     }
-    // Idle connections.
-    let idle: Vec<TcpStream> = (0..50).map(|_| r.connect()).collect();
+    // Idle connections (with the others, fewer than MAX_PER_ADDRESS 64:
+    // past it the oldest connection still sending its head, `slow`, would
+    // make room).
+    let idle: Vec<TcpStream> = (0..40).map(|_| r.connect()).collect();
     let start_count = r.read_number("c.count");
     let t0 = Instant::now();
     for _ in 0..40 {

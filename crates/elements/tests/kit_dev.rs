@@ -184,7 +184,11 @@ fn server_handlers() {
             "port\tr",
             "clients\tr",
             "pending_output\tr",
-            "max_pending_output\tr"
+            "max_pending_output\tr",
+            "buffered\tr",
+            "idle_closed\tr",
+            "rejected\tr",
+            "refused_replies\tr"
         ])
     );
     assert!(read(&mut r, "cs.port").parse::<u16>().unwrap() > 0);
@@ -196,7 +200,17 @@ fn server_handlers() {
 
     assert_eq!(
         own_handlers(&mut r, "http"),
-        lines(&["port\tr", "url\tr", "clients\tr", "requests\tr"])
+        lines(&[
+            "port\tr",
+            "url\tr",
+            "clients\tr",
+            "requests\tr",
+            "writable\tr",
+            "evicted\tr",
+            "refused\tr",
+            "head_timeouts\tr",
+            "refused_responses\tr"
+        ])
     );
     let port = read(&mut r, "http.port");
     assert!(port.parse::<u16>().unwrap() > 0);

@@ -43,14 +43,39 @@
 //! data too large; 530 permission denied (READONLY, reading a write-only or
 //! writing a read-only handler); 590 read handler error.
 //!
-//! Sockets are non-blocking and any number of clients are served at once
-//! without ever blocking packet processing. Each client is bounded: a
+//! Sockets are non-blocking and up to MAX_CLIENTS clients are served at
+//! once without ever blocking packet processing. Each client is bounded: a
 //! command line may be at most 1 MiB and READDATA/WRITEDATA/UNTIL data at
 //! most 16 MiB (a larger line closes the connection after a `500 Line too
 //! long` reply; larger data is skipped and answered with 521), and while
 //! more than 256 KiB of replies wait for a client that does not read them,
-//! the server stops taking commands from it. Handler values are text:
-//! bytes that are not UTF-8 are replaced by U+FFFD.
+//! the server stops reading and running its commands. All clients together
+//! hold at most MAX_BUFFERED bytes of input and replies: past it, a client
+//! reads at most 64 KiB more until there is room, and a READ whose value
+//! (over 4 KiB) does not fit is answered `590` saying so. Error replies
+//! carry at most 64 KiB of messages (the rest is counted). Handler values
+//! are text: bytes that are not UTF-8 are replaced by U+FFFD.
+//!
+//! A client that neither sends nor takes a byte for IDLE_TIMEOUT (real
+//! time; not applied under `--simtime`) is closed with a `590 Connection
+//! closed: ...` line; clients that keep talking are never cut off, as in
+//! Click. When MAX_CLIENTS clients are open, a new
+//! connection closes the client idle the longest (if idle at least 1 s) to
+//! make room, and otherwise gets the greeting and `590 Too many
+//! connections` before it is closed. So idle connections cannot lock out
+//! operators.
+//!
+//! Who may call handlers: Click's protocol has no authentication. A TCP
+//! socket binds 127.0.0.1 by default, so every local user can connect; a
+//! Unix socket (`-u`) is governed by the file's permissions and is the
+//! recommended way to restrict writes to one user or group (see
+//! docs/security.md). With SECRET_FILE, every command but `AUTH`, `HELP`
+//! and `QUIT` is answered `530 Authentication required` until the client
+//! sends `AUTH SECRET` (`200 Authenticated`; a wrong secret gets `530
+//! Authentication failed` and the connection is closed). Click's own tools
+//! can use such a socket through the wrapper in
+//! `clients/python/rclick_control.py` (`proxy` mode), which serves a Unix
+//! socket and authenticates for them.
 //!
 //! Hot swap: a ControlSocket with the same name, socket type and port (or a
 //! `PORT+` one) takes the listening socket and the open connections from
@@ -67,6 +92,14 @@
 //!   second this many times before stopping the router. Default 0.
 //! - **RETRY_WARNINGS** (boolean): warn at each failed try. Default true.
 //! - **PROXY**: not supported.
+//! - **MAX_CLIENTS** (integer): most clients at once. Default 256.
+//! - **IDLE_TIMEOUT** (seconds): close clients idle this long; 0 never.
+//!   Default 300.
+//! - **MAX_BUFFERED** (bytes): most input and reply bytes buffered for all
+//!   clients together. Default 67108864 (64 MiB).
+//! - **SECRET_FILE** (file name): require `AUTH SECRET` first, SECRET
+//!   being the file's first line (at least 16 characters; the file must not
+//!   be readable by group or others). rclick's extension. Default none.
 //!
 //! ## Handlers
 //! - `port` (read): the bound TCP port, or the socket's file name.
@@ -74,6 +107,11 @@
 //! - `pending_output` (read): reply bytes queued for all other clients.
 //! - `max_pending_output` (read): the most reply bytes ever queued for one
 //!   client.
+//! - `buffered` (read): input and reply bytes buffered for all other
+//!   clients.
+//! - `idle_closed` (read): clients closed for being idle.
+//! - `rejected` (read): connections refused at MAX_CLIENTS.
+//! - `refused_replies` (read): READ replies refused for want of room.
 //!
 //! ## Example
 //! ```click
@@ -87,6 +125,7 @@ use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::time::Duration;
 
 use rclick_core::conf::Args;
 use rclick_core::ctx::ElementView;
@@ -110,8 +149,24 @@ const READ_CHUNK: usize = 64 << 10;
 const READ_PER_CALL: usize = 256 << 10;
 const COMMANDS_PER_CALL: usize = 32;
 const ACCEPTS_PER_CALL: usize = 16;
-/// Connections beyond this many are closed at once.
-const MAX_CLIENTS: usize = 256;
+/// Default most clients at once (MAX_CLIENTS).
+pub const DEFAULT_MAX_CLIENTS: usize = 256;
+/// Default time after which a client that neither sends nor takes bytes
+/// is closed (IDLE_TIMEOUT).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default most bytes buffered for all clients together, input and
+/// output (MAX_BUFFERED).
+pub const DEFAULT_MAX_BUFFERED: usize = 64 << 20;
+/// At MAX_CLIENTS, a new connection closes the client idle the longest if
+/// it has been idle at least this long.
+pub const EVICT_IDLE: Duration = Duration::from_secs(1);
+/// Input a client may always buffer, whatever the shared budget says.
+const FREE_INPUT: usize = READ_CHUNK;
+/// Replies this small are queued whatever the shared budget says (the
+/// per-client backlog bound still holds).
+const SMALL_REPLY: usize = 4 << 10;
+/// Most bytes of messages in one error reply; the rest is summarized.
+const MAX_MESSAGE_BYTES: usize = 64 << 10;
 
 const CS_OK: u16 = 200;
 const CS_SYNTAX: u16 = 500;
@@ -213,10 +268,14 @@ struct Conn {
     /// READUNTIL/WRITEUNTIL waiting: how far past the command line the
     /// search for the terminator has already looked.
     until_resume: usize,
+    /// When a byte last came in or went out (or the connection opened).
+    last_active: Timestamp,
+    /// SECRET_FILE mode: whether this client has said AUTH.
+    authed: bool,
 }
 
 impl Conn {
-    fn new(stream: Stream) -> Conn {
+    fn new(stream: Stream, now: Timestamp, authed: bool) -> Conn {
         Conn {
             stream,
             inbuf: Vec::new(),
@@ -228,7 +287,13 @@ impl Conn {
             discard: 0,
             skip_lf: false,
             until_resume: 0,
+            last_active: now,
+            authed,
         }
+    }
+
+    fn buffered(&self) -> usize {
+        self.in_pending() + self.out_pending()
     }
 
     fn in_pending(&self) -> usize {
@@ -251,8 +316,22 @@ impl Conn {
 
     /// `CODE-HEAD:` then each line of `body`, the last as `CODE LINE`; or
     /// just `CODE HEAD` when the body is empty.
+    /// Messages past MAX_MESSAGE_BYTES are counted, not sent.
     fn messages(&mut self, code: u16, head: &str, body: &str) {
-        let lines: Vec<&str> = body.split('\n').filter(|l| !l.is_empty()).collect();
+        let mut lines: Vec<String> = Vec::new();
+        let mut bytes = 0;
+        let mut left = 0;
+        for l in body.split('\n').filter(|l| !l.is_empty()) {
+            if bytes + l.len() > MAX_MESSAGE_BYTES || left > 0 {
+                left += 1;
+                continue;
+            }
+            bytes += l.len();
+            lines.push(l.to_string());
+        }
+        if left > 0 {
+            lines.push(format!("({left} more lines not shown)"));
+        }
         if lines.is_empty() {
             self.message(code, head, false);
             return;
@@ -272,16 +351,17 @@ impl Conn {
         self.out.extend_from_slice(data);
     }
 
-    /// Reads what the socket has, up to the input bound. Sets `in_closed`
-    /// on end of file or error.
-    fn fill(&mut self) {
+    /// Reads what the socket has, up to the input bound (`limit`: the
+    /// per-client bound, or less when the shared budget is spent). Sets
+    /// `in_closed` on end of file or error. Returns the bytes read.
+    fn fill(&mut self, limit: usize) -> usize {
         if self.inpos > 0 {
             self.inbuf.drain(..self.inpos);
             self.inpos = 0;
         }
         let mut got = 0;
         while !self.in_closed && got < READ_PER_CALL {
-            let room = IN_LIMIT.saturating_sub(self.inbuf.len()).min(READ_CHUNK);
+            let room = limit.saturating_sub(self.inbuf.len()).min(READ_CHUNK);
             if room == 0 {
                 break;
             }
@@ -316,14 +396,20 @@ impl Conn {
         if self.inbuf.capacity() > 2 * READ_CHUNK && self.inbuf.len() < READ_CHUNK {
             self.inbuf.shrink_to(READ_CHUNK);
         }
+        got
     }
 
-    /// Writes pending output until the socket would block.
-    fn flush(&mut self) {
+    /// Writes pending output until the socket would block. Returns the
+    /// bytes sent.
+    fn flush(&mut self) -> usize {
+        let mut sent = 0;
         while !self.out_closed && self.outpos < self.out.len() {
             match self.stream.send(&self.out[self.outpos..]) {
                 Ok(0) => break,
-                Ok(n) => self.outpos += n,
+                Ok(n) => {
+                    self.outpos += n;
+                    sent += n;
+                }
                 Err(e) => match e.kind() {
                     io::ErrorKind::WouldBlock => break,
                     io::ErrorKind::Interrupted => continue,
@@ -341,6 +427,7 @@ impl Conn {
             self.out.drain(..self.outpos);
             self.outpos = 0;
         }
+        sent
     }
 }
 
@@ -442,6 +529,21 @@ pub struct ControlSocket {
     max_pending: usize,
     /// A connection taken out of `conns` while its commands run.
     busy_conn: bool,
+    max_clients: usize,
+    /// Zero: never.
+    idle_timeout: Duration,
+    max_buffered: usize,
+    /// SECRET_FILE: the file, and the secret read from it at configure
+    /// time. Clients must say `AUTH SECRET` before any other command.
+    secret_file: Option<String>,
+    secret: Option<Vec<u8>>,
+    timer_armed: bool,
+    /// Clients closed for being idle (timeout, or room for a new one).
+    idle_closed: u64,
+    /// Connections refused at MAX_CLIENTS.
+    rejected: u64,
+    /// Replies refused for want of buffer room.
+    refused_replies: u64,
 }
 
 impl Default for ControlSocket {
@@ -465,6 +567,15 @@ impl Default for ControlSocket {
             index: usize::MAX,
             max_pending: 0,
             busy_conn: false,
+            max_clients: DEFAULT_MAX_CLIENTS,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_buffered: DEFAULT_MAX_BUFFERED,
+            secret_file: None,
+            secret: None,
+            timer_armed: false,
+            idle_closed: 0,
+            rejected: 0,
+            refused_replies: 0,
         }
     }
 }
@@ -552,8 +663,21 @@ impl ControlSocket {
             else {
                 return;
             };
-            if stream.set_nonblocking().is_err() || self.conns.len() >= MAX_CLIENTS {
-                // Dropping the stream closes it.
+            if stream.set_nonblocking().is_err() {
+                continue;
+            }
+            if self.conns.len() >= self.max_clients && !self.evict_idlest(ctx) {
+                // Say why before closing (the socket is new: the short
+                // reply fits its buffer). Dropping the stream closes it.
+                self.rejected += 1;
+                let _ = stream.send(
+                    format!(
+                        "{GREETING}590 Too many connections ({} open, MAX_CLIENTS {}); try again later\r\n",
+                        self.conns.len(),
+                        self.max_clients
+                    )
+                    .as_bytes(),
+                );
                 if self.verbose {
                     ctx.chatter(&format!("{}: too many connections", self.decl));
                 }
@@ -570,10 +694,117 @@ impl ControlSocket {
                     ));
                 }
             }
-            let mut c = Conn::new(stream);
+            let mut c = Conn::new(stream, Timestamp::now_real(), self.secret.is_none());
             c.flush();
             self.finish(c, false, ctx);
         }
+        self.arm_timer(ctx);
+    }
+
+    /// Makes room for a new client by closing the one idle the longest,
+    /// if it has been idle at least EVICT_IDLE.
+    fn evict_idlest(&mut self, ctx: &mut Ctx) -> bool {
+        let now = Timestamp::now_real();
+        let Some((&fd, c)) = self.conns.iter().min_by_key(|(_, c)| c.last_active) else {
+            return false;
+        };
+        if now < c.last_active + EVICT_IDLE {
+            return false;
+        }
+        let idle = (now - c.last_active).as_secs_f64();
+        self.close_idle(
+            fd,
+            &format!("idle {idle:.0} s while the server was full"),
+            ctx,
+        );
+        true
+    }
+
+    /// Closes an idle client, telling it why.
+    fn close_idle(&mut self, fd: RawFd, why: &str, ctx: &mut Ctx) {
+        if let Some(mut c) = self.conns.remove(&fd) {
+            c.message(CS_UNSPECIFIED, &format!("Connection closed: {why}"), false);
+            c.flush();
+            ctx.remove_select(fd);
+            self.idle_closed += 1;
+            if self.verbose {
+                ctx.chatter(&format!("{}: closed idle connection {fd}", self.decl));
+            }
+        }
+    }
+
+    /// Closes clients idle for IDLE_TIMEOUT, lets starved clients read
+    /// again, and sets the timer for the next check.
+    fn sweep(&mut self, ctx: &mut Ctx) {
+        if !self.idle_timeout.is_zero() {
+            let now = Timestamp::now_real();
+            let limit = Timestamp::from_duration(self.idle_timeout);
+            let expired: Vec<RawFd> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| now >= c.last_active + limit)
+                .map(|(&fd, _)| fd)
+                .collect();
+            let secs = self.idle_timeout.as_secs_f64();
+            for fd in expired {
+                self.close_idle(fd, &format!("idle for {secs} s (IDLE_TIMEOUT)"), ctx);
+            }
+        }
+        self.arm_timer(ctx);
+    }
+
+    /// Sets the timer for the next idle check while clients are open.
+    /// Idleness is real time; under simulated time, whose clock jumps to
+    /// the next timer, clients are not timed out.
+    fn arm_timer(&mut self, ctx: &Ctx) {
+        if self.timer_armed
+            || self.conns.is_empty()
+            || self.listener.is_none()
+            || self.idle_timeout.is_zero()
+            || ctx.is_simulated()
+        {
+            return;
+        }
+        let Some(t) = self.timer else { return };
+        let now = Timestamp::now_real();
+        let oldest = self.conns.values().map(|c| c.last_active).min();
+        let due = oldest.unwrap_or(now) + Timestamp::from_duration(self.idle_timeout);
+        // Not sooner than 10 ms from now.
+        let wait = if due > now {
+            due - now
+        } else {
+            Timestamp::from_secs_f64(0.0)
+        };
+        let wait = wait.max(Timestamp::from_secs_f64(0.01));
+        ctx.schedule_timer_after(t, wait);
+        self.timer_armed = true;
+    }
+
+    /// Bytes buffered for every client in `conns`.
+    fn buffered_total(&self) -> usize {
+        self.conns.values().map(Conn::buffered).sum()
+    }
+
+    /// The input bound for `c` now: IN_LIMIT, or FREE_INPUT while the
+    /// shared budget is spent.
+    fn in_limit(&self, c: &Conn) -> usize {
+        if self.buffered_total() + c.buffered() < self.max_buffered {
+            IN_LIMIT
+        } else {
+            FREE_INPUT.max(c.inbuf.len().min(IN_LIMIT))
+        }
+    }
+
+    /// Whether `c` waits for more input than the spent budget lets it
+    /// buffer: its partial command is then refused.
+    fn starved(&self, c: &Conn) -> bool {
+        c.in_pending() >= FREE_INPUT && self.buffered_total() + c.buffered() >= self.max_buffered
+    }
+
+    /// Whether a reply of `size` bytes may be queued for `c` (which is out
+    /// of `conns`).
+    fn room_for(&self, c: &Conn, size: usize) -> bool {
+        size <= SMALL_REPLY || self.buffered_total() + c.buffered() + size <= self.max_buffered
     }
 
     /// Puts a connection back after work on it, choosing what to wait for,
@@ -596,6 +827,7 @@ impl ControlSocket {
         };
         ctx.add_select(fd, interest);
         self.conns.insert(fd, c);
+        self.arm_timer(ctx);
     }
 
     /// Runs the client's complete commands. Returns whether commands may
@@ -634,7 +866,7 @@ impl ControlSocket {
             let (len, term, cr_at_end) = match line_end(avail) {
                 Some(x) => x,
                 None if c.in_closed => (avail.len(), 0, false),
-                None if avail.len() > MAX_LINE => {
+                None if avail.len() > MAX_LINE || self.starved(c) => {
                     c.message(CS_SYNTAX, "Line too long", false);
                     c.in_closed = true;
                     c.inpos = c.inbuf.len();
@@ -690,6 +922,31 @@ impl ControlSocket {
             }
         };
         let cmd = String::from_utf8_lossy(&line[s0..e0]).to_ascii_uppercase();
+        if let Some(secret) = &self.secret {
+            if cmd == "AUTH" {
+                let given = if w.len() == 2 {
+                    &line[w[1].0..w[1].1]
+                } else {
+                    &b""[..]
+                };
+                if constant_time_eq(given, secret) {
+                    c.authed = true;
+                    c.message(CS_OK, "Authenticated", false);
+                    return Step::Done(0);
+                }
+                c.authed = false;
+                c.message(CS_PERMISSION, "Authentication failed", false);
+                return Step::Close;
+            }
+            if !c.authed && !matches!(cmd.as_str(), "QUIT" | "CLOSE" | "HELP") {
+                c.message(
+                    CS_PERMISSION,
+                    "Authentication required (send AUTH SECRET first)",
+                    false,
+                );
+                return Step::Done(0);
+            }
+        }
         match cmd.as_str() {
             "READ" | "GET" | "WRITE" | "SET" => {
                 if w.len() < 2 {
@@ -727,6 +984,20 @@ impl ControlSocket {
                     return Step::Done(have.min(n));
                 }
                 if c.inbuf.len() - after < n {
+                    if self.starved(c) {
+                        let kind = if cmd == "READDATA" { "read" } else { "write" };
+                        c.message(
+                            CS_DATA_TOO_BIG,
+                            &format!(
+                                "Data too large for {kind} handler '{h}' now: MAX_BUFFERED {} bytes are buffered for clients",
+                                self.max_buffered
+                            ),
+                            false,
+                        );
+                        let have = c.inbuf.len() - after;
+                        c.discard = n - have;
+                        return Step::Done(have);
+                    }
                     return Step::NeedMore;
                 }
                 let data = String::from_utf8_lossy(&c.inbuf[after..after + n]).into_owned();
@@ -760,7 +1031,7 @@ impl ControlSocket {
                     }
                     if s == buf.len() {
                         c.until_resume = begin;
-                        if buf.len() > MAX_DATA {
+                        if buf.len() > MAX_DATA || self.starved(c) {
                             c.message(
                                 CS_DATA_TOO_BIG,
                                 &format!(
@@ -819,6 +1090,12 @@ impl ControlSocket {
                     return Step::Done(have.min(n));
                 }
                 if c.inbuf.len() - after < n {
+                    if self.starved(c) {
+                        c.message(CS_DATA_TOO_BIG, "Data too large for LLRPC", false);
+                        let have = c.inbuf.len() - after;
+                        c.discard = n - have;
+                        return Step::Done(have);
+                    }
                     return Step::NeedMore;
                 }
                 self.llrpc_command(c, &word(1), ctx);
@@ -833,7 +1110,14 @@ impl ControlSocket {
             }
             "HELP" => {
                 for (i, l) in HELP.iter().enumerate() {
-                    c.message(CS_OK, l, i + 1 < HELP.len());
+                    c.message(CS_OK, l, i + 1 < HELP.len() || self.secret.is_some());
+                }
+                if self.secret.is_some() {
+                    c.message(
+                        CS_OK,
+                        "AUTH secret             authenticate (SECRET_FILE)",
+                        false,
+                    );
                 }
                 Step::Done(0)
             }
@@ -928,6 +1212,17 @@ impl ControlSocket {
             return;
         }
         match self.call_read(&t, param, ctx) {
+            Ok(v) if !self.room_for(c, v.len() + h.len() + 48) => {
+                self.refused_replies += 1;
+                let msg = format!(
+                    "reply of {} bytes refused: {} bytes already buffered for clients \
+                     (MAX_BUFFERED {}); read pending replies, or try again later",
+                    v.len(),
+                    self.buffered_total() + c.buffered(),
+                    self.max_buffered
+                );
+                c.messages(CS_UNSPECIFIED, &format!("Read handler '{h}' error"), &msg);
+            }
             Ok(v) => {
                 c.message(CS_OK, &format!("Read handler '{h}' OK"), false);
                 c.data(v.as_bytes());
@@ -1042,6 +1337,43 @@ impl ControlSocket {
     }
 }
 
+/// Compares secrets in time independent of where they differ.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for (i, &x) in b.iter().enumerate() {
+        diff |= usize::from(x ^ a.get(i).copied().unwrap_or(0));
+    }
+    diff == 0
+}
+
+/// Reads the shared secret: the file's first line, at least 16 bytes,
+/// the file readable by its owner only.
+pub fn read_secret_file(path: &str) -> Result<Vec<u8>, String> {
+    let md =
+        std::fs::metadata(path).map_err(|e| format!("SECRET_FILE {path}: {}", os_reason(&e)))?;
+    if md.mode() & 0o077 != 0 {
+        return Err(format!(
+            "SECRET_FILE {path}: readable by others (mode {:o}); chmod 600 it",
+            md.mode() & 0o777
+        ));
+    }
+    let text = std::fs::read(path).map_err(|e| format!("SECRET_FILE {path}: {}", os_reason(&e)))?;
+    let line: Vec<u8> = text
+        .split(|&b| b == b'\n')
+        .next()
+        .unwrap_or(&[])
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    if line.len() < 16 {
+        return Err(format!(
+            "SECRET_FILE {path}: the secret must be at least 16 characters"
+        ));
+    }
+    Ok(line)
+}
+
 const HELP: &[&str] = &[
     "Commands supported:",
     "READ handler [arg...]   call read handler, return DATA",
@@ -1073,6 +1405,10 @@ const HANDLERS: &[Handler<ControlSocket>] = &[
     Handler::read("clients", |e, _| server::clients(&e.conns, e.busy_conn)),
     Handler::read("pending_output", |e, _| e.pending_output().to_string()),
     Handler::data("max_pending_output", |e| &e.max_pending),
+    Handler::read("buffered", |e, _| e.buffered_total().to_string()),
+    Handler::data("idle_closed", |e| &e.idle_closed),
+    Handler::data("rejected", |e| &e.rejected),
+    Handler::data("refused_replies", |e| &e.refused_replies),
 ];
 
 rclick_core::element_class!(ControlSocket);
@@ -1093,6 +1429,10 @@ impl Element for ControlSocket {
         let retries: i32 = args.read("RETRIES").unwrap_or(0);
         let retry_warnings = args.read("RETRY_WARNINGS").unwrap_or(true);
         let localhost = args.read("LOCALHOST").unwrap_or(true);
+        let max_clients: usize = args.read("MAX_CLIENTS").unwrap_or(DEFAULT_MAX_CLIENTS);
+        let idle_timeout: Duration = args.read("IDLE_TIMEOUT").unwrap_or(DEFAULT_IDLE_TIMEOUT);
+        let max_buffered: usize = args.read("MAX_BUFFERED").unwrap_or(DEFAULT_MAX_BUFFERED);
+        let secret_file: Option<String> = args.read("SECRET_FILE");
         let socktype = socktype.to_ascii_uppercase();
         let address = match socktype.as_str() {
             "TCP" => {
@@ -1133,7 +1473,28 @@ impl Element for ControlSocket {
         if proxy.is_some() {
             args.error("PROXY is not supported");
         }
+        if max_clients == 0 {
+            args.error("MAX_CLIENTS must be positive");
+        }
+        if max_buffered < SMALL_REPLY {
+            args.error(format!("MAX_BUFFERED must be at least {SMALL_REPLY}"));
+        }
+        let secret = match &secret_file {
+            Some(f) => match read_secret_file(f) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    args.error(e);
+                    None
+                }
+            },
+            None => None,
+        };
         args.complete()?;
+        self.max_clients = max_clients;
+        self.idle_timeout = idle_timeout;
+        self.max_buffered = max_buffered;
+        self.secret_file = secret_file;
+        self.secret = secret;
         if let Some(a) = address {
             self.address = a;
         }
@@ -1191,11 +1552,22 @@ impl Element for ControlSocket {
         if !compatible {
             return false;
         }
+        // Clients authenticated with another secret must say it again.
+        let same_secret = self.secret == old.secret;
         self.listener = old.listener.take();
         self.bound_port = old.bound_port;
         self.unix_id = old.unix_id.take();
         self.conns = std::mem::take(&mut old.conns);
+        if !same_secret {
+            let open = self.secret.is_none();
+            for c in self.conns.values_mut() {
+                c.authed = open;
+            }
+        }
         self.max_pending = old.max_pending;
+        self.idle_closed = old.idle_closed;
+        self.rejected = old.rejected;
+        self.refused_replies = old.refused_replies;
         let listener = self.listener.as_ref().map(Listener::fd);
         server::rewatch(ctx, listener, &self.conns, |c| Interest {
             read: !c.in_closed,
@@ -1206,7 +1578,9 @@ impl Element for ControlSocket {
     }
 
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        self.timer_armed = false;
         if self.listener.is_some() {
+            self.sweep(ctx);
             return;
         }
         match self.bind() {
@@ -1233,8 +1607,12 @@ impl Element for ControlSocket {
         let Some(mut c) = server::take_conn(&mut self.conns, fd, ctx) else {
             return;
         };
+        let now = Timestamp::now_real();
         if readable && !c.in_closed {
-            c.fill();
+            let limit = self.in_limit(&c);
+            if c.fill(limit) > 0 {
+                c.last_active = now;
+            }
         } else if readable && !c.out_closed {
             // Input is over (QUIT, error): throw away whatever still comes
             // so that a hang-up is noticed.
@@ -1248,12 +1626,16 @@ impl Element for ControlSocket {
                 }
             }
         }
-        c.flush();
+        if c.flush() > 0 {
+            c.last_active = now;
+        }
         self.busy_conn = true;
         let more = self.process(&mut c, ctx);
         self.busy_conn = false;
         self.max_pending = self.max_pending.max(c.out_pending());
-        c.flush();
+        if c.flush() > 0 {
+            c.last_active = now;
+        }
         self.finish(c, more, ctx);
     }
 

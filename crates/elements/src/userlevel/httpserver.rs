@@ -41,7 +41,8 @@
 //!   `{"ok": true, "handler": "...", "value": "..."}`.
 //! - `POST /api/handler/ELEMENT.HANDLER`: writes the handler with the
 //!   request body as its value: `{"ok": true, "handler": "..."}`.
-//!   A name without a dot is a global handler (`stop`, `hotconfig`).
+//!   A name without a dot is a global handler (`stop`, `hotconfig`). The
+//!   request must carry `Authorization: Bearer TOKEN` (see below).
 //! - `GET /metrics`: the Prometheus text exposition format (version
 //!   0.0.4): every element read handler whose value is a number, as
 //!   `rclick_handler{element="c",class="Counter",handler="count"} 42`.
@@ -49,31 +50,63 @@
 //! Errors are JSON `{"ok": false, "error": "MESSAGE"}` with status 404 for
 //! an unknown element, handler or resource, 405 for a handler or resource
 //! that does not support the method (reading a write-only handler, writing
-//! a read-only one; with an `Allow` header), 403 when READONLY or for a
-//! cross-site request, 400 when the handler reports an error or the request
-//! is malformed, 413 for a body larger than MAX_BODY, 431 for a request
-//! head larger than 16 KiB, and 411 for a chunked body.
+//! a read-only one; with an `Allow` header), 401 for a write without the
+//! token, 403 when read-only or for a cross-site request, 400 when the
+//! handler reports an error or the request is malformed, 413 for a body
+//! larger than MAX_BODY, 431 for a request head larger than 16 KiB, 411
+//! for a chunked body, 408 for a head not received within HEAD_TIMEOUT, and
+//! 503 when there is no room for another connection.
 //!
 //! Every response closes the connection (`Connection: close`). Sockets are
-//! non-blocking and serve any number of clients (up to 256 at once)
-//! without ever blocking packet processing; a client that sends nothing
-//! for TIMEOUT is disconnected. Numeric handlers skip the standard `name`,
+//! non-blocking and serve up to MAX_CLIENTS clients at once, at most
+//! MAX_PER_ADDRESS from one address, without ever blocking packet
+//! processing. A client must send its whole request head within
+//! HEAD_TIMEOUT of connecting, however steadily its bytes come (slowloris),
+//! and one that sends nothing for TIMEOUT is disconnected (both in real
+//! time, and not applied under `--simtime`). When the server or an address
+//! is full, a new connection closes a connection already answered, else the
+//! oldest one whose request is unfinished (of that address, if the address
+//! is full), so clients that send their requests promptly always get in;
+//! when every connection is being sent its response, the new one is
+//! answered 503. Numeric
+//! handlers skip the standard `name`,
 //! `class`, `config`, `ports` and `handlers`, handlers taking a parameter,
 //! and reads that may change state.
 //!
-//! Writes from a web page on another site are refused: a POST whose
-//! `Origin` is not this server is answered 403, and when bound to a
-//! loopback address, requests whose `Host` is not a loopback name or
-//! address are refused too (DNS rebinding).
+//! Who may write: reads are open to whoever can connect; every write needs
+//! the token. With TOKEN_FILE, the server makes a random token when it
+//! starts, writes it to that file (mode 0600: readable by the user only),
+//! and, with VERBOSE, prints the page's URL with the token in its fragment
+//! (`http://127.0.0.1:PORT/#token=...`): the page keeps the token (in the
+//! browser's storage for this site, never in URLs) and sends it with its
+//! writes.
+//! Without TOKEN_FILE the server is read-only. Writes from a web page on
+//! another site are refused: a POST whose `Origin` is not this server, as
+//! its `Host` names it, is answered 403 (`localhost`, `127.0.0.1` and
+//! `[::1]` are the same server when it is bound to loopback); and when
+//! bound to a loopback address, requests whose `Host` is not a loopback
+//! name or address are refused too (DNS rebinding). See docs/security.md.
 //!
 //! Hot swap: an HTTPServer with the same name and address takes the
-//! listening socket and open connections from its predecessor.
+//! listening socket and open connections from its predecessor, and, with
+//! the same TOKEN_FILE, its token.
 //!
 //! ## Keywords
-//! - **READONLY** (boolean): refuse handler writes (`403`). Default false.
+//! - **TOKEN_FILE** (file name): allow writes carrying the token that the
+//!   server writes to this file at start. Default none (read-only).
+//! - **READONLY** (boolean): refuse handler writes (`403`). Default true
+//!   without TOKEN_FILE, false with it; false needs TOKEN_FILE.
 //! - **MAX_BODY** (integer): largest request body accepted, in bytes.
 //!   Default 1048576.
 //! - **TIMEOUT** (seconds): close connections idle this long. Default 30.
+//! - **HEAD_TIMEOUT** (seconds): time from connecting to the end of the
+//!   request head. Default 10.
+//! - **MAX_CLIENTS** (integer): most connections at once. Default 256.
+//! - **MAX_PER_ADDRESS** (integer): most connections from one client
+//!   address. Default 64.
+//! - **MAX_OUTPUT** (bytes): most response bytes waiting for all clients
+//!   together; a response over 4 KiB that does not fit while others wait
+//!   is answered 503. Default 67108864 (64 MiB).
 //! - **VERBOSE** (boolean): print the URL the server listens on. Default
 //!   false.
 //!
@@ -82,11 +115,17 @@
 //! - `url` (read): the live page's address.
 //! - `clients` (read): open connections.
 //! - `requests` (read): requests answered so far.
+//! - `writable` (read): whether writes are allowed (with the token).
+//! - `evicted` (read): connections closed to make room for new ones.
+//! - `refused` (read): connections answered 503 for want of room.
+//! - `head_timeouts` (read): connections closed by HEAD_TIMEOUT.
+//! - `refused_responses` (read): responses replaced by 503 for want of
+//!   room (MAX_OUTPUT).
 //!
 //! ## Example
 //! ```click
 //! HTTPServer(8080);
-//! HTTPServer(0.0.0.0:8080, READONLY true);
+//! HTTPServer(8080, TOKEN_FILE /run/user/1000/rclick-http.token);
 //! ```
 
 use std::collections::BTreeMap;
@@ -110,8 +149,19 @@ use super::server;
 pub const MAX_HEAD: usize = 16 << 10;
 /// Default largest request body.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
-/// Connections beyond this many are closed at once.
-pub const MAX_CLIENTS: usize = 256;
+/// Default most connections at once (MAX_CLIENTS).
+pub const DEFAULT_MAX_CLIENTS: usize = 256;
+/// Default most connections from one address (MAX_PER_ADDRESS).
+pub const DEFAULT_MAX_PER_ADDRESS: usize = 64;
+/// Default time a client has to send its whole request head
+/// (HEAD_TIMEOUT).
+pub const DEFAULT_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default idle time after which a connection is closed (TIMEOUT).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default most response bytes waiting for all clients (MAX_OUTPUT).
+pub const DEFAULT_MAX_OUTPUT: usize = 64 << 20;
+/// Responses this small are queued whatever MAX_OUTPUT says.
+const SMALL_RESPONSE: usize = 4 << 10;
 /// Most handler names one `/api/handlers` request may ask for.
 pub const MAX_NAMES: usize = 1000;
 const MAX_HEADERS: usize = 64;
@@ -156,9 +206,32 @@ struct Conn {
     /// The peer no longer takes output, or a fatal error happened.
     dead: bool,
     discarded: usize,
+    peer: IpAddr,
+    /// When the connection was accepted: the head is due HEAD_TIMEOUT
+    /// later.
+    opened: Timestamp,
+    /// The request head has arrived whole.
+    head_done: bool,
 }
 
 impl Conn {
+    /// Still waiting for its request head: the connections a slowloris
+    /// client holds, under HEAD_TIMEOUT.
+    fn waiting_head(&self) -> bool {
+        self.phase == Phase::Request && !self.head_done
+    }
+
+    /// Which connections go first when room is needed: those already
+    /// answered (lingering), then unfinished requests, oldest first.
+    /// Connections whose response is still being sent are never closed.
+    fn eviction_rank(&self) -> Option<(u8, Timestamp)> {
+        match self.phase {
+            Phase::Linger => Some((0, self.opened)),
+            Phase::Request => Some((1, self.opened)),
+            Phase::Respond => None,
+        }
+    }
+
     fn out_pending(&self) -> usize {
         self.out.len() - self.outpos
     }
@@ -291,6 +364,7 @@ fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         400 => "Bad Request",
+        401 => "Unauthorized",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
@@ -300,6 +374,7 @@ fn reason(status: u16) -> &'static str {
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         501 => "Not Implemented",
+        503 => "Service Unavailable",
         505 => "HTTP Version Not Supported",
         _ => "Unknown",
     }
@@ -314,6 +389,7 @@ struct Head {
     expect_continue: bool,
     host: Option<String>,
     origin: Option<String>,
+    authorization: Option<String>,
     head_len: usize,
 }
 
@@ -351,6 +427,7 @@ fn parse_head(buf: &[u8]) -> Parse {
         expect_continue: false,
         host: None,
         origin: None,
+        authorization: None,
         head_len: n,
     };
     let mut seen_length = false;
@@ -374,6 +451,8 @@ fn parse_head(buf: &[u8]) -> Parse {
             head.host = Some(value);
         } else if h.name.eq_ignore_ascii_case("origin") {
             head.origin = Some(value);
+        } else if h.name.eq_ignore_ascii_case("authorization") {
+            head.authorization = Some(value);
         }
     }
     Parse::Head(head)
@@ -471,6 +550,81 @@ fn is_loopback_host(host: &str) -> bool {
         || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Splits `HOST[:PORT]` (HOST maybe `[IPV6]`): lowercased host without
+/// brackets or trailing dot, and the port if given.
+fn host_port(s: &str) -> (String, Option<u16>) {
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let (h, after) = rest.split_once(']').unwrap_or((rest, ""));
+        (h, after.strip_prefix(':'))
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h, Some(p)),
+            _ => (s, None),
+        }
+    };
+    let port = port.map(|p| p.parse::<u16>().unwrap_or(0));
+    (host.trim_end_matches('.').to_ascii_lowercase(), port)
+}
+
+/// Whether a request's `Origin` is this server as the browser reached it
+/// (`Host`): same scheme-default port and host, where `localhost`,
+/// `127.0.0.1` and `[::1]` count as the same host when the server is bound
+/// to loopback.
+fn same_origin(origin: &str, host: Option<&str>, loopback: bool) -> bool {
+    let Some(o) = origin.trim().strip_prefix("http://") else {
+        return false;
+    };
+    let Some(host) = host else {
+        return false;
+    };
+    let (oh, op) = host_port(o.trim_end_matches('/'));
+    let (hh, hp) = host_port(host);
+    if op.unwrap_or(80) != hp.unwrap_or(80) || oh.is_empty() {
+        return false;
+    }
+    oh == hh || (loopback && is_loopback_host(&oh) && is_loopback_host(&hh))
+}
+
+/// A fresh write token: 32 random bytes in hex.
+fn random_token() -> Result<String, String> {
+    let mut b = [0u8; 32];
+    let mut f = std::fs::File::open("/dev/urandom").map_err(|e| format!("/dev/urandom: {e}"))?;
+    f.read_exact(&mut b)
+        .map_err(|e| format!("/dev/urandom: {e}"))?;
+    Ok(b.iter().fold(String::with_capacity(64), |mut s, x| {
+        let _ = write!(s, "{x:02x}");
+        s
+    }))
+}
+
+/// Writes `text` to `path`, replacing it, as a file only its owner may
+/// read (mode 0600, created anew so no older permissions survive).
+pub fn write_private_file(path: &str, text: &str) -> io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    f.write_all(text.as_bytes())
+}
+
+/// Compares secrets in time independent of where they differ.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for (i, &x) in b.iter().enumerate() {
+        diff |= usize::from(x ^ a.get(i).copied().unwrap_or(0));
+    }
+    diff == 0
+}
+
 /// Parses `PORT` or `HOST:PORT`.
 fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     let s = s.trim();
@@ -508,6 +662,19 @@ struct Target {
 pub struct HTTPServer {
     addr: SocketAddr,
     read_only: bool,
+    max_clients: usize,
+    max_per_address: usize,
+    head_timeout: Duration,
+    /// TOKEN_FILE: where the write token is written at start.
+    token_file: Option<String>,
+    /// The write token (hex), made at initialize.
+    token: Option<String>,
+    /// Connections closed to make room, refused, or timed out in the head.
+    evicted: u64,
+    refused: u64,
+    head_timeouts: u64,
+    max_output: usize,
+    refused_responses: u64,
     max_body: usize,
     timeout: Duration,
     verbose: bool,
@@ -528,9 +695,19 @@ impl Default for HTTPServer {
     fn default() -> Self {
         HTTPServer {
             addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
-            read_only: false,
+            read_only: true,
+            max_clients: DEFAULT_MAX_CLIENTS,
+            max_per_address: DEFAULT_MAX_PER_ADDRESS,
+            head_timeout: DEFAULT_HEAD_TIMEOUT,
+            token_file: None,
+            token: None,
+            evicted: 0,
+            refused: 0,
+            head_timeouts: 0,
+            max_output: DEFAULT_MAX_OUTPUT,
+            refused_responses: 0,
             max_body: DEFAULT_MAX_BODY,
-            timeout: Duration::from_secs(30),
+            timeout: DEFAULT_TIMEOUT,
             verbose: false,
             listener: None,
             bound: None,
@@ -557,9 +734,40 @@ impl HTTPServer {
     }
 
     fn watch_listener(&self, ctx: &ElementView, fd: RawFd) {
-        server::watch_listener(ctx, fd, self.verbose, &self.decl, || {
-            format!("serving {}", self.url())
+        server::watch_listener(ctx, fd, self.verbose, &self.decl, || match &self.token {
+            // The URL the user opens carries the token in its fragment,
+            // which browsers never send: the page keeps it for its writes.
+            Some(t) if !self.read_only => format!(
+                "serving {}#token={t} (writes need the token; it is also in {})",
+                self.url(),
+                self.token_file.as_deref().unwrap_or("")
+            ),
+            _ => format!("serving {} (read-only)", self.url()),
         });
+    }
+
+    /// Makes the write token and writes it to TOKEN_FILE, readable by the
+    /// user only.
+    fn make_token(&mut self) -> Result<(), String> {
+        let Some(path) = &self.token_file else {
+            return Ok(());
+        };
+        let token = random_token()?;
+        write_private_file(path, &format!("{token}\n"))
+            .map_err(|e| format!("TOKEN_FILE {path}: {e}"))?;
+        self.token = Some(token);
+        Ok(())
+    }
+
+    /// Whether the request carries the write token.
+    fn authorized(&self, head: &Head) -> bool {
+        match (&self.token, &head.authorization) {
+            (Some(t), Some(a)) => {
+                let given = a.strip_prefix("Bearer ").unwrap_or("").trim();
+                constant_time_eq(given.as_bytes(), t.as_bytes())
+            }
+            _ => false,
+        }
     }
 
     fn url(&self) -> String {
@@ -573,8 +781,10 @@ impl HTTPServer {
         format!("http://{host}:{}/", a.port())
     }
 
+    /// Timeouts are real time; under simulated time, whose clock jumps to
+    /// the next timer, connections are not timed out.
     fn arm_timer(&mut self, ctx: &Ctx) {
-        if !self.timer_armed && !self.conns.is_empty() {
+        if !self.timer_armed && !self.conns.is_empty() && !ctx.is_simulated() {
             if let Some(t) = self.timer {
                 ctx.schedule_timer_after(t, Timestamp::from_secs_f64(0.5));
                 self.timer_armed = true;
@@ -585,12 +795,20 @@ impl HTTPServer {
     fn accept_all(&mut self, ctx: &mut Ctx) {
         for _ in 0..ACCEPTS_PER_CALL {
             let Some(l) = &self.listener else { return };
-            let Some((stream, _)) =
+            let Some((stream, peer)) =
                 server::accepted(l.accept(), ctx, &self.decl, |e| e.to_string())
             else {
                 return;
             };
-            if stream.set_nonblocking(true).is_err() || self.conns.len() >= MAX_CLIENTS {
+            if stream.set_nonblocking(true).is_err() {
+                continue;
+            }
+            let peer = peer.ip();
+            if !self.make_room(peer, ctx) {
+                // Say why (a short write to a new socket), then close.
+                self.refused += 1;
+                let r = Response::error(503, "too many connections; try again later");
+                let _ = server::send(stream.as_raw_fd(), &r.serialize(false));
                 continue;
             }
             let _ = stream.set_nodelay(true);
@@ -601,14 +819,51 @@ impl HTTPServer {
                 out: Vec::new(),
                 outpos: 0,
                 phase: Phase::Request,
-                since: ctx.now(),
+                since: Timestamp::now_real(),
                 sent_continue: false,
                 eof: false,
                 dead: false,
                 discarded: 0,
+                peer,
+                opened: Timestamp::now_real(),
+                head_done: false,
             };
             ctx.add_select(fd, Interest::READ);
             self.conns.insert(fd, c);
+        }
+    }
+
+    /// Makes room for a connection from `peer` within MAX_PER_ADDRESS and
+    /// MAX_CLIENTS, closing a connection already answered or the oldest one
+    /// whose request is unfinished (of that address, or of any) if need be.
+    /// Whether there is room.
+    fn make_room(&mut self, peer: IpAddr, ctx: &mut Ctx) -> bool {
+        let from_peer = self.conns.values().filter(|c| c.peer == peer).count();
+        if from_peer >= self.max_per_address && !self.evict_oldest(Some(peer), ctx) {
+            return false;
+        }
+        if self.conns.len() >= self.max_clients && !self.evict_oldest(None, ctx) {
+            return false;
+        }
+        true
+    }
+
+    fn evict_oldest(&mut self, peer: Option<IpAddr>, ctx: &mut Ctx) -> bool {
+        let victim = self
+            .conns
+            .iter()
+            .filter(|(_, c)| peer.is_none_or(|p| c.peer == p))
+            .filter_map(|(&fd, c)| c.eviction_rank().map(|r| (r, fd)))
+            .min()
+            .map(|(_, fd)| fd);
+        match victim {
+            Some(fd) => {
+                ctx.remove_select(fd);
+                self.conns.remove(&fd);
+                self.evicted += 1;
+                true
+            }
+            None => false,
         }
     }
 
@@ -623,7 +878,7 @@ impl HTTPServer {
         if c.phase == Phase::Respond && c.out_pending() == 0 && !c.dead {
             let _ = c.stream.shutdown(Shutdown::Write);
             c.phase = Phase::Linger;
-            c.since = ctx.now();
+            c.since = Timestamp::now_real();
             c.inbuf = Vec::new();
         }
         let fd = c.stream.as_raw_fd();
@@ -653,7 +908,20 @@ impl HTTPServer {
 
     fn respond(&mut self, c: &mut Conn, r: Response, head_only: bool) {
         self.requests += 1;
-        c.out.extend_from_slice(&r.serialize(head_only));
+        let mut bytes = r.serialize(head_only);
+        // Responses waiting for slow readers are bounded in total.
+        let waiting: usize = self.conns.values().map(Conn::out_pending).sum();
+        if bytes.len() > SMALL_RESPONSE && waiting > 0 && waiting + bytes.len() > self.max_output {
+            self.refused_responses += 1;
+            let msg = format!(
+                "response of {} bytes refused: {waiting} bytes of responses wait for \
+                 slow clients (MAX_OUTPUT {}); try again later",
+                bytes.len(),
+                self.max_output
+            );
+            bytes = Response::error(503, &msg).serialize(head_only);
+        }
+        c.out.extend_from_slice(&bytes);
         c.phase = Phase::Respond;
         c.inbuf = Vec::new();
     }
@@ -672,6 +940,7 @@ impl HTTPServer {
             }
             Parse::Head(h) => h,
         };
+        c.head_done = true;
         let head_only = head.method == "HEAD";
         if head.chunked {
             self.respond(
@@ -752,15 +1021,14 @@ impl HTTPServer {
                         "GET" | "HEAD" => self.read_api(&name, query, ctx),
                         "POST" | "PUT" => {
                             if let Some(o) = &head.origin {
-                                let ours = head.host.as_ref().map(|h| format!("http://{h}"));
-                                if Some(o) != ours.as_ref() {
+                                if !same_origin(o, head.host.as_deref(), loopback) {
                                     return Response::error(
                                         403,
                                         &format!("cross-origin write from '{o}' refused"),
                                     );
                                 }
                             }
-                            self.write_api(&name, body, ctx)
+                            self.write_api(&name, body, head, ctx)
                         }
                         _ => Response::error(405, "use GET to read, POST to write")
                             .with_allow("GET, HEAD, POST"),
@@ -841,7 +1109,7 @@ impl HTTPServer {
         }
     }
 
-    fn write_api(&self, name: &str, body: &[u8], ctx: &mut Ctx) -> Response {
+    fn write_api(&self, name: &str, body: &[u8], head: &Head, ctx: &mut Ctx) -> Response {
         let t = match self.resolve(name, ctx) {
             Ok(t) => t,
             Err(r) => return r,
@@ -851,7 +1119,20 @@ impl HTTPServer {
                 .with_allow("GET, HEAD");
         }
         if self.read_only {
-            return Response::error(403, "this server is read-only (READONLY true)");
+            let why = if self.token_file.is_none() {
+                "this server is read-only: writes need a token (start rclick with \
+                 --http-token FILE, or give HTTPServer a TOKEN_FILE)"
+            } else {
+                "this server is read-only (READONLY true)"
+            };
+            return Response::error(403, why);
+        }
+        if !self.authorized(head) {
+            return Response::error(
+                401,
+                "this write needs the token: send 'Authorization: Bearer TOKEN' \
+                 (the token is in the server's TOKEN_FILE, and in the URL it printed)",
+            );
         }
         let value = String::from_utf8_lossy(body);
         match ctx.write_handler_at(t.elem, &t.name, &value) {
@@ -1041,6 +1322,11 @@ const HANDLERS: &[Handler<HTTPServer>] = &[
     Handler::read("url", |e, _| e.url()),
     Handler::read("clients", |e, _| server::clients(&e.conns, e.busy_conn)),
     Handler::data("requests", |e| &e.requests),
+    Handler::read("writable", |e, _| (!e.read_only).to_string()),
+    Handler::data("evicted", |e| &e.evicted),
+    Handler::data("refused", |e| &e.refused),
+    Handler::data("head_timeouts", |e| &e.head_timeouts),
+    Handler::data("refused_responses", |e| &e.refused_responses),
 ];
 
 rclick_core::element_class!(HTTPServer);
@@ -1055,9 +1341,16 @@ impl Element for HTTPServer {
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         let addr: String = args.read_mp("ADDR");
-        let read_only = args.read("READONLY").unwrap_or(false);
+        let read_only: Option<bool> = args.read("READONLY");
+        let token_file: Option<String> = args.read("TOKEN_FILE");
         let max_body: usize = args.read("MAX_BODY").unwrap_or(DEFAULT_MAX_BODY);
-        let timeout: Duration = args.read("TIMEOUT").unwrap_or(Duration::from_secs(30));
+        let timeout: Duration = args.read("TIMEOUT").unwrap_or(DEFAULT_TIMEOUT);
+        let head_timeout: Duration = args.read("HEAD_TIMEOUT").unwrap_or(DEFAULT_HEAD_TIMEOUT);
+        let max_clients: usize = args.read("MAX_CLIENTS").unwrap_or(DEFAULT_MAX_CLIENTS);
+        let max_output: usize = args.read("MAX_OUTPUT").unwrap_or(DEFAULT_MAX_OUTPUT);
+        let max_per_address: usize = args
+            .read("MAX_PER_ADDRESS")
+            .unwrap_or(DEFAULT_MAX_PER_ADDRESS);
         let verbose = args.read("VERBOSE").unwrap_or(false);
         let parsed = if addr.is_empty() {
             None
@@ -1073,11 +1366,25 @@ impl Element for HTTPServer {
         if timeout.is_zero() {
             args.error("TIMEOUT must be positive");
         }
+        if head_timeout.is_zero() {
+            args.error("HEAD_TIMEOUT must be positive");
+        }
+        if max_clients == 0 || max_per_address == 0 {
+            args.error("MAX_CLIENTS and MAX_PER_ADDRESS must be positive");
+        }
+        if read_only == Some(false) && token_file.is_none() {
+            args.error("READONLY false needs TOKEN_FILE: every write must carry the token");
+        }
         args.complete()?;
+        self.read_only = read_only.unwrap_or(token_file.is_none());
+        self.token_file = token_file;
+        self.head_timeout = head_timeout;
+        self.max_clients = max_clients;
+        self.max_per_address = max_per_address;
+        self.max_output = max_output;
         if let Some(a) = parsed {
             self.addr = a;
         }
-        self.read_only = read_only;
         self.max_body = max_body;
         self.timeout = timeout;
         self.verbose = verbose;
@@ -1094,6 +1401,7 @@ impl Element for HTTPServer {
             self.timer_armed = true;
             return Ok(());
         }
+        self.make_token()?;
         let fd = self.bind()?;
         self.watch_listener(ctx, fd);
         Ok(())
@@ -1110,6 +1418,18 @@ impl Element for HTTPServer {
         self.bound = old.bound;
         self.conns = std::mem::take(&mut old.conns);
         self.requests = old.requests;
+        self.evicted = old.evicted;
+        self.refused = old.refused;
+        self.head_timeouts = old.head_timeouts;
+        self.refused_responses = old.refused_responses;
+        // The same token file keeps the same token (the user's page holds
+        // it); a new file gets a new one.
+        if self.token_file.is_some() && self.token_file == old.token_file {
+            self.token = old.token.clone();
+        } else if let Err(e) = self.make_token() {
+            ctx.chatter(&format!("{}: {e}", self.decl));
+            self.read_only = true;
+        }
         let listener = self.listener.as_ref().map(|l| l.as_raw_fd());
         server::rewatch(ctx, listener, &self.conns, |c| Interest {
             read: !c.eof,
@@ -1130,9 +1450,25 @@ impl Element for HTTPServer {
                 }
             }
         }
-        let now = ctx.now();
+        let now = Timestamp::now_real();
         let idle = Timestamp::from_secs_f64(self.timeout.as_secs_f64());
         let linger = Timestamp::from_secs_f64(LINGER.as_secs_f64());
+        // Slow request heads: 408, then closed, however steadily bytes come.
+        let head = Timestamp::from_duration(self.head_timeout);
+        let late: Vec<RawFd> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.waiting_head() && now >= c.opened + head)
+            .map(|(&fd, _)| fd)
+            .collect();
+        for fd in late {
+            if let Some(c) = self.conns.remove(&fd) {
+                self.head_timeouts += 1;
+                let r = Response::error(408, "request head not received in time (HEAD_TIMEOUT)");
+                let _ = server::send(c.stream.as_raw_fd(), &r.serialize(false));
+                ctx.remove_select(fd);
+            }
+        }
         let expired: Vec<RawFd> = self
             .conns
             .iter()
@@ -1164,11 +1500,11 @@ impl Element for HTTPServer {
         };
         let before = c.out_pending();
         if readable && c.fill(self.in_limit()) && c.phase != Phase::Linger {
-            c.since = ctx.now();
+            c.since = Timestamp::now_real();
         }
         c.flush();
         if c.out_pending() < before && c.phase != Phase::Linger {
-            c.since = ctx.now();
+            c.since = Timestamp::now_real();
         }
         self.busy_conn = true;
         self.advance(c, ctx);

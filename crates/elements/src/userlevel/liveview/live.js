@@ -25,9 +25,33 @@
     selected: null,
     layout: null,
     failures: 0,
+    token: null,
   };
 
   // ------------------------------------------------------------------ API
+
+  // The write token: the server prints the page's URL with `#token=...`
+  // (a fragment is never sent to the server). Kept in this site's local
+  // storage, so reloads and new tabs can write, and taken out of the
+  // address bar.
+  const TOKEN_KEY = "rclick-write-token";
+  function takeToken() {
+    const m = /(?:^#|&)token=([0-9A-Za-z_-]+)/.exec(location.hash);
+    if (m) {
+      try { localStorage.setItem(TOKEN_KEY, m[1]); } catch (e) { /* private mode */ }
+      state.token = m[1];
+      history.replaceState(null, "", location.pathname + location.search);
+    } else {
+      try { state.token = localStorage.getItem(TOKEN_KEY); } catch (e) { state.token = null; }
+    }
+  }
+
+  function setToken(t) {
+    state.token = t || null;
+    try {
+      if (t) localStorage.setItem(TOKEN_KEY, t); else localStorage.removeItem(TOKEN_KEY);
+    } catch (e) { /* private mode */ }
+  }
 
   async function getJSON(url) {
     const r = await fetch(url, { cache: "no-store" });
@@ -52,9 +76,11 @@
 
   /** Writes `value` to handler `path`; resolves to {ok, error?, status}. */
   async function writeHandler(path, value) {
+    const headers = { "Content-Type": "text/plain; charset=utf-8" };
+    if (state.token) headers.Authorization = "Bearer " + state.token;
     const r = await fetch(handlerURL(path), {
       method: "POST",
-      headers: { "Content-Type": "text/plain; charset=utf-8" },
+      headers,
       body: value === undefined ? "" : String(value),
     });
     const body = await r.json().catch(() => ({ ok: r.ok }));
@@ -527,6 +553,7 @@
     setInterval(tick, 1000);
   }
 
-  window.rclick = { state, readHandler, writeHandler, select, refresh: tick };
+  window.rclick = { state, readHandler, writeHandler, select, refresh: tick, setToken };
+  takeToken();
   start();
 })();
