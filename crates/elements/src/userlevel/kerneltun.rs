@@ -68,8 +68,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use rclick_core::conf::Args;
 use rclick_core::wire::EtherAddr;
 use rclick_core::{
-    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Interest, NotifierSignal, Packet,
-    TaskId,
+    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Interest, NotifierSignal, Packet, TaskId,
 };
 
 use super::fromdump::force_ip;
