@@ -13,12 +13,10 @@
 //! congruent to OFFSET modulo MODULUS (2, 4 or 8). A packet already so
 //! aligned passes untouched. Otherwise its bytes move forward in the
 //! buffer, into the tailroom, as in Click; a packet whose buffer is shared
-//! with a clone, or that lacks the tailroom, is first copied.
-//!
-//! Header offsets (network and transport headers) set within the data
-//! follow the data. Bytes already stripped into the headroom (an Ethernet
-//! header before `Strip(14)`) do not move, as in Click, so unstrip before
-//! aligning, not after.
+//! with a clone, or that lacks the tailroom, is first copied. The headroom
+//! moves along with the data, so headers stripped earlier (an Ethernet
+//! header before `Strip(14)`) can still be restored by Unstrip, and the
+//! network and transport header offsets follow their bytes.
 //!
 //! rclick reads headers through checked views that do not care about
 //! alignment, so Align matters only to configurations ported from Click
@@ -60,34 +58,40 @@ impl Align {
     }
 }
 
+/// Moves everything in `p`'s buffer up to the end of its data (the
+/// headroom, with any stripped headers in it, and the data) `delta` bytes
+/// forward, keeping the header offsets with the bytes.
+fn shift_forward(p: &mut Packet, delta: usize) {
+    let head = p.headroom();
+    // Offsets from the buffer's start, before the move.
+    let net = p.network_offset().map(|n| n + head as isize);
+    let trans = p.transport_offset().map(|t| t + head as isize);
+    p.unstrip(head);
+    let total = p.len();
+    // Copies the packet first if it is shared or short of tailroom.
+    p.put(delta);
+    p.writable().copy_within(0..total, delta);
+    match (net, trans) {
+        (Some(n), Some(t)) if n >= 0 && t >= n => {
+            p.set_network_header(n as usize + delta, (t - n) as usize)
+        }
+        (Some(n), _) if n >= 0 => p.set_network_header(n as usize + delta, 0),
+        _ => {}
+    }
+    p.pull(head + delta);
+}
+
 impl SimpleAction for Align {
     #[inline]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
-        let delta = self.delta(&p);
-        if delta == 0 {
-            return Some(p);
-        }
-        let len = p.len();
-        let net = p.network_offset().and_then(|n| usize::try_from(n).ok());
-        let trans = p.transport_offset().and_then(|t| usize::try_from(t).ok());
-        // Grows the data by `delta` (copying the packet first if it is
-        // shared or short of tailroom; a copy keeps the address modulo 8),
-        // moves the bytes up and drops the front.
-        p.put(delta);
-        p.writable().copy_within(0..len, delta);
-        p.pull(delta);
-        let moved = self.delta(&p);
-        if moved != 0 {
-            // The copy landed elsewhere modulo MODULUS: one more step.
-            let len = p.len();
-            p.put(moved);
-            p.writable().copy_within(0..len, moved);
-            p.pull(moved);
-        }
-        match (net, trans) {
-            (Some(n), Some(t)) if t >= n => p.set_network_header(n, t - n),
-            (Some(n), _) => p.set_network_header(n, 0),
-            _ => {}
+        // A copy (of a shared packet) may land at another address modulo
+        // MODULUS: then one more step.
+        for _ in 0..2 {
+            let delta = self.delta(&p);
+            if delta == 0 {
+                break;
+            }
+            shift_forward(&mut p, delta);
         }
         Some(p)
     }
