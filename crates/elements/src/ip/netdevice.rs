@@ -8,11 +8,9 @@
 //! `AF_PACKET` entry of an Ethernet device), and its gateway from the
 //! kernel's IPv4 routing table (`/proc/net/route`: a default route out of
 //! that device). The lookups run while elements are configured, never per
-//! packet; the device list is read at most once a second.
+//! packet.
 
 use std::net::Ipv4Addr;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use rclick_core::conf::Ipv4Prefix;
 use rclick_core::wire::EtherAddr;
@@ -91,21 +89,15 @@ fn read_devices() -> Vec<DeviceAddrs> {
     out
 }
 
-static CACHE: Mutex<Option<(Instant, Vec<DeviceAddrs>)>> = Mutex::new(None);
-
-/// The addresses of device `name`, if the host has such a device.
+/// The addresses of device `name`, if the host (the calling thread's
+/// network namespace) has such a device. Not cached: a router built in
+/// another namespace, or after a device appeared, sees the devices as they
+/// are.
 pub fn device(name: &str) -> Option<DeviceAddrs> {
     if name.is_empty() || name.len() >= 16 || name.contains(['/', ' ', '.']) {
         return None;
     }
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let fresh = matches!(&*cache, Some((t, _)) if t.elapsed() < Duration::from_secs(1));
-    if !fresh {
-        *cache = Some((Instant::now(), read_devices()));
-    }
-    cache
-        .as_ref()
-        .and_then(|(_, list)| list.iter().find(|d| d.name == name).cloned())
+    read_devices().into_iter().find(|d| d.name == name)
 }
 
 /// The first IPv4 address of device `name`.
@@ -145,7 +137,10 @@ pub fn gateway_in_route_table(table: &str, name: &str) -> Option<Ipv4Addr> {
 /// first host address of its network (as Click answers `NAME:gw`).
 pub fn device_gateway(name: &str) -> Option<Ipv4Addr> {
     let dev = device(name)?;
-    if let Some(gw) = std::fs::read_to_string("/proc/net/route")
+    // The calling thread's namespace (a router thread may have entered
+    // another one than the process's).
+    if let Some(gw) = std::fs::read_to_string("/proc/thread-self/net/route")
+        .or_else(|_| std::fs::read_to_string("/proc/net/route"))
         .ok()
         .and_then(|t| gateway_in_route_table(&t, name))
     {

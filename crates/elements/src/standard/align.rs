@@ -118,3 +118,73 @@ impl Element for Align {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr_mod(p: &Packet, m: usize) -> usize {
+        p.data().as_ptr() as usize % m
+    }
+
+    fn aligned(modulus: usize, offset: usize, mut p: Packet) -> Packet {
+        let a = Align {
+            mask: modulus - 1,
+            offset,
+        };
+        for _ in 0..2 {
+            let d = a.delta(&p);
+            if d == 0 {
+                break;
+            }
+            shift_forward(&mut p, d);
+        }
+        p
+    }
+
+    #[test]
+    fn moves_data_to_the_offset_keeping_bytes_and_headers() {
+        let frame: Vec<u8> = (0u8..60).collect();
+        for strip in 0..8 {
+            for (m, o) in [(2, 0), (2, 1), (4, 0), (4, 2), (4, 3), (8, 0), (8, 5)] {
+                let mut p = Packet::from_slice(&frame);
+                p.pull(strip);
+                p.set_network_header(0, 20);
+                let q = aligned(m, o, p);
+                assert_eq!(addr_mod(&q, m), o, "strip {strip} mod {m} off {o}");
+                assert_eq!(q.data(), &frame[strip..]);
+                assert_eq!(q.network_offset(), Some(0));
+                assert_eq!(q.transport_offset(), Some(20));
+                // The stripped bytes moved along: Unstrip restores them.
+                let mut u = q;
+                u.unstrip(strip);
+                assert_eq!(u.data(), &frame[..]);
+            }
+        }
+    }
+
+    #[test]
+    fn shared_packets_are_copied_not_changed() {
+        let frame: Vec<u8> = (0u8..40).collect();
+        let mut p = Packet::from_slice(&frame);
+        p.pull(1);
+        let keep = p.clone();
+        let before = keep.data().as_ptr() as usize;
+        let q = aligned(8, 0, p);
+        assert_eq!(addr_mod(&q, 8), 0);
+        assert_eq!(q.data(), &frame[1..]);
+        // The clone still sees its bytes where they were.
+        assert_eq!(keep.data().as_ptr() as usize, before);
+        assert_eq!(keep.data(), &frame[1..]);
+    }
+
+    #[test]
+    fn packets_without_tailroom_are_copied() {
+        let frame: Vec<u8> = (0u8..33).collect();
+        let mut p = Packet::with_room(3, &frame, 0);
+        p.pull(1);
+        let q = aligned(4, 0, p);
+        assert_eq!(addr_mod(&q, 4), 0);
+        assert_eq!(q.data(), &frame[1..]);
+    }
+}
