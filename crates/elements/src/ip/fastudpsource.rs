@@ -287,7 +287,7 @@ impl Element for FastUDPSource {
             if self.limit.is_some_and(|l| self.count >= l) {
                 self.last = Some(now);
             }
-            if self.interval > 0 && self.count % self.interval == 0 {
+            if self.interval > 0 && self.count.is_multiple_of(self.interval) {
                 self.incr = self.incr.wrapping_add(1);
                 self.build();
             }

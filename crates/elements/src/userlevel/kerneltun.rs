@@ -170,7 +170,8 @@ impl KernelTun {
                 let e = std::io::Error::last_os_error();
                 let overflow = e.raw_os_error() == Some(libc::ENOBUFS)
                     || e.raw_os_error() == Some(libc::EAGAIN);
-                if !self.complained && !(overflow && self.ignore_overflows) {
+                let quiet = overflow && self.ignore_overflows;
+                if !self.complained && !quiet {
                     self.complained = true;
                     ctx.chatter(&format!("{}({}): write: {e}", self.class(), self.ifname));
                 }
