@@ -21,7 +21,7 @@
 //! hands packets to the Linux stack directly, have no FromHost. When the
 //! configuration holds no FromHost at all, ToHost creates a TAP device of
 //! its own (`tohost0`, `tohost1`, ...: up, without addresses, gone when the
-//! router exits) and writes the frames there: the host stack receives them
+//! router exits; ToHost says which on standard error) and writes the frames there: the host stack receives them
 //! as if they had arrived on that device, delivers those addressed to one
 //! of its own addresses and forwards the others when IP forwarding is on.
 //! With DEVNAME naming a network device, the TAP device takes that
@@ -40,8 +40,6 @@
 //!
 //! ## Handlers
 //! - `dev_name` (read): the device name.
-//! - `tap_name` (read): the TAP device ToHost created for itself (empty
-//!   when it writes to a FromHost's).
 //! - `count` (read): frames handed to the host.
 //! - `drops` (read): frames dropped.
 //! - `reset_counts` (write): zeroes `count` and `drops`.
@@ -81,12 +79,6 @@ pub struct ToHost {
 
 const HANDLERS: &[Handler<ToHost>] = &[
     Handler::read("dev_name", |e, _| e.dev_name.clone().unwrap_or_default()),
-    Handler::read("tap_name", |e, _| {
-        e.own_tap
-            .as_ref()
-            .map(|(_, n)| n.clone())
-            .unwrap_or_default()
-    }),
     Handler::data("count", |e| &e.count),
     Handler::data("drops", |e| &e.drops),
     Handler::button("reset_counts", |e, _, _| {
@@ -134,7 +126,7 @@ impl Sink for ToHost {
 impl ToHost {
     /// A ToHost without FromHost: a TAP device of its own (see the
     /// description).
-    fn open_own_tap(&mut self) -> ConfigResult {
+    fn open_own_tap(&mut self, ctx: &InitCtx) -> ConfigResult {
         use std::os::fd::AsRawFd;
         let ether = self
             .dev_name
@@ -147,6 +139,10 @@ impl ToHost {
             mtu: Some(65521),
         };
         setup_iface(&name, &setup)?;
+        ctx.chatter(&format!(
+            "{}: no FromHost: handing packets to the host through TAP device {name}",
+            ctx.element_name()
+        ));
         let shared = TapShared::new();
         shared.set(fd.as_raw_fd());
         self.tap = Some(shared);
@@ -197,11 +193,11 @@ impl Element for ToHost {
         let pick = match &self.dev_name {
             Some(name) => found.into_iter().find(|(n, _)| n == name),
             None if found.len() == 1 => found.pop(),
-            None if found.is_empty() => return self.open_own_tap(),
+            None if found.is_empty() => return self.open_own_tap(ctx),
             None => return Err("several FromHost elements: give ToHost a DEVNAME".into()),
         };
         match pick {
-            None if found_none => self.open_own_tap(),
+            None if found_none => self.open_own_tap(ctx),
             Some((name, tap)) => {
                 self.dev_name = Some(name);
                 self.tap = Some(tap);
