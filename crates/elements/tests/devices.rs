@@ -258,7 +258,10 @@ fn bad_configurations_are_errors() {
         ("FromDevice(eth0, METHOD NETMAP) -> Discard;", "METHOD"),
         ("Idle -> ToDevice(eth0, BURST 0);", "BURST"),
         ("FromDevice(no-such-device-x) -> Discard;", "no device"),
-        ("Idle -> ToHost(nothere);", "no FromHost"),
+        (
+            "FromHost(fake9, 10.0.0.1/8) -> Discard; Idle -> ToHost(nothere);",
+            "no FromHost of that name",
+        ),
         (
             "FromHost(x0, 10.0.0.1/24, GATEWAY 10.1.0.1) -> Discard;",
             "GATEWAY",

@@ -11,10 +11,16 @@
 //! - IPv4 address: dotted quad, or `name`, `name:ip`, `name:ip4` (the
 //!   address), `name:bcast` (broadcast address of the name's prefix),
 //!   `name:gw` (first host address of the name's prefix).
-//! - IPv4 prefix: `a.b.c.d/len`, `a.b.c.d/mask`, or `name`, `name:ipnet`,
-//!   `name:ip4net`.
+//! - IPv4 prefix: `a.b.c.d/len`, `a.b.c.d/mask`, or `name`, `name:net`,
+//!   `name:ipnet`, `name:ip4net`.
 //! - Ethernet address: `00:01:02:03:04:05` (or dashes), or `name`,
-//!   `name:eth`, `name:ethernet`.
+//!   `name:eth`, `name:ether`, `name:ethernet`.
+//!
+//! A name no AddressInfo declares may name a network device of the host,
+//! as in Click: `eth0` (or `eth0:ip`) is the device's first IPv4 address,
+//! `eth0:net` its address and netmask, `eth0:eth` its Ethernet address and
+//! `eth0:gw` the gateway of its default route (or else the first host
+//! address of its network). See [`netdevice`].
 //! - IP protocol: a number 0-255 or `tcp`, `udp`, `icmp`, ... (Click's
 //!   static protocol names).
 //! - TCP/UDP port: a number 0-65535, a PortInfo name, or a well-known
@@ -30,6 +36,8 @@ use rclick_core::router::AddressEntry;
 use rclick_core::wire::ipv4::{PROTO_ICMP, PROTO_IGMP, PROTO_TCP, PROTO_UDP};
 use rclick_core::wire::EtherAddr;
 use rclick_core::{ConfigResult, Errors, InitCtx};
+
+use super::netdevice;
 
 /// Splits `name:suffix` into the name and the lower-cased suffix.
 fn split_suffix(s: &str) -> (&str, Option<String>) {
@@ -106,17 +114,21 @@ pub fn parse_ipv4_arg(s: &str, ctx: &InitCtx) -> Result<Ipv4Addr, String> {
         return Ok(a);
     }
     let (name, suffix) = split_suffix(s);
+    let named_ip = |n: &str| {
+        lookup_entry(n, ctx, |e| e.ipv4.is_some())
+            .and_then(|e| e.ipv4)
+            .or_else(|| netdevice::device_ipv4(n))
+    };
     let found = match suffix.as_deref() {
-        None => lookup_entry(s, ctx, |e| e.ipv4.is_some()).and_then(|e| e.ipv4),
-        Some("ip") | Some("ip4") => {
-            lookup_entry(name, ctx, |e| e.ipv4.is_some()).and_then(|e| e.ipv4)
+        None => named_ip(s),
+        Some("ip") | Some("ip4") => named_ip(name),
+        Some("bcast") => {
+            named_prefix(name, ctx).map(|p| Ipv4Addr::from(u32::from(p.addr) | !u32::from(p.mask)))
         }
-        Some("bcast") => lookup_entry(name, ctx, |e| e.ipv4_prefix.is_some())
-            .and_then(|e| e.ipv4_prefix)
-            .map(|p| Ipv4Addr::from(u32::from(p.addr) | !u32::from(p.mask))),
         Some("gw") => lookup_entry(name, ctx, |e| e.ipv4_prefix.is_some())
             .and_then(|e| e.ipv4_prefix)
-            .map(|p| Ipv4Addr::from(u32::from(p.network()).wrapping_add(1))),
+            .map(|p| Ipv4Addr::from(u32::from(p.network()) | 1))
+            .or_else(|| netdevice::device_gateway(name)),
         _ => None,
     };
     found.ok_or_else(|| "expected IP address".to_string())
@@ -138,13 +150,19 @@ pub fn parse_ipv4_prefix_arg(s: &str, ctx: &InitCtx) -> Result<Ipv4Prefix, Strin
     }
     let (name, suffix) = split_suffix(s);
     let found = match suffix.as_deref() {
-        None => lookup_entry(s, ctx, |e| e.ipv4_prefix.is_some()),
-        Some("ipnet") | Some("ip4net") => lookup_entry(name, ctx, |e| e.ipv4_prefix.is_some()),
+        None => named_prefix(s, ctx),
+        Some("net") | Some("ipnet") | Some("ip4net") => named_prefix(name, ctx),
         _ => None,
     };
-    found
+    found.ok_or_else(|| "expected IP prefix".to_string())
+}
+
+/// The IPv4 prefix an AddressInfo name declares, or else the address and
+/// netmask of the network device so named.
+fn named_prefix(name: &str, ctx: &InitCtx) -> Option<Ipv4Prefix> {
+    lookup_entry(name, ctx, |e| e.ipv4_prefix.is_some())
         .and_then(|e| e.ipv4_prefix)
-        .ok_or_else(|| "expected IP prefix".to_string())
+        .or_else(|| netdevice::device_ipv4_prefix(name))
 }
 
 /// Like [`parse_ipv4_prefix_arg`], but a bare address (or a name with only
@@ -168,12 +186,13 @@ pub fn parse_ether_arg(s: &str, ctx: &InitCtx) -> Result<EtherAddr, String> {
         return Ok(a);
     }
     let (name, suffix) = split_suffix(s);
-    let found = match suffix.as_deref() {
-        Some("eth") | Some("ethernet") => lookup_entry(name, ctx, |e| e.ether.is_some()),
-        _ => lookup_entry(s, ctx, |e| e.ether.is_some()),
+    let name = match suffix.as_deref() {
+        Some("eth") | Some("ether") | Some("ethernet") => name,
+        _ => s,
     };
-    found
+    lookup_entry(name, ctx, |e| e.ether.is_some())
         .and_then(|e| e.ether)
+        .or_else(|| netdevice::device_ether(name))
         .ok_or_else(|| "expected Ethernet address".to_string())
 }
 

@@ -182,6 +182,8 @@ pub struct FromDevice {
     count: u64,
     own_drops: u64,
     kernel_drops: Cell<u64>,
+    /// PollDevice: the task polls the ring without sleeping.
+    poll: bool,
 }
 
 impl Default for FromDevice {
@@ -210,11 +212,46 @@ impl Default for FromDevice {
             count: 0,
             own_drops: 0,
             kernel_drops: Cell::new(0),
+            poll: false,
         }
     }
 }
 
 impl FromDevice {
+    /// PollDevice: a FromDevice whose task polls the device.
+    pub fn polling() -> FromDevice {
+        FromDevice {
+            poll: true,
+            ..FromDevice::default()
+        }
+    }
+
+    /// PollDevice's arguments (Click's kernel element:
+    /// `PollDevice(DEVNAME [, PROMISC, BURST, *keywords* TIMESTAMP, QUIET,
+    /// ALLOW_NONEXISTENT, HEADROOM])`, plus FromDevice's keywords).
+    fn configure_polling(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let devname: String = args.read_mp("DEVNAME");
+        let promisc: Option<bool> = args.read_p("PROMISC");
+        let burst: Option<usize> = args.read_p("BURST");
+        let _quiet: bool = args.read_or("QUIET", false);
+        let _allow: bool = args.read_or("ALLOW_NONEXISTENT", false);
+        let mut rest = args.take_rest();
+        args.complete()?;
+        let mut conf = vec![devname];
+        if let Some(p) = promisc {
+            conf.push(format!("PROMISC {p}"));
+        }
+        if let Some(b) = burst {
+            conf.push(format!("BURST {b}"));
+        }
+        conf.append(&mut rest);
+        self.poll = false;
+        let r = self.configure(&conf.join(", "), ctx);
+        self.poll = true;
+        r
+    }
+
     /// The device this element reads.
     pub fn ifname(&self) -> &str {
         &self.ifname
@@ -513,6 +550,9 @@ impl Element for FromDevice {
     }
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        if self.poll {
+            return self.configure_polling(conf, _ctx);
+        }
         let mut args = Args::new(conf);
         self.ifname = args.read_mp("DEVNAME");
         self.promisc = args.read_p_or("PROMISC", false);
@@ -580,6 +620,10 @@ impl Element for FromDevice {
         }
         let name = ctx.element_name().to_string();
         let fd = self.open_af_packet(&|m| ctx.chatter(&format!("{name}: {m}")))?;
+        if self.poll {
+            self.task = Some(ctx.new_task(true));
+            return Ok(());
+        }
         ctx.add_select(fd, Interest::READ);
         self.task = Some(ctx.new_task(false));
         Ok(())
@@ -615,7 +659,7 @@ impl Element for FromDevice {
         } else {
             self.drain(ctx)
         };
-        if n > 0 {
+        if n > 0 || self.poll {
             ctx.fast_reschedule();
         }
         n > 0

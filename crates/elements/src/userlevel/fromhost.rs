@@ -31,7 +31,8 @@
 //!
 //! ## Keywords
 //! - **DEVNAME** (string): the TAP device name.
-//! - **DST** (IP prefix): address and mask given to the device.
+//! - **DST** (IP prefix, or an AddressInfo name of one): address and mask
+//!   given to the device.
 //! - **ETHER** (Ethernet address): the device's address. Default: chosen by
 //!   the kernel.
 //! - **GATEWAY** (IP address): installs a default route via this address
@@ -163,12 +164,14 @@ impl Element for FromHost {
         processing::PUSH
     }
 
-    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        use crate::ip::address::{parse_ether_arg, parse_ipv4_arg, parse_ipv4_prefix_arg};
+        let ictx: &InitCtx = ctx;
         let mut args = Args::new(conf);
         self.dev_name = args.read_mp("DEVNAME");
-        self.dst = args.read_p("DST");
-        self.gateway = args.read("GATEWAY");
-        self.ether = args.read("ETHER");
+        self.dst = args.read_p_with("DST", |s| parse_ipv4_prefix_arg(s, ictx));
+        self.gateway = args.read_with("GATEWAY", |s| parse_ipv4_arg(s, ictx));
+        self.ether = args.read_with("ETHER", |s| parse_ether_arg(s, ictx));
         self.headroom = args.read_or("HEADROOM", 64usize);
         self.mtu = args.read_or("MTU", 1500u32);
         self.burst = args.read_or("BURST", 32usize);

@@ -17,6 +17,21 @@
 //! configuration must hold exactly one FromHost, which is used. It is an
 //! error if no FromHost matches.
 //!
+//! **Configurations written for Click's kernel module**, where ToHost
+//! hands packets to the Linux stack directly, have no FromHost. When the
+//! configuration holds no FromHost at all, ToHost creates a TAP device of
+//! its own (`tohost0`, `tohost1`, ...: up, without addresses, gone when the
+//! router exits; ToHost says which on standard error) and writes the frames there: the host stack receives them
+//! as if they had arrived on that device, delivers those addressed to one
+//! of its own addresses and forwards the others when IP forwarding is on.
+//! With DEVNAME naming a network device, the TAP device takes that
+//! device's Ethernet address, so frames addressed to DEVNAME are taken as
+//! addressed to the host. The difference from the kernel module: the host
+//! sees the packets arrive on the TAP device, not on DEVNAME (reverse-path
+//! filtering, `rp_filter` 1, may drop those whose source it routes through
+//! DEVNAME). With FromHost elements in the configuration but none of the
+//! same DEVNAME, ToHost is an error as before.
+//!
 //! Frames shorter than an Ethernet header, frames written while the device
 //! is closed and frames the kernel refuses are dropped and counted.
 //!
@@ -46,11 +61,14 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask}
 use rclick_core::wire::ether;
 
 use super::fromhost::FromHost;
-use super::tuntap::TapShared;
+use super::tuntap::{open_tap, setup_iface, IfaceSetup, TapShared};
 
 #[derive(Default)]
 pub struct ToHost {
     dev_name: Option<String>,
+    /// The TAP device of a ToHost without FromHost (kernel-module
+    /// configurations), and its name.
+    own_tap: Option<(std::os::fd::OwnedFd, String)>,
     tap: Option<Arc<TapShared>>,
     count: u64,
     drops: u64,
@@ -105,6 +123,34 @@ impl Sink for ToHost {
     }
 }
 
+impl ToHost {
+    /// A ToHost without FromHost: a TAP device of its own (see the
+    /// description).
+    fn open_own_tap(&mut self, ctx: &InitCtx) -> ConfigResult {
+        use std::os::fd::AsRawFd;
+        let ether = self
+            .dev_name
+            .as_deref()
+            .and_then(crate::ip::netdevice::device_ether);
+        let (fd, name) = open_tap("tohost%d")?;
+        let setup = IfaceSetup {
+            ether: ether.map(|e| e.0),
+            addr: None,
+            mtu: Some(65521),
+        };
+        setup_iface(&name, &setup)?;
+        ctx.chatter(&format!(
+            "{}: no FromHost: handing packets to the host through TAP device {name}",
+            ctx.element_name()
+        ));
+        let shared = TapShared::new();
+        shared.set(fd.as_raw_fd());
+        self.tap = Some(shared);
+        self.own_tap = Some((fd, name));
+        Ok(())
+    }
+}
+
 rclick_core::element_class!(ToHost);
 
 impl Element for ToHost {
@@ -128,6 +174,7 @@ impl Element for ToHost {
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         let mut found: Vec<(String, Arc<TapShared>)> = Vec::new();
+        let mut found_none = true;
         let mut idx = 0;
         while let Some(class) = ctx.element_class_of(idx) {
             if class == "FromHost" {
@@ -138,6 +185,7 @@ impl Element for ToHost {
                 });
                 if let Some(Some(f)) = got {
                     found.push(f);
+                    found_none = false;
                 }
             }
             idx += 1;
@@ -145,10 +193,11 @@ impl Element for ToHost {
         let pick = match &self.dev_name {
             Some(name) => found.into_iter().find(|(n, _)| n == name),
             None if found.len() == 1 => found.pop(),
-            None if found.is_empty() => None,
+            None if found.is_empty() => return self.open_own_tap(ctx),
             None => return Err("several FromHost elements: give ToHost a DEVNAME".into()),
         };
         match pick {
+            None if found_none => self.open_own_tap(ctx),
             Some((name, tap)) => {
                 self.dev_name = Some(name);
                 self.tap = Some(tap);
@@ -164,5 +213,6 @@ impl Element for ToHost {
 
     fn cleanup(&mut self) {
         self.tap = None;
+        self.own_tap = None;
     }
 }

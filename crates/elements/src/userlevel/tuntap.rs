@@ -79,6 +79,14 @@ fn ioctl(fd: RawFd, req: libc::c_ulong, ifr: &mut IfReq) -> io::Result<()> {
 /// headers, nonblocking. Returns the descriptor and the kernel's name for
 /// the device (a name with `%d` is filled in).
 pub fn open_tap(name: &str) -> Result<(OwnedFd, String), String> {
+    open_tuntap(name, true)
+}
+
+/// Creates (or attaches to) TUN device `name` (IP packets, `tap` false) or
+/// TAP device `name` (Ethernet frames, `tap` true), without packet
+/// information headers, nonblocking. Returns the descriptor and the
+/// kernel's name for the device.
+pub fn open_tuntap(name: &str, tap: bool) -> Result<(OwnedFd, String), String> {
     let mut ifr = IfReq::new(name)?;
     // SAFETY: open(2) with a constant NUL-terminated path.
     let raw = unsafe {
@@ -92,7 +100,8 @@ pub fn open_tap(name: &str) -> Result<(OwnedFd, String), String> {
     }
     // SAFETY: `raw` is a fresh descriptor we own.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let flags = (libc::IFF_TAP | libc::IFF_NO_PI) as i16;
+    let kind = if tap { libc::IFF_TAP } else { libc::IFF_TUN };
+    let flags = (kind | libc::IFF_NO_PI) as i16;
     ifr.data[..2].copy_from_slice(&flags.to_ne_bytes());
     ioctl(fd.as_raw_fd(), libc::TUNSETIFF as libc::c_ulong, &mut ifr)
         .map_err(|e| format!("{name}: TUNSETIFF: {e}"))?;
