@@ -40,6 +40,7 @@
 //! ```
 
 use rclick_core::conf::Args;
+use rclick_core::packet::MAX_PACKET_LEN;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
@@ -60,16 +61,20 @@ impl Align {
 
 /// Moves everything in `p`'s buffer up to the end of its data (the
 /// headroom, with any stripped headers in it, and the data) `delta` bytes
-/// forward, keeping the header offsets with the bytes.
-fn shift_forward(p: &mut Packet, delta: usize) {
+/// forward, keeping the header offsets with the bytes. `None` (the packet
+/// unchanged) if it cannot grow by `delta`.
+fn shift_forward(p: &mut Packet, delta: usize) -> Option<()> {
     let head = p.headroom();
+    if delta > MAX_PACKET_LEN.saturating_sub(head + p.len()) {
+        return None;
+    }
     // Offsets from the buffer's start, before the move.
     let net = p.network_offset().map(|n| n + head as isize);
     let trans = p.transport_offset().map(|t| t + head as isize);
     p.unstrip(head);
     let total = p.len();
     // Copies the packet first if it is shared or short of tailroom.
-    p.put(delta);
+    p.put(delta)?;
     p.writable().copy_within(0..total, delta);
     match (net, trans) {
         (Some(n), Some(t)) if n >= 0 && t >= n => {
@@ -79,6 +84,7 @@ fn shift_forward(p: &mut Packet, delta: usize) {
         _ => {}
     }
     p.pull(head + delta);
+    Some(())
 }
 
 impl SimpleAction for Align {
@@ -91,7 +97,7 @@ impl SimpleAction for Align {
             if delta == 0 {
                 break;
             }
-            shift_forward(&mut p, delta);
+            shift_forward(&mut p, delta)?;
         }
         Some(p)
     }
@@ -137,7 +143,7 @@ mod tests {
             if d == 0 {
                 break;
             }
-            shift_forward(&mut p, d);
+            shift_forward(&mut p, d).unwrap();
         }
         p
     }

@@ -139,7 +139,7 @@ impl KernelTun {
         // VLAN tag.
         let cap = self.mtu as usize + 18;
         let mut p = Packet::with_room(self.headroom, &[], cap);
-        let buf = p.put(cap);
+        let buf = p.put(cap)?;
         // SAFETY: `buf` is writable for `buf.len()` bytes.
         let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
         if n <= 0 {
