@@ -63,7 +63,9 @@
 //! connection closes the client idle the longest (if idle at least 1 s) to
 //! make room, and otherwise gets the greeting and `590 Too many
 //! connections` before it is closed. So idle connections cannot lock out
-//! operators.
+//! operators. With SECRET_FILE, it first closes the unauthenticated client
+//! quiet the longest, however recently it talked, so that clients without
+//! the secret cannot hold the slots.
 //!
 //! Who may call handlers: Click's protocol has no authentication. A TCP
 //! socket binds 127.0.0.1 by default, so every local user can connect; a
@@ -701,10 +703,22 @@ impl ControlSocket {
         self.arm_timer(ctx);
     }
 
-    /// Makes room for a new client by closing the one idle the longest,
-    /// if it has been idle at least EVICT_IDLE.
+    /// Makes room for a new client: in SECRET_FILE mode, by closing the
+    /// unauthenticated client quiet the longest (however recently it
+    /// talked: without the secret, talking must not hold a slot); else by
+    /// closing the one idle the longest, if it has been idle at least
+    /// EVICT_IDLE.
     fn evict_idlest(&mut self, ctx: &mut Ctx) -> bool {
         let now = Timestamp::now_real();
+        if let Some((&fd, _)) = self
+            .conns
+            .iter()
+            .filter(|(_, c)| !c.authed)
+            .min_by_key(|(_, c)| c.last_active)
+        {
+            self.close_idle(fd, "not authenticated while the server was full", ctx);
+            return true;
+        }
         let Some((&fd, c)) = self.conns.iter().min_by_key(|(_, c)| c.last_active) else {
             return false;
         };
