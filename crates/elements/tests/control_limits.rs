@@ -546,9 +546,9 @@ fn simulated_time_does_not_cut_off_clients() {
 
 /// SECRET_FILE mode: clients that have not authenticated cannot lock out
 /// those who can by talking to a full server (an empty line now and then).
-/// At MAX_CLIENTS, a new connection closes the unauthenticated client
-/// quiet the longest, whether or not it has been idle a second;
-/// authenticated clients that keep talking are kept.
+/// At MAX_CLIENTS, a new connection closes the oldest unauthenticated
+/// connection, whether or not it has been idle a second; authenticated
+/// clients that keep talking are kept.
 #[test]
 fn unauthenticated_talkers_cannot_lock_out_the_operator() {
     let dir = tempdir("lockout");
@@ -569,7 +569,7 @@ fn unauthenticated_talkers_cannot_lock_out_the_operator() {
     // Three who do not know the secret and keep talking (an empty line
     // runs nothing but is activity).
     let mut talkers: Vec<Client> = (0..3).map(|_| Client::tcp(r.port)).collect();
-    for t in &mut talkers {
+    for t in talkers.iter_mut().rev() {
         t.send(b"\r\n");
         std::thread::sleep(Duration::from_millis(30));
     }
@@ -583,7 +583,8 @@ fn unauthenticated_talkers_cannot_lock_out_the_operator() {
     assert_eq!(op2.read("c.count"), "0");
     assert_eq!(op2.count("cs.rejected"), 0);
     assert_eq!(op2.count("cs.idle_closed"), 1);
-    // The first talker (quiet the longest) made room, and was told why.
+    // The first talker (the oldest, though it talked last) made room, and
+    // was told why.
     let l = talkers[0].line();
     assert!(l.starts_with("590 Connection closed: "), "{l:?}");
     assert!(talkers[0].closed());

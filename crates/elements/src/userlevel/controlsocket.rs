@@ -63,9 +63,9 @@
 //! connection closes the client idle the longest (if idle at least 1 s) to
 //! make room, and otherwise gets the greeting and `590 Too many
 //! connections` before it is closed. So idle connections cannot lock out
-//! operators. With SECRET_FILE, it first closes the unauthenticated client
-//! quiet the longest, however recently it talked, so that clients without
-//! the secret cannot hold the slots.
+//! operators. With SECRET_FILE, it first closes the oldest unauthenticated
+//! connection, however recently it talked, so that clients without the
+//! secret cannot hold the slots.
 //!
 //! Who may call handlers: Click's protocol has no authentication. A TCP
 //! socket binds 127.0.0.1 by default, so every local user can connect; a
@@ -272,6 +272,8 @@ struct Conn {
     until_resume: usize,
     /// When a byte last came in or went out (or the connection opened).
     last_active: Timestamp,
+    /// When the connection was accepted.
+    opened: Timestamp,
     /// SECRET_FILE mode: whether this client has said AUTH.
     authed: bool,
 }
@@ -290,6 +292,7 @@ impl Conn {
             skip_lf: false,
             until_resume: 0,
             last_active: now,
+            opened: now,
             authed,
         }
     }
@@ -704,9 +707,10 @@ impl ControlSocket {
     }
 
     /// Makes room for a new client: in SECRET_FILE mode, by closing the
-    /// unauthenticated client quiet the longest (however recently it
-    /// talked: without the secret, talking must not hold a slot); else by
-    /// closing the one idle the longest, if it has been idle at least
+    /// oldest unauthenticated connection (however recently it talked:
+    /// without the secret, talking must not hold a slot; the oldest, so
+    /// that a client that has just connected has time to say AUTH); else
+    /// by closing the one idle the longest, if it has been idle at least
     /// EVICT_IDLE.
     fn evict_idlest(&mut self, ctx: &mut Ctx) -> bool {
         let now = Timestamp::now_real();
@@ -714,7 +718,7 @@ impl ControlSocket {
             .conns
             .iter()
             .filter(|(_, c)| !c.authed)
-            .min_by_key(|(_, c)| c.last_active)
+            .min_by_key(|(_, c)| c.opened)
         {
             self.close_idle(fd, "not authenticated while the server was full", ctx);
             return true;
