@@ -539,7 +539,11 @@ fn simulated_time_does_not_cut_off_clients() {
     };
     let r = RouterThread::start(&text, opts, "cs.port", TIMEOUT);
     let mut c = Client::tcp(r.port);
-    std::thread::sleep(Duration::from_millis(150));
+    // Idle past IDLE_TIMEOUT in real time too: with a timeout timer under
+    // simulated time (which fires at once, again and again), the sweep
+    // would close it. (150 ms, as before, was within the timeout either
+    // way, so the test could not fail.)
+    std::thread::sleep(Duration::from_millis(700));
     assert_eq!(c.read("c.count"), "0");
     assert_eq!(c.count("cs.idle_closed"), 0);
 }
