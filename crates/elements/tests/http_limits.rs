@@ -554,3 +554,32 @@ fn an_http_server_added_by_hot_swap_makes_its_token() {
     let _ = std::fs::remove_file(path);
     let _ = std::fs::remove_file(added);
 }
+
+/// Under simulated time (whose clock jumps to the next timer) the
+/// timeouts are not applied: a head finished after HEAD_TIMEOUT of real
+/// time is still answered. With the timer armed there, it would fire at
+/// once, again and again, and the real-time deadline would close the
+/// connection with 408.
+#[test]
+fn simulated_time_does_not_cut_off_clients() {
+    let opts = RouterOptions {
+        simtime: Some(rclick_core::time::DEFAULT_SIMTIME_START),
+        capture_chatter: true,
+        ..Default::default()
+    };
+    let r = RouterThread::start(
+        "Idle -> c :: Counter -> Discard;
+         http :: HTTPServer(0, HEAD_TIMEOUT 0.3, TIMEOUT 0.3);",
+        opts,
+        "http.port",
+        TIMEOUT,
+    );
+    let mut s = connect(r.port);
+    s.write_all(b"GET /api/handler/c.count HTTP/1.1\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    s.write_all(b"Host: 127.0.0.1\r\n\r\n").unwrap();
+    let (status, body) = response(&mut s);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(read_value(r.port, "http.head_timeouts"), "0");
+}
