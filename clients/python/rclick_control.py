@@ -253,22 +253,31 @@ def read_secret_file(path):
     return secret
 
 
-def _relay(a, b):
-    """Copies bytes both ways between sockets a and b until either side
-    closes."""
-    socks = [a, b]
+def _relay(client, upstream):
+    """Copies bytes both ways between the client and the router until the
+    router closes. The client's end of file is passed on as a half-close,
+    so a client that shuts its write side after its commands still gets
+    every reply (as from the router directly, which closes once it has
+    answered them)."""
+    open_ = [client, upstream]
     try:
         while True:
-            readable, _, _ = select.select(socks, [], [])
+            readable, _, _ = select.select(open_, [], [])
             for s in readable:
                 data = s.recv(65536)
-                if not data:
-                    return
-                (b if s is a else a).sendall(data)
+                if s is upstream:
+                    if not data:
+                        return
+                    client.sendall(data)
+                elif data:
+                    upstream.sendall(data)
+                else:
+                    open_.remove(client)
+                    upstream.shutdown(socket.SHUT_WR)
     except OSError:
         return
     finally:
-        for s in socks:
+        for s in (client, upstream):
             try:
                 s.close()
             except OSError:

@@ -207,6 +207,38 @@ class SecretTest(unittest.TestCase):
         self.assertEqual(got, b"Click::ControlSocket/1.3\r\n200 Read handler 'c.name' OK\r\n"
                               b"DATA 1\r\nc200 Goodbye!\r\n")
 
+    def test_proxy_passes_replies_after_the_client_half_closes(self):
+        """A client that sends its commands and then shuts its write side
+        (`printf 'READ c.name\r\n' | socat - UNIX:...`) gets every reply,
+        as it does from the router directly. Before, the proxy closed both
+        sides at the client's end of file, often before the replies came."""
+        listen = os.path.join(self.dir, "proxy-halfclose.sock")
+        ready = threading.Event()
+        threading.Thread(target=proxy, args=(listen, "127.0.0.1", self.port, SECRET, ready),
+                         daemon=True).start()
+        self.assertTrue(ready.wait(5))
+
+        def talk(path):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(5)
+            s.connect(path)
+            s.sendall(b"READ c.name\r\nREAD q.name\r\n")
+            s.shutdown(socket.SHUT_WR)
+            got = b""
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+            s.close()
+            return got
+
+        want = talk(self.sock)
+        self.assertEqual(want, b"Click::ControlSocket/1.3\r\n200 Read handler 'c.name' OK\r\n"
+                               b"DATA 1\r\nc200 Read handler 'q.name' OK\r\nDATA 1\r\nq")
+        for _ in range(20):
+            self.assertEqual(talk(listen), want)
+
     def test_rclick_call_with_secret_file(self):
         addr = "127.0.0.1:%d" % self.port
         out = subprocess.run([RCLICK, "call", addr, "c.name"], capture_output=True, timeout=10)

@@ -539,7 +539,64 @@ fn simulated_time_does_not_cut_off_clients() {
     };
     let r = RouterThread::start(&text, opts, "cs.port", TIMEOUT);
     let mut c = Client::tcp(r.port);
-    std::thread::sleep(Duration::from_millis(150));
+    // Idle past IDLE_TIMEOUT in real time too: with a timeout timer under
+    // simulated time (which fires at once, again and again), the sweep
+    // would close it. (150 ms, as before, was within the timeout either
+    // way, so the test could not fail.)
+    std::thread::sleep(Duration::from_millis(700));
     assert_eq!(c.read("c.count"), "0");
     assert_eq!(c.count("cs.idle_closed"), 0);
+}
+
+/// SECRET_FILE mode: clients that have not authenticated cannot lock out
+/// those who can by talking to a full server (an empty line now and then).
+/// At MAX_CLIENTS, a new connection closes the oldest unauthenticated
+/// connection, whether or not it has been idle a second; authenticated
+/// clients that keep talking are kept.
+#[test]
+fn unauthenticated_talkers_cannot_lock_out_the_operator() {
+    let dir = tempdir("lockout");
+    let f = secret_file(&dir, "0123456789abcdef0123\n", 0o600);
+    let r = start(
+        &format!(
+            "cs :: ControlSocket(TCP, BASE+, SECRET_FILE {}, MAX_CLIENTS 4); \
+             Idle -> c :: Counter -> Discard;",
+            f.display()
+        ),
+        false,
+    );
+    let mut op = Client::tcp(r.port);
+    assert_eq!(
+        op.cmd("AUTH 0123456789abcdef0123"),
+        vec!["200 Authenticated"]
+    );
+    // Three who do not know the secret and keep talking (an empty line
+    // runs nothing but is activity).
+    let mut talkers: Vec<Client> = (0..3).map(|_| Client::tcp(r.port)).collect();
+    for t in talkers.iter_mut().rev() {
+        t.send(b"\r\n");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    assert_eq!(op.count("cs.clients"), 4);
+    // Before the fix: "590 Too many connections", however long it tried.
+    let mut op2 = Client::tcp(r.port);
+    assert_eq!(
+        op2.cmd("AUTH 0123456789abcdef0123"),
+        vec!["200 Authenticated"]
+    );
+    assert_eq!(op2.read("c.count"), "0");
+    assert_eq!(op2.count("cs.rejected"), 0);
+    assert_eq!(op2.count("cs.idle_closed"), 1);
+    // The first talker (the oldest, though it talked last) made room, and
+    // was told why.
+    let l = talkers[0].line();
+    assert!(l.starts_with("590 Connection closed: "), "{l:?}");
+    assert!(talkers[0].closed());
+    // More connections close the other talkers, then each other; the
+    // authenticated clients stay.
+    let _more: Vec<Client> = (0..4).map(|_| Client::tcp(r.port)).collect();
+    assert_eq!(op.count("cs.idle_closed"), 5);
+    assert_eq!(op2.read("c.count"), "0");
+    assert_eq!(op.count("cs.rejected"), 0);
+    let _ = std::fs::remove_dir_all(dir);
 }

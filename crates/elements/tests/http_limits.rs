@@ -505,3 +505,81 @@ fn bad_limits() {
         assert!(err.contains(msg), "{conf}: {err}");
     }
 }
+
+/// An HTTPServer that a hot swap adds (no predecessor hands it a listener
+/// or a token) makes its token as one started with the router does: the
+/// file is written and writes carrying it are accepted. Before, it bound
+/// its port, said `writable` true, and refused every write with 401.
+#[test]
+fn an_http_server_added_by_hot_swap_makes_its_token() {
+    let path = token_path("added-a");
+    let added = token_path("added-b");
+    let _ = std::fs::remove_file(&added);
+    let config = format!(
+        "Idle -> q :: Queue -> Discard; http :: HTTPServer(0, TOKEN_FILE {});",
+        path.display()
+    );
+    let r = start(&config, true);
+    let port = r.port;
+    let token = std::fs::read_to_string(&path).unwrap().trim().to_string();
+    let bearer = format!("Authorization: Bearer {token}\r\n");
+    let new = format!(
+        "{config} web :: HTTPServer(0, TOKEN_FILE {});",
+        added.display()
+    );
+    let (status, body) = post(port, "hotconfig", &new, &bearer);
+    assert_eq!(status, 200, "{body}");
+    // The new server binds on its timer, and writes its token then.
+    let start = Instant::now();
+    let web = loop {
+        let p: u16 = read_value(port, "web.port").parse().unwrap();
+        if p != 0 {
+            break p;
+        }
+        assert!(start.elapsed() < TIMEOUT, "web never bound");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(added.exists(), "{} not written", added.display());
+    let md = std::fs::metadata(&added).unwrap();
+    assert_eq!(md.permissions().mode() & 0o777, 0o600);
+    let token2 = std::fs::read_to_string(&added).unwrap().trim().to_string();
+    assert_eq!(token2.len(), 64);
+    assert_ne!(token2, token);
+    let bearer2 = format!("Authorization: Bearer {token2}\r\n");
+    let (status, body) = post(web, "q.capacity", "44", &bearer2);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(read_value(port, "q.capacity"), "44");
+    // The first server's token is not the new one's.
+    assert_eq!(post(web, "q.capacity", "45", &bearer).0, 401);
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_file(added);
+}
+
+/// Under simulated time (whose clock jumps to the next timer) the
+/// timeouts are not applied: a head finished after HEAD_TIMEOUT of real
+/// time is still answered. With the timer armed there, it would fire at
+/// once, again and again, and the real-time deadline would close the
+/// connection with 408.
+#[test]
+fn simulated_time_does_not_cut_off_clients() {
+    let opts = RouterOptions {
+        simtime: Some(rclick_core::time::DEFAULT_SIMTIME_START),
+        capture_chatter: true,
+        ..Default::default()
+    };
+    let r = RouterThread::start(
+        "Idle -> c :: Counter -> Discard;
+         http :: HTTPServer(0, HEAD_TIMEOUT 0.3, TIMEOUT 0.3);",
+        opts,
+        "http.port",
+        TIMEOUT,
+    );
+    let mut s = connect(r.port);
+    s.write_all(b"GET /api/handler/c.count HTTP/1.1\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    s.write_all(b"Host: 127.0.0.1\r\n\r\n").unwrap();
+    let (status, body) = response(&mut s);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(read_value(r.port, "http.head_timeouts"), "0");
+}

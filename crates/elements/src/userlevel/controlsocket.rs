@@ -63,7 +63,9 @@
 //! connection closes the client idle the longest (if idle at least 1 s) to
 //! make room, and otherwise gets the greeting and `590 Too many
 //! connections` before it is closed. So idle connections cannot lock out
-//! operators.
+//! operators. With SECRET_FILE, it first closes the oldest unauthenticated
+//! connection, however recently it talked, so that clients without the
+//! secret cannot hold the slots.
 //!
 //! Who may call handlers: Click's protocol has no authentication. A TCP
 //! socket binds 127.0.0.1 by default, so every local user can connect; a
@@ -270,6 +272,8 @@ struct Conn {
     until_resume: usize,
     /// When a byte last came in or went out (or the connection opened).
     last_active: Timestamp,
+    /// When the connection was accepted.
+    opened: Timestamp,
     /// SECRET_FILE mode: whether this client has said AUTH.
     authed: bool,
 }
@@ -288,6 +292,7 @@ impl Conn {
             skip_lf: false,
             until_resume: 0,
             last_active: now,
+            opened: now,
             authed,
         }
     }
@@ -701,10 +706,23 @@ impl ControlSocket {
         self.arm_timer(ctx);
     }
 
-    /// Makes room for a new client by closing the one idle the longest,
-    /// if it has been idle at least EVICT_IDLE.
+    /// Makes room for a new client: in SECRET_FILE mode, by closing the
+    /// oldest unauthenticated connection (however recently it talked:
+    /// without the secret, talking must not hold a slot; the oldest, so
+    /// that a client that has just connected has time to say AUTH); else
+    /// by closing the one idle the longest, if it has been idle at least
+    /// EVICT_IDLE.
     fn evict_idlest(&mut self, ctx: &mut Ctx) -> bool {
         let now = Timestamp::now_real();
+        if let Some((&fd, _)) = self
+            .conns
+            .iter()
+            .filter(|(_, c)| !c.authed)
+            .min_by_key(|(_, c)| c.opened)
+        {
+            self.close_idle(fd, "not authenticated while the server was full", ctx);
+            return true;
+        }
         let Some((&fd, c)) = self.conns.iter().min_by_key(|(_, c)| c.last_active) else {
             return false;
         };

@@ -1441,6 +1441,15 @@ impl Element for HTTPServer {
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
         self.timer_armed = false;
         if self.listener.is_none() {
+            // A hot-swap successor that no predecessor handed a listener
+            // (and token) to: make the token now, as `initialize` does for
+            // a first router.
+            if self.token.is_none() && !self.read_only {
+                if let Err(e) = self.make_token() {
+                    ctx.chatter(&format!("{}: {e}", self.decl));
+                    self.read_only = true;
+                }
+            }
             match self.bind() {
                 Ok(fd) => self.watch_listener(ctx, fd),
                 Err(e) => {
