@@ -1143,9 +1143,18 @@ impl<'a> Ctx<'a> {
                 nout,
                 plural(nout as usize, "output")
             );
-            let cands: Vec<String> = candidates.iter().map(|d| signature(d)).collect();
-            let hint = Some(format!("candidates are: {}", cands.join(", ")));
-            self.error_hint(loc, format!("no match for '{sig}'"), hint);
+            // Reported at the use (Click names the end of the file), then
+            // Click's indented candidate list, each at its definition.
+            self.error(loc, format!("no match for '{sig}'"));
+            if let Some(first) = candidates.first() {
+                self.push(Diagnostic::error(first.lm.clone(), "candidates are:"));
+            }
+            for d in &candidates {
+                self.push(Diagnostic::error(
+                    d.lm.clone(),
+                    format!("  {}", signature(d)),
+                ));
+            }
         }
         match closest {
             Some((def, values)) => Resolved::Def(def, values),
