@@ -1098,7 +1098,7 @@ fn bad_configurations_are_reported() {
         ),
         (
             "Socket(UDP, 127.0.0.1, nosuchservice) -> Discard;",
-            "PORT: expected port number",
+            "PORT: parse error",
         ),
         (
             "Socket(UNIX) -> Discard;",
