@@ -23,7 +23,12 @@ fn syntax_errors() {
         &errors("provide(x);"),
         "test.click:1: syntax error near 'provide'",
     );
-    has(&errors("a :: Counter(1"), "test.click:1: expected ')'");
+    // An unclosed configuration parenthesis is reported where it opened
+    // (Click reports "expected ')'" at the end of the file).
+    has(
+        &errors("a :: Counter(1,\n\n2;\nIdle -> Discard;\n"),
+        "test.click:1: unclosed '(': expected ')'",
+    );
     has(
         &errors("elementclass F { input -> output"),
         "test.click:1: expected '}'",

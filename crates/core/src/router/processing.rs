@@ -296,32 +296,27 @@ fn check_connections(
             continue;
         }
         if o == Mode::Push {
-            let u = push_out_uses.entry((c.from, c.from_port)).or_insert(0);
-            *u += 1;
-            if *u == 2 {
-                // Like Click, report port reuse at the element's declaration.
-                reuse_errors.push(diag(
-                    &info[c.from].landmark,
-                    format!(
-                        "illegal reuse of {} push output {}",
-                        elem_desc(&info[c.from]),
-                        c.from_port
-                    ),
-                ));
-            }
+            *push_out_uses.entry((c.from, c.from_port)).or_insert(0) += 1;
         } else {
-            let u = pull_in_uses.entry((c.to, c.to_port)).or_insert(0);
-            *u += 1;
-            if *u == 2 {
-                reuse_errors.push(diag(
-                    &info[c.to].landmark,
-                    format!(
-                        "illegal reuse of {} pull input {}",
-                        elem_desc(&info[c.to]),
-                        c.to_port
-                    ),
-                ));
-            }
+            *pull_in_uses.entry((c.to, c.to_port)).or_insert(0) += 1;
         }
+    }
+    // Like Click: reused pull inputs, then reused push outputs, each in
+    // element and port order, at the element's declaration.
+    let mut ins: Vec<_> = pull_in_uses.into_iter().filter(|x| x.1 > 1).collect();
+    ins.sort();
+    for ((e, p), _) in ins {
+        reuse_errors.push(diag(
+            &info[e].landmark,
+            format!("illegal reuse of {} pull input {p}", elem_desc(&info[e])),
+        ));
+    }
+    let mut outs: Vec<_> = push_out_uses.into_iter().filter(|x| x.1 > 1).collect();
+    outs.sort();
+    for ((e, p), _) in outs {
+        reuse_errors.push(diag(
+            &info[e].landmark,
+            format!("illegal reuse of {} push output {p}", elem_desc(&info[e])),
+        ));
     }
 }
