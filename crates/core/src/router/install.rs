@@ -301,9 +301,47 @@ fn configure_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnostic
         if let Err(errs) = r {
             ok = false;
             report_failure(&core.info[i], "configuring", errs, errors);
+            // Click passes an undefined `$N`/`$var` through literally, so
+            // the element sees a stray word; rclick's rich form names it.
+            if let (Some(var), Some(head)) = (
+                undefined_variable(&conf),
+                errors
+                    .iter_mut()
+                    .rev()
+                    .find(|d| d.message.starts_with("While configuring")),
+            ) {
+                head.hint = Some(format!(
+                    "'{var}' is not defined here, so the element received it literally"
+                ));
+            }
         }
     }
     ok
+}
+
+/// The first `$N` or `$name` left in a configuration string after
+/// expansion (outside quotes).
+fn undefined_variable(conf: &str) -> Option<String> {
+    let b = conf.as_bytes();
+    let mut quoted = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => quoted = !quoted,
+            b'\\' => i += 1,
+            b'$' if !quoted => {
+                let end = (i + 1..b.len())
+                    .find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_'))
+                    .unwrap_or(b.len());
+                if end > i + 1 {
+                    return Some(conf[i..end].to_string());
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Stage 5: initializes the elements in `order`. Returns whether every one
