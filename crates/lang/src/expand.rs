@@ -629,7 +629,7 @@ impl<'a> Ctx<'a> {
                     if let Some(e) = eps.iter().find(|e| !e.inp.list.is_empty() && !e.implied) {
                         let loc = scope.elems[e.idx].loc.clone();
                         let loc = set.elems.first().map_or(loc, |x| x.loc.clone());
-                        self.warning(&loc, "input ports ignored at start of chain");
+                        self.error(&loc, "input ports ignored at start of chain");
                     }
                 }
                 Some(outs) => {
@@ -650,7 +650,7 @@ impl<'a> Ctx<'a> {
                     .last()
                     .map(|x| x.loc.clone())
                     .unwrap_or_else(|| scope.elems[last[0].idx].loc.clone());
-                self.warning(&loc, "output ports ignored at end of chain");
+                self.error(&loc, "output ports ignored at end of chain");
             }
         }
     }
@@ -765,7 +765,7 @@ impl<'a> Ctx<'a> {
                 });
                 let existing = scope.map.get(name).copied();
                 if existing.is_some() && config.is_some() && ty.is_none() {
-                    self.warning(&e.loc, "configuration string ignored on element reference");
+                    self.error(&e.loc, "configuration string ignored on element reference");
                 }
                 if ty.is_some() || existing.is_none() {
                     let mut ty = ty;

@@ -655,7 +655,7 @@ impl Parser {
                         break;
                     }
                     if inp.is_some() {
-                        self.warning(&loc, "stranded port ignored");
+                        self.error(&loc, "stranded port ignored");
                     }
                     if elems.is_empty() {
                         if nested && first_set {

@@ -83,25 +83,26 @@ fn connection_errors() {
 }
 
 #[test]
-fn warnings_do_not_fail() {
-    let w = warnings("[1] a :: Idle -> Discard;");
-    assert_eq!(
-        w,
-        vec!["test.click:1: warning: input ports ignored at start of chain"]
-    );
-    assert!(parse("[1] a :: Idle -> Discard;").spec.is_some());
-    let w = warnings("Idle -> d :: Discard [2];");
-    assert_eq!(
-        w,
-        vec!["test.click:1: warning: output ports ignored at end of chain"]
-    );
-    let w = warnings("c :: Counter; Idle -> c(5) -> Discard;");
-    assert_eq!(
-        w,
-        vec!["test.click:1: warning: configuration string ignored on element reference"]
-    );
-    let w = warnings("Idle -> Discard; [3] ;");
-    assert_eq!(w, vec!["test.click:1: warning: stranded port ignored"]);
+fn ignored_ports_and_configurations_are_errors() {
+    // Click 2.1 reports these as errors (not warnings) and runs nothing.
+    for (src, want) in [
+        (
+            "[1] a :: Idle -> Discard;",
+            "test.click:1: input ports ignored at start of chain",
+        ),
+        (
+            "Idle -> d :: Discard [2];",
+            "test.click:1: output ports ignored at end of chain",
+        ),
+        (
+            "c :: Counter; Idle -> c(5) -> Discard;",
+            "test.click:1: configuration string ignored on element reference",
+        ),
+        ("Idle -> Discard; [3] ;", "test.click:1: stranded port ignored"),
+    ] {
+        has(&errors(src), want);
+        assert!(parse(src).spec.is_none(), "{src}");
+    }
 }
 
 #[test]
