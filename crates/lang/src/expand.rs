@@ -284,10 +284,6 @@ impl<'a> Ctx<'a> {
         self.push(d);
     }
 
-    fn warning(&mut self, loc: &Loc, msg: impl Into<String>) {
-        let d = self.sources.diag(Severity::Warning, loc, msg);
-        self.push(d);
-    }
 
     fn lookup_class(&self, name: &str) -> Option<ClassB> {
         for layer in self.layers.iter().rev() {

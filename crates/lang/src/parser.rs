@@ -154,10 +154,6 @@ impl Parser {
         self.diags.push(d);
     }
 
-    fn warning(&mut self, loc: &Loc, msg: impl Into<String>) {
-        let d = self.lex.diag(Severity::Warning, loc, msg);
-        self.diags.push(d);
-    }
 
     fn syntax_error(&mut self, t: &Token) {
         let text = printable(&t.text);
