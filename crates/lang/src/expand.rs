@@ -284,7 +284,6 @@ impl<'a> Ctx<'a> {
         self.push(d);
     }
 
-
     fn lookup_class(&self, name: &str) -> Option<ClassB> {
         for layer in self.layers.iter().rev() {
             if let Some(c) = layer.get(name) {

@@ -154,7 +154,6 @@ impl Parser {
         self.diags.push(d);
     }
 
-
     fn syntax_error(&mut self, t: &Token) {
         let text = printable(&t.text);
         self.error(&t.loc, format!("syntax error near '{text}'"));

@@ -98,7 +98,10 @@ fn ignored_ports_and_configurations_are_errors() {
             "c :: Counter; Idle -> c(5) -> Discard;",
             "test.click:1: configuration string ignored on element reference",
         ),
-        ("Idle -> Discard; [3] ;", "test.click:1: stranded port ignored"),
+        (
+            "Idle -> Discard; [3] ;",
+            "test.click:1: stranded port ignored",
+        ),
     ] {
         has(&errors(src), want);
         assert!(parse(src).spec.is_none(), "{src}");

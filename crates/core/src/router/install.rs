@@ -344,8 +344,9 @@ fn undefined_variable(conf: &str) -> Option<String> {
     None
 }
 
-/// Stage 5: initializes the elements in `order`. Returns whether every one
-/// succeeded; failures go to `errors`.
+/// Stage 5: initializes the elements in `order`, stopping at the first
+/// failure (as Click does). Returns whether every one succeeded; the
+/// failure goes to `errors`.
 fn initialize_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnostic>) -> bool {
     let mut ok = true;
     for &i in order {
@@ -354,6 +355,8 @@ fn initialize_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnosti
         if let Err(errs) = r {
             ok = false;
             report_failure(&core.info[i], "initializing", errs, errors);
+            // Like Click: initialization stops at the first failure.
+            break;
         }
     }
     ok
