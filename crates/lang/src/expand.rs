@@ -1360,64 +1360,67 @@ impl<'a> Ctx<'a> {
         r
     }
 
-    /// Report compound and group ports used on one side only.
+    /// Report compound and group ports used on one side only, in Click's
+    /// order: connections are visited in order and, in each, the output
+    /// end before the input end; reaching a compound's port through a
+    /// tunnel follows it to the ports it leads to (depth first, each port
+    /// once), and a port leading nowhere is reported there.
     fn check_tunnels(&mut self, flat: &Flat) {
-        let n = flat.names.len();
-        let mut outside_in: HashMap<usize, BTreeSet<u32>> = HashMap::new();
-        let mut outside_out: HashMap<usize, BTreeSet<u32>> = HashMap::new();
-        let mut inside_in: HashMap<usize, BTreeSet<u32>> = HashMap::new();
-        let mut inside_out: HashMap<usize, BTreeSet<u32>> = HashMap::new();
-        for c in &flat.conns {
-            match flat.kinds[c.to] {
-                FKind::Tunnel(Tun::Outer { .. }) => {
-                    outside_in.entry(c.to).or_default().insert(c.tp);
-                }
-                FKind::Tunnel(Tun::OutFace { outer: Some(o) }) => {
-                    inside_out.entry(o).or_default().insert(c.tp);
-                }
-                _ => {}
-            }
-            match flat.kinds[c.from] {
-                FKind::Tunnel(Tun::Outer { .. }) => {
-                    outside_out.entry(c.from).or_default().insert(c.fp);
-                }
-                FKind::Tunnel(Tun::InFace { outer: Some(o) }) => {
-                    inside_in.entry(o).or_default().insert(c.fp);
-                }
-                _ => {}
-            }
+        let mut from_at: HashMap<(usize, u32), Vec<usize>> = HashMap::new();
+        let mut to_at: HashMap<(usize, u32), Vec<usize>> = HashMap::new();
+        for (ci, c) in flat.conns.iter().enumerate() {
+            from_at.entry((c.from, c.fp)).or_default().push(ci);
+            to_at.entry((c.to, c.tp)).or_default().push(ci);
         }
-        let empty = BTreeSet::new();
-        let mut reported = 0;
-        for o in 0..n {
-            if !matches!(flat.kinds[o], FKind::Tunnel(Tun::Outer { .. })) {
+        let is_tunnel = |e: usize| matches!(flat.kinds[e], FKind::Tunnel(_));
+        let none: Vec<usize> = Vec::new();
+        let mut seen: HashSet<(usize, u32, bool)> = HashSet::new();
+        let mut msgs: Vec<(usize, String)> = Vec::new();
+        for c in &flat.conns {
+            if !is_tunnel(c.from) && !is_tunnel(c.to) {
                 continue;
             }
-            let name = &flat.names[o];
-            let loc = flat.locs[o].clone();
-            let oi = outside_in.get(&o).unwrap_or(&empty);
-            let ii = inside_in.get(&o).unwrap_or(&empty);
-            let oo = outside_out.get(&o).unwrap_or(&empty);
-            let io = inside_out.get(&o).unwrap_or(&empty);
-            let mut msgs = Vec::new();
-            for p in oi.difference(ii) {
-                msgs.push(format!("'{name}' has no input {p}"));
-            }
-            for p in ii.difference(oi) {
-                msgs.push(format!("'{name}' input {p} unused"));
-            }
-            for p in oo.difference(io) {
-                msgs.push(format!("'{name}' has no output {p}"));
-            }
-            for p in io.difference(oo) {
-                msgs.push(format!("'{name}' output {p} unused"));
-            }
-            for m in msgs {
-                if reported < 1000 {
-                    self.error(&loc, m);
-                    reported += 1;
+            for start in [(c.from, c.fp, true), (c.to, c.tp, false)] {
+                let mut stack = vec![start];
+                while let Some((e, p, out)) = stack.pop() {
+                    if !is_tunnel(e) || !seen.insert((e, p, out)) {
+                        continue;
+                    }
+                    // The connections this end leads to, the compound to
+                    // blame, and what to say when there are none.
+                    let (conns, outer, what) = match (&flat.kinds[e], out) {
+                        (&FKind::Tunnel(Tun::Outer { fin, .. }), false) => {
+                            (from_at.get(&(fin, p)), e, format!("has no input {p}"))
+                        }
+                        (&FKind::Tunnel(Tun::InFace { outer: Some(o) }), true) => {
+                            (to_at.get(&(o, p)), o, format!("input {p} unused"))
+                        }
+                        (&FKind::Tunnel(Tun::Outer { fout, .. }), true) => {
+                            (to_at.get(&(fout, p)), e, format!("has no output {p}"))
+                        }
+                        (&FKind::Tunnel(Tun::OutFace { outer: Some(o) }), false) => {
+                            (from_at.get(&(o, p)), o, format!("output {p} unused"))
+                        }
+                        _ => continue,
+                    };
+                    let conns = conns.unwrap_or(&none);
+                    if conns.is_empty() {
+                        msgs.push((outer, format!("'{}' {what}", flat.names[outer])));
+                    }
+                    for &ci in conns.iter().rev() {
+                        let k = &flat.conns[ci];
+                        stack.push(if out {
+                            (k.from, k.fp, true)
+                        } else {
+                            (k.to, k.tp, false)
+                        });
+                    }
                 }
             }
+        }
+        for (o, m) in msgs.into_iter().take(1000) {
+            let loc = flat.locs[o].clone();
+            self.error(&loc, m);
         }
     }
 }
