@@ -365,6 +365,11 @@ fn initialize_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnosti
 /// Click's shape for an element that failed a stage: `file:line: While
 /// configuring 'e :: C':` then each message, indented.
 fn report_failure(info: &ElementInfo, doing: &str, errs: Errors, errors: &mut Vec<Diagnostic>) {
+    // Click prints the context line only above a message: a failure
+    // without one (the Error element) shows nothing but the final line.
+    if errs.0.is_empty() {
+        return;
+    }
     errors.push(diag(
         &info.landmark,
         format!("While {doing} {}:", elem_desc(info)),

@@ -17,7 +17,7 @@
 //! - **ANNO** (annotation): where to store it. Default DST_IP.
 //!
 //! ## Handlers
-//! None beyond the standard ones.
+//! - `addr` (read/write): the address set.
 //!
 //! ## Example
 //! ```click
@@ -28,7 +28,7 @@ use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
 use rclick_core::packet::anno;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ipv4_arg;
 use super::ipcommon::parse_anno4;
@@ -57,6 +57,9 @@ impl SimpleAction for SetIPAddress {
 
 rclick_core::element_class!(SetIPAddress);
 
+const HANDLERS: &[Handler<SetIPAddress>] =
+    &[Handler::data_rw("addr", |e| &e.addr, |e| &mut e.addr)];
+
 impl Element for SetIPAddress {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -70,4 +73,5 @@ impl Element for SetIPAddress {
     }
 
     rclick_core::element_kind!(action);
+    rclick_core::handlers!(HANDLERS);
 }
