@@ -592,7 +592,15 @@ fn expand_handler_pattern(router: &Router, pattern: &str) -> Result<(Vec<String>
     let Some((elem, handler)) = pattern.split_once('.') else {
         return Ok((vec![pattern.to_string()], false));
     };
-    if elem.is_empty() || router.find_element(elem).is_some() {
+    if elem.is_empty() {
+        return Ok((vec![pattern.to_string()], false));
+    }
+    if let Some(i) = router.find_element(elem) {
+        // Like Click, a missing handler is reported here, in the order of
+        // the -h options, before any handler is called.
+        if !router.element_handlers(i).iter().any(|h| h.name == handler) {
+            return Err(format!("no '{pattern}' handler"));
+        }
         return Ok((vec![pattern.to_string()], false));
     }
     let mut names = Vec::new();
@@ -607,7 +615,13 @@ fn expand_handler_pattern(router: &Router, pattern: &str) -> Result<(Vec<String>
         }
     }
     if names.is_empty() {
-        return Err(format!("no element matching '{elem}'"));
+        // Click's wording: a plain name that matches nothing is "no
+        // element"; a pattern, "no element matching".
+        return Err(if is_glob {
+            format!("no element matching '{elem}'")
+        } else {
+            format!("no element '{elem}'")
+        });
     }
     Ok((names, true))
 }
