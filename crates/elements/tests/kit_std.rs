@@ -47,11 +47,13 @@ fn handler_tables_keep_names_flags_and_order() {
         (
             "u",
             &[
+                // Click's order and flags.
+                "active\trwc",
                 "count\tr",
-                "reset\twb",
-                "active\trw",
                 "burst\trw",
                 "limit\trw",
+                "reset\twb",
+                "reset_counts\twUb",
             ],
         ),
         ("ru", &["calls\tr", "rate\trw", "active\trwc"]),

@@ -57,7 +57,8 @@ impl RouterCore {
         if !self.info[e].tasks.borrow().is_empty() {
             v.push(HandlerSpec::read("scheduled"));
             v.push(HandlerSpec::read_write("tickets"));
-            v.push(HandlerSpec::read("home_thread"));
+            // Click registers it only in multithreaded builds.
+            v.push(HandlerSpec::read("home_thread").with(crate::element::hflags::PRIVATE));
         }
         v
     }
