@@ -3,21 +3,23 @@
 //! Sets the destination IP address annotation to a fixed address.
 //!
 //! ## Synopsis
-//! `SetIPAddress(ADDR [, ANNO])`
+//! `SetIPAddress(IPADDR [, ANNO])`
 //!
 //! ## Ports and processing
 //! One agnostic input, one agnostic output.
 //!
 //! ## Description
 //! Sets each packet's destination IP address annotation (or the 4-byte
-//! annotation ANNO) to ADDR, e.g. to send packets to a fixed next hop.
+//! annotation ANNO) to IPADDR, e.g. to send packets to a fixed next hop.
 //!
 //! ## Keywords
-//! - **ADDR** (IP address, or AddressInfo name): the address.
+//! - **IPADDR** (IP address, or AddressInfo name): the address.
 //! - **ANNO** (annotation): where to store it. Default DST_IP.
 //!
 //! ## Handlers
-//! None beyond the standard ones.
+//! - `addr` (read/write): the address (an address or an AddressInfo name).
+//!   Writing it does not change the configuration `config` shows.
+//! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
 //! ```click
@@ -28,9 +30,9 @@ use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
 use rclick_core::packet::anno;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
-use super::address::parse_ipv4_arg;
+use super::address::{ipv4_handler_value, parse_ipv4_arg};
 use super::ipcommon::parse_anno4;
 
 pub struct SetIPAddress {
@@ -55,17 +57,30 @@ impl SimpleAction for SetIPAddress {
     }
 }
 
+const HANDLERS: &[Handler<SetIPAddress>] =
+    &[Handler::data_write("addr", |e| &e.addr, |e, v, ctx| {
+        e.addr = ipv4_handler_value(v, ctx)?;
+        Ok(())
+    })];
+
 rclick_core::element_class!(SetIPAddress);
 
 impl Element for SetIPAddress {
+    rclick_core::handlers!(HANDLERS);
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
         let mut args = Args::new(conf);
-        self.addr = args.read_mp_with("ADDR", |s| parse_ipv4_arg(s, ictx));
-        self.anno = args
+        let addr = args.read_mp_with("IPADDR", |s| parse_ipv4_arg(s, ictx));
+        let anno = args
             .read_p_with("ANNO", parse_anno4)
             .unwrap_or(anno::DST_IP);
         args.complete()?;
+        (self.addr, self.anno) = (addr, anno);
         Ok(())
     }
 
