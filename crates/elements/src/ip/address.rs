@@ -200,8 +200,7 @@ pub fn ipv4_handler_value(s: &str, ctx: &rclick_core::Ctx) -> Result<Ipv4Addr, S
 
 /// The value written to an Ethernet address data handler, names included.
 pub fn ether_handler_value(s: &str, ctx: &rclick_core::Ctx) -> Result<EtherAddr, String> {
-    parse_ether_arg(s.trim(), &ctx.init_ctx())
-        .map_err(|_| "expected Ethernet address".to_string())
+    parse_ether_arg(s.trim(), &ctx.init_ctx()).map_err(|_| "expected Ethernet address".to_string())
 }
 
 fn named<T: Copy>(table: &[(&str, T)], s: &str) -> Option<T> {

@@ -94,11 +94,14 @@ impl Filter for HostEtherFilter {
     }
 }
 
-const HANDLERS: &[Handler<HostEtherFilter>] =
-    &[Handler::data_write("ether", |e| &e.addr, |e, v, ctx| {
+const HANDLERS: &[Handler<HostEtherFilter>] = &[Handler::data_write(
+    "ether",
+    |e| &e.addr,
+    |e, v, ctx| {
         e.addr = ether_handler_value(v, ctx)?;
         Ok(())
-    })];
+    },
+)];
 
 rclick_core::element_class!(HostEtherFilter);
 

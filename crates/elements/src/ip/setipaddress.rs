@@ -57,11 +57,14 @@ impl SimpleAction for SetIPAddress {
     }
 }
 
-const HANDLERS: &[Handler<SetIPAddress>] =
-    &[Handler::data_write("addr", |e| &e.addr, |e, v, ctx| {
+const HANDLERS: &[Handler<SetIPAddress>] = &[Handler::data_write(
+    "addr",
+    |e| &e.addr,
+    |e, v, ctx| {
         e.addr = ipv4_handler_value(v, ctx)?;
         Ok(())
-    })];
+    },
+)];
 
 rclick_core::element_class!(SetIPAddress);
 

@@ -57,10 +57,14 @@ impl SimpleAction for Truncate {
     }
 }
 
-const HANDLERS: &[Handler<Truncate>] = &[Handler::data_write("nbytes", |e| &e.nbytes, |e, v, _| {
-    e.nbytes = parse_u32(v.trim()).map_err(|_| "expected integer".to_string())?;
-    Ok(())
-})];
+const HANDLERS: &[Handler<Truncate>] = &[Handler::data_write(
+    "nbytes",
+    |e| &e.nbytes,
+    |e, v, _| {
+        e.nbytes = parse_u32(v.trim()).map_err(|_| "expected integer".to_string())?;
+        Ok(())
+    },
+)];
 
 rclick_core::element_class!(Truncate);
 
