@@ -75,6 +75,9 @@
 //! - `max_pending_output` (read): the most reply bytes ever queued for one
 //!   client.
 //!
+//! `clients`, `pending_output` and `max_pending_output` are rclick
+//! additions, listed after Click's `port`.
+//!
 //! ## Example
 //! ```click
 //! ControlSocket(TCP, 7777+);
@@ -1065,14 +1068,15 @@ fn os_reason(e: &io::Error) -> String {
     }
 }
 
+// rclick's additions first, so that they are listed after Click's `port`.
 const HANDLERS: &[Handler<ControlSocket>] = &[
+    Handler::read("clients", |e, _| server::clients(&e.conns, e.busy_conn)),
+    Handler::read("pending_output", |e, _| e.pending_output().to_string()),
+    Handler::data("max_pending_output", |e| &e.max_pending),
     Handler::read("port", |e, _| match &e.address {
         Address::Tcp { .. } => e.bound_port.to_string(),
         Address::Unix(p) => p.clone(),
     }),
-    Handler::read("clients", |e, _| server::clients(&e.conns, e.busy_conn)),
-    Handler::read("pending_output", |e, _| e.pending_output().to_string()),
-    Handler::data("max_pending_output", |e| &e.max_pending),
 ];
 
 rclick_core::element_class!(ControlSocket);
