@@ -530,3 +530,25 @@ fn live_reconfiguration_keeps_and_resets_state_as_click() {
     assert_eq!(read(&mut r, "x.nbytes"), "30");
     assert_eq!(read(&mut r, "x.config"), "30");
 }
+
+/// Click's rewriting of a configuration by a keyword handler.
+#[test]
+fn config_with_keyword_rewrites_as_click() {
+    use rclick_core::element::handlers::config_with_keyword as set;
+    // The positional slot standing for the keyword.
+    assert_eq!(
+        set("0x800, A, B", "ETHERTYPE", Some(0), " 0x86dd "),
+        "0x86dd, A, B"
+    );
+    assert_eq!(set("0x800, A, B", "DST", Some(2), "C"), "0x800, A, C");
+    // A keyword argument is removed (every one) and the new one appended.
+    assert_eq!(
+        set("ETHERTYPE 1, DST X, SRC Y, DST Z", "DST", Some(2), "W"),
+        "ETHERTYPE 1, SRC Y, DST W"
+    );
+    // No such slot, or a keyword in it: appended.
+    assert_eq!(set("A", "DST", Some(1), "B"), "A, DST B");
+    assert_eq!(set("A, TTL 3", "DST", Some(1), "B"), "A, TTL 3, DST B");
+    assert_eq!(set("A, B", "DST", None, "C"), "A, B, DST C");
+    assert_eq!(set("", "DST", Some(0), "C"), "DST C");
+}
