@@ -552,3 +552,48 @@ fn config_with_keyword_rewrites_as_click() {
     assert_eq!(set("A, B", "DST", None, "C"), "A, B, DST C");
     assert_eq!(set("", "DST", Some(0), "C"), "DST C");
 }
+
+/// The handlers added to match Click, without the reference (the values
+/// are those Click 2.1 gives, checked by `live_handlers_match_click`).
+#[test]
+fn added_handlers_read_and_write_their_state() {
+    let mut r = from_config(
+        "AddressInfo(a 1.0.0.9 0:1:1:1:1:1);
+         Idle -> e :: EtherEncap(0x800, 0:1:2:3:4:5, 0:1:2:3:4:6) -> Idle;
+         Idle -> h :: HostEtherFilter(0:1:2:3:4:5) -> Idle;
+         Idle -> s :: SetIPAddress(1.0.0.1) -> Idle;
+         Idle -> w :: StoreEtherAddress(0:1:2:3:4:5, src) -> Idle;
+         Idle -> t :: Truncate(10) -> Idle;",
+    );
+    // etht: ethertype's deprecated twin, a keyword handler.
+    assert_eq!(read(&mut r, "e.etht"), "2048");
+    r.write_handler("e.etht", "0x86dd").unwrap();
+    assert_eq!(read(&mut r, "e.ethertype"), "34525");
+    assert_eq!(read(&mut r, "e.config"), "0x86dd, 0:1:2:3:4:5, 0:1:2:3:4:6");
+    assert!(r.write_handler("e.etht", "70000").is_err());
+    assert_eq!(read(&mut r, "e.etht"), "34525");
+    // Data handlers on addresses take AddressInfo names; the configuration
+    // text stays.
+    for (elem, handler, before, name_value) in [
+        ("h", "ether", "00-01-02-03-04-05", "00-01-01-01-01-01"),
+        ("s", "addr", "1.0.0.1", "1.0.0.9"),
+        ("w", "addr", "00-01-02-03-04-05", "00-01-01-01-01-01"),
+    ] {
+        let h = format!("{elem}.{handler}");
+        let config = read(&mut r, &format!("{elem}.config"));
+        assert_eq!(read(&mut r, &h), before);
+        r.write_handler(&h, "a").unwrap();
+        assert_eq!(read(&mut r, &h), name_value);
+        assert!(r.write_handler(&h, "nonesuch").is_err());
+        assert_eq!(read(&mut r, &h), name_value);
+        assert_eq!(read(&mut r, &format!("{elem}.config")), config);
+    }
+    // Truncate's nbytes: unsigned.
+    assert_eq!(read(&mut r, "t.nbytes"), "10");
+    r.write_handler("t.nbytes", "70000").unwrap();
+    assert_eq!(read(&mut r, "t.nbytes"), "70000");
+    assert_eq!(
+        r.write_handler("t.nbytes", "-1").unwrap_err(),
+        "expected integer"
+    );
+}
