@@ -534,6 +534,13 @@ impl<'a> Ctx<'a> {
     pub fn set_config(&self, config: &str) {
         *self.view.core.info[self.view.elem].config.borrow_mut() = config.to_string();
     }
+
+    /// The running element's configuration context, for a write handler
+    /// that reconfigures its element live (see
+    /// [`reconfigure_keyword`](crate::element::handlers::reconfigure_keyword)).
+    pub fn init_ctx(&self) -> InitCtx<'a> {
+        InitCtx::new(self.view.core, self.view.elem)
+    }
 }
 
 /// What an element sees while it is configured and initialized (and in

@@ -177,10 +177,22 @@ fn counter_count_call_fires_in_pull_and_push() {
 fn handler_tables_list_read_write_and_reject() {
     let mut r =
         from_config("InfiniteSource(LIMIT 0) -> s :: Switch(0) -> d :: Discard; s[1] -> Discard;");
+    // As in Click: newest first, the standard handlers last; a push
+    // Discard has no `active`.
     let listing = read(&mut r, "d.handlers");
-    assert!(listing.lines().any(|l| l == "count\tr"), "{listing}");
-    assert!(listing.lines().any(|l| l == "active\trw"), "{listing}");
-    assert!(listing.lines().any(|l| l == "reset_counts\tw"), "{listing}");
+    assert_eq!(
+        listing,
+        "reset_counts\twb\ncount\tr\nhandlers\tr.\nports\tr.\nconfig\tr.\nclass\tr.\nname\tr.\n"
+    );
+    let mut pull = from_config("Idle -> Queue -> d :: Discard;");
+    let listing = read(&mut pull, "d.handlers");
+    assert!(
+        listing.starts_with("tickets\trw\nscheduled\tr\nactive\trwc\nreset_counts\twb\ncount\tr\n"),
+        "{listing}"
+    );
+    pull.write_handler("d.active", "false").unwrap();
+    assert_eq!(read(&mut pull, "d.active"), "false");
+    assert!(r.read_handler("d.active", None).is_err());
     r.write_handler("s.switch", "1").unwrap();
     assert_eq!(read(&mut r, "s.switch"), "1");
     assert!(r.write_handler("s.switch", "x").is_err());

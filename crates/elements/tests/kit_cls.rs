@@ -107,10 +107,12 @@ fn program_handlers_are_read_only_with_the_core_error_for_others() {
                 .replace("c0.", "c."),
             "{class}"
         );
+        // Classifier's program is calm in Click, the others' are not.
+        let flags = if class == "Classifier" { "r." } else { "r" };
         let hs = read(&mut r, "c.handlers");
         assert!(
             hs.lines()
-                .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["program", "r"]),
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["program", flags]),
             "{class}: {hs}"
         );
     }

@@ -181,14 +181,14 @@ fn server_handlers() {
     assert_eq!(
         own_handlers(&mut r, "cs"),
         lines(&[
-            "port\tr",
             "clients\tr",
             "pending_output\tr",
             "max_pending_output\tr",
             "buffered\tr",
             "idle_closed\tr",
             "rejected\tr",
-            "refused_replies\tr"
+            "refused_replies\tr",
+            "port\tr",
         ])
     );
     assert!(read(&mut r, "cs.port").parse::<u16>().unwrap() > 0);

@@ -243,18 +243,18 @@ fn handler_tables_list_names_and_flags_as_before() {
     assert_eq!(
         handler_list(&mut r, "fd"),
         [
-            "count\tr",
-            "reset_counts\twb",
+            "filename\tr",
+            "filesize\tr",
+            "filepos\trw",
             "sampling_prob\tr",
             "active\trwc",
             "encap\tr",
             "stop\twb",
             "packet_filepos\tr",
             "extend_interval\tw",
+            "count\tr",
+            "reset_counts\twb",
             "reset_timing\twb",
-            "filename\tr",
-            "filesize\tr",
-            "filepos\trw",
         ]
     );
     assert_eq!(

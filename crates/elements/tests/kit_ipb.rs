@@ -351,10 +351,10 @@ fn icmppingsource_handlers() {
     let base = names(&mut r, "ps");
     for h in [
         "active\trwc",
-        "src\trw",
-        "dst\trw",
+        "src\trw.",
+        "dst\trw.",
         "count\tr",
-        "limit\tw",
+        "limit\tw.",
         "interval\tw",
         "reset_counts\twb",
     ] {

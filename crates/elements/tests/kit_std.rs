@@ -32,7 +32,7 @@ fn handler_tables_keep_names_flags_and_order() {
         ("p", &["color\trw"]),
         ("cp", &["color\trw"]),
         ("pt", &["color\trw"]),
-        ("pr", &["active\trwc"]),
+        ("pr", &["active\trw.c"]),
         (
             "q",
             &[
@@ -47,7 +47,6 @@ fn handler_tables_keep_names_flags_and_order() {
         (
             "u",
             &[
-                // Click's order and flags.
                 "active\trwc",
                 "count\tr",
                 "burst\trw",
@@ -72,23 +71,32 @@ fn handler_tables_keep_names_flags_and_order() {
         (
             "ts",
             &[
+                "data\trw%.",
+                "limit\trw.",
+                "interval\trw.",
+                "active\trw.c",
+                "count\tr",
+                "headroom\trw.",
+                "reset\twb",
+            ],
+        ),
+        (
+            "rsrc",
+            &[
+                "data\trw%.",
+                "rate\trw",
+                "limit\trw.",
+                "active\trwc",
                 "count\tr",
                 "reset\twb",
-                "data\trw",
-                "interval\trw",
-                "limit\trw",
-                "active\trw",
-                "headroom\trw",
+                "length\trw",
+                "datasize\trwD",
             ],
         ),
     ];
     for (elem, want) in cases {
         let names: Vec<&str> = want.iter().map(|l| l.split('\t').next().unwrap()).collect();
         assert_eq!(listed(&mut r, elem, &names), *want, "{elem}");
-    }
-    let rs = read(&mut r, "rsrc.handlers");
-    for h in ["rate", "limit", "active", "length", "datasize"] {
-        assert!(rs.lines().any(|l| l == format!("{h}\trw")), "{h}: {rs}");
     }
 }
 
@@ -257,10 +265,33 @@ fn unqueue_pulls_to_its_limit_and_wakes_on_writes() {
         (count(&mut r, "u.count"), count(&mut r, "c.count")),
         (1, 10)
     );
+    // reset_counts is reset's synonym.
+    r.write_handler("u.reset_counts", "").unwrap();
+    assert_eq!(count(&mut r, "u.count"), 0);
+    // As in Click: BURST 0 pulls nothing, a negative BURST as many as
+    // there are; unparsable writes are syntax errors and change nothing.
+    let mut z = from_config(
+        "InfiniteSource(LIMIT 5, BURST 5) -> Queue -> u :: Unqueue(BURST 0) -> Discard;",
+    );
+    z.run_limited(100);
+    assert_eq!(count(&mut z, "u.count"), 0);
+    z.write_handler("u.burst", "-1").unwrap();
+    z.run_limited(100);
+    assert_eq!(count(&mut z, "u.count"), 5);
     r.write_handler("u.burst", "0").unwrap();
-    assert_eq!(read(&mut r, "u.burst"), "1");
-    assert!(r.write_handler("u.active", "maybe").is_err());
-    assert!(r.write_handler("u.limit", "x").is_err());
+    assert_eq!(read(&mut r, "u.burst"), "0");
+    r.write_handler("u.burst", "-3").unwrap();
+    assert_eq!(read(&mut r, "u.burst"), "2147483647");
+    assert_eq!(
+        r.write_handler("u.active", "maybe").unwrap_err(),
+        "syntax error"
+    );
+    assert_eq!(r.write_handler("u.limit", "x").unwrap_err(), "syntax error");
+    assert_eq!(
+        r.write_handler("u.burst", "2.5").unwrap_err(),
+        "syntax error"
+    );
+    assert_eq!(read(&mut r, "u.burst"), "2147483647");
 }
 
 #[test]

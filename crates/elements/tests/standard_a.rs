@@ -795,7 +795,7 @@ fn strip_unstrip_truncate() {
     for (class, conf) in [
         ("Strip", ""),
         ("Strip", "x"),
-        ("Truncate", "70000"),
+        ("Truncate", "4294967296"),
         ("Unstrip", ""),
     ] {
         let e = errors(spec(

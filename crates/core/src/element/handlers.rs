@@ -296,6 +296,74 @@ impl<E> Handler<E> {
     }
 }
 
+/// The configuration `config` with argument `keyword` set to `value`, as
+/// Click's `reconfigure_keyword_handler` rewrites it: every `KEYWORD ...`
+/// argument is removed; then, if none was and the configuration has a
+/// positional argument at `position` (the slot that stands for the keyword,
+/// Click's `"0 KEYWORD"`), that argument becomes `value`; otherwise
+/// `KEYWORD value` is appended. Arguments are joined with `, `.
+pub fn config_with_keyword(
+    config: &str,
+    keyword: &str,
+    position: Option<usize>,
+    value: &str,
+) -> String {
+    // The keyword of a `KEYWORD value` argument (as `Args` reads them).
+    fn keyword_of(a: &str) -> Option<&str> {
+        if !a
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        {
+            return None;
+        }
+        let word = a
+            .bytes()
+            .take_while(|&c| {
+                c.is_ascii_alphanumeric() || matches!(c, b'_' | b':' | b'.' | b'?' | b'!')
+            })
+            .count();
+        let rest = &a[word..];
+        let spaced = rest.starts_with(|c: char| c.is_ascii_whitespace());
+        (spaced && !rest.trim().is_empty()).then(|| &a[..word])
+    }
+    let mut args = crate::conf::split_args(config);
+    let before = args.len();
+    args.retain(|a| keyword_of(a) != Some(keyword));
+    let value = value.trim();
+    match position {
+        Some(p) if args.len() == before && p < args.len() && keyword_of(&args[p]).is_none() => {
+            args[p] = value.to_string();
+        }
+        _ => args.push(format!("{keyword} {value}")),
+    }
+    args.join(", ")
+}
+
+/// Click's `reconfigure_keyword_handler`, for an element that can be
+/// reconfigured live: sets argument `keyword` (or the positional argument
+/// at `position` standing for it) of the element's configuration to
+/// `value` and runs `configure` on the result. The `config` handler shows
+/// the new configuration only when that succeeds.
+pub fn reconfigure_keyword<E: crate::element::Element>(
+    element: &mut E,
+    keyword: &str,
+    position: Option<usize>,
+    value: &str,
+    ctx: &mut Ctx,
+) -> Result<(), String> {
+    let old = ctx
+        .element_config_at(ctx.element_index())
+        .unwrap_or_default();
+    let new = config_with_keyword(&old, keyword, position, value);
+    let mut ictx = ctx.init_ctx();
+    element
+        .configure(&new, &mut ictx)
+        .map_err(|errs| errs.to_string())?;
+    ctx.set_config(&new);
+    Ok(())
+}
+
 /// The handler listing of a table.
 pub fn specs_of<E>(table: &[Handler<E>]) -> Vec<HandlerSpec> {
     table
@@ -349,8 +417,34 @@ pub fn write_to<E>(
 /// Implements an element's `handlers`, `read_handler` and `write_handler`
 /// from its handler table (a `&[Handler<Self>]` constant). Use inside
 /// `impl Element for X { ... }`.
+///
+/// `handlers!(by Self::table)` takes the table from a method
+/// `fn table(&self) -> &'static [Handler<Self>]` instead, for an element
+/// whose handler set depends on its configuration or context (Click's
+/// Discard has `active` only when its input is pull).
 #[macro_export]
 macro_rules! handlers {
+    (by $table:path) => {
+        fn handlers(&self) -> ::std::vec::Vec<$crate::element::HandlerSpec> {
+            $crate::element::handlers::specs_of($table(self))
+        }
+        fn read_handler(
+            &self,
+            name: &str,
+            param: ::std::option::Option<&str>,
+            ctx: &$crate::Ctx,
+        ) -> ::std::result::Result<::std::string::String, ::std::string::String> {
+            $crate::element::handlers::read_from($table(self), self, name, param, ctx)
+        }
+        fn write_handler(
+            &mut self,
+            name: &str,
+            value: &str,
+            ctx: &mut $crate::Ctx,
+        ) -> ::std::result::Result<(), ::std::string::String> {
+            $crate::element::handlers::write_to($table(self), self, name, value, ctx)
+        }
+    };
     ($table:expr) => {
         fn handlers(&self) -> ::std::vec::Vec<$crate::element::HandlerSpec> {
             $crate::element::handlers::specs_of($table)

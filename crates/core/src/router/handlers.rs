@@ -39,6 +39,17 @@ impl RouterCore {
         }
     }
 
+    /// Whether element `e`'s own table has a read (or, with `write`, a
+    /// write) handler `name`, overriding a standard one.
+    fn element_defines(&self, e: usize, name: &str, write: bool) -> bool {
+        let flag = if write { hflags::WRITE } else { hflags::READ };
+        self.elements[e].try_borrow().is_ok_and(|el| {
+            el.handlers()
+                .iter()
+                .any(|h| h.name == name && h.flags & flag != 0)
+        })
+    }
+
     pub(crate) fn element_handlers(&self, e: usize) -> Vec<HandlerSpec> {
         let calm = |h: HandlerSpec| h.with(hflags::CALM);
         let mut v = vec![
@@ -49,10 +60,22 @@ impl RouterCore {
             calm(HandlerSpec::read("handlers")),
         ];
         if let Ok(el) = self.elements[e].try_borrow() {
-            if el.can_live_reconfigure() {
-                v[2] = calm(HandlerSpec::read_write("config"));
+            let live = if el.can_live_reconfigure() {
+                hflags::WRITE
+            } else {
+                0
+            };
+            v[2].flags |= live;
+            let mut own = el.handlers();
+            // An element may define `config` itself (Click's Switch and
+            // StrideSched read their current state there): its entry keeps
+            // the standard handler's place and gives its flags; writing it
+            // still reconfigures live unless the element writes it too.
+            if let Some(i) = own.iter().position(|h| h.name == "config") {
+                let h = own.remove(i);
+                v[2].flags = h.flags | live;
             }
-            v.extend(el.handlers());
+            v.extend(own);
         }
         if !self.info[e].tasks.borrow().is_empty() {
             v.push(HandlerSpec::read("scheduled"));
@@ -147,7 +170,9 @@ impl RouterCore {
         match name {
             "name" => return Ok(info.name.clone()),
             "class" => return Ok(info.class.clone()),
-            "config" => return Ok(info.config.borrow().clone()),
+            "config" if !self.element_defines(e, "config", false) => {
+                return Ok(info.config.borrow().clone())
+            }
             "ports" => return Ok(self.ports_text(e)),
             "handlers" => return Ok(crate::element::handlers_listing(&specs)),
             "scheduled" if !tasks.is_empty() => {
@@ -244,10 +269,11 @@ impl RouterCore {
             }
             return Ok(());
         }
+        let reconfigure = name == "config" && !self.element_defines(e, "config", true);
         let mut el = self.elements[e]
             .try_borrow_mut()
             .map_err(|_| format!("'{}.{name}': element is busy", info.name))?;
-        if name == "config" {
+        if reconfigure {
             let mut ictx = InitCtx::new(self, e);
             el.configure(value, &mut ictx)
                 .map_err(|errs| errs.to_string())?;

@@ -210,6 +210,18 @@ const IP_PROTOS: &[(&str, u8)] = &[
 
 /// The value of a name in one of Click's static name tables; names are
 /// case-insensitive.
+/// The value written to an IP address data handler (Click's
+/// `add_data_handlers` on an IPAddress): an address or a name the
+/// element's AddressInfo knows.
+pub fn ipv4_handler_value(s: &str, ctx: &rclick_core::Ctx) -> Result<Ipv4Addr, String> {
+    parse_ipv4_arg(s.trim(), &ctx.init_ctx()).map_err(|_| "expected IP address".to_string())
+}
+
+/// The value written to an Ethernet address data handler, names included.
+pub fn ether_handler_value(s: &str, ctx: &rclick_core::Ctx) -> Result<EtherAddr, String> {
+    parse_ether_arg(s.trim(), &ctx.init_ctx()).map_err(|_| "expected Ethernet address".to_string())
+}
+
 fn named<T: Copy>(table: &[(&str, T)], s: &str) -> Option<T> {
     let lower = s.to_ascii_lowercase();
     table.iter().find(|(n, _)| *n == lower).map(|&(_, v)| v)

@@ -56,6 +56,9 @@
 //!   (rclick extension).
 //! - `drops` (read): packets dropped for lack of a route (rclick extension).
 //!
+//! The `handlers` listing shows Click's handlers in Click's order and then
+//! rclick's extensions, just before the standard handlers.
+//!
 //! ## Example
 //! ```click
 //! rt :: DirectIPLookup(0.0.0.0/0 10.0.0.1 0, 192.168.0.0/16 1, 192.168.7.128/25 2);

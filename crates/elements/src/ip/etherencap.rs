@@ -18,7 +18,10 @@
 //! - **SRC**, **DST** (Ethernet address, or AddressInfo name).
 //!
 //! ## Handlers
-//! - `ethertype`, `src`, `dst` (read/write): the header fields.
+//! - `src`, `dst`, `ethertype` (read/write): the header fields. Writing one
+//!   reconfigures the element with that argument changed, as writing
+//!   `config` does, so `config` shows the new value.
+//! - `etht` (read/write, deprecated): the same as `ethertype`.
 //!
 //! ## Example
 //! ```click
@@ -26,6 +29,8 @@
 //! ```
 
 use rclick_core::conf::Args;
+use rclick_core::element::handlers::reconfigure_keyword;
+use rclick_core::element::hflags;
 use rclick_core::wire::{EtherAddr, EtherFrame, EthernetRepr};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
@@ -56,14 +61,32 @@ impl SimpleAction for EtherEncap {
     }
 }
 
+// Click's order. Writes reconfigure the element with the new argument
+// (Click's keyword handlers), so `config` shows it.
 const HANDLERS: &[Handler<EtherEncap>] = &[
-    Handler::data_rw(
+    Handler::data_write(
+        "src",
+        |e| &e.header.src,
+        |e, v, ctx| reconfigure_keyword(e, "SRC", Some(1), v, ctx),
+    ),
+    Handler::data_write(
+        "dst",
+        |e| &e.header.dst,
+        |e, v, ctx| reconfigure_keyword(e, "DST", Some(2), v, ctx),
+    ),
+    Handler::data_write(
         "ethertype",
         |e| &e.header.ethertype,
-        |e| &mut e.header.ethertype,
+        |e, v, ctx| reconfigure_keyword(e, "ETHERTYPE", Some(0), v, ctx),
     ),
-    Handler::data_rw("src", |e| &e.header.src, |e| &mut e.header.src),
-    Handler::data_rw("dst", |e| &e.header.dst, |e| &mut e.header.dst),
+    Handler::flagged(
+        hflags::DEPRECATED,
+        Handler::data_write(
+            "etht",
+            |e| &e.header.ethertype,
+            |e, v, ctx| reconfigure_keyword(e, "ETHERTYPE", Some(0), v, ctx),
+        ),
+    ),
 ];
 
 rclick_core::element_class!(EtherEncap);
@@ -71,6 +94,10 @@ rclick_core::element_class!(EtherEncap);
 impl Element for EtherEncap {
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;

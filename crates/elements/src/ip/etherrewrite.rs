@@ -17,7 +17,11 @@
 //! - **SRC**, **DST** (Ethernet address, or AddressInfo name).
 //!
 //! ## Handlers
-//! - `src`, `dst` (read/write): the addresses.
+//! - `src`, `dst` (read/write): the addresses. Writing one reconfigures
+//!   the element with that argument changed, as writing `config` does, so
+//!   `config` shows it. Click's `src` handler rewrites the second
+//!   positional argument (DST) of a positional configuration, leaving SRC
+//!   as it was; rclick's changes SRC.
 //!
 //! ## Example
 //! ```click
@@ -25,6 +29,7 @@
 //! ```
 
 use rclick_core::conf::Args;
+use rclick_core::element::handlers::reconfigure_keyword;
 use rclick_core::wire::{EtherAddr, EtherFrame};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
@@ -49,9 +54,20 @@ impl SimpleAction for EtherRewrite {
     }
 }
 
+// Writes reconfigure with the argument changed (Click's keyword handlers).
+// Click's `src` handler names the second positional slot, so writing it
+// to a positional configuration changes DST; here each names its own.
 const HANDLERS: &[Handler<EtherRewrite>] = &[
-    Handler::data_rw("src", |e| &e.src, |e| &mut e.src),
-    Handler::data_rw("dst", |e| &e.dst, |e| &mut e.dst),
+    Handler::data_write(
+        "src",
+        |e| &e.src,
+        |e, v, ctx| reconfigure_keyword(e, "SRC", Some(0), v, ctx),
+    ),
+    Handler::data_write(
+        "dst",
+        |e| &e.dst,
+        |e, v, ctx| reconfigure_keyword(e, "DST", Some(1), v, ctx),
+    ),
 ];
 
 rclick_core::element_class!(EtherRewrite);
@@ -59,6 +75,10 @@ rclick_core::element_class!(EtherRewrite);
 impl Element for EtherRewrite {
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;

@@ -26,7 +26,10 @@
 //! - **OFFSET** (unsigned): where the Ethernet header starts. Default 0.
 //!
 //! ## Handlers
-//! None beyond the standard ones.
+//! - `ether` (read/write): the host's address, ETHER (an address or an
+//!   AddressInfo name). Writing it does not change the configuration
+//!   `config` shows.
+//! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
 //! ```click
@@ -37,9 +40,9 @@ use rclick_core::conf::Args;
 use rclick_core::element::Filter;
 use rclick_core::packet::PacketType;
 use rclick_core::wire::{EtherAddr, EtherFrame};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::address::parse_ether_arg;
+use super::address::{ether_handler_value, parse_ether_arg};
 
 pub struct HostEtherFilter {
     addr: EtherAddr,
@@ -91,6 +94,15 @@ impl Filter for HostEtherFilter {
     }
 }
 
+const HANDLERS: &[Handler<HostEtherFilter>] = &[Handler::data_write(
+    "ether",
+    |e| &e.addr,
+    |e, v, ctx| {
+        e.addr = ether_handler_value(v, ctx)?;
+        Ok(())
+    },
+)];
+
 rclick_core::element_class!(HostEtherFilter);
 
 impl Element for HostEtherFilter {
@@ -99,12 +111,24 @@ impl Element for HostEtherFilter {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
         let mut args = Args::new(conf);
-        self.addr = args.read_mp_with("ETHER", |s| parse_ether_arg(s, ictx));
-        self.drop_own = args.read_p_or("DROP_OWN", false);
-        self.drop_other = args.read_p_or("DROP_OTHER", true);
-        self.offset = args.read_or("OFFSET", 0);
+        let addr = args.read_mp_with("ETHER", |s| parse_ether_arg(s, ictx));
+        let drop_own = args.read_p_or("DROP_OWN", false);
+        let drop_other = args.read_p_or("DROP_OTHER", true);
+        let offset = args.read_or("OFFSET", 0);
         args.complete()?;
+        *self = HostEtherFilter {
+            addr,
+            drop_own,
+            drop_other,
+            offset,
+        };
         Ok(())
+    }
+
+    rclick_core::handlers!(HANDLERS);
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
     }
 
     rclick_core::element_kind!(filter);

@@ -343,24 +343,33 @@ const HANDLERS: &[Handler<ICMPPingSource>] = &[
         hflags::CHECKBOX,
         Handler::data_write("active", |e| &e.active, ICMPPingSource::write_active),
     ),
-    Handler::data_write(
-        "src",
-        |e| &e.src,
-        |e, v, _| {
-            e.src = parse_addr(v)?;
-            Ok(())
-        },
+    Handler::flagged(
+        hflags::CALM,
+        Handler::data_write(
+            "src",
+            |e| &e.src,
+            |e, v, _| {
+                e.src = parse_addr(v)?;
+                Ok(())
+            },
+        ),
     ),
-    Handler::data_write(
-        "dst",
-        |e| &e.dst,
-        |e, v, _| {
-            e.dst = parse_addr(v)?;
-            Ok(())
-        },
+    Handler::flagged(
+        hflags::CALM,
+        Handler::data_write(
+            "dst",
+            |e| &e.dst,
+            |e, v, _| {
+                e.dst = parse_addr(v)?;
+                Ok(())
+            },
+        ),
     ),
     Handler::data("count", |e| &e.count),
-    Handler::write("limit", ICMPPingSource::write_limit),
+    Handler::flagged(
+        hflags::CALM,
+        Handler::write("limit", ICMPPingSource::write_limit),
+    ),
     Handler::write("interval", ICMPPingSource::write_interval),
     Handler::button("reset_counts", ICMPPingSource::reset_counts),
     Handler::read("summary", |e, _| e.summary()),
@@ -471,7 +480,10 @@ impl Element for ICMPPingSource {
 
     fn cleanup(&mut self) {
         if self.verbose && self.receiver.is_some() {
-            eprint!("{}: {}", self.decl, self.summary());
+            // As Click's chatter, a line always ends the message.
+            let s = self.summary();
+            let nl = if s.ends_with('\n') { "" } else { "\n" };
+            eprint!("{}: {s}{nl}", self.decl);
         }
     }
 

@@ -31,6 +31,8 @@
 //!
 //! ## Handlers
 //! - `src`, `dst` (read/write): the addresses (`dst` may read `DST_ANNO`).
+//!   Writing one reconfigures the element with that argument changed, as
+//!   writing `config` does, so `config` shows it.
 //!
 //! ## Example
 //! ```click
@@ -39,7 +41,9 @@
 
 use std::net::Ipv4Addr;
 
-use rclick_core::conf::{parse_bool, parse_ipv4, parse_keyword, Args};
+use rclick_core::conf::{parse_bool, parse_keyword, Args};
+use rclick_core::element::handlers::reconfigure_keyword;
+use rclick_core::element::hflags;
 use rclick_core::wire::ipv4::MIN_HEADER_LEN as IP_LEN;
 use rclick_core::wire::{Ipv4Header, Ipv4Repr};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
@@ -120,19 +124,21 @@ fn read_dst(e: &IPEncap, _ctx: &Ctx) -> String {
     }
 }
 
-fn write_dst(e: &mut IPEncap, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-    let v = value.trim();
-    e.set_dst(if v == "DST_ANNO" {
-        Dst::Anno
-    } else {
-        Dst::Addr(parse_ipv4(v)?)
-    });
-    Ok(())
-}
-
 const HANDLERS: &[Handler<IPEncap>] = &[
-    Handler::data_rw("src", |e| &e.iph.src, |e| &mut e.iph.src),
-    Handler::read_write("dst", read_dst, write_dst),
+    Handler::flagged(
+        hflags::CALM,
+        Handler::data_write(
+            "src",
+            |e| &e.iph.src,
+            |e, v, ctx| reconfigure_keyword(e, "SRC", Some(1), v, ctx),
+        ),
+    ),
+    Handler::flagged(
+        hflags::CALM,
+        Handler::read_write("dst", read_dst, |e, v, ctx| {
+            reconfigure_keyword(e, "DST", Some(2), v, ctx)
+        }),
+    ),
 ];
 
 rclick_core::element_class!(IPEncap);
@@ -140,6 +146,11 @@ rclick_core::element_class!(IPEncap);
 impl Element for IPEncap {
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
+
+    // The IP ID sequence continues across a reconfiguration.
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
@@ -152,7 +163,9 @@ impl Element for IPEncap {
         });
 
         let src: Ipv4Addr = args.read_mp_with("SRC", |s| parse_ipv4_arg(s, ictx));
-        let dst = args.read_p_with("DST", |s| parse_dst(s, ictx));
+        // Parsed after the others, as Click does: its error has no
+        // keyword prefix and comes only when the rest is good.
+        let dst = args.read_p_with("DST", |s| Ok(s.to_string()));
         let tos: Option<u8> = args.read("TOS");
         let ttl: u8 = args.read_or("TTL", 250);
         let dscp: Option<u8> = args.read("DSCP");
@@ -164,6 +177,7 @@ impl Element for IPEncap {
         }
         args.complete()?;
         let proto = u8::try_from(proto_num).map_err(|_| "bad IP protocol".to_string())?;
+        let dst = dst.map(|s| parse_dst(&s, ictx)).transpose()?;
         let ect = match ect.as_deref() {
             None => 0,
             Some("2") => 2,

@@ -40,8 +40,10 @@
 //! ## Handlers
 //! - `drops` (read): invalid packets seen.
 //! - `drop_details` (read, with DETAILS): per-reason counts, as for
-//!   CheckIPHeader.
-//! - `color` (read): the paint color.
+//!   CheckIPHeader (an rclick addition, as is DETAILS).
+//! - `color` (read): the paint color (an rclick addition).
+//!
+//! rclick's additions are listed after Click's handlers.
 //!
 //! ## Example
 //! ```click
@@ -83,12 +85,13 @@ impl FilterOrDrop for IPInputCombo {
     }
 }
 
+// rclick's additions first, so that they are listed after Click's `drops`.
 const HANDLERS: &[Handler<IPInputCombo>] = &[
-    Handler::data("drops", |e| &e.check.stats.drops),
     Handler::read(DROP_DETAILS, |e, _| e.check.stats.details_text(&REASONS)),
     Handler::read("color", |e, ctx| {
         e.paint.read_handler("color", None, ctx).unwrap_or_default()
     }),
+    Handler::data("drops", |e| &e.check.stats.drops),
 ];
 
 rclick_core::element_class!(IPInputCombo);

@@ -55,6 +55,9 @@
 //! - `color` (read): COLOR.
 //! - `mtu` (read): MTU.
 //!
+//! Click's IPOutputCombo has no handlers of its own: these are rclick
+//! additions.
+//!
 //! ## Example
 //! ```click
 //! rt[1] -> oc :: IPOutputCombo(1, 18.26.4.24, 1500) -> arpq :: ARPQuerier(18.26.4.24, 00:00:c0:ae:67:ef);

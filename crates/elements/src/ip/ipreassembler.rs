@@ -47,7 +47,8 @@
 //! - `dump` (read): statistics and the datagrams being reassembled, one per
 //!   line as `SRC > DST PROTO ID` followed by the `(off,lastoff)` ranges
 //!   received.
-//! - `mem_used` (read): bytes held.
+//! - `mem_used` (read): bytes held (an rclick addition, listed after
+//!   Click's handlers).
 //!
 //! ## Example
 //! ```click
@@ -368,9 +369,11 @@ impl SimpleAction for IPReassembler {
     }
 }
 
+// rclick's `mem_used` first, so that Click's `dump` keeps its place in
+// the listing (newest first).
 const HANDLERS: &[Handler<IPReassembler>] = &[
-    Handler::read("dump", |e, _| e.dump()),
     Handler::data("mem_used", |e| &e.mem_used),
+    Handler::read("dump", |e, _| e.dump()),
 ];
 
 rclick_core::element_class!(IPReassembler);

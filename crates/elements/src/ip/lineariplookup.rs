@@ -50,6 +50,9 @@
 //!   extension).
 //! - `drops` (read): packets dropped for lack of a route (rclick extension).
 //!
+//! The `handlers` listing shows Click's handlers in Click's order and then
+//! rclick's extensions, just before the standard handlers.
+//!
 //! ## Example
 //! ```click
 //! rt :: LinearIPLookup(18.26.4.24/32 0, 18.26.4.0/24 1,
@@ -72,5 +75,6 @@ impl TableClass for LinearIPLookupClass {
     const CLASS: &'static str = "LinearIPLookup";
     type Lpm = LinearLpm;
     const TABS: bool = false;
+    const CLICK_FLUSH: bool = false;
     const NO_ROUTE: NoRouteMessage = NoRouteMessage::Linear;
 }

@@ -34,6 +34,9 @@
 //!   extension).
 //! - `drops` (read): packets dropped for lack of a route (rclick extension).
 //!
+//! The `handlers` listing shows Click's handlers in Click's order and then
+//! rclick's extensions, just before the standard handlers.
+//!
 //! ## Example
 //! ```click
 //! // Deliver packets for the router itself and broadcasts to output 0,

@@ -45,11 +45,14 @@
 //! - `remove` (write): `ADDR/MASK [GW OUT]`.
 //! - `ctrl` (write): lines of `add ...`, `set ...`, `remove ...`, applied as
 //!   one atomic operation.
-//! - `flush` (write): removes every route (rclick extension).
+//! - `flush` (write): removes every route.
 //! - `memory` (read): route and next-hop counts, bytes held by the lookup
 //!   structure and by the route list, and the trie's shape (rclick
 //!   extension).
 //! - `drops` (read): packets dropped for lack of a route (rclick extension).
+//!
+//! The `handlers` listing shows Click's handlers in Click's order and then
+//! rclick's extensions, just before the standard handlers.
 //!
 //! ## Example
 //! ```click

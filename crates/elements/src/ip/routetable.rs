@@ -27,7 +27,7 @@ use std::sync::Arc;
 use rclick_core::conf::{
     parse_i32, parse_ipv4, parse_ipv4_addr_or_prefix, split_args, split_words, uncomment,
 };
-use rclick_core::element::Dispatch;
+use rclick_core::element::{hflags, Dispatch};
 use rclick_core::{ConfigResult, Ctx, Element, Errors, Handler, InitCtx, Packet};
 
 // ------------------------------------------------------------------ routes
@@ -868,6 +868,9 @@ pub trait TableClass: Send + 'static {
     /// Has `add`, `set`, `remove`, `ctrl` and `flush`, and takes the old
     /// table on hot swap (a static table's configuration is all of it).
     const DYNAMIC: bool = true;
+    /// Click's class has `flush` (LinearIPLookup's does not: rclick's
+    /// `flush` is then an addition, listed with the other additions).
+    const CLICK_FLUSH: bool = true;
     /// `table` separates columns with tabs (the tries) or spaces.
     const TABS: bool = true;
     const NO_ROUTE: NoRouteMessage = NoRouteMessage::Table;
@@ -941,28 +944,56 @@ impl<C: TableClass> RouteLookup<C> {
         self.changes.fetch_add(1, Ordering::Release);
     }
 
-    /// Every handler; a static class has the first four.
-    const ALL_HANDLERS: &'static [Handler<Self>] = &[
-        Handler::read("table", |e, _| e.table.dump(C::TABS)),
-        Handler::read_param("lookup", |e, param, _| e.lookup_handler(param)),
-        Handler::read("memory", |e, _| e.memory_handler()),
-        Handler::data("drops", |e| &e.drops),
-        Handler::write("add", |e, v, _| e.command(Command::Add, v)),
-        Handler::write("set", |e, v, _| e.command(Command::Set, v)),
-        Handler::write("remove", |e, v, _| e.command(Command::Remove, v)),
-        Handler::write("ctrl", |e, v, _| e.edit(|e| e.ctrl(v))),
-        Handler::button("flush", |e, _, _| {
-            e.edit(|e| {
-                e.table.flush();
-                Ok(())
-            })
-        }),
-    ];
+    // The handlers, one constant each for the tables below.
+    const TABLE: Handler<Self> = Handler::read("table", |e, _| e.table.dump(C::TABS));
+    const LOOKUP: Handler<Self> =
+        Handler::read_param("lookup", |e, param, _| e.lookup_handler(param));
+    const MEMORY: Handler<Self> = Handler::read("memory", |e, _| e.memory_handler());
+    const DROPS: Handler<Self> = Handler::data("drops", |e| &e.drops);
+    const ADD: Handler<Self> = Handler::write("add", |e, v, _| e.command(Command::Add, v));
+    const SET: Handler<Self> = Handler::write("set", |e, v, _| e.command(Command::Set, v));
+    const REMOVE: Handler<Self> = Handler::write("remove", |e, v, _| e.command(Command::Remove, v));
+    const CTRL: Handler<Self> = Handler::write("ctrl", |e, v, _| e.edit(|e| e.ctrl(v)));
+    const FLUSH: Handler<Self> = Handler::button("flush", |e, _, _| {
+        e.edit(|e| {
+            e.table.flush();
+            Ok(())
+        })
+    });
 
-    const HANDLERS: &'static [Handler<Self>] = if C::DYNAMIC {
-        Self::ALL_HANDLERS
-    } else {
-        Self::ALL_HANDLERS.split_at(4).0
+    // Click's handlers in Click's order (listed newest first); rclick's
+    // own (`drops`, `memory`, and `flush` where Click lacks it) come first
+    // in the table, so that they are listed last, just before the standard
+    // handlers, and Click's keep their places.
+    const DYNAMIC_HANDLERS: &'static [Handler<Self>] = &[
+        Self::DROPS,
+        Self::MEMORY,
+        Self::ADD,
+        Self::SET,
+        Self::REMOVE,
+        Self::CTRL,
+        Handler::flagged(hflags::EXPENSIVE, Self::TABLE),
+        Self::LOOKUP,
+        Self::FLUSH,
+    ];
+    const DYNAMIC_NO_FLUSH_HANDLERS: &'static [Handler<Self>] = &[
+        Self::DROPS,
+        Self::MEMORY,
+        Self::FLUSH,
+        Self::ADD,
+        Self::SET,
+        Self::REMOVE,
+        Self::CTRL,
+        Handler::flagged(hflags::EXPENSIVE, Self::TABLE),
+        Self::LOOKUP,
+    ];
+    const STATIC_HANDLERS: &'static [Handler<Self>] =
+        &[Self::DROPS, Self::MEMORY, Self::TABLE, Self::LOOKUP];
+
+    const HANDLERS: &'static [Handler<Self>] = match (C::DYNAMIC, C::CLICK_FLUSH) {
+        (false, _) => Self::STATIC_HANDLERS,
+        (true, true) => Self::DYNAMIC_HANDLERS,
+        (true, false) => Self::DYNAMIC_NO_FLUSH_HANDLERS,
     };
 
     fn lookup_handler(&self, param: Option<&str>) -> Result<String, String> {

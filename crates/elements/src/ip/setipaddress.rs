@@ -17,7 +17,9 @@
 //! - **ANNO** (annotation): where to store it. Default DST_IP.
 //!
 //! ## Handlers
-//! - `addr` (read/write): the address set.
+//! - `addr` (read/write): the address (an address or an AddressInfo name).
+//!   Writing it does not change the configuration `config` shows.
+//! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
 //! ```click
@@ -30,7 +32,7 @@ use rclick_core::conf::Args;
 use rclick_core::packet::anno;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
-use super::address::parse_ipv4_arg;
+use super::address::{ipv4_handler_value, parse_ipv4_arg};
 use super::ipcommon::parse_anno4;
 
 pub struct SetIPAddress {
@@ -55,23 +57,35 @@ impl SimpleAction for SetIPAddress {
     }
 }
 
+const HANDLERS: &[Handler<SetIPAddress>] = &[Handler::data_write(
+    "addr",
+    |e| &e.addr,
+    |e, v, ctx| {
+        e.addr = ipv4_handler_value(v, ctx)?;
+        Ok(())
+    },
+)];
+
 rclick_core::element_class!(SetIPAddress);
 
-const HANDLERS: &[Handler<SetIPAddress>] =
-    &[Handler::data_rw("addr", |e| &e.addr, |e| &mut e.addr)];
-
 impl Element for SetIPAddress {
+    rclick_core::handlers!(HANDLERS);
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
         let mut args = Args::new(conf);
-        self.addr = args.read_mp_with("IPADDR", |s| parse_ipv4_arg(s, ictx));
-        self.anno = args
+        let addr = args.read_mp_with("IPADDR", |s| parse_ipv4_arg(s, ictx));
+        let anno = args
             .read_p_with("ANNO", parse_anno4)
             .unwrap_or(anno::DST_IP);
         args.complete()?;
+        (self.addr, self.anno) = (addr, anno);
         Ok(())
     }
 
     rclick_core::element_kind!(action);
-    rclick_core::handlers!(HANDLERS);
 }

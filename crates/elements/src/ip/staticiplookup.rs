@@ -30,6 +30,9 @@
 //!   extension).
 //! - `drops` (read): packets dropped for lack of a route (rclick extension).
 //!
+//! The `handlers` listing shows Click's handlers in Click's order and then
+//! rclick's extensions, just before the standard handlers.
+//!
 //! ## Example
 //! ```click
 //! rt :: StaticIPLookup(10.0.0.0/8 0, 10.1.0.0/16 10.1.0.1 1, 0/0 2);

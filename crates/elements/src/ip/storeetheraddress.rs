@@ -20,7 +20,8 @@
 //! - **OFFSET** (unsigned, `src` or `dst`).
 //!
 //! ## Handlers
-//! None beyond the standard ones.
+//! - `addr` (read/write): the address ADDR (an address or an AddressInfo
+//!   name). Writing it does not change the configuration `config` shows.
 //!
 //! ## Example
 //! ```click
@@ -29,9 +30,10 @@
 
 use rclick_core::conf::{parse_usize, Args};
 use rclick_core::element::Filter;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
+use rclick_core::wire::EtherAddr;
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::address::parse_ether_arg;
+use super::address::{ether_handler_value, parse_ether_arg};
 
 #[derive(Default)]
 pub struct StoreEtherAddress {
@@ -61,10 +63,20 @@ impl Filter for StoreEtherAddress {
     }
 }
 
+const HANDLERS: &[Handler<StoreEtherAddress>] = &[Handler::read_write(
+    "addr",
+    |e, _| EtherAddr(e.addr).to_string(),
+    |e, v, ctx| {
+        e.addr = ether_handler_value(v, ctx)?.0;
+        Ok(())
+    },
+)];
+
 rclick_core::element_class!(StoreEtherAddress);
 
 impl Element for StoreEtherAddress {
     rclick_core::filter_ports!();
+    rclick_core::handlers!(HANDLERS);
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;

@@ -45,7 +45,7 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::{Classify, Errors};
+use rclick_core::element::{hflags, Classify, Errors};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::classifier_program::Program;
@@ -75,7 +75,10 @@ pub fn one_pattern_per_output(conf: &str, ctx: &InitCtx) -> Result<Vec<String>, 
     Ok(patterns)
 }
 
-const HANDLERS: &[Handler<Classifier>] = &[Handler::read("program", |e, _| e.prog.unparse())];
+const HANDLERS: &[Handler<Classifier>] = &[Handler::flagged(
+    hflags::CALM,
+    Handler::read("program", |e, _| e.prog.unparse()),
+)];
 
 impl Classify for Classifier {
     #[inline]

@@ -21,7 +21,7 @@
 //! ## Handlers
 //! - `count` (read): packets discarded.
 //! - `reset_counts` (write): sets `count` to 0.
-//! - `active` (read/write): the ACTIVE setting.
+//! - `active` (read/write): the ACTIVE setting; only when the input is pull.
 //!
 //! Hot swap: a new Discard of the same name keeps the old one's `count`.
 //!
@@ -31,13 +31,15 @@
 //! ```
 
 use rclick_core::conf::{parse_bool, Args};
-use rclick_core::element::Sink;
+use rclick_core::element::{hflags, Sink};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask};
 
 pub struct Discard {
     count: u64,
     active: bool,
     burst: usize,
+    /// Whether the input is pull (then `active` exists).
+    pull: bool,
     puller: PullTask,
 }
 
@@ -47,29 +49,47 @@ impl Default for Discard {
             count: 0,
             active: true,
             burst: 1,
+            pull: false,
             puller: PullTask::default(),
         }
     }
 }
 
-const HANDLERS: &[Handler<Discard>] = &[
-    Handler::data("count", |e| &e.count),
-    Handler::write("reset_counts", |e, _, _| {
-        e.count = 0;
-        Ok(())
-    }),
-    Handler::data_write(
-        "active",
-        |e| &e.active,
-        |e, value, ctx| {
-            e.active = parse_bool(value.trim())?;
-            if e.active {
-                e.puller.wake(ctx);
-            }
-            Ok(())
-        },
+// Click's order; `active` exists only when the input is pull.
+const COUNT: Handler<Discard> = Handler::data("count", |e| &e.count);
+const RESET_COUNTS: Handler<Discard> = Handler::button("reset_counts", |e, _, _| {
+    e.count = 0;
+    Ok(())
+});
+const PUSH_HANDLERS: &[Handler<Discard>] = &[COUNT, RESET_COUNTS];
+const PULL_HANDLERS: &[Handler<Discard>] = &[
+    COUNT,
+    RESET_COUNTS,
+    Handler::flagged(
+        hflags::CHECKBOX,
+        Handler::data_write(
+            "active",
+            |e| &e.active,
+            |e, value, ctx| {
+                e.active = parse_bool(value.trim())?;
+                if e.active {
+                    e.puller.wake(ctx);
+                }
+                Ok(())
+            },
+        ),
     ),
 ];
+
+impl Discard {
+    fn handler_table(&self) -> &'static [Handler<Discard>] {
+        if self.pull {
+            PULL_HANDLERS
+        } else {
+            PUSH_HANDLERS
+        }
+    }
+}
 
 impl Sink for Discard {
     fn consume(&mut self, batch: Batch, _ctx: &mut Ctx) {
@@ -90,7 +110,7 @@ rclick_core::element_class!(Discard);
 
 impl Element for Discard {
     rclick_core::element_kind!(sink);
-    rclick_core::handlers!(HANDLERS);
+    rclick_core::handlers!(by Self::handler_table);
 
     fn port_count(&self) -> &'static str {
         "1/0"
@@ -105,7 +125,8 @@ impl Element for Discard {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        if ctx.input_is_pull(0) {
+        self.pull = ctx.input_is_pull(0);
+        if self.pull {
             self.puller.initialize(ctx, 0, self.active);
         }
         Ok(())

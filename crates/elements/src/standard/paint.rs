@@ -21,6 +21,7 @@
 //!
 //! ## Handlers
 //! - `color` (read/write): the color.
+//! - `config` (read/write): writing it reconfigures COLOR and ANNO live.
 //!
 //! ## Example
 //! ```click
@@ -111,6 +112,11 @@ rclick_core::element_class!(Paint);
 impl Element for Paint {
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
+
+    // Writing `config` sets COLOR and ANNO anew; a bad one changes nothing.
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         self.paint.configure(conf)

@@ -31,6 +31,8 @@
 //!
 //! ## Handlers
 //! - `active` (read/write): the ACTIVE setting.
+//! - `config` (read/write): writing it reconfigures live; keywords not
+//!   given (ACTIVE too) return to their defaults, as in Click.
 //!
 //! ## Example
 //! ```click
@@ -130,14 +132,14 @@ impl Print {
     }
 }
 
-/// The `active` checkbox of the printing elements (Print, IPPrint,
-/// ARPPrint, ...): whether they print.
+/// The `active` checkbox of the printing elements (Print, IPPrint): whether
+/// they print. Calm, as Click lists it.
 pub const fn active_handler<E>(
     field: fn(&E) -> &dyn DataValue,
     field_mut: fn(&mut E) -> &mut dyn DataValue,
 ) -> Handler<E> {
     Handler::flagged(
-        hflags::CHECKBOX,
+        hflags::CHECKBOX | hflags::CALM,
         Handler::data_rw("active", field, field_mut),
     )
 }
@@ -158,6 +160,12 @@ rclick_core::element_class!(Print);
 impl Element for Print {
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
+
+    // Writing `config` reconfigures from scratch, as Click's Print does:
+    // keywords not given (ACTIVE too) return to their defaults.
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);

@@ -40,7 +40,8 @@
 //! - `count` (read): packets sent.
 //! - `reset` (write): zeroes `count`, refills one token and restarts.
 //! - `rate` (read/write): the rate (Click's rounding of the bucket rate).
-//! - `data`, `limit`, `active`, `length`, `datasize` (read/write).
+//! - `data`, `limit`, `active`, `length` (read/write).
+//! - `datasize` (read/write, deprecated): the same as `length`.
 //!
 //! ## Example
 //! ```click
@@ -48,6 +49,7 @@
 //! ```
 
 use rclick_core::conf::{parse_bool, parse_i32, parse_u32, Args, Bandwidth};
+use rclick_core::element::hflags;
 use rclick_core::{
     Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId, TaskId, TimerId,
 };
@@ -168,23 +170,20 @@ impl RatedSource {
     }
 }
 
+// Click's order and flags.
 const HANDLERS: &[Handler<RatedSource>] = &[
-    Handler::data("count", |e| &e.count),
-    Handler::button("reset", |e, _, ctx| {
-        e.count = 0;
-        e.tb.set(1);
-        e.restart(ctx);
-        Ok(())
-    }),
-    Handler::read_write(
-        "data",
-        |e, _| String::from_utf8_lossy(&e.data).into_owned(),
-        |e, value, _| {
-            // Click's data handler is raw: the value is taken as is.
-            e.data = value.as_bytes().to_vec();
-            e.prototype = Some(Packet::from_slice(&e.data));
-            Ok(())
-        },
+    Handler::flagged(
+        hflags::RAW | hflags::CALM,
+        Handler::read_write(
+            "data",
+            |e, _| String::from_utf8_lossy(&e.data).into_owned(),
+            |e, value, _| {
+                // Click's data handler is raw: the value is taken as is.
+                e.data = value.as_bytes().to_vec();
+                e.prototype = Some(Packet::from_slice(&e.data));
+                Ok(())
+            },
+        ),
     ),
     Handler::read_write(
         "rate",
@@ -195,19 +194,35 @@ const HANDLERS: &[Handler<RatedSource>] = &[
             Ok(())
         },
     ),
-    Handler::read_write(
-        "limit",
-        |e, _| e.limit.map_or("-1".to_string(), |l| l.to_string()),
-        |e, v, ctx| {
-            let limit = parse_i32(v.trim()).map_err(syntax)?;
-            e.limit = (limit >= 0).then_some(limit as u32);
-            e.restart(ctx);
-            Ok(())
-        },
+    Handler::flagged(
+        hflags::CALM,
+        Handler::read_write(
+            "limit",
+            |e, _| e.limit.map_or("-1".to_string(), |l| l.to_string()),
+            |e, v, ctx| {
+                let limit = parse_i32(v.trim()).map_err(syntax)?;
+                e.limit = (limit >= 0).then_some(limit as u32);
+                e.restart(ctx);
+                Ok(())
+            },
+        ),
     ),
-    Handler::data_write("active", |e| &e.active, RatedSource::set_active),
+    Handler::flagged(
+        hflags::CHECKBOX,
+        Handler::data_write("active", |e| &e.active, RatedSource::set_active),
+    ),
+    Handler::data("count", |e| &e.count),
+    Handler::button("reset", |e, _, ctx| {
+        e.count = 0;
+        e.tb.set(1);
+        e.restart(ctx);
+        Ok(())
+    }),
     Handler::data_write("length", |e| &e.datasize, RatedSource::set_datasize),
-    Handler::data_write("datasize", |e| &e.datasize, RatedSource::set_datasize),
+    Handler::flagged(
+        hflags::DEPRECATED,
+        Handler::data_write("datasize", |e| &e.datasize, RatedSource::set_datasize),
+    ),
 ];
 
 rclick_core::element_class!(RatedSource);

@@ -27,6 +27,9 @@
 //! - `rate` (read/write): the rate; writing reconfigures RATE.
 //! - `active` (read/write): whether to pull. Default true.
 //! - `calls` (read): task statistics, as in Click.
+//! - `config` (read/write): reads the current RATE; writing it
+//!   reconfigures live (keywords not given return to their defaults;
+//!   `active` and the statistics stay).
 //!
 //! ## Example
 //! ```click
@@ -136,6 +139,8 @@ const HANDLERS: &[Handler<RatedUnqueue>] = &[
             },
         ),
     ),
+    // Click reads the current rate as the configuration.
+    Handler::read("config", |e, _| e.tb.rate().to_string()),
 ];
 
 rclick_core::element_class!(RatedUnqueue);
@@ -145,6 +150,12 @@ impl Element for RatedUnqueue {
 
     fn processing(&self) -> &'static str {
         "l/h"
+    }
+
+    // Writing `config` re-reads RATE and the burst keywords (those not
+    // given return to their defaults); `active` and the statistics stay.
+    fn can_live_reconfigure(&self) -> bool {
+        true
     }
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {

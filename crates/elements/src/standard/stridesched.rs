@@ -24,6 +24,10 @@
 //!
 //! ## Handlers
 //! - `tickets0` ... `ticketsN-1` (read/write): tickets of each input.
+//! - `config` (read/write): reads the current tickets (`T0, T1, ...`);
+//!   writing it reconfigures live, keeping each input's place in the
+//!   schedule. As in Click, the valid arguments of a failed write still
+//!   take effect.
 //!
 //! ## Example
 //! ```click
@@ -148,7 +152,15 @@ impl Element for StrideSched {
             return Err(format!("need {n} arguments, one per input port").into());
         }
         let mut errors = Vec::new();
-        let mut clients = vec![Client::default(); n];
+        // A live reconfiguration (writing `config`) keeps each input's pass
+        // and, as in Click, applies the valid arguments even when others
+        // fail.
+        let first = self.clients.len() != n;
+        let mut clients = if first {
+            vec![Client::default(); n]
+        } else {
+            std::mem::take(&mut self.clients)
+        };
         for (i, a) in args.iter().enumerate() {
             match parse_i32(a.trim()) {
                 Err(_) => errors.push(format!(
@@ -166,11 +178,13 @@ impl Element for StrideSched {
                         v = MAX_TICKETS;
                     }
                     clients[i].set_tickets(v);
-                    clients[i].pass = clients[i].stride;
+                    if first {
+                        clients[i].pass = clients[i].stride;
+                    }
                 }
             }
         }
-        if !errors.is_empty() {
+        if first && !errors.is_empty() {
             return Err(errors.into());
         }
         self.clients = clients;
@@ -182,7 +196,11 @@ impl Element for StrideSched {
             }
         }
         self.scratch = Vec::with_capacity(n);
-        Ok(())
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.into())
+        }
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
@@ -196,13 +214,24 @@ impl Element for StrideSched {
 
     // The handlers are one per input (`tickets0`, `tickets1`, ...), so they
     // are listed here rather than in a table.
+    // `config` reads the current tickets (not calm, as in Click).
     fn handlers(&self) -> Vec<HandlerSpec> {
-        (0..self.clients.len())
+        let mut v: Vec<HandlerSpec> = (0..self.clients.len())
             .map(|i| HandlerSpec::read_write(&format!("tickets{i}")))
-            .collect()
+            .collect();
+        v.push(HandlerSpec::read("config"));
+        v
+    }
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
     }
 
     fn read_handler(&self, name: &str, _param: Option<&str>, _ctx: &Ctx) -> Result<String, String> {
+        if name == "config" {
+            let t: Vec<String> = self.clients.iter().map(|c| c.tickets.to_string()).collect();
+            return Ok(t.join(", "));
+        }
         name.strip_prefix("tickets")
             .and_then(|s| s.parse::<usize>().ok())
             .and_then(|i| self.clients.get(i))

@@ -19,6 +19,9 @@
 //!
 //! ## Handlers
 //! - `switch` (read/write): the current OUTPUT.
+//! - `config` (read/write): reads the current OUTPUT; writing it
+//!   reconfigures live (an OUTPUT not below the number of outputs is then
+//!   an error and changes nothing).
 //!
 //! ## Example
 //! ```click
@@ -34,19 +37,24 @@ pub struct Switch {
     noutputs: usize,
 }
 
-const HANDLERS: &[Handler<Switch>] = &[Handler::read_write(
-    "switch",
-    |e, _| e.output.to_string(),
-    |e, value, _| {
-        let v = parse_i32(value.trim()).map_err(|_| "Switch output must be integer".to_string())?;
-        e.output = if v >= 0 && v as usize >= e.noutputs {
-            -1
-        } else {
-            v
-        };
-        Ok(())
-    },
-)];
+const HANDLERS: &[Handler<Switch>] = &[
+    Handler::read_write(
+        "switch",
+        |e, _| e.output.to_string(),
+        |e, value, _| {
+            let v =
+                parse_i32(value.trim()).map_err(|_| "Switch output must be integer".to_string())?;
+            e.output = if v >= 0 && v as usize >= e.noutputs {
+                -1
+            } else {
+                v
+            };
+            Ok(())
+        },
+    ),
+    // Click's Switch reads its current output as its configuration.
+    Handler::read("config", |e, _| e.output.to_string()),
+];
 
 rclick_core::element_class!(Switch);
 
@@ -59,6 +67,10 @@ impl Element for Switch {
         if let Ok(output) = usize::try_from(self.output) {
             ctx.emit_batch(output, batch);
         }
+    }
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
     }
 
     fn port_count(&self) -> &'static str {

@@ -29,6 +29,7 @@
 use std::time::Duration;
 
 use rclick_core::conf::{parse_seconds, Args};
+use rclick_core::element::hflags;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, TimerId, Timestamp};
 
 use super::timedsource::unparse_interval;
@@ -50,18 +51,21 @@ impl Default for TimedSink {
     }
 }
 
-const HANDLERS: &[Handler<TimedSink>] = &[Handler::read_write(
-    "interval",
-    |e, _| unparse_interval(e.interval),
-    |e, v, _| {
-        let v = v.trim();
-        if v.starts_with('-') {
-            return Err("bad interval".into());
-        }
-        let d = parse_seconds(v).map_err(|_| "bad interval".to_string())?;
-        e.interval = Timestamp::from_duration(d);
-        Ok(())
-    },
+const HANDLERS: &[Handler<TimedSink>] = &[Handler::flagged(
+    hflags::CALM,
+    Handler::read_write(
+        "interval",
+        |e, _| unparse_interval(e.interval),
+        |e, v, _| {
+            let v = v.trim();
+            if v.starts_with('-') {
+                return Err("bad interval".into());
+            }
+            let d = parse_seconds(v).map_err(|_| "bad interval".to_string())?;
+            e.interval = Timestamp::from_duration(d);
+            Ok(())
+        },
+    ),
 )];
 
 rclick_core::element_class!(TimedSink);

@@ -39,6 +39,7 @@
 use std::time::Duration;
 
 use rclick_core::conf::{parse_bool, parse_seconds, parse_usize, Args};
+use rclick_core::element::hflags;
 use rclick_core::packet::DEFAULT_HEADROOM;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TimerId, Timestamp};
 
@@ -112,53 +113,69 @@ impl TimedSource {
     }
 }
 
+// Click's order and flags.
 const HANDLERS: &[Handler<TimedSource>] = &[
+    Handler::flagged(
+        hflags::RAW | hflags::CALM,
+        Handler::read_write(
+            "data",
+            |e, _| String::from_utf8_lossy(&e.data).into_owned(),
+            |e, value, _| {
+                e.data = value.as_bytes().to_vec();
+                e.rebuild();
+                Ok(())
+            },
+        ),
+    ),
+    Handler::flagged(
+        hflags::CALM,
+        Handler::data_rw("limit", |e| &e.limit, |e| &mut e.limit),
+    ),
+    Handler::flagged(
+        hflags::CALM,
+        Handler::read_write(
+            "interval",
+            |e, _| unparse_interval(e.interval),
+            |e, v, _| {
+                let d = parse_seconds(v.trim()).map_err(|_| "bad interval".to_string())?;
+                if d.is_zero() {
+                    return Err("bad interval".into());
+                }
+                e.interval = Timestamp::from_duration(d);
+                Ok(())
+            },
+        ),
+    ),
+    Handler::flagged(
+        hflags::CALM | hflags::CHECKBOX,
+        Handler::data_write(
+            "active",
+            |e| &e.active,
+            |e, v, ctx| {
+                e.active = parse_bool(v.trim()).map_err(|_| "bad active".to_string())?;
+                e.schedule_now_if_idle(ctx);
+                Ok(())
+            },
+        ),
+    ),
     Handler::data("count", |e| &e.count),
+    Handler::flagged(
+        hflags::CALM,
+        Handler::data_write(
+            "headroom",
+            |e| &e.headroom,
+            |e, v, _| {
+                e.headroom = parse_usize(v.trim()).map_err(|_| "bad headroom".to_string())?;
+                e.rebuild();
+                Ok(())
+            },
+        ),
+    ),
     Handler::button("reset", |e, _, ctx| {
         e.count = 0;
         e.schedule_now_if_idle(ctx);
         Ok(())
     }),
-    Handler::read_write(
-        "data",
-        |e, _| String::from_utf8_lossy(&e.data).into_owned(),
-        |e, value, _| {
-            e.data = value.as_bytes().to_vec();
-            e.rebuild();
-            Ok(())
-        },
-    ),
-    Handler::read_write(
-        "interval",
-        |e, _| unparse_interval(e.interval),
-        |e, v, _| {
-            let d = parse_seconds(v.trim()).map_err(|_| "bad interval".to_string())?;
-            if d.is_zero() {
-                return Err("bad interval".into());
-            }
-            e.interval = Timestamp::from_duration(d);
-            Ok(())
-        },
-    ),
-    Handler::data_rw("limit", |e| &e.limit, |e| &mut e.limit),
-    Handler::data_write(
-        "active",
-        |e| &e.active,
-        |e, v, ctx| {
-            e.active = parse_bool(v.trim()).map_err(|_| "bad active".to_string())?;
-            e.schedule_now_if_idle(ctx);
-            Ok(())
-        },
-    ),
-    Handler::data_write(
-        "headroom",
-        |e| &e.headroom,
-        |e, v, _| {
-            e.headroom = parse_usize(v.trim()).map_err(|_| "bad headroom".to_string())?;
-            e.rebuild();
-            Ok(())
-        },
-    ),
 ];
 
 rclick_core::element_class!(TimedSource);

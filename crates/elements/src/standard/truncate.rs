@@ -15,25 +15,27 @@
 //! order as in Click).
 //!
 //! ## Keywords
-//! - **LENGTH** (unsigned, at most 65535): the maximum length. Mandatory.
+//! - **LENGTH** (unsigned 32-bit): the maximum length. Mandatory.
 //! - **EXTRA_LENGTH** (boolean): update the extra-length annotation.
 //!   Default true.
 //!
 //! ## Handlers
-//! - `nbytes` (read/write): the length packets are cut to.
+//! - `nbytes` (read/write): LENGTH. Writing it does not change the
+//!   configuration `config` shows.
+//! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
 //! ```click
 //! FromDump(trace.pcap) -> Truncate(54) -> ToDump(headers.pcap);
 //! ```
 
-use rclick_core::conf::Args;
+use rclick_core::conf::{parse_u32, Args};
 use rclick_core::packet::anno;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct Truncate {
-    nbytes: usize,
+    nbytes: u32,
     extra_length: bool,
 }
 
@@ -41,8 +43,9 @@ impl SimpleAction for Truncate {
     #[inline]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
         let len = p.len();
-        if len > self.nbytes {
-            let cut = len - self.nbytes;
+        let keep = self.nbytes as usize;
+        if len > keep {
+            let cut = len - keep;
             if self.extra_length {
                 let old = u32::from_ne_bytes(p.anno_bytes::<4>(anno::EXTRA_LENGTH));
                 let new = old.wrapping_add(cut as u32);
@@ -54,8 +57,14 @@ impl SimpleAction for Truncate {
     }
 }
 
-const HANDLERS: &[Handler<Truncate>] =
-    &[Handler::data_rw("nbytes", |e| &e.nbytes, |e| &mut e.nbytes)];
+const HANDLERS: &[Handler<Truncate>] = &[Handler::data_write(
+    "nbytes",
+    |e| &e.nbytes,
+    |e, v, _| {
+        e.nbytes = parse_u32(v.trim()).map_err(|_| "expected integer".to_string())?;
+        Ok(())
+    },
+)];
 
 rclick_core::element_class!(Truncate);
 
@@ -63,12 +72,16 @@ impl Element for Truncate {
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
 
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
-        let n: u16 = args.read_mp("LENGTH");
-        self.extra_length = args.read_or("EXTRA_LENGTH", true);
+        let nbytes: u32 = args.read_mp("LENGTH");
+        let extra_length = args.read_or("EXTRA_LENGTH", true);
         args.complete()?;
-        self.nbytes = n as usize;
+        (self.nbytes, self.extra_length) = (nbytes, extra_length);
         Ok(())
     }
 }

@@ -14,13 +14,17 @@
 //! woken by the queues' notifier signal.
 //!
 //! ## Keywords
-//! - **BURST** (integer): packets per run. Default 1.
+//! - **BURST** (integer): packets per run. Default 1. A negative BURST
+//!   pulls as many as are there (it reads as 2147483647); 0 pulls nothing
+//!   (with a warning).
 //! - **ACTIVE** (boolean): whether to pull. Default true.
-//! - **LIMIT** (integer): stop after this many packets; -1 for no limit.
+//! - **LIMIT** (integer): stop after this many packets; negative for no
+//!   limit. Default -1.
 //!
 //! ## Handlers
 //! - `count` (read): packets moved.
-//! - `reset` (write): zeroes `count`.
+//! - `reset`, `reset_counts` (write): zero `count` (pulling resumes under
+//!   LIMIT).
 //! - `active`, `burst`, `limit` (read/write).
 //!
 //! ## Example
@@ -28,14 +32,17 @@
 //! src -> Queue -> Unqueue(BURST 32) -> Discard;
 //! ```
 
-use rclick_core::conf::Args;
-use rclick_core::element::{DataValue, Sink};
+use rclick_core::conf::{parse_bool, parse_i32, Args};
+use rclick_core::element::{hflags, Sink};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask};
 
 pub struct Unqueue {
-    burst: usize,
+    /// Packets per run; 0 pulls nothing (Click's BURST; a negative one
+    /// is stored as `i32::MAX`).
+    burst: i32,
     active: bool,
-    limit: i64,
+    /// Negative: no limit.
+    limit: i32,
     count: u64,
     puller: PullTask,
 }
@@ -52,29 +59,30 @@ impl Default for Unqueue {
     }
 }
 
+/// Click's BURST: a negative value means as many as possible.
+fn burst_value(b: i32) -> i32 {
+    if b < 0 {
+        i32::MAX
+    } else {
+        b
+    }
+}
+
+/// The error of every Unqueue handler write that does not parse, as in
+/// Click.
+fn syntax<E>(_: E) -> String {
+    "syntax error".to_string()
+}
+
 impl Unqueue {
     /// Packets the next task run may pull: BURST, cut to what LIMIT leaves.
     fn want(&self) -> usize {
+        let burst = self.burst as usize;
         if self.limit < 0 {
-            self.burst
+            burst
         } else {
-            self.burst
-                .min((self.limit as u64).saturating_sub(self.count) as usize)
+            burst.min((self.limit as u64).saturating_sub(self.count) as usize)
         }
-    }
-
-    /// Writes a field with its Click parser, then wakes (the `active`,
-    /// `burst` and `limit` handlers).
-    fn set(
-        &mut self,
-        value: &str,
-        ctx: &mut Ctx,
-        field: fn(&mut Self) -> &mut dyn DataValue,
-    ) -> Result<(), String> {
-        field(self).assign(value)?;
-        // BURST is at least 1, whatever was written.
-        self.burst = self.burst.max(1);
-        self.wake(ctx)
     }
 
     /// After any handler write: an active Unqueue pulls again.
@@ -84,39 +92,48 @@ impl Unqueue {
         }
         Ok(())
     }
+
+    fn reset(&mut self, _: &str, ctx: &mut Ctx) -> Result<(), String> {
+        self.count = 0;
+        self.wake(ctx)
+    }
 }
 
-// Click's registration order and flags (its `handlers` listing).
+// Click's order and flags: `reset_counts` is an uncommon synonym of
+// `reset`.
 const HANDLERS: &[Handler<Unqueue>] = &[
     Handler::flagged(
-        rclick_core::element::hflags::CHECKBOX,
+        hflags::CHECKBOX,
         Handler::data_write(
             "active",
             |e| &e.active,
-            |e, v, ctx| e.set(v, ctx, |e| &mut e.active),
+            |e, v, ctx| {
+                e.active = parse_bool(v.trim()).map_err(syntax)?;
+                e.wake(ctx)
+            },
         ),
     ),
     Handler::data("count", |e| &e.count),
     Handler::data_write(
         "burst",
         |e| &e.burst,
-        |e, v, ctx| e.set(v, ctx, |e| &mut e.burst),
+        |e, v, ctx| {
+            e.burst = burst_value(parse_i32(v.trim()).map_err(syntax)?);
+            e.wake(ctx)
+        },
     ),
     Handler::data_write(
         "limit",
         |e| &e.limit,
-        |e, v, ctx| e.set(v, ctx, |e| &mut e.limit),
-    ),
-    Handler::button("reset", |e, _, ctx| {
-        e.count = 0;
-        e.wake(ctx)
-    }),
-    Handler::flagged(
-        rclick_core::element::hflags::UNCOMMON,
-        Handler::button("reset_counts", |e, _, ctx| {
-            e.count = 0;
+        |e, v, ctx| {
+            e.limit = parse_i32(v.trim()).map_err(syntax)?;
             e.wake(ctx)
-        }),
+        },
+    ),
+    Handler::button("reset", Unqueue::reset),
+    Handler::flagged(
+        hflags::UNCOMMON,
+        Handler::button("reset_counts", Unqueue::reset),
     ),
 ];
 
@@ -149,14 +166,21 @@ impl Element for Unqueue {
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
-        self.burst = args.read_p_or("BURST", 1usize).max(1);
-        self.active = args.read_or("ACTIVE", true);
-        self.limit = args.read_or("LIMIT", -1i64);
+        let burst = args.read_p_or("BURST", 1i32);
+        let active = args.read_or("ACTIVE", true);
+        let limit = args.read_or("LIMIT", -1i32);
         args.complete()?;
+        (self.burst, self.active, self.limit) = (burst_value(burst), active, limit);
         Ok(())
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        if self.burst == 0 {
+            ctx.chatter(&format!(
+                "{}: warning: BURST size 0, no packets will be pulled",
+                ctx.element_name()
+            ));
+        }
         self.puller.initialize(ctx, 0, self.active);
         Ok(())
     }

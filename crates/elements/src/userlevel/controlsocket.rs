@@ -115,6 +115,10 @@
 //! - `rejected` (read): connections refused at MAX_CLIENTS.
 //! - `refused_replies` (read): READ replies refused for want of room.
 //!
+//! `clients`, `pending_output`, `max_pending_output`, `buffered`,
+//! `idle_closed`, `rejected` and `refused_replies` are rclick additions,
+//! listed after Click's `port`.
+//!
 //! ## Example
 //! ```click
 //! ControlSocket(TCP, 7777+);
@@ -1415,11 +1419,8 @@ fn os_reason(e: &io::Error) -> String {
     }
 }
 
+// rclick's additions first, so that they are listed after Click's `port`.
 const HANDLERS: &[Handler<ControlSocket>] = &[
-    Handler::read("port", |e, _| match &e.address {
-        Address::Tcp { .. } => e.bound_port.to_string(),
-        Address::Unix(p) => p.clone(),
-    }),
     Handler::read("clients", |e, _| server::clients(&e.conns, e.busy_conn)),
     Handler::read("pending_output", |e, _| e.pending_output().to_string()),
     Handler::data("max_pending_output", |e| &e.max_pending),
@@ -1427,6 +1428,10 @@ const HANDLERS: &[Handler<ControlSocket>] = &[
     Handler::data("idle_closed", |e| &e.idle_closed),
     Handler::data("rejected", |e| &e.rejected),
     Handler::data("refused_replies", |e| &e.refused_replies),
+    Handler::read("port", |e, _| match &e.address {
+        Address::Tcp { .. } => e.bound_port.to_string(),
+        Address::Unix(p) => p.clone(),
+    }),
 ];
 
 rclick_core::element_class!(ControlSocket);

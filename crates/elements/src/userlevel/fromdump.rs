@@ -419,19 +419,20 @@ impl TraceReader for FromDump {
 
 trace_source!(FromDump);
 
+// Click's order (listed newest first).
 const HANDLERS: &[Handler<FromDump>] = &[
-    reader_handlers::count(),
-    reader_handlers::reset_counts(),
+    Handler::data("filename", |e| &e.filename),
+    Handler::read("filesize", FromDump::filesize),
+    Handler::read_write("filepos", FromDump::filepos, FromDump::set_filepos),
     reader_handlers::sampling_prob(),
     reader_handlers::active(),
     Handler::read("encap", |e, _| unparse_linktype(e.linktype).to_string()),
     reader_handlers::stop(),
     Handler::read("packet_filepos", FromDump::packet_filepos),
     Handler::write("extend_interval", FromDump::extend_interval),
+    reader_handlers::count(),
+    reader_handlers::reset_counts(),
     Handler::button("reset_timing", FromDump::reset_timing),
-    Handler::data("filename", |e| &e.filename),
-    Handler::read("filesize", FromDump::filesize),
-    Handler::read_write("filepos", FromDump::filepos, FromDump::set_filepos),
 ];
 
 rclick_core::element_class!(FromDump);
