@@ -39,7 +39,8 @@ pub mod hflags {
     pub const CHECKBOX: u16 = 32;
     /// Hidden from the control socket and `-h`.
     pub const PRIVATE: u16 = 64;
-    /// Calling it may change state (reads that are not idempotent).
+    /// Deprecated (Click's `h_deprecated`, listed with `D`): an old name
+    /// kept for compatibility, which tools skip.
     pub const DEPRECATED: u16 = 128;
     /// Reading it is cheap and has no side effects (Click's `h_calm`): the
     /// live view may poll it.

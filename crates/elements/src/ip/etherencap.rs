@@ -18,7 +18,9 @@
 //! - **SRC**, **DST** (Ethernet address, or AddressInfo name).
 //!
 //! ## Handlers
-//! - `ethertype`, `src`, `dst` (read/write): the header fields.
+//! - `ethertype`, `src`, `dst` (read/write): the header fields (`etht`
+//!   is a deprecated name for `ethertype`).
+//! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
 //! ```click
@@ -56,19 +58,30 @@ impl SimpleAction for EtherEncap {
     }
 }
 
+// Click's registration order; `etht` is Click's deprecated name for
+// `ethertype`.
 const HANDLERS: &[Handler<EtherEncap>] = &[
+    Handler::data_rw("src", |e| &e.header.src, |e| &mut e.header.src),
+    Handler::data_rw("dst", |e| &e.header.dst, |e| &mut e.header.dst),
     Handler::data_rw(
         "ethertype",
         |e| &e.header.ethertype,
         |e| &mut e.header.ethertype,
     ),
-    Handler::data_rw("src", |e| &e.header.src, |e| &mut e.header.src),
-    Handler::data_rw("dst", |e| &e.header.dst, |e| &mut e.header.dst),
+    Handler::flagged(
+        rclick_core::element::hflags::DEPRECATED,
+        Handler::data_rw("etht", |e| &e.header.ethertype, |e| &mut e.header.ethertype),
+    ),
 ];
 
 rclick_core::element_class!(EtherEncap);
 
 impl Element for EtherEncap {
+    // Writing `config` reconfigures it, as in Click.
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
 

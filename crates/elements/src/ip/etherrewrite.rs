@@ -18,6 +18,7 @@
 //!
 //! ## Handlers
 //! - `src`, `dst` (read/write): the addresses.
+//! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
 //! ```click
@@ -57,6 +58,11 @@ const HANDLERS: &[Handler<EtherRewrite>] = &[
 rclick_core::element_class!(EtherRewrite);
 
 impl Element for EtherRewrite {
+    // Writing `config` reconfigures it, as in Click.
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
 

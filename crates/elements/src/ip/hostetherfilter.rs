@@ -26,7 +26,7 @@
 //! - **OFFSET** (unsigned): where the Ethernet header starts. Default 0.
 //!
 //! ## Handlers
-//! None beyond the standard ones.
+//! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
 //! ```click
@@ -94,6 +94,11 @@ impl Filter for HostEtherFilter {
 rclick_core::element_class!(HostEtherFilter);
 
 impl Element for HostEtherFilter {
+    // Writing `config` reconfigures it, as in Click.
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
     rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {

@@ -18,6 +18,7 @@
 //!
 //! ## Handlers
 //! - `addr` (read/write): the address set.
+//! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
 //! ```click
@@ -61,6 +62,11 @@ const HANDLERS: &[Handler<SetIPAddress>] =
     &[Handler::data_rw("addr", |e| &e.addr, |e| &mut e.addr)];
 
 impl Element for SetIPAddress {
+    // Writing `config` reconfigures it, as in Click.
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
         let mut args = Args::new(conf);

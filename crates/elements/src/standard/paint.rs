@@ -21,6 +21,7 @@
 //!
 //! ## Handlers
 //! - `color` (read/write): the color.
+//! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
 //! ```click
@@ -109,6 +110,11 @@ impl SimpleAction for Paint {
 rclick_core::element_class!(Paint);
 
 impl Element for Paint {
+    // Writing `config` reconfigures it, as in Click.
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
 

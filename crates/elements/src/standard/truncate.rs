@@ -21,6 +21,7 @@
 //!
 //! ## Handlers
 //! - `nbytes` (read/write): the length packets are cut to.
+//! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
 //! ```click
@@ -60,6 +61,11 @@ const HANDLERS: &[Handler<Truncate>] =
 rclick_core::element_class!(Truncate);
 
 impl Element for Truncate {
+    // Writing `config` reconfigures it, as in Click.
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
 
