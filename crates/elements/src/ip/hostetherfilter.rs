@@ -26,6 +26,7 @@
 //! - **OFFSET** (unsigned): where the Ethernet header starts. Default 0.
 //!
 //! ## Handlers
+//! - `ether` (read/write): the host's Ethernet address.
 //! - `config` (read/write): writing it reconfigures the element live.
 //!
 //! ## Example
@@ -37,7 +38,7 @@ use rclick_core::conf::Args;
 use rclick_core::element::Filter;
 use rclick_core::packet::PacketType;
 use rclick_core::wire::{EtherAddr, EtherFrame};
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::address::parse_ether_arg;
 
@@ -93,6 +94,9 @@ impl Filter for HostEtherFilter {
 
 rclick_core::element_class!(HostEtherFilter);
 
+const HANDLERS: &[Handler<HostEtherFilter>] =
+    &[Handler::data_rw("ether", |e| &e.addr, |e| &mut e.addr)];
+
 impl Element for HostEtherFilter {
     // Writing `config` reconfigures it, as in Click.
     fn can_live_reconfigure(&self) -> bool {
@@ -100,6 +104,7 @@ impl Element for HostEtherFilter {
     }
 
     rclick_core::filter_ports!();
+    rclick_core::handlers!(HANDLERS);
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
