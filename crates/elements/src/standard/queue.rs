@@ -12,7 +12,8 @@
 //! ## Description
 //! Packets pushed in are appended; pulls take from the front. When the queue
 //! holds CAPACITY packets, new arrivals are dropped (sent to output 1 if it is
-//! connected) and counted. Queue is a notifier both ways: pulling elements
+//! connected) and counted; the first drop is reported on standard error as
+//! `NAME :: Queue: overflow`, as in Click. Queue is a notifier both ways: pulling elements
 //! downstream sleep while it is empty and are woken when a packet arrives,
 //! so an idle pull path costs nothing; and sources upstream (InfiniteSource,
 //! RatedSource) sleep while it is full and are woken when room appears. It implements the Storage interface that
@@ -48,8 +49,11 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, S
 pub enum QueueKind {
     /// `SimpleQueue`: no notification.
     Simple,
-    /// `NotifierQueue`, `Queue`: raises an empty-notifier signal.
+    /// `NotifierQueue`: raises an empty-notifier signal.
     Notifier,
+    /// `Queue`, `FullNoteQueue`: raises an empty-notifier signal, and a
+    /// full-notifier signal that sources upstream sleep on.
+    Full,
 }
 
 pub struct Queue {
@@ -76,6 +80,15 @@ impl Queue {
         }
     }
 
+    /// The Click class this instance stands for.
+    fn class_name(&self) -> &'static str {
+        match self.kind {
+            QueueKind::Simple => "SimpleQueue",
+            QueueKind::Notifier => "NotifierQueue",
+            QueueKind::Full => "Queue",
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.packets.len()
     }
@@ -90,6 +103,14 @@ impl Queue {
 
     fn enqueue(&mut self, p: Packet, ctx: &mut Ctx) {
         if self.packets.len() >= self.capacity {
+            // As Click: the first overflow is reported once.
+            if self.drops == 0 && self.capacity > 0 {
+                ctx.chatter(&format!(
+                    "{} :: {}: overflow",
+                    ctx.element_name(),
+                    self.class_name()
+                ));
+            }
             self.drops += 1;
             if ctx.noutputs() > 1 {
                 ctx.emit(1, p);
@@ -143,7 +164,7 @@ const HANDLERS: &[Handler<Queue>] = &[
     Handler::button("reset", Queue::reset),
 ];
 
-rclick_core::element_class!("Queue" => Queue::new(QueueKind::Notifier));
+rclick_core::element_class!("Queue" => Queue::new(QueueKind::Full));
 
 impl Element for Queue {
     rclick_core::handlers!(HANDLERS);
@@ -169,8 +190,10 @@ impl Element for Queue {
         if self.packets.capacity() < want {
             self.packets.reserve(want - self.packets.len());
         }
-        if self.kind == QueueKind::Notifier && self.nonempty.is_none() {
+        if self.kind != QueueKind::Simple && self.nonempty.is_none() {
             self.nonempty = Some(ctx.new_signal(false));
+        }
+        if self.kind == QueueKind::Full && self.nonfull.is_none() {
             self.nonfull = Some(ctx.new_signal(true));
         }
         Ok(())
