@@ -212,7 +212,20 @@ impl<'a> Ctx<'a> {
 
     /// Pulls up to `max` packets from input `port`, if it is a pull input.
     pub fn pull(&mut self, port: usize, max: usize) -> Option<Batch> {
-        let (src, sport) = self.view.core.graph.pull_source(self.view.elem, port)?;
+        let core = self.view.core;
+        let (mut src, mut sport) = core.graph.pull_source(self.view.elem, port)?;
+        // Elements that only forward pulls are skipped (bounded, in case
+        // forwarders form a cycle).
+        for _ in 0..64 {
+            let next = match core.elements[src].try_borrow() {
+                Ok(e) => e.forward_pull(sport),
+                Err(_) => None,
+            };
+            match next.and_then(|i| core.graph.pull_source(src, i)) {
+                Some((s, p)) => (src, sport) = (s, p),
+                None => break,
+            }
+        }
         let saved = (self.view.elem, self.base);
         self.view.elem = src;
         self.base = self.disp.work.len();

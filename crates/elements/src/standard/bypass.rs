@@ -25,9 +25,13 @@
 //!
 //! Click's Bypass rewires its neighbours' ports at initialization and
 //! whenever `active` changes, so that packets skip it entirely (zero
-//! overhead, unless INLINE is true). rclick's Bypass stays in the path and
-//! forwards each batch with one handoff, as a Null does; which path packets
-//! take is the same, so INLINE is accepted and changes nothing.
+//! overhead, unless INLINE is true). In rclick a pushing Bypass forwards
+//! each batch with one handoff, as a Null does; pulls skip it: the runtime
+//! asks it which input answers and pulls from there directly, so a pulled
+//! detour that comes back through the same Bypass works, as in Click, and
+//! a handler called during the pull (a Counter's COUNT_CALL writing
+//! `active`) finds the Bypass free. INLINE is accepted and changes
+//! nothing.
 //!
 //! ## Keywords
 //! - **ACTIVE** (boolean): take the detour. Default false.
@@ -49,6 +53,7 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx};
 pub struct Bypass {
     active: bool,
     inline: bool,
+    ninputs: usize,
 }
 
 const HANDLERS: &[Handler<Bypass>] = &[Handler::data_write(
@@ -73,7 +78,8 @@ impl Element for Bypass {
         "xy/[xy]x"
     }
 
-    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        self.ninputs = ctx.ninputs();
         let mut args = Args::new(conf);
         self.active = args.read_p_or("ACTIVE", false);
         self.inline = args.read_or("INLINE", false);
@@ -84,6 +90,10 @@ impl Element for Bypass {
     fn push(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
         let out = usize::from(self.active && port == 0 && ctx.noutputs() > 1);
         ctx.emit_batch(out, batch);
+    }
+
+    fn forward_pull(&self, port: usize) -> Option<usize> {
+        Some(usize::from(self.active && port == 0 && self.ninputs > 1))
     }
 
     fn pull(&mut self, port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
