@@ -461,6 +461,21 @@ impl<'a> Ctx<'a> {
         r
     }
 
+    /// Runs `f` on another element (not this one), mutably, if it is not
+    /// busy: for test elements that reach into another's internals (Click's
+    /// QueueYankTest calls a queue's methods).
+    pub fn with_element_mut<R>(
+        &self,
+        idx: usize,
+        f: impl FnOnce(&mut dyn Element) -> R,
+    ) -> Option<R> {
+        if idx == self.view.elem {
+            return None;
+        }
+        let mut e = self.view.core.elements.get(idx)?.try_borrow_mut().ok()?;
+        Some(f(&mut **e))
+    }
+
     /// Number of elements in the router.
     pub fn nelements(&self) -> usize {
         self.view.core.info.len()

@@ -101,6 +101,72 @@ impl Queue {
         self.drops
     }
 
+    /// After packets left other than by a pull: the notifier signals.
+    fn removed(&self, ctx: &Ctx) {
+        if let (Some(s), true) = (self.nonempty, self.packets.is_empty()) {
+            ctx.sleep_signal(s);
+        }
+        if let (Some(s), true) = (self.nonfull, self.packets.len() < self.capacity) {
+            ctx.wake_signal(s);
+        }
+    }
+
+    /// Appends a packet as a push would (Click's `enq`), without counting
+    /// a drop: gives it back if the queue is full.
+    pub fn enq(&mut self, p: Packet, ctx: &Ctx) -> Result<(), Packet> {
+        if self.packets.len() >= self.capacity {
+            return Err(p);
+        }
+        self.packets.push_back(p);
+        self.highwater = self.highwater.max(self.packets.len());
+        if let Some(s) = self.nonempty {
+            ctx.wake_signal(s);
+        }
+        if let (Some(s), true) = (self.nonfull, self.packets.len() >= self.capacity) {
+            ctx.sleep_signal(s);
+        }
+        Ok(())
+    }
+
+    /// Takes the packet at the head (Click's `deq`).
+    pub fn deq(&mut self, ctx: &Ctx) -> Option<Packet> {
+        let p = self.packets.pop_front();
+        self.removed(ctx);
+        p
+    }
+
+    /// Removes and returns the first packet, from the head, for which
+    /// `pred` holds (Click's `yank1`).
+    pub fn yank1(&mut self, mut pred: impl FnMut(&Packet) -> bool, ctx: &Ctx) -> Option<Packet> {
+        let i = self.packets.iter().position(&mut pred)?;
+        let p = self.packets.remove(i);
+        self.removed(ctx);
+        p
+    }
+
+    /// Removes every packet for which `pred` holds, appending them to
+    /// `out` from the tail towards the head (Click's `yank`); the others
+    /// keep their order. Returns how many were removed.
+    pub fn yank(
+        &mut self,
+        mut pred: impl FnMut(&Packet) -> bool,
+        out: &mut Vec<Packet>,
+        ctx: &Ctx,
+    ) -> usize {
+        let before = out.len();
+        let mut i = self.packets.len();
+        while i > 0 {
+            i -= 1;
+            if pred(&self.packets[i]) {
+                if let Some(p) = self.packets.remove(i) {
+                    out.push(p);
+                }
+            }
+        }
+        self.removed(ctx);
+        out.len() - before
+    }
+
     fn enqueue(&mut self, p: Packet, ctx: &mut Ctx) {
         if self.packets.len() >= self.capacity {
             // As Click: the first overflow is reported once.
