@@ -218,7 +218,20 @@ impl<'a> Ctx<'a> {
 
     /// Pulls up to `max` packets from input `port`, if it is a pull input.
     pub fn pull(&mut self, port: usize, max: usize) -> Option<Batch> {
-        let (src, sport) = self.view.core.graph.pull_source(self.view.elem, port)?;
+        let core = self.view.core;
+        let (mut src, mut sport) = core.graph.pull_source(self.view.elem, port)?;
+        // Elements that only forward pulls are skipped (bounded, in case
+        // forwarders form a cycle).
+        for _ in 0..64 {
+            let next = match core.elements[src].try_borrow() {
+                Ok(e) => e.forward_pull(sport),
+                Err(_) => None,
+            };
+            match next.and_then(|i| core.graph.pull_source(src, i)) {
+                Some((s, p)) => (src, sport) = (s, p),
+                None => break,
+            }
+        }
         let saved = (self.view.elem, self.base);
         self.view.elem = src;
         self.base = self.disp.work.len();
@@ -452,6 +465,21 @@ impl<'a> Ctx<'a> {
         let r = self.view.core.write_handler(elem, name, value, self);
         (self.view.elem, self.base) = saved;
         r
+    }
+
+    /// Runs `f` on another element (not this one), mutably, if it is not
+    /// busy: for test elements that reach into another's internals (Click's
+    /// QueueYankTest calls a queue's methods).
+    pub fn with_element_mut<R>(
+        &self,
+        idx: usize,
+        f: impl FnOnce(&mut dyn Element) -> R,
+    ) -> Option<R> {
+        if idx == self.view.elem {
+            return None;
+        }
+        let mut e = self.view.core.elements.get(idx)?.try_borrow_mut().ok()?;
+        Some(f(&mut **e))
     }
 
     /// Number of elements in the router.

@@ -177,6 +177,15 @@ pub trait Element: AsAny + Send {
         None
     }
 
+    /// For elements that only pass pulls on (Bypass): the input a pull on
+    /// output `port` would be answered from. The runtime then pulls from
+    /// that input's peer directly, without entering this element, as
+    /// Click's Bypass rewires its neighbours; so a detour that pulls back
+    /// through the same element works. `None` (the default) calls `pull`.
+    fn forward_pull(&self, _port: usize) -> Option<usize> {
+        None
+    }
+
     /// Runs a task of this element. Returns whether it did useful work. The
     /// task is unscheduled while it runs; call `ctx.fast_reschedule()` to
     /// run again.

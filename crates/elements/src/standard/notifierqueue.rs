@@ -10,8 +10,11 @@
 //! packets dropped because the queue was full.
 //!
 //! ## Description
-//! The same as [Queue](#queue): pulling tasks downstream sleep while it is
-//! empty and wake when a packet arrives.
+//! A FIFO queue like [Queue](#queue) with an empty notifier only: pulling
+//! tasks downstream sleep while it is empty and wake when a packet arrives.
+//! Unlike Queue it has no full notifier, so a source upstream keeps pushing
+//! while it is full, and the excess is dropped (the first drop is reported
+//! as `NAME :: NotifierQueue: overflow`, as in Click).
 //!
 //! ## Keywords
 //! - **CAPACITY** (integer): maximum length. Default 1000.

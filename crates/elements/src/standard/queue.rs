@@ -12,7 +12,8 @@
 //! ## Description
 //! Packets pushed in are appended; pulls take from the front. When the queue
 //! holds CAPACITY packets, new arrivals are dropped (sent to output 1 if it is
-//! connected) and counted. Queue is a notifier both ways: pulling elements
+//! connected) and counted; the first drop is reported on standard error as
+//! `NAME :: Queue: overflow`, as in Click. Queue is a notifier both ways: pulling elements
 //! downstream sleep while it is empty and are woken when a packet arrives,
 //! so an idle pull path costs nothing; and sources upstream (InfiniteSource,
 //! RatedSource) sleep while it is full and are woken when room appears. It implements the Storage interface that
@@ -49,8 +50,11 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, S
 pub enum QueueKind {
     /// `SimpleQueue`: no notification.
     Simple,
-    /// `NotifierQueue`, `Queue`: raises an empty-notifier signal.
+    /// `NotifierQueue`: raises an empty-notifier signal.
     Notifier,
+    /// `Queue`, `FullNoteQueue`: raises an empty-notifier signal, and a
+    /// full-notifier signal that sources upstream sleep on.
+    Full,
 }
 
 pub struct Queue {
@@ -77,6 +81,15 @@ impl Queue {
         }
     }
 
+    /// The Click class this instance stands for.
+    fn class_name(&self) -> &'static str {
+        match self.kind {
+            QueueKind::Simple => "SimpleQueue",
+            QueueKind::Notifier => "NotifierQueue",
+            QueueKind::Full => "Queue",
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.packets.len()
     }
@@ -89,8 +102,82 @@ impl Queue {
         self.drops
     }
 
+    /// After packets left other than by a pull: the notifier signals.
+    fn removed(&self, ctx: &Ctx) {
+        if let (Some(s), true) = (self.nonempty, self.packets.is_empty()) {
+            ctx.sleep_signal(s);
+        }
+        if let (Some(s), true) = (self.nonfull, self.packets.len() < self.capacity) {
+            ctx.wake_signal(s);
+        }
+    }
+
+    /// Appends a packet as a push would (Click's `enq`), without counting
+    /// a drop: gives it back if the queue is full.
+    pub fn enq(&mut self, p: Packet, ctx: &Ctx) -> Result<(), Packet> {
+        if self.packets.len() >= self.capacity {
+            return Err(p);
+        }
+        self.packets.push_back(p);
+        self.highwater = self.highwater.max(self.packets.len());
+        if let Some(s) = self.nonempty {
+            ctx.wake_signal(s);
+        }
+        if let (Some(s), true) = (self.nonfull, self.packets.len() >= self.capacity) {
+            ctx.sleep_signal(s);
+        }
+        Ok(())
+    }
+
+    /// Takes the packet at the head (Click's `deq`).
+    pub fn deq(&mut self, ctx: &Ctx) -> Option<Packet> {
+        let p = self.packets.pop_front();
+        self.removed(ctx);
+        p
+    }
+
+    /// Removes and returns the first packet, from the head, for which
+    /// `pred` holds (Click's `yank1`).
+    pub fn yank1(&mut self, mut pred: impl FnMut(&Packet) -> bool, ctx: &Ctx) -> Option<Packet> {
+        let i = self.packets.iter().position(&mut pred)?;
+        let p = self.packets.remove(i);
+        self.removed(ctx);
+        p
+    }
+
+    /// Removes every packet for which `pred` holds, appending them to
+    /// `out` from the tail towards the head (Click's `yank`); the others
+    /// keep their order. Returns how many were removed.
+    pub fn yank(
+        &mut self,
+        mut pred: impl FnMut(&Packet) -> bool,
+        out: &mut Vec<Packet>,
+        ctx: &Ctx,
+    ) -> usize {
+        let before = out.len();
+        let mut i = self.packets.len();
+        while i > 0 {
+            i -= 1;
+            if pred(&self.packets[i]) {
+                if let Some(p) = self.packets.remove(i) {
+                    out.push(p);
+                }
+            }
+        }
+        self.removed(ctx);
+        out.len() - before
+    }
+
     fn enqueue(&mut self, p: Packet, ctx: &mut Ctx) {
         if self.packets.len() >= self.capacity {
+            // As Click: the first overflow is reported once.
+            if self.drops == 0 && self.capacity > 0 {
+                ctx.chatter(&format!(
+                    "{} :: {}: overflow",
+                    ctx.element_name(),
+                    self.class_name()
+                ));
+            }
             self.drops += 1;
             if ctx.noutputs() > 1 {
                 ctx.emit(1, p);
@@ -147,7 +234,7 @@ const HANDLERS: &[Handler<Queue>] = &[
     Handler::button("reset", Queue::reset),
 ];
 
-rclick_core::element_class!("Queue" => Queue::new(QueueKind::Notifier));
+rclick_core::element_class!("Queue" => Queue::new(QueueKind::Full));
 
 impl Element for Queue {
     rclick_core::handlers!(HANDLERS);
@@ -173,8 +260,10 @@ impl Element for Queue {
         if self.packets.capacity() < want {
             self.packets.reserve(want - self.packets.len());
         }
-        if self.kind == QueueKind::Notifier && self.nonempty.is_none() {
+        if self.kind != QueueKind::Simple && self.nonempty.is_none() {
             self.nonempty = Some(ctx.new_signal(false));
+        }
+        if self.kind == QueueKind::Full && self.nonfull.is_none() {
             self.nonfull = Some(ctx.new_signal(true));
         }
         Ok(())

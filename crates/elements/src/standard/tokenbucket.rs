@@ -12,7 +12,8 @@ use rclick_core::time::Timestamp;
 
 /// Jiffies per second at user level (Click's `CLICK_HZ`).
 pub const HZ: u32 = 1000;
-const MAX_TOKENS: u32 = u32::MAX;
+/// A full bucket's fraction (Click's `max_tokens`).
+pub const MAX_TOKENS: u32 = u32::MAX;
 
 /// Click's `click_jiffies()` at user level: the time in milliseconds,
 /// truncated to 32 bits.
@@ -112,6 +113,46 @@ pub struct TokenBucket {
 }
 
 impl TokenBucket {
+    /// A bucket of `rate` tokens per second holding up to `capacity`,
+    /// initially full (empty and idle if either is 0), time point 0.
+    pub fn new(rate: u32, capacity: u32) -> TokenBucket {
+        TokenBucket {
+            rate: TokenRate::new(rate, capacity),
+            tokens: if rate != 0 && capacity != 0 {
+                MAX_TOKENS
+            } else {
+                0
+            },
+            time_point: 0,
+        }
+    }
+
+    /// Makes the rate unlimited (every refill fills the bucket) or idle
+    /// (refills add nothing); Click's `assign(bool)`.
+    pub fn assign_unlimited(&mut self, unlimited: bool) {
+        self.rate = if unlimited {
+            TokenRate {
+                tokens_per_tick: MAX_TOKENS,
+                token_scale: 1,
+                time_until_full: 0,
+            }
+        } else {
+            TokenRate::default()
+        };
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.tokens == MAX_TOKENS
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens == 0
+    }
+
+    pub fn clear(&mut self) {
+        self.tokens = 0;
+    }
+
     /// Sets rate and capacity, keeping the fraction of fullness.
     pub fn assign(&mut self, rate: u32, capacity: u32) {
         self.rate = TokenRate::new(rate, capacity);
