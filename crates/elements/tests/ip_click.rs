@@ -341,3 +341,29 @@ fn udpipencap_fields_are_writable() {
     assert_eq!(read(&mut r, "u.dst"), "DST_ANNO");
     assert_eq!(read(&mut r, "u.dport"), "53");
 }
+
+// ---------------------------------------------------------- ARPResponder
+
+/// Click's test ethernet/ARPResponder-01: the `add` handler knows
+/// AddressInfo names and replaces an entry for a prefix already present.
+#[test]
+fn arpresponder_add_takes_names_and_replaces() {
+    let mut r = from_config(
+        "AddressInfo(a 1.0.0.2/24 00:01:02:03:04:05, b 00:01:02:03:04:06);
+         i :: Idle -> ar :: ARPResponder(a, a:ipnet b:eth) -> i;",
+    );
+    assert_eq!(
+        read(&mut r, "ar.table"),
+        "1.0.0.2/32 00-01-02-03-04-05\n1.0.0.0/24 00-01-02-03-04-06\n"
+    );
+    r.write_handler("ar.remove", "1.0.0.2").unwrap();
+    r.write_handler("ar.add", "a:ipnet a:eth").unwrap();
+    assert_eq!(read(&mut r, "ar.table"), "1.0.0.0/24 00-01-02-03-04-05\n");
+    let l = r.read_handler("ar.lookup", Some("1.0.0.9")).unwrap();
+    assert_eq!(l.trim(), "00-01-02-03-04-05");
+    assert!(r.write_handler("ar.add", "nosuchname 1:2:3:4:5:6").is_err());
+    // Of two entries for one prefix the later wins (Click 2.1 too).
+    r.write_handler("ar.config", "1.0.0.2 0:1:2:3:4:5, 1.0.0.2 0:1:2:3:4:6")
+        .unwrap();
+    assert_eq!(read(&mut r, "ar.table"), "1.0.0.2/32 00-01-02-03-04-06\n");
+}
