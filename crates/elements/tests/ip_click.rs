@@ -636,3 +636,58 @@ fn mcastsocket_configuration_errors() {
     assert!(try_from_config("Idle -> McastSocket(10.0.0.1, 1234);").is_err());
     assert!(try_from_config("Idle -> McastSocket(233.252.0.7, 1234, SNAPLEN 0);").is_err());
 }
+
+// ------------------------------------------------------------ ARPQuerier
+
+/// Click's ethernet/ARPQuerier-04 before its hot swap (with RatedUnqueue
+/// standing in for DelayUnqueue): the table lists entries oldest first,
+/// and an entry a query keeps just short of expiring goes ahead of the
+/// entries of the same age, as in Click's age list.
+#[test]
+fn arpquerier_table_order_as_click() {
+    let dir = std::env::temp_dir().join(format!("ip_click_arpq_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dump = dir.join("DUMP");
+    std::fs::write(
+        &dump,
+        "!data timestamp ip_dst ip_tos\n0 1.0.0.1 1\n0 1.0.0.2 2\n0 1.0.0.3 3\n\
+         0.12 1.0.0.1 4\n0.12 1.0.0.2 5\n0.12 1.0.0.3 6\n",
+    )
+    .unwrap();
+    let conf = format!(
+        "d :: FromIPSummaryDump({}, TIMING true, ACTIVE false, STOP true)
+           -> arpq :: ARPQuerier(TIMEOUT 0.1s, 1.0.10.10, 2:1:0:a:a:f)
+           -> q :: Queue(100) -> Idle;
+         arpq[1] -> Queue -> RatedUnqueue(30) -> ARPResponder(1.0.0.1/32 2:1:0:0:1:d) -> [1]arpq;
+         Script(write arpq.insert 1.0.0.1 2:1:0:0:1:f,
+                write arpq.insert 1.0.0.2 2:1:0:0:2:f,
+                write d.active true);
+         DriverManager(pause, wait 0.05s, stop);",
+        dump.display()
+    );
+    let table = std::thread::spawn(move || {
+        let mut r = from_config(&conf);
+        r.run_limited(u64::MAX);
+        read(&mut r, "arpq.table")
+    })
+    .join()
+    .unwrap();
+    let got: Vec<(String, String, String)> = table
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[0].to_string(), w[1].to_string(), w[2].to_string())
+        })
+        .collect();
+    let want = [
+        ("1.0.0.3", "0", "FF-FF-FF-FF-FF-FF"),
+        ("1.0.0.2", "0", "02-01-00-00-02-0F"),
+        ("1.0.0.1", "1", "02-01-00-00-01-0D"),
+    ];
+    let want: Vec<(String, String, String)> = want
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect();
+    assert_eq!(got, want, "{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
