@@ -691,3 +691,46 @@ fn arpquerier_table_order_as_click() {
     assert_eq!(got, want, "{table}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Click's IPFilter-04, first two programs: the protocol test before the
+/// fragment test, tests whose branches meet skipped, prefixes listed as
+/// masked words. (The third program, with `tcpudp port >= 1024` and
+/// `!(syn and !ack)`, still lists differently: Click merges tests on one
+/// word and decomposes `>=` into bit tests.)
+#[test]
+fn ipfilter_programs_of_click_test_04() {
+    let c = program(
+        "i :: Idle; i -> c :: IPClassifier(dst port 7777, dst port 8888, dst port 7000, icmp type echo, icmp, -) [0,1,2,3,4,5] -> i;",
+    );
+    assert_eq!(
+        c,
+        " 0 264/00060000%00ff0000  yes->step 2  no->step 1
+ 1 264/00110000%00ff0000  yes->step 2  no->step 6
+ 2 260/00000000%00001fff  yes->step 3  no->[5]
+ 3 512/00001e61%0000ffff  yes->[0]  no->step 4
+ 4 512/000022b8%0000ffff  yes->[1]  no->step 5
+ 5 512/00001b58%0000ffff  yes->[2]  no->[5]
+ 6 264/00010000%00ff0000  yes->step 7  no->[5]
+ 7 260/00000000%00001fff  yes->step 8  no->[4]
+ 8 512/08000000%ff000000  yes->[3]  no->[4]
+safe length 516
+alignment offset 0
+"
+    );
+    let d = program(
+        "i :: Idle; i -> c :: IPFilter(0 udp dst port netbios-ns, 1 udp dst port 5353, 2 udp src port bootpc, 3 128.230.206.0/24, 4 -) [0,1,2,3,4] -> i;",
+    );
+    assert_eq!(
+        d,
+        " 0 264/00110000%00ff0000  yes->step 1  no->step 5
+ 1 260/00000000%00001fff  yes->step 2  no->step 5
+ 2 512/00000089%0000ffff  yes->[0]  no->step 3
+ 3 512/000014e9%0000ffff  yes->[1]  no->step 4
+ 4 512/00440000%ffff0000  yes->[2]  no->step 5
+ 5 268/80e6ce00%ffffff00  yes->[3]  no->step 6
+ 6 272/80e6ce00%ffffff00  yes->[3]  no->[4]
+safe length 516
+alignment offset 0
+"
+    );
+}

@@ -1304,14 +1304,15 @@ fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
         Ty::Field(f) => f.transp.is_some(),
         _ => false,
     };
+    // The protocol test, then the first-fragment test, in Click's order.
     let mut parts = Vec::new();
-    if transport {
-        parts.push(frag_ok());
-    }
     match p.proto {
         Proto::Num(n) if p.ty != Ty::Proto || transport => parts.push(proto_is(n)),
         Proto::TcpOrUdp => parts.push(Expr::Or(vec![proto_is(TCP), proto_is(UDP)])),
         _ => {}
+    }
+    if transport {
+        parts.push(frag_ok());
     }
     let v = match p.data {
         Data::Int(n) => n,
@@ -1801,9 +1802,47 @@ impl LinearProgram {
                 ..*s
             })
             .collect();
-        let entry = map(entry) as usize;
-        if optimize {
+        let mut entry = map(entry) as usize;
+        // A step whose branches meet decides nothing: jump past it, and
+        // propagate again (its meeting point lost what either branch
+        // knew), a few rounds while that changes the program.
+        for _ in 0..if optimize { 4 } else { 0 } {
+            let before: Vec<(i32, i32)> = steps.iter().map(|s| (s.yes, s.no)).collect();
+            let before_entry = entry;
             propagate::<Know>(&mut steps, entry);
+            let skip = |steps: &[Step], mut t: i32| {
+                while let Some(s) = usize::try_from(t).ok().and_then(|i| steps.get(i)) {
+                    if t == 0 || s.yes != s.no {
+                        break;
+                    }
+                    t = s.yes;
+                }
+                t
+            };
+            for i in 0..steps.len() {
+                let (y, n) = (skip(&steps, steps[i].yes), skip(&steps, steps[i].no));
+                steps[i].yes = y;
+                steps[i].no = n;
+            }
+            while steps[entry].yes == steps[entry].no {
+                let t = steps[entry].yes;
+                if t <= 0 {
+                    return LinearProgram {
+                        steps: Vec::new(),
+                        eval: Vec::new(),
+                        constant: Some(t),
+                    };
+                }
+                entry = t as usize;
+            }
+            if entry == before_entry
+                && steps
+                    .iter()
+                    .map(|s| (s.yes, s.no))
+                    .eq(before.iter().copied())
+            {
+                break;
+            }
         }
         let steps = compact(&steps, entry);
         LinearProgram::from_steps(steps)
@@ -2383,16 +2422,22 @@ impl Compiled {
                     for (i, st) in p.steps.iter().enumerate() {
                         let f = &st.atom_field;
                         safe = safe.max(coord(f) - f.offset as usize + f.required());
-                        let value = if st.lo == st.hi {
-                            format!("{:08x}", st.lo)
+                        // A range that is a prefix of the masked word
+                        // (`net 10.0.0.0/8`) prints as Click's masked
+                        // equality.
+                        let span = st.hi.wrapping_sub(st.lo);
+                        let aligned = span.wrapping_add(1) & span == 0
+                            && st.lo & span == 0
+                            && f.mask & span == span;
+                        let (value, mask) = if st.lo == st.hi || aligned {
+                            (format!("{:08x}", st.lo), f.mask & !span)
                         } else {
-                            format!("{:08x}-{:08x}", st.lo, st.hi)
+                            (format!("{:08x}-{:08x}", st.lo, st.hi), f.mask)
                         };
                         let _ = writeln!(
                             s,
-                            "{i:>2} {:>3}/{value}%{:08x}  yes->{}  no->{}",
+                            "{i:>2} {:>3}/{value}%{mask:08x}  yes->{}  no->{}",
                             coord(f),
-                            f.mask,
                             target(st.yes, last),
                             target(st.no, last)
                         );
