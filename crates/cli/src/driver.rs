@@ -445,6 +445,7 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
         successor: false,
         extra_elements: control_sockets,
     };
+    let ropts_extra = ropts.extra_elements.len();
     let started = std::time::Instant::now();
     let mut router = match Router::new(spec, &text, &registry, &ropts) {
         Ok(r) => r,
@@ -475,7 +476,13 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
     }
 
     let mut reason = None;
-    if !s.quit {
+    // Like Click: a configuration without elements (not counting the
+    // driver's control sockets) says so and does not run.
+    let empty = router.nelements() == ropts_extra;
+    if empty && !s.quit && s.warnings {
+        eprintln!("warning: {landmark}: configuration has no elements, exiting");
+    }
+    if !s.quit && !empty {
         let flag = router.stop_flag();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let _ = signal_hook::flag::register(sig, flag.clone());

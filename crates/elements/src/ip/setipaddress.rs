@@ -3,17 +3,17 @@
 //! Sets the destination IP address annotation to a fixed address.
 //!
 //! ## Synopsis
-//! `SetIPAddress(ADDR [, ANNO])`
+//! `SetIPAddress(IPADDR [, ANNO])`
 //!
 //! ## Ports and processing
 //! One agnostic input, one agnostic output.
 //!
 //! ## Description
 //! Sets each packet's destination IP address annotation (or the 4-byte
-//! annotation ANNO) to ADDR, e.g. to send packets to a fixed next hop.
+//! annotation ANNO) to IPADDR, e.g. to send packets to a fixed next hop.
 //!
 //! ## Keywords
-//! - **ADDR** (IP address, or AddressInfo name): the address.
+//! - **IPADDR** (IP address, or AddressInfo name): the address.
 //! - **ANNO** (annotation): where to store it. Default DST_IP.
 //!
 //! ## Handlers
@@ -61,7 +61,7 @@ impl Element for SetIPAddress {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
         let mut args = Args::new(conf);
-        self.addr = args.read_mp_with("ADDR", |s| parse_ipv4_arg(s, ictx));
+        self.addr = args.read_mp_with("IPADDR", |s| parse_ipv4_arg(s, ictx));
         self.anno = args
             .read_p_with("ANNO", parse_anno4)
             .unwrap_or(anno::DST_IP);
