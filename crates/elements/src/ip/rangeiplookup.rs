@@ -38,9 +38,12 @@
 //!
 //! ## Handlers
 //! - `table` (read): the routes, one per line, tab-separated `PREFIX GW OUT`
-//!   columns as Click prints them (`-` for no gateway).
+//!   columns as Click prints them (`-` for no gateway), in insertion order
+//!   (Click lists them in hash order).
 //! - `lookup` (read with parameter `ADDR`): `OUT` or `OUT GW`; `-1` if no
-//!   route matches.
+//!   route matches (Click's RangeIPLookup may answer `-1 GW` with the
+//!   gateway of a removed route; rclick answers `-1`, as Click's other
+//!   tables do).
 //! - `add` (write): `ADDR/MASK [GW] OUT`; fails if a route for the prefix
 //!   exists.
 //! - `set` (write): adds or replaces a route.
