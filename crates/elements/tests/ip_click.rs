@@ -251,7 +251,7 @@ fn rangeiplookup_agrees_with_linear_search() {
     let mut routes = Vec::new();
     // Addresses near a few bases so that prefixes nest and split /16s.
     let bases = [0x0a00_0000u32, 0x0a01_0000, 0x1234_5600, 0xc0a8_0000];
-    let mut addr = move |rnd: &mut dyn FnMut() -> u64| {
+    let addr = move |rnd: &mut dyn FnMut() -> u64| {
         let b = bases[(rnd() % 4) as usize];
         b ^ ((rnd() as u32) & 0x0003_ffff)
     };
