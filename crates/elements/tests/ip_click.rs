@@ -734,3 +734,30 @@ alignment offset 0
 "
     );
 }
+
+// ------------------------------------------------ ICMPPingEncap, SetIPDSCP
+
+#[test]
+fn icmppingencap_is_an_echo_encap() {
+    same_as_click(
+        "InfiniteSource(DATA \"ab\", LIMIT 2, STOP true) -> ICMPPingEncap(1.0.0.1, 2.0.0.2, IDENTIFIER 3)",
+        &[
+            "4500001e00010000ff01b8db010000010200000208009699000300016162",
+            "4500001e00020000ff01b8da010000010200000208009698000300026162",
+        ],
+    );
+}
+
+#[test]
+fn setipdscp_keeps_ecn_and_checksum() {
+    same_as_click(
+        "InfiniteSource(DATA \\<45030014 00000000 40110000 02000002 09000001>, LIMIT 1, STOP true) -> MarkIPHeader -> SetIPChecksum -> SetIPDSCP(63)",
+        &["45ff00140000000040116ed80200000209000001"],
+    );
+    let mut r = from_config("Idle -> s :: SetIPDSCP(DSCP 10) -> Idle;");
+    assert_eq!(read(&mut r, "s.dscp"), "10");
+    r.write_handler("s.dscp", "2").unwrap();
+    assert_eq!(read(&mut r, "s.dscp"), "2");
+    assert!(r.write_handler("s.dscp", "64").is_err());
+    assert!(try_from_config("Idle -> SetIPDSCP(64) -> Idle;").is_err());
+}

@@ -84,6 +84,26 @@ impl Default for ICMPIPEncap {
 }
 
 impl ICMPIPEncap {
+    /// An echo-request encapsulation (ICMPPingEncap's).
+    pub fn echo(src: Ipv4Addr, dst: Ipv4Addr, ident: u16) -> Self {
+        ICMPIPEncap {
+            src,
+            dst,
+            ident,
+            ..ICMPIPEncap::default()
+        }
+    }
+
+    /// The source and destination addresses (for ICMPPingEncap's
+    /// handlers).
+    pub fn addrs_mut(&mut self) -> (&mut Ipv4Addr, &mut Ipv4Addr) {
+        (&mut self.src, &mut self.dst)
+    }
+
+    pub fn addrs(&self) -> (&Ipv4Addr, &Ipv4Addr) {
+        (&self.src, &self.dst)
+    }
+
     /// Whether the type's header carries an identifier and a sequence.
     fn has_sequence(&self) -> bool {
         matches!(
