@@ -93,6 +93,22 @@ impl ElementView<'_> {
         &self.core.info[self.elem].name
     }
 
+    /// Looks up an address name declared by AddressInfo.
+    pub fn lookup_ipv4(&self, name: &str) -> Option<Ipv4Addr> {
+        self.core
+            .rt
+            .address_info
+            .borrow()
+            .get(name)
+            .and_then(|v| v.ipv4)
+    }
+
+    /// The AddressInfo entry named exactly `name` (compound prefix
+    /// included), if any.
+    pub fn address_entry(&self, name: &str) -> Option<crate::router::AddressEntry> {
+        self.core.rt.address_info.borrow().get(name).cloned()
+    }
+
     pub fn ninputs(&self) -> usize {
         self.core.info[self.elem].ninputs
     }
@@ -730,22 +746,6 @@ impl<'a> InitCtx<'a> {
         }
         let e = self.core.elements.get(idx)?.try_borrow().ok()?;
         Some(f(&**e))
-    }
-
-    /// Looks up an address name declared by AddressInfo.
-    pub fn lookup_ipv4(&self, name: &str) -> Option<Ipv4Addr> {
-        self.core
-            .rt
-            .address_info
-            .borrow()
-            .get(name)
-            .and_then(|v| v.ipv4)
-    }
-
-    /// The AddressInfo entry named exactly `name` (compound prefix
-    /// included), if any.
-    pub fn address_entry(&self, name: &str) -> Option<crate::router::AddressEntry> {
-        self.core.rt.address_info.borrow().get(name).cloned()
     }
 
     /// Defines (or replaces) the AddressInfo entry named `name`.

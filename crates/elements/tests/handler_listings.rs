@@ -32,6 +32,17 @@ const CASES: &[(&str, &str)] = &[
     ),
     ("AddressInfo", "x::AddressInfo(a 1.0.0.1)"),
     ("Align", "Idle->x::Align(4, 0)->Idle"),
+    (
+        "ICMPIPEncap",
+        "Idle->x::ICMPIPEncap(1.0.0.1, 1.0.0.2, echo)->Idle",
+    ),
+    (
+        "ICMPPingEncap",
+        "Idle->x::ICMPPingEncap(1.0.0.1, 1.0.0.2)->Idle",
+    ),
+    ("MarkIPCE", "Idle->x::MarkIPCE->Idle"),
+    ("RangeIPLookup", "Idle->x::RangeIPLookup(0/0 0)->Idle"),
+    ("SetIPDSCP", "Idle->x::SetIPDSCP(0)->Idle"),
     ("Bypass", "Idle->x::Bypass->Idle"),
     ("Clipboard", "Idle->x::Clipboard(0/1, 1/1)->Idle; Idle->[1]x[1]->Idle"),
     ("FullNoteQueue", "Idle->x::FullNoteQueue->Discard"),
@@ -189,6 +200,8 @@ const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
     ("StaticIPLookup", &["memory", "drops"]),
     ("LookupIPRoute", &["memory", "drops"]),
     ("IPReassembler", &["mem_used"]),
+    ("RangeIPLookup", &["memory", "drops"]),
+    ("SetIPDSCP", &["drops"]),
     ("IPInputCombo", &["color"]),
     (
         "IPOutputCombo",
@@ -405,6 +418,7 @@ fn every_class_has_a_listing_case() {
             "needs a network device; Click's userlevel driver lacks it",
         ),
         ("KernelTun", "needs a tun device"),
+        ("McastSocket", "needs multicast sockets"),
         ("KernelTap", "needs a tap device"),
     ];
     let mut r = try_from_config("Idle").unwrap();

@@ -464,7 +464,13 @@ fn etherencap_ipencap_udpipencap_build_valid_headers() {
     assert!(h.verify_checksum());
     assert_eq!(read(&mut r, "x.dst"), "DST_ANNO");
 
+    // Click's UDPIPEncap sends no checksum by default (checked against
+    // Click 2.1): CHECKSUM true asks for one.
     let mut r = harness1("UDPIPEncap(1.0.0.1, 1234, 2.0.0.2, dns)", "");
+    inject(&mut r, "x", Packet::from_slice(b"odd-length!"));
+    let out = drain(&mut r, "o0");
+    assert_eq!(&out[0].data()[26..28], &[0, 0]);
+    let mut r = harness1("UDPIPEncap(1.0.0.1, 1234, 2.0.0.2, dns, CHECKSUM true)", "");
     inject(&mut r, "x", Packet::from_slice(b"odd-length!"));
     let out = drain(&mut r, "o0");
     let d = out[0].data();

@@ -134,8 +134,12 @@ impl Runtime {
             return;
         }
         use std::io::Write;
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{msg}");
+        // One write per line, as Click does: processes sharing a stderr
+        // pipe then never split each other's lines.
+        let mut line = String::with_capacity(msg.len() + 1);
+        line.push_str(msg);
+        line.push('\n');
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 
     /// Chatter collected so far, when capturing.

@@ -130,13 +130,19 @@ impl Entry {
     }
 }
 
+/// Where the two sequence counters of [`Table`] start.
+const SEQ_BASE: u64 = 1 << 63;
+
 /// The ARP table (Click's ARPTable, owned by the querier).
-#[derive(Default)]
 struct Table {
     map: HashMap<Ipv4Addr, Entry>,
     /// (live_at, sequence) -> address, oldest first.
     ages: BTreeMap<(i64, u64), Ipv4Addr>,
+    /// Sequence numbers ordering entries of equal age: `seq` counts up
+    /// from `SEQ_BASE` for entries placed after their equals, `front_seq`
+    /// down from it for those placed before.
     seq: u64,
+    front_seq: u64,
     packet_count: usize,
     drops: u64,
     capacity: usize,
@@ -144,6 +150,24 @@ struct Table {
     entry_packet_capacity: usize,
     slim_factor: usize,
     timeout: i64,
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Table {
+            map: HashMap::new(),
+            ages: BTreeMap::new(),
+            seq: SEQ_BASE,
+            front_seq: SEQ_BASE,
+            packet_count: 0,
+            drops: 0,
+            capacity: 0,
+            entry_capacity: 0,
+            entry_packet_capacity: 0,
+            slim_factor: 0,
+            timeout: 0,
+        }
+    }
 }
 
 impl Table {
@@ -155,6 +179,20 @@ impl Table {
         self.seq += 1;
         e.live_at = live_at;
         e.age = (live_at.nanos(), self.seq);
+        self.ages.insert(e.age, ip);
+    }
+
+    /// Moves an entry back in age to `live_at`, ahead of the entries that
+    /// already have that age (Click walks its age list forward only past
+    /// younger-looking entries, so the moved entry stops before equals).
+    fn set_live_first(&mut self, ip: Ipv4Addr, live_at: Timestamp) {
+        let Some(e) = self.map.get_mut(&ip) else {
+            return;
+        };
+        self.ages.remove(&e.age);
+        self.front_seq -= 1;
+        e.live_at = live_at;
+        e.age = (live_at.nanos(), self.front_seq);
         self.ages.insert(e.age, ip);
     }
 
@@ -440,7 +478,7 @@ impl ARPQuerier {
         if t.timeout != 0 {
             let min_live = Timestamp(now.nanos() - t.timeout);
             if t.map.get(&ip).is_some_and(|e| e.live_at < min_live) {
-                t.set_live(ip, min_live);
+                t.set_live_first(ip, min_live);
             }
         }
         let full = t.entry_packet_capacity != 0
@@ -728,6 +766,7 @@ impl Element for ARPQuerier {
         self.table.map = t.map;
         self.table.ages = t.ages;
         self.table.seq = t.seq;
+        self.table.front_seq = t.front_seq;
         self.table.packet_count = t.packet_count;
         self.table.drops = t.drops;
         self.queries = old.queries;

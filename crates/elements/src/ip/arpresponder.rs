@@ -34,7 +34,9 @@
 //! - `table` (read): one `PREFIX ETH` line per entry, most specific first.
 //! - `lookup` (read with parameter `IP`): the Ethernet address answered
 //!   for IP, or empty.
-//! - `add` (write): adds entries, in the configuration argument syntax.
+//! - `add` (write): adds entries, in the configuration argument syntax
+//!   (AddressInfo names included); an entry for a prefix already present
+//!   replaces it.
 //! - `remove` (write): `IP/MASK` removes that entry.
 //!
 //! ## Example
@@ -46,14 +48,16 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{split_args, split_words, Ipv4Prefix};
+use rclick_core::ctx::ElementView;
 use rclick_core::element::Filter;
 use rclick_core::packet::anno::VLAN_TCI;
+use rclick_core::router::AddressEntry;
 use rclick_core::wire::arp::{ARPHRD_ETHER, ARPOP_REPLY, ARPOP_REQUEST, ARP_LEN};
 use rclick_core::wire::ether::{ETHERTYPE_ARP, ETHERTYPE_IP, HEADER_LEN};
 use rclick_core::wire::{ArpPacket, ArpRepr, EtherAddr, EtherFrame, EthernetRepr};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::address::{parse_ether_arg, parse_ipv4_addr_or_prefix_arg, parse_ipv4_arg};
+use super::address::{parse_ether_arg, parse_ipv4_addr_or_prefix_arg, parse_ipv4_arg, scopes};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
@@ -75,6 +79,9 @@ impl Entry {
 pub struct ARPResponder {
     entries: Vec<Entry>,
     config: String,
+    /// Configured once already: a later `configure` is a write to
+    /// `config`.
+    configured: bool,
 }
 
 /// Word parsers: during configuration AddressInfo names are visible; in
@@ -157,11 +164,52 @@ impl ARPResponder {
     fn literal_ip(s: &str) -> Result<Ipv4Prefix, String> {
         rclick_core::conf::parse_ipv4_addr_or_prefix(s)
     }
-
-    fn literal_eth(s: &str) -> Result<EtherAddr, String> {
-        rclick_core::conf::parse_ether(s)
-    }
 }
+
+/// The AddressInfo entry `name` as seen from the element (compound
+/// scopes first), as handlers see it after configuration.
+fn view_entry(name: &str, view: &ElementView) -> Option<AddressEntry> {
+    scopes(view.element_name()).find_map(|p| view.address_entry(&format!("{p}{name}")))
+}
+
+/// An IP address or prefix in a handler's argument, AddressInfo names
+/// included (Click's handlers see them too): `name` is the name's
+/// address (/32), `name:ipnet` its prefix.
+fn view_ip(s: &str, view: &ElementView) -> Result<Ipv4Prefix, String> {
+    if let Ok(p) = rclick_core::conf::parse_ipv4_addr_or_prefix(s) {
+        return Ok(p);
+    }
+    let (name, suffix) = match s.rsplit_once(':') {
+        Some((n, x)) => (n, Some(x)),
+        None => (s, None),
+    };
+    let e = view_entry(name, view);
+    match suffix {
+        None | Some("ip") | Some("ip4") => e
+            .and_then(|e| e.ipv4)
+            .map(|a| Ipv4Prefix::new(a, 32))
+            .or_else(|| view_entry(name, view).and_then(|e| e.ipv4_prefix)),
+        Some("ipnet") | Some("ip4net") => e.and_then(|e| e.ipv4_prefix),
+        _ => None,
+    }
+    .ok_or_else(|| "expected IP address or prefix".to_string())
+}
+
+/// An Ethernet address in a handler's argument, AddressInfo names included.
+fn view_eth(s: &str, view: &ElementView) -> Result<EtherAddr, String> {
+    if let Ok(e) = rclick_core::conf::parse_ether(s) {
+        return Ok(e);
+    }
+    let name = match s.rsplit_once(':') {
+        Some((n, "eth")) | Some((n, "ethernet")) => n,
+        _ => s,
+    };
+    view_entry(name, view)
+        .and_then(|e| e.ether)
+        .ok_or_else(|| "expected Ethernet address".to_string())
+}
+
+impl ARPResponder {}
 
 impl ARPResponder {
     /// The reply to `p` if it is an ARP request for an address we answer.
@@ -211,9 +259,11 @@ impl ARPResponder {
         Ok(self.lookup(ip).map(|e| e.to_string()).unwrap_or_default())
     }
 
-    fn write_add(&mut self, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+    fn write_add(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let view: &ElementView = ctx;
         let mut v = self.entries.clone();
-        parse_entry(value, &Self::literal_ip, &Self::literal_eth, &mut v)?;
+        // An entry for a prefix already present replaces it, silently.
+        parse_entry(value, &|w| view_ip(w, view), &|w| view_eth(w, view), &mut v)?;
         normalize(&mut v);
         self.entries = v;
         Ok(())
@@ -284,14 +334,29 @@ impl Element for ARPResponder {
         if !errors.is_empty() {
             return Err(errors.into());
         }
-        for d in normalize(&mut v) {
-            ctx.chatter(&format!(
-                "{}: warning: multiple entries for {d}",
-                ctx.element_name()
-            ));
+        let dups = normalize(&mut v);
+        if !dups.is_empty() {
+            // Click's context line: the element at configuration, the
+            // handler call at a live reconfiguration.
+            if self.configured {
+                ctx.chatter(&format!(
+                    "While calling '{}.config {conf}':",
+                    ctx.element_name()
+                ));
+            } else {
+                ctx.chatter(&format!(
+                    "{}: While configuring '{} :: ARPResponder':",
+                    ctx.landmark(),
+                    ctx.element_name()
+                ));
+            }
+            for d in dups {
+                ctx.chatter(&format!("  warning: multiple entries for {d}"));
+            }
         }
         self.entries = v;
         self.config = conf.to_string();
+        self.configured = true;
         Ok(())
     }
 

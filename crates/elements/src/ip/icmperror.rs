@@ -34,7 +34,8 @@
 //! gateway from the destination IP annotation; a fragmentation-needed
 //! unreachable (code 4) carries the next-hop MTU given by PMTU.
 //!
-//! The generated packet's IP header has TTL 200, TOS 0, a fresh ID, and
+//! The generated packet's IP header has TTL 200, TOS 0, an ID from a counter shared by
+//! every ICMPError of the process (as in Click; the first is 1), and
 //! valid checksums. Its destination IP annotation is its destination, its
 //! timestamp is the current router time, and, when SET_FIX_ANNO is true,
 //! its fix-IP-source annotation is set so that FixIPSrc rewrites the source
@@ -73,6 +74,7 @@
 //! frag[1] -> ICMPError(18.26.4.24, unreachable, needfrag, PMTU 1500) -> rt;
 //! ```
 
+use std::cell::Cell;
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_bool, parse_u32, Args};
@@ -178,6 +180,24 @@ pub fn icmp_code_name(t: u8, c: u8) -> Option<&'static str> {
         .map(|&(n, _)| n)
 }
 
+thread_local! {
+    /// The IP ID of the next generated error. As in Click, one counter
+    /// serves every ICMPError element (Click's is a static class member),
+    /// so two ICMPErrors never stamp the same ID in a row, and it survives
+    /// a hot swap; the first error gets ID 1. A router runs on one thread,
+    /// so a per-thread counter is Click's per-process one, and routers
+    /// built side by side in one test process do not disturb each other.
+    static NEXT_ID: Cell<u16> = const { Cell::new(1) };
+}
+
+fn next_icmp_error_id() -> u16 {
+    NEXT_ID.with(|c| {
+        let id = c.get();
+        c.set(id.wrapping_add(1));
+        id
+    })
+}
+
 pub struct ICMPError {
     src: Ipv4Addr,
     icmp_type: u8,
@@ -186,7 +206,6 @@ pub struct ICMPError {
     mtu: u32,
     pmtu: u32,
     use_fix_anno: bool,
-    next_id: u16,
 }
 
 impl Default for ICMPError {
@@ -199,7 +218,6 @@ impl Default for ICMPError {
             mtu: 576,
             pmtu: 0,
             use_fix_anno: true,
-            next_id: 1,
         }
     }
 }
@@ -336,7 +354,7 @@ impl SimpleAction for ICMPError {
             dst: h.src(),
             protocol: PROTO_ICMP,
             ttl: 200,
-            ident: self.next_id,
+            ident: next_icmp_error_id(),
             options: &opts[..olen],
             ..Ipv4Repr::default()
         };
@@ -354,7 +372,6 @@ impl SimpleAction for ICMPError {
             p.dst_ip_anno(),
         );
         iph.payload_len = icmp.buffer_len();
-        self.next_id = self.next_id.wrapping_add(1);
 
         let total = iph.buffer_len();
         let mut q = Packet::with_room(DEFAULT_HEADROOM, &[], total);

@@ -23,7 +23,8 @@
 //!   default) or `src and dst`. A bare address or prefix is a host or net.
 //! - `[SRCORDST] [tcp | udp] port PORT`: a number or a name (`www`, `ssh`,
 //!   `domain`, ... or a PortInfo name); without `tcp`/`udp` either
-//!   protocol is accepted. A bare port name is a port.
+//!   protocol is accepted (`tcpudp port PORT` says so explicitly). A bare
+//!   port name is a port.
 //! - `ip vers`, `ip hl`, `ip id`, `ip tos`, `ip dscp`, `ip ttl`, `ip len`
 //!   with a value; `ip ect`, `ip ce`; `ip frag`, `ip unfrag` (bare `frag`,
 //!   `unfrag` too).
@@ -41,12 +42,15 @@
 //!   bytes must be part of the packet's frame: the Ethernet header that
 //!   Strip(14) left in the headroom, or data before the IP header (after
 //!   MarkIPHeader(14)). A packet without them fails the test, so
-//!   `not ether src ETH` matches it.
+//!   `not ether src ETH` matches it. An Ethernet address where an IP
+//!   address could stand (`src 00:01:02:03:04:05`, `host ETH`) is an
+//!   Ethernet test too, as in Click.
 //! - `true`, `false`.
 //!
 //! Every primitive but `tcp opt`, `host`, `net` and `ether` takes an optional
 //! relation `==`, `!=`, `<`, `>`, `<=`, `>=` before its value, and an
-//! optional bit mask `& MASK` before that (`src tcp port & 0xff00 == 0x1200`).
+//! optional bit mask `& MASK` before that (`src tcp port & 0xff00 == 0x1200`;
+//! for addresses the mask may be an address: `src & 255.0.0.0 = 10.0.0.0`).
 //! `port != 5` matches TCP/UDP packets whose port is not 5, unlike
 //! `not port 5`, which also matches other protocols. Primitives combine
 //! with `and`/`&&` (or juxtaposition), `or`/`||`, `not`/`!`, parentheses
@@ -56,7 +60,12 @@
 //!
 //! Port, TCP option, ICMP type, TCP window and transport-header fields only
 //! match first fragments of the protocol they name; a packet too short to
-//! hold a tested field fails that test (so a negated test matches it).
+//! hold a tested field fails that test, and fails a negated relation
+//! (`port != 80`, `port < 1024`) too, while `not` turns the failure into a
+//! match (`not port 80` matches a packet cut before its ports), as in
+//! Click 2.1. One difference remains: Click tests `port <= 1023` on the
+//! port's high byte alone, so it answers a packet cut after that byte;
+//! rclick needs the whole port.
 //!
 //! Patterns compile to a decision program of masked header-word range
 //! tests with shared tests made once and decided tests skipped; long runs
@@ -68,11 +77,16 @@
 //! None: every argument is a pattern.
 //!
 //! ## Handlers
-//! - `program` (read): the compiled program, one step per line:
-//!   `STEP BASE+OFFSET/VALUE%MASK` (or `/LO-HI%MASK` for a range test;
-//!   BASE is `ip`, `transp` or `ether`) with
-//!   `yes->` and `no->` targets (`step N`, an output `[N]`, or `[X]` for
-//!   drop), and a summary line for each bit-vector segment.
+//! - `program` (read): the compiled program in Click's form, one step per
+//!   line: `STEP OFFSET/VALUE%MASK  yes->T  no->T`, OFFSET in Click's
+//!   coordinates (IP header at 256, transport header at 512, Ethernet
+//!   header at 2), T `step N`, an output `[N]` or `[X]` for drop; or
+//!   `all->[N]` when one output takes every packet (a drop prints as
+//!   `[2147483647]`, as Click 2.1 prints it); then `safe length N` (the
+//!   coordinate past the last byte read) and `alignment offset 0`. A
+//!   range test prints `/LO-HI%MASK`, and a bit-vector segment a summary
+//!   line per field (rclick's forms). rclick's programs test in its own
+//!   order, so longer programs list differently from Click's.
 //!
 //! ## Example
 //! ```click

@@ -37,8 +37,14 @@
 //! ## Keywords
 //! None: every argument is an action and a pattern.
 //!
+//! On a packet too short for a field, a test of the field fails, and so
+//! does a negated relation (`port != 80`, `port < 1024`); a `not` in the
+//! pattern turns the failure into a match (`not port 80` matches a packet
+//! cut before its ports), as in Click.
+//!
 //! ## Handlers
-//! - `program` (read): the compiled program, as for IPClassifier.
+//! - `program` (read): the compiled program in Click's form (see
+//!   IPClassifier).
 //!
 //! ## Example
 //! ```click

@@ -183,6 +183,23 @@ pub struct Rule {
     pub expr: Expr,
 }
 
+/// Ethernet-based fields count from two bytes before the 14-byte
+/// Ethernet header (Click's program aligns its words so); `pad_ether`
+/// places a header in such a buffer (empty when there is none).
+#[inline]
+pub fn pad_ether<'a>(ether: &[u8], buf: &'a mut [u8; ETHER_PADDED]) -> &'a [u8] {
+    match ether.len().checked_sub(ether::HEADER_LEN) {
+        Some(skip) => {
+            buf[2..].copy_from_slice(&ether[skip..]);
+            &buf[..]
+        }
+        None => &[],
+    }
+}
+
+/// Length of the padded Ethernet header data (see [`pad_ether`]).
+pub const ETHER_PADDED: usize = ether::HEADER_LEN + 2;
+
 /// First-match interpretation of a rule list (the reference semantics):
 /// the output, or `None` to drop. The packet has no Ethernet header.
 pub fn reference_classify(rules: &[Rule], ip: &[u8], transp: &[u8]) -> Option<usize> {
@@ -197,6 +214,8 @@ pub fn reference_classify_ether(
     ip: &[u8],
     transp: &[u8],
 ) -> Option<usize> {
+    let mut buf = [0u8; ETHER_PADDED];
+    let ether = pad_ether(ether, &mut buf);
     for r in rules {
         if r.expr.eval([ip, transp, ether]) {
             return match r.action {
@@ -626,6 +645,8 @@ impl<'a> Parser<'a> {
                 set_proto(&mut prim, Proto::Num(p), w)?;
             } else if w == "transp" {
                 set_proto(&mut prim, Proto::Transp, w)?;
+            } else if w == "tcpudp" {
+                set_proto(&mut prim, Proto::TcpOrUdp, w)?;
             } else if w == "src" {
                 let sd = match (self.peek_at(1), self.peek_at(2)) {
                     (Some("and") | Some("&&"), Some("dst") | Some("dest")) => {
@@ -668,7 +689,13 @@ impl<'a> Parser<'a> {
         }
         let mut provided_mask = 0u32;
         if self.peek() == Some("&") && has_next(self) {
-            if let Ok(m) = parse_u32(&self.toks[self.pos + 1]) {
+            // The mask is a number or, for addresses, an IP address
+            // (`src & 255.0.0.0 = 10.0.0.0`).
+            let mw = &self.toks[self.pos + 1];
+            if let Some(m) = parse_u32(mw)
+                .ok()
+                .or_else(|| self.names.ipv4(mw).map(u32::from))
+            {
                 self.pos += 2;
                 if m == 0 {
                     return Err("bitmask of 0 ignored".into());
@@ -719,6 +746,16 @@ impl<'a> Parser<'a> {
         {
             // `ether host A or B`: B inherits the Ethernet test.
             prim.data = Data::Ether(e);
+            self.pos += 1;
+        } else if let Some(e) = self
+            .peek()
+            .filter(|_| matches!(prim.ty, Ty::None | Ty::Host))
+            .and_then(|w| parse_ether(w).ok())
+        {
+            // An Ethernet address where an IP address could be: `src
+            // 0:1:2:3:4:5`, `host 9:A:B:C:D:E` test the Ethernet header.
+            prim.ty = Ty::Ether;
+            prim.data = Data::Ether(e.0);
             self.pos += 1;
         } else if let Some(w) = self.peek() {
             match self.lookup_data(w, &prim)? {
@@ -1211,11 +1248,52 @@ fn combine(sd: SrcDst, s: Expr, d: Expr) -> Expr {
     }
 }
 
+/// The relation's negation (`!=`, `<` as not-greater, ...): unlike a
+/// `not` in the pattern, it holds only when the packet holds the fields,
+/// so a packet too short for them matches neither `port 80` nor `port !=
+/// 80` (Click 2.1 behaves so; `not port 80` does match it).
 fn negate_if(e: Expr, neg: bool) -> Expr {
-    if neg {
-        e.not()
-    } else {
-        e
+    if !neg {
+        return e;
+    }
+    let mut fields = Vec::new();
+    collect_fields(&e, &mut fields);
+    // One length test per header: the field reaching farthest.
+    let all = fields.clone();
+    fields.retain(|f| {
+        !all.iter()
+            .any(|g| g.base == f.base && (g.required(), *g) > (f.required(), *f))
+    });
+    let mut parts: Vec<Expr> = fields
+        .into_iter()
+        .map(|field| {
+            Expr::Atom(Atom {
+                field,
+                lo: 0,
+                hi: u32::MAX,
+            })
+        })
+        .collect();
+    parts.push(e.not());
+    Expr::and(parts)
+}
+
+/// The fields an expression's atoms read, each once.
+fn collect_fields(e: &Expr, out: &mut Vec<Field>) {
+    match e {
+        Expr::Atom(a) => {
+            if !out.contains(&a.field) {
+                out.push(a.field);
+            }
+        }
+        Expr::Not(x) => collect_fields(x, out),
+        Expr::And(v) | Expr::Or(v) => v.iter().for_each(|x| collect_fields(x, out)),
+        Expr::If(c, a, b) => {
+            collect_fields(c, out);
+            collect_fields(a, out);
+            collect_fields(b, out);
+        }
+        Expr::Const(_) => {}
     }
 }
 
@@ -1226,14 +1304,15 @@ fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
         Ty::Field(f) => f.transp.is_some(),
         _ => false,
     };
+    // The protocol test, then the first-fragment test, in Click's order.
     let mut parts = Vec::new();
-    if transport {
-        parts.push(frag_ok());
-    }
     match p.proto {
         Proto::Num(n) if p.ty != Ty::Proto || transport => parts.push(proto_is(n)),
         Proto::TcpOrUdp => parts.push(Expr::Or(vec![proto_is(TCP), proto_is(UDP)])),
         _ => {}
+    }
+    if transport {
+        parts.push(frag_ok());
     }
     let v = match p.data {
         Data::Int(n) => n,
@@ -1268,19 +1347,21 @@ fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
                 _ => [0; 6],
             };
             let word = |b: [u8; 4]| u32::from_be_bytes(b);
-            // Destination at bytes 0-5, source at 6-11: each spans two
-            // aligned words.
-            let d0 = word([e[0], e[1], e[2], e[3]]);
-            let d1 = word([e[4], e[5], 0, 0]);
-            let s0 = word([0, 0, e[0], e[1]]);
-            let s1 = word([e[2], e[3], e[4], e[5]]);
+            // Ether offsets count from two bytes before the header (see
+            // [`pad_ether`]), so that the words align as in Click's
+            // program: the destination (header bytes 0-5) at 2-7, the
+            // source at 8-13.
+            let d0 = word([0, 0, e[0], e[1]]);
+            let d1 = word([e[2], e[3], e[4], e[5]]);
+            let s0 = word([e[0], e[1], e[2], e[3]]);
+            let s1 = word([e[4], e[5], 0, 0]);
             let dst = Expr::And(vec![
-                atom(Base::Ether, 0, u32::MAX, d0, d0),
-                atom(Base::Ether, 4, 0xFFFF_0000, d1, d1),
+                atom(Base::Ether, 0, 0x0000_FFFF, d0, d0),
+                atom(Base::Ether, 4, u32::MAX, d1, d1),
             ]);
             let src = Expr::And(vec![
-                atom(Base::Ether, 4, 0x0000_FFFF, s0, s0),
-                atom(Base::Ether, 8, u32::MAX, s1, s1),
+                atom(Base::Ether, 8, u32::MAX, s0, s0),
+                atom(Base::Ether, 12, 0xFFFF_0000, s1, s1),
             ]);
             negate_if(combine(p.srcdst, src, dst), p.op_neg)
         }
@@ -1608,14 +1689,29 @@ impl Facts for Know {
                 return Some(false);
             }
         }
-        let known = self.vals.iter().find(|v| v.0 == s.atom_field)?;
-        if known.1.subset_of(&r) {
-            Some(true)
-        } else if known.1.intersect(&r).is_empty() {
-            Some(false)
-        } else {
-            None
+        if let Some(known) = self.vals.iter().find(|v| v.0 == s.atom_field) {
+            if known.1.subset_of(&r) {
+                return Some(true);
+            } else if known.1.intersect(&r).is_empty() {
+                return Some(false);
+            }
         }
+        // A word known exactly under a wider mask decides a test of some
+        // of its bits (`src 10.0.0.0 && src & 8.0.0.0 == 8.0.0.0`), as
+        // Click's optimizer does.
+        let f = s.atom_field;
+        self.vals.iter().find_map(|(g, set)| {
+            let exact = match set.0.as_slice() {
+                [(lo, hi)] if lo == hi => *lo,
+                _ => return None,
+            };
+            (g.base == f.base && g.offset == f.offset && g.mask & f.mask == f.mask && *g != f).then(
+                || {
+                    let v = exact & f.mask;
+                    v >= s.lo && v <= s.hi
+                },
+            )
+        })
     }
 
     fn with(&self, s: &Step, outcome: bool) -> Know {
@@ -1706,9 +1802,47 @@ impl LinearProgram {
                 ..*s
             })
             .collect();
-        let entry = map(entry) as usize;
-        if optimize {
+        let mut entry = map(entry) as usize;
+        // A step whose branches meet decides nothing: jump past it, and
+        // propagate again (its meeting point lost what either branch
+        // knew), a few rounds while that changes the program.
+        for _ in 0..if optimize { 4 } else { 0 } {
+            let before: Vec<(i32, i32)> = steps.iter().map(|s| (s.yes, s.no)).collect();
+            let before_entry = entry;
             propagate::<Know>(&mut steps, entry);
+            let skip = |steps: &[Step], mut t: i32| {
+                while let Some(s) = usize::try_from(t).ok().and_then(|i| steps.get(i)) {
+                    if t == 0 || s.yes != s.no {
+                        break;
+                    }
+                    t = s.yes;
+                }
+                t
+            };
+            for i in 0..steps.len() {
+                let (y, n) = (skip(&steps, steps[i].yes), skip(&steps, steps[i].no));
+                steps[i].yes = y;
+                steps[i].no = n;
+            }
+            while steps[entry].yes == steps[entry].no {
+                let t = steps[entry].yes;
+                if t <= 0 {
+                    return LinearProgram {
+                        steps: Vec::new(),
+                        eval: Vec::new(),
+                        constant: Some(t),
+                    };
+                }
+                entry = t as usize;
+            }
+            if entry == before_entry
+                && steps
+                    .iter()
+                    .map(|s| (s.yes, s.no))
+                    .eq(before.iter().copied())
+            {
+                break;
+            }
         }
         let steps = compact(&steps, entry);
         LinearProgram::from_steps(steps)
@@ -2051,7 +2185,8 @@ impl Default for CompileOptions {
 #[derive(Clone, Debug, Default)]
 pub struct Compiled {
     segments: Vec<Segment>,
-    nrules: usize,
+    /// Some rule reads the Ethernet header.
+    uses_ether: bool,
 }
 
 /// Offsets of the IP and transport headers: the packet's annotations
@@ -2155,9 +2290,13 @@ impl Compiled {
                 opts.optimize,
             )));
         }
+        let mut fields = Vec::new();
+        for r in rules {
+            collect_fields(&r.expr, &mut fields);
+        }
         Compiled {
             segments,
-            nrules: rules.len(),
+            uses_ether: fields.iter().any(|f| f.base == Base::Ether),
         }
     }
 
@@ -2172,6 +2311,12 @@ impl Compiled {
     /// header (empty when there is none).
     #[inline]
     pub fn classify_ether(&self, ether: &[u8], ip: &[u8], transp: &[u8]) -> Option<usize> {
+        let mut buf = [0u8; ETHER_PADDED];
+        let ether = if self.uses_ether {
+            pad_ether(ether, &mut buf)
+        } else {
+            &[]
+        };
         let data = [ip, transp, ether];
         for s in &self.segments {
             let t = match s {
@@ -2227,7 +2372,17 @@ impl Compiled {
             .collect()
     }
 
-    /// The `program` handler text.
+    /// The `program` handler text, in Click's form: one line per step,
+    /// `N OFFSET/VALUE%MASK  yes->T  no->T`, where OFFSET counts in
+    /// Click's coordinates (the IP header at 256, the transport header at
+    /// 512, the Ethernet header at 2), T is `step N`, `[OUTPUT]` or `[X]`
+    /// (drop); `all->[OUTPUT]` when every packet goes one way (Click 2.1
+    /// prints a drop there as `[2147483647]`); then the safe length (the
+    /// coordinate just past the last byte any step reads) and the
+    /// alignment offset (always 0). rclick's own forms: a step testing a
+    /// range prints `VALUE-VALUE`; a bit-vector segment (long runs of ACL
+    /// rules) prints a summary line per field; several segments are
+    /// introduced by `segment N:` lines.
     pub fn unparse(&self) -> String {
         fn target(t: i32, last: bool) -> String {
             match t {
@@ -2238,15 +2393,16 @@ impl Compiled {
                 t => format!("step {t}"),
             }
         }
-        fn field(f: &Field) -> String {
-            let b = match f.base {
-                Base::Ip => "ip",
-                Base::Transp => "transp",
-                Base::Ether => "ether",
+        fn coord(f: &Field) -> usize {
+            let base = match f.base {
+                Base::Ip => 256,
+                Base::Transp => 512,
+                Base::Ether => 0,
             };
-            format!("{b}+{}", f.offset)
+            base + f.offset as usize
         }
         let mut s = String::new();
+        let mut safe = 0usize;
         let nseg = self.segments.len();
         for (si, seg) in self.segments.iter().enumerate() {
             let last = si + 1 == nseg;
@@ -2256,29 +2412,32 @@ impl Compiled {
             match seg {
                 Segment::Linear(p) => {
                     if let Some(c) = p.constant {
-                        let _ = writeln!(s, "all->{}", target(c, last));
+                        let t = if c == T_DROP || (c == T_NEXT && last) {
+                            "[2147483647]".to_string()
+                        } else {
+                            target(c, last)
+                        };
+                        let _ = writeln!(s, "all->{t}");
                     }
                     for (i, st) in p.steps.iter().enumerate() {
-                        let test = if st.lo == st.hi {
-                            format!(
-                                "{}/{:08x}%{:08x}",
-                                field(&st.atom_field),
-                                st.lo,
-                                st.atom_field.mask
-                            )
+                        let f = &st.atom_field;
+                        safe = safe.max(coord(f) - f.offset as usize + f.required());
+                        // A range that is a prefix of the masked word
+                        // (`net 10.0.0.0/8`) prints as Click's masked
+                        // equality.
+                        let span = st.hi.wrapping_sub(st.lo);
+                        let aligned = span.wrapping_add(1) & span == 0
+                            && st.lo & span == 0
+                            && f.mask & span == span;
+                        let (value, mask) = if st.lo == st.hi || aligned {
+                            (format!("{:08x}", st.lo), f.mask & !span)
                         } else {
-                            format!(
-                                "{}/{:08x}-{:08x}%{:08x}",
-                                field(&st.atom_field),
-                                st.lo,
-                                st.hi,
-                                st.atom_field.mask
-                            )
+                            (format!("{:08x}-{:08x}", st.lo, st.hi), f.mask)
                         };
                         let _ = writeln!(
                             s,
-                            "{:>3}  {test}  yes->{}  no->{}",
-                            i,
+                            "{i:>2} {:>3}/{value}%{mask:08x}  yes->{}  no->{}",
+                            coord(f),
                             target(st.yes, last),
                             target(st.no, last)
                         );
@@ -2293,19 +2452,22 @@ impl Compiled {
                         b.fields.len(),
                         if last { ", else [X]" } else { ", else next" }
                     );
-                    for f in &b.fields {
+                    for bf in &b.fields {
+                        let f = &bf.field;
+                        safe = safe.max(coord(f) - f.offset as usize + f.required());
                         let _ = writeln!(
                             s,
-                            "  {}%{:08x}: {} intervals",
-                            field(&f.field),
-                            f.field.mask,
-                            f.bounds.len()
+                            "  {:>3}%{:08x}: {} intervals",
+                            coord(f),
+                            f.mask,
+                            bf.bounds.len()
                         );
                     }
                 }
             }
         }
-        let _ = writeln!(s, "rules {}", self.nrules);
+        let _ = writeln!(s, "safe length {safe}");
+        let _ = writeln!(s, "alignment offset 0");
         s
     }
 }

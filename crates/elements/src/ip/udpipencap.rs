@@ -12,19 +12,21 @@
 //! Prepends a 20-byte IP header and an 8-byte UDP header. The IP header has
 //! protocol UDP, TTL 250, an identification counting up from 0, the total
 //! length and a correct checksum; the UDP header has the given ports, the
-//! UDP length and, if CHECKSUM is true (the default), the UDP checksum over
-//! the pseudo-header, header and data (RFC 768; a computed 0 is sent as
-//! 0xffff). DST may be `DST_ANNO` to use each packet's destination
+//! UDP length and, if CHECKSUM is true, the UDP checksum over the
+//! pseudo-header, header and data (RFC 768; a computed 0 is sent as
+//! 0xffff). By default the checksum is 0 (none), as in Click. DST may be `DST_ANNO` to use each packet's destination
 //! annotation. The destination annotation and the network header are set.
 //!
 //! ## Keywords
 //! - **SRC**, **DST** (IP address, or AddressInfo name; DST may be
 //!   `DST_ANNO`).
 //! - **SPORT**, **DPORT** (port number, PortInfo or service name).
-//! - **CHECKSUM** (bool): compute the UDP checksum. Default true.
+//! - **CHECKSUM** (bool): compute the UDP checksum. Default false, as in
+//!   Click.
 //!
 //! ## Handlers
-//! - `src`, `sport`, `dst`, `dport` (read): the header fields.
+//! - `src`, `sport`, `dst`, `dport` (read/write): the header fields; a
+//!   write takes the argument's syntax.
 //!
 //! ## Example
 //! ```click
@@ -33,13 +35,13 @@
 
 use std::net::Ipv4Addr;
 
-use rclick_core::conf::Args;
+use rclick_core::conf::{parse_ipv4, parse_u32, Args};
 use rclick_core::wire::ipv4::{MIN_HEADER_LEN as IP_LEN, PROTO_UDP};
 use rclick_core::wire::udp::HEADER_LEN as UDP_LEN;
 use rclick_core::wire::{Ipv4Header, Ipv4Repr, UdpHeader, UdpRepr};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
-use super::address::{parse_ipv4_arg, parse_port_arg};
+use super::address::{parse_ipv4_arg, parse_known_port, parse_port_arg};
 
 pub struct UDPIPEncap {
     src: Ipv4Addr,
@@ -57,7 +59,7 @@ impl Default for UDPIPEncap {
             dst: None,
             sport: 0,
             dport: 0,
-            checksum: true,
+            checksum: false,
             id: 0,
         }
     }
@@ -103,11 +105,44 @@ fn read_dst(e: &UDPIPEncap, _ctx: &Ctx) -> String {
         .map_or_else(|| "DST_ANNO".to_string(), |d| d.to_string())
 }
 
+fn write_dst(e: &mut UDPIPEncap, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
+    let v = value.trim();
+    e.dst = if v == "DST_ANNO" {
+        None
+    } else {
+        Some(parse_ipv4(v)?)
+    };
+    Ok(())
+}
+
+fn write_port(v: &str) -> Result<u16, String> {
+    let v = v.trim();
+    parse_u32(v)
+        .ok()
+        .and_then(|n| u16::try_from(n).ok())
+        .or_else(|| parse_known_port(v).ok())
+        .ok_or_else(|| format!("invalid port number '{v}'"))
+}
+
 const HANDLERS: &[Handler<UDPIPEncap>] = &[
-    Handler::data("src", |e| &e.src),
-    Handler::data("sport", |e| &e.sport),
-    Handler::read("dst", read_dst),
-    Handler::data("dport", |e| &e.dport),
+    Handler::data_rw("src", |e| &e.src, |e| &mut e.src),
+    Handler::read_write(
+        "sport",
+        |e, _| e.sport.to_string(),
+        |e, v, _| {
+            e.sport = write_port(v)?;
+            Ok(())
+        },
+    ),
+    Handler::read_write("dst", read_dst, write_dst),
+    Handler::read_write(
+        "dport",
+        |e, _| e.dport.to_string(),
+        |e, v, _| {
+            e.dport = write_port(v)?;
+            Ok(())
+        },
+    ),
 ];
 
 rclick_core::element_class!(UDPIPEncap);
@@ -126,7 +161,7 @@ impl Element for UDPIPEncap {
             }
         });
         self.dport = args.read_mp_with("DPORT", |s| parse_port_arg(s, PROTO_UDP, ictx));
-        self.checksum = args.read_p_or("CHECKSUM", true);
+        self.checksum = args.read_p_or("CHECKSUM", false);
         args.complete()?;
         self.dst = dst;
         Ok(())
