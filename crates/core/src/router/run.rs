@@ -203,6 +203,11 @@ impl Router {
             .selects
             .borrow_mut()
             .poll(timeout_ms, &mut ready);
+        // In element order (epoll reports in no set order): elements ready
+        // together run as they are declared, like Click's signal scripts.
+        if ready.len() > 1 {
+            ready.sort_unstable_by_key(|&(fd, elem, _, _)| (elem, fd));
+        }
         for &(fd, elem, r, w) in &ready {
             self.call_element(elem, |e, ctx| e.selected(fd, r, w, ctx));
         }
