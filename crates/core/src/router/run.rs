@@ -184,7 +184,8 @@ impl Router {
             Some(t) => {
                 let now = self.core.rt.clock.now();
                 let wait_ms = if t > now {
-                    ((t - now).nanos() / 1_000_000 + 1).min(IDLE_POLL_MS as i64) as i32
+                    let real = self.core.rt.clock.real_delay(t - now);
+                    (real.nanos() / 1_000_000 + 1).min(IDLE_POLL_MS as i64) as i32
                 } else {
                     0
                 };
