@@ -1645,8 +1645,19 @@ impl<'a> PacketView<'a> {
         let ts = self.p.timestamp_anno();
         Some(match f {
             Field::None => return None,
-            Field::Timestamp => format!("{ts}"),
-            Field::NTimestamp => format!("{ts:#}"),
+            // A negative time as Click writes it: `-0.900000`.
+            Field::Timestamp | Field::NTimestamp => {
+                let (sign, t) = if ts < Timestamp::default() {
+                    ("-", Timestamp::default() - ts)
+                } else {
+                    ("", ts)
+                };
+                if f == Field::Timestamp {
+                    format!("{sign}{t}")
+                } else {
+                    format!("{sign}{t:#}")
+                }
+            }
             Field::TsSec => ts.sec().to_string(),
             Field::TsUsec => (ts.subsec_nanos() / 1000).to_string(),
             Field::TsUsec1 => (ts.sec() * 1_000_000 + ts.subsec_nanos() / 1000).to_string(),
