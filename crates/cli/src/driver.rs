@@ -445,6 +445,7 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
         successor: false,
         extra_elements: control_sockets,
     };
+    let ropts_extra = ropts.extra_elements.len();
     let started = std::time::Instant::now();
     let mut router = match Router::new(spec, &text, &registry, &ropts) {
         Ok(r) => r,
@@ -475,7 +476,13 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
     }
 
     let mut reason = None;
-    if !s.quit {
+    // Like Click: a configuration without elements (not counting the
+    // driver's control sockets) says so and does not run.
+    let empty = router.nelements() == ropts_extra;
+    if empty && !s.quit && s.warnings {
+        eprintln!("warning: {landmark}: configuration has no elements, exiting");
+    }
+    if !s.quit && !empty {
         let flag = router.stop_flag();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             // A Script(TYPE SIGNAL ...) that wants the signal handles it.
@@ -588,7 +595,15 @@ fn expand_handler_pattern(router: &Router, pattern: &str) -> Result<(Vec<String>
     let Some((elem, handler)) = pattern.split_once('.') else {
         return Ok((vec![pattern.to_string()], false));
     };
-    if elem.is_empty() || router.find_element(elem).is_some() {
+    if elem.is_empty() {
+        return Ok((vec![pattern.to_string()], false));
+    }
+    if let Some(i) = router.find_element(elem) {
+        // Like Click, a missing handler is reported here, in the order of
+        // the -h options, before any handler is called.
+        if !router.element_handlers(i).iter().any(|h| h.name == handler) {
+            return Err(format!("no '{pattern}' handler"));
+        }
         return Ok((vec![pattern.to_string()], false));
     }
     let mut names = Vec::new();
@@ -603,7 +618,13 @@ fn expand_handler_pattern(router: &Router, pattern: &str) -> Result<(Vec<String>
         }
     }
     if names.is_empty() {
-        return Err(format!("no element matching '{elem}'"));
+        // Click's wording: a plain name that matches nothing is "no
+        // element"; a pattern, "no element matching".
+        return Err(if is_glob {
+            format!("no element matching '{elem}'")
+        } else {
+            format!("no element '{elem}'")
+        });
     }
     Ok((names, true))
 }

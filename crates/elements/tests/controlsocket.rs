@@ -187,7 +187,10 @@ fn transcript_of_every_command() {
     assert_eq!(c.count("cs.port"), r.port as u64);
     assert_eq!(c.count("cs.clients"), 1);
     let hs = c.read("cs.handlers");
-    assert!(hs.contains("port\tr\n") && hs.contains("name\tr\n"), "{hs}");
+    assert!(
+        hs.contains("port\tr\n") && hs.contains("name\tr.\n"),
+        "{hs}"
+    );
 
     // WRITE / SET.
     assert_eq!(

@@ -1090,7 +1090,7 @@ fn bad_configurations_are_reported() {
         ("Socket(UDP) -> Discard;", "ADDR: required argument missing"),
         (
             "Socket(UDP, no.such.host, 53) -> Discard;",
-            "ADDR: expected IP address",
+            "ADDR: parse error",
         ),
         (
             "Socket(UDP, 127.0.0.1, 70000) -> Discard;",
@@ -1098,7 +1098,7 @@ fn bad_configurations_are_reported() {
         ),
         (
             "Socket(UDP, 127.0.0.1, nosuchservice) -> Discard;",
-            "PORT: expected port number",
+            "PORT: parse error",
         ),
         (
             "Socket(UNIX) -> Discard;",
@@ -1110,7 +1110,7 @@ fn bad_configurations_are_reported() {
         ),
         (
             "Socket(TCP, 127.0.0.1, 80, CLIENT maybe) -> Discard;",
-            "CLIENT: expected boolean",
+            "CLIENT: parse error",
         ),
         (
             "Socket(TCP, 127.0.0.1, 80, ALLOW nosuch) -> Discard;",

@@ -284,11 +284,6 @@ impl<'a> Ctx<'a> {
         self.push(d);
     }
 
-    fn warning(&mut self, loc: &Loc, msg: impl Into<String>) {
-        let d = self.sources.diag(Severity::Warning, loc, msg);
-        self.push(d);
-    }
-
     fn lookup_class(&self, name: &str) -> Option<ClassB> {
         for layer in self.layers.iter().rev() {
             if let Some(c) = layer.get(name) {
@@ -629,7 +624,7 @@ impl<'a> Ctx<'a> {
                     if let Some(e) = eps.iter().find(|e| !e.inp.list.is_empty() && !e.implied) {
                         let loc = scope.elems[e.idx].loc.clone();
                         let loc = set.elems.first().map_or(loc, |x| x.loc.clone());
-                        self.warning(&loc, "input ports ignored at start of chain");
+                        self.error(&loc, "input ports ignored at start of chain");
                     }
                 }
                 Some(outs) => {
@@ -650,7 +645,7 @@ impl<'a> Ctx<'a> {
                     .last()
                     .map(|x| x.loc.clone())
                     .unwrap_or_else(|| scope.elems[last[0].idx].loc.clone());
-                self.warning(&loc, "output ports ignored at end of chain");
+                self.error(&loc, "output ports ignored at end of chain");
             }
         }
     }
@@ -765,7 +760,7 @@ impl<'a> Ctx<'a> {
                 });
                 let existing = scope.map.get(name).copied();
                 if existing.is_some() && config.is_some() && ty.is_none() {
-                    self.warning(&e.loc, "configuration string ignored on element reference");
+                    self.error(&e.loc, "configuration string ignored on element reference");
                 }
                 if ty.is_some() || existing.is_none() {
                     let mut ty = ty;
@@ -1143,9 +1138,18 @@ impl<'a> Ctx<'a> {
                 nout,
                 plural(nout as usize, "output")
             );
-            let cands: Vec<String> = candidates.iter().map(|d| signature(d)).collect();
-            let hint = Some(format!("candidates are: {}", cands.join(", ")));
-            self.error_hint(loc, format!("no match for '{sig}'"), hint);
+            // Reported at the use (Click names the end of the file), then
+            // Click's indented candidate list, each at its definition.
+            self.error(loc, format!("no match for '{sig}'"));
+            if let Some(first) = candidates.first() {
+                self.push(Diagnostic::error(first.lm.clone(), "candidates are:"));
+            }
+            for d in &candidates {
+                self.push(Diagnostic::error(
+                    d.lm.clone(),
+                    format!("  {}", signature(d)),
+                ));
+            }
         }
         match closest {
             Some((def, values)) => Resolved::Def(def, values),
@@ -1356,64 +1360,67 @@ impl<'a> Ctx<'a> {
         r
     }
 
-    /// Report compound and group ports used on one side only.
+    /// Report compound and group ports used on one side only, in Click's
+    /// order: connections are visited in order and, in each, the output
+    /// end before the input end; reaching a compound's port through a
+    /// tunnel follows it to the ports it leads to (depth first, each port
+    /// once), and a port leading nowhere is reported there.
     fn check_tunnels(&mut self, flat: &Flat) {
-        let n = flat.names.len();
-        let mut outside_in: HashMap<usize, BTreeSet<u32>> = HashMap::new();
-        let mut outside_out: HashMap<usize, BTreeSet<u32>> = HashMap::new();
-        let mut inside_in: HashMap<usize, BTreeSet<u32>> = HashMap::new();
-        let mut inside_out: HashMap<usize, BTreeSet<u32>> = HashMap::new();
-        for c in &flat.conns {
-            match flat.kinds[c.to] {
-                FKind::Tunnel(Tun::Outer { .. }) => {
-                    outside_in.entry(c.to).or_default().insert(c.tp);
-                }
-                FKind::Tunnel(Tun::OutFace { outer: Some(o) }) => {
-                    inside_out.entry(o).or_default().insert(c.tp);
-                }
-                _ => {}
-            }
-            match flat.kinds[c.from] {
-                FKind::Tunnel(Tun::Outer { .. }) => {
-                    outside_out.entry(c.from).or_default().insert(c.fp);
-                }
-                FKind::Tunnel(Tun::InFace { outer: Some(o) }) => {
-                    inside_in.entry(o).or_default().insert(c.fp);
-                }
-                _ => {}
-            }
+        let mut from_at: HashMap<(usize, u32), Vec<usize>> = HashMap::new();
+        let mut to_at: HashMap<(usize, u32), Vec<usize>> = HashMap::new();
+        for (ci, c) in flat.conns.iter().enumerate() {
+            from_at.entry((c.from, c.fp)).or_default().push(ci);
+            to_at.entry((c.to, c.tp)).or_default().push(ci);
         }
-        let empty = BTreeSet::new();
-        let mut reported = 0;
-        for o in 0..n {
-            if !matches!(flat.kinds[o], FKind::Tunnel(Tun::Outer { .. })) {
+        let is_tunnel = |e: usize| matches!(flat.kinds[e], FKind::Tunnel(_));
+        let none: Vec<usize> = Vec::new();
+        let mut seen: HashSet<(usize, u32, bool)> = HashSet::new();
+        let mut msgs: Vec<(usize, String)> = Vec::new();
+        for c in &flat.conns {
+            if !is_tunnel(c.from) && !is_tunnel(c.to) {
                 continue;
             }
-            let name = &flat.names[o];
-            let loc = flat.locs[o].clone();
-            let oi = outside_in.get(&o).unwrap_or(&empty);
-            let ii = inside_in.get(&o).unwrap_or(&empty);
-            let oo = outside_out.get(&o).unwrap_or(&empty);
-            let io = inside_out.get(&o).unwrap_or(&empty);
-            let mut msgs = Vec::new();
-            for p in oi.difference(ii) {
-                msgs.push(format!("'{name}' has no input {p}"));
-            }
-            for p in ii.difference(oi) {
-                msgs.push(format!("'{name}' input {p} unused"));
-            }
-            for p in oo.difference(io) {
-                msgs.push(format!("'{name}' has no output {p}"));
-            }
-            for p in io.difference(oo) {
-                msgs.push(format!("'{name}' output {p} unused"));
-            }
-            for m in msgs {
-                if reported < 1000 {
-                    self.error(&loc, m);
-                    reported += 1;
+            for start in [(c.from, c.fp, true), (c.to, c.tp, false)] {
+                let mut stack = vec![start];
+                while let Some((e, p, out)) = stack.pop() {
+                    if !is_tunnel(e) || !seen.insert((e, p, out)) {
+                        continue;
+                    }
+                    // The connections this end leads to, the compound to
+                    // blame, and what to say when there are none.
+                    let (conns, outer, what) = match (&flat.kinds[e], out) {
+                        (&FKind::Tunnel(Tun::Outer { fin, .. }), false) => {
+                            (from_at.get(&(fin, p)), e, format!("has no input {p}"))
+                        }
+                        (&FKind::Tunnel(Tun::InFace { outer: Some(o) }), true) => {
+                            (to_at.get(&(o, p)), o, format!("input {p} unused"))
+                        }
+                        (&FKind::Tunnel(Tun::Outer { fout, .. }), true) => {
+                            (to_at.get(&(fout, p)), e, format!("has no output {p}"))
+                        }
+                        (&FKind::Tunnel(Tun::OutFace { outer: Some(o) }), false) => {
+                            (from_at.get(&(o, p)), o, format!("output {p} unused"))
+                        }
+                        _ => continue,
+                    };
+                    let conns = conns.unwrap_or(&none);
+                    if conns.is_empty() {
+                        msgs.push((outer, format!("'{}' {what}", flat.names[outer])));
+                    }
+                    for &ci in conns.iter().rev() {
+                        let k = &flat.conns[ci];
+                        stack.push(if out {
+                            (k.from, k.fp, true)
+                        } else {
+                            (k.to, k.tp, false)
+                        });
+                    }
                 }
             }
+        }
+        for (o, m) in msgs.into_iter().take(1000) {
+            let loc = flat.locs[o].clone();
+            self.error(&loc, m);
         }
     }
 }

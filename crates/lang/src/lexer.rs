@@ -57,6 +57,7 @@ pub(crate) fn make_diag(
             source_line: None,
             column: None,
             hint: None,
+            plain_landmark: true,
         };
         match text {
             Some(text) => {

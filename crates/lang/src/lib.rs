@@ -65,6 +65,10 @@ pub struct Diagnostic {
     /// 0-based byte column of the offending token within `source_line`.
     pub column: Option<usize>,
     pub hint: Option<String>,
+    /// Whether Click's one-line form (`Display`) shows the landmark. Click
+    /// reports some errors (push/pull and agnostic conflicts) without one;
+    /// rclick's rich form ([`Diagnostic::render`]) always shows it.
+    pub plain_landmark: bool,
 }
 
 impl Diagnostic {
@@ -76,7 +80,15 @@ impl Diagnostic {
             source_line: None,
             column: None,
             hint: None,
+            plain_landmark: true,
         }
+    }
+
+    /// Click prints this message without its `file:line:` landmark; the
+    /// rich form keeps it.
+    pub fn without_plain_landmark(mut self) -> Self {
+        self.plain_landmark = false;
+        self
     }
 
     pub fn warning(landmark: Landmark, message: impl Into<String>) -> Self {
@@ -104,7 +116,11 @@ impl Diagnostic {
     /// Click's one-line form followed, when known, by the source line, a
     /// caret under the offending column, and a hint.
     pub fn render(&self) -> String {
-        let mut out = self.to_string();
+        let mut out = Diagnostic {
+            plain_landmark: true,
+            ..self.clone()
+        }
+        .to_string();
         if let Some(src) = &self.source_line {
             out.push_str("\n    ");
             out.push_str(src.trim_end());
@@ -129,7 +145,7 @@ impl fmt::Display for Diagnostic {
     /// such as the indented messages under `While configuring` and `Router
     /// could not be initialized!`) prints without a `file:line:` prefix.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.landmark.file.is_empty() {
+        if self.landmark.file.is_empty() || !self.plain_landmark {
             return match self.severity {
                 Severity::Error => write!(f, "{}", self.message),
                 Severity::Warning => write!(f, "warning: {}", self.message),

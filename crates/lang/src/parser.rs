@@ -154,11 +154,6 @@ impl Parser {
         self.diags.push(d);
     }
 
-    fn warning(&mut self, loc: &Loc, msg: impl Into<String>) {
-        let d = self.lex.diag(Severity::Warning, loc, msg);
-        self.diags.push(d);
-    }
-
     fn syntax_error(&mut self, t: &Token) {
         let text = printable(&t.text);
         self.error(&t.loc, format!("syntax error near '{text}'"));
@@ -212,11 +207,12 @@ impl Parser {
             }
             Tk::ElementClass => self.elementclass(t.loc),
             Tk::Require | Tk::Define => {
+                let open = self.peek().loc.clone();
                 if !self.expect_char(b'(') {
                     return StmtResult::Empty;
                 }
                 let (cfg, loc) = self.lex.lex_config(&mut self.diags);
-                self.expect_char(b')');
+                self.expect_close_paren(&open);
                 if t.kind == Tk::Require {
                     StmtResult::Stmt(Stmt::Require { cfg, loc: t.loc })
                 } else {
@@ -477,11 +473,22 @@ impl Parser {
         }
     }
 
+    /// After a configuration string: its `)`. Missing, the string ran to
+    /// the end of the file; Click reports `expected ')'` there, rclick at
+    /// the `(` left open, which is where the mistake is.
+    fn expect_close_paren(&mut self, open: &Loc) {
+        if self.peek().is(b')') {
+            self.next();
+        } else {
+            self.error(open, "unclosed '(': expected ')'");
+        }
+    }
+
     fn opt_config(&mut self) -> Option<String> {
         if self.peek().is(b'(') {
-            self.next();
+            let open = self.next().loc;
             let (cfg, _) = self.lex.lex_config(&mut self.diags);
-            self.expect_char(b')');
+            self.expect_close_paren(&open);
             Some(cfg)
         } else {
             None
@@ -643,7 +650,7 @@ impl Parser {
                         break;
                     }
                     if inp.is_some() {
-                        self.warning(&loc, "stranded port ignored");
+                        self.error(&loc, "stranded port ignored");
                     }
                     if elems.is_empty() {
                         if nested && first_set {

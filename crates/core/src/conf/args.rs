@@ -19,6 +19,19 @@ pub trait FromArg: Sized {
     fn from_arg(s: &str) -> Result<Self, String>;
 }
 
+/// A parser's message as Click words it after the keyword: a malformed
+/// integer is `invalid number`, any other malformed value `parse error`
+/// (rclick's parsers say what they expected, e.g. `expected IP address`;
+/// Click's `Args` does not). Other messages (`out of range, bound 255`)
+/// are already Click's.
+pub fn click_wording(msg: &str) -> &str {
+    match msg {
+        "expected unsigned integer" | "expected integer" => "invalid number",
+        m if m.starts_with("expected ") => "parse error",
+        m => m,
+    }
+}
+
 /// The value a mandatory read returns when the argument is missing or
 /// invalid. It is never meant to be used: [`Args::complete`] fails then.
 pub trait Fallback {
@@ -291,7 +304,7 @@ impl Args {
         match parse(&text) {
             Ok(v) => Some(v),
             Err(e) => {
-                self.errors.push(format!("{kw}: {e}"));
+                self.errors.push(format!("{kw}: {}", click_wording(&e)));
                 None
             }
         }
@@ -410,7 +423,7 @@ impl Args {
         while let Some(text) = self.find(kw, flags) {
             match parser(&text) {
                 Ok(v) => out.push(v),
-                Err(e) => self.errors.push(format!("{kw}: {e}")),
+                Err(e) => self.errors.push(format!("{kw}: {}", click_wording(&e))),
             }
         }
         out

@@ -47,6 +47,8 @@ pub mod hflags {
     /// Reading it is costly (Click's `h_expensive`): tools read it only on
     /// request.
     pub const EXPENSIVE: u16 = 512;
+    /// Rarely useful to a person (Click's `h_uncommon`): listed with `U`.
+    pub const UNCOMMON: u16 = 1024;
 }
 
 /// One handler an element exposes.
@@ -97,8 +99,9 @@ impl HandlerSpec {
     pub fn is_write(&self) -> bool {
         self.flags & hflags::WRITE != 0
     }
-    /// The flag letters of the `handlers` listing: `r`, `w`, `+`, `%`, `b`,
-    /// `c`.
+    /// The flag letters of the `handlers` listing, in Click's order: `r`,
+    /// `w`, `+`, `%`, `.` (calm), `$` (expensive), `U` (uncommon), `D`
+    /// (deprecated), `b`, `c`.
     pub fn flag_string(&self) -> String {
         let mut s = String::new();
         for (bit, c) in [
@@ -106,6 +109,10 @@ impl HandlerSpec {
             (hflags::WRITE, 'w'),
             (hflags::READ_PARAM, '+'),
             (hflags::RAW, '%'),
+            (hflags::CALM, '.'),
+            (hflags::EXPENSIVE, '$'),
+            (hflags::UNCOMMON, 'U'),
+            (hflags::DEPRECATED, 'D'),
             (hflags::BUTTON, 'b'),
             (hflags::CHECKBOX, 'c'),
         ] {

@@ -39,52 +39,58 @@ impl RouterCore {
     }
 
     pub(crate) fn element_handlers(&self, e: usize) -> Vec<HandlerSpec> {
+        // Registration order, as in Click: the standard handlers (calm),
+        // the element's own, then its task's. The `handlers` listing shows
+        // them newest first, as Click's does.
+        let calm = crate::element::hflags::CALM;
         let mut v = vec![
-            HandlerSpec::read("name"),
-            HandlerSpec::read("class"),
-            HandlerSpec::read("config"),
-            HandlerSpec::read("ports"),
-            HandlerSpec::read("handlers"),
+            HandlerSpec::read("name").with(calm),
+            HandlerSpec::read("class").with(calm),
+            HandlerSpec::read("config").with(calm),
+            HandlerSpec::read("ports").with(calm),
+            HandlerSpec::read("handlers").with(calm),
         ];
         if let Ok(el) = self.elements[e].try_borrow() {
             if el.can_live_reconfigure() {
-                v[2] = HandlerSpec::read_write("config");
+                v[2] = HandlerSpec::read_write("config").with(calm);
             }
             v.extend(el.handlers());
         }
         if !self.info[e].tasks.borrow().is_empty() {
             v.push(HandlerSpec::read("scheduled"));
             v.push(HandlerSpec::read_write("tickets"));
-            v.push(HandlerSpec::read("home_thread"));
+            // Click registers it only in multithreaded builds.
+            v.push(HandlerSpec::read("home_thread").with(crate::element::hflags::PRIVATE));
         }
         v
     }
 
     pub(crate) fn global_handlers(&self) -> Vec<HandlerSpec> {
+        // Click's order (its `handlers` listing), then rclick's own.
         let mut v: Vec<HandlerSpec> = [
             "version",
             "driver",
             "config",
             "flatconfig",
-            "list",
-            "classes",
             "requirements",
             "handlers",
-            "runcount",
+            "list",
         ]
         .iter()
         .map(|n| HandlerSpec::read(n))
         .collect();
         v.push(HandlerSpec::write("stop"));
-        if self.hotswap {
-            v.push(HandlerSpec::write("hotconfig"));
-        }
+        v.push(HandlerSpec::read("classes"));
         // Click's time warp factor; "simulation" (read only) under
         // simulated time.
         if self.rt.clock.is_simulated() {
             v.push(HandlerSpec::read("timewarp"));
         } else {
             v.push(HandlerSpec::read_write("timewarp"));
+        }
+        v.push(HandlerSpec::read("runcount"));
+        if self.hotswap {
+            v.push(HandlerSpec::write("hotconfig"));
         }
         v
     }
@@ -150,7 +156,7 @@ impl RouterCore {
             "ports" => return Ok(self.ports_text(e)),
             "handlers" => {
                 let mut s = String::new();
-                for h in &specs {
+                for h in specs.iter().rev() {
                     if h.flags & crate::element::hflags::PRIVATE == 0 {
                         s.push_str(&format!("{}\t{}\n", h.name, h.flag_string()));
                     }

@@ -36,7 +36,11 @@ impl Router {
         let mut errors: Vec<Diagnostic> = Vec::new();
         let (info, port_ok) = count_ports(&spec, &elements, &mut errors);
         let graph = Graph::new(&spec.connections, &info);
-        check_unused_ports(&spec, &info, &port_ok, &graph, &mut errors);
+        // Like Click, unused ports are checked only once every connection
+        // names ports that exist.
+        if errors.is_empty() {
+            check_unused_ports(&spec, &info, &port_ok, &graph, &mut errors);
+        }
         if !errors.is_empty() {
             return Err(could_not_initialize(errors));
         }
@@ -149,8 +153,8 @@ fn count_ports(
         info[i].ninputs = nin;
         let orange = pc.output_range(nin);
         info[i].noutputs = used_out[i].clamp(orange.lo, orange.hi.max(orange.lo));
-        port_ok[i] = check_connected_ports(spec, i, &info[i], errors);
     }
+    check_connected_ports(spec, &info, &mut port_ok, errors);
     (info, port_ok)
 }
 
@@ -172,34 +176,34 @@ fn new_info(decl: &ElementDecl, ninputs: usize, noutputs: usize) -> ElementInfo 
     }
 }
 
-/// Reports each connection to an input or output element `i` does not
-/// have (`has no input N`), at the connection. Returns whether there was
-/// none.
+/// Reports each connection to an input or output its element does not
+/// have (`has no input N`), as Click does: connection by connection, the
+/// input end before the output end, at the element's landmark (not the
+/// connection's). Marks the elements concerned as unsound in `port_ok`.
 fn check_connected_ports(
     spec: &RouterSpec,
-    i: usize,
-    info: &ElementInfo,
+    info: &[ElementInfo],
+    port_ok: &mut [bool],
     errors: &mut Vec<Diagnostic>,
-) -> bool {
-    let mut ok = true;
-    for (k, c) in spec.connections.iter().enumerate() {
-        let lm = spec.connection_landmarks.get(k).unwrap_or(&info.landmark);
-        if c.to == i && c.to_port >= info.ninputs {
+) {
+    for c in &spec.connections {
+        let to = &info[c.to];
+        if c.to_port >= to.ninputs {
             errors.push(diag(
-                lm,
-                format!("{} has no input {}", elem_desc(info), c.to_port),
+                &to.landmark,
+                format!("{} has no input {}", elem_desc(to), c.to_port),
             ));
-            ok = false;
+            port_ok[c.to] = false;
         }
-        if c.from == i && c.from_port >= info.noutputs {
+        let from = &info[c.from];
+        if c.from_port >= from.noutputs {
             errors.push(diag(
-                lm,
-                format!("{} has no output {}", elem_desc(info), c.from_port),
+                &from.landmark,
+                format!("{} has no output {}", elem_desc(from), c.from_port),
             ));
-            ok = false;
+            port_ok[c.from] = false;
         }
     }
-    ok
 }
 
 /// Reports each port no connection names (`input N unused`), for elements
@@ -219,6 +223,8 @@ fn check_unused_ports(
         named_out.insert((c.from, c.from_port));
         named_in.insert((c.to, c.to_port));
     }
+    // Like Click: every unused input (in element order) before any
+    // unused output.
     for (i, x) in info.iter().enumerate() {
         if !port_ok[i] {
             continue;
@@ -230,6 +236,11 @@ fn check_unused_ports(
                     format!("{} input {p} unused", elem_desc(x)),
                 ));
             }
+        }
+    }
+    for (i, x) in info.iter().enumerate() {
+        if !port_ok[i] {
+            continue;
         }
         for (p, peers) in graph.outs[i].iter().enumerate() {
             if peers.is_empty() && !named_out.contains(&(i, p)) {
@@ -290,13 +301,52 @@ fn configure_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnostic
         if let Err(errs) = r {
             ok = false;
             report_failure(&core.info[i], "configuring", errs, errors);
+            // Click passes an undefined `$N`/`$var` through literally, so
+            // the element sees a stray word; rclick's rich form names it.
+            if let (Some(var), Some(head)) = (
+                undefined_variable(&conf),
+                errors
+                    .iter_mut()
+                    .rev()
+                    .find(|d| d.message.starts_with("While configuring")),
+            ) {
+                head.hint = Some(format!(
+                    "'{var}' is not defined here, so the element received it literally"
+                ));
+            }
         }
     }
     ok
 }
 
-/// Stage 5: initializes the elements in `order`. Returns whether every one
-/// succeeded; failures go to `errors`.
+/// The first `$N` or `$name` left in a configuration string after
+/// expansion (outside quotes).
+fn undefined_variable(conf: &str) -> Option<String> {
+    let b = conf.as_bytes();
+    let mut quoted = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => quoted = !quoted,
+            b'\\' => i += 1,
+            b'$' if !quoted => {
+                let end = (i + 1..b.len())
+                    .find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_'))
+                    .unwrap_or(b.len());
+                if end > i + 1 {
+                    return Some(conf[i..end].to_string());
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Stage 5: initializes the elements in `order`, stopping at the first
+/// failure (as Click does). Returns whether every one succeeded; the
+/// failure goes to `errors`.
 fn initialize_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnostic>) -> bool {
     let mut ok = true;
     for &i in order {
@@ -305,6 +355,8 @@ fn initialize_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnosti
         if let Err(errs) = r {
             ok = false;
             report_failure(&core.info[i], "initializing", errs, errors);
+            // Like Click: initialization stops at the first failure.
+            break;
         }
     }
     ok
@@ -313,6 +365,11 @@ fn initialize_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnosti
 /// Click's shape for an element that failed a stage: `file:line: While
 /// configuring 'e :: C':` then each message, indented.
 fn report_failure(info: &ElementInfo, doing: &str, errs: Errors, errors: &mut Vec<Diagnostic>) {
+    // Click prints the context line only above a message: a failure
+    // without one (the Error element) shows nothing but the final line.
+    if errs.0.is_empty() {
+        return;
+    }
     errors.push(diag(
         &info.landmark,
         format!("While {doing} {}:", elem_desc(info)),

@@ -29,7 +29,17 @@ pub(super) fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagno
         }
         modes.propagate(&conns, &flows, &core.info, &mut errors);
     }
-    check_connections(core, &conns, &modes, &mut errors);
+    // Like Click: conflicts on real connections first, then agnostic
+    // elements in mixed context (Click checks those through fake
+    // connections placed after the real ones), and port reuse only when
+    // push and pull agree everywhere.
+    let agnostic_errors = std::mem::take(&mut errors);
+    let mut reuse_errors = Vec::new();
+    check_connections(core, &conns, &modes, &mut errors, &mut reuse_errors);
+    errors.extend(agnostic_errors);
+    if errors.is_empty() {
+        errors = reuse_errors;
+    }
     modes.store(&mut core.info);
     if errors.is_empty() {
         Ok(())
@@ -188,15 +198,19 @@ impl PortModes {
                     self.outputs[i][op] = a;
                     changed = true;
                 } else if self.mixed.insert(i) {
-                    errors.push(diag(
-                        &info[i].landmark,
-                        format!(
-                            "agnostic {} in mixed context: {} input {ip}, {} output {op}",
-                            elem_desc(&info[i]),
-                            a.name(),
-                            b.name()
-                        ),
-                    ));
+                    // Click names no landmark here; the rich form does.
+                    errors.push(
+                        diag(
+                            &info[i].landmark,
+                            format!(
+                                "agnostic {} in mixed context: {} input {ip}, {} output {op}",
+                                elem_desc(&info[i]),
+                                a.name(),
+                                b.name()
+                            ),
+                        )
+                        .without_plain_landmark(),
+                    );
                 }
             }
         }
@@ -245,6 +259,7 @@ fn check_connections(
     conns: &[Connection],
     modes: &PortModes,
     errors: &mut Vec<Diagnostic>,
+    reuse_errors: &mut Vec<Diagnostic>,
 ) {
     let info = &core.info;
     let mut push_out_uses: HashMap<(usize, usize), usize> = HashMap::new();
@@ -261,48 +276,47 @@ fn check_connections(
                     .get(k)
                     .cloned()
                     .unwrap_or_else(|| info[c.from].landmark.clone());
-                errors.push(diag(
-                    &lm,
-                    format!(
-                        "{} {} output {} connected to {} {} input {}",
-                        elem_desc(&info[c.from]),
-                        o.name(),
-                        c.from_port,
-                        elem_desc(&info[c.to]),
-                        i.name(),
-                        c.to_port
-                    ),
-                ));
+                // Click names no landmark here; the rich form does.
+                errors.push(
+                    diag(
+                        &lm,
+                        format!(
+                            "{} {} output {} connected to {} {} input {}",
+                            elem_desc(&info[c.from]),
+                            o.name(),
+                            c.from_port,
+                            elem_desc(&info[c.to]),
+                            i.name(),
+                            c.to_port
+                        ),
+                    )
+                    .without_plain_landmark(),
+                );
             }
             continue;
         }
         if o == Mode::Push {
-            let u = push_out_uses.entry((c.from, c.from_port)).or_insert(0);
-            *u += 1;
-            if *u == 2 {
-                // Like Click, report port reuse at the element's declaration.
-                errors.push(diag(
-                    &info[c.from].landmark,
-                    format!(
-                        "illegal reuse of {} push output {}",
-                        elem_desc(&info[c.from]),
-                        c.from_port
-                    ),
-                ));
-            }
+            *push_out_uses.entry((c.from, c.from_port)).or_insert(0) += 1;
         } else {
-            let u = pull_in_uses.entry((c.to, c.to_port)).or_insert(0);
-            *u += 1;
-            if *u == 2 {
-                errors.push(diag(
-                    &info[c.to].landmark,
-                    format!(
-                        "illegal reuse of {} pull input {}",
-                        elem_desc(&info[c.to]),
-                        c.to_port
-                    ),
-                ));
-            }
+            *pull_in_uses.entry((c.to, c.to_port)).or_insert(0) += 1;
         }
+    }
+    // Like Click: reused pull inputs, then reused push outputs, each in
+    // element and port order, at the element's declaration.
+    let mut ins: Vec<_> = pull_in_uses.into_iter().filter(|x| x.1 > 1).collect();
+    ins.sort();
+    for ((e, p), _) in ins {
+        reuse_errors.push(diag(
+            &info[e].landmark,
+            format!("illegal reuse of {} pull input {p}", elem_desc(&info[e])),
+        ));
+    }
+    let mut outs: Vec<_> = push_out_uses.into_iter().filter(|x| x.1 > 1).collect();
+    outs.sort();
+    for ((e, p), _) in outs {
+        reuse_errors.push(diag(
+            &info[e].landmark,
+            format!("illegal reuse of {} push output {p}", elem_desc(&info[e])),
+        ));
     }
 }

@@ -144,7 +144,13 @@ impl Element for IPEncap {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
         let mut args = Args::new(conf);
-        let proto: u8 = args.read_mp_with("PROTO", parse_ip_proto);
+        // Like Click: a protocol that is neither a number nor a name is an
+        // invalid number; a number above 255 is "bad IP protocol".
+        let proto_num: u32 = args.read_mp_with("PROTO", |s| match parse_ip_proto(s) {
+            Ok(p) => Ok(u32::from(p)),
+            Err(_) => rclick_core::conf::parse_u32(s).map_err(|_| "invalid number".to_string()),
+        });
+
         let src: Ipv4Addr = args.read_mp_with("SRC", |s| parse_ipv4_arg(s, ictx));
         let dst = args.read_p_with("DST", |s| parse_dst(s, ictx));
         let tos: Option<u8> = args.read("TOS");
@@ -157,6 +163,7 @@ impl Element for IPEncap {
             args.error("DST: required argument missing");
         }
         args.complete()?;
+        let proto = u8::try_from(proto_num).map_err(|_| "bad IP protocol".to_string())?;
         let ect = match ect.as_deref() {
             None => 0,
             Some("2") => 2,

@@ -3,21 +3,21 @@
 //! Sets the destination IP address annotation to a fixed address.
 //!
 //! ## Synopsis
-//! `SetIPAddress(ADDR [, ANNO])`
+//! `SetIPAddress(IPADDR [, ANNO])`
 //!
 //! ## Ports and processing
 //! One agnostic input, one agnostic output.
 //!
 //! ## Description
 //! Sets each packet's destination IP address annotation (or the 4-byte
-//! annotation ANNO) to ADDR, e.g. to send packets to a fixed next hop.
+//! annotation ANNO) to IPADDR, e.g. to send packets to a fixed next hop.
 //!
 //! ## Keywords
-//! - **ADDR** (IP address, or AddressInfo name): the address.
+//! - **IPADDR** (IP address, or AddressInfo name): the address.
 //! - **ANNO** (annotation): where to store it. Default DST_IP.
 //!
 //! ## Handlers
-//! None beyond the standard ones.
+//! - `addr` (read/write): the address set.
 //!
 //! ## Example
 //! ```click
@@ -28,7 +28,7 @@ use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
 use rclick_core::packet::anno;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ipv4_arg;
 use super::ipcommon::parse_anno4;
@@ -57,11 +57,14 @@ impl SimpleAction for SetIPAddress {
 
 rclick_core::element_class!(SetIPAddress);
 
+const HANDLERS: &[Handler<SetIPAddress>] =
+    &[Handler::data_rw("addr", |e| &e.addr, |e| &mut e.addr)];
+
 impl Element for SetIPAddress {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let ictx: &InitCtx = ctx;
         let mut args = Args::new(conf);
-        self.addr = args.read_mp_with("ADDR", |s| parse_ipv4_arg(s, ictx));
+        self.addr = args.read_mp_with("IPADDR", |s| parse_ipv4_arg(s, ictx));
         self.anno = args
             .read_p_with("ANNO", parse_anno4)
             .unwrap_or(anno::DST_IP);
@@ -70,4 +73,5 @@ impl Element for SetIPAddress {
     }
 
     rclick_core::element_kind!(action);
+    rclick_core::handlers!(HANDLERS);
 }

@@ -47,7 +47,7 @@ impl SetUDPChecksum {
     fn bad(&mut self, why: &str, ctx: &mut Ctx) -> Option<Packet> {
         if !self.reported {
             self.reported = true;
-            ctx.chatter(&format!("SetUDPChecksum: {why}"));
+            ctx.chatter(&format!("{} :: SetUDPChecksum: {why}", ctx.element_name()));
         }
         None
     }

@@ -153,10 +153,14 @@ const HANDLERS: &[Handler<Counter>] = &[
     Handler::data("count", |e| &e.count),
     Handler::data("byte_count", |e| &e.byte_count),
     Handler::read("rate", |e, ctx| Counter::rate(&e.packet_rate, 1.0, ctx)),
-    Handler::read("byte_rate", |e, ctx| Counter::rate(&e.byte_rate, 1.0, ctx)),
+    // Click's registration order and flags (its `handlers` listing).
     Handler::read("bit_rate", |e, ctx| Counter::rate(&e.byte_rate, 8.0, ctx)),
+    Handler::read("byte_rate", |e, ctx| Counter::rate(&e.byte_rate, 1.0, ctx)),
     Handler::button("reset", Counter::reset),
-    Handler::button("reset_counts", Counter::reset),
+    Handler::flagged(
+        rclick_core::element::hflags::UNCOMMON,
+        Handler::button("reset_counts", Counter::reset),
+    ),
 ];
 
 impl Observe for Counter {

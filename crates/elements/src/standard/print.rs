@@ -186,7 +186,8 @@ impl Element for Print {
                     "ASCII" => Contents::Ascii,
                     _ => {
                         return Err(format!(
-                            "bad contents value '{c}'; should be 'NONE', 'HEX', or 'ASCII'"
+                            "bad contents value '{}'; should be 'NONE', 'HEX', or 'ASCII'",
+                            c.to_ascii_uppercase()
                         )
                         .into())
                     }

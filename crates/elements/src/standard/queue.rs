@@ -133,7 +133,10 @@ impl Queue {
 const HANDLERS: &[Handler<Queue>] = &[
     Handler::read("length", |e, _| e.packets.len().to_string()),
     Handler::data("highwater_length", |e| &e.highwater),
-    Handler::data_write("capacity", |e| &e.capacity, Queue::set_capacity),
+    Handler::flagged(
+        rclick_core::element::hflags::CALM,
+        Handler::data_write("capacity", |e| &e.capacity, Queue::set_capacity),
+    ),
     Handler::data("drops", |e| &e.drops),
     Handler::button("reset_counts", |e, _, _| {
         e.drops = 0;

@@ -58,7 +58,11 @@ impl Element for Tee {
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         match read_arms(conf)? {
-            Some(n) if n != ctx.noutputs() => Err(format!("{n} outputs implies {n} arms").into()),
+            // Click's wording, which names the output count twice.
+            Some(n) if n != ctx.noutputs() => {
+                let k = ctx.noutputs();
+                Err(format!("{k} outputs implies {k} arms").into())
+            }
             _ => Ok(()),
         }
     }

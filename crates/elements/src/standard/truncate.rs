@@ -20,7 +20,7 @@
 //!   Default true.
 //!
 //! ## Handlers
-//! None beyond the standard ones.
+//! - `nbytes` (read/write): the length packets are cut to.
 //!
 //! ## Example
 //! ```click
@@ -29,7 +29,7 @@
 
 use rclick_core::conf::Args;
 use rclick_core::packet::anno;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct Truncate {
@@ -54,10 +54,14 @@ impl SimpleAction for Truncate {
     }
 }
 
+const HANDLERS: &[Handler<Truncate>] =
+    &[Handler::data_rw("nbytes", |e| &e.nbytes, |e| &mut e.nbytes)];
+
 rclick_core::element_class!(Truncate);
 
 impl Element for Truncate {
     rclick_core::element_kind!(action);
+    rclick_core::handlers!(HANDLERS);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);

@@ -86,17 +86,17 @@ impl Unqueue {
     }
 }
 
+// Click's registration order and flags (its `handlers` listing).
 const HANDLERS: &[Handler<Unqueue>] = &[
-    Handler::data("count", |e| &e.count),
-    Handler::button("reset", |e, _, ctx| {
-        e.count = 0;
-        e.wake(ctx)
-    }),
-    Handler::data_write(
-        "active",
-        |e| &e.active,
-        |e, v, ctx| e.set(v, ctx, |e| &mut e.active),
+    Handler::flagged(
+        rclick_core::element::hflags::CHECKBOX,
+        Handler::data_write(
+            "active",
+            |e| &e.active,
+            |e, v, ctx| e.set(v, ctx, |e| &mut e.active),
+        ),
     ),
+    Handler::data("count", |e| &e.count),
     Handler::data_write(
         "burst",
         |e| &e.burst,
@@ -106,6 +106,17 @@ const HANDLERS: &[Handler<Unqueue>] = &[
         "limit",
         |e| &e.limit,
         |e, v, ctx| e.set(v, ctx, |e| &mut e.limit),
+    ),
+    Handler::button("reset", |e, _, ctx| {
+        e.count = 0;
+        e.wake(ctx)
+    }),
+    Handler::flagged(
+        rclick_core::element::hflags::UNCOMMON,
+        Handler::button("reset_counts", |e, _, ctx| {
+            e.count = 0;
+            e.wake(ctx)
+        }),
     ),
 ];
 

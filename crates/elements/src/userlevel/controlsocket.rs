@@ -911,7 +911,8 @@ impl ControlSocket {
         if t.elem == Some(self.index) {
             if t.name == "handlers" {
                 let mut s = String::new();
-                for h in self.specs_of(t.elem, ctx) {
+                // Newest first, as the router's own listing (and Click's).
+                for h in self.specs_of(t.elem, ctx).iter().rev() {
                     if h.flags & hflags::PRIVATE == 0 {
                         s.push_str(&format!("{}\t{}\n", h.name, h.flag_string()));
                     }

@@ -814,7 +814,8 @@ impl HTTPServer {
         if t.elem == Some(self.index) {
             if t.name == "handlers" {
                 let mut s = String::new();
-                for h in self.specs_of(t.elem, ctx) {
+                // Newest first, as the router's own listing (and Click's).
+                for h in self.specs_of(t.elem, ctx).iter().rev() {
                     let _ = writeln!(s, "{}\t{}", h.name, h.flag_string());
                 }
                 return Ok(s);

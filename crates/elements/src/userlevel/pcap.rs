@@ -176,7 +176,7 @@ impl DumpReader {
         let src: Box<dyn Read + Send> = if path == "-" {
             Box::new(io::stdin())
         } else {
-            Box::new(File::open(path).map_err(|e| format!("{path}: {e}"))?)
+            Box::new(File::open(path).map_err(|e| format!("{path}: {}", strerror(&e)))?)
         };
         DumpReader::new(src).map_err(|e| format!("{path}: {e}"))
     }
@@ -588,7 +588,7 @@ impl DumpWriter {
         let out: Box<dyn Write + Send> = if path == "-" {
             Box::new(io::stdout())
         } else {
-            Box::new(File::create(path).map_err(|e| format!("{path}: {e}"))?)
+            Box::new(File::create(path).map_err(|e| format!("{path}: {}", strerror(&e)))?)
         };
         let mut w = DumpWriter {
             out: BufWriter::with_capacity(1 << 16, out),
@@ -632,6 +632,16 @@ impl DumpWriter {
 
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// An OS error as Click prints it: the `strerror` text, without Rust's
+/// ` (os error N)` suffix.
+fn strerror(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
 }
 

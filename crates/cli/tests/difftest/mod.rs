@@ -1,0 +1,6 @@
+//! The differential test runner's modules (tests/diff/README.md).
+
+pub mod case;
+pub mod compare;
+pub mod frames;
+pub mod run;
