@@ -98,12 +98,12 @@ fn round_trip_tcp_fields() {
 fn round_trip_udp_icmp_and_misc_fields() {
     assert_round_trip(
         "udp",
-        "ntimestamp src dst sport dport proto udp_len ip_len payload_len ip_dscp ip_ecn ip_hl",
+        "timestamp src dst sport dport proto udp_len ip_len payload_len ip_dscp ip_ecn ip_hl",
         &[
-            "1.000000001 1.1.1.1 2.2.2.2 53 5353 U 16 36 8 46 ce 20",
-            "2.123456789 1.1.1.1 2.2.2.2 0 0 U 8 28 0 0 no 20",
-            "3.000000000 1.1.1.1 2.2.2.2 7 7 U 8 28 0 10 ect1 20",
-            "4.000000000 1.1.1.1 2.2.2.2 7 7 U 8 32 0 10 ect2 24",
+            "1.000001 1.1.1.1 2.2.2.2 53 5353 U 16 36 8 46 ce 20",
+            "2.123456 1.1.1.1 2.2.2.2 0 0 U 8 28 0 0 no 20",
+            "3.000000 1.1.1.1 2.2.2.2 7 7 U 8 28 0 10 ect1 20",
+            "4.000000 1.1.1.1 2.2.2.2 7 7 U 8 32 0 10 ect2 24",
         ],
     );
     assert_round_trip(

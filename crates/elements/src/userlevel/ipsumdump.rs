@@ -33,7 +33,6 @@ const PROTO_UDPLITE: u8 = 136;
 pub enum Field {
     None,
     Timestamp,
-    NTimestamp,
     TsSec,
     TsUsec,
     TsUsec1,
@@ -86,7 +85,6 @@ pub enum Field {
 const FIELDS: &[(&str, Field)] = &[
     ("none", Field::None),
     ("timestamp", Field::Timestamp),
-    ("ntimestamp", Field::NTimestamp),
     ("ts_sec", Field::TsSec),
     ("ts_usec", Field::TsUsec),
     ("ts_usec1", Field::TsUsec1),
@@ -138,6 +136,8 @@ const FIELDS: &[(&str, Field)] = &[
 /// Click's synonyms, plus `seq`, `ack` and `flags` (rclick extensions).
 const SYNONYMS: &[(&str, &str)] = &[
     ("ts", "timestamp"),
+    // Click 2.1 reads and writes `ntimestamp` as `timestamp`.
+    ("ntimestamp", "timestamp"),
     ("utimestamp", "timestamp"),
     ("sec", "ts_sec"),
     ("usec", "ts_usec"),
@@ -552,7 +552,7 @@ pub fn parse_field(
         | Field::FirstTimestamp
         | Field::PayloadMd5
         | Field::PayloadMd5Hex => {}
-        Field::Timestamp | Field::NTimestamp => rec.ts = Some(parse_timestamp_text(s)?),
+        Field::Timestamp => rec.ts = Some(parse_timestamp_text(s)?),
         Field::TsSec => rec.ts_sec = Some(u32v(s)?),
         Field::TsUsec => rec.ts_usec = Some(u32v(s)?),
         Field::TsUsec1 => rec.ts_usec1 = Some(parse_uint(s, u64::MAX)?),
@@ -1563,11 +1563,9 @@ impl<'a> PacketView<'a> {
         if tlen >= need {
             return None;
         }
-        if tlen as u64 + u64::from(self.extra_length()) >= need as u64 {
-            Some(format!("truncated {name} header capture"))
-        } else {
-            Some(format!("truncated {name} header"))
-        }
+        // Click zeroes the extra length of a packet with a good IP header
+        // before this test, so a truncated header is never "capture" here.
+        Some(format!("truncated {name} header"))
     }
 
     /// The IPv4 header, when the capture holds its bytes up to `need`.
@@ -1624,9 +1622,15 @@ impl<'a> PacketView<'a> {
         if ip.frag_offset() == 0 {
             let tlen = self.p.len().saturating_sub(toff);
             match ip.protocol() {
-                PROTO_TCP if tlen >= 13 => {
-                    let t = Captured::new(&self.p.data()[toff..]);
-                    let thl = TcpHeader::new_unchecked(&t.bytes[..]).header_len();
+                PROTO_TCP => {
+                    // Without the data offset, a header without options
+                    // (as Click).
+                    let thl = if tlen >= 13 {
+                        let t = Captured::new(&self.p.data()[toff..]);
+                        TcpHeader::new_unchecked(&t.bytes[..]).header_len()
+                    } else {
+                        tcp::MIN_HEADER_LEN
+                    };
                     if off + thl <= nlen || ip_len == 0 {
                         off += thl;
                     }
@@ -1646,16 +1650,11 @@ impl<'a> PacketView<'a> {
         Some(match f {
             Field::None => return None,
             // A negative time as Click writes it: `-0.900000`.
-            Field::Timestamp | Field::NTimestamp => {
-                let (sign, t) = if ts < Timestamp::default() {
-                    ("-", Timestamp::default() - ts)
+            Field::Timestamp => {
+                if ts < Timestamp::default() {
+                    format!("-{}", Timestamp::default() - ts)
                 } else {
-                    ("", ts)
-                };
-                if f == Field::Timestamp {
-                    format!("{sign}{t}")
-                } else {
-                    format!("{sign}{t:#}")
+                    format!("{ts}")
                 }
             }
             Field::TsSec => ts.sec().to_string(),

@@ -20,7 +20,7 @@
 //! canonical names. FromIPSummaryDump reads such files back.
 //!
 //! The fields and their formats are Click's: `timestamp` (`ts`,
-//! `SEC.USEC`), `ntimestamp` (`SEC.NSEC`), `ts_sec`, `ts_usec`, `ts_usec1`,
+//! `SEC.USEC`; `ntimestamp` is the same, as in Click 2.1), `ts_sec`, `ts_usec`, `ts_usec1`,
 //! `first_timestamp`, `ip_src` (`src`), `ip_dst` (`dst`), `ip_tos`,
 //! `ip_dscp`, `ip_ecn` (`no`, `ect1`, `ect2`, `ce`), `ip_ttl`, `ip_frag`
 //! (`F` first fragment, `f` later fragment, `!` don't fragment, `.`),
