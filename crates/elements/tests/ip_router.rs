@@ -33,13 +33,15 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
-/// The packets of a pcap file (Ethernet, either byte order, microseconds).
+/// The packets of a pcap file (Ethernet, either byte order, micro- or
+/// nanoseconds).
 fn read_pcap(path: &Path) -> Vec<Vec<u8>> {
     let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(b.len() >= 24, "{}: short pcap", path.display());
+    // Micro- or nanosecond magic (ToDump writes nanoseconds, as Click).
     let le = match &b[..4] {
-        [0xd4, 0xc3, 0xb2, 0xa1] => true,
-        [0xa1, 0xb2, 0xc3, 0xd4] => false,
+        [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1] => true,
+        [0xa1, 0xb2, 0xc3, 0xd4] | [0xa1, 0xb2, 0x3c, 0x4d] => false,
         m => panic!("{}: bad magic {m:?}", path.display()),
     };
     let u32at = |i: usize| {

@@ -19,6 +19,9 @@ fn own_handlers(r: &mut Router, elem: &str) -> Vec<String> {
     ];
     read(r, &format!("{elem}.handlers"))
         .lines()
+        // The listing is newest first, as Click's; these tests keep the
+        // handler tables' order, oldest first.
+        .rev()
         .filter(|l| !STANDARD.contains(&l.split('\t').next().unwrap_or("")))
         .map(str::to_string)
         .collect()

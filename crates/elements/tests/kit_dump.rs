@@ -206,6 +206,9 @@ fn small_pcap(name: &str, n: u32) -> PathBuf {
 fn handler_list(r: &mut rclick_core::Router, elem: &str) -> Vec<String> {
     read(r, &format!("{elem}.handlers"))
         .lines()
+        // The listing is newest first, as Click's; these tests keep the
+        // handler tables' order, oldest first.
+        .rev()
         .filter(|l| {
             let name = l.split_whitespace().next().unwrap_or("");
             !matches!(

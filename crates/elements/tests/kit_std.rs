@@ -12,6 +12,9 @@ fn count(r: &mut rclick_core::Router, h: &str) -> u64 {
 fn listed(r: &mut rclick_core::Router, elem: &str, names: &[&str]) -> Vec<String> {
     read(r, &format!("{elem}.handlers"))
         .lines()
+        // The listing is newest first, as Click's; these tests keep the
+        // handler tables' order, oldest first.
+        .rev()
         .filter(|l| names.contains(&l.split('\t').next().unwrap()))
         .map(str::to_string)
         .collect()
@@ -36,7 +39,7 @@ fn handler_tables_keep_names_flags_and_order() {
             &[
                 "length\tr",
                 "highwater_length\tr",
-                "capacity\trw",
+                "capacity\trw.",
                 "drops\tr",
                 "reset_counts\twb",
                 "reset\twb",
@@ -45,11 +48,13 @@ fn handler_tables_keep_names_flags_and_order() {
         (
             "u",
             &[
+                // Click's order and flags.
+                "active\trwc",
                 "count\tr",
-                "reset\twb",
-                "active\trw",
                 "burst\trw",
                 "limit\trw",
+                "reset\twb",
+                "reset_counts\twUb",
             ],
         ),
         ("ru", &["calls\tr", "rate\trw", "active\trwc"]),
