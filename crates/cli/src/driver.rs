@@ -507,7 +507,10 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
     if !s.quit && !empty {
         let flag = router.stop_flag();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            let _ = signal_hook::flag::register(sig, flag.clone());
+            // A Script(TYPE SIGNAL ...) that wants the signal handles it.
+            if !rclick_elements::standard::script::signal_claimed(sig) {
+                let _ = signal_hook::flag::register(sig, flag.clone());
+            }
         }
         reason = Some(router.run());
         flag.store(false, Ordering::Relaxed);

@@ -60,6 +60,9 @@ fn push_work(work: &mut Vec<Work>, elem: u32, port: u32, batch: Batch) {
 pub struct Dispatcher {
     work: Vec<Work>,
     deferred: Vec<Work>,
+    /// Handler writes asked for with [`Ctx::call_write_later`]: the caller,
+    /// the handler and the value.
+    calls: Vec<(usize, String, String)>,
 }
 
 impl Dispatcher {
@@ -67,6 +70,7 @@ impl Dispatcher {
         Dispatcher {
             work: Vec::with_capacity(256),
             deferred: Vec::new(),
+            calls: Vec::new(),
         }
     }
 }
@@ -316,6 +320,30 @@ impl<'a> Ctx<'a> {
         if !self.disp.deferred.is_empty() {
             self.drain_deferred();
         }
+        while !self.disp.calls.is_empty() {
+            for (elem, path, value) in std::mem::take(&mut self.disp.calls) {
+                let saved = self.enter(elem);
+                if let Err(e) = self.call_write(&path, &value) {
+                    self.chatter(&format!("{}: {e}", self.element_name()));
+                }
+                self.finish_frame();
+                self.leave(saved);
+            }
+            if !self.disp.deferred.is_empty() {
+                self.drain_deferred();
+            }
+        }
+    }
+
+    /// Writes a handler (as [`Ctx::call_write`]) once the running element
+    /// has returned to the driver, so that the handler may be one of its
+    /// own (Click's handler calls such as InfiniteSource's END_CALL, whose
+    /// target often writes back to the caller). Errors are reported as
+    /// chatter of the caller.
+    pub fn call_write_later(&mut self, path: &str, value: &str) {
+        self.disp
+            .calls
+            .push((self.view.elem, path.to_string(), value.to_string()));
     }
 
     fn drain_deferred(&mut self) {

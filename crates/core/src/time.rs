@@ -59,6 +59,13 @@ impl Timestamp {
     }
 }
 
+impl Timestamp {
+    /// This duration times `f` (to the nanosecond).
+    pub fn scaled(self, f: f64) -> Timestamp {
+        Timestamp((self.0 as f64 * f).round() as i64)
+    }
+}
+
 impl Add for Timestamp {
     type Output = Timestamp;
     fn add(self, o: Timestamp) -> Timestamp {
@@ -98,6 +105,10 @@ impl fmt::Display for Timestamp {
 pub struct Clock {
     simulated: bool,
     now: Cell<Timestamp>,
+    /// Click's time warp: real time runs `warp` times faster from
+    /// `warp_base` (real time, router time); 1 and `None` when never set.
+    warp: Cell<f64>,
+    warp_base: Cell<Option<(Timestamp, Timestamp)>>,
 }
 
 /// Click's default simulated start time: 1e9 seconds.
@@ -108,6 +119,8 @@ impl Clock {
         Clock {
             simulated: false,
             now: Cell::new(Timestamp::now_real()),
+            warp: Cell::new(1.0),
+            warp_base: Cell::new(None),
         }
     }
 
@@ -115,6 +128,8 @@ impl Clock {
         Clock {
             simulated: true,
             now: Cell::new(start),
+            warp: Cell::new(1.0),
+            warp_base: Cell::new(None),
         }
     }
 
@@ -126,9 +141,38 @@ impl Clock {
     #[inline]
     pub fn now(&self) -> Timestamp {
         if !self.simulated {
-            self.now.set(Timestamp::now_real());
+            let real = Timestamp::now_real();
+            self.now.set(match self.warp_base.get() {
+                None => real,
+                Some((base_real, base)) => base + (real - base_real).scaled(self.warp.get()),
+            });
         }
         self.now.get()
+    }
+
+    /// Click's `timewarp`: real time runs `factor` (> 0) times faster
+    /// from now on. No effect on a simulated clock.
+    pub fn set_warp(&self, factor: f64) {
+        if self.simulated || factor.is_nan() || factor <= 0.0 {
+            return;
+        }
+        let now = self.now();
+        self.warp_base.set(Some((Timestamp::now_real(), now)));
+        self.warp.set(factor);
+    }
+
+    /// The time warp factor (1 unless set).
+    pub fn warp_factor(&self) -> f64 {
+        self.warp.get()
+    }
+
+    /// The real time that `d` of router time takes.
+    pub fn real_delay(&self, d: Timestamp) -> Timestamp {
+        if self.warp_base.get().is_some() {
+            d.scaled(1.0 / self.warp.get())
+        } else {
+            d
+        }
     }
 
     /// The time last read, without a system call: for hot paths that only
@@ -143,13 +187,6 @@ impl Clock {
     pub fn advance_to(&self, t: Timestamp) {
         if self.simulated && t > self.now.get() {
             self.now.set(t);
-        }
-    }
-
-    /// Jumps simulated time by `delta` (the `timewarp` handler).
-    pub fn warp(&self, delta: Timestamp) {
-        if self.simulated {
-            self.now.set(self.now.get() + delta);
         }
     }
 }

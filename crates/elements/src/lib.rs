@@ -1,6 +1,7 @@
 //! The rclick element library, grouped by domain as in Click's
 //! `elements/` tree.
 
+pub mod analysis;
 pub mod ip;
 pub mod standard;
 pub mod testing;

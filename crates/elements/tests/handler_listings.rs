@@ -32,6 +32,10 @@ const CASES: &[(&str, &str)] = &[
     ),
     ("AddressInfo", "x::AddressInfo(a 1.0.0.1)"),
     ("Align", "Idle->x::Align(4, 0)->Idle"),
+    ("AdjustTimestamp", "Idle->x::AdjustTimestamp(1)->Idle"),
+    ("AggregateCounter", "Idle->x::AggregateCounter->Idle"),
+    ("TimeFilter", "Idle->x::TimeFilter(0, 1)->Idle"),
+    ("TimeSortedSched", "Idle->Queue->x::TimeSortedSched->Discard"),
     (
         "ICMPIPEncap",
         "Idle->x::ICMPIPEncap(1.0.0.1, 1.0.0.2, echo)->Idle",
@@ -231,6 +235,19 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
         "ipaddr after broadcast; config rw (live reconfigure)",
     ),
     ("ICMPError", "config rw (live reconfigure)"),
+    (
+        "AggregateCounter",
+        "lacks nagg, count_call, aggregate_call, counts_pdf, reaggregate_counts, \
+         stop, write_pdf_file, write_ip_file, write_file; flags of banner/freeze/active",
+    ),
+    (
+        "TimeFilter",
+        "rclick's has a task; interval is read-only in Click",
+    ),
+    (
+        "TimeSortedSched",
+        "rclick's has a task; well_ordered is a checkbox (rc) in Click",
+    ),
     (
         "PullSwitch",
         "rclick's PullSwitch has a task (it relays its notifier); config rw",

@@ -820,7 +820,7 @@ fn load(name: &str) -> Option<Vec<CbRule>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/classbench");
     let path = dir.join(name);
     let Ok(text) = std::fs::read_to_string(&path) else {
-        println!("skipping ClassBench {name}: {} not found", path.display());
+        println!("SKIP: ClassBench {name}: {} not found", path.display());
         return None;
     };
     let rules = rclick_elements::testing::parse_classbench(&text)

@@ -470,7 +470,7 @@ fn route_syntax() {
 #[test]
 fn address_info_names_in_configuration() {
     if rclick_elements::registry().get("AddressInfo").is_none() {
-        println!("skipping: no AddressInfo element class yet");
+        println!("SKIP: no AddressInfo element class yet");
         return;
     }
     let mut r = from_config(
@@ -663,7 +663,7 @@ fn full_table_path() -> PathBuf {
 fn full_internet_table_matches_reference() {
     let path = full_table_path();
     if !path.exists() {
-        println!("skipping: {} not found", path.display());
+        println!("SKIP: {} not found", path.display());
         return;
     }
     let mut prefixes = load_prefixes(&path).expect("read prefix list");

@@ -499,7 +499,7 @@ fn figure8_router_on_trace() {
 #[test]
 fn committed_conf_is_generated() {
     let Some(generated) = make_ip_conf(&[]) else {
-        eprintln!("make-ip-conf binary not built; skipping (cargo build --bins)");
+        eprintln!("SKIP: make-ip-conf binary not built (cargo build --bins)");
         return;
     };
     assert_eq!(
@@ -578,7 +578,7 @@ fn tshark_validates_outputs() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("tshark not installed: skipping tshark validation (apt-get install tshark)");
+        eprintln!("SKIP PART: tshark validation: tshark not installed (apt-get install tshark)");
         return;
     }
     let expert = |path: &Path| -> String {

@@ -486,7 +486,7 @@ fn differential_against_reference_click() {
     let click = match reference_click() {
         Ok(p) => p,
         Err(why) => {
-            eprintln!("{why}");
+            eprintln!("SKIP: {why}");
             return;
         }
     };

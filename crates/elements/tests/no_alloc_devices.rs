@@ -69,11 +69,11 @@ fn flood_allocations(method: &str) -> (u64, u64) {
 #[test]
 fn forwarding_between_devices_allocates_nothing_per_packet() {
     if let Some(why) = namespace_skip_reason() {
-        eprintln!("skipping: {why}");
+        eprintln!("SKIP: {why}");
         return;
     }
     if !run_t(5, &["ping", "-V"]).0 {
-        eprintln!("skipping: ping not installed (Debian package iputils-ping)");
+        eprintln!("SKIP: ping not installed (Debian package iputils-ping)");
         return;
     }
     for method in ["LINUX", "XDP"] {

@@ -224,7 +224,7 @@ fn ttl_exceeded_shows_the_router_hop() {
         "ping -t 1:\n{out}"
     );
     if !have(&["traceroute", "--version"]) {
-        eprintln!("traceroute part skipped: install the Debian package traceroute");
+        eprintln!("SKIP PART: traceroute check: install the Debian package traceroute");
         return;
     }
     let (ok, out) = net.a.run(
@@ -327,7 +327,7 @@ fn router_addresses_answer_through_the_host_stack() {
 fn iperf3_tcp_transfer() {
     require!();
     if !have(&["iperf3", "--version"]) {
-        eprintln!("skipping: iperf3 not installed (Debian package iperf3)");
+        eprintln!("SKIP: iperf3 not installed (Debian package iperf3)");
         return;
     }
     let net = Net::new(|c| c);
@@ -403,7 +403,7 @@ fn ip_router_on_af_xdp() {
     if have(&["iperf3", "--version"]) {
         iperf3_through(&net);
     } else {
-        eprintln!("iperf3 part skipped: iperf3 not installed (Debian package iperf3)");
+        eprintln!("SKIP PART: iperf3 check: iperf3 not installed (Debian package iperf3)");
     }
 }
 
@@ -443,7 +443,7 @@ fn packets(text: &str) -> Vec<String> {
 fn redirect_for_a_packet_leaving_where_it_arrived() {
     require!();
     if !have(&["tcpdump", "--version"]) {
-        eprintln!("skipping: tcpdump not installed (Debian package tcpdump)");
+        eprintln!("SKIP: tcpdump not installed (Debian package tcpdump)");
         return;
     }
     let net = Net::with_third_host(|conf| {

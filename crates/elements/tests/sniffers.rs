@@ -240,7 +240,7 @@ fn sniffers_see_the_frames_and_the_stack_does_not() {
     ns.disable_ipv6();
     let dev = format!("snf{}", tag());
     let Some(kind) = sink_device(&ns, &dev) else {
-        eprintln!("skipping: the kernel has neither dummy nor ifb devices");
+        eprintln!("SKIP: the kernel has neither dummy nor ifb devices");
         return;
     };
     ns.exec(&["ip", "addr", "add", "10.61.0.1/24", "dev", &dev]);
@@ -347,7 +347,7 @@ fn allow_nonexistent_waits_for_the_device() {
     assert_eq!(r.read_u64("ths.count"), 0);
     assert_eq!(r.read("ths.kind"), "");
     let Some(kind) = sink_device(&ns, &dev) else {
-        eprintln!("skipping: the kernel has neither dummy nor ifb devices");
+        eprintln!("SKIP: the kernel has neither dummy nor ifb devices");
         return;
     };
     ns.exec(&["ip", "link", "set", &dev, "up"]);
@@ -391,14 +391,14 @@ fn allow_nonexistent_waits_for_the_device() {
 #[test]
 fn refused_frames_allocate_nothing_once_the_reports_stop() {
     if let Some(why) = namespace_skip_reason() {
-        eprintln!("skipping: {why}");
+        eprintln!("SKIP: {why}");
         return;
     }
     let ns = Netns::new("sf");
     ns.disable_ipv6();
     let dev = format!("snr{}", tag());
     if sink_device(&ns, &dev).is_none() {
-        eprintln!("skipping: the kernel has neither dummy nor ifb devices");
+        eprintln!("SKIP: the kernel has neither dummy nor ifb devices");
         return;
     }
     ns.exec(&["ip", "link", "set", &dev, "mtu", "1500", "up"]);

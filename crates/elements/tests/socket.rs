@@ -1316,7 +1316,7 @@ fn gateway_frames_round_trip_through_an_external_program() {
     let demo_frames = if demo.exists() {
         read_trace(&demo.to_string_lossy())
     } else {
-        eprintln!("skipping the demo trace: {} not found", demo.display());
+        eprintln!("SKIP PART: the demo trace: {} not found", demo.display());
         Vec::new()
     };
 

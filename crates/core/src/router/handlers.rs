@@ -6,7 +6,6 @@
 use super::{Router, RouterCore};
 use crate::ctx::{Ctx, InitCtx};
 use crate::element::{hflags, HandlerSpec};
-use crate::time::Timestamp;
 
 impl RouterCore {
     /// Splits `elem.handler` (or a global `handler`) and finds the element.
@@ -106,8 +105,12 @@ impl RouterCore {
         if self.hotswap {
             v.push(HandlerSpec::write("hotconfig").with(hflags::RAW));
         }
+        // Click's time warp factor; "simulation" (read only) under
+        // simulated time.
         if self.rt.clock.is_simulated() {
-            v.push(HandlerSpec::write("timewarp"));
+            v.push(HandlerSpec::read("timewarp"));
+        } else {
+            v.push(HandlerSpec::read_write("timewarp"));
         }
         v.push(HandlerSpec::read("runcount"));
         v
@@ -233,9 +236,9 @@ impl RouterCore {
             "runcount" => self.rt.runcount.get().to_string(),
             // Element packages loaded at run time: none can be yet.
             "packages" => String::new(),
-            "stop" | "hotconfig" | "timewarp" => {
-                return Err(format!("'{name}' is a write handler"))
-            }
+            "timewarp" if self.rt.clock.is_simulated() => "simulation".into(),
+            "timewarp" => self.rt.clock.warp_factor().to_string(),
+            "stop" | "hotconfig" => return Err(format!("'{name}' is a write handler")),
             _ => return Err(format!("no '{name}' handler")),
         })
     }
@@ -302,11 +305,15 @@ impl RouterCore {
                 self.rt.adjust_runcount(-n);
                 Ok(())
             }
-            "timewarp" if self.rt.clock.is_simulated() => {
-                let secs: f64 = value.trim().parse().map_err(|_| "expected time")?;
-                self.rt.clock.warp(Timestamp::from_secs_f64(secs));
+            "timewarp" if !self.rt.clock.is_simulated() => {
+                let f: f64 = value.trim().parse().map_err(|_| "expected double")?;
+                if f.is_nan() || f <= 0.0 {
+                    return Err("timefactor must be > 0".into());
+                }
+                self.rt.clock.set_warp(f);
                 Ok(())
             }
+            "timewarp" => Err("no 'timewarp' write handler".into()),
             "hotconfig" if self.hotswap => {
                 let new = self.build_successor(value).map_err(|d| {
                     d.iter()

@@ -184,7 +184,8 @@ impl Router {
             Some(t) => {
                 let now = self.core.rt.clock.now();
                 let wait_ms = if t > now {
-                    ((t - now).nanos() / 1_000_000 + 1).min(IDLE_POLL_MS as i64) as i32
+                    let real = self.core.rt.clock.real_delay(t - now);
+                    (real.nanos() / 1_000_000 + 1).min(IDLE_POLL_MS as i64) as i32
                 } else {
                     0
                 };
@@ -203,6 +204,11 @@ impl Router {
             .selects
             .borrow_mut()
             .poll(timeout_ms, &mut ready);
+        // In element order (epoll reports in no set order): elements ready
+        // together run as they are declared, like Click's signal scripts.
+        if ready.len() > 1 {
+            ready.sort_unstable_by_key(|&(fd, elem, _, _)| (elem, fd));
+        }
         for &(fd, elem, r, w) in &ready {
             self.call_element(elem, |e, ctx| e.selected(fd, r, w, ctx));
         }

@@ -3,7 +3,7 @@
 //! Generates packets indefinitely (or up to a limit).
 //!
 //! ## Synopsis
-//! `InfiniteSource([DATA, LIMIT, BURST, ACTIVE, *keywords*])`
+//! `InfiniteSource([DATA, LIMIT, BURST, ACTIVE, *keywords* DATASIZE, LENGTH, STOP, END_CALL, TIMESTAMP])`
 //!
 //! ## Ports and processing
 //! No inputs, one agnostic output. Push: a task emits BURST packets per run.
@@ -16,22 +16,29 @@
 //!
 //! Creates packets holding DATA, clones of one prototype packet (so they
 //! share one buffer until someone writes). Stops after LIMIT packets when
-//! LIMIT is non-negative; with STOP true it then asks the driver to stop.
+//! LIMIT is non-negative; with STOP true it then asks the driver to stop,
+//! else with END_CALL it then writes that handler (with the packets that
+//! reach the limit, once this element has returned to the driver, so the
+//! handler may write back to it).
 //!
 //! ## Keywords
 //! - **DATA** (string): packet contents. Default is Click's 69-byte
 //!   "Random bullshit in a packet, at least 64 bytes long. Well, now it is."
-//! - **DATASIZE** (integer): pad or cut DATA to this length. Default -1 (DATA as is).
+//! - **DATASIZE** (integer, also **LENGTH**): pad or cut DATA to this
+//!   length. Default -1 (DATA as is).
 //! - **LIMIT** (integer): total packets to send; -1 means no limit. Default -1.
 //! - **BURST** (integer): packets per task run (the batch size). Default 1.
 //! - **ACTIVE** (boolean): whether to send. Default true.
 //! - **STOP** (boolean): stop the driver when LIMIT is reached. Default false.
+//! - **END_CALL** (handler call `HANDLER [VALUE]`): write handler HANDLER
+//!   when LIMIT is reached (STOP true takes precedence).
 //! - **TIMESTAMP** (boolean): set each packet's timestamp. Default true.
 //!
 //! ## Handlers
 //! - `count` (read): packets sent so far.
 //! - `reset` (write): resets `count` to 0 and restarts.
-//! - `data`, `datasize`, `limit`, `burst`, `active` (read/write).
+//! - `data`, `datasize` (also `length`), `limit`, `burst` (also
+//!   `burstsize`), `active` (read/write).
 //!
 //! ## Example
 //! ```click
@@ -63,6 +70,8 @@ pub struct InfiniteSource {
     /// which finds none left, must not ask again (each ask is a stop event
     /// to a DriverManager).
     stop_asked: bool,
+    /// END_CALL: handler and value.
+    end_call: Option<(String, String)>,
 }
 
 impl Default for InfiniteSource {
@@ -79,6 +88,7 @@ impl Default for InfiniteSource {
             prototype: None,
             source: SourceTask::default(),
             stop_asked: false,
+            end_call: None,
         }
     }
 }
@@ -157,12 +167,26 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
         },
     ),
     Handler::data_write(
+        "length",
+        |e| &e.datasize,
+        |e, v, ctx| {
+            e.datasize = parse_i64(v.trim())?;
+            e.rebuild_prototype();
+            e.wake(ctx)
+        },
+    ),
+    Handler::data_write(
         "limit",
         |e| &e.limit,
         |e, v, ctx| e.set(v, ctx, |e| &mut e.limit),
     ),
     Handler::data_write(
         "burst",
+        |e| &e.burst,
+        |e, v, ctx| e.set(v, ctx, |e| &mut e.burst),
+    ),
+    Handler::data_write(
+        "burstsize",
         |e| &e.burst,
         |e, v, ctx| e.set(v, ctx, |e| &mut e.burst),
     ),
@@ -198,6 +222,12 @@ impl Source for InfiniteSource {
             batch.push(self.make(ctx)?);
         }
         self.count += n as u64;
+        // END_CALL with the packets that reach the limit (as Click).
+        if !self.stop && self.limit >= 0 && self.remaining() == 0 {
+            if let Some((h, v)) = &self.end_call {
+                ctx.call_write_later(h, v);
+            }
+        }
         // Pushing, Click stops with the last packets; pulled, it stops on
         // the pull that finds none left.
         if self.stop && self.remaining() == 0 && self.source.task().is_some() {
@@ -230,6 +260,16 @@ impl Element for InfiniteSource {
         self.burst = args.read_p_or("BURST", 1usize);
         self.active = args.read_p_or("ACTIVE", true);
         self.datasize = args.read_or("DATASIZE", -1i64);
+        if let Some(l) = args.read::<i64>("LENGTH") {
+            self.datasize = l;
+        }
+        self.end_call = args.read_with("END_CALL", |s| {
+            let words = rclick_core::conf::split_words(s);
+            match words.split_first() {
+                Some((h, rest)) => Ok((h.clone(), rest.join(" "))),
+                None => Err("expected 'HANDLER [VALUE]'".to_string()),
+            }
+        });
         self.stop = args.read_or("STOP", false);
         self.timestamp = args.read_or("TIMESTAMP", true);
         args.complete()?;

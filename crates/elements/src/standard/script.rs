@@ -42,11 +42,17 @@
 //! Types: ACTIVE (runs at initialization; default), PASSIVE (runs when its
 //! `run` handler is called), PACKET (runs for each packet; `return N` sends
 //! it to output N, `end` to output 0, `exit` drops it), DRIVER (manages
-//! driver stop events; see DriverManager). More than 1000 jumps without
-//! blocking disable the script (`too many jumps, giving up`).
+//! driver stop events; see DriverManager), SIGNAL (`TYPE SIGNAL INT USR1
+//! ...`: runs from the start when one of the signals arrives, once however
+//! many arrived meanwhile; every signal script wanting the signal runs, in
+//! declaration order; while one wants SIGINT or SIGTERM the driver does not
+//! stop on it; `exit` gives the signals back their default action, `end`
+//! keeps them). More than 1000 jumps without blocking disable the script
+//! (`too many jumps, giving up`).
 //!
 //! ## Keywords
-//! - **TYPE** (word): ACTIVE, PASSIVE, PACKET (or PUSH), or DRIVER.
+//! - **TYPE** (word): ACTIVE, PASSIVE, PACKET (or PUSH), DRIVER, or
+//!   SIGNAL followed by signal names (`INT`, `SIGUSR1`) or numbers.
 //!
 //! ## Handlers
 //! - `run` (read with parameters, write): run the script from the start
@@ -60,7 +66,9 @@
 //!   le ge` (numeric, else string comparison), `not and or nand nor if in`,
 //!   `sprintf FMT ARGS...`, `first`, `length`, `unquote`, `random [N1
 //!   [N2]]`, `htons htonl ntohs ntohl`, `cat FILE`, `catq FILE`,
-//!   `readable`, `writable`; and `now` (read): the router clock.
+//!   `readable`, `writable`, `kill SIGNAL [PID...]` (sends a signal, to
+//!   this process when no PID is given); and `now` (read): the router
+//!   clock.
 //!
 //! ## Example
 //! ```click
@@ -84,6 +92,92 @@ pub enum ScriptType {
     Passive,
     Packet,
     Driver,
+    Signal,
+}
+
+/// Signal scripts: the signal handler writes a byte to the pipe of each
+/// script that wants the signal (a fixed table of atomics, as a signal
+/// handler may touch nothing else); the driver's descriptor poll then runs
+/// the script.
+mod signals {
+    use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+    const SLOTS: usize = 64;
+    #[allow(clippy::declare_interior_mutable_const)]
+    const NO_FD: AtomicI32 = AtomicI32::new(-1);
+    #[allow(clippy::declare_interior_mutable_const)]
+    const NO_MASK: AtomicU64 = AtomicU64::new(0);
+    static FDS: [AtomicI32; SLOTS] = [NO_FD; SLOTS];
+    static MASKS: [AtomicU64; SLOTS] = [NO_MASK; SLOTS];
+
+    extern "C" fn on_signal(sig: libc::c_int) {
+        let bit = 1u64 << (sig as u64 & 63);
+        for (fd, mask) in FDS.iter().zip(MASKS.iter()) {
+            if mask.load(Ordering::Acquire) & bit != 0 {
+                let fd = fd.load(Ordering::Acquire);
+                if fd >= 0 {
+                    let b = sig as u8;
+                    // SAFETY: write(2) is async-signal-safe; one byte from
+                    // a local.
+                    unsafe { libc::write(fd, (&b as *const u8).cast(), 1) };
+                }
+            }
+        }
+    }
+
+    fn claimed_mask() -> u64 {
+        MASKS.iter().fold(0, |m, x| m | x.load(Ordering::Acquire))
+    }
+
+    /// Whether a signal script wants `sig` (the driver then leaves it
+    /// alone instead of stopping on it).
+    pub fn claimed(sig: i32) -> bool {
+        claimed_mask() & (1u64 << (sig as u64 & 63)) != 0
+    }
+
+    fn set_action(sig: i32, handler: libc::sighandler_t) {
+        // SAFETY: a zeroed sigaction with a handler and an empty mask is
+        // valid; sigaction(2) copies it.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = handler;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+
+    /// Registers the write end `fd` for `sigs`; returns the slot.
+    pub fn register(fd: i32, sigs: &[i32]) -> Option<usize> {
+        let mask = sigs.iter().fold(0u64, |m, s| m | 1u64 << (*s as u64 & 63));
+        let slot = FDS.iter().position(|f| {
+            f.compare_exchange(-1, fd, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        })?;
+        MASKS[slot].store(mask, Ordering::Release);
+        for s in sigs {
+            set_action(*s, on_signal as *const () as libc::sighandler_t);
+        }
+        Some(slot)
+    }
+
+    /// Unregisters a slot; signals no other script wants get their default
+    /// action back.
+    pub fn unregister(slot: usize) {
+        let mask = MASKS[slot].swap(0, Ordering::AcqRel);
+        FDS[slot].store(-1, Ordering::Release);
+        let still = claimed_mask();
+        for sig in 1..64 {
+            if mask & (1u64 << sig) != 0 && still & (1u64 << sig) == 0 {
+                set_action(sig, libc::SIG_DFL);
+            }
+        }
+    }
+}
+
+/// Whether a `Script(TYPE SIGNAL ...)` of this process handles `sig`.
+pub fn signal_claimed(sig: i32) -> bool {
+    signals::claimed(sig)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,6 +283,11 @@ pub struct Script {
     /// A DRIVER script that starts right away lowers the run count from its
     /// first timer (InitCtx cannot).
     driver_kick: bool,
+    /// SIGNAL scripts: the signals, the self-pipe (read, write) and the
+    /// handler table slot.
+    signals: Vec<i32>,
+    signal_pipe: Option<(i32, i32)>,
+    signal_slot: Option<usize>,
 }
 
 impl Default for Script {
@@ -197,7 +296,31 @@ impl Default for Script {
     }
 }
 
+impl Drop for Script {
+    fn drop(&mut self) {
+        if let Some(slot) = self.signal_slot.take() {
+            signals::unregister(slot);
+        }
+        if let Some((r, w)) = self.signal_pipe.take() {
+            // SAFETY: our own descriptors, closed once.
+            unsafe {
+                libc::close(r);
+                libc::close(w);
+            }
+        }
+    }
+}
+
 impl Script {
+    fn release_signals(&mut self, ctx: &mut Ctx) {
+        if let Some(slot) = self.signal_slot.take() {
+            signals::unregister(slot);
+        }
+        if let Some((r, _)) = self.signal_pipe {
+            ctx.remove_select(r);
+        }
+    }
+
     pub fn new(class: &'static str) -> Self {
         Script {
             class,
@@ -214,6 +337,9 @@ impl Script {
             rng: Cell::new(0x2545_F491_4F6C_DD1D),
             timer: None,
             driver_kick: false,
+            signals: Vec::new(),
+            signal_pipe: None,
+            signal_slot: None,
         }
     }
 
@@ -999,9 +1125,22 @@ impl Element for Script {
                 "PASSIVE" => ScriptType::Passive,
                 "PACKET" | "PUSH" => ScriptType::Packet,
                 "DRIVER" => ScriptType::Driver,
-                _ if t.starts_with("SIGNAL") || t == "PROXY" => {
-                    return Err(format!("TYPE {t} is not supported").into());
+                _ if t.starts_with("SIGNAL") => {
+                    self.signals.clear();
+                    for w in t["SIGNAL".len()..].split_whitespace() {
+                        match scriptlang::signal_number(w) {
+                            Some(n) if n != libc::SIGKILL && n != libc::SIGSTOP => {
+                                self.signals.push(n)
+                            }
+                            _ => return Err(format!("bad signal '{w}'").into()),
+                        }
+                    }
+                    if self.signals.is_empty() {
+                        return Err("TYPE SIGNAL needs signals".into());
+                    }
+                    ScriptType::Signal
                 }
+                "PROXY" => return Err("TYPE PROXY is not supported".into()),
                 _ => return Err("bad TYPE".into()),
             };
         } else if has_ports && self.kind == ScriptType::Active {
@@ -1161,7 +1300,10 @@ impl Element for Script {
                     }
                 }
             }
-            let passive = matches!(self.kind, ScriptType::Passive | ScriptType::Packet);
+            let passive = matches!(
+                self.kind,
+                ScriptType::Passive | ScriptType::Packet | ScriptType::Signal
+            );
             match self.insns.first() {
                 Some(first) if !passive && first.op == Op::WaitTime => {
                     let text = ex.expand(&first.text, false);
@@ -1187,6 +1329,19 @@ impl Element for Script {
         }
         *self.st.get_mut() = st;
         self.driver_kick = kick;
+        if self.kind == ScriptType::Signal && errs.is_empty() {
+            let mut fds = [-1i32; 2];
+            // SAFETY: pipe2 fills the two descriptors.
+            if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
+                return Err(format!("pipe: {}", std::io::Error::last_os_error()).into());
+            }
+            self.signal_pipe = Some((fds[0], fds[1]));
+            match signals::register(fds[1], &self.signals) {
+                Some(slot) => self.signal_slot = Some(slot),
+                None => return Err("too many signal scripts".into()),
+            }
+            ctx.add_select(fds[0], rclick_core::select::Interest::READ);
+        }
         if errs.is_empty() {
             Ok(())
         } else {
@@ -1241,6 +1396,37 @@ impl Element for Script {
         };
         *self.st.get_mut() = st;
         self.report(&Host::Mut(ctx), &errs);
+    }
+
+    fn selected(&mut self, fd: i32, _readable: bool, _writable: bool, ctx: &mut Ctx) {
+        if self.signal_pipe.map(|p| p.0) != Some(fd) {
+            return;
+        }
+        // However many signals arrived, the script runs once.
+        let mut buf = [0u8; 64];
+        // SAFETY: reads into a local buffer from our nonblocking pipe.
+        while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+        if self.signal_slot.is_none() {
+            return;
+        }
+        let mut st = std::mem::take(self.st.get_mut());
+        let errs = {
+            let mut ex = self.exec(&mut st, Host::Mut(ctx));
+            let r = ex.entry("run", "", true);
+            let mut errs = std::mem::take(&mut ex.errs);
+            if let Err(e) = r {
+                errs.push(e);
+            }
+            errs
+        };
+        // `exit` ends the script for good: the signal gets its default
+        // action back (unless another script wants it).
+        let exited = self.insns.get(st.pos).is_some_and(|i| i.op == Op::Exit);
+        *self.st.get_mut() = st;
+        self.report(&Host::Mut(ctx), &errs);
+        if exited {
+            self.release_signals(ctx);
+        }
     }
 
     fn driver_stop_event(&mut self, ctx: &mut Ctx) -> bool {

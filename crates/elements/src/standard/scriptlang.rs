@@ -654,8 +654,37 @@ pub fn next_random(state: &mut u64) -> u64 {
 pub const FUNCTIONS: &[&str] = &[
     "add", "sub", "min", "max", "mul", "div", "idiv", "mod", "rem", "neg", "abs", "eq", "ne", "gt",
     "ge", "lt", "le", "not", "sprintf", "first", "random", "and", "or", "nand", "nor", "if", "in",
-    "length", "unquote", "htons", "htonl", "ntohs", "ntohl", "cat", "catq",
+    "length", "unquote", "htons", "htonl", "ntohs", "ntohl", "cat", "catq", "kill",
 ];
+
+/// A signal by name (`INT`, `SIGUSR1`, any case) or number.
+pub fn signal_number(name: &str) -> Option<i32> {
+    if let Ok(n) = name.parse::<i32>() {
+        return (1..64).contains(&n).then_some(n);
+    }
+    let upper = name.to_ascii_uppercase();
+    let n = upper.strip_prefix("SIG").unwrap_or(&upper);
+    Some(match n {
+        "HUP" => libc::SIGHUP,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "ABRT" => libc::SIGABRT,
+        "KILL" => libc::SIGKILL,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        "PIPE" => libc::SIGPIPE,
+        "ALRM" => libc::SIGALRM,
+        "TERM" => libc::SIGTERM,
+        "CHLD" => libc::SIGCHLD,
+        "CONT" => libc::SIGCONT,
+        "STOP" => libc::SIGSTOP,
+        "TSTP" => libc::SIGTSTP,
+        "TTIN" => libc::SIGTTIN,
+        "TTOU" => libc::SIGTTOU,
+        "WINCH" => libc::SIGWINCH,
+        _ => return None,
+    })
+}
 
 /// Evaluates expression function `name` on `param`. `None` if `name` is
 /// not a function.
@@ -749,6 +778,23 @@ pub fn call_function(
         "htonl" | "ntohl" => int_arg(param.trim())
             .map(|x| (x as u32).to_be().to_string())
             .ok_or_else(|| "syntax error".to_string()),
+        // `kill SIGNAL [PID...]`: sends SIGNAL to each PID (this process
+        // when none is given).
+        "kill" => (|| {
+            let ws = words(param);
+            let (sig, pids) = ws.split_first().ok_or_else(|| "syntax error".to_string())?;
+            let sig = signal_number(sig).ok_or_else(|| "bad signal".to_string())?;
+            let own = [std::process::id().to_string()];
+            let pids = if pids.is_empty() { &own[..] } else { pids };
+            for pid in pids {
+                let pid: i32 = pid.parse().map_err(|_| "bad process ID".to_string())?;
+                // SAFETY: kill(2) takes plain integers.
+                if unsafe { libc::kill(pid, sig) } != 0 {
+                    return Err(format!("kill: {}", std::io::Error::last_os_error()));
+                }
+            }
+            Ok(String::new())
+        })(),
         "cat" | "catq" => {
             let file = unq(param.trim());
             if file.is_empty() {

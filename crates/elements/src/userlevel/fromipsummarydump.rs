@@ -3,7 +3,7 @@
 //! Reads packets from an IP summary dump file.
 //!
 //! ## Synopsis
-//! `FromIPSummaryDump(FILENAME [, *keywords* STOP, ACTIVE, ZERO, CHECKSUM, SAMPLE, PROTO, MULTIPACKET, TIMING, DEFAULT_CONTENTS, CONTENTS, BURST])`
+//! `FromIPSummaryDump(FILENAME [, *keywords* DATA, STOP, ACTIVE, ZERO, CHECKSUM, SAMPLE, PROTO, MULTIPACKET, TIMING, FIELDS, CONTENTS, DEFAULT_FIELDS, DEFAULT_CONTENTS, ALLOW_NONEXISTENT, BURST])`
 //!
 //! ## Ports and processing
 //! No inputs; one agnostic output. Push: a task emits packets. Pull: each
@@ -13,7 +13,8 @@
 //! ## Description
 //! Reads packet descriptions from FILENAME, a file written by
 //! ToIPSummaryDump or the `ipsumdump` tool, and emits an IPv4 packet for
-//! each. FILENAME `-` reads standard input.
+//! each. FILENAME `-` reads standard input; instead of a file, the DATA
+//! keyword gives the dump's text in the configuration.
 //!
 //! The file is text: `!`-lines give information (`!IPSummaryDump 1.3`,
 //! `!creator "..."`, and `!data FIELD FIELD...`, which names the fields of
@@ -25,7 +26,7 @@
 //! `ip_id`, `ip_sum`, `ip_proto` (`proto`; `T`, `U`, `I` or a number),
 //! `ip_hl`, `ip_len` (`len`, `length`), `ip_opt`, `sport`, `dport`,
 //! `tcp_seq`, `tcp_ack`, `tcp_flags` (letters `FSRPAUECN`, `.` or a
-//! number), `tcp_window`, `tcp_urp`, `tcp_opt`, `tcp_sack`, `udp_len`,
+//! number), `tcp_window`, `tcp_urp`, `tcp_off` (header length in bytes), `tcp_opt`, `tcp_sack`, `udp_len`,
 //! `icmp_type`, `icmp_code`, `icmp_type_name`, `icmp_code_name`,
 //! `icmp_flowid`, `icmp_seq`, `icmp_nextmtu`, `payload_len`, `payload` (a
 //! double-quoted C string), `count`, `link`, `direction`, `aggregate`.
@@ -34,13 +35,17 @@
 //! unknown field on a `!data` line is reported and its column ignored.
 //!
 //! Each packet has a 20-byte IP header (more with `ip_opt`/`ip_hl`),
-//! version 4, protocol PROTO unless the line says otherwise, and, when any
-//! transport or payload field is present in a first fragment, a TCP (20
-//! bytes plus options), UDP (8) or ICMP (8 or more) header. The payload
-//! follows, then zero bytes up to the IP length. The IP length is
-//! `ip_len`, else the headers plus `payload_len`, else the packet length.
-//! The IP header checksum is always set (unless `ip_sum` is given); TCP,
-//! UDP and ICMP checksums with CHECKSUM. The network and transport
+//! version 4, TTL 100 and protocol PROTO unless the line says otherwise,
+//! and, in a first fragment of TCP, UDP, DCCP or ICMP, that protocol's
+//! header (TCP 20 bytes plus options or `tcp_off`, UDP 8, DCCP 12, ICMP 8
+//! or 20 for timestamps), zero where the line gives no field, cut short
+//! where the IP length ends inside it. The payload follows. The IP length
+//! is `ip_len`, else the headers plus `payload_len`, else the packet
+//! length. As in Click, without CHECKSUM the packet holds only its headers
+//! and payload (the rest of the IP length goes in the extra length
+//! annotation) and no checksum is set (the IP checksum is `ip_sum` or 0);
+//! with CHECKSUM the packet is filled with zeros up to the IP length and
+//! the IP, TCP, UDP and ICMP checksums are set. The network and transport
 //! headers, destination IP annotation, timestamp annotation (from the
 //! timestamp fields), paint (`link`), aggregate and extra-packets
 //! (`count`) annotations are set.
@@ -63,9 +68,11 @@
 //!   Default false.
 //! - **TIMING** (boolean): emit packets at the pace of their timestamps.
 //!   Default false.
-//! - **DEFAULT_CONTENTS** (string): the fields when the file has no `!data`
-//!   line.
-//! - **CONTENTS** (string): the fields, overriding the file's `!data` lines.
+//! - **DATA** (string): the dump's text, instead of FILENAME.
+//! - **FIELDS**, **CONTENTS**, **DEFAULT_FIELDS**, **DEFAULT_CONTENTS**
+//!   (string): the fields until a `!data` line says otherwise.
+//! - **ALLOW_NONEXISTENT** (boolean): a missing file is an empty dump.
+//!   Default false.
 //! - **BURST** (integer): packets emitted per task run. Default 1.
 //!
 //! ## Handlers
@@ -105,8 +112,10 @@ pub struct FromIPSummaryDump {
     multipacket: bool,
     /// Fields from DEFAULT_CONTENTS or the latest `!data` line.
     fields: Vec<Field>,
-    /// CONTENTS: fixed fields, `!data` lines ignored.
-    fixed_fields: bool,
+    /// DATA: the dump's text, read instead of a file.
+    data: Option<String>,
+    /// ALLOW_NONEXISTENT: a missing file is an empty dump.
+    allow_nonexistent: bool,
     minor_version: u32,
 
     reader: Option<Box<dyn BufRead + Send>>,
@@ -129,7 +138,8 @@ impl Default for FromIPSummaryDump {
             default_proto: 6,
             multipacket: false,
             fields: Vec::new(),
-            fixed_fields: false,
+            data: None,
+            allow_nonexistent: false,
             minor_version: MINOR_VERSION,
             reader: None,
             line_no: 0,
@@ -168,10 +178,16 @@ impl FromIPSummaryDump {
         let cmd = words.next().unwrap_or("");
         let rest = words.next().unwrap_or("").trim();
         match cmd {
-            "!data" => {
-                if self.fixed_fields {
-                    return;
-                }
+            "!proto" => match super::ipsumdump::parse_ip_proto(rest) {
+                Some(p) => self.default_proto = p,
+                None => ctx.chatter(&format!(
+                    "{}: {}:{}: bad protocol in !proto",
+                    ctx.element_name(),
+                    self.filename,
+                    self.line_no
+                )),
+            },
+            "!data" | "!contents" => {
                 match parse_field_list(rest) {
                     Ok(f) => self.fields = f,
                     Err(_) => {
@@ -400,7 +416,7 @@ impl Element for FromIPSummaryDump {
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
-        self.filename = args.read_mp("FILENAME");
+        let filename: Option<String> = args.read_p("FILENAME");
         self.replay.stop = args.read_or("STOP", false);
         self.replay.active = args.read_or("ACTIVE", true);
         let _zero: bool = args.read_or("ZERO", true);
@@ -409,10 +425,30 @@ impl Element for FromIPSummaryDump {
         self.default_proto = args.read_or("PROTO", 6u8);
         self.multipacket = args.read_or("MULTIPACKET", false);
         self.replay.timing = args.read_or("TIMING", false);
-        let default_contents = args.read_with("DEFAULT_CONTENTS", parse_any);
-        let contents = args.read_with("CONTENTS", parse_any);
+        // Click reads CONTENTS, FIELDS, DEFAULT_CONTENTS and DEFAULT_FIELDS
+        // alike: the fields until a `!data` line says otherwise.
+        let mut default_contents = None;
+        for kw in ["DEFAULT_CONTENTS", "DEFAULT_FIELDS", "CONTENTS", "FIELDS"] {
+            if let Some(c) = args.read_with(kw, parse_any) {
+                default_contents = Some((c, kw));
+            }
+        }
         self.replay.burst = args.read_or("BURST", 1usize).max(1);
+        self.allow_nonexistent = args.read_or("ALLOW_NONEXISTENT", false);
+        let data: Option<String> = args.read("DATA");
         args.complete()?;
+        match (filename, data) {
+            (Some(_), Some(_)) => return Err("FILENAME and DATA conflict".into()),
+            (Some(f), None) => {
+                self.filename = f;
+                self.data = None;
+            }
+            (None, Some(d)) => {
+                self.filename = "<data>".into();
+                self.data = Some(d);
+            }
+            (None, None) => return Err("FILENAME: required argument missing".into()),
+        }
         self.replay.configure(sample, ctx);
 
         let parse = |text: &str, kw: &str| -> Result<Vec<Field>, String> {
@@ -434,25 +470,29 @@ impl Element for FromIPSummaryDump {
             }
             Ok(f)
         };
-        self.fixed_fields = false;
         self.fields.clear();
-        if let Some(c) = default_contents {
-            self.fields = parse(&c, "DEFAULT_CONTENTS")?;
-        }
-        if let Some(c) = contents {
-            self.fields = parse(&c, "CONTENTS")?;
-            self.fixed_fields = true;
+        if let Some((c, kw)) = default_contents {
+            self.fields = parse(&c, kw)?;
         }
         Ok(())
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         self.replay.initialize(ctx);
-        let mut reader: Box<dyn BufRead + Send> = if self.filename == "-" {
+        let mut reader: Box<dyn BufRead + Send> = if let Some(d) = &self.data {
+            Box::new(std::io::Cursor::new(d.clone().into_bytes()))
+        } else if self.filename == "-" {
             Box::new(BufReader::new(std::io::stdin()))
         } else {
-            let f = File::open(&self.filename).map_err(|e| format!("{}: {e}", self.filename))?;
-            Box::new(BufReader::new(f))
+            match File::open(&self.filename) {
+                Ok(f) => Box::new(BufReader::new(f)),
+                Err(e) if self.allow_nonexistent && e.kind() == std::io::ErrorKind::NotFound => {
+                    self.reader = None;
+                    self.done = true;
+                    return Ok(());
+                }
+                Err(e) => return Err(format!("{}: {e}", self.filename).into()),
+            }
         };
         // Check the first line: a banner, `!creator` or `!data` (else warn).
         let peek = reader
@@ -462,9 +502,16 @@ impl Element for FromIPSummaryDump {
             return Err(format!("{}: empty file", self.filename).into());
         }
         let first: Vec<u8> = peek.iter().take(16).copied().collect();
-        let ok = [&b"!IPSummaryDump"[..], b"!creator", b"!data"]
-            .iter()
-            .any(|p| first.starts_with(p));
+        let ok = [
+            &b"!IPSummaryDump"[..],
+            b"!creator",
+            b"!data",
+            b"!contents",
+            b"!proto",
+            b"!flowid",
+        ]
+        .iter()
+        .any(|p| first.starts_with(p));
         if !ok && !peek.is_empty() && self.fields.is_empty() {
             ctx.chatter(&format!(
                 "{}: {}: warning: missing banner line; is this an IP summary dump?",

@@ -4,6 +4,7 @@
 
 use std::net::Ipv4Addr;
 
+use md5::Digest as _;
 use rclick_core::packet::anno;
 use rclick_core::wire::checksum;
 use rclick_core::wire::icmp::{self, *};
@@ -32,7 +33,6 @@ const PROTO_UDPLITE: u8 = 136;
 pub enum Field {
     None,
     Timestamp,
-    NTimestamp,
     TsSec,
     TsUsec,
     TsUsec1,
@@ -59,6 +59,7 @@ pub enum Field {
     TcpFlags,
     TcpWindow,
     TcpUrp,
+    TcpOff,
     TcpOpt,
     TcpNtopt,
     TcpSack,
@@ -72,6 +73,8 @@ pub enum Field {
     IcmpNextmtu,
     PayloadLen,
     Payload,
+    PayloadMd5,
+    PayloadMd5Hex,
     Count,
     Link,
     Direction,
@@ -82,7 +85,6 @@ pub enum Field {
 const FIELDS: &[(&str, Field)] = &[
     ("none", Field::None),
     ("timestamp", Field::Timestamp),
-    ("ntimestamp", Field::NTimestamp),
     ("ts_sec", Field::TsSec),
     ("ts_usec", Field::TsUsec),
     ("ts_usec1", Field::TsUsec1),
@@ -109,6 +111,7 @@ const FIELDS: &[(&str, Field)] = &[
     ("tcp_flags", Field::TcpFlags),
     ("tcp_window", Field::TcpWindow),
     ("tcp_urp", Field::TcpUrp),
+    ("tcp_off", Field::TcpOff),
     ("tcp_opt", Field::TcpOpt),
     ("tcp_ntopt", Field::TcpNtopt),
     ("tcp_sack", Field::TcpSack),
@@ -122,6 +125,8 @@ const FIELDS: &[(&str, Field)] = &[
     ("icmp_nextmtu", Field::IcmpNextmtu),
     ("payload_len", Field::PayloadLen),
     ("payload", Field::Payload),
+    ("payload_md5", Field::PayloadMd5),
+    ("payload_md5_hex", Field::PayloadMd5Hex),
     ("count", Field::Count),
     ("link", Field::Link),
     ("direction", Field::Direction),
@@ -131,6 +136,8 @@ const FIELDS: &[(&str, Field)] = &[
 /// Click's synonyms, plus `seq`, `ack` and `flags` (rclick extensions).
 const SYNONYMS: &[(&str, &str)] = &[
     ("ts", "timestamp"),
+    // Click 2.1 reads and writes `ntimestamp` as `timestamp`.
+    ("ntimestamp", "timestamp"),
     ("utimestamp", "timestamp"),
     ("sec", "ts_sec"),
     ("usec", "ts_usec"),
@@ -164,7 +171,11 @@ impl Field {
     pub fn readable(self) -> bool {
         !matches!(
             self,
-            Field::IpCaptureLen | Field::TcpNtopt | Field::FirstTimestamp
+            Field::IpCaptureLen
+                | Field::TcpNtopt
+                | Field::FirstTimestamp
+                | Field::PayloadMd5
+                | Field::PayloadMd5Hex
         )
     }
 }
@@ -310,6 +321,8 @@ pub struct Record {
     pub window: Option<u16>,
     pub urp: Option<u16>,
     pub tcp_opt: Option<Vec<u8>>,
+    /// TCP header length in bytes (`tcp_off`).
+    pub tcp_off: Option<u32>,
     pub udp_len: Option<u16>,
     pub icmp_type: Option<u8>,
     pub icmp_code: Option<String>,
@@ -523,7 +536,7 @@ pub fn parse_field(
     minor_version: u32,
     rec: &mut Record,
 ) -> Result<(), String> {
-    if s == "-" && field != Field::Payload {
+    if s == "-" {
         return Ok(());
     }
     let u8v = |s: &str| parse_uint(s, 0xff).map(|v| v as u8);
@@ -533,8 +546,13 @@ pub fn parse_field(
         rclick_core::conf::parse_ipv4(s).map_err(|_| format!("bad IP address '{s}'"))
     };
     match field {
-        Field::None | Field::IpCaptureLen | Field::TcpNtopt | Field::FirstTimestamp => {}
-        Field::Timestamp | Field::NTimestamp => rec.ts = Some(parse_timestamp_text(s)?),
+        Field::None
+        | Field::IpCaptureLen
+        | Field::TcpNtopt
+        | Field::FirstTimestamp
+        | Field::PayloadMd5
+        | Field::PayloadMd5Hex => {}
+        Field::Timestamp => rec.ts = Some(parse_timestamp_text(s)?),
         Field::TsSec => rec.ts_sec = Some(u32v(s)?),
         Field::TsUsec => rec.ts_usec = Some(u32v(s)?),
         Field::TsUsec1 => rec.ts_usec1 = Some(parse_uint(s, u64::MAX)?),
@@ -563,12 +581,7 @@ pub fn parse_field(
         Field::IpId => rec.id = Some(u16v(s)?),
         Field::IpSum => rec.sum = Some(u16v(s)?),
         Field::IpProto => {
-            rec.proto = Some(match s {
-                "T" => PROTO_TCP,
-                "U" => PROTO_UDP,
-                "I" => PROTO_ICMP,
-                _ => u8v(s).map_err(|_| format!("bad IP protocol '{s}'"))?,
-            })
+            rec.proto = Some(parse_ip_proto(s).ok_or_else(|| format!("bad IP protocol '{s}'"))?)
         }
         Field::IpHl => {
             let v = parse_uint(s, 60)? as u32;
@@ -586,6 +599,13 @@ pub fn parse_field(
         Field::TcpFlags => rec.flags = Some(parse_tcp_flags(s)?),
         Field::TcpWindow => rec.window = Some(u16v(s)?),
         Field::TcpUrp => rec.urp = Some(u16v(s)?),
+        Field::TcpOff => {
+            let v = parse_uint(s, 60)? as u32;
+            if v < 20 || !v.is_multiple_of(4) {
+                return Err(format!("bad TCP header length '{s}'"));
+            }
+            rec.tcp_off = Some(v);
+        }
         Field::TcpOpt | Field::TcpSack => {
             let mut o = parse_tcp_opt(s)?;
             if let Some(prev) = rec.tcp_opt.as_mut() {
@@ -1058,8 +1078,23 @@ fn pad4(mut v: Vec<u8>) -> Vec<u8> {
 fn icmp_header_len(t: Option<u8>) -> usize {
     match t {
         Some(ICMP_TSTAMP | ICMP_TSTAMPREPLY) => 20,
-        Some(ICMP_MASKREQ | ICMP_MASKREPLY) => 12,
         _ => icmp::HEADER_LEN,
+    }
+}
+
+/// An IP protocol as a dump writes it: `T`, `U`, `I`, a number, or a
+/// name (`tcp`, `udp`, `icmp`, ...).
+pub fn parse_ip_proto(s: &str) -> Option<u8> {
+    match s {
+        "T" => Some(PROTO_TCP),
+        "U" => Some(PROTO_UDP),
+        "I" => Some(PROTO_ICMP),
+        "tcp" => Some(PROTO_TCP),
+        "udp" => Some(PROTO_UDP),
+        "icmp" => Some(PROTO_ICMP),
+        "dccp" => Some(PROTO_DCCP),
+        "udplite" => Some(PROTO_UDPLITE),
+        _ => parse_uint(s, 255).ok().map(|v| v as u8),
     }
 }
 
@@ -1097,6 +1132,9 @@ pub fn record_timestamp(rec: &Record) -> Timestamp {
 /// zero padding up to the IP length. Sets the network and transport
 /// headers, the destination IP, timestamp, paint, aggregate and
 /// extra-packets annotations.
+/// The TTL of a packet whose dump line gives none (Click's).
+const DEFAULT_TTL: u8 = 100;
+
 pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String> {
     let proto = rec.proto.unwrap_or(opts.default_proto);
     let fragword = rec.fragoff.or(rec.frag).unwrap_or(0);
@@ -1112,37 +1150,31 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     }
     let mut hl = ipv4::MIN_HEADER_LEN + ipopt.len();
 
-    // Transport header.
-    let wants_transport = rec.sport.is_some()
-        || rec.dport.is_some()
-        || rec.seq.is_some()
-        || rec.ack.is_some()
-        || rec.flags.is_some()
-        || rec.window.is_some()
-        || rec.urp.is_some()
-        || rec.tcp_opt.is_some()
-        || rec.udp_len.is_some()
-        || rec.icmp_type.is_some()
-        || rec.icmp_code.is_some()
-        || rec.icmp_flowid.is_some()
-        || rec.icmp_seq.is_some()
-        || rec.icmp_nextmtu.is_some()
-        || rec.payload.is_some()
-        || rec.payload_len.is_some();
+    // Transport header: a first fragment of TCP, UDP, UDP-Lite, DCCP or
+    // ICMP always gets one (zero fields where the dump gives none), as in
+    // Click; it is cut short where the IP length ends before it.
     let mut th: Vec<u8> = Vec::new();
-    if wants_transport && first_frag {
+    if first_frag {
         match proto {
             PROTO_TCP => {
                 th = vec![0u8; tcp::MIN_HEADER_LEN];
                 th.extend(pad4(rec.tcp_opt.clone().unwrap_or_default()));
+                // `tcp_off` sets the header length; options it leaves
+                // room for are zero (end of options).
+                if let Some(off) = rec.tcp_off {
+                    th.resize((off as usize).max(tcp::MIN_HEADER_LEN), 0);
+                }
             }
             PROTO_UDP | PROTO_UDPLITE => th = vec![0u8; udp::HEADER_LEN],
             PROTO_ICMP => th = vec![0u8; icmp_header_len(rec.icmp_type)],
-            // DCCP: just the ports.
-            PROTO_DCCP if rec.sport.is_some() || rec.dport.is_some() => th = vec![0u8; 4],
+            PROTO_DCCP => th = vec![0u8; 12],
             _ => {}
         }
     }
+    let want_len = match (rec.len, rec.payload_len) {
+        (Some(l), _) => Some(l as usize),
+        _ => None,
+    };
     let payload = rec.payload.clone().unwrap_or_default();
     // Where the payload starts within the transport part: Click's payload
     // follows TCP and UDP headers, and starts at the transport header for
@@ -1173,6 +1205,11 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
         }
     }
 
+    // How much of the transport header the packet holds.
+    let th_kept = match want_len {
+        Some(w) if w < hl + th.len() => w.saturating_sub(hl),
+        _ => th.len(),
+    };
     let poff = payload_off_in_th(&th);
     let mut body = th.clone();
     if body.len() < poff + payload.len() {
@@ -1187,7 +1224,14 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     if ip_len > 0xffff || built > 0xffff {
         return Err("packet longer than 65535 bytes".into());
     }
-    let total = built.max(ip_len);
+    // The packet holds the headers and payload; only with CHECKSUM is it
+    // filled with zeros up to the IP length (as in Click), else the rest
+    // is counted in the extra length annotation.
+    let total = if opts.checksum {
+        built.max(ip_len)
+    } else {
+        built
+    };
     let mut data = vec![0u8; total];
     data[hl..hl + body.len()].copy_from_slice(&body);
 
@@ -1207,7 +1251,7 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
         dst,
         protocol: proto,
         payload_len: ip_len.saturating_sub(hl),
-        ttl: rec.ttl.unwrap_or(0),
+        ttl: rec.ttl.unwrap_or(DEFAULT_TTL),
         tos,
         ident: rec.id.unwrap_or(0),
         dont_frag: fragword & IP_DF != 0,
@@ -1220,10 +1264,13 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
         ip.emit(&mut h);
         if ip_len < hl {
             h.set_total_len(ip_len as u16);
-            h.fill_checksum();
         }
-        if let Some(s) = rec.sum {
-            h.set_checksum(s);
+        // Click sets the IP checksum only with CHECKSUM (which overrides
+        // an `ip_sum` the line gives).
+        if opts.checksum {
+            h.fill_checksum();
+        } else {
+            h.set_checksum(rec.sum.unwrap_or(0));
         }
     }
 
@@ -1329,8 +1376,17 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
         }
     }
 
+    // An IP length ending inside the transport header cuts it there.
+    let mut total = total;
+    if th_kept < th.len() && payload.is_empty() {
+        total = total.min(hl + th_kept);
+        data.truncate(total);
+    }
     let mut p = Packet::with_room(rclick_core::packet::DEFAULT_HEADROOM, &data, 0);
     p.set_network_header(0, hl);
+    if ip_len > total {
+        p.set_anno_bytes(anno::EXTRA_LENGTH, &((ip_len - total) as u32).to_ne_bytes());
+    }
     p.set_dst_ip_anno(dst);
     p.set_timestamp_anno(record_timestamp(rec));
     if let Some(l) = rec.link {
@@ -1438,6 +1494,12 @@ impl<'a> PacketView<'a> {
             v.bad = Some("truncated IP header capture".into());
             return v;
         }
+        // A capture shorter than the IP length that the extra length
+        // annotation does not account for (Click's "careful" check).
+        let have = nh.len() as u64 + u64::from(v.extra_length());
+        if have < ip_len as u64 {
+            v.bad = Some(format!("truncated IP missing {}", ip_len as u64 - have));
+        }
         if h.frag_offset() == 0 {
             if let (Some(th), Some(toff)) = (p.transport_header(), p.transport_offset()) {
                 if toff >= off {
@@ -1445,28 +1507,65 @@ impl<'a> PacketView<'a> {
                     v.th_fixed = Some(Captured::new(th));
                 }
             }
-            let tlen = v.th.map_or(0, |t| t.len());
-            let trunc = |name: &str| {
-                if h.more_frags() {
-                    format!("fragmented {name} header")
-                } else {
-                    format!("truncated {name} header")
-                }
-            };
-            match h.protocol() {
-                PROTO_TCP
-                    if tlen < tcp::MIN_HEADER_LEN
-                        || v.th
-                            .is_some_and(|t| tlen < TcpHeader::new_unchecked(t).header_len()) =>
-                {
-                    v.bad = Some(trunc("TCP"))
-                }
-                PROTO_UDP if tlen < udp::HEADER_LEN => v.bad = Some(trunc("UDP")),
-                PROTO_ICMP if tlen < 4 => v.bad = Some(trunc("ICMP")),
-                _ => {}
-            }
         }
         v
+    }
+
+    /// Click's `!bad` message for a field the packet is too short to hold
+    /// (the first such field of a line names the problem), or `None`
+    /// when the field is there or belongs to another protocol.
+    pub fn missing(&self, f: Field) -> Option<String> {
+        let ip = self.iph(ipv4::MIN_HEADER_LEN)?;
+        let proto = ip.protocol();
+        let tcp_off = || {
+            self.th_fixed
+                .as_ref()
+                .and_then(|t| t.upto(13))
+                .map_or(13, |t| TcpHeader::new_unchecked(t).header_len().max(13))
+        };
+        let (name, need) = match f {
+            Field::Sport | Field::Dport if matches!(proto, PROTO_TCP | PROTO_UDP) => {
+                ("TCP/UDP", if f == Field::Sport { 2 } else { 4 })
+            }
+            Field::TcpSeq if proto == PROTO_TCP => ("TCP", 8),
+            Field::TcpAck if proto == PROTO_TCP => ("TCP", 12),
+            Field::TcpFlags | Field::TcpOff if proto == PROTO_TCP => ("TCP", 14),
+            Field::TcpWindow if proto == PROTO_TCP => ("TCP", 16),
+            Field::TcpUrp if proto == PROTO_TCP => ("TCP", 20),
+            Field::TcpOpt | Field::TcpNtopt | Field::TcpSack if proto == PROTO_TCP => {
+                ("TCP", tcp_off())
+            }
+            Field::UdpLen if proto == PROTO_UDP => ("UDP", 6),
+            Field::IcmpType | Field::IcmpTypeName if proto == PROTO_ICMP => ("ICMP", 1),
+            Field::IcmpCode | Field::IcmpCodeName if proto == PROTO_ICMP => ("ICMP", 2),
+            // The identifier and sequence number only for types that have
+            // them, the MTU only for "fragmentation needed".
+            Field::IcmpFlowid | Field::IcmpSeq
+                if proto == PROTO_ICMP
+                    && self.icmp(1).is_some_and(|i| icmp_has_flow(i.icmp_type())) =>
+            {
+                ("ICMP", if f == Field::IcmpFlowid { 6 } else { 8 })
+            }
+            Field::IcmpNextmtu
+                if proto == PROTO_ICMP
+                    && self.icmp(2).is_some_and(|i| {
+                        i.icmp_type() == ICMP_UNREACH && i.code() == ICMP_UNREACH_NEEDFRAG
+                    }) =>
+            {
+                ("ICMP", 8)
+            }
+            _ => return None,
+        };
+        if ip.frag_offset() != 0 {
+            return Some(format!("fragmented {name} header"));
+        }
+        let tlen = self.th.map_or(0, |t| t.len());
+        if tlen >= need {
+            return None;
+        }
+        // Click zeroes the extra length of a packet with a good IP header
+        // before this test, so a truncated header is never "capture" here.
+        Some(format!("truncated {name} header"))
     }
 
     /// The IPv4 header, when the capture holds its bytes up to `need`.
@@ -1523,9 +1622,15 @@ impl<'a> PacketView<'a> {
         if ip.frag_offset() == 0 {
             let tlen = self.p.len().saturating_sub(toff);
             match ip.protocol() {
-                PROTO_TCP if tlen >= 13 => {
-                    let t = Captured::new(&self.p.data()[toff..]);
-                    let thl = TcpHeader::new_unchecked(&t.bytes[..]).header_len();
+                PROTO_TCP => {
+                    // Without the data offset, a header without options
+                    // (as Click).
+                    let thl = if tlen >= 13 {
+                        let t = Captured::new(&self.p.data()[toff..]);
+                        TcpHeader::new_unchecked(&t.bytes[..]).header_len()
+                    } else {
+                        tcp::MIN_HEADER_LEN
+                    };
                     if off + thl <= nlen || ip_len == 0 {
                         off += thl;
                     }
@@ -1544,8 +1649,14 @@ impl<'a> PacketView<'a> {
         let ts = self.p.timestamp_anno();
         Some(match f {
             Field::None => return None,
-            Field::Timestamp => format!("{ts}"),
-            Field::NTimestamp => format!("{ts:#}"),
+            // A negative time as Click writes it: `-0.900000`.
+            Field::Timestamp => {
+                if ts < Timestamp::default() {
+                    format!("-{}", Timestamp::default() - ts)
+                } else {
+                    format!("{ts}")
+                }
+            }
             Field::TsSec => ts.sec().to_string(),
             Field::TsUsec => (ts.subsec_nanos() / 1000).to_string(),
             Field::TsUsec1 => (ts.sec() * 1_000_000 + ts.subsec_nanos() / 1000).to_string(),
@@ -1634,6 +1745,7 @@ impl<'a> PacketView<'a> {
             Field::TcpFlags => unparse_tcp_flags(self.tcp(14)?.flags_with_ns()),
             Field::TcpWindow => self.tcp(16)?.window().to_string(),
             Field::TcpUrp => self.tcp(20)?.urgent().to_string(),
+            Field::TcpOff => self.tcp(13)?.header_len().to_string(),
             Field::TcpOpt | Field::TcpNtopt | Field::TcpSack => {
                 if self.tcp(13)?.header_len() <= tcp::MIN_HEADER_LEN {
                     return Some(".".into());
@@ -1646,7 +1758,13 @@ impl<'a> PacketView<'a> {
                 };
                 unparse_tcp_opt(t.options(), mask)
             }
-            Field::UdpLen => self.udp(6)?.len().to_string(),
+            // Click's udp_len is UDP's only (not UDP-Lite's).
+            Field::UdpLen => {
+                if self.proto()? != PROTO_UDP {
+                    return None;
+                }
+                self.udp(6)?.len().to_string()
+            }
             Field::IcmpType => self.icmp(1)?.icmp_type().to_string(),
             Field::IcmpCode => self.icmp(2)?.code().to_string(),
             Field::IcmpTypeName => {
@@ -1690,6 +1808,22 @@ impl<'a> PacketView<'a> {
                 let end = (off + len).min(d.len());
                 cp_quote(&d[off..end])
             }
+            Field::PayloadMd5 | Field::PayloadMd5Hex => {
+                let (off, len) = self.payload_info();
+                let d = self.p.data();
+                let off = off.min(d.len());
+                // Only a payload wholly captured has a digest.
+                if off + len > d.len() {
+                    return None;
+                }
+                let end = off + len;
+                let digest: [u8; 16] = md5::Md5::digest(&d[off..end]).into();
+                if f == Field::PayloadMd5Hex {
+                    digest.iter().map(|b| format!("{b:02x}")).collect()
+                } else {
+                    md5_text_digest(&digest)
+                }
+            }
             Field::Count => {
                 let e = u32::from_ne_bytes(self.p.anno_bytes::<4>(anno::EXTRA_PACKETS));
                 (u64::from(e) + 1).to_string()
@@ -1705,6 +1839,28 @@ impl<'a> PacketView<'a> {
             }
         })
     }
+}
+
+/// Click's text form of an MD5 digest: 22 characters, each six bits of
+/// the digest taken least significant bit first, from the alphabet
+/// `a-z A-Z 0-9 _ @`.
+pub fn md5_text_digest(digest: &[u8; 16]) -> String {
+    const ALPHABET: &[u8; 64] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@";
+    let mut out = String::with_capacity(22);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &b in digest {
+        acc |= u32::from(b) << bits;
+        bits += 8;
+        while bits >= 6 {
+            out.push(char::from(ALPHABET[(acc & 63) as usize]));
+            acc >>= 6;
+            bits -= 6;
+        }
+    }
+    if bits > 0 {
+        out.push(char::from(ALPHABET[(acc & 63) as usize]));
+    }
+    out
 }
 
 /// One dump line (without the newline) for `p`.

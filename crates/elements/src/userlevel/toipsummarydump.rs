@@ -20,7 +20,7 @@
 //! canonical names. FromIPSummaryDump reads such files back.
 //!
 //! The fields and their formats are Click's: `timestamp` (`ts`,
-//! `SEC.USEC`), `ntimestamp` (`SEC.NSEC`), `ts_sec`, `ts_usec`, `ts_usec1`,
+//! `SEC.USEC`; `ntimestamp` is the same, as in Click 2.1), `ts_sec`, `ts_usec`, `ts_usec1`,
 //! `first_timestamp`, `ip_src` (`src`), `ip_dst` (`dst`), `ip_tos`,
 //! `ip_dscp`, `ip_ecn` (`no`, `ect1`, `ect2`, `ce`), `ip_ttl`, `ip_frag`
 //! (`F` first fragment, `f` later fragment, `!` don't fragment, `.`),
@@ -29,11 +29,15 @@
 //! (`len`), `ip_capture_len`, `ip_opt` (`rr{...}`, `lsrr{...}`, `ts{...}`,
 //! `N=B:B`; `.` for none), `sport`, `dport`, `tcp_seq`, `tcp_ack`,
 //! `tcp_flags` (`FSRPAUECN` letters, `.` for none), `tcp_window`,
-//! `tcp_urp`, `tcp_opt` (`mss1460;sackok;ts1:2;wscale7;sack1-2`),
+//! `tcp_urp`, `tcp_off` (TCP header length in bytes), `tcp_opt`
+//! (`mss1460;sackok;ts1:2;wscale7;sack1-2`),
 //! `tcp_ntopt` (without timestamps), `tcp_sack`, `udp_len`, `icmp_type`,
 //! `icmp_code`, `icmp_type_name`, `icmp_code_name`, `icmp_flowid`,
 //! `icmp_seq`, `icmp_nextmtu`, `payload_len`, `payload` (a double-quoted C
-//! string), `count` (1 + extra packets annotation), `link` (paint),
+//! string), `payload_md5` (the payload's MD5 digest in Click's 22-character
+//! text form: six bits per character, least significant first, from
+//! `a-z A-Z 0-9 _ @`), `payload_md5_hex` (the digest in hex; both `-` when
+//! the payload is not wholly captured), `count` (1 + extra packets annotation), `link` (paint),
 //! `direction` (`>` for paint 0, `<` for 1), `aggregate`. A space in a
 //! field name is read as `_`, and a name without `_` also matches
 //! `ip_NAME`. An unknown field is a configuration error.
@@ -49,8 +53,12 @@
 //! - **BANNER** (string): write `!creator "BANNER"`.
 //! - **MULTIPACKET** (boolean): when CONTENTS has no `count`, write a
 //!   packet with extra packets annotation N as N+1 lines. Default false.
-//! - **BAD_PACKETS** (boolean): write `!bad MESSAGE` lines instead of
-//!   fields for packets with bad IP, TCP or UDP headers. Default false.
+//! - **BAD_PACKETS** (boolean): before the line of a packet with a bad IP
+//!   header, or too short for a field the line wants, write a `!bad
+//!   MESSAGE` line saying why (`IP version 6`, `truncated IP missing 16`,
+//!   `truncated TCP header`, `truncated TCP/UDP header capture`,
+//!   `fragmented ICMP header`, ...: the first problem found). The line
+//!   follows, with `-` for the fields the packet lacks. Default false.
 //! - **CAREFUL_TRUNC** (boolean): accepted for compatibility. Default true.
 //! - **BINARY** (boolean): binary dumps are not supported; true is an
 //!   error.
@@ -115,15 +123,20 @@ impl ToIPSummaryDump {
         }
         let mut text = String::new();
         if self.bad_packets {
-            if let Some(bad) = PacketView::new(p).bad {
+            let view = PacketView::new(p);
+            let bad = view
+                .bad
+                .clone()
+                .or_else(|| self.fields.iter().find_map(|f| view.missing(*f)));
+            if let Some(bad) = bad {
                 text.push_str("!bad ");
                 text.push_str(&bad);
                 text.push('\n');
             }
         }
         let mut lines = 1u64;
-        if text.is_empty() {
-            text = format_line(p, &self.fields);
+        {
+            text.push_str(&format_line(p, &self.fields));
             text.push('\n');
             if self.multipacket {
                 let extra = u32::from_ne_bytes(p.anno_bytes::<4>(anno::EXTRA_PACKETS));

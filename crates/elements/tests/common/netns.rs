@@ -448,7 +448,7 @@ impl Drop for Running {
 macro_rules! skip_if {
     ($reason:expr) => {
         if let Some(why) = $reason {
-            eprintln!("skipping: {why}");
+            eprintln!("SKIP: {why}");
             return;
         }
     };
