@@ -77,6 +77,7 @@ pub enum Field {
     PayloadMd5Hex,
     Count,
     Link,
+    Paint,
     Direction,
     Aggregate,
 }
@@ -129,6 +130,7 @@ const FIELDS: &[(&str, Field)] = &[
     ("payload_md5_hex", Field::PayloadMd5Hex),
     ("count", Field::Count),
     ("link", Field::Link),
+    ("paint", Field::Paint),
     ("direction", Field::Direction),
     ("aggregate", Field::Aggregate),
 ];
@@ -635,7 +637,8 @@ pub fn parse_field(
             rec.payload = Some(bytes);
         }
         Field::Count => rec.count = Some(u32v(s)?),
-        Field::Link => rec.link = Some(u8v(s)?),
+        // Both the PAINT annotation, as in Click.
+        Field::Link | Field::Paint => rec.link = Some(u8v(s)?),
         Field::Direction => {
             rec.link = Some(match s {
                 ">" => 0,
@@ -1828,7 +1831,7 @@ impl<'a> PacketView<'a> {
                 let e = u32::from_ne_bytes(self.p.anno_bytes::<4>(anno::EXTRA_PACKETS));
                 (u64::from(e) + 1).to_string()
             }
-            Field::Link => self.p.paint_anno().to_string(),
+            Field::Link | Field::Paint => self.p.paint_anno().to_string(),
             Field::Direction => match self.p.paint_anno() {
                 0 => ">".into(),
                 1 => "<".into(),
