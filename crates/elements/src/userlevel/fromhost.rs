@@ -65,7 +65,7 @@ use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Interest, Packet
 
 use super::fromdump::force_ip;
 use super::pcap::dlt;
-use super::tuntap::{open_tap, setup_iface, IfaceSetup, TapShared};
+use super::tuntap::{add_default_route, open_tap, read_frame, setup_iface, IfaceSetup, TapShared};
 
 pub struct FromHost {
     dev_name: String,
@@ -118,21 +118,10 @@ impl FromHost {
         let fd = self.fd.as_ref()?.as_raw_fd();
         // Room for an Ethernet header with one VLAN tag.
         let cap = self.mtu as usize + 18;
-        let mut p = Packet::with_room(self.headroom, &[], cap);
-        let buf = p.put(cap)?;
-        // SAFETY: `buf` is writable for `buf.len()` bytes.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::EAGAIN) {
-                    ctx.chatter(&format!("FromHost({}): read: {e}", self.ifname));
-                }
-            }
-            return None;
-        }
-        p.take(cap - n as usize);
-        Some(p)
+        read_frame(fd, self.headroom, cap)
+            .map_err(|e| ctx.chatter(&format!("FromHost({}): read: {e}", self.ifname)))
+            .ok()
+            .flatten()
     }
 }
 
@@ -205,15 +194,7 @@ impl Element for FromHost {
         };
         setup_iface(&name, &setup)?;
         if let Some(gw) = self.gateway {
-            let status = std::process::Command::new("ip")
-                .args(["route", "replace", "default", "via"])
-                .arg(gw.to_string())
-                .args(["dev", &name])
-                .status()
-                .map_err(|e| format!("{name}: ip route: {e}"))?;
-            if !status.success() {
-                return Err(format!("{name}: adding the default route via {gw} failed").into());
-            }
+            add_default_route(&name, gw)?;
         }
         ctx.add_select(fd.as_raw_fd(), Interest::READ);
         self.shared.set(fd.as_raw_fd());

@@ -73,7 +73,7 @@ use rclick_core::{
 
 use super::fromdump::force_ip;
 use super::pcap::dlt;
-use super::tuntap::{open_tuntap, setup_iface, IfaceSetup};
+use super::tuntap::{add_default_route, open_tuntap, read_frame, setup_iface, IfaceSetup};
 use crate::ip::address::{parse_ether_arg, parse_ipv4_arg, parse_ipv4_prefix_arg};
 use rclick_core::conf::Ipv4Prefix;
 
@@ -138,21 +138,10 @@ impl KernelTun {
         // Room for a frame of MTU bytes behind an Ethernet header with one
         // VLAN tag.
         let cap = self.mtu as usize + 18;
-        let mut p = Packet::with_room(self.headroom, &[], cap);
-        let buf = p.put(cap)?;
-        // SAFETY: `buf` is writable for `buf.len()` bytes.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::EAGAIN) {
-                    ctx.chatter(&format!("{}({}): read: {e}", self.class(), self.ifname));
-                }
-            }
-            return None;
-        }
-        p.take(cap - n as usize);
-        Some(p)
+        read_frame(fd, self.headroom, cap)
+            .map_err(|e| ctx.chatter(&format!("{}({}): read: {e}", self.class(), self.ifname)))
+            .ok()
+            .flatten()
     }
 
     /// Hands `batch` to the host.
@@ -259,15 +248,7 @@ impl Element for KernelTun {
         };
         setup_iface(&name, &setup)?;
         if let Some(gw) = self.gateway {
-            let status = std::process::Command::new("ip")
-                .args(["route", "replace", "default", "via"])
-                .arg(gw.to_string())
-                .args(["dev", &name])
-                .status()
-                .map_err(|e| format!("{name}: ip route: {e}"))?;
-            if !status.success() {
-                return Err(format!("{name}: adding the default route via {gw} failed").into());
-            }
+            add_default_route(&name, gw)?;
         }
         ctx.add_select(fd.as_raw_fd(), Interest::READ);
         self.fd = Some(fd);

@@ -9,6 +9,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
+use rclick_core::Packet;
+
 /// The TAP descriptor of one FromHost, shared with ToHost elements: set
 /// when FromHost opens the device, -1 before and after.
 #[derive(Debug)]
@@ -169,6 +171,48 @@ pub fn setup_iface(name: &str, setup: &IfaceSetup) -> Result<(), String> {
     ioctl(fd, libc::SIOCSIFFLAGS as libc::c_ulong, &mut ifr)
         .map_err(|e| format!("{name}: bringing up: {e}"))?;
     Ok(())
+}
+
+/// Makes `gateway` the default route through device `name` (FromHost's
+/// and KernelTun's GATEWAY), with the `ip` tool as Click does.
+pub fn add_default_route(name: &str, gateway: Ipv4Addr) -> Result<(), String> {
+    let status = std::process::Command::new("ip")
+        .args(["route", "replace", "default", "via"])
+        .arg(gateway.to_string())
+        .args(["dev", name])
+        .status()
+        .map_err(|e| format!("{name}: ip route: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name}: adding the default route via {gateway} failed"
+        ))
+    }
+}
+
+/// Reads one frame of at most `cap` bytes from a TUN/TAP descriptor into
+/// a packet with `headroom`. `Ok(None)` when nothing is waiting.
+pub fn read_frame(fd: RawFd, headroom: usize, cap: usize) -> io::Result<Option<Packet>> {
+    let mut p = Packet::with_room(headroom, &[], cap);
+    let Some(buf) = p.put(cap) else {
+        return Ok(None);
+    };
+    // SAFETY: `buf` is writable for `buf.len()` bytes.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return if e.raw_os_error() == Some(libc::EAGAIN) {
+            Ok(None)
+        } else {
+            Err(e)
+        };
+    }
+    if n == 0 {
+        return Ok(None);
+    }
+    p.take(cap - n as usize);
+    Ok(Some(p))
 }
 
 #[cfg(test)]
