@@ -1,7 +1,7 @@
 //! Push and pull: resolving agnostic ports and checking every connection
 //! (the paper's Figure 4).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use rclick_lang::{Connection, Diagnostic};
 
@@ -13,22 +13,46 @@ use crate::ports::{FlowCode, Mode, Processing};
 /// agnostic elements' flow codes until nothing changes; leftovers are push.
 /// The resolved modes are stored in `core.info` even when there are
 /// errors.
+///
+/// Propagation is a worklist: a port that takes a mode revisits only its
+/// own connections and element, so resolution is linear in the ports and
+/// connections (a pass-until-nothing-changes loop is quadratic on a long
+/// chain of agnostic elements).
 pub(super) fn resolve_processing(core: &mut RouterCore) -> Result<(), Vec<Diagnostic>> {
     let (procs, flows) = parse_codes(core)?;
-    let mut errors = Vec::new();
     let mut modes = PortModes::new(&core.info, &procs);
     let conns = core.spec.connections.clone();
-    modes.propagate(&conns, &flows, &core.info, &mut errors);
+    let links = PortLinks::new(&core.info, &conns);
+    let mut work: VecDeque<Work> = (0..conns.len())
+        .map(Work::Across)
+        .chain((0..core.info.len()).map(Work::Through))
+        .collect();
+    let mut mixed_errors = Vec::new();
+    let mut prop = Propagation {
+        conns: &conns,
+        links: &links,
+        flows: &flows,
+        info: &core.info,
+        errors: &mut mixed_errors,
+    };
+    modes.propagate(&mut work, &mut prop);
     // Leftover agnostic ports become push, one at a time, each followed
-    // by propagation so linked ports agree.
-    while let Some((i, is_input, p)) = modes.first_agnostic() {
+    // by propagation so linked ports agree. Ports never become agnostic
+    // again, so the search resumes where it stopped.
+    let mut cursor = 0;
+    while let Some((i, is_input, p)) = modes.next_agnostic(&mut cursor) {
         if is_input {
             modes.inputs[i][p] = Mode::Push;
         } else {
             modes.outputs[i][p] = Mode::Push;
         }
-        modes.propagate(&conns, &flows, &core.info, &mut errors);
+        links.revisit(i, is_input, p, &mut work);
+        modes.propagate(&mut work, &mut prop);
     }
+    // One report per element, in element order whatever order the
+    // worklist found them in.
+    mixed_errors.sort_by_key(|(i, _)| *i);
+    let mut errors: Vec<Diagnostic> = mixed_errors.into_iter().map(|(_, d)| d).collect();
     // Like Click: conflicts on real connections first, then agnostic
     // elements in mixed context (Click checks those through fake
     // connections placed after the real ones), and port reuse only when
@@ -82,6 +106,70 @@ fn parse_codes(core: &RouterCore) -> Result<(Vec<Processing>, Vec<FlowCode>), Ve
     ))
 }
 
+/// A step of propagation: look across a connection, or through an
+/// element's flow code.
+#[derive(Clone, Copy)]
+enum Work {
+    Across(usize),
+    Through(usize),
+}
+
+/// The connections at each port, so that a port that takes a mode revisits
+/// only what it touches.
+struct PortLinks {
+    /// at_output[e][port], at_input[e][port]: connection indices.
+    at_output: Vec<Vec<Vec<usize>>>,
+    at_input: Vec<Vec<Vec<usize>>>,
+}
+
+impl PortLinks {
+    fn new(info: &[ElementInfo], conns: &[Connection]) -> Self {
+        let mut at_output: Vec<Vec<Vec<usize>>> =
+            info.iter().map(|x| vec![Vec::new(); x.noutputs]).collect();
+        let mut at_input: Vec<Vec<Vec<usize>>> =
+            info.iter().map(|x| vec![Vec::new(); x.ninputs]).collect();
+        for (ci, c) in conns.iter().enumerate() {
+            if let Some(v) = at_output
+                .get_mut(c.from)
+                .and_then(|e| e.get_mut(c.from_port))
+            {
+                v.push(ci);
+            }
+            if let Some(v) = at_input.get_mut(c.to).and_then(|e| e.get_mut(c.to_port)) {
+                v.push(ci);
+            }
+        }
+        PortLinks {
+            at_output,
+            at_input,
+        }
+    }
+
+    /// Queues what a port of element `e` that just took a mode affects:
+    /// its connections and its element.
+    fn revisit(&self, e: usize, is_input: bool, port: usize, work: &mut VecDeque<Work>) {
+        let side = if is_input {
+            &self.at_input
+        } else {
+            &self.at_output
+        };
+        if let Some(cs) = side.get(e).and_then(|ports| ports.get(port)) {
+            work.extend(cs.iter().map(|&c| Work::Across(c)));
+        }
+        work.push_back(Work::Through(e));
+    }
+}
+
+/// What propagation reads, and where it reports agnostic elements in mixed
+/// context (with the element's index, to sort them).
+struct Propagation<'a> {
+    conns: &'a [Connection],
+    links: &'a PortLinks,
+    flows: &'a [FlowCode],
+    info: &'a [ElementInfo],
+    errors: &'a mut Vec<(usize, Diagnostic)>,
+}
+
 /// Every port's mode while resolution runs.
 struct PortModes {
     /// inputs[e][port], outputs[e][port]: the mode so far.
@@ -129,56 +217,36 @@ impl PortModes {
         Some((o, i))
     }
 
-    /// Spreads modes across connections and through agnostic elements
-    /// until nothing changes.
-    fn propagate(
-        &mut self,
-        conns: &[Connection],
-        flows: &[FlowCode],
-        info: &[ElementInfo],
-        errors: &mut Vec<Diagnostic>,
-    ) {
-        loop {
-            let mut changed = self.across_connections(conns);
-            for (i, flow) in flows.iter().enumerate() {
-                changed |= self.through_element(i, flow, info, errors);
-            }
-            if !changed {
-                break;
-            }
-        }
-    }
-
-    /// One pass over the connections: an agnostic end takes the mode of a
-    /// decided other end. Returns whether anything changed.
-    fn across_connections(&mut self, conns: &[Connection]) -> bool {
-        let mut changed = false;
-        for c in conns {
-            let Some((o, i)) = self.ends(c) else {
-                continue;
-            };
-            if o == Mode::Agnostic && i != Mode::Agnostic {
-                self.outputs[c.from][c.from_port] = i;
-                changed = true;
-            } else if i == Mode::Agnostic && o != Mode::Agnostic {
-                self.inputs[c.to][c.to_port] = o;
-                changed = true;
+    /// Runs the worklist until it is empty: an agnostic end of a
+    /// connection takes the mode of a decided other end, and inside an
+    /// element agnostic ports linked by its flow code share a mode. Every
+    /// port that takes a mode queues what it touches.
+    fn propagate(&mut self, work: &mut VecDeque<Work>, prop: &mut Propagation) {
+        while let Some(w) = work.pop_front() {
+            match w {
+                Work::Across(ci) => {
+                    let c = &prop.conns[ci];
+                    let Some((o, i)) = self.ends(c) else {
+                        continue;
+                    };
+                    if o == Mode::Agnostic && i != Mode::Agnostic {
+                        self.outputs[c.from][c.from_port] = i;
+                        prop.links.revisit(c.from, false, c.from_port, work);
+                    } else if i == Mode::Agnostic && o != Mode::Agnostic {
+                        self.inputs[c.to][c.to_port] = o;
+                        prop.links.revisit(c.to, true, c.to_port, work);
+                    }
+                }
+                Work::Through(e) => self.through_element(e, work, prop),
             }
         }
-        changed
     }
 
     /// Inside element `i`, agnostic ports linked by its flow code share a
     /// mode; linked ports decided differently are an error (reported once
-    /// per element). Returns whether anything changed.
-    fn through_element(
-        &mut self,
-        i: usize,
-        flow: &FlowCode,
-        info: &[ElementInfo],
-        errors: &mut Vec<Diagnostic>,
-    ) -> bool {
-        let mut changed = false;
+    /// per element). Each port that takes a mode is revisited.
+    fn through_element(&mut self, i: usize, work: &mut VecDeque<Work>, prop: &mut Propagation) {
+        let flow = &prop.flows[i];
         for ip in 0..self.inputs[i].len() {
             if !self.input_agnostic[i][ip] {
                 continue;
@@ -193,45 +261,45 @@ impl PortModes {
                 }
                 if a == Mode::Agnostic {
                     self.inputs[i][ip] = b;
-                    changed = true;
+                    prop.links.revisit(i, true, ip, work);
                 } else if b == Mode::Agnostic {
                     self.outputs[i][op] = a;
-                    changed = true;
+                    prop.links.revisit(i, false, op, work);
                 } else if self.mixed.insert(i) {
+                    let info = &prop.info[i];
                     // Click names no landmark here; the rich form does.
-                    errors.push(
+                    prop.errors.push((
+                        i,
                         diag(
-                            &info[i].landmark,
+                            &info.landmark,
                             format!(
                                 "agnostic {} in mixed context: {} input {ip}, {} output {op}",
-                                elem_desc(&info[i]),
+                                elem_desc(info),
                                 a.name(),
                                 b.name()
                             ),
                         )
                         .without_plain_landmark(),
-                    );
+                    ));
                 }
             }
         }
-        changed
     }
 
-    /// The first port still agnostic, in element order, inputs before
-    /// outputs: `(element, is_input, port)`.
-    fn first_agnostic(&self) -> Option<(usize, bool, usize)> {
-        (0..self.inputs.len()).find_map(|i| {
-            self.inputs[i]
-                .iter()
-                .position(|m| *m == Mode::Agnostic)
-                .map(|p| (i, true, p))
-                .or_else(|| {
-                    self.outputs[i]
-                        .iter()
-                        .position(|m| *m == Mode::Agnostic)
-                        .map(|p| (i, false, p))
-                })
-        })
+    /// The next port still agnostic at or after element `*cursor`, in
+    /// element order, inputs before outputs: `(element, is_input, port)`.
+    fn next_agnostic(&self, cursor: &mut usize) -> Option<(usize, bool, usize)> {
+        while *cursor < self.inputs.len() {
+            let i = *cursor;
+            if let Some(p) = self.inputs[i].iter().position(|m| *m == Mode::Agnostic) {
+                return Some((i, true, p));
+            }
+            if let Some(p) = self.outputs[i].iter().position(|m| *m == Mode::Agnostic) {
+                return Some((i, false, p));
+            }
+            *cursor += 1;
+        }
+        None
     }
 
     /// Records the resolved modes, and which ports were agnostic, in `info`.
