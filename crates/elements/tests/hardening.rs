@@ -66,3 +66,56 @@ fn a_hundred_thousand_element_router_initializes_quickly() {
     assert_eq!(r.nelements(), n + 2);
     assert!(took.as_secs() < 60, "{took:?}");
 }
+
+/// Patterns nested 10,000 deep overflowed the stack and aborted the
+/// process, a running router too when sent as `hotconfig` (issue 13 item
+/// 1): now a clear error, and long runs of `not`/`!` cost no stack.
+#[test]
+fn deeply_nested_patterns_are_refused_not_fatal() {
+    let deep = format!("allow {}tcp{}", "(".repeat(10_000), ")".repeat(10_000));
+    for class in ["IPFilter", "IPClassifier"] {
+        let pattern = if class == "IPFilter" {
+            deep.clone()
+        } else {
+            deep["allow ".len()..].to_string()
+        };
+        let err = config_error(&format!("Idle -> {class}({pattern}) -> Discard;"));
+        assert!(err.contains("nested too deeply"), "{class}: {err}");
+    }
+    // Just inside the limit still works.
+    let ok = format!("allow {}tcp{}", "(".repeat(200), ")".repeat(200));
+    assert!(try_from_config(&format!("Idle -> IPFilter({ok}) -> Discard;")).is_ok());
+    // 100,001 negations: an odd number, so `not tcp`.
+    let nots = format!("allow {}tcp", "not ".repeat(50_000) + &"! ".repeat(50_001));
+    let mut r = from_config(&format!(
+        "InfiniteSource(LIMIT 3, STOP true) -> IPFilter({nots}) -> c :: Counter -> Discard;"
+    ));
+    r.run_limited(100);
+    // InfiniteSource's data is not TCP: every packet passes `not tcp`.
+    assert_eq!(read(&mut r, "c.count"), "3");
+}
+
+/// The same pattern sent as a hot swap leaves the running router running.
+#[test]
+fn a_deeply_nested_hot_swap_leaves_the_router_running() {
+    let opts = rclick_core::RouterOptions {
+        hotswap: true,
+        ..Default::default()
+    };
+    let mut r = rclick_elements::testing::from_config_with(
+        "InfiniteSource -> c :: Counter -> Discard;",
+        &opts,
+    );
+    r.run_limited(10);
+    let deep = format!(
+        "InfiniteSource -> IPFilter(allow {}tcp{}) -> c :: Counter -> Discard;",
+        "(".repeat(10_000),
+        ")".repeat(10_000)
+    );
+    let err = r.write_handler("hotconfig", &deep).unwrap_err();
+    assert!(err.contains("nested too deeply"), "{err}");
+    let before: u64 = read(&mut r, "c.count").parse().unwrap();
+    r.run_limited(10);
+    let after: u64 = read(&mut r, "c.count").parse().unwrap();
+    assert!(after > before, "{before} -> {after}");
+}

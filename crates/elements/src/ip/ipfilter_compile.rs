@@ -504,9 +504,17 @@ struct Parser<'a> {
     names: &'a dyn Names,
     prev: Option<Prim>,
     warnings: Vec<String>,
+    /// Open parentheses and ternaries around the current position.
+    depth: usize,
 }
 
 type PResult<T> = Result<T, String>;
+
+/// How deeply a pattern may nest parentheses and `? :`. The parser and
+/// the compiler recurse once per level; a pattern nested 10,000 deep
+/// overflowed the stack and killed the process (a live router too, when
+/// sent as `hotconfig`). Real patterns nest a handful of levels.
+pub const MAX_PATTERN_DEPTH: usize = 256;
 
 fn is_stop(w: &str) -> bool {
     matches!(w, ")" | "||" | "or" | "?" | ":")
@@ -521,8 +529,21 @@ impl<'a> Parser<'a> {
         self.toks.get(self.pos + k).map(|s| s.as_str())
     }
 
-    /// expr ::= orexpr [ '?' expr ':' expr ]
+    /// expr ::= orexpr [ '?' expr ':' expr ], at most
+    /// [`MAX_PATTERN_DEPTH`] deep.
     fn expr(&mut self) -> PResult<Expr> {
+        if self.depth >= MAX_PATTERN_DEPTH {
+            return Err(format!(
+                "pattern nested too deeply (more than {MAX_PATTERN_DEPTH} levels)"
+            ));
+        }
+        self.depth += 1;
+        let e = self.expr_at_depth();
+        self.depth -= 1;
+        e
+    }
+
+    fn expr_at_depth(&mut self) -> PResult<Expr> {
         let c = self.orexpr()?;
         if self.peek() != Some("?") {
             return Ok(c);
@@ -595,10 +616,18 @@ impl<'a> Parser<'a> {
                 Expr::Const(false)
             }
             "not" | "!" => {
-                self.pos += 1;
-                return match self.factor(!negated)? {
+                // A run of negations is counted, not recursed into: any
+                // number of them costs no stack.
+                let mut negated = negated;
+                let mut last = w;
+                while let Some(n @ ("not" | "!")) = self.peek() {
+                    self.pos += 1;
+                    negated = !negated;
+                    last = n;
+                }
+                return match self.factor(negated)? {
                     Some(e) => Ok(Some(e)),
-                    None => Err(format!("missing factor after '{w}'")),
+                    None => Err(format!("missing factor after '{last}'")),
                 };
             }
             "(" => {
@@ -1422,6 +1451,7 @@ fn parse_pattern_words(
         names,
         prev: None,
         warnings: Vec::new(),
+        depth: 0,
     };
     let e = p.expr()?;
     if let Some(w) = p.peek() {
