@@ -119,3 +119,22 @@ fn a_deeply_nested_hot_swap_leaves_the_router_running() {
     let after: u64 = read(&mut r, "c.count").parse().unwrap();
     assert!(after > before, "{before} -> {after}");
 }
+
+/// A huge BURST (from the configuration or a `burst` write) kept the
+/// source's task in one run forever, so nothing else ever ran (issue 13
+/// item 3). A task run now sends at most MAX_SOURCE_BURST_PER_RUN
+/// packets, so a few scheduler iterations return (they never did).
+#[test]
+fn a_huge_burst_cannot_monopolize_the_router() {
+    const BOUND: usize = 1 << 24;
+    let mut r = from_config("s :: InfiniteSource(BURST 4294967295) -> c :: Counter -> Discard;");
+    r.run_limited(3);
+    let sent: usize = read(&mut r, "c.count").parse().unwrap();
+    assert!(sent > 0 && sent < BOUND, "{sent}");
+
+    let mut r = from_config("s :: InfiniteSource(BURST 1) -> c :: Counter -> Discard;");
+    r.write_handler("s.burst", "4294967295").unwrap();
+    r.run_limited(3);
+    let sent: usize = read(&mut r, "c.count").parse().unwrap();
+    assert!(sent > 0 && sent < BOUND, "{sent}");
+}

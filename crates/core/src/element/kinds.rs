@@ -416,16 +416,24 @@ macro_rules! element_kind {
     };
 }
 
+/// The most packets a source sends in one task run, whatever its BURST:
+/// a BURST of 4294967295 (a configuration or a `burst` handler write)
+/// otherwise kept the task in one run forever, and nothing else (timers,
+/// the control socket, `stop`) ever ran. A longer burst continues in the
+/// next runs.
+pub const MAX_SOURCE_BURST_PER_RUN: usize = 16 * BATCH_CAPACITY;
+
 /// The task body of a [`Source`] that sends `burst` packets a run, as
 /// Click's sources with a BURST do, even when the burst is longer than a
 /// batch: it goes out in as many batches as it takes, all in this run (the
-/// room downstream is checked once, as Click checks it once per run).
+/// room downstream is checked once, as Click checks it once per run), up
+/// to [`MAX_SOURCE_BURST_PER_RUN`].
 #[inline]
 pub fn source_run_burst<E: Source + ?Sized>(e: &mut E, burst: usize, ctx: &mut Ctx) -> bool {
     if !e.source_task().has_room(ctx) {
         return false;
     }
-    let mut left = burst;
+    let mut left = burst.min(MAX_SOURCE_BURST_PER_RUN);
     let mut sent = false;
     while left > 0 {
         let Some(batch) = e.generate(left.min(BATCH_CAPACITY), ctx) else {
