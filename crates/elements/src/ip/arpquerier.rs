@@ -44,7 +44,10 @@
 //! ## Keywords
 //! - **CAPACITY** (unsigned): held packets in total; 0 unlimited. Default
 //!   2048.
-//! - **ENTRY_CAPACITY** (unsigned): entries; 0 unlimited. Default 0.
+//! - **ENTRY_CAPACITY** (unsigned): entries; 0 unlimited. Default 65536
+//!   (Click's default is 0: then traffic to a million unresolved
+//!   addresses holds a million entries, about 340 MB, for TIMEOUT; a
+//!   bound is what Linux keeps on its neighbour table too, `gc_thresh3`).
 //! - **ENTRY_PACKET_CAPACITY** (unsigned): held packets per entry; 0
 //!   unlimited. Default 0.
 //! - **CAPACITY_SLIM_FACTOR** (unsigned, not 0): default 2.
@@ -77,7 +80,7 @@
 //! a -> Queue -> ToDevice(eth0);
 //! ```
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
@@ -134,10 +137,17 @@ impl Entry {
 const SEQ_BASE: u64 = 1 << 63;
 
 /// The ARP table (Click's ARPTable, owned by the querier).
+/// ENTRY_CAPACITY's default (see the element doc).
+const DEFAULT_ENTRY_CAPACITY: usize = 65536;
+
 struct Table {
     map: HashMap<Ipv4Addr, Entry>,
     /// (live_at, sequence) -> address, oldest first.
     ages: BTreeMap<(i64, u64), Ipv4Addr>,
+    /// The ages of the entries holding packets, oldest first: slimming
+    /// walks these instead of every entry (walking every entry per queued
+    /// packet made traffic to many unresolved hosts quadratic).
+    queued: BTreeSet<(i64, u64)>,
     /// Sequence numbers ordering entries of equal age: `seq` counts up
     /// from `SEQ_BASE` for entries placed after their equals, `front_seq`
     /// down from it for those placed before.
@@ -157,6 +167,7 @@ impl Default for Table {
         Table {
             map: HashMap::new(),
             ages: BTreeMap::new(),
+            queued: BTreeSet::new(),
             seq: SEQ_BASE,
             front_seq: SEQ_BASE,
             packet_count: 0,
@@ -176,10 +187,14 @@ impl Table {
             return;
         };
         self.ages.remove(&e.age);
+        let held = self.queued.remove(&e.age);
         self.seq += 1;
         e.live_at = live_at;
         e.age = (live_at.nanos(), self.seq);
         self.ages.insert(e.age, ip);
+        if held {
+            self.queued.insert(e.age);
+        }
     }
 
     /// Moves an entry back in age to `live_at`, ahead of the entries that
@@ -190,15 +205,20 @@ impl Table {
             return;
         };
         self.ages.remove(&e.age);
+        let held = self.queued.remove(&e.age);
         self.front_seq -= 1;
         e.live_at = live_at;
         e.age = (live_at.nanos(), self.front_seq);
         self.ages.insert(e.age, ip);
+        if held {
+            self.queued.insert(e.age);
+        }
     }
 
     fn remove(&mut self, ip: Ipv4Addr) {
         if let Some(e) = self.map.remove(&ip) {
             self.ages.remove(&e.age);
+            self.queued.remove(&e.age);
             self.packet_count -= e.queue.len();
             self.drops += e.queue.len() as u64;
         }
@@ -222,17 +242,23 @@ impl Table {
         }
         if self.capacity != 0 && self.packet_count > self.capacity {
             let slim_to = (self.capacity - self.capacity / self.slim_factor.max(1)).max(1);
-            let order: Vec<Ipv4Addr> = self.ages.values().copied().collect();
-            for ip in order {
-                if self.packet_count <= slim_to {
+            // The oldest entries' packets go first, as Click's walk of its
+            // age list drops them.
+            while self.packet_count > slim_to {
+                let Some(&age) = self.queued.first() else {
                     break;
-                }
-                if let Some(e) = self.map.get_mut(&ip) {
+                };
+                let entry = self.ages.get(&age).and_then(|ip| self.map.get_mut(ip));
+                if let Some(e) = entry {
                     while self.packet_count > slim_to && e.queue.pop_front().is_some() {
                         self.packet_count -= 1;
                         self.drops += 1;
                     }
+                    if !e.queue.is_empty() {
+                        break;
+                    }
                 }
+                self.queued.remove(&age);
             }
         }
     }
@@ -280,6 +306,7 @@ impl Table {
         e.polls_since_reply = 0;
         e.polled_at = Timestamp(now.nanos() - HZ_NS);
         let q = std::mem::take(&mut e.queue);
+        self.queued.remove(&e.age);
         self.packet_count -= q.len();
         q
     }
@@ -290,6 +317,7 @@ impl Table {
         }
         self.map.clear();
         self.ages.clear();
+        self.queued.clear();
         self.packet_count = 0;
     }
 }
@@ -318,6 +346,7 @@ impl Default for ARPQuerier {
             broadcast_poll: false,
             table: Table {
                 capacity: 2048,
+                entry_capacity: DEFAULT_ENTRY_CAPACITY,
                 slim_factor: 2,
                 timeout: 300 * HZ_NS,
                 ..Table::default()
@@ -500,6 +529,9 @@ impl ARPQuerier {
         };
         let like_ts = p.timestamp_anno();
         let like_vlan = p.anno_bytes::<2>(rclick_core::packet::anno::VLAN_TCI);
+        if e.queue.is_empty() {
+            t.queued.insert(e.age);
+        }
         e.queue.push_back(p);
         if e.allow_poll(now) {
             e.mark_poll(now);
