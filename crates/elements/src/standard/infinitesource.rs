@@ -49,7 +49,7 @@ use rclick_core::batch::BATCH_CAPACITY;
 use rclick_core::conf::{parse_bytes, parse_i64, Args};
 use rclick_core::element::kinds::source_run_burst;
 use rclick_core::element::{DataValue, Source, SourceTask};
-use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TaskId};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId, TaskId};
 
 /// Click's default InfiniteSource payload.
 pub const DEFAULT_DATA: &[u8] =
@@ -72,6 +72,10 @@ pub struct InfiniteSource {
     stop_asked: bool,
     /// END_CALL: handler and value.
     end_call: Option<(String, String)>,
+    /// Pulled, the empty notifier (as Click's): active while the source
+    /// is active and has packets left, so a puller sleeps at the LIMIT
+    /// instead of polling (which also froze simulated time).
+    empty: Option<SignalId>,
 }
 
 impl Default for InfiniteSource {
@@ -89,6 +93,7 @@ impl Default for InfiniteSource {
             source: SourceTask::default(),
             stop_asked: false,
             end_call: None,
+            empty: None,
         }
     }
 }
@@ -138,7 +143,19 @@ impl InfiniteSource {
         if self.active {
             self.source.wake(ctx);
         }
+        self.update_empty(ctx);
         Ok(())
+    }
+
+    /// The empty notifier follows whether a pull could get a packet.
+    fn update_empty(&self, ctx: &Ctx) {
+        if let Some(s) = self.empty {
+            if self.active && self.remaining() > 0 {
+                ctx.wake_signal(s);
+            } else {
+                ctx.sleep_signal(s);
+            }
+        }
     }
 }
 
@@ -208,6 +225,7 @@ impl Source for InfiniteSource {
             .min(self.remaining())
             .min(BATCH_CAPACITY);
         if n == 0 {
+            self.update_empty(ctx);
             if self.stop && self.limit >= 0 && !self.stop_asked {
                 ctx.please_stop();
                 // Pushing, the stop is asked once (a burst loop or a later
@@ -251,7 +269,7 @@ impl Element for InfiniteSource {
         "0/1"
     }
 
-    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         if let Some(d) = args.read_p::<Vec<u8>>("DATA") {
             self.data = d;
@@ -277,12 +295,19 @@ impl Element for InfiniteSource {
             return Err("BURST must be positive".into());
         }
         self.rebuild_prototype();
+        if self.empty.is_none() {
+            self.empty = Some(ctx.new_signal(self.active && self.remaining() > 0));
+        }
         Ok(())
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         self.source.initialize(ctx, 0, self.active);
         Ok(())
+    }
+
+    fn empty_notifier(&self) -> Option<SignalId> {
+        self.empty
     }
 
     // The source kind, with Click's whole BURST per task run (the kind's
