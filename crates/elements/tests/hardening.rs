@@ -169,3 +169,39 @@ fn many_unresolved_next_hops_cost_linear_time_and_bounded_memory() {
     assert_eq!(entries, 65536);
     assert!(took.as_secs() < 30, "{took:?}");
 }
+
+/// A hot swap that moves a server to a port in use used to stop the
+/// router once the swap was done (the old router already gone): the new
+/// router now runs on without that server and retries the bind.
+#[test]
+fn a_hot_swap_to_a_busy_port_keeps_the_router_running() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    for server in ["ControlSocket(TCP, PORT)", "HTTPServer(PORT)"] {
+        let opts = rclick_core::RouterOptions {
+            hotswap: true,
+            ..Default::default()
+        };
+        let first = format!(
+            "InfiniteSource -> c :: Counter -> Discard; s :: {};",
+            server.replace("PORT", "0")
+        );
+        let mut r = rclick_elements::testing::from_config_with(&first, &opts);
+        r.run_limited(10);
+        let moved = format!(
+            "InfiniteSource -> c :: Counter -> Discard; s :: {};",
+            server.replace("PORT", &port.to_string())
+        );
+        r.write_handler("hotconfig", &moved).unwrap();
+        r.run_limited(10);
+        let before: u64 = read(&mut r, "c.count").parse().unwrap();
+        assert_eq!(
+            r.run_limited(200),
+            rclick_core::StopReason::Limit,
+            "{server}: the router stopped"
+        );
+        let after: u64 = read(&mut r, "c.count").parse().unwrap();
+        assert!(after > before, "{server}: {before} -> {after}");
+    }
+    drop(busy);
+}

@@ -519,6 +519,9 @@ struct Target {
 }
 
 pub struct ControlSocket {
+    /// Built by a hot swap: a listener that cannot be bound must not stop
+    /// the router (the old one is gone); it is retried instead.
+    swapped_in: bool,
     address: Address,
     read_only: bool,
     localhost: bool,
@@ -558,6 +561,7 @@ pub struct ControlSocket {
 impl Default for ControlSocket {
     fn default() -> Self {
         ControlSocket {
+            swapped_in: false,
             address: Address::Tcp {
                 port: 0,
                 plus: false,
@@ -1535,6 +1539,7 @@ impl Element for ControlSocket {
         self.decl = started.decl;
         self.index = started.index;
         self.timer = Some(timer);
+        self.swapped_in = started.successor;
         if started.successor {
             return Ok(());
         }
@@ -1613,6 +1618,18 @@ impl Element for ControlSocket {
                 if self.bind_failed(&msg, &chatter) {
                     if let Some(t) = self.timer {
                         ctx.schedule_timer_after(t, Timestamp::from_secs_f64(1.0));
+                    }
+                } else if self.swapped_in {
+                    ctx.chatter(&format!(
+                        "{}: {msg}; the router runs on without it, retrying every {} s",
+                        self.decl,
+                        server::REBIND_INTERVAL_SECS
+                    ));
+                    if let Some(t) = self.timer {
+                        ctx.schedule_timer_after(
+                            t,
+                            Timestamp::from_secs_f64(server::REBIND_INTERVAL_SECS),
+                        );
                     }
                 } else {
                     ctx.chatter(&format!("{}: {msg}", self.decl));

@@ -1453,8 +1453,21 @@ impl Element for HTTPServer {
             match self.bind() {
                 Ok(fd) => self.watch_listener(ctx, fd),
                 Err(e) => {
-                    ctx.chatter(&format!("{}: {e}", self.decl));
-                    ctx.please_stop();
+                    // Only a hot-swap successor binds here (a first router
+                    // binds in `initialize` and fails to start): the old
+                    // router is gone, so this one runs on and retries.
+                    ctx.chatter(&format!(
+                        "{}: {e}; the router runs on without it, retrying every {} s",
+                        self.decl,
+                        server::REBIND_INTERVAL_SECS
+                    ));
+                    if let Some(t) = self.timer {
+                        self.timer_armed = true;
+                        ctx.schedule_timer_after(
+                            t,
+                            Timestamp::from_secs_f64(server::REBIND_INTERVAL_SECS),
+                        );
+                    }
                     return;
                 }
             }

@@ -10,6 +10,10 @@ use std::os::fd::RawFd;
 use rclick_core::ctx::ElementView;
 use rclick_core::{Ctx, HandlerSpec, InitCtx, Interest, TimerId};
 
+/// How often a hot-swapped server that could not bind its address tries
+/// again (the router keeps running without it meanwhile).
+pub const REBIND_INTERVAL_SECS: f64 = 5.0;
+
 /// A server's identity from `initialize` on.
 pub struct Started {
     /// `NAME :: CLASS`, the prefix of its messages.
