@@ -205,3 +205,12 @@ fn a_hot_swap_to_a_busy_port_keeps_the_router_running() {
     }
     drop(busy);
 }
+
+/// HTTPServer's MAX_BODY near usize::MAX overflowed the per-connection
+/// input limit (MAX_HEAD + MAX_BODY + 1) on the first request.
+#[test]
+fn http_max_body_is_range_checked() {
+    let err = config_error("HTTPServer(0, MAX_BODY 18446744073709551615);");
+    assert!(err.contains("MAX_BODY: at most"), "{err}");
+    assert!(try_from_config("HTTPServer(0, MAX_BODY 1073741824);").is_ok());
+}

@@ -96,8 +96,8 @@
 //!   server writes to this file at start. Default none (read-only).
 //! - **READONLY** (boolean): refuse handler writes (`403`). Default true
 //!   without TOKEN_FILE, false with it; false needs TOKEN_FILE.
-//! - **MAX_BODY** (integer): largest request body accepted, in bytes.
-//!   Default 1048576.
+//! - **MAX_BODY** (integer): largest request body accepted, in bytes, at
+//!   most 1073741824. Default 1048576.
 //! - **TIMEOUT** (seconds): close connections idle this long. Default 30.
 //! - **HEAD_TIMEOUT** (seconds): time from connecting to the end of the
 //!   request head. Default 10.
@@ -149,6 +149,8 @@ use super::server;
 pub const MAX_HEAD: usize = 16 << 10;
 /// Default largest request body.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
+/// The largest MAX_BODY accepted: 1 GiB.
+pub const MAX_MAX_BODY: usize = 1 << 30;
 /// Default most connections at once (MAX_CLIENTS).
 pub const DEFAULT_MAX_CLIENTS: usize = 256;
 /// Default most connections from one address (MAX_PER_ADDRESS).
@@ -1371,6 +1373,11 @@ impl Element for HTTPServer {
         }
         if max_clients == 0 || max_per_address == 0 {
             args.error("MAX_CLIENTS and MAX_PER_ADDRESS must be positive");
+        }
+        // A request is buffered whole: the head plus the body must fit in
+        // memory (and their sum in a usize).
+        if max_body > MAX_MAX_BODY {
+            args.error(format!("MAX_BODY: at most {MAX_MAX_BODY} bytes"));
         }
         if read_only == Some(false) && token_file.is_none() {
             args.error("READONLY false needs TOKEN_FILE: every write must carry the token");
