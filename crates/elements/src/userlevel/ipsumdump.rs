@@ -1188,7 +1188,9 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     };
 
     // When both lengths are known and the IP length leaves room, grow the
-    // TCP and then IP headers with end-of-option padding (as Click does).
+    // TCP and then IP headers with end-of-option padding (as Click does),
+    // unless the line gave that header's options (`.` says there are
+    // none): then the difference stays in the extra-length annotation.
     if let (Some(len), Some(plen)) = (
         rec.len,
         rec.payload_len
@@ -1196,12 +1198,17 @@ pub fn build_packet(rec: &Record, opts: &BuildOptions) -> Result<Packet, String>
     ) {
         let have = hl + payload_off_in_th(&th) + plen as usize;
         let mut delta = (len as usize).saturating_sub(have);
-        if delta > 0 && proto == PROTO_TCP && first_frag && th.len() == tcp::MIN_HEADER_LEN {
+        if delta > 0
+            && proto == PROTO_TCP
+            && first_frag
+            && th.len() == tcp::MIN_HEADER_LEN
+            && rec.tcp_opt.is_none()
+        {
             let grow = (delta & !3).min(tcp::MAX_HEADER_LEN - tcp::MIN_HEADER_LEN);
             th.resize(tcp::MIN_HEADER_LEN + grow, 0);
             delta -= grow;
         }
-        if delta > 0 && hl == ipv4::MIN_HEADER_LEN {
+        if delta > 0 && hl == ipv4::MIN_HEADER_LEN && rec.ip_opt.is_none() {
             let grow = (delta & !3).min(ipv4::MAX_HEADER_LEN - ipv4::MIN_HEADER_LEN);
             ipopt.resize(grow, 0);
             hl = ipv4::MIN_HEADER_LEN + grow;
