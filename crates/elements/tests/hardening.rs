@@ -214,3 +214,20 @@ fn http_max_body_is_range_checked() {
     assert!(err.contains("MAX_BODY: at most"), "{err}");
     assert!(try_from_config("HTTPServer(0, MAX_BODY 1073741824);").is_ok());
 }
+
+/// A few bytes asking for port 65535 of a scheduler and a Tee gave
+/// 131,071 `unused` errors, one per port (issue 13): repeated errors of
+/// one cause are capped, the rest summarized in one line.
+#[test]
+fn repeated_errors_are_capped_per_cause() {
+    let err = config_error(
+        "Idle -> t :: Tee; t[65535] -> Discard; Idle -> [65535]r :: RoundRobinSched -> Discard;",
+    );
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines.len() < 30, "{} lines:\n{err}", lines.len());
+    assert!(
+        err.contains("input 0 unused") && err.contains("... and 65525 more like this"),
+        "{err}"
+    );
+    assert!(err.contains("output 0 unused"), "{err}");
+}

@@ -291,6 +291,84 @@ pub fn parse_router(
     opts: &ParseOptions,
 ) -> ParseOutcome {
     vars::reset_work_budget();
-    let (spec, diagnostics) = expand::Ctx::new(classes, opts).run(text, file);
+    let (spec, mut diagnostics) = expand::Ctx::new(classes, opts).run(text, file);
+    cap_repeated(&mut diagnostics);
     ParseOutcome { spec, diagnostics }
+}
+
+/// How many diagnostics of one cause are shown before the rest are
+/// summarized in one line.
+pub const MAX_REPEATED_DIAGNOSTICS: usize = 10;
+
+/// Collapses runs of one cause, as compilers cap repeated errors: a
+/// diagnostic's cause is its severity, landmark and message with every
+/// number blanked out (`input 7 unused` and `input 8 unused` on one line
+/// are one cause). The first [`MAX_REPEATED_DIAGNOSTICS`] of each cause
+/// are kept in place; the rest become one `... and N more like this`
+/// line after the last one kept. A 4 KB configuration asking for port
+/// 65535 of a few elements used to print hundreds of thousands of lines.
+pub fn cap_repeated(diagnostics: &mut Vec<Diagnostic>) {
+    use std::collections::HashMap;
+    if diagnostics.len() <= MAX_REPEATED_DIAGNOSTICS {
+        return;
+    }
+    let cause = |d: &Diagnostic| {
+        let mut key = String::with_capacity(d.message.len());
+        let mut in_number = false;
+        for c in d.message.chars() {
+            if c.is_ascii_digit() {
+                if !in_number {
+                    key.push('#');
+                }
+                in_number = true;
+            } else {
+                key.push(c);
+                in_number = false;
+            }
+        }
+        (d.severity == Severity::Error, d.landmark.clone(), key)
+    };
+    // Per cause: how many seen, and the index of its summary, if any.
+    let mut seen: HashMap<_, (usize, Option<usize>)> = HashMap::new();
+    // Kept diagnostics, each followed by the summaries placed after it.
+    let mut kept: Vec<(Diagnostic, Vec<usize>)> = Vec::new();
+    // Capped causes: the last diagnostic left out, and how many were.
+    let mut summaries: Vec<(Diagnostic, usize)> = Vec::new();
+    for d in diagnostics.drain(..) {
+        let (count, summary) = seen.entry(cause(&d)).or_insert((0, None));
+        *count += 1;
+        if *count <= MAX_REPEATED_DIAGNOSTICS {
+            kept.push((d, Vec::new()));
+            continue;
+        }
+        match summary {
+            Some(i) => {
+                summaries[*i] = (d, summaries[*i].1 + 1);
+            }
+            None => {
+                *summary = Some(summaries.len());
+                if let Some(last) = kept.last_mut() {
+                    last.1.push(summaries.len());
+                }
+                summaries.push((d, 1));
+            }
+        }
+    }
+    let mut summaries: Vec<Option<(Diagnostic, usize)>> = summaries.into_iter().map(Some).collect();
+    for (d, after) in kept {
+        diagnostics.push(d);
+        for i in after {
+            let Some((last, more)) = summaries[i].take() else {
+                continue;
+            };
+            let message = format!("... and {more} more like this (the last: {})", last.message);
+            diagnostics.push(Diagnostic {
+                message,
+                source_line: None,
+                column: None,
+                hint: None,
+                ..last
+            });
+        }
+    }
 }

@@ -81,6 +81,7 @@ impl Router {
 
 /// `errors`, closed by Click's final message.
 fn could_not_initialize(mut errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    rclick_lang::cap_repeated(&mut errors);
     errors.push(Diagnostic::error(
         Landmark::new("", 0),
         "Router could not be initialized!",
