@@ -17,8 +17,11 @@ fn main() {
         .collect();
     domains.sort();
     // Cargo scans a watched directory recursively: a new, renamed or removed
-    // file, or a new domain folder, reruns this script.
-    println!("cargo:rerun-if-changed={}", src.display());
+    // file, or a new domain folder, reruns this script. The path is relative
+    // to the package, so a target directory copied to another checkout
+    // watches that checkout's files (an absolute path kept watching the
+    // original's, and the copy compiled the original's element sources).
+    println!("cargo:rerun-if-changed=src");
     for dir in domains {
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .expect("read domain")

@@ -25,6 +25,14 @@ pub const DEFAULT_HEADROOM: usize = 64;
 /// Capacity of a pooled buffer. Larger packets get a buffer of their own,
 /// which is freed rather than pooled.
 pub const POOLED_BUFFER_SIZE: usize = 2048;
+/// Capacity of a small pooled buffer, for packets that need at most this
+/// much (headroom included) when made: a minimum-size frame with the
+/// default headroom, a TCP acknowledgement, a DNS query. A queued 60-byte
+/// packet then holds about 400 bytes instead of 2.2 KB; growing past the
+/// small buffer moves the packet to a full-size one (a copy of its bytes,
+/// as Click's `expensive_push`). Receive paths copy each frame into a
+/// packet made for its size, so this is Linux's `rx_copybreak`.
+pub const SMALL_BUFFER_SIZE: usize = 256;
 /// Size of the annotation area, as in Click 2.x.
 pub const ANNO_SIZE: usize = 48;
 /// The longest packet: the largest pcap snapshot length (262144 bytes).
@@ -106,16 +114,20 @@ pub(crate) struct Header {
 
 fn alloc_buffer(capacity: usize) -> NonNull<Buffer> {
     if capacity <= POOLED_BUFFER_SIZE {
-        if let Some(b) = pool::with(|p| p.buffers.pop()).flatten() {
+        if let Some(b) = pool::with(|p| p.buffer_list(capacity).pop()).flatten() {
             // SAFETY: a pooled buffer is exclusively owned by the pool.
             unsafe { (*b.as_ptr()).refs.store(1, Ordering::Relaxed) };
             return b;
         }
     }
-    let cap = capacity.max(POOLED_BUFFER_SIZE);
+    let len = if capacity <= SMALL_BUFFER_SIZE {
+        SMALL_BUFFER_SIZE
+    } else {
+        capacity.max(POOLED_BUFFER_SIZE)
+    };
     let b = Box::new(Buffer {
         refs: AtomicU32::new(1),
-        bytes: vec![0u8; cap].into_boxed_slice(),
+        bytes: vec![0u8; len].into_boxed_slice(),
     });
     NonNull::from(Box::leak(b))
 }
@@ -132,8 +144,9 @@ unsafe fn release_buffer(b: NonNull<Buffer>) {
         return;
     }
     fence(Ordering::Acquire);
-    if buf.bytes.len() == POOLED_BUFFER_SIZE
-        && matches!(pool::with(|p| p.buffers.push(b)), Some(Ok(())))
+    let len = buf.bytes.len();
+    if len <= POOLED_BUFFER_SIZE
+        && matches!(pool::with(|p| p.buffer_list(len).push(b)), Some(Ok(())))
     {
         return;
     }
@@ -166,7 +179,7 @@ fn place_header(slot: Option<NonNull<Header>>, h: Header) -> NonNull<Header> {
 fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<Header>>) {
     let (buf, slot) = pool::with(|p| {
         let buf = if capacity <= POOLED_BUFFER_SIZE {
-            p.buffers.pop()
+            p.buffer_list(capacity).pop()
         } else {
             None
         };
@@ -666,12 +679,16 @@ impl Drop for Packet {
         // to the pool in one visit, with no atomic read-modify-write.
         // SAFETY: we own the header and one reference to its buffer.
         let b = unsafe { buf.as_ref() };
-        if b.refs.load(Ordering::Acquire) == 1 && b.bytes.len() == POOLED_BUFFER_SIZE {
+        let len = b.bytes.len();
+        // Buffers up to the full pooled size are exactly one of the two
+        // pooled sizes.
+        if b.refs.load(Ordering::Acquire) == 1 && len <= POOLED_BUFFER_SIZE {
             let hdr = self.hdr;
             let pooled = pool::with(|p| {
-                if p.headers.len() < p.headers_limit() && p.buffers.len() < p.buffers_limit() {
-                    let _ = p.headers.push(hdr);
-                    let _ = p.buffers.push(buf);
+                let (headers, buffers) = p.header_and_buffer_lists(len);
+                if headers.len() < headers.limit() && buffers.len() < buffers.limit() {
+                    let _ = headers.push(hdr);
+                    let _ = buffers.push(buf);
                     true
                 } else {
                     false

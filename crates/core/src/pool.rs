@@ -62,17 +62,39 @@ impl<T> FreeList<T> {
 /// The pools of one thread.
 pub(crate) struct Pools {
     pub headers: FreeList<crate::packet::Header>,
+    /// Free full-size and small buffers.
     pub buffers: FreeList<crate::packet::Buffer>,
+    pub small_buffers: FreeList<crate::packet::Buffer>,
     pub batches: FreeList<crate::batch::BatchBuf>,
 }
 
 impl Pools {
-    pub fn headers_limit(&self) -> usize {
-        self.headers.limit()
+    /// The free list for buffers of `capacity` bytes (at most
+    /// [`crate::packet::POOLED_BUFFER_SIZE`]).
+    #[inline(always)]
+    pub fn buffer_list(&mut self, capacity: usize) -> &mut FreeList<crate::packet::Buffer> {
+        if capacity > crate::packet::SMALL_BUFFER_SIZE {
+            &mut self.buffers
+        } else {
+            &mut self.small_buffers
+        }
     }
 
-    pub fn buffers_limit(&self) -> usize {
-        self.buffers.limit()
+    /// The header list and [`Pools::buffer_list`] at once.
+    #[inline(always)]
+    pub fn header_and_buffer_lists(
+        &mut self,
+        capacity: usize,
+    ) -> (
+        &mut FreeList<crate::packet::Header>,
+        &mut FreeList<crate::packet::Buffer>,
+    ) {
+        let buffers = if capacity > crate::packet::SMALL_BUFFER_SIZE {
+            &mut self.buffers
+        } else {
+            &mut self.small_buffers
+        };
+        (&mut self.headers, buffers)
     }
 }
 
@@ -84,6 +106,7 @@ thread_local! {
         UnsafeCell::new(Pools {
             headers: FreeList::new(PACKET_POOL_LIMIT),
             buffers: FreeList::new(PACKET_POOL_LIMIT),
+            small_buffers: FreeList::new(PACKET_POOL_LIMIT),
             batches: FreeList::new(BATCH_POOL_LIMIT),
         })
     };
@@ -100,6 +123,7 @@ impl Drop for Guard {
             let p = unsafe { &mut *p.get() };
             p.headers.free_all();
             p.buffers.free_all();
+            p.small_buffers.free_all();
             p.batches.free_all();
         });
     }

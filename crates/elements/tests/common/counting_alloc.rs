@@ -14,6 +14,18 @@ thread_local! {
     // allocations. Const-initialized with no destructor, so the allocator
     // may touch it at any time.
     static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    static LIVE_BYTES: Cell<i64> = const { Cell::new(0) };
+}
+
+/// Bytes this thread allocated and has not freed (negative when it freed
+/// memory other threads allocated).
+#[allow(dead_code)]
+pub fn live_bytes() -> i64 {
+    LIVE_BYTES.with(|a| a.get())
+}
+
+fn add_bytes(n: i64) {
+    let _ = LIVE_BYTES.try_with(|a| a.set(a.get() + n));
 }
 
 /// Allocations (and reallocations) made by this thread so far.
@@ -29,13 +41,16 @@ fn count_one() {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count_one();
+        add_bytes(layout.size() as i64);
         System.alloc(layout)
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        add_bytes(-(layout.size() as i64));
         System.dealloc(ptr, layout)
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count_one();
+        add_bytes(new_size as i64 - layout.size() as i64);
         System.realloc(ptr, layout, new_size)
     }
 }
