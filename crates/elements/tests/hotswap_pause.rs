@@ -29,6 +29,8 @@ struct Slot {
     last: AtomicU64,
     /// Longest gap seen since the last reset, in nanoseconds.
     max_gap: AtomicU64,
+    /// When (nanoseconds since `epoch()`) the longest gap ended.
+    max_gap_end: AtomicU64,
     batches: AtomicU64,
 }
 
@@ -36,6 +38,7 @@ static SLOTS: [Slot; 3] = [const {
     Slot {
         last: AtomicU64::new(0),
         max_gap: AtomicU64::new(0),
+        max_gap_end: AtomicU64::new(0),
         batches: AtomicU64::new(0),
     }
 }; 3];
@@ -55,6 +58,12 @@ impl Slot {
     fn max_gap(&self) -> Duration {
         Duration::from_nanos(self.max_gap.load(Ordering::SeqCst))
     }
+
+    /// How long after `t` the longest gap ended (negative: before).
+    fn gap_end_after(&self, t: Instant) -> f64 {
+        let end = self.max_gap_end.load(Ordering::SeqCst) as f64 / 1e9;
+        end - t.duration_since(epoch()).as_secs_f64()
+    }
 }
 
 /// `GapMeter(SLOT)`: passes packets on, recording in `SLOTS[SLOT]` the
@@ -71,8 +80,10 @@ impl Observe for GapMeter {
         let now = (epoch().elapsed().as_nanos() as u64).max(1);
         let last = s.last.swap(now, Ordering::Relaxed);
         if last != 0 {
-            s.max_gap
-                .fetch_max(now.saturating_sub(last), Ordering::Relaxed);
+            let gap = now.saturating_sub(last);
+            if s.max_gap.fetch_max(gap, Ordering::Relaxed) < gap {
+                s.max_gap_end.store(now, Ordering::Relaxed);
+            }
         }
         s.batches.fetch_add(1, Ordering::Relaxed);
     }
@@ -265,11 +276,13 @@ fn wait_for_traffic(slot: &Slot) {
 /// Checks and prints one swap's figures: the reply took `took` (the whole
 /// preparation), forwarding paused at most `gap`, and the router's final
 /// exchange took `install`.
-fn check_pause(how: &str, took: Duration, gap: Duration, installs: &[Duration]) {
+fn check_pause(how: &str, took: Duration, gap: Duration, end: f64, installs: &[Duration]) {
     let install = installs.iter().max().copied().unwrap_or_default();
     println!(
         "{how}: {CHAIN}-element hotconfig answered in {took:.3?}; longest forwarding \
-         pause {gap:.3?}; final exchange (state transfer and switch) {install:.3?}"
+         pause {gap:.3?} (ended {:.1} ms after the write was sent); final exchange \
+         (state transfer and switch) {install:.3?}",
+        end * 1000.0
     );
     assert_eq!(installs.len(), 1, "one swap installed");
     // Generous: the pause is the exchange plus whatever the (shared,
@@ -304,10 +317,11 @@ fn a_large_hot_swap_over_the_control_socket_pauses_forwarding_only_for_the_excha
     assert!(list.starts_with(&format!("{}\n", CHAIN + 7)), "{list:.40}");
     std::thread::sleep(Duration::from_millis(50));
     let gap = slot.max_gap();
+    let end = slot.gap_end_after(t0);
     assert!(slot.batches.load(Ordering::SeqCst) > 0);
     drop(c);
     let (_, installs) = r.finish();
-    check_pause("ControlSocket", took, gap, &installs);
+    check_pause("ControlSocket", took, gap, end, &installs);
 }
 
 #[test]
@@ -344,9 +358,10 @@ fn a_large_hot_swap_over_http_pauses_forwarding_only_for_the_exchange() {
     );
     std::thread::sleep(Duration::from_millis(50));
     let gap = slot.max_gap();
+    let end = slot.gap_end_after(t0);
     let (_, installs) = r.finish();
     let _ = std::fs::remove_file(&token_file);
-    check_pause("HTTPServer", took, gap, &installs);
+    check_pause("HTTPServer", took, gap, end, &installs);
 }
 
 /// One hot swap is prepared at a time: a `hotconfig` written while another
