@@ -208,3 +208,37 @@ fn set_timestamp_delta_keeps_its_first_timestamp() {
         .collect();
     assert_eq!(deltas, vec![0.0, 2.5]);
 }
+
+/// A Script in the middle of `wait` keeps its place and its timer when
+/// its configuration is unchanged: `wait 1` swapped at 0.5 ends at 1 (it
+/// used to start over, ending its first wait at 1.5). A changed script
+/// starts afresh. (A busy source keeps the driver from moving the clock:
+/// the test moves it.)
+#[test]
+fn unchanged_script_goes_on_waiting() {
+    let conf = |n: u32| {
+        format!(
+            "s :: Script(export x 0, set x $(add $x {n}), wait 1, set x $(add $x 10), wait 1); \
+             InfiniteSource -> Discard;"
+        )
+    };
+    let at = |r: &mut Router, t: f64| {
+        r.clock().advance_to(DEFAULT_SIMTIME_START + secs(t));
+        r.run_limited(3);
+    };
+    let mut r = build(&conf(1));
+    at(&mut r, 0.0);
+    assert_eq!(read(&mut r, "s.x"), "1");
+    at(&mut r, 0.5);
+    r.hotswap(&conf(1)).unwrap();
+    at(&mut r, 0.5);
+    assert_eq!(read(&mut r, "s.x"), "1", "not run again from the start");
+    at(&mut r, 0.99);
+    assert_eq!(read(&mut r, "s.x"), "1");
+    at(&mut r, 1.0);
+    assert_eq!(read(&mut r, "s.x"), "11", "the wait ends when it was due");
+    // A changed script starts over.
+    r.hotswap(&conf(2)).unwrap();
+    at(&mut r, 1.0);
+    assert_eq!(read(&mut r, "s.x"), "2");
+}
