@@ -82,7 +82,12 @@
 //! Hot swap: a ControlSocket with the same name, socket type and port (or a
 //! `PORT+` one) takes the listening socket and the open connections from
 //! its predecessor, so clients, including the one that wrote `hotconfig`,
-//! stay connected.
+//! stay connected. A `hotconfig` (with `-R`) is prepared off the packet
+//! path: packets and other clients keep being served while the new router
+//! is built, and the writing client's reply (the usual `200` or `520`
+//! lines) and its next commands wait until it is; those commands then run
+//! on the new router. A `hotconfig` written while another is being prepared
+//! is answered `520` (a hot swap is already being prepared).
 //!
 //! ## Keywords
 //! - **READONLY** (boolean): refuse write handlers (`530`). Default false.

@@ -89,7 +89,11 @@
 //!
 //! Hot swap: an HTTPServer with the same name and address takes the
 //! listening socket and open connections from its predecessor, and, with
-//! the same TOKEN_FILE, its token.
+//! the same TOKEN_FILE, its token. A POST to `hotconfig` (with `-R`) is
+//! prepared off the packet path: the response comes once the new router is
+//! built, while packets and other clients keep being served; one written
+//! while another is being prepared is answered 400 (a hot swap is already
+//! being prepared).
 //!
 //! ## Keywords
 //! - **TOKEN_FILE** (file name): allow writes carrying the token that the
