@@ -169,7 +169,7 @@ fn fast_udp_source_keeps_count_and_rate_clock() {
                 0:0:0:0:0:2, 2.0.0.2, 1234) -> Discard(ACTIVE false);";
     let mut r = build(conf);
     let f = r.find_element("f").unwrap();
-    let mut pull = |r: &mut Router| r.pull_from(f, 0, 64).map_or(0, |b| b.len());
+    let pull = |r: &mut Router| r.pull_from(f, 0, 64).map_or(0, |b| b.len());
     assert_eq!(pull(&mut r), 1);
     r.clock().advance_to(DEFAULT_SIMTIME_START + secs(0.01));
     assert_eq!(pull(&mut r), 10);
