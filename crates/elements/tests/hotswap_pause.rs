@@ -34,14 +34,14 @@ struct Slot {
     batches: AtomicU64,
 }
 
-static SLOTS: [Slot; 3] = [const {
+static SLOTS: [Slot; 4] = [const {
     Slot {
         last: AtomicU64::new(0),
         max_gap: AtomicU64::new(0),
         max_gap_end: AtomicU64::new(0),
         batches: AtomicU64::new(0),
     }
-}; 3];
+}; 4];
 
 fn epoch() -> Instant {
     static E: OnceLock<Instant> = OnceLock::new();
@@ -420,5 +420,53 @@ fn a_second_hotconfig_while_one_is_prepared_is_refused() {
     let after: u64 = b.read("c.count").trim().parse().unwrap();
     assert!(after >= before, "count carried over: {before} then {after}");
     let (_, installs) = r.finish();
+    assert_eq!(installs.len(), 2);
+}
+
+/// A client that closes its sending side right after its `hotconfig` (as
+/// `nc -N` does) is still answered when the new router is ready, over the
+/// ControlSocket and over HTTP.
+#[test]
+fn a_half_closed_client_still_gets_its_answer() {
+    let server = format!(
+        "cs :: ControlSocket(TCP, {}+); http :: HTTPServer(0, TOKEN_FILE {});",
+        random_base(),
+        std::env::temp_dir()
+            .join(format!("rclick-hotswap-half-{}.token", std::process::id()))
+            .display()
+    );
+    let token_file =
+        std::env::temp_dir().join(format!("rclick-hotswap-half-{}.token", std::process::id()));
+    let r = Running::start(&format!("{server}\n{}", traffic(3)), "cs.port");
+    let http_port: u16 = {
+        let mut c = Client::connect(r.port);
+        c.read("http.port").trim().parse().unwrap()
+    };
+
+    let mut c = Client::connect(r.port);
+    c.writedata("hotconfig", &large_config(3, &server));
+    c.r.get_ref().shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(c.reply(), vec!["200 Write handler 'hotconfig' OK"]);
+    let mut rest = String::new();
+    c.r.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "", "then the connection closes");
+
+    let token = std::fs::read_to_string(&token_file).expect("token file");
+    let big = large_config(3, &server);
+    let mut s = TcpStream::connect(("127.0.0.1", http_port)).unwrap();
+    s.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let req = format!(
+        "POST /api/handler/hotconfig HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+         Authorization: Bearer {}\r\nContent-Length: {}\r\n\r\n{big}",
+        token.trim(),
+        big.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    let (_, installs) = r.finish();
+    let _ = std::fs::remove_file(&token_file);
     assert_eq!(installs.len(), 2);
 }
