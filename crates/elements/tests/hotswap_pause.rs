@@ -43,6 +43,13 @@ static SLOTS: [Slot; 4] = [const {
     }
 }; 4];
 
+/// The tests run one at a time: each keeps a core busy forwarding and
+/// another building, and the machine has few.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn epoch() -> Instant {
     static E: OnceLock<Instant> = OnceLock::new();
     *E.get_or_init(Instant::now)
@@ -287,8 +294,12 @@ fn check_pause(how: &str, took: Duration, gap: Duration, end: f64, installs: &[D
     assert_eq!(installs.len(), 1, "one swap installed");
     // Generous: the pause is the exchange plus whatever the (shared,
     // loaded) machine adds, and must be well short of the preparation
-    // (before, the pause was the preparation: 0.2 s in a release build).
-    let bound = install * 3 + Duration::from_millis(250).min(took / 3);
+    // (before, the pause was the preparation: 0.2 s in a release build),
+    // but at least 100 ms.
+    let bound = install * 3
+        + Duration::from_millis(250)
+            .min(took / 3)
+            .max(Duration::from_millis(100));
     assert!(
         gap <= bound,
         "{how}: forwarding paused {gap:?}, more than the bound {bound:?} \
@@ -298,6 +309,7 @@ fn check_pause(how: &str, took: Duration, gap: Duration, end: f64, installs: &[D
 
 #[test]
 fn a_large_hot_swap_over_the_control_socket_pauses_forwarding_only_for_the_exchange() {
+    let _serial = serial();
     let slot = &SLOTS[0];
     let server = format!("cs :: ControlSocket(TCP, {}+);", random_base());
     let r = Running::start(&format!("{server}\n{}", traffic(0)), "cs.port");
@@ -334,6 +346,7 @@ fn a_large_hot_swap_over_the_control_socket_pauses_forwarding_only_for_the_excha
 
 #[test]
 fn a_large_hot_swap_over_http_pauses_forwarding_only_for_the_exchange() {
+    let _serial = serial();
     let slot = &SLOTS[1];
     let token_file =
         std::env::temp_dir().join(format!("rclick-hotswap-pause-{}.token", std::process::id()));
@@ -378,6 +391,7 @@ fn a_large_hot_swap_over_http_pauses_forwarding_only_for_the_exchange() {
 /// configuration that fails leaves the running router as it was.
 #[test]
 fn a_second_hotconfig_while_one_is_prepared_is_refused() {
+    let _serial = serial();
     let slot = &SLOTS[2];
     let server = format!("cs :: ControlSocket(TCP, {}+);", random_base());
     let r = Running::start(&format!("{server}\n{}", traffic(2)), "cs.port");
@@ -386,9 +400,14 @@ fn a_second_hotconfig_while_one_is_prepared_is_refused() {
     wait_for_traffic(slot);
 
     a.writedata("hotconfig", &large_config(2, &server));
-    // Wait until the router holds the whole request (the build has then
-    // started; it takes much longer than this).
-    std::thread::sleep(Duration::from_millis(150));
+    // Wait until the router has taken in the whole request (the build has
+    // then started; it takes far longer than what follows).
+    std::thread::sleep(Duration::from_millis(20));
+    let t0 = Instant::now();
+    while b.read("cs.buffered").trim() != "0" {
+        assert!(t0.elapsed() < TIMEOUT, "the request never got in");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let small = format!("{server} {} x :: Idle -> Discard;", traffic(2));
     b.writedata("hotconfig", &small);
     assert_eq!(
@@ -428,6 +447,7 @@ fn a_second_hotconfig_while_one_is_prepared_is_refused() {
 /// ControlSocket and over HTTP.
 #[test]
 fn a_half_closed_client_still_gets_its_answer() {
+    let _serial = serial();
     let server = format!(
         "cs :: ControlSocket(TCP, {}+); http :: HTTPServer(0, TOKEN_FILE {});",
         random_base(),
