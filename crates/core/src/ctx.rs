@@ -637,6 +637,12 @@ impl<'a> InitCtx<'a> {
         }
     }
 
+    /// Cancels a timer of this element (hot swap: a successor taking its
+    /// predecessor's schedule in `take_state`).
+    pub fn unschedule_timer(&self, t: TimerId) {
+        self.core.rt.timers.borrow_mut().unschedule(t);
+    }
+
     /// Whether input `port` is a pull input (valid during `initialize`).
     pub fn input_is_pull(&self, port: usize) -> bool {
         self.core.info[self.elem].input_modes.get(port) == Some(&crate::ports::Mode::Pull)

@@ -25,7 +25,7 @@ pub use element::{ConfigResult, Element, Errors, Handler, HandlerSpec, Registry,
 pub use inventory;
 pub use packet::Packet;
 pub use pulltask::PullTask;
-pub use router::{Router, RouterOptions, StopReason};
+pub use router::{Router, RouterOptions, StopReason, WriteStart};
 pub use sched::{NotifierSignal, SignalId, TaskId, TimerId};
 pub use select::Interest;
 pub use time::Timestamp;

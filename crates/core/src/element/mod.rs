@@ -260,6 +260,14 @@ pub trait Element: AsAny + Send {
         false
     }
 
+    /// A write started with [`Ctx::write_handler_start`] that answered
+    /// [`WriteStart::Pending(token)`](crate::WriteStart) is done (a
+    /// `hotconfig` prepared off the packet path): `result` is what the
+    /// write handler would have returned. Called at a safe point; after a
+    /// successful `hotconfig`, the new router is installed right after
+    /// this returns. The default ignores it.
+    fn write_finished(&mut self, _token: u64, _result: Result<(), String>, _ctx: &mut Ctx) {}
+
     /// For the DriverManager: the router's run count fell to zero. Return
     /// true to let the driver stop, false to keep running (the element then
     /// restores the run count itself).

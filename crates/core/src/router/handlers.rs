@@ -314,16 +314,7 @@ impl RouterCore {
                 Ok(())
             }
             "timewarp" => Err("no 'timewarp' write handler".into()),
-            "hotconfig" if self.hotswap => {
-                let new = self.build_successor(value).map_err(|d| {
-                    d.iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                })?;
-                *self.pending_swap.borrow_mut() = Some(Box::new(new));
-                Ok(())
-            }
+            "hotconfig" if self.hotswap => self.write_hotconfig(value),
             "hotconfig" => Err(
                 "no 'hotconfig' handler: hot reconfiguration needs the driver's \
                  -R (--allow-reconfigure) option"

@@ -1,40 +1,163 @@
 //! Hot swap: building the next router beside the running one and
 //! installing it between driver iterations.
+//!
+//! A `hotconfig` written by a ControlSocket or HTTP client (through
+//! [`Ctx::write_handler_start`]) is parsed and initialized on a thread of
+//! its own while the running router goes on forwarding; the driver polls
+//! for the result at its safe points, tells the element that asked (which
+//! answers its client), and installs the new router. Only the final
+//! exchange (state transfer and switch) holds up packet processing. Other
+//! writers (`Router::write_handler`, Script, `Router::hotswap`) build on
+//! the router's own thread and get their answer at once, as before.
+//!
+//! One hot swap is prepared at a time: a `hotconfig` written while another
+//! is being built is refused with an error (it is not queued: the client
+//! would otherwise be told about a configuration built against a router
+//! that is about to be replaced).
 
-use rclick_lang::Diagnostic;
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 
-use super::{Router, RouterCore};
-use crate::ctx::InitCtx;
+use rclick_lang::{Diagnostic, Landmark};
+
+use super::{Router, RouterCore, RouterOptions};
+use crate::ctx::{Ctx, InitCtx};
+use crate::element::Registry;
+use crate::time::Timestamp;
+
+/// The error for a `hotconfig` written while another is being prepared.
+pub(crate) const SWAP_IN_PROGRESS: &str =
+    "a hot swap is already being prepared; write 'hotconfig' again once it is answered";
+
+/// What [`Ctx::write_handler_start`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum WriteStart {
+    /// The write is done, with this result.
+    Done(Result<(), String>),
+    /// The write goes on off the packet path (a `hotconfig` being built);
+    /// the element's [`Element::write_finished`](crate::Element) is called
+    /// with this token and the result, at a safe point, when it is done.
+    Pending(u64),
+}
+
+/// A successor being built on another thread.
+pub(crate) struct SwapJob {
+    token: u64,
+    /// The element to tell when the build is done.
+    requester: usize,
+    result: Receiver<Result<Router, Vec<Diagnostic>>>,
+}
+
+/// Parses and initializes `text` as a router replacing one built with
+/// `registry` and `options`; simulated time, if any, starts at `simtime`.
+fn build_router(
+    text: &str,
+    registry: &Registry,
+    options: &RouterOptions,
+    simtime: Option<Timestamp>,
+) -> Result<Router, Vec<Diagnostic>> {
+    let outcome = rclick_lang::parse_router(text, "hotconfig", registry, &options.parse);
+    if outcome.has_errors() {
+        return Err(outcome
+            .diagnostics
+            .into_iter()
+            .filter(|d| d.is_error())
+            .collect());
+    }
+    let mut spec = outcome.spec.ok_or_else(Vec::new)?;
+    for extra in &options.extra_elements {
+        if !spec.elements.iter().any(|e| e.name == extra.name) {
+            spec.elements.push(extra.clone());
+        }
+    }
+    let mut opts = options.clone();
+    opts.successor = true;
+    if simtime.is_some() {
+        opts.simtime = simtime;
+    }
+    Router::new(spec, text, registry, &opts)
+}
+
+/// The messages of a failed build, one per line, as a write handler's
+/// error.
+fn error_text(d: &[Diagnostic]) -> String {
+    d.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 impl RouterCore {
     pub(crate) fn is_successor(&self) -> bool {
         self.options.successor
     }
 
+    /// Whether a successor is being built on another thread.
+    pub(crate) fn swap_in_progress(&self) -> bool {
+        self.swap_job.borrow().is_some()
+    }
+
     /// Parses and initializes `text` as the next configuration, with this
-    /// router's registry and options; simulated time continues from now.
+    /// router's registry and options, on this thread; simulated time
+    /// continues from now.
     pub(crate) fn build_successor(&self, text: &str) -> Result<Router, Vec<Diagnostic>> {
-        let outcome =
-            rclick_lang::parse_router(text, "hotconfig", &self.registry, &self.options.parse);
-        if outcome.has_errors() {
-            return Err(outcome
-                .diagnostics
-                .into_iter()
-                .filter(|d| d.is_error())
-                .collect());
+        if self.swap_in_progress() {
+            return Err(vec![Diagnostic::error(
+                Landmark::new("", 0),
+                SWAP_IN_PROGRESS,
+            )]);
         }
-        let mut spec = outcome.spec.ok_or_else(Vec::new)?;
-        for extra in &self.options.extra_elements {
-            if !spec.elements.iter().any(|e| e.name == extra.name) {
-                spec.elements.push(extra.clone());
+        let simtime = self.rt.clock.is_simulated().then(|| self.rt.clock.now());
+        build_router(text, &self.registry, &self.options, simtime)
+    }
+
+    /// The `hotconfig` write handler, answered at once: builds the
+    /// successor here and leaves it to be installed at the next safe
+    /// point.
+    pub(crate) fn write_hotconfig(&self, text: &str) -> Result<(), String> {
+        let new = self.build_successor(text).map_err(|d| error_text(&d))?;
+        *self.pending_swap.borrow_mut() = Some(Box::new(new));
+        Ok(())
+    }
+
+    /// The `hotconfig` write handler for element `requester`, answered
+    /// later: starts building the successor on another thread. Under
+    /// simulated time the build stays on this thread (time does not pass
+    /// while it runs) and the answer still comes through `write_finished`.
+    pub(crate) fn start_hotconfig(&self, text: &str, requester: usize) -> WriteStart {
+        if self.swap_in_progress() || self.pending_swap.borrow().is_some() {
+            return WriteStart::Done(Err(SWAP_IN_PROGRESS.to_string()));
+        }
+        let token = self.next_write_token.get();
+        self.next_write_token.set(token + 1);
+        let (tx, rx) = mpsc::sync_channel(1);
+        if self.rt.clock.is_simulated() {
+            let _ = tx.send(build_router(
+                text,
+                &self.registry,
+                &self.options,
+                Some(self.rt.clock.now()),
+            ));
+        } else {
+            let text = text.to_string();
+            let registry = self.registry.clone();
+            let options = self.options.clone();
+            let spawned = std::thread::Builder::new()
+                .name("rclick-hotswap".into())
+                .spawn(move || {
+                    // The receiver is gone if the router stopped meanwhile:
+                    // the new router is then dropped (cleaned up) here.
+                    let _ = tx.send(build_router(&text, &registry, &options, None));
+                });
+            if let Err(e) = spawned {
+                return WriteStart::Done(Err(format!("cannot start preparing the hot swap: {e}")));
             }
         }
-        let mut opts = self.options.clone();
-        opts.successor = true;
-        if self.rt.clock.is_simulated() {
-            opts.simtime = Some(self.rt.clock.now());
-        }
-        Router::new(spec, text, &self.registry, &opts)
+        *self.swap_job.borrow_mut() = Some(SwapJob {
+            token,
+            requester,
+            result: rx,
+        });
+        WriteStart::Pending(token)
     }
 }
 
@@ -50,9 +173,12 @@ impl Router {
         Ok(())
     }
 
-    /// Installs a router built by `hotconfig`, if one is waiting. The
-    /// driver calls this between iterations, when no element is running.
+    /// Installs a router built by `hotconfig`, if one is ready. The driver
+    /// calls this between iterations, when no element is running.
     pub(super) fn apply_pending_swap(&mut self) -> bool {
+        if self.core.swap_in_progress() && self.finish_swap_job() {
+            return true;
+        }
         let pending = self.core.pending_swap.borrow_mut().take();
         match pending {
             Some(new) => {
@@ -63,10 +189,50 @@ impl Router {
         }
     }
 
+    /// If the successor being built elsewhere is ready: tells the element
+    /// that asked for it, then installs it (or, if it failed, keeps this
+    /// router). Returns whether a new router was installed.
+    fn finish_swap_job(&mut self) -> bool {
+        let outcome = {
+            let job = self.core.swap_job.borrow();
+            let Some(job) = job.as_ref() else {
+                return false;
+            };
+            match job.result.try_recv() {
+                Ok(r) => r,
+                Err(TryRecvError::Empty) => return false,
+                Err(TryRecvError::Disconnected) => Err(vec![Diagnostic::error(
+                    Landmark::new("", 0),
+                    "preparing the hot swap failed unexpectedly",
+                )]),
+            }
+        };
+        let Some(job) = self.core.swap_job.borrow_mut().take() else {
+            return false;
+        };
+        let (answer, new) = match outcome {
+            Ok(new) => (Ok(()), Some(new)),
+            Err(d) => (Err(error_text(&d)), None),
+        };
+        // The requester answers first (its reply is queued, and goes with
+        // its connections to its successor), then the switch.
+        self.call_element(job.requester, |e, ctx| {
+            e.write_finished(job.token, answer, ctx)
+        });
+        match new {
+            Some(new) => {
+                self.install(new);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Swaps in `new`: its elements take state from same-named elements
     /// of this router, it inherits the stop flag, and this router is
     /// dropped (cleaned up).
     fn install(&mut self, mut new: Router) {
+        let t0 = std::time::Instant::now();
         for i in 0..new.core.info.len() {
             let Some(&old_idx) = self.core.by_name.get(&new.core.info[i].name) else {
                 continue;
@@ -81,8 +247,36 @@ impl Router {
             ne.take_state(&mut **oe, &mut ictx);
         }
         new.stop_flag = self.stop_flag.clone();
+        new.install_times = std::mem::take(&mut self.install_times);
         std::mem::swap(self, &mut new);
         // `new` is now the old router: dropping it runs its cleanup.
         drop(new);
+        self.install_times.push(t0.elapsed());
     }
+}
+
+impl Ctx<'_> {
+    /// Writes handler `name` of element `elem` (a global handler when
+    /// `None`) for a client that can wait for the answer: a `hotconfig`
+    /// (with `-R`) is prepared off the packet path and answered later
+    /// through [`Element::write_finished`](crate::Element); every other
+    /// write is done now, as [`Ctx::write_handler_at`] does it.
+    pub fn write_handler_start(
+        &mut self,
+        elem: Option<usize>,
+        name: &str,
+        value: &str,
+    ) -> WriteStart {
+        let view: &crate::ctx::ElementView = self;
+        if elem.is_none() && name == "hotconfig" && view.core.hotswap {
+            return view.core.start_hotconfig(value, view.elem);
+        }
+        WriteStart::Done(self.write_handler_at(elem, name, value))
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send() {
+    fn is_send<T: Send>() {}
+    is_send::<Router>();
 }

@@ -75,6 +75,7 @@ impl Router {
             ready: Vec::new(),
             stop_flag: Arc::new(AtomicBool::new(false)),
             cleaned_up: false,
+            install_times: Vec::new(),
         })
     }
 }
@@ -287,6 +288,8 @@ impl RouterCore {
             registry: registry.clone(),
             options: opts.clone(),
             pending_swap: RefCell::new(None),
+            swap_job: RefCell::new(None),
+            next_write_token: std::cell::Cell::new(1),
         }
     }
 }

@@ -43,6 +43,7 @@ use crate::sched::TaskId;
 use crate::time::{Clock, Timestamp};
 
 pub(crate) use graph::Graph;
+pub use hotswap::WriteStart;
 pub use runtime::{AddressEntry, Runtime};
 
 /// Per-element bookkeeping the runtime keeps beside the element itself.
@@ -76,6 +77,11 @@ pub struct RouterCore {
     options: RouterOptions,
     /// A new router built by `hotconfig`, installed at the next safe point.
     pending_swap: RefCell<Option<Box<Router>>>,
+    /// A new router being built on another thread for a `hotconfig`
+    /// written through [`Ctx::write_handler_start`](crate::Ctx).
+    swap_job: RefCell<Option<hotswap::SwapJob>>,
+    /// Numbers the deferred handler writes.
+    next_write_token: std::cell::Cell<u64>,
 }
 
 /// Options for building a router.
@@ -139,6 +145,9 @@ pub struct Router {
     ready: Vec<(std::os::fd::RawFd, usize, bool, bool)>,
     stop_flag: Arc<AtomicBool>,
     cleaned_up: bool,
+    /// How long each hot swap's final exchange (state transfer and switch)
+    /// took, oldest first; carried from router to router.
+    install_times: Vec<std::time::Duration>,
 }
 
 /// Why [`Router::run`] returned.
@@ -204,6 +213,13 @@ impl Router {
         let i = self.find_element(name)?;
         let e = self.core.elements[i].try_borrow().ok()?;
         e.as_any().downcast_ref::<T>().map(f)
+    }
+
+    /// How long the final exchange (state transfer and switch) of each hot
+    /// swap into this router took, oldest first: the only time a hot swap
+    /// holds up packet processing when it is prepared off the packet path.
+    pub fn hotswap_install_times(&self) -> &[std::time::Duration] {
+        &self.install_times
     }
 
     /// Chatter collected when built with `capture_chatter`.

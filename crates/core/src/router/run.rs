@@ -15,6 +15,10 @@ use crate::sched::TaskId;
 /// by a signal handler) is noticed promptly.
 const IDLE_POLL_MS: i32 = 20;
 
+/// Longest the idle driver blocks while a hot swap is being prepared on
+/// another thread, so the new router is installed soon after it is ready.
+const BUILDING_POLL_MS: i32 = 2;
+
 /// Tasks run per driver iteration before timers and the stop check.
 const TASKS_PER_ITERATION: usize = 64;
 
@@ -22,7 +26,7 @@ impl Router {
     /// Calls `f` on element `elem` from outside any element (a top-level
     /// call), then runs everything it emitted, depth first, and any work
     /// deferred meanwhile. `None` if the element is busy.
-    fn call_element<R>(
+    pub(super) fn call_element<R>(
         &mut self,
         elem: usize,
         f: impl FnOnce(&mut dyn Element, &mut Ctx) -> R,
@@ -172,9 +176,16 @@ impl Router {
     fn wait_idle(&mut self) -> bool {
         let next = self.core.rt.timers.borrow_mut().next_expiry();
         let has_selects = !self.core.rt.selects.borrow().is_empty();
+        // A hot swap being prepared elsewhere: look for it often.
+        let building = self.core.swap_in_progress();
+        let idle_ms = if building {
+            BUILDING_POLL_MS
+        } else {
+            IDLE_POLL_MS
+        };
         match next {
-            None if !has_selects => return false,
-            None => self.run_selects(IDLE_POLL_MS),
+            None if !has_selects && !building => return false,
+            None => self.run_selects(idle_ms),
             Some(t) if self.core.rt.clock.is_simulated() => {
                 if has_selects {
                     self.run_selects(0);
@@ -185,7 +196,7 @@ impl Router {
                 let now = self.core.rt.clock.now();
                 let wait_ms = if t > now {
                     let real = self.core.rt.clock.real_delay(t - now);
-                    (real.nanos() / 1_000_000 + 1).min(IDLE_POLL_MS as i64) as i32
+                    (real.nanos() / 1_000_000 + 1).min(idle_ms as i64) as i32
                 } else {
                     0
                 };

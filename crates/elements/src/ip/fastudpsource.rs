@@ -38,6 +38,10 @@
 //!   0 (default) never.
 //! - **ACTIVE** (boolean): whether to send. Default true.
 //!
+//! On hot swap, a FastUDPSource of the same name carries over its count,
+//! port increments, first and last packet times and (with the same RATE)
+//! its rate clock.
+//!
 //! ## Handlers
 //! - `count` (read): packets sent.
 //! - `rate` (read/write): reads the average rate achieved between the
@@ -259,6 +263,27 @@ impl Element for FastUDPSource {
     fn initialize(&mut self, _ctx: &mut InitCtx) -> ConfigResult {
         self.reset();
         Ok(())
+    }
+
+    /// Hot swap: the count (LIMIT counts packets sent by both), the times
+    /// of the first and last packets, the port increments, and, with the
+    /// same RATE, the rate clock (so no burst catches up, and none is
+    /// skipped) carry over. A new RATE starts its clock at the first pull,
+    /// as writing `rate` does.
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any().downcast_ref::<FastUDPSource>() else {
+            return false;
+        };
+        self.count = o.count;
+        self.first = o.first;
+        self.last = o.last;
+        self.incr = o.incr;
+        if self.rate == o.rate {
+            self.epoch = o.epoch;
+            self.sent_since_epoch = o.sent_since_epoch;
+        }
+        self.build();
+        true
     }
 
     fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {

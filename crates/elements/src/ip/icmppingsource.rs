@@ -39,6 +39,11 @@
 //! - **STOP** (boolean): stop the router after LIMIT requests. Default
 //!   false.
 //!
+//! On hot swap, an ICMPPingSource of the same name carries over its count
+//! (sequence numbers go on) and its timer's phase; with the same
+//! IDENTIFIER and an input on both, also the reply statistics and the send
+//! times of unanswered requests.
+//!
 //! ## Handlers
 //! - `active` (read/write), `src`, `dst` (read/write), `count` (read),
 //!   `limit`, `interval` (write), `reset_counts` (write button).
@@ -97,6 +102,9 @@ pub struct ICMPPingSource {
     stop: bool,
     count: u64,
     timer: Option<TimerId>,
+    /// When the timer is due, while it is scheduled (hot swap keeps the
+    /// phase).
+    due: Option<Timestamp>,
     push_out: bool,
     receiver: Option<Receiver>,
     decl: String,
@@ -116,6 +124,7 @@ impl Default for ICMPPingSource {
             stop: false,
             count: 0,
             timer: None,
+            due: None,
             push_out: true,
             receiver: None,
             decl: String::new(),
@@ -268,12 +277,18 @@ impl ICMPPingSource {
         s
     }
 
-    fn arm(&self, ctx: &Ctx) {
+    fn arm(&mut self, ctx: &Ctx) {
         if let Some(t) = self.timer {
             if self.push_out && self.active && self.under_limit() && ctx.timer_expiry(t).is_none() {
-                ctx.schedule_timer_after(t, Timestamp(self.interval_ms as i64 * 1_000_000));
+                let when = ctx.now() + self.interval();
+                ctx.schedule_timer_at(t, when);
+                self.due = Some(when);
             }
         }
+    }
+
+    fn interval(&self) -> Timestamp {
+        Timestamp(self.interval_ms as i64 * 1_000_000)
     }
 }
 
@@ -291,8 +306,12 @@ impl ICMPPingSource {
         match self.timer {
             Some(t) if self.active && self.push_out && ctx.timer_expiry(t).is_none() => {
                 ctx.schedule_timer_at(t, ctx.now());
+                self.due = Some(ctx.now());
             }
-            Some(t) if !self.active => ctx.unschedule_timer(t),
+            Some(t) if !self.active => {
+                ctx.unschedule_timer(t);
+                self.due = None;
+            }
             _ => {}
         }
         Ok(())
@@ -432,8 +451,9 @@ impl Element for ICMPPingSource {
         let t = ctx.new_timer();
         self.timer = Some(t);
         if self.limit != 0 && self.active && self.push_out {
-            let when = ctx.now() + Timestamp(self.interval_ms as i64 * 1_000_000);
+            let when = ctx.now() + self.interval();
             ctx.schedule_timer_at(t, when);
+            self.due = Some(when);
         }
         if ctx.ninputs() == 1 {
             self.receiver = Some(Receiver {
@@ -444,7 +464,35 @@ impl Element for ICMPPingSource {
         Ok(())
     }
 
+    /// Hot swap: the count (so sequence numbers go on) and the timer's
+    /// phase carry over: the next request leaves one (new) INTERVAL after
+    /// the predecessor's last one, or at once if that time has passed.
+    /// With the same IDENTIFIER and both having an input, the reply
+    /// statistics and the send times of requests not yet answered carry
+    /// over too (and the predecessor prints no summary). Click starts
+    /// afresh.
+    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any_mut().downcast_mut::<ICMPPingSource>() else {
+            return false;
+        };
+        self.count = o.count;
+        if self.receiver.is_some() && o.receiver.is_some() && self.ident == o.ident {
+            self.receiver = o.receiver.take();
+        }
+        if let (Some(t), Some(due)) = (self.timer, o.due) {
+            // Only if this one armed its timer (active, push, under LIMIT).
+            if self.due.is_some() && o.active {
+                let when = Timestamp(due.nanos() - o.interval().nanos() + self.interval().nanos());
+                let when = when.max(ctx.now());
+                ctx.schedule_timer_at(t, when);
+                self.due = Some(when);
+            }
+        }
+        true
+    }
+
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        self.due = None;
         if !self.active || !self.under_limit() {
             return;
         }

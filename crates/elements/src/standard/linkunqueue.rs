@@ -27,6 +27,9 @@
 //! - **BANDWIDTH** (bandwidth): e.g. `100kbps` or `12500Bps`; at least
 //!   100 bytes per second. Mandatory.
 //!
+//! On hot swap, a LinkUnqueue of the same name takes the packets on its
+//! predecessor's link, which arrive when they were due.
+//!
 //! ## Handlers
 //! - `latency`, `bandwidth` (read/write): the arguments; writing either
 //!   drops every packet on the link, as `reset` does.
@@ -173,6 +176,19 @@ impl Element for LinkUnqueue {
         self.timer = Some(ctx.new_timer());
         self.link.reserve(64);
         Ok(())
+    }
+
+    /// Hot swap: the packets on the link carry over with their arrival
+    /// times (they were sent under the old LATENCY and BANDWIDTH; the next
+    /// ones follow them back to back if they were still coming). Click
+    /// starts with an empty link.
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any_mut().downcast_mut::<LinkUnqueue>() else {
+            return false;
+        };
+        self.link = std::mem::take(&mut o.link);
+        self.back_to_back = o.back_to_back && !self.link.is_empty();
+        true
     }
 
     fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {

@@ -50,6 +50,11 @@
 //! keeps them). More than 1000 jumps without blocking disable the script
 //! (`too many jumps, giving up`).
 //!
+//! On hot swap, a Script of the same name, TYPE and configuration goes on
+//! where its predecessor was (variables, place in the script, a pending
+//! `wait` due when it was due); a changed one, and DRIVER and SIGNAL
+//! scripts, start afresh as in Click.
+//!
 //! ## Keywords
 //! - **TYPE** (word): ACTIVE, PASSIVE, PACKET (or PUSH), DRIVER, or
 //!   SIGNAL followed by signal names (`INT`, `SIGUSR1`) or numbers.
@@ -80,6 +85,7 @@ use std::cell::{Cell, RefCell};
 use std::io::Write as _;
 
 use rclick_core::conf::{parse_bool, parse_i64, parse_seconds, split_args};
+use rclick_core::ctx::ElementView;
 use rclick_core::element::{hflags, no_handler, HandlerSpec};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Errors, InitCtx, TimerId, Timestamp};
 
@@ -252,6 +258,8 @@ struct State {
     waits: Vec<i64>,
     /// The INITIAL instruction still owes its first step.
     initial: bool,
+    /// When the timer (`wait TIME`, INITIAL) is due, while it is scheduled.
+    timer_due: Option<Timestamp>,
 }
 
 impl State {
@@ -487,12 +495,16 @@ impl Host<'_, '_> {
         };
         c.set_runcount(c.runcount().saturating_add(delta));
     }
-    fn schedule_timer(&self, t: TimerId, delay: Timestamp) {
-        match self {
-            Host::Mut(c) => c.schedule_timer_after(t, delay),
-            Host::Ref(c) => c.schedule_timer_after(t, delay),
-            Host::Init(c) => c.schedule_timer_at(t, c.now() + delay),
-        }
+    /// Schedules timer `t` `delay` from now; returns when it is due.
+    fn schedule_timer(&self, t: TimerId, delay: Timestamp) -> Timestamp {
+        let view: &ElementView = match self {
+            Host::Mut(c) => c,
+            Host::Ref(c) => c,
+            Host::Init(c) => c,
+        };
+        let when = view.now() + delay;
+        view.schedule_timer_at(t, when);
+        when
     }
     fn unschedule_timer(&self, t: TimerId) {
         match self {
@@ -770,7 +782,9 @@ impl Exec<'_, '_, '_> {
                         match parse_seconds(text.trim()) {
                             Ok(d) => {
                                 if let Some(t) = self.s.timer {
-                                    self.host.schedule_timer(t, Timestamp::from_duration(d));
+                                    self.st.timer_due = Some(
+                                        self.host.schedule_timer(t, Timestamp::from_duration(d)),
+                                    );
                                 }
                                 self.st.pos -= 1;
                             }
@@ -781,6 +795,7 @@ impl Exec<'_, '_, '_> {
                     self.st.step_count += 1;
                     if let Some(t) = self.s.timer {
                         self.host.unschedule_timer(t);
+                        self.st.timer_due = None;
                     }
                 }
                 Op::Initial => {
@@ -892,6 +907,7 @@ impl Exec<'_, '_, '_> {
             self.st.pos = insns.len();
             if let Some(t) = self.s.timer {
                 self.host.unschedule_timer(t);
+                self.st.timer_due = None;
             }
         }
         if step_type == StepType::Router {
@@ -1310,7 +1326,9 @@ impl Element for Script {
                     match parse_seconds(text.trim()) {
                         Ok(d) => {
                             if let Some(t) = self.timer {
-                                ctx.schedule_timer_at(t, ctx.now() + Timestamp::from_duration(d));
+                                let when = ctx.now() + Timestamp::from_duration(d);
+                                ctx.schedule_timer_at(t, when);
+                                ex.st.timer_due = Some(when);
                             }
                         }
                         Err(_) => ex.errs.push("syntax error at 'wait'".into()),
@@ -1321,6 +1339,7 @@ impl Element for Script {
                     kick = self.kind == ScriptType::Driver;
                     if let Some(t) = self.timer {
                         ctx.schedule_timer_at(t, ctx.now());
+                        ex.st.timer_due = Some(ctx.now());
                     }
                 }
                 _ => {}
@@ -1373,12 +1392,40 @@ impl Element for Script {
         (!keep.is_empty()).then_some(keep)
     }
 
+    /// Hot swap: a script of the same class, TYPE and configuration goes
+    /// on where its predecessor was: its variables, its place in the
+    /// script, and a pending `wait` (due when it was due, or at once if
+    /// that time has passed). A changed script starts afresh, as in
+    /// Click; DRIVER and SIGNAL scripts always do.
+    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any().downcast_ref::<Script>() else {
+            return false;
+        };
+        if o.class != self.class
+            || o.kind != self.kind
+            || o.config != self.config
+            || matches!(self.kind, ScriptType::Driver | ScriptType::Signal)
+        {
+            return false;
+        }
+        let st = o.st.borrow().clone();
+        if let Some(t) = self.timer {
+            match st.timer_due {
+                Some(due) => ctx.schedule_timer_at(t, due.max(ctx.now())),
+                None => ctx.unschedule_timer(t),
+            }
+        }
+        *self.st.get_mut() = st;
+        true
+    }
+
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
         if self.driver_kick {
             self.driver_kick = false;
             ctx.please_stop();
             return;
         }
+        self.st.get_mut().timer_due = None;
         let pos = self.st.get_mut().pos;
         if !self
             .insns

@@ -18,6 +18,9 @@
 //! ## Keywords
 //! - **TYPE** (word): `RANGE`, `NOW` or `FIRST`. Default `RANGE`.
 //!
+//! On hot swap, a SetTimestampDelta of the same name keeps the first
+//! timestamp it saw.
+//!
 //! ## Handlers
 //! - `first` (read): the first timestamp seen (TYPE RANGE), or 0.
 //! - `reset` (write): forgets the first timestamp.
@@ -94,5 +97,15 @@ impl Element for SetTimestampDelta {
             _ => return Err("bad TYPE".into()),
         };
         Ok(())
+    }
+
+    /// Hot swap: the first timestamp seen carries over, so RANGE deltas
+    /// stay relative to the same packet.
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any().downcast_ref::<SetTimestampDelta>() else {
+            return false;
+        };
+        self.first = o.first;
+        true
     }
 }

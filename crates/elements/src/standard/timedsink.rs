@@ -14,6 +14,9 @@
 //! later one INTERVAL after the previous expiry. An INTERVAL of 0 pulls as
 //! often as the timers run.
 //!
+//! On hot swap, a TimedSink of the same name keeps its timer's phase: the
+//! next pull comes one (new) INTERVAL after the predecessor's last one.
+//!
 //! ## Keywords
 //! - **INTERVAL** (time): the period. Default 0.5 s.
 //!
@@ -98,6 +101,23 @@ impl Element for TimedSink {
         ctx.schedule_timer_at(t, when);
         self.expiry = Some(when);
         Ok(())
+    }
+
+    /// Hot swap: the timer's phase carries over: the next pull comes one
+    /// (new) INTERVAL after the predecessor's last one, or at once if that
+    /// time has passed. Click starts afresh.
+    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any().downcast_ref::<TimedSink>() else {
+            return false;
+        };
+        let (Some(t), Some(due)) = (self.timer, o.expiry) else {
+            return false;
+        };
+        let when = Timestamp(due.nanos() - o.interval.nanos() + self.interval.nanos());
+        let when = when.max(ctx.now());
+        ctx.schedule_timer_at(t, when);
+        self.expiry = Some(when);
+        true
     }
 
     fn run_timer(&mut self, timer: TimerId, ctx: &mut Ctx) {

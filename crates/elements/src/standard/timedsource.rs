@@ -15,6 +15,10 @@
 //! the period does not drift). Stops after LIMIT packets when LIMIT is
 //! non-negative; with STOP true it then asks the driver to stop.
 //!
+//! On hot swap, a TimedSource of the same name carries over its count and
+//! its timer's phase: the next packet leaves one (new) INTERVAL after the
+//! predecessor's last one, not a full INTERVAL after the swap.
+//!
 //! ## Keywords
 //! - **INTERVAL** (time): the period. Default 0.5 s.
 //! - **DATA** (string): packet contents. Default is Click's 69-byte
@@ -218,6 +222,25 @@ impl Element for TimedSource {
             self.expiry = Some(when);
         }
         Ok(())
+    }
+
+    /// Hot swap: the count carries over (LIMIT counts packets sent by
+    /// both), and so does the timer's phase: the next packet leaves one new
+    /// INTERVAL after the predecessor's last one (with the same INTERVAL,
+    /// exactly when the predecessor's would have), or at once if that time
+    /// has passed. Click starts afresh (a full INTERVAL after the swap).
+    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any().downcast_ref::<TimedSource>() else {
+            return false;
+        };
+        self.count = o.count;
+        if let (Some(t), Some(due), true, true) = (self.timer, o.expiry, o.active, self.active) {
+            let when = Timestamp(due.nanos() - o.interval.nanos() + self.interval.nanos());
+            let when = when.max(ctx.now());
+            ctx.schedule_timer_at(t, when);
+            self.expiry = Some(when);
+        }
+        true
     }
 
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {

@@ -82,7 +82,12 @@
 //! Hot swap: a ControlSocket with the same name, socket type and port (or a
 //! `PORT+` one) takes the listening socket and the open connections from
 //! its predecessor, so clients, including the one that wrote `hotconfig`,
-//! stay connected.
+//! stay connected. A `hotconfig` (with `-R`) is prepared off the packet
+//! path: packets and other clients keep being served while the new router
+//! is built, and the writing client's reply (the usual `200` or `520`
+//! lines) and its next commands wait until it is; those commands then run
+//! on the new router. A `hotconfig` written while another is being prepared
+//! is answered `520` (a hot swap is already being prepared).
 //!
 //! ## Keywords
 //! - **READONLY** (boolean): refuse write handlers (`530`). Default false.
@@ -136,7 +141,9 @@ use std::time::Duration;
 use rclick_core::conf::Args;
 use rclick_core::ctx::ElementView;
 use rclick_core::element::{handlers_listing, hflags, HandlerSpec};
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp};
+use rclick_core::{
+    ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp, WriteStart,
+};
 
 use super::server;
 
@@ -280,6 +287,10 @@ struct Conn {
     opened: Timestamp,
     /// SECRET_FILE mode: whether this client has said AUTH.
     authed: bool,
+    /// A write being finished off the packet path (a `hotconfig` being
+    /// prepared): its token and the handler name as the client wrote it.
+    /// The client's next commands wait for its reply.
+    awaiting: Option<(u64, String)>,
 }
 
 impl Conn {
@@ -298,6 +309,7 @@ impl Conn {
             last_active: now,
             opened: now,
             authed,
+            awaiting: None,
         }
     }
 
@@ -509,6 +521,21 @@ enum Step {
     NeedMore,
     /// Fatal for the connection: stop reading commands.
     Close,
+}
+
+/// Replies to a write of handler `h` (as the client named it).
+fn write_reply(c: &mut Conn, h: &str, r: Result<(), String>) {
+    match r {
+        Ok(()) => c.message(CS_OK, &format!("Write handler '{h}' OK"), false),
+        Err(e) => {
+            let e = if e.trim().is_empty() {
+                "error".to_string()
+            } else {
+                e
+            };
+            c.messages(CS_HANDLER_ERROR, &format!("Write handler '{h}' error"), &e)
+        }
+    }
 }
 
 /// The handler a command names.
@@ -725,13 +752,18 @@ impl ControlSocket {
         if let Some((&fd, _)) = self
             .conns
             .iter()
-            .filter(|(_, c)| !c.authed)
+            .filter(|(_, c)| !c.authed && c.awaiting.is_none())
             .min_by_key(|(_, c)| c.opened)
         {
             self.close_idle(fd, "not authenticated while the server was full", ctx);
             return true;
         }
-        let Some((&fd, c)) = self.conns.iter().min_by_key(|(_, c)| c.last_active) else {
+        let Some((&fd, c)) = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.awaiting.is_none())
+            .min_by_key(|(_, c)| c.last_active)
+        else {
             return false;
         };
         if now < c.last_active + EVICT_IDLE {
@@ -768,7 +800,7 @@ impl ControlSocket {
             let expired: Vec<RawFd> = self
                 .conns
                 .iter()
-                .filter(|(_, c)| now >= c.last_active + limit)
+                .filter(|(_, c)| c.awaiting.is_none() && now >= c.last_active + limit)
                 .map(|(&fd, _)| fd)
                 .collect();
             let secs = self.idle_timeout.as_secs_f64();
@@ -838,7 +870,10 @@ impl ControlSocket {
     fn finish(&mut self, c: Conn, more: bool, ctx: &mut Ctx) {
         let fd = c.stream.fd();
         self.max_pending = self.max_pending.max(c.out_pending());
-        let done = c.out_closed || (c.in_closed && !more && c.out_pending() == 0);
+        // A client that has sent its last command stays until that command
+        // is answered, even one waiting for a hot swap to be prepared.
+        let done =
+            c.out_closed || (c.in_closed && !more && c.out_pending() == 0 && c.awaiting.is_none());
         if done {
             ctx.remove_select(fd);
             drop(c);
@@ -878,7 +913,7 @@ impl ControlSocket {
                 }
                 c.skip_lf = false;
             }
-            if c.in_pending() == 0 {
+            if c.in_pending() == 0 || c.awaiting.is_some() {
                 return false;
             }
             if c.out_closed {
@@ -1273,16 +1308,10 @@ impl ControlSocket {
             );
             return;
         }
-        match ctx.write_handler_at(t.elem, &t.name, value) {
-            Ok(()) => c.message(CS_OK, &format!("Write handler '{h}' OK"), false),
-            Err(e) => {
-                let e = if e.trim().is_empty() {
-                    "error".to_string()
-                } else {
-                    e
-                };
-                c.messages(CS_HANDLER_ERROR, &format!("Write handler '{h}' error"), &e)
-            }
+        match ctx.write_handler_start(t.elem, &t.name, value) {
+            WriteStart::Done(r) => write_reply(c, h, r),
+            // Prepared off the packet path: answered in `write_finished`.
+            WriteStart::Pending(token) => c.awaiting = Some((token, h.to_string())),
         }
     }
 
@@ -1677,6 +1706,34 @@ impl Element for ControlSocket {
             c.last_active = now;
         }
         self.finish(c, more, ctx);
+    }
+
+    fn write_finished(&mut self, token: u64, result: Result<(), String>, ctx: &mut Ctx) {
+        let Some((&fd, c)) = self
+            .conns
+            .iter_mut()
+            .find(|(_, c)| c.awaiting.as_ref().is_some_and(|a| a.0 == token))
+        else {
+            // The client has gone.
+            return;
+        };
+        let Some((_, h)) = c.awaiting.take() else {
+            return;
+        };
+        write_reply(c, &h, result);
+        if c.flush() > 0 {
+            c.last_active = Timestamp::now_real();
+        }
+        // Its next commands run when it is next selected: on this router
+        // after an error, on the new one (which takes the connection) after
+        // a swap.
+        ctx.add_select(
+            fd,
+            Interest {
+                read: !c.in_closed,
+                write: true,
+            },
+        );
     }
 
     fn cleanup(&mut self) {

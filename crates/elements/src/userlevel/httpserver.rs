@@ -89,7 +89,11 @@
 //!
 //! Hot swap: an HTTPServer with the same name and address takes the
 //! listening socket and open connections from its predecessor, and, with
-//! the same TOKEN_FILE, its token.
+//! the same TOKEN_FILE, its token. A POST to `hotconfig` (with `-R`) is
+//! prepared off the packet path: the response comes once the new router is
+//! built, while packets and other clients keep being served; one written
+//! while another is being prepared is answered 400 (a hot swap is already
+//! being prepared).
 //!
 //! ## Keywords
 //! - **TOKEN_FILE** (file name): allow writes carrying the token that the
@@ -140,7 +144,9 @@ use rclick_core::conf::Args;
 use rclick_core::ctx::ElementView;
 use rclick_core::element::{handlers_listing, hflags, HandlerSpec};
 use rclick_core::ports::Mode;
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp};
+use rclick_core::{
+    ConfigResult, Ctx, Element, Handler, InitCtx, Interest, TimerId, Timestamp, WriteStart,
+};
 use serde_json::{json, Map, Value};
 
 use super::server;
@@ -181,6 +187,21 @@ const PAGE_CSS: &str = include_str!("liveview/live.css");
 /// Standard handlers never exported as numbers.
 const META_HANDLERS: &[&str] = &["name", "class", "config", "ports", "handlers"];
 
+/// The response to a write of handler `name`.
+fn write_response(name: &str, r: Result<(), String>) -> Response {
+    match r {
+        Ok(()) => Response::json(200, &json!({"ok": true, "handler": name})),
+        Err(e) => {
+            let e = if e.trim().is_empty() {
+                "error".to_string()
+            } else {
+                e.trim_end().to_string()
+            };
+            Response::error(400, &e)
+        }
+    }
+}
+
 /// Distinguishes router generations: each HTTPServer instance (hot swap
 /// makes a new one) takes the next number.
 static GENERATION: AtomicU64 = AtomicU64::new(1);
@@ -214,6 +235,10 @@ struct Conn {
     opened: Timestamp,
     /// The request head has arrived whole.
     head_done: bool,
+    /// A write being finished off the packet path (a `hotconfig` being
+    /// prepared): its token, the handler name, and whether the request
+    /// was a HEAD. The response waits for it.
+    awaiting: Option<(u64, String, bool)>,
 }
 
 impl Conn {
@@ -227,6 +252,9 @@ impl Conn {
     /// answered (lingering), then unfinished requests, oldest first.
     /// Connections whose response is still being sent are never closed.
     fn eviction_rank(&self) -> Option<(u8, Timestamp)> {
+        if self.awaiting.is_some() {
+            return None;
+        }
         match self.phase {
             Phase::Linger => Some((0, self.opened)),
             Phase::Request => Some((1, self.opened)),
@@ -691,6 +719,9 @@ pub struct HTTPServer {
     requests: u64,
     /// A connection taken out of `conns` while its request runs.
     busy_conn: bool,
+    /// Set by `write_api` when a write is answered later (its token and
+    /// handler name), for `try_request` to park the connection.
+    deferred: Option<(u64, String)>,
 }
 
 impl Default for HTTPServer {
@@ -721,6 +752,7 @@ impl Default for HTTPServer {
             generation: 0,
             requests: 0,
             busy_conn: false,
+            deferred: None,
         }
     }
 }
@@ -829,6 +861,7 @@ impl HTTPServer {
                 peer,
                 opened: Timestamp::now_real(),
                 head_done: false,
+                awaiting: None,
             };
             ctx.add_select(fd, Interest::READ);
             self.conns.insert(fd, c);
@@ -873,7 +906,7 @@ impl HTTPServer {
     /// half-closes after the response, and chooses what to wait for (or
     /// closes it).
     fn advance(&mut self, mut c: Conn, ctx: &mut Ctx) {
-        if c.phase == Phase::Request && !c.dead {
+        if c.phase == Phase::Request && !c.dead && c.awaiting.is_none() {
             self.try_request(&mut c, ctx);
         }
         c.flush();
@@ -897,6 +930,10 @@ impl HTTPServer {
         };
         if !interest.read && !interest.write {
             ctx.remove_select(fd);
+            if c.awaiting.is_some() {
+                // Half-closed while its write is prepared: still answered.
+                self.conns.insert(fd, c);
+            }
             return;
         }
         ctx.add_select(fd, interest);
@@ -976,6 +1013,11 @@ impl HTTPServer {
         }
         let body = c.inbuf[head.head_len..head.head_len + head.content_length].to_vec();
         let r = self.route(&head, &body, ctx);
+        if let Some((token, name)) = self.deferred.take() {
+            // Answered in `write_finished`.
+            c.awaiting = Some((token, name, head_only));
+            return;
+        }
         self.respond(c, r, head_only);
     }
 
@@ -1111,7 +1153,7 @@ impl HTTPServer {
         }
     }
 
-    fn write_api(&self, name: &str, body: &[u8], head: &Head, ctx: &mut Ctx) -> Response {
+    fn write_api(&mut self, name: &str, body: &[u8], head: &Head, ctx: &mut Ctx) -> Response {
         let t = match self.resolve(name, ctx) {
             Ok(t) => t,
             Err(r) => return r,
@@ -1137,15 +1179,11 @@ impl HTTPServer {
             );
         }
         let value = String::from_utf8_lossy(body);
-        match ctx.write_handler_at(t.elem, &t.name, &value) {
-            Ok(()) => Response::json(200, &json!({"ok": true, "handler": name})),
-            Err(e) => {
-                let e = if e.trim().is_empty() {
-                    "error".to_string()
-                } else {
-                    e.trim_end().to_string()
-                };
-                Response::error(400, &e)
+        match ctx.write_handler_start(t.elem, &t.name, &value) {
+            WriteStart::Done(r) => write_response(name, r),
+            WriteStart::Pending(token) => {
+                self.deferred = Some((token, name.to_string()));
+                Response::error(500, "answered later")
             }
         }
     }
@@ -1501,6 +1539,7 @@ impl Element for HTTPServer {
         let expired: Vec<RawFd> = self
             .conns
             .iter()
+            .filter(|(_, c)| c.awaiting.is_none())
             .filter(|(_, c)| {
                 let limit = if c.phase == Phase::Linger {
                     linger
@@ -1538,6 +1577,27 @@ impl Element for HTTPServer {
         self.busy_conn = true;
         self.advance(c, ctx);
         self.busy_conn = false;
+    }
+
+    fn write_finished(&mut self, token: u64, result: Result<(), String>, ctx: &mut Ctx) {
+        let Some(fd) = self
+            .conns
+            .iter()
+            .find(|(_, c)| c.awaiting.as_ref().is_some_and(|a| a.0 == token))
+            .map(|(&fd, _)| fd)
+        else {
+            // The client has gone.
+            return;
+        };
+        let Some(mut c) = self.conns.remove(&fd) else {
+            return;
+        };
+        let Some((_, name, head_only)) = c.awaiting.take() else {
+            return;
+        };
+        self.respond(&mut c, write_response(&name, result), head_only);
+        c.since = Timestamp::now_real();
+        self.advance(c, ctx);
     }
 
     fn cleanup(&mut self) {
