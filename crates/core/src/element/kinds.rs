@@ -436,15 +436,24 @@ pub fn source_run_burst<E: Source + ?Sized>(e: &mut E, burst: usize, ctx: &mut C
     let mut left = burst.min(MAX_SOURCE_BURST_PER_RUN);
     let mut sent = false;
     while left > 0 {
-        let Some(batch) = e.generate(left.min(BATCH_CAPACITY), ctx) else {
+        let asked = left.min(BATCH_CAPACITY);
+        let Some(batch) = e.generate(asked, ctx) else {
             break;
         };
+        let short = batch.len() < asked;
         if batch.is_empty() {
             break;
         }
         left = left.saturating_sub(batch.len());
         ctx.emit_batch(0, batch);
         sent = true;
+        // A short batch means the source has no more for now: asking again
+        // in the same run would see it empty, which for a source with a
+        // LIMIT means stopping the driver one run early (before the tasks
+        // behind it have moved its last packets on, unlike Click).
+        if short {
+            break;
+        }
     }
     if sent {
         ctx.fast_reschedule();

@@ -246,12 +246,9 @@ impl Source for InfiniteSource {
                 ctx.call_write_later(h, v);
             }
         }
-        // Pushing, Click stops with the last packets; pulled, it stops on
-        // the pull that finds none left.
-        if self.stop && self.remaining() == 0 && self.source.task().is_some() {
-            ctx.please_stop();
-            self.stop_asked = true;
-        }
+        // With STOP, the stop is asked by the run (or pull) that finds
+        // none left, as in Click: tasks scheduled before that run still
+        // run, so an Unqueue behind a Queue moves the last packets on.
         Some(batch)
     }
 

@@ -975,6 +975,9 @@ impl Exec<'_, '_, '_> {
         match file {
             None => write_stdout(&result),
             Some((name, append)) => {
+                if !append && replace_regular_file(&name, result.as_bytes()) {
+                    return;
+                }
                 let f = std::fs::OpenOptions::new()
                     .write(true)
                     .create(true)
@@ -1610,4 +1613,30 @@ impl Element for Script {
             _ => Err(no_handler(name)),
         }
     }
+}
+
+/// `print >FILE` onto a regular file (or a new one): writes a sibling and
+/// renames it over FILE, so a reader polling for FILE never finds it
+/// created but still empty (Click's Script-signal-01 waits for a file
+/// holding a pid, then reads it). Devices, FIFOs and anything that cannot
+/// be replaced this way return false and are written in place.
+fn replace_regular_file(name: &str, bytes: &[u8]) -> bool {
+    let path = std::path::Path::new(name);
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => return false,
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return false,
+        _ => {}
+    }
+    let Some(file_name) = path.file_name() else {
+        return false;
+    };
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(file_name);
+    tmp_name.push(format!(".rclick-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_ok() {
+        return true;
+    }
+    let _ = std::fs::remove_file(&tmp);
+    false
 }
