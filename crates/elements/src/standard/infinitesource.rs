@@ -98,6 +98,19 @@ impl Default for InfiniteSource {
     }
 }
 
+/// DATASIZE: negative for DATA as is, else at most the longest packet
+/// (a larger one was allocated, and could not be sent).
+fn parse_datasize(s: &str) -> Result<i64, String> {
+    let n = parse_i64(s)?;
+    if n > rclick_core::packet::MAX_PACKET_LEN as i64 {
+        return Err(format!(
+            "{n} is longer than any packet (at most {} bytes)",
+            rclick_core::packet::MAX_PACKET_LEN
+        ));
+    }
+    Ok(n)
+}
+
 impl InfiniteSource {
     fn rebuild_prototype(&mut self) {
         let mut data = self.data.clone();
@@ -178,7 +191,7 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
         "datasize",
         |e| &e.datasize,
         |e, v, ctx| {
-            e.datasize = parse_i64(v.trim())?;
+            e.datasize = parse_datasize(v.trim())?;
             e.rebuild_prototype();
             e.wake(ctx)
         },
@@ -187,7 +200,7 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
         "length",
         |e| &e.datasize,
         |e, v, ctx| {
-            e.datasize = parse_i64(v.trim())?;
+            e.datasize = parse_datasize(v.trim())?;
             e.rebuild_prototype();
             e.wake(ctx)
         },
@@ -277,8 +290,8 @@ impl Element for InfiniteSource {
         self.limit = args.read_p_or("LIMIT", -1i64);
         self.burst = args.read_p_or("BURST", 1usize);
         self.active = args.read_p_or("ACTIVE", true);
-        self.datasize = args.read_or("DATASIZE", -1i64);
-        if let Some(l) = args.read::<i64>("LENGTH") {
+        self.datasize = args.read_or_with("DATASIZE", parse_datasize, -1);
+        if let Some(l) = args.read_with("LENGTH", parse_datasize) {
             self.datasize = l;
         }
         self.end_call = args.read_with("END_CALL", |s| {
