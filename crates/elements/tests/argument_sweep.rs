@@ -8,6 +8,10 @@
 //! (class, argument, value). Each writable handler of each class is swept
 //! with the same values after initialization.
 //!
+//! A debug build sweeps a subset of the values (all of them with
+//! `RCLICK_SWEEP_FULL=1`); the release build (scripts/test) sweeps all.
+//! `RCLICK_SWEEP_ONLY=Class1,Class2` limits the sweep to some classes.
+//!
 //! The arguments of a class are those its `configure` asks the element
 //! kit for (`rclick_core::conf::args::introspect` notes each read), plus
 //! the keywords its documentation header lists. Classes that read their
@@ -134,11 +138,93 @@ fn base_overrides(dir: &Path) -> BTreeMap<&'static str, Vec<String>> {
     m
 }
 
+/// For classes whose arguments have a syntax of their own: the first
+/// argument is also swept as each template with `{}` replaced by a value.
+const TEMPLATES: &[(&str, &[&str])] = &[
+    (
+        "IPFilter",
+        &[
+            "allow {}",
+            "allow src host {}",
+            "allow tcp port {}",
+            "allow ip[{}] = 1",
+            "allow ip[0:{}] = 1",
+            "allow len > {}",
+            "allow src net 10.0.0.0/{}",
+        ],
+    ),
+    (
+        "IPClassifier",
+        &[
+            "src host {}",
+            "udp port {}",
+            "ip[{}] = 1",
+            "ip[0:{}] != 0",
+            "ip proto {}",
+            "icmp type {}",
+        ],
+    ),
+    ("Classifier", &["{}/00", "12/{}", "12/0800%{}", "!{}/45"]),
+    (
+        "LinearIPLookup",
+        &["{} 0", "10.0.0.0/8 {}", "10.0.0.0/8 10.0.0.1 {}"],
+    ),
+    (
+        "LookupIPRoute",
+        &["{} 0", "10.0.0.0/8 {}", "10.0.0.0/8 10.0.0.1 {}"],
+    ),
+    (
+        "RadixIPLookup",
+        &["{} 0", "10.0.0.0/8 {}", "10.0.0.0/8 10.0.0.1 {}"],
+    ),
+    (
+        "RangeIPLookup",
+        &["{} 0", "10.0.0.0/8 {}", "10.0.0.0/8 10.0.0.1 {}"],
+    ),
+    (
+        "StaticIPLookup",
+        &["{} 0", "10.0.0.0/8 {}", "10.0.0.0/8 10.0.0.1 {}"],
+    ),
+    (
+        "DirectIPLookup",
+        &["{} 0", "10.0.0.0/16 {}", "10.0.0.0/16 10.0.0.1 {}"],
+    ),
+    ("AddressInfo", &["n {}", "n 10.0.0.1 {}"]),
+    ("PortInfo", &["p {}", "p {}/tcp", "p 80/{}"]),
+    ("ARPResponder", &["{} 00:01:02:03:04:05", "10.0.0.1 {}"]),
+    ("ScheduleInfo", &["x {}"]),
+    ("AlignmentInfo", &["x {} 0", "x 4 {}"]),
+    (
+        "Script",
+        &[
+            "wait {}",
+            "set a {}",
+            "write x.{}",
+            "goto {}",
+            "loop {}",
+            "print {}",
+            "init a {}",
+        ],
+    ),
+    (
+        "DriverManager",
+        &["wait {}", "wait_stop {}", "write x.{}", "wait_time {}"],
+    ),
+];
+
 /// The sweep's values: zero, negative, huge, malformed, plausible.
 fn values() -> Vec<String> {
     let mut v: Vec<String> = [
         "0",
         "-1",
+        "-0.5",
+        "65536",
+        "262145",
+        "1000000",
+        "1000000000",
+        "2147483647",
+        "2147483648",
+        "-2147483648",
         "4294967295",
         "4294967296",
         "18446744073709551615",
@@ -176,6 +262,29 @@ fn values() -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    if cfg!(debug_assertions) && std::env::var_os("RCLICK_SWEEP_FULL").is_none() {
+        // A debug build is ten times slower: it sweeps these (the release
+        // build, which CI runs, sweeps them all).
+        const DEBUG: &[&str] = &[
+            "0",
+            "-1",
+            "262145",
+            "1000000000",
+            "-2147483648",
+            "4294967295",
+            "18446744073709551616",
+            "1e308",
+            "",
+            "zz",
+            "1.2.3.4.5",
+            "::::",
+            "(",
+            "\"unbalanced",
+            "1",
+            "10.0.0.1",
+        ];
+        v.retain(|x| DEBUG.contains(&x.as_str()));
+    }
     v.push("9".repeat(100_000));
     v.push(format!("\"{}\"", "A".repeat(200_000)));
     v.push("A".repeat(200_000));
@@ -746,6 +855,18 @@ fn plan(dir: &Path) -> Plan {
                 ));
             }
         }
+        // Values inside the arguments of classes with a syntax of their own.
+        for (c, templates) in TEMPLATES {
+            if *c == class {
+                for t in *templates {
+                    let (b, t) = (base.clone(), t.to_string());
+                    swept.push((
+                        format!("#0 as {t:?}"),
+                        Box::new(move |v| with_positional(&b, 0, &t.replace("{}", v))),
+                    ));
+                }
+            }
+        }
         for (i, kw) in positional.iter().enumerate() {
             let b = base.clone();
             swept.push((kw.clone(), Box::new(move |v| with_positional(&b, i, v))));
@@ -875,11 +996,14 @@ fn child(from: usize, to: usize, (stride, phase): (usize, usize), out: &Path) {
                 let _ = tx.send((out, peak));
             })
             .expect("spawn case");
-        match rx.recv_timeout(CASE_TIMEOUT) {
+        let t0 = Instant::now();
+        let res = rx.recv_timeout(CASE_TIMEOUT);
+        let ms = t0.elapsed().as_millis();
+        match res {
             Ok((Ok(_), peak)) if peak > PEAK_LIMIT => say(format!(
                 "SWEEP|CASE|{k}|FAIL|{who}|{peak} bytes live at peak"
             )),
-            Ok((Ok(kind), _)) => say(format!("SWEEP|CASE|{k}|{kind}|{who}")),
+            Ok((Ok(kind), _)) => say(format!("SWEEP|CASE|{k}|{kind}|{who}|{ms}")),
             Ok((Err(p), _)) => say(format!(
                 "SWEEP|CASE|{k}|FAIL|{who}|panic: {}",
                 p.replace(['\n', '|'], " ")
@@ -906,6 +1030,8 @@ struct Tally {
     conf: usize,
     failures: Vec<String>,
     notes: Vec<String>,
+    /// The slowest cases that passed: (milliseconds, case).
+    slowest: Vec<(u64, String)>,
 }
 
 /// Runs a child over cases `from..to` (`to` 0: only the plan's summary),
@@ -976,8 +1102,18 @@ fn sweep_range(
                 }
                 ["SWEEP", "CASE", k, kind, rest @ ..] => {
                     match *kind {
-                        "ok" => t.ran += 1,
-                        "conf" => t.conf += 1,
+                        "ok" | "conf" => {
+                            if *kind == "ok" {
+                                t.ran += 1;
+                            } else {
+                                t.conf += 1;
+                            }
+                            let ms: u64 = rest.last().and_then(|m| m.parse().ok()).unwrap_or(0);
+                            t.slowest
+                                .push((ms, rest[..rest.len().saturating_sub(1)].join(" | ")));
+                            t.slowest.sort_by(|a, b| b.0.cmp(&a.0));
+                            t.slowest.truncate(5);
+                        }
                         _ => t.failures.push(rest.join(" | ")),
                     }
                     started = None;
@@ -1076,10 +1212,16 @@ fn argument_sweep() {
     let _ = std::fs::remove_dir_all(&dir);
     let mut failures = summary.failures;
     let (mut ran, mut conf) = (0, 0);
+    let mut slowest = Vec::new();
     for t in tallies {
         ran += t.ran;
         conf += t.conf;
         failures.extend(t.failures);
+        slowest.extend(t.slowest);
+    }
+    slowest.sort_by(|a, b| b.0.cmp(&a.0));
+    for (ms, case) in slowest.iter().take(5) {
+        println!("slow case: {ms} ms: {case}");
     }
     println!(
         "argument sweep: {} classes ({} skipped), {} arguments, {total} cases \
