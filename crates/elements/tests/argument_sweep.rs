@@ -657,6 +657,9 @@ fn with_keyword(base: &str, kw: &str, value: &str) -> String {
 // ---------------------------------------------------------------------
 // Cases.
 
+/// A class's base configuration with one argument set to a value.
+type Substitute = Box<dyn Fn(&str) -> String>;
+
 #[derive(Clone)]
 enum Action {
     /// Build and run the configuration.
@@ -843,7 +846,7 @@ fn plan(dir: &Path) -> Plan {
                 }
             }
         }
-        let mut swept: Vec<(String, Box<dyn Fn(&str) -> String>)> = Vec::new();
+        let mut swept: Vec<(String, Substitute)> = Vec::new();
         if positional.is_empty() && reads.is_empty() {
             // Parsed without the kit: sweep the first positions.
             let n = split(&base).len().clamp(1, 2);
@@ -1111,7 +1114,7 @@ fn sweep_range(
                             let ms: u64 = rest.last().and_then(|m| m.parse().ok()).unwrap_or(0);
                             t.slowest
                                 .push((ms, rest[..rest.len().saturating_sub(1)].join(" | ")));
-                            t.slowest.sort_by(|a, b| b.0.cmp(&a.0));
+                            t.slowest.sort_by_key(|s| std::cmp::Reverse(s.0));
                             t.slowest.truncate(5);
                         }
                         _ => t.failures.push(rest.join(" | ")),
@@ -1219,7 +1222,7 @@ fn argument_sweep() {
         failures.extend(t.failures);
         slowest.extend(t.slowest);
     }
-    slowest.sort_by(|a, b| b.0.cmp(&a.0));
+    slowest.sort_by_key(|s| std::cmp::Reverse(s.0));
     for (ms, case) in slowest.iter().take(5) {
         println!("slow case: {ms} ms: {case}");
     }
