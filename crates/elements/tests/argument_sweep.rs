@@ -892,14 +892,29 @@ fn plan(dir: &Path) -> Plan {
         }
         let base_config = sweep_config(&shape, &base, &srcs);
         for h in &writable {
-            for v in &values {
-                cases.push(Case {
-                    class: class.clone(),
-                    arg: format!("handler {h}"),
-                    value: v.clone(),
-                    config: base_config.clone(),
-                    action: Action::Write(h.clone(), v.clone()),
-                });
+            // Route table handlers take routes: values inside them too.
+            let templates: &[&str] = match h.as_str() {
+                "add" | "set" | "remove" => {
+                    &["{}", "{} 0", "10.0.0.0/8 {}", "10.0.0.0/8 10.0.0.1 {}"]
+                }
+                "ctrl" => &["{}", "add {} 0", "set 10.0.0.0/8 {}", "remove {}"],
+                _ => &["{}"],
+            };
+            for t in templates {
+                for v in &values {
+                    let value = t.replace("{}", v);
+                    cases.push(Case {
+                        class: class.clone(),
+                        arg: if *t == "{}" {
+                            format!("handler {h}")
+                        } else {
+                            format!("handler {h} as {t:?}")
+                        },
+                        value: v.clone(),
+                        config: base_config.clone(),
+                        action: Action::Write(h.clone(), value),
+                    });
+                }
             }
         }
     }
