@@ -231,8 +231,11 @@ impl Packet {
     }
 
     /// A packet holding `data` with at least `headroom` bytes before it and
-    /// `tailroom` after it.
+    /// `tailroom` after it, each at most [`MAX_PACKET_LEN`] (a larger
+    /// HEADROOM argument could never be used, and would have been
+    /// allocated for every packet).
     pub fn with_room(headroom: usize, data: &[u8], tailroom: usize) -> Packet {
+        let (headroom, tailroom) = (headroom.min(MAX_PACKET_LEN), tailroom.min(MAX_PACKET_LEN));
         let need = headroom + data.len() + tailroom;
         let (buf, slot) = alloc_buffer_and_header(need);
         // SAFETY: the buffer is fresh (refs == 1) and at least `need` long.

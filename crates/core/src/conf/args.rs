@@ -243,6 +243,7 @@ impl Args {
     /// Finds the argument for `kw` and marks it (and any other occurrences
     /// of the keyword) consumed; returns its value text.
     fn find(&mut self, kw: &str, flags: Flags) -> Option<String> {
+        introspect::note(&self.args, kw, flags);
         let mut got: Option<usize> = None;
         let mut got_kw = 0;
         // -1: not yet known; -2: the first unconsumed slot was a keyword,
@@ -502,5 +503,49 @@ impl Args {
         } else {
             Err(self.errors)
         }
+    }
+}
+
+/// Which arguments elements ask for, for the test that sweeps every
+/// argument of every class with hostile values
+/// (crates/elements/tests/argument_sweep.rs). Off unless a test turns it
+/// on for its thread; then each read of [`Args`] is noted.
+#[doc(hidden)]
+pub mod introspect {
+    use std::cell::RefCell;
+
+    /// One read: the arguments being read, the keyword asked for, and
+    /// whether the read may take it by position and must find it.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ArgRead {
+        pub args: Vec<String>,
+        pub keyword: String,
+        pub positional: bool,
+        pub mandatory: bool,
+    }
+
+    thread_local! {
+        static READS: RefCell<Option<Vec<ArgRead>>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `f`, returning what it returned and every read it made.
+    pub fn recording<R>(f: impl FnOnce() -> R) -> (R, Vec<ArgRead>) {
+        READS.with(|r| *r.borrow_mut() = Some(Vec::new()));
+        let out = f();
+        let reads = READS.with(|r| r.borrow_mut().take()).unwrap_or_default();
+        (out, reads)
+    }
+
+    pub(super) fn note(args: &[String], kw: &str, flags: super::Flags) {
+        let _ = READS.try_with(|r| {
+            if let Some(v) = r.borrow_mut().as_mut() {
+                v.push(ArgRead {
+                    args: args.to_vec(),
+                    keyword: kw.to_string(),
+                    positional: flags.positional,
+                    mandatory: flags.mandatory,
+                });
+            }
+        });
     }
 }

@@ -18,6 +18,8 @@ pub use addr::{
     parse_ether, parse_ipv4, parse_ipv4_addr_or_prefix, parse_ipv4_list, parse_ipv4_prefix,
     parse_ipv6, parse_ipv6_addr_or_prefix, parse_ipv6_prefix, Ipv4Prefix, Ipv6Prefix,
 };
+#[doc(hidden)]
+pub use args::introspect;
 pub use args::{Args, Bandwidth, Fallback, FromArg};
 pub use num::{
     bandwidth_has_unit, parse_bandwidth, parse_bool, parse_decimal_fixed, parse_f64,

@@ -360,6 +360,15 @@ impl Default for ARPQuerier {
     }
 }
 
+/// A timeout of at most 2^31-1 seconds, as in Click (larger ones overflowed
+/// the expiry arithmetic); beyond that Click's message, `parse error`.
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    match parse_seconds(s)? {
+        d if d.as_secs() > i32::MAX as u64 => Err("expected time in seconds".into()),
+        d => Ok(d),
+    }
+}
+
 fn nanos(d: Duration) -> i64 {
     d.as_nanos().min(i64::MAX as u128) as i64
 }
@@ -585,10 +594,10 @@ impl ARPQuerier {
         let entry_capacity = args.read_with("ENTRY_CAPACITY", parse_u32);
         let entry_packet_capacity = args.read_with("ENTRY_PACKET_CAPACITY", parse_u32);
         let slim = args.read_with("CAPACITY_SLIM_FACTOR", parse_u32);
-        let timeout = args.read_with("TIMEOUT", parse_seconds);
+        let timeout = args.read_with("TIMEOUT", parse_timeout);
         let bcast = args.read_with("BROADCAST", |s| super::address::parse_ipv4_arg(s, ctx));
         let poll_timeout =
-            args.read_or_with("POLL_TIMEOUT", parse_seconds, Duration::from_secs(60));
+            args.read_or_with("POLL_TIMEOUT", parse_timeout, Duration::from_secs(60));
         let broadcast_poll = args.read_or_with("BROADCAST_POLL", parse_bool, false);
         let mut rest = args.consume()?;
         if rest.len() == 1 {

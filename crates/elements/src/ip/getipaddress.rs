@@ -35,7 +35,7 @@ use rclick_core::conf::{parse_word, Args};
 use rclick_core::packet::anno;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
-use super::ipcommon::{ip_hdr, parse_anno4, IpField};
+use super::ipcommon::{ip_hdr, parse_anno4, parse_byte_offset, IpField};
 
 pub struct GetIPAddress {
     field: IpField,
@@ -71,7 +71,7 @@ rclick_core::element_class!(GetIPAddress);
 impl Element for GetIPAddress {
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
-        let offset: Option<usize> = args.read_p("OFFSET");
+        let offset = args.read_p_with("OFFSET", parse_byte_offset);
         let anno = args.read_p_with("ANNO", parse_anno4);
         let ip = args.read_with("IP", parse_word);
         args.complete()?;

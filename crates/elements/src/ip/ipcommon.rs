@@ -169,8 +169,23 @@ pub fn parse_ip_field(s: &str) -> Result<IpField, String> {
         "src" => Ok(IpField::Src),
         "dst" => Ok(IpField::Dst),
         _ => rclick_core::conf::parse_usize(s)
-            .map(IpField::Offset)
-            .map_err(|_| "expected byte offset, 'src' or 'dst'".to_string()),
+            .map_err(|_| "expected byte offset, 'src' or 'dst'".to_string())
+            .and_then(checked_offset)
+            .map(IpField::Offset),
+    }
+}
+
+/// A byte offset into a packet, bounded as Click's `int` offsets are (so
+/// `offset + len` cannot overflow).
+pub fn parse_byte_offset(s: &str) -> Result<usize, String> {
+    rclick_core::conf::parse_usize(s).and_then(checked_offset)
+}
+
+fn checked_offset(v: usize) -> Result<usize, String> {
+    if v > i32::MAX as usize {
+        Err(format!("out of range, bound {}", i32::MAX))
+    } else {
+        Ok(v)
     }
 }
 
@@ -185,7 +200,7 @@ pub fn parse_anno4(s: &str) -> Result<usize, String> {
         };
     }
     match rclick_core::conf::parse_usize(s) {
-        Ok(off) if off + 4 <= rclick_core::packet::ANNO_SIZE => Ok(off),
+        Ok(off) if off <= rclick_core::packet::ANNO_SIZE - 4 => Ok(off),
         _ => Err("expected annotation".to_string()),
     }
 }

@@ -158,7 +158,7 @@ fn parse_anno2(s: &str) -> Result<usize, String> {
         };
     }
     match parse_usize(s) {
-        Ok(off) if off + 2 <= ANNO_SIZE => Ok(off),
+        Ok(off) if off <= ANNO_SIZE - 2 => Ok(off),
         _ => Err("expected annotation".to_string()),
     }
 }

@@ -28,7 +28,7 @@
 //! ... -> StoreEtherAddress(00:0a:95:9d:68:16, src) -> ...;
 //! ```
 
-use rclick_core::conf::{parse_usize, Args};
+use rclick_core::conf::{parse_u32, Args};
 use rclick_core::element::Filter;
 use rclick_core::wire::EtherAddr;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
@@ -45,7 +45,10 @@ fn parse_offset(s: &str) -> Result<usize, String> {
     match s.to_ascii_lowercase().as_str() {
         "src" => Ok(6),
         "dst" => Ok(0),
-        _ => parse_usize(s).map_err(|_| "expected byte offset, 'src' or 'dst'".to_string()),
+        // 32 bits, so that OFFSET + 6 cannot overflow.
+        _ => parse_u32(s)
+            .map(|v| v as usize)
+            .map_err(|_| "expected byte offset, 'src' or 'dst'".to_string()),
     }
 }
 

@@ -29,7 +29,7 @@ pub const DROP: i32 = -2147483647;
 
 /// One word test: `(word at OFFSET) & MASK == VALUE`. `yes`/`no` are jump
 /// targets: `> 0` a step number, `<= 0` an output (`-j`), or [`DROP`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Insn {
     /// Byte offset of the word (a multiple of 4).
     pub offset: u32,
@@ -373,6 +373,11 @@ struct Know {
     len: u32,
 }
 
+/// Facts of each kind a path keeps. Forgetting one only leaves a test
+/// undecided; without a bound, a pattern of thousands of words made
+/// optimizing quadratic (a 100 KB pattern took seconds).
+const FACT_LIMIT: usize = 1024;
+
 impl Facts for Know {
     type Step = Insn;
 
@@ -412,15 +417,17 @@ impl Facts for Know {
             return k;
         }
         if outcome {
+            let room = k.pos.len() < FACT_LIMIT;
             match k.pos.iter_mut().find(|p| p.0 == t.offset) {
                 Some(p) => {
                     p.1 |= t.mask;
                     p.2 = (p.2 & !t.mask) | t.value;
                 }
-                None => k.pos.push((t.offset, t.mask, t.value)),
+                None if room => k.pos.push((t.offset, t.mask, t.value)),
+                None => {}
             }
             k.len = k.len.max(t.required_length());
-        } else if !k.neg.contains(&(t.offset, t.mask, t.value)) {
+        } else if k.neg.len() < FACT_LIMIT && !k.neg.contains(&(t.offset, t.mask, t.value)) {
             k.neg.push((t.offset, t.mask, t.value));
         }
         k
@@ -495,6 +502,10 @@ fn compact(insns: &[Insn], entry: usize) -> Vec<Insn> {
     // Merge identical steps into the later copy (keeps jumps forward).
     let mut alias: Vec<usize> = (0..n).collect();
     let mut insns: Vec<Insn> = insns.to_vec();
+    // The surviving later step of each distinct test (one each: a later
+    // duplicate would have been merged), so merging is linear, not
+    // quadratic (a 100 KB pattern took seconds).
+    let mut survivors: std::collections::HashMap<Insn, usize> = std::collections::HashMap::new();
     for i in (0..n).rev() {
         if !reach[i] {
             continue;
@@ -505,9 +516,14 @@ fn compact(insns: &[Insn], entry: usize) -> Vec<Insn> {
         if i == entry {
             continue;
         }
-        if let Some(j) = (i + 1..n).find(|&j| reach[j] && alias[j] == j && insns[j] == insns[i]) {
-            alias[i] = j;
-            reach[i] = false;
+        match survivors.entry(insns[i]) {
+            std::collections::hash_map::Entry::Occupied(j) => {
+                alias[i] = *j.get();
+                reach[i] = false;
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(i);
+            }
         }
     }
     // Jumps were remapped from the end backwards, so every jump already

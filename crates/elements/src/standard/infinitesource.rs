@@ -25,7 +25,8 @@
 //! - **DATA** (string): packet contents. Default is Click's 69-byte
 //!   "Random bullshit in a packet, at least 64 bytes long. Well, now it is."
 //! - **DATASIZE** (integer, also **LENGTH**): pad or cut DATA to this
-//!   length. Default -1 (DATA as is).
+//!   length, at most 262144 (the longest packet; Click accepts more and
+//!   then fails to allocate). Default -1 (DATA as is).
 //! - **LIMIT** (integer): total packets to send; -1 means no limit. Default -1.
 //! - **BURST** (integer): packets per task run (the batch size). Default 1.
 //! - **ACTIVE** (boolean): whether to send. Default true.
@@ -96,6 +97,19 @@ impl Default for InfiniteSource {
             empty: None,
         }
     }
+}
+
+/// DATASIZE: negative for DATA as is, else at most the longest packet
+/// (a larger one was allocated, and could not be sent).
+fn parse_datasize(s: &str) -> Result<i64, String> {
+    let n = parse_i64(s)?;
+    if n > rclick_core::packet::MAX_PACKET_LEN as i64 {
+        return Err(format!(
+            "{n} is longer than any packet (at most {} bytes)",
+            rclick_core::packet::MAX_PACKET_LEN
+        ));
+    }
+    Ok(n)
 }
 
 impl InfiniteSource {
@@ -178,7 +192,7 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
         "datasize",
         |e| &e.datasize,
         |e, v, ctx| {
-            e.datasize = parse_i64(v.trim())?;
+            e.datasize = parse_datasize(v.trim())?;
             e.rebuild_prototype();
             e.wake(ctx)
         },
@@ -187,7 +201,7 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
         "length",
         |e| &e.datasize,
         |e, v, ctx| {
-            e.datasize = parse_i64(v.trim())?;
+            e.datasize = parse_datasize(v.trim())?;
             e.rebuild_prototype();
             e.wake(ctx)
         },
@@ -274,8 +288,8 @@ impl Element for InfiniteSource {
         self.limit = args.read_p_or("LIMIT", -1i64);
         self.burst = args.read_p_or("BURST", 1usize);
         self.active = args.read_p_or("ACTIVE", true);
-        self.datasize = args.read_or("DATASIZE", -1i64);
-        if let Some(l) = args.read::<i64>("LENGTH") {
+        self.datasize = args.read_or_with("DATASIZE", parse_datasize, -1);
+        if let Some(l) = args.read_with("LENGTH", parse_datasize) {
             self.datasize = l;
         }
         self.end_call = args.read_with("END_CALL", |s| {

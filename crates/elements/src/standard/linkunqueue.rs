@@ -93,7 +93,7 @@ impl LinkUnqueue {
         let extra = u32::from_ne_bytes(p.anno_bytes::<4>(anno::EXTRA_LENGTH));
         let length = p.len() as u64 + u64::from(extra);
         let usec = length * 10_000 / self.bw100;
-        p.set_timestamp_anno(Timestamp(base.nanos() + (usec as i64) * 1000));
+        p.set_timestamp_anno(Timestamp(base.nanos().saturating_add(usec as i64 * 1000)));
     }
 
     /// Drops the link's packets and starts over (every handler write).
@@ -194,7 +194,7 @@ impl Element for LinkUnqueue {
     fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
         let mut worked = false;
         let now = ctx.now();
-        let now_delayed = Timestamp(now.nanos() + self.latency.nanos());
+        let now_delayed = Timestamp(now.nanos().saturating_add(self.latency.nanos()));
 
         // Pull while the link has room: the last packet on it arrives
         // within LATENCY.
@@ -233,7 +233,11 @@ impl Element for LinkUnqueue {
             let mut expiry = head.timestamp_anno();
             if active {
                 if let Some(tail) = self.link.back() {
-                    let room = Timestamp(tail.timestamp_anno().nanos() - self.latency.nanos());
+                    let room = Timestamp(
+                        tail.timestamp_anno()
+                            .nanos()
+                            .saturating_sub(self.latency.nanos()),
+                    );
                     if room < expiry {
                         expiry = room;
                     }

@@ -46,7 +46,7 @@ pub fn parse_anno(s: &str, size: usize) -> Result<usize, String> {
         return Ok(off);
     }
     match parse_usize(s) {
-        Ok(off) if off + size <= ANNO_SIZE => Ok(off),
+        Ok(off) if off.checked_add(size).is_some_and(|end| end <= ANNO_SIZE) => Ok(off),
         Ok(_) => Err("annotation out of range".into()),
         Err(_) => Err("expected annotation".into()),
     }

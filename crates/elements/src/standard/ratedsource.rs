@@ -31,7 +31,9 @@
 //! - **LIMIT** (integer): total packets to send; -1 means no limit. Default -1.
 //! - **ACTIVE** (boolean): whether to send. Default true.
 //! - **LENGTH** (integer): packet length; DATA is repeated or cut to fit.
-//!   Default -1 (DATA as is). **DATASIZE** is a deprecated synonym.
+//!   At most 262144 (the longest packet; Click accepts more and then fails
+//!   to allocate). Default -1 (DATA as is). **DATASIZE** is a deprecated
+//!   synonym.
 //! - **STOP** (boolean): stop the driver when LIMIT is reached. Default false.
 //! - **BANDWIDTH** (bandwidth): if given, RATE is BANDWIDTH divided by the
 //!   packet length.
@@ -109,6 +111,19 @@ fn syntax<E>(_: E) -> String {
     "syntax error".to_string()
 }
 
+/// LENGTH: negative for DATA as is, else at most the longest packet (a
+/// larger one was allocated, and could not be sent).
+fn parse_datasize(s: &str) -> Result<i32, String> {
+    let n = parse_i32(s)?;
+    if n as i64 > rclick_core::packet::MAX_PACKET_LEN as i64 {
+        return Err(format!(
+            "{n} is longer than any packet (at most {} bytes)",
+            rclick_core::packet::MAX_PACKET_LEN
+        ));
+    }
+    Ok(n)
+}
+
 impl RatedSource {
     fn setup_packet(&mut self) {
         let body: Vec<u8> = if self.datasize < 0 {
@@ -164,7 +179,8 @@ impl RatedSource {
     }
 
     fn set_datasize(&mut self, v: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        self.datasize = parse_i32(v.trim()).map_err(syntax)?;
+        parse_i32(v.trim()).map_err(syntax)?;
+        self.datasize = parse_datasize(v.trim())?;
         self.setup_packet();
         Ok(())
     }
@@ -242,8 +258,8 @@ impl Element for RatedSource {
         let mut rate = args.read_p_or("RATE", 10u32);
         let limit = args.read_p_or("LIMIT", -1i32);
         self.active = args.read_p_or("ACTIVE", true);
-        let mut datasize = args.read_or("LENGTH", -1i32);
-        if let Some(d) = args.read::<i32>("DATASIZE") {
+        let mut datasize = args.read_or_with("LENGTH", parse_datasize, -1);
+        if let Some(d) = args.read_with("DATASIZE", parse_datasize) {
             datasize = d;
         }
         self.stop = args.read_or("STOP", false);

@@ -43,7 +43,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use rclick_core::conf::Args;
+use rclick_core::conf::{parse_u32, Args};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, TaskId};
 
 #[derive(Default)]
@@ -97,7 +97,14 @@ impl Element for SchedOrderTest {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         self.id = args.read_mp("ID");
-        let size: u32 = args.read_or("SIZE", 0);
+        let size: u32 = args.read_or_with(
+            "SIZE",
+            |s| match parse_u32(s)? {
+                v if v > i32::MAX as u32 => Err(format!("out of range, bound {}", i32::MAX)),
+                v => Ok(v),
+            },
+            0,
+        );
         self.stop = args.read_or("STOP", false);
         self.limit = args.read_or("LIMIT", 0);
         args.complete()?;
@@ -128,7 +135,9 @@ impl Element for SchedOrderTest {
                 log.size = 1024;
             }
             let n = log.size;
-            log.ids.reserve(n);
+            // Room for a short log up front; a long one grows as it fills
+            // (SIZE near Click's bound would be gigabytes at once).
+            log.ids.reserve(n.min(1 << 16));
         }
         ctx.new_task(true);
         Ok(())

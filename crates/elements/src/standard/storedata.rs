@@ -81,7 +81,9 @@ impl Element for StoreData {
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
-        let offset = args.read_mp("OFFSET");
+        // Click's OFFSET is 32 bits, which also keeps OFFSET plus the
+        // length of DATA from overflowing.
+        let offset = args.read_mp::<u32>("OFFSET") as usize;
         let data: Vec<u8> = args.read_mp("DATA");
         let mask: Option<Vec<u8>> = args.read_p("MASK");
         let grow = args.read_or("GROW", false);
