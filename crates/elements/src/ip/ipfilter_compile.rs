@@ -1767,6 +1767,7 @@ impl Facts for Know {
             Some(v) => v.1 = v.1.intersect(&set),
             None => k.vals.push((f, set)),
         }
+        k.forget_large();
         k
     }
 
@@ -1786,7 +1787,7 @@ impl Facts for Know {
                 }
             }
         }
-        Know {
+        let mut k = Know {
             vals,
             fails,
             avail: [
@@ -1794,7 +1795,24 @@ impl Facts for Know {
                 self.avail[1].min(o.avail[1]),
                 self.avail[2].min(o.avail[2]),
             ],
-        }
+        };
+        k.forget_large();
+        k
+    }
+}
+
+/// Most ranges a field's knowledge may hold: past it the field's
+/// knowledge is forgotten (knowing less only leaves steps undecided).
+/// Without the bound, a chain of N rules testing one field (`src host
+/// X1`, `src host X2`, ...) carried an N-range set along the chain and
+/// copied it at every step: compiling took time quadratic in N (100,000
+/// such rules took minutes).
+const KNOW_RANGES: usize = 32;
+
+impl Know {
+    fn forget_large(&mut self) {
+        self.vals.retain(|v| v.1 .0.len() <= KNOW_RANGES);
+        self.fails.retain(|v| v.1 .0.len() <= KNOW_RANGES);
     }
 }
 
