@@ -147,6 +147,7 @@ fn m(pattern: &str, p: &Pkt) -> bool {
         CompileOptions {
             box_threshold: 1,
             optimize: true,
+            ..CompileOptions::default()
         },
     );
     assert_eq!(
@@ -786,9 +787,12 @@ proptest! {
         };
         let variants = [
             CompileOptions::default(),
-            CompileOptions { box_threshold: 1, optimize: true },
-            CompileOptions { box_threshold: usize::MAX, optimize: true },
-            CompileOptions { box_threshold: usize::MAX, optimize: false },
+            CompileOptions { box_threshold: 1, optimize: true, ..CompileOptions::default() },
+            CompileOptions { box_threshold: usize::MAX, optimize: true, ..CompileOptions::default() },
+            CompileOptions { box_threshold: usize::MAX, optimize: false, ..CompileOptions::default() },
+            // Bit-vector runs split into segments of a rule or a few.
+            CompileOptions { box_threshold: 1, box_words_per_rule: 1, box_words_floor: 0, ..CompileOptions::default() },
+            CompileOptions { box_threshold: 1, box_words_per_rule: 4, box_words_floor: 8, ..CompileOptions::default() },
         ];
         let compiled: Vec<Compiled> = variants.iter().map(|o| Compiled::new(&parsed.rules, *o)).collect();
         for p in &pkts {
@@ -910,9 +914,28 @@ fn check_classbench(name: &str, npackets: usize, linear_too: bool) {
             CompileOptions {
                 box_threshold: usize::MAX,
                 optimize: true,
+                ..CompileOptions::default()
             },
         )
     });
+    // Bit vectors on a small budget: the run splits into many segments
+    // searched in order (the structure very large filters get).
+    let split = Compiled::new(
+        &parsed.rules,
+        CompileOptions {
+            box_words_per_rule: 2,
+            box_words_floor: 64,
+            ..CompileOptions::default()
+        },
+    );
+    let nsplit = split.segment_kinds().len();
+    assert!(nsplit >= 4, "{name}: split into {nsplit} segments only");
+    assert!(
+        split.heap_bytes() < c.heap_bytes().max(1 << 20),
+        "{name}: split {} bytes, unsplit {}",
+        split.heap_bytes(),
+        c.heap_bytes()
+    );
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ rules.len() as u64);
     let pkts = cb_packets(&rules, npackets, &mut rng);
     let mut matched = 0;
@@ -921,6 +944,11 @@ fn check_classbench(name: &str, npackets: usize, linear_too: bool) {
         matched += want.is_some() as usize;
         let got = c.classify_packet(&p.packet());
         assert_eq!(got, want, "{name}: {p:?}");
+        assert_eq!(
+            split.classify_packet(&p.packet()),
+            want,
+            "{name} split: {p:?}"
+        );
         if let Some(l) = &linear {
             let bytes = p.bytes();
             assert_eq!(
@@ -931,9 +959,13 @@ fn check_classbench(name: &str, npackets: usize, linear_too: bool) {
         }
     }
     println!(
-        "{name}: {} rules, {} packets, {matched} matched",
+        "{name}: {} rules, {} packets, {matched} matched; {} segments, {} bytes ({} segments, {} bytes split)",
         rules.len(),
-        pkts.len()
+        pkts.len(),
+        c.segment_kinds().len(),
+        c.heap_bytes(),
+        nsplit,
+        split.heap_bytes()
     );
     assert!(matched > npackets / 2, "{name}: too few packets matched");
 }
@@ -965,6 +997,30 @@ fn classbench_acl1_10k() {
 #[test]
 fn classbench_fw1_10k() {
     check_classbench("fw1_10k", if release() { 10_000 } else { 1_000 }, false);
+}
+
+#[test]
+fn classbench_ipc1_10k() {
+    check_classbench("ipc1_10k", if release() { 10_000 } else { 1_000 }, false);
+}
+
+/// The other seeds (acl2-5, fw2-5, ipc2), 1k and 10k rules.
+#[test]
+fn classbench_other_seeds() {
+    for seed in [
+        "acl2", "acl3", "acl4", "acl5", "fw2", "fw3", "fw4", "fw5", "ipc2",
+    ] {
+        check_classbench(
+            &format!("{seed}_1k"),
+            if release() { 5_000 } else { 500 },
+            release(),
+        );
+        check_classbench(
+            &format!("{seed}_10k"),
+            if release() { 3_000 } else { 300 },
+            false,
+        );
+    }
 }
 
 /// The element itself on a ClassBench set, with four outputs and drops.

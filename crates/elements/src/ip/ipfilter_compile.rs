@@ -2058,6 +2058,10 @@ struct BoxField {
 /// Most fields a box segment combines.
 const MAX_BOX_FIELDS: usize = 16;
 
+/// Building a box segment may take this many word operations per word of
+/// its budget before the run is split instead.
+const BOX_WORK_FACTOR: usize = 8;
+
 /// Bit-vector classifier over a run of box rules.
 #[derive(Clone, Debug)]
 struct BoxSet {
@@ -2074,9 +2078,16 @@ struct BoxSet {
 }
 
 impl BoxSet {
-    fn build(rules: &[(BoxRule, Action)], first_rule: usize) -> BoxSet {
+    /// Builds the bit vectors of a run of box rules, or `None` when they
+    /// would take more than `budget` words, or building them more than
+    /// [`BOX_WORK_FACTOR`] times as many word operations (then the caller
+    /// splits the run). Each field's elementary intervals number up to
+    /// twice the rules' ranges, and each holds a vector of one bit per
+    /// rule: unsplit, N host rules took N²/64 words.
+    fn build(rules: &[(BoxRule, Action)], first_rule: usize, budget: usize) -> Option<BoxSet> {
         let n = rules.len();
         let words = n.div_ceil(64).max(1);
+        let mut work_left = budget.saturating_mul(BOX_WORK_FACTOR);
         let mut fields: Vec<Field> = Vec::new();
         for (r, _) in rules {
             for c in &r.cons {
@@ -2093,15 +2104,25 @@ impl BoxSet {
             }
         }
         let mut bits: Vec<u64> = Vec::new();
-        let mut dedup: HashMap<Vec<u64>, u32> = HashMap::new();
-        let mut intern = |v: &[u64], bits: &mut Vec<u64>| -> u32 {
-            if let Some(&o) = dedup.get(v) {
-                return o;
+        // Vectors by hash; a collision only stores a second copy.
+        let mut dedup: HashMap<u64, u32> = HashMap::new();
+        let mut intern = |v: &[u64], bits: &mut Vec<u64>| -> Option<u32> {
+            work_left = work_left.checked_sub(v.len())?;
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash_slice(v, &mut h);
+            let h = std::hash::Hasher::finish(&h);
+            if let Some(&o) = dedup.get(&h) {
+                if bits[o as usize..o as usize + v.len()] == *v {
+                    return Some(o);
+                }
+            }
+            if bits.len() + v.len() > budget || bits.len() + v.len() > u32::MAX as usize {
+                return None;
             }
             let o = bits.len() as u32;
             bits.extend_from_slice(v);
-            dedup.insert(v.to_vec(), o);
-            o
+            dedup.entry(h).or_insert(o);
+            Some(o)
         };
         let mut out_fields = Vec::new();
         for f in fields {
@@ -2146,9 +2167,9 @@ impl BoxSet {
                     }
                     ev += 1;
                 }
-                sets.push(intern(&cur, &mut bits));
+                sets.push(intern(&cur, &mut bits)?);
             }
-            let missing = intern(&missing, &mut bits);
+            let missing = intern(&missing, &mut bits)?;
             out_fields.push(BoxField {
                 field: f,
                 bounds: bset,
@@ -2156,14 +2177,53 @@ impl BoxSet {
                 missing,
             });
         }
-        BoxSet {
+        Some(BoxSet {
             fields: out_fields,
             words,
             bits,
             targets: rules.iter().map(|(_, a)| action_target(*a)).collect(),
             first_rule,
             all,
+        })
+    }
+
+    /// Box segments for a run of box rules, split in halves until each
+    /// fits its budget: [`CompileOptions::box_words_floor`] plus
+    /// [`CompileOptions::box_words_per_rule`] words per rule, so the
+    /// bit vectors take memory proportional to the rules. A single rule
+    /// always fits.
+    fn build_split(
+        rules: &[(BoxRule, Action)],
+        first_rule: usize,
+        opts: &CompileOptions,
+        out: &mut Vec<Segment>,
+    ) {
+        let budget = if rules.len() <= 1 {
+            usize::MAX / BOX_WORK_FACTOR
+        } else {
+            opts.box_words_floor
+                .saturating_add(opts.box_words_per_rule.saturating_mul(rules.len()))
+        };
+        match BoxSet::build(rules, first_rule, budget) {
+            Some(b) => out.push(Segment::Boxes(b)),
+            None => {
+                let mid = rules.len() / 2;
+                BoxSet::build_split(&rules[..mid], first_rule, opts, out);
+                BoxSet::build_split(&rules[mid..], first_rule + mid, opts, out);
+            }
         }
+    }
+
+    /// Heap bytes the segment holds.
+    fn heap_bytes(&self) -> usize {
+        self.bits.len() * 8
+            + self.all.len() * 8
+            + self.targets.len() * 4
+            + self
+                .fields
+                .iter()
+                .map(|f| (f.bounds.len() + f.sets.len()) * 4)
+                .sum::<usize>()
     }
 
     #[inline]
@@ -2217,6 +2277,12 @@ pub struct CompileOptions {
     pub box_threshold: usize,
     /// Optimize decision programs.
     pub optimize: bool,
+    /// A bit-vector segment may take this many 64-bit words per rule
+    /// (beyond [`box_words_floor`](Self::box_words_floor)); a run that
+    /// needs more is split into segments that fit.
+    pub box_words_per_rule: usize,
+    /// Words any bit-vector segment may take whatever its rule count.
+    pub box_words_floor: usize,
 }
 
 impl Default for CompileOptions {
@@ -2224,9 +2290,16 @@ impl Default for CompileOptions {
         CompileOptions {
             box_threshold: 32,
             optimize: true,
+            box_words_per_rule: BOX_WORDS_PER_RULE,
+            box_words_floor: BOX_WORDS_FLOOR,
         }
     }
 }
+
+/// Default [`CompileOptions::box_words_per_rule`]: 512 bytes per rule.
+pub const BOX_WORDS_PER_RULE: usize = 64;
+/// Default [`CompileOptions::box_words_floor`]: 1 MiB.
+pub const BOX_WORDS_FLOOR: usize = 1 << 17;
 
 /// A compiled rule list. The default, an unconfigured element's, drops
 /// every packet.
@@ -2323,7 +2396,7 @@ impl Compiled {
                             )
                         })
                         .collect();
-                    segments.push(Segment::Boxes(BoxSet::build(&run, k)));
+                    BoxSet::build_split(&run, k, &opts, &mut segments);
                     k = end;
                 }
                 linear_start = j;
@@ -2407,6 +2480,23 @@ impl Compiled {
             }),
             _ => None,
         }
+    }
+
+    /// Heap bytes the compiled structure holds (steps, tests, bit
+    /// vectors and interval tables), for tests and benchmarks.
+    #[doc(hidden)]
+    pub fn heap_bytes(&self) -> usize {
+        self.segments
+            .iter()
+            .map(|s| match s {
+                Segment::Linear(p) => {
+                    p.steps.len() * std::mem::size_of::<Step>()
+                        + p.eval.len() * std::mem::size_of::<Test>()
+                }
+                Segment::Boxes(b) => b.heap_bytes(),
+            })
+            .sum::<usize>()
+            + self.segments.len() * std::mem::size_of::<Segment>()
     }
 
     /// Number of segments (for tests).
