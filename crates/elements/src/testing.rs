@@ -219,6 +219,7 @@ pub fn ipfilter_compile_variants() -> [crate::ip::ipfilter_compile::CompileOptio
             box_threshold: 1,
             box_words_per_rule: 3,
             box_words_floor: 0,
+            box_vectors: crate::ip::ipfilter_compile::VectorForm::Compressed,
             ..CompileOptions::default()
         },
     ]

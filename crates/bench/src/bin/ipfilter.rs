@@ -6,8 +6,10 @@
 //! `../shared/data/classbench` from the project root; every set). Besides
 //! the ClassBench sets, `hostport10k` and `hostport100k` are synthetic
 //! sets of `src host X and dst port P` rules with distinct X and P.
-//! `IPFILTER_BOX_WORDS_PER_RULE=N` recompiles the filter measured alone
-//! with that bit-vector budget (see `CompileOptions`).
+//! `IPFILTER_BOX_WORDS_PER_RULE=N` and `IPFILTER_VECTORS=dense` or
+//! `compressed` recompile the filter measured alone with that bit-vector
+//! budget or vector form (see `CompileOptions`); `IPFILTER_ROUNDS=N` sets
+//! the rounds over the packet pool (for counting instructions).
 //!
 //! Two numbers per set: `classify` is the compiled filter alone on
 //! prebuilt packets; `element` pushes batches of 32 (cloned from a prebuilt
@@ -19,7 +21,9 @@ use std::time::Instant;
 
 use rclick_core::{Batch, Packet, Router, RouterOptions};
 use rclick_elements::ip::ipfilter::IPFilter;
-use rclick_elements::ip::ipfilter_compile::{parse_filter, CompileOptions, Compiled, StaticNames};
+use rclick_elements::ip::ipfilter_compile::{
+    parse_filter, CompileOptions, Compiled, StaticNames, VectorForm,
+};
 use rclick_elements::testing::{
     classbench_pattern as pattern, parse_classbench, ClassBenchRule as CbRule, Rng,
 };
@@ -88,24 +92,35 @@ fn bench_set(name: &str, rules: &[CbRule]) -> Result<(), String> {
         .with_element::<IPFilter, _>("f", |e| e.compiled().cloned())
         .flatten()
         .ok_or("no compiled filter")?;
-    if let Some(words) = std::env::var("IPFILTER_BOX_WORDS_PER_RULE")
+    let words = std::env::var("IPFILTER_BOX_WORDS_PER_RULE")
         .ok()
-        .and_then(|v| v.parse().ok())
-    {
+        .and_then(|v| v.parse().ok());
+    let form = match std::env::var("IPFILTER_VECTORS").as_deref() {
+        Ok("dense") => Some(VectorForm::Dense),
+        Ok("compressed") => Some(VectorForm::Compressed),
+        _ => None,
+    };
+    if words.is_some() || form.is_some() {
         let parsed = parse_filter(&args, 2, &StaticNames).map_err(|e| e.join("; "))?;
+        let d = CompileOptions::default();
         let opts = CompileOptions {
-            box_words_per_rule: words,
-            ..CompileOptions::default()
+            box_words_per_rule: words.unwrap_or(d.box_words_per_rule),
+            box_vectors: form.unwrap_or(d.box_vectors),
+            ..d
         };
         let t = Instant::now();
         compiled = Compiled::new(&parsed.rules, opts);
         println!(
-            "{name:>10}: recompiled with {words} words/rule in {:.1} ms",
+            "{name:>10}: recompiled with {:?} in {:.1} ms",
+            (opts.box_words_per_rule, opts.box_vectors),
             t.elapsed().as_secs_f64() * 1e3
         );
     }
     // Fewer rounds for large filters (100k rules take microseconds each).
-    let rounds = (2_000_000 / rules.len().max(10_000)).clamp(2, 200);
+    let rounds = std::env::var("IPFILTER_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or((2_000_000 / rules.len().max(10_000)).clamp(2, 200));
     let mut best = f64::MAX;
     let mut sink = 0usize;
     for _ in 0..5 {

@@ -2049,7 +2049,8 @@ struct BoxField {
     field: Field,
     /// Start of each elementary interval (first is 0).
     bounds: Vec<u32>,
-    /// Word offset into `BoxSet::bits` of each interval's bit vector.
+    /// Word offset into `BoxSet::bits` of each interval's bit vector (in
+    /// the compressed form described at [`BoxSet`]).
     sets: Vec<u32>,
     /// Bit vector for packets too short to read the field.
     missing: u32,
@@ -2063,10 +2064,22 @@ const MAX_BOX_FIELDS: usize = 16;
 const BOX_WORK_FACTOR: usize = 8;
 
 /// Bit-vector classifier over a run of box rules.
+///
+/// A rule vector of `words` 64-bit words is stored compressed, as an
+/// aggregated bit vector: `summary` words whose bit `w` says whether word
+/// `w` has any rule bit set, followed by the nonzero words only, in order.
+/// Matching ANDs the fields' summaries first and reads only the words set
+/// in all of them; a vector with few rules (one host's) takes a few words
+/// instead of one per 64 rules.
 #[derive(Clone, Debug)]
 struct BoxSet {
     fields: Vec<BoxField>,
     words: usize,
+    /// Summary words of each vector: `words.div_ceil(64)`.
+    summary: usize,
+    /// The vectors are stored uncompressed (`words` words each), which
+    /// matches faster when most words are nonzero anyway.
+    dense: bool,
     bits: Vec<u64>,
     /// Jump target of each rule.
     targets: Vec<i32>,
@@ -2103,26 +2116,47 @@ impl BoxSet {
                 all[i / 64] |= 1 << (i % 64);
             }
         }
+        let summary = words.div_ceil(64);
         let mut bits: Vec<u64> = Vec::new();
         // Vectors by hash; a collision only stores a second copy.
         let mut dedup: HashMap<u64, u32> = HashMap::new();
-        let mut intern = |v: &[u64], bits: &mut Vec<u64>| -> Option<u32> {
-            work_left = work_left.checked_sub(v.len())?;
+        let mut enc: Vec<u64> = Vec::new();
+        // Stores a vector given densely (`v`) with its summary (`sum`).
+        let mut intern = |v: &[u64], sum: &[u64], bits: &mut Vec<u64>| -> Option<u32> {
+            enc.clear();
+            enc.extend_from_slice(sum);
+            for (j, &sw) in sum.iter().enumerate() {
+                let mut x = sw;
+                while x != 0 {
+                    enc.push(v[j * 64 + x.trailing_zeros() as usize]);
+                    x &= x - 1;
+                }
+            }
+            work_left = work_left.checked_sub(enc.len())?;
             let mut h = std::collections::hash_map::DefaultHasher::new();
-            std::hash::Hash::hash_slice(v, &mut h);
+            std::hash::Hash::hash_slice(&enc, &mut h);
             let h = std::hash::Hasher::finish(&h);
             if let Some(&o) = dedup.get(&h) {
-                if bits[o as usize..o as usize + v.len()] == *v {
+                if bits.get(o as usize..o as usize + enc.len()) == Some(&enc[..]) {
                     return Some(o);
                 }
             }
-            if bits.len() + v.len() > budget || bits.len() + v.len() > u32::MAX as usize {
+            if bits.len() + enc.len() > budget || bits.len() + enc.len() > u32::MAX as usize {
                 return None;
             }
             let o = bits.len() as u32;
-            bits.extend_from_slice(v);
+            bits.extend_from_slice(&enc);
             dedup.entry(h).or_insert(o);
             Some(o)
+        };
+        let summary_of = |v: &[u64]| -> Vec<u64> {
+            let mut sum = vec![0u64; summary];
+            for (w, &x) in v.iter().enumerate() {
+                if x != 0 {
+                    sum[w / 64] |= 1 << (w % 64);
+                }
+            }
+            sum
         };
         let mut out_fields = Vec::new();
         for f in fields {
@@ -2155,21 +2189,28 @@ impl BoxSet {
             // Removals before additions at the same point.
             events.sort_unstable_by_key(|&(p, add, i)| (p, add, i));
             let mut cur = base;
+            let mut sum = summary_of(&cur);
             let mut sets = Vec::with_capacity(bset.len());
             let mut ev = 0;
             for &b in &bset {
                 while ev < events.len() && events[ev].0 == b {
                     let (_, add, i) = events[ev];
+                    let w = i / 64;
                     if add {
-                        cur[i / 64] |= 1 << (i % 64);
+                        cur[w] |= 1 << (i % 64);
                     } else {
-                        cur[i / 64] &= !(1 << (i % 64));
+                        cur[w] &= !(1 << (i % 64));
+                    }
+                    if cur[w] != 0 {
+                        sum[w / 64] |= 1 << (w % 64);
+                    } else {
+                        sum[w / 64] &= !(1 << (w % 64));
                     }
                     ev += 1;
                 }
-                sets.push(intern(&cur, &mut bits)?);
+                sets.push(intern(&cur, &sum, &mut bits)?);
             }
-            let missing = intern(&missing, &mut bits)?;
+            let missing = intern(&missing, &summary_of(&missing), &mut bits)?;
             out_fields.push(BoxField {
                 field: f,
                 bounds: bset,
@@ -2180,6 +2221,8 @@ impl BoxSet {
         Some(BoxSet {
             fields: out_fields,
             words,
+            summary,
+            dense: false,
             bits,
             targets: rules.iter().map(|(_, a)| action_target(*a)).collect(),
             first_rule,
@@ -2205,13 +2248,62 @@ impl BoxSet {
                 .saturating_add(opts.box_words_per_rule.saturating_mul(rules.len()))
         };
         match BoxSet::build(rules, first_rule, budget) {
-            Some(b) => out.push(Segment::Boxes(b)),
+            Some(mut b) => {
+                b.choose_form(opts.box_vectors);
+                out.push(Segment::Boxes(b))
+            }
             None => {
                 let mid = rules.len() / 2;
                 BoxSet::build_split(&rules[..mid], first_rule, opts, out);
                 BoxSet::build_split(&rules[mid..], first_rule + mid, opts, out);
             }
         }
+    }
+
+    /// Stores the vectors uncompressed when `form` says so, or (`Auto`)
+    /// when compression saves less than half.
+    fn choose_form(&mut self, form: VectorForm) {
+        let mut offsets: Vec<u32> = self
+            .fields
+            .iter()
+            .flat_map(|f| f.sets.iter().copied().chain([f.missing]))
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        let dense_len = offsets.len().saturating_mul(self.words);
+        let dense = match form {
+            VectorForm::Dense => true,
+            VectorForm::Compressed => false,
+            VectorForm::Auto => dense_len <= 2 * self.bits.len(),
+        };
+        if !dense {
+            return;
+        }
+        let ns = self.summary;
+        let mut bits = Vec::with_capacity(dense_len);
+        for &o in &offsets {
+            let o = o as usize;
+            let start = bits.len();
+            bits.resize(start + self.words, 0);
+            let mut r = o + ns;
+            for j in 0..ns {
+                let mut x = self.bits[o + j];
+                while x != 0 {
+                    bits[start + j * 64 + x.trailing_zeros() as usize] = self.bits[r];
+                    r += 1;
+                    x &= x - 1;
+                }
+            }
+        }
+        let remap = |o: u32| offsets.binary_search(&o).unwrap_or(0) as u32 * self.words as u32;
+        for f in &mut self.fields {
+            for o in &mut f.sets {
+                *o = remap(*o);
+            }
+            f.missing = remap(f.missing);
+        }
+        self.bits = bits;
+        self.dense = true;
     }
 
     /// Heap bytes the segment holds.
@@ -2247,14 +2339,45 @@ impl BoxSet {
             };
         }
         let offs = &offs[..nf.min(MAX_BOX_FIELDS)];
-        for w in 0..self.words {
+        if self.dense {
+            for w in 0..self.words {
+                let mut x = !0u64;
+                for &o in offs {
+                    x &= self.bits[o as usize + w];
+                }
+                if x != 0 {
+                    let r = w * 64 + x.trailing_zeros() as usize;
+                    return self.targets.get(r).copied().unwrap_or(T_NEXT);
+                }
+            }
+            return T_NEXT;
+        }
+        // Per field, how many stored words precede summary word j.
+        let mut rank = [0u32; MAX_BOX_FIELDS];
+        let bits = &self.bits[..];
+        let ns = self.summary;
+        for j in 0..ns {
             let mut x = !0u64;
             for &o in offs {
-                x &= self.bits[o as usize + w];
+                x &= bits[o as usize + j];
             }
-            if x != 0 {
-                let r = w * 64 + x.trailing_zeros() as usize;
-                return self.targets.get(r).copied().unwrap_or(T_NEXT);
+            while x != 0 {
+                let b = x.trailing_zeros();
+                let below = (1u64 << b) - 1;
+                let mut y = !0u64;
+                for (k, &o) in offs.iter().enumerate() {
+                    let o = o as usize;
+                    let r = rank[k] + (bits[o + j] & below).count_ones();
+                    y &= bits[o + ns + r as usize];
+                }
+                if y != 0 {
+                    let r = (j * 64 + b as usize) * 64 + y.trailing_zeros() as usize;
+                    return self.targets.get(r).copied().unwrap_or(T_NEXT);
+                }
+                x &= x - 1;
+            }
+            for (k, &o) in offs.iter().enumerate() {
+                rank[k] += bits[o as usize + j].count_ones();
             }
         }
         T_NEXT
@@ -2283,6 +2406,19 @@ pub struct CompileOptions {
     pub box_words_per_rule: usize,
     /// Words any bit-vector segment may take whatever its rule count.
     pub box_words_floor: usize,
+    /// How bit-vector segments store their vectors.
+    pub box_vectors: VectorForm,
+}
+
+/// How a bit-vector segment stores its rule vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorForm {
+    /// Compressed when that saves at least half the words.
+    Auto,
+    /// One bit per rule.
+    Dense,
+    /// A summary bit per word of rules, then the nonzero words.
+    Compressed,
 }
 
 impl Default for CompileOptions {
@@ -2292,6 +2428,7 @@ impl Default for CompileOptions {
             optimize: true,
             box_words_per_rule: BOX_WORDS_PER_RULE,
             box_words_floor: BOX_WORDS_FLOOR,
+            box_vectors: VectorForm::Auto,
         }
     }
 }
