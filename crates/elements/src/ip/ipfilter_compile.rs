@@ -2481,7 +2481,7 @@ pub fn packet_ether_header(p: &rclick_core::Packet) -> &[u8] {
 impl Compiled {
     pub fn new(rules: &[Rule], opts: CompileOptions) -> Compiled {
         let mut segments = Vec::new();
-        let boxes: Vec<Option<BoxRule>> = rules
+        let mut boxes: Vec<Option<BoxRule>> = rules
             .iter()
             .map(|r| {
                 if opts.box_threshold == usize::MAX {
@@ -2528,7 +2528,8 @@ impl Compiled {
                     let run: Vec<(BoxRule, Action)> = (k..end)
                         .map(|r| {
                             (
-                                boxes[r].clone().unwrap_or_else(BoxRule::never),
+                                // Taken: the scan has passed these rules.
+                                boxes[r].take().unwrap_or_else(BoxRule::never),
                                 rules[r].action,
                             )
                         })
