@@ -206,7 +206,7 @@ fn main() {
     // memory quadratic in the rule count.
     for n in [10_000usize, 100_000] {
         let name = format!("hostport{}k", n / 1000);
-        if !only.is_empty() && !only.iter().any(|o| *o == name) {
+        if !only.is_empty() && !only.contains(&name) {
             continue;
         }
         if let Err(e) = bench_set(&name, &host_port_rules(n)) {
