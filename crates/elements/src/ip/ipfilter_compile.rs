@@ -2287,7 +2287,8 @@ impl BoxSet {
             VectorForm::Compressed => false,
             VectorForm::Auto => dense_len <= 2 * self.bits.len(),
         };
-        if !dense {
+        // Offsets are u32.
+        if !dense || dense_len > u32::MAX as usize {
             return;
         }
         let ns = self.summary;
@@ -2413,7 +2414,9 @@ pub struct CompileOptions {
     pub optimize: bool,
     /// A bit-vector segment may take this many 64-bit words per rule
     /// (beyond [`box_words_floor`](Self::box_words_floor)); a run that
-    /// needs more is split into segments that fit.
+    /// needs more is split into segments that fit. The budget counts the
+    /// compressed form; [`VectorForm::Auto`] stores a segment uncompressed
+    /// only when that takes at most twice as many words.
     pub box_words_per_rule: usize,
     /// Words any bit-vector segment may take whatever its rule count.
     pub box_words_floor: usize,
