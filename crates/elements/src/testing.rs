@@ -198,19 +198,29 @@ pub fn classbench_pattern(r: &ClassBenchRule) -> String {
 }
 
 /// IPFilter compilations that between them exercise every segment kind:
-/// the default, bit vectors for every box-form run, and unoptimized
-/// decision programs only.
-pub fn ipfilter_compile_variants() -> [crate::ip::ipfilter_compile::CompileOptions; 3] {
+/// the default, bit vectors for every box-form run, unoptimized decision
+/// programs only, and bit vectors with a budget so small that runs split
+/// into segments of one or a few rules.
+pub fn ipfilter_compile_variants() -> [crate::ip::ipfilter_compile::CompileOptions; 4] {
     use crate::ip::ipfilter_compile::CompileOptions;
     [
         CompileOptions::default(),
         CompileOptions {
             box_threshold: 1,
             optimize: true,
+            ..CompileOptions::default()
         },
         CompileOptions {
             box_threshold: usize::MAX,
             optimize: false,
+            ..CompileOptions::default()
+        },
+        CompileOptions {
+            box_threshold: 1,
+            box_words_per_rule: 3,
+            box_words_floor: 0,
+            box_vectors: crate::ip::ipfilter_compile::VectorForm::Compressed,
+            ..CompileOptions::default()
         },
     ]
 }

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use rclick_core::Packet;
 use rclick_elements::ip::ipfilter_compile::{
     parse_classifier, parse_filter, reference_classify_ether, tokenize, CompileOptions, Compiled,
-    Rule, StaticNames,
+    Rule, StaticNames, VectorForm,
 };
 use rclick_elements::testing::{
     classbench_pattern as cb_pattern, config_errors, from_config, ipfilter_compile_variants, read,
@@ -147,6 +147,7 @@ fn m(pattern: &str, p: &Pkt) -> bool {
         CompileOptions {
             box_threshold: 1,
             optimize: true,
+            ..CompileOptions::default()
         },
     );
     assert_eq!(
@@ -786,9 +787,15 @@ proptest! {
         };
         let variants = [
             CompileOptions::default(),
-            CompileOptions { box_threshold: 1, optimize: true },
-            CompileOptions { box_threshold: usize::MAX, optimize: true },
-            CompileOptions { box_threshold: usize::MAX, optimize: false },
+            CompileOptions { box_threshold: 1, optimize: true, ..CompileOptions::default() },
+            CompileOptions { box_threshold: usize::MAX, optimize: true, ..CompileOptions::default() },
+            CompileOptions { box_threshold: usize::MAX, optimize: false, ..CompileOptions::default() },
+            // Bit-vector runs split into segments of a rule or a few.
+            CompileOptions { box_threshold: 1, box_words_per_rule: 1, box_words_floor: 0, ..CompileOptions::default() },
+            CompileOptions { box_threshold: 1, box_words_per_rule: 4, box_words_floor: 8, ..CompileOptions::default() },
+            // Both vector forms.
+            CompileOptions { box_threshold: 1, box_vectors: VectorForm::Dense, ..CompileOptions::default() },
+            CompileOptions { box_threshold: 1, box_vectors: VectorForm::Compressed, ..CompileOptions::default() },
         ];
         let compiled: Vec<Compiled> = variants.iter().map(|o| Compiled::new(&parsed.rules, *o)).collect();
         for p in &pkts {
@@ -910,9 +917,40 @@ fn check_classbench(name: &str, npackets: usize, linear_too: bool) {
             CompileOptions {
                 box_threshold: usize::MAX,
                 optimize: true,
+                ..CompileOptions::default()
             },
         )
     });
+    // Bit vectors on a small budget: the run splits into many segments
+    // searched in order (the structure very large filters get).
+    let split = Compiled::new(
+        &parsed.rules,
+        CompileOptions {
+            box_words_per_rule: 2,
+            box_words_floor: 64,
+            box_vectors: VectorForm::Compressed,
+            ..CompileOptions::default()
+        },
+    );
+    // Both vector forms, unsplit.
+    let forms = [VectorForm::Dense, VectorForm::Compressed].map(|f| {
+        Compiled::new(
+            &parsed.rules,
+            CompileOptions {
+                box_vectors: f,
+                box_words_per_rule: usize::MAX / 4,
+                ..CompileOptions::default()
+            },
+        )
+    });
+    let nsplit = split.segment_kinds().len();
+    assert!(nsplit >= 4, "{name}: split into {nsplit} segments only");
+    assert!(
+        split.heap_bytes() < c.heap_bytes().max(1 << 20),
+        "{name}: split {} bytes, unsplit {}",
+        split.heap_bytes(),
+        c.heap_bytes()
+    );
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ rules.len() as u64);
     let pkts = cb_packets(&rules, npackets, &mut rng);
     let mut matched = 0;
@@ -921,6 +959,18 @@ fn check_classbench(name: &str, npackets: usize, linear_too: bool) {
         matched += want.is_some() as usize;
         let got = c.classify_packet(&p.packet());
         assert_eq!(got, want, "{name}: {p:?}");
+        assert_eq!(
+            split.classify_packet(&p.packet()),
+            want,
+            "{name} split: {p:?}"
+        );
+        for (f, c) in forms.iter().enumerate() {
+            assert_eq!(
+                c.classify_packet(&p.packet()),
+                want,
+                "{name} form {f}: {p:?}"
+            );
+        }
         if let Some(l) = &linear {
             let bytes = p.bytes();
             assert_eq!(
@@ -931,9 +981,13 @@ fn check_classbench(name: &str, npackets: usize, linear_too: bool) {
         }
     }
     println!(
-        "{name}: {} rules, {} packets, {matched} matched",
+        "{name}: {} rules, {} packets, {matched} matched; {} segments, {} bytes ({} segments, {} bytes split)",
         rules.len(),
-        pkts.len()
+        pkts.len(),
+        c.segment_kinds().len(),
+        c.heap_bytes(),
+        nsplit,
+        split.heap_bytes()
     );
     assert!(matched > npackets / 2, "{name}: too few packets matched");
 }
@@ -965,6 +1019,30 @@ fn classbench_acl1_10k() {
 #[test]
 fn classbench_fw1_10k() {
     check_classbench("fw1_10k", if release() { 10_000 } else { 1_000 }, false);
+}
+
+#[test]
+fn classbench_ipc1_10k() {
+    check_classbench("ipc1_10k", if release() { 10_000 } else { 1_000 }, false);
+}
+
+/// The other seeds (acl2-5, fw2-5, ipc2), 1k and 10k rules.
+#[test]
+fn classbench_other_seeds() {
+    for seed in [
+        "acl2", "acl3", "acl4", "acl5", "fw2", "fw3", "fw4", "fw5", "ipc2",
+    ] {
+        check_classbench(
+            &format!("{seed}_1k"),
+            if release() { 5_000 } else { 500 },
+            release(),
+        );
+        check_classbench(
+            &format!("{seed}_10k"),
+            if release() { 3_000 } else { 300 },
+            false,
+        );
+    }
 }
 
 /// The element itself on a ClassBench set, with four outputs and drops.
@@ -1011,4 +1089,115 @@ fn classbench_through_ipfilter_element() {
         r.inject(f, 0, b);
     }
     assert_eq!(counts(&mut r, 4), want);
+}
+
+/// Random ACL-style rule lists long enough for bit vectors of several
+/// summary words (up to 600 rules, 10 words), over small value domains so
+/// that rules overlap: every structure (one bit-vector segment in either
+/// vector form, runs split on tiny budgets into many segments, decision
+/// programs alone) decides as the linear first-match reference does.
+#[test]
+fn random_rule_lists_every_structure_agrees() {
+    let mut rng = Rng(0xC0FF_EE12_3456_789B);
+    let cases = if release() { 40 } else { 8 };
+    for case in 0..cases {
+        let n = 20 + rng.below(580) as usize;
+        let mut args = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut parts = Vec::new();
+            if rng.below(3) != 0 {
+                let len = [8, 16, 24, 30, 32][rng.below(5) as usize];
+                parts.push(format!(
+                    "src net 10.{}.0.{}/{len}",
+                    rng.below(4),
+                    rng.below(8)
+                ));
+            }
+            if rng.below(2) == 0 {
+                parts.push(format!("dst host 20.0.0.{}", rng.below(16)));
+            }
+            match rng.below(4) {
+                0 => parts.push(format!("dst port {}", rng.below(40))),
+                1 => {
+                    let lo = rng.below(40);
+                    parts.push(format!(
+                        "src port >= {lo} && src port <= {}",
+                        lo + rng.below(20)
+                    ));
+                }
+                2 => parts.push(["tcp", "udp", "icmp"][rng.below(3) as usize].to_string()),
+                _ => {}
+            }
+            if parts.is_empty() || rng.below(50) == 0 {
+                parts.push(format!("ip ttl {}", 60 + rng.below(8)));
+            }
+            let action = match i % 4 {
+                3 => "drop".to_string(),
+                k => k.to_string(),
+            };
+            args.push(format!("{action} {}", parts.join(" && ")));
+        }
+        let parsed = parse_filter(&args, 3, &StaticNames).unwrap_or_else(|e| panic!("{e:?}"));
+        let variants = [
+            CompileOptions::default(),
+            CompileOptions {
+                box_vectors: VectorForm::Dense,
+                ..CompileOptions::default()
+            },
+            CompileOptions {
+                box_vectors: VectorForm::Compressed,
+                ..CompileOptions::default()
+            },
+            CompileOptions {
+                box_words_per_rule: 1,
+                box_words_floor: 16,
+                box_vectors: VectorForm::Compressed,
+                ..CompileOptions::default()
+            },
+            CompileOptions {
+                box_words_per_rule: 2,
+                box_words_floor: 0,
+                box_vectors: VectorForm::Dense,
+                ..CompileOptions::default()
+            },
+            CompileOptions {
+                box_threshold: usize::MAX,
+                ..CompileOptions::default()
+            },
+        ];
+        let compiled: Vec<Compiled> = variants
+            .iter()
+            .map(|o| Compiled::new(&parsed.rules, *o))
+            .collect();
+        assert!(
+            compiled[3].segment_kinds().len() > 1,
+            "case {case}: no split"
+        );
+        for _ in 0..300 {
+            let p = Pkt {
+                src: [
+                    10,
+                    rng.below(4) as u8,
+                    rng.below(2) as u8,
+                    rng.below(10) as u8,
+                ],
+                dst: [20, 0, 0, rng.below(18) as u8],
+                proto: [6u8, 17, 1, 47][rng.below(4) as usize],
+                sport: rng.below(64) as u16,
+                dport: rng.below(44) as u16,
+                ttl: 58 + rng.below(12) as u8,
+                frag: if rng.below(10) == 0 { 8 } else { 0 },
+                ..Pkt::default()
+            };
+            let bytes = p.bytes();
+            let want = reference_classify_ether(&parsed.rules, &[], &bytes, &bytes[20..]);
+            for (c, o) in compiled.iter().zip(&variants) {
+                assert_eq!(
+                    c.classify(&bytes, &bytes[20..]),
+                    want,
+                    "case {case} ({n} rules), {o:?}: {p:?}"
+                );
+            }
+        }
+    }
 }

@@ -2,8 +2,14 @@
 //! 10k rules) and reports Mpps and ns/packet over packets derived from the
 //! rules, in batches of 32, in memory.
 //!
-//! Usage: `ipfilter [CLASSBENCH-DIR]` (default: the shared sets,
-//! `../shared/data/classbench` from the project root).
+//! Usage: `ipfilter [CLASSBENCH-DIR [SET...]]` (default: the shared sets,
+//! `../shared/data/classbench` from the project root; every set). Besides
+//! the ClassBench sets, `hostport10k` and `hostport100k` are synthetic
+//! sets of `src host X and dst port P` rules with distinct X and P.
+//! `IPFILTER_BOX_WORDS_PER_RULE=N` and `IPFILTER_VECTORS=dense` or
+//! `compressed` recompile the filter measured alone with that bit-vector
+//! budget or vector form (see `CompileOptions`); `IPFILTER_ROUNDS=N` sets
+//! the rounds over the packet pool (for counting instructions).
 //!
 //! Two numbers per set: `classify` is the compiled filter alone on
 //! prebuilt packets; `element` pushes batches of 32 (cloned from a prebuilt
@@ -15,6 +21,9 @@ use std::time::Instant;
 
 use rclick_core::{Batch, Packet, Router, RouterOptions};
 use rclick_elements::ip::ipfilter::IPFilter;
+use rclick_elements::ip::ipfilter_compile::{
+    parse_filter, CompileOptions, Compiled, StaticNames, VectorForm,
+};
 use rclick_elements::testing::{
     classbench_pattern as pattern, parse_classbench, ClassBenchRule as CbRule, Rng,
 };
@@ -77,12 +86,41 @@ fn bench_set(name: &str, rules: &[CbRule]) -> Result<(), String> {
     let mut rng = Rng(0x1234_5678_9abc_def1 ^ rules.len() as u64);
     let pool: Vec<Packet> = (0..POOL).map(|_| packet(rules, &mut rng)).collect();
 
-    // The compiled filter alone.
-    let compiled = router
+    // The compiled filter alone (with the bit-vector budget from the
+    // environment, if set, for comparing budgets).
+    let mut compiled = router
         .with_element::<IPFilter, _>("f", |e| e.compiled().cloned())
         .flatten()
         .ok_or("no compiled filter")?;
-    let rounds = 200usize;
+    let words = std::env::var("IPFILTER_BOX_WORDS_PER_RULE")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let form = match std::env::var("IPFILTER_VECTORS").as_deref() {
+        Ok("dense") => Some(VectorForm::Dense),
+        Ok("compressed") => Some(VectorForm::Compressed),
+        _ => None,
+    };
+    if words.is_some() || form.is_some() {
+        let parsed = parse_filter(&args, 2, &StaticNames).map_err(|e| e.join("; "))?;
+        let d = CompileOptions::default();
+        let opts = CompileOptions {
+            box_words_per_rule: words.unwrap_or(d.box_words_per_rule),
+            box_vectors: form.unwrap_or(d.box_vectors),
+            ..d
+        };
+        let t = Instant::now();
+        compiled = Compiled::new(&parsed.rules, opts);
+        println!(
+            "{name:>10}: recompiled with {:?} in {:.1} ms",
+            (opts.box_words_per_rule, opts.box_vectors),
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    // Fewer rounds for large filters (100k rules take microseconds each).
+    let rounds = std::env::var("IPFILTER_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or((2_000_000 / rules.len().max(10_000)).clamp(2, 200));
     let mut best = f64::MAX;
     let mut sink = 0usize;
     for _ in 0..5 {
@@ -114,15 +152,18 @@ fn bench_set(name: &str, rules: &[CbRule]) -> Result<(), String> {
         best = best.min(t.elapsed().as_secs_f64() / (rounds / 2 * POOL) as f64);
     }
     let element_ns = best * 1e9;
+    let kinds = compiled.segment_kinds();
+    let nbv = kinds.iter().filter(|k| **k == "bitvector").count();
     println!(
-        "{name:>10} {:>6} rules  build {:>7.1} ms  classify {:>7.1} ns/pkt {:>7.2} Mpps  element {:>7.1} ns/pkt {:>7.2} Mpps  [{}]",
+        "{name:>10} {:>6} rules  build {:>7.1} ms  {:>7.2} MiB  classify {:>7.1} ns/pkt {:>7.2} Mpps  element {:>7.1} ns/pkt {:>7.2} Mpps  [{} segments, {nbv} bit-vector]",
         rules.len(),
         build.as_secs_f64() * 1e3,
+        compiled.heap_bytes() as f64 / (1 << 20) as f64,
         classify_ns,
         1e3 / classify_ns,
         element_ns,
         1e3 / element_ns,
-        compiled.segment_kinds().join(",")
+        kinds.len(),
     );
     std::hint::black_box(sink);
     Ok(())
@@ -145,9 +186,13 @@ fn main() {
     println!(
         "IPFilter on ClassBench sets, {POOL} packets derived from the rules, batches of {BATCH}"
     );
+    let only: Vec<String> = std::env::args().skip(2).collect();
     for name in [
         "acl1_1k", "fw1_1k", "ipc1_1k", "acl1_10k", "fw1_10k", "ipc1_10k",
     ] {
+        if !only.is_empty() && !only.iter().any(|o| o == name) {
+            continue;
+        }
         let Some(rules) = load(&dir.join(name)) else {
             println!("{name:>10}: missing or unreadable, skipped");
             continue;
@@ -156,4 +201,33 @@ fn main() {
             println!("{name:>10}: {e}");
         }
     }
+    // `src host X and dst port P` with distinct X and P (issue 13): the
+    // rules each test their own host, so unsplit bit vectors would take
+    // memory quadratic in the rule count.
+    for n in [10_000usize, 100_000] {
+        let name = format!("hostport{}k", n / 1000);
+        if !only.is_empty() && !only.contains(&name) {
+            continue;
+        }
+        if let Err(e) = bench_set(&name, &host_port_rules(n)) {
+            println!("{name:>10}: {e}");
+        }
+    }
+}
+
+/// `n` rules `src host X and dst port P`, as ClassBench rules (a /32
+/// source, any destination, destination port P, TCP or UDP).
+pub fn host_port_rules(n: usize) -> Vec<CbRule> {
+    (0..n)
+        .map(|i| {
+            let p = 1 + (i * 13 % 65535) as u16;
+            CbRule {
+                src: (0x0a00_0001 + 7 * i as u32, u32::MAX),
+                dst: (0, 0),
+                sport: (0, 65535),
+                dport: (p, p),
+                proto: (0, 0),
+            }
+        })
+        .collect()
 }

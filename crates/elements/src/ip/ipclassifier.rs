@@ -71,7 +71,8 @@
 //! tests with shared tests made once and decided tests skipped; long runs
 //! of rules that are conjunctions of field ranges (ACLs) are matched with
 //! per-field bit vectors instead, so matching cost grows slowly with the
-//! rule count. Matching allocates nothing.
+//! rule count, and memory in proportion to it (the vectors have a budget
+//! per rule; see IPFilter). Matching allocates nothing.
 //!
 //! ## Keywords
 //! None: every argument is a pattern.

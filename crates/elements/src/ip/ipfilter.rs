@@ -32,7 +32,12 @@
 //! Long runs of rules that are conjunctions of per-field ranges (ACL-style
 //! rules: addresses, prefixes, port ranges, protocols) are matched with
 //! per-field bit vectors, so 10,000-rule filters stay fast; other rules
-//! compile to a decision program as in IPClassifier.
+//! compile to a decision program as in IPClassifier. Memory grows in
+//! proportion to the rules: the bit vectors are compressed where that
+//! pays, and a run whose vectors would exceed a budget (1 MiB plus 512
+//! bytes per rule) is split into runs searched in order. 100,000 rules
+//! `allow src host X and dst port P` compile in about half a second into
+//! 30 MiB.
 //!
 //! ## Keywords
 //! None: every argument is an action and a pattern.

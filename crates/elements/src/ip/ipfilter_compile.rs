@@ -35,7 +35,18 @@
 //!   per field, the value's elementary interval is found by binary search
 //!   and gives a bit vector of the rules it satisfies; the vectors are
 //!   ANDed word by word and the first set bit is the first matching rule
-//!   (Lakshman-Stiliadis bit-vector search with early exit).
+//!   (Lakshman-Stiliadis bit-vector search with early exit). Vectors
+//!   are stored compressed (a summary bit per word, then the nonzero
+//!   words: aggregated bit vectors) where that saves half the words. A
+//!   segment's words are budgeted in proportion to its rules
+//!   ([`CompileOptions::box_words_per_rule`]); a run over budget is split
+//!   in halves, so memory stays linear in the rules where one vector per
+//!   elementary interval and rule was quadratic (3.45 GB for 100,000
+//!   host rules).
+//!
+//! The decision-program optimizer forgets what a path proved about a
+//! field once that takes more than `KNOW_RANGES` (32) ranges, so compiling
+//! a long chain of rules on one field takes linear time.
 //!
 //! Matching reads header words in place and allocates nothing.
 
@@ -1767,6 +1778,7 @@ impl Facts for Know {
             Some(v) => v.1 = v.1.intersect(&set),
             None => k.vals.push((f, set)),
         }
+        k.forget_large();
         k
     }
 
@@ -1786,7 +1798,7 @@ impl Facts for Know {
                 }
             }
         }
-        Know {
+        let mut k = Know {
             vals,
             fails,
             avail: [
@@ -1794,7 +1806,24 @@ impl Facts for Know {
                 self.avail[1].min(o.avail[1]),
                 self.avail[2].min(o.avail[2]),
             ],
-        }
+        };
+        k.forget_large();
+        k
+    }
+}
+
+/// Most ranges a field's knowledge may hold: past it the field's
+/// knowledge is forgotten (knowing less only leaves steps undecided).
+/// Without the bound, a chain of N rules testing one field (`src host
+/// X1`, `src host X2`, ...) carried an N-range set along the chain and
+/// copied it at every step: compiling took time quadratic in N (100,000
+/// such rules took minutes).
+const KNOW_RANGES: usize = 32;
+
+impl Know {
+    fn forget_large(&mut self) {
+        self.vals.retain(|v| v.1 .0.len() <= KNOW_RANGES);
+        self.fails.retain(|v| v.1 .0.len() <= KNOW_RANGES);
     }
 }
 
@@ -2031,7 +2060,8 @@ struct BoxField {
     field: Field,
     /// Start of each elementary interval (first is 0).
     bounds: Vec<u32>,
-    /// Word offset into `BoxSet::bits` of each interval's bit vector.
+    /// Word offset into `BoxSet::bits` of each interval's bit vector (in
+    /// the compressed form described at [`BoxSet`]).
     sets: Vec<u32>,
     /// Bit vector for packets too short to read the field.
     missing: u32,
@@ -2040,11 +2070,27 @@ struct BoxField {
 /// Most fields a box segment combines.
 const MAX_BOX_FIELDS: usize = 16;
 
+/// Building a box segment may take this many word operations per word of
+/// its budget before the run is split instead.
+const BOX_WORK_FACTOR: usize = 8;
+
 /// Bit-vector classifier over a run of box rules.
+///
+/// A rule vector of `words` 64-bit words is stored compressed, as an
+/// aggregated bit vector: `summary` words whose bit `w` says whether word
+/// `w` has any rule bit set, followed by the nonzero words only, in order.
+/// Matching ANDs the fields' summaries first and reads only the words set
+/// in all of them; a vector with few rules (one host's) takes a few words
+/// instead of one per 64 rules.
 #[derive(Clone, Debug)]
 struct BoxSet {
     fields: Vec<BoxField>,
     words: usize,
+    /// Summary words of each vector: `words.div_ceil(64)`.
+    summary: usize,
+    /// The vectors are stored uncompressed (`words` words each), which
+    /// matches faster when most words are nonzero anyway.
+    dense: bool,
     bits: Vec<u64>,
     /// Jump target of each rule.
     targets: Vec<i32>,
@@ -2056,9 +2102,16 @@ struct BoxSet {
 }
 
 impl BoxSet {
-    fn build(rules: &[(BoxRule, Action)], first_rule: usize) -> BoxSet {
+    /// Builds the bit vectors of a run of box rules, or `None` when they
+    /// would take more than `budget` words, or building them more than
+    /// [`BOX_WORK_FACTOR`] times as many word operations (then the caller
+    /// splits the run). Each field's elementary intervals number up to
+    /// twice the rules' ranges, and each holds a vector of one bit per
+    /// rule: unsplit, N host rules took N²/64 words.
+    fn build(rules: &[(BoxRule, Action)], first_rule: usize, budget: usize) -> Option<BoxSet> {
         let n = rules.len();
         let words = n.div_ceil(64).max(1);
+        let mut work_left = budget.saturating_mul(BOX_WORK_FACTOR);
         let mut fields: Vec<Field> = Vec::new();
         for (r, _) in rules {
             for c in &r.cons {
@@ -2074,16 +2127,47 @@ impl BoxSet {
                 all[i / 64] |= 1 << (i % 64);
             }
         }
+        let summary = words.div_ceil(64);
         let mut bits: Vec<u64> = Vec::new();
-        let mut dedup: HashMap<Vec<u64>, u32> = HashMap::new();
-        let mut intern = |v: &[u64], bits: &mut Vec<u64>| -> u32 {
-            if let Some(&o) = dedup.get(v) {
-                return o;
+        // Vectors by hash; a collision only stores a second copy.
+        let mut dedup: HashMap<u64, u32> = HashMap::new();
+        let mut enc: Vec<u64> = Vec::new();
+        // Stores a vector given densely (`v`) with its summary (`sum`).
+        let mut intern = |v: &[u64], sum: &[u64], bits: &mut Vec<u64>| -> Option<u32> {
+            enc.clear();
+            enc.extend_from_slice(sum);
+            for (j, &sw) in sum.iter().enumerate() {
+                let mut x = sw;
+                while x != 0 {
+                    enc.push(v[j * 64 + x.trailing_zeros() as usize]);
+                    x &= x - 1;
+                }
+            }
+            work_left = work_left.checked_sub(enc.len())?;
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash_slice(&enc, &mut h);
+            let h = std::hash::Hasher::finish(&h);
+            if let Some(&o) = dedup.get(&h) {
+                if bits.get(o as usize..o as usize + enc.len()) == Some(&enc[..]) {
+                    return Some(o);
+                }
+            }
+            if bits.len() + enc.len() > budget || bits.len() + enc.len() > u32::MAX as usize {
+                return None;
             }
             let o = bits.len() as u32;
-            bits.extend_from_slice(v);
-            dedup.insert(v.to_vec(), o);
-            o
+            bits.extend_from_slice(&enc);
+            dedup.entry(h).or_insert(o);
+            Some(o)
+        };
+        let summary_of = |v: &[u64]| -> Vec<u64> {
+            let mut sum = vec![0u64; summary];
+            for (w, &x) in v.iter().enumerate() {
+                if x != 0 {
+                    sum[w / 64] |= 1 << (w % 64);
+                }
+            }
+            sum
         };
         let mut out_fields = Vec::new();
         for f in fields {
@@ -2116,21 +2200,28 @@ impl BoxSet {
             // Removals before additions at the same point.
             events.sort_unstable_by_key(|&(p, add, i)| (p, add, i));
             let mut cur = base;
+            let mut sum = summary_of(&cur);
             let mut sets = Vec::with_capacity(bset.len());
             let mut ev = 0;
             for &b in &bset {
                 while ev < events.len() && events[ev].0 == b {
                     let (_, add, i) = events[ev];
+                    let w = i / 64;
                     if add {
-                        cur[i / 64] |= 1 << (i % 64);
+                        cur[w] |= 1 << (i % 64);
                     } else {
-                        cur[i / 64] &= !(1 << (i % 64));
+                        cur[w] &= !(1 << (i % 64));
+                    }
+                    if cur[w] != 0 {
+                        sum[w / 64] |= 1 << (w % 64);
+                    } else {
+                        sum[w / 64] &= !(1 << (w % 64));
                     }
                     ev += 1;
                 }
-                sets.push(intern(&cur, &mut bits));
+                sets.push(intern(&cur, &sum, &mut bits)?);
             }
-            let missing = intern(&missing, &mut bits);
+            let missing = intern(&missing, &summary_of(&missing), &mut bits)?;
             out_fields.push(BoxField {
                 field: f,
                 bounds: bset,
@@ -2138,14 +2229,105 @@ impl BoxSet {
                 missing,
             });
         }
-        BoxSet {
+        Some(BoxSet {
             fields: out_fields,
             words,
+            summary,
+            dense: false,
             bits,
             targets: rules.iter().map(|(_, a)| action_target(*a)).collect(),
             first_rule,
             all,
+        })
+    }
+
+    /// Box segments for a run of box rules, split in halves until each
+    /// fits its budget: [`CompileOptions::box_words_floor`] plus
+    /// [`CompileOptions::box_words_per_rule`] words per rule, so the
+    /// bit vectors take memory proportional to the rules. A single rule
+    /// always fits.
+    fn build_split(
+        rules: &[(BoxRule, Action)],
+        first_rule: usize,
+        opts: &CompileOptions,
+        out: &mut Vec<Segment>,
+    ) {
+        let budget = if rules.len() <= 1 {
+            usize::MAX / BOX_WORK_FACTOR
+        } else {
+            opts.box_words_floor
+                .saturating_add(opts.box_words_per_rule.saturating_mul(rules.len()))
+        };
+        match BoxSet::build(rules, first_rule, budget) {
+            Some(mut b) => {
+                b.choose_form(opts.box_vectors);
+                out.push(Segment::Boxes(b))
+            }
+            None => {
+                let mid = rules.len() / 2;
+                BoxSet::build_split(&rules[..mid], first_rule, opts, out);
+                BoxSet::build_split(&rules[mid..], first_rule + mid, opts, out);
+            }
         }
+    }
+
+    /// Stores the vectors uncompressed when `form` says so, or (`Auto`)
+    /// when compression saves less than half.
+    fn choose_form(&mut self, form: VectorForm) {
+        let mut offsets: Vec<u32> = self
+            .fields
+            .iter()
+            .flat_map(|f| f.sets.iter().copied().chain([f.missing]))
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        let dense_len = offsets.len().saturating_mul(self.words);
+        let dense = match form {
+            VectorForm::Dense => true,
+            VectorForm::Compressed => false,
+            VectorForm::Auto => dense_len <= 2 * self.bits.len(),
+        };
+        // Offsets are u32.
+        if !dense || dense_len > u32::MAX as usize {
+            return;
+        }
+        let ns = self.summary;
+        let mut bits = Vec::with_capacity(dense_len);
+        for &o in &offsets {
+            let o = o as usize;
+            let start = bits.len();
+            bits.resize(start + self.words, 0);
+            let mut r = o + ns;
+            for j in 0..ns {
+                let mut x = self.bits[o + j];
+                while x != 0 {
+                    bits[start + j * 64 + x.trailing_zeros() as usize] = self.bits[r];
+                    r += 1;
+                    x &= x - 1;
+                }
+            }
+        }
+        let remap = |o: u32| offsets.binary_search(&o).unwrap_or(0) as u32 * self.words as u32;
+        for f in &mut self.fields {
+            for o in &mut f.sets {
+                *o = remap(*o);
+            }
+            f.missing = remap(f.missing);
+        }
+        self.bits = bits;
+        self.dense = true;
+    }
+
+    /// Heap bytes the segment holds.
+    fn heap_bytes(&self) -> usize {
+        self.bits.len() * 8
+            + self.all.len() * 8
+            + self.targets.len() * 4
+            + self
+                .fields
+                .iter()
+                .map(|f| (f.bounds.len() + f.sets.len()) * 4)
+                .sum::<usize>()
     }
 
     #[inline]
@@ -2169,14 +2351,45 @@ impl BoxSet {
             };
         }
         let offs = &offs[..nf.min(MAX_BOX_FIELDS)];
-        for w in 0..self.words {
+        if self.dense {
+            for w in 0..self.words {
+                let mut x = !0u64;
+                for &o in offs {
+                    x &= self.bits[o as usize + w];
+                }
+                if x != 0 {
+                    let r = w * 64 + x.trailing_zeros() as usize;
+                    return self.targets.get(r).copied().unwrap_or(T_NEXT);
+                }
+            }
+            return T_NEXT;
+        }
+        // Per field, how many stored words precede summary word j.
+        let mut rank = [0u32; MAX_BOX_FIELDS];
+        let bits = &self.bits[..];
+        let ns = self.summary;
+        for j in 0..ns {
             let mut x = !0u64;
             for &o in offs {
-                x &= self.bits[o as usize + w];
+                x &= bits[o as usize + j];
             }
-            if x != 0 {
-                let r = w * 64 + x.trailing_zeros() as usize;
-                return self.targets.get(r).copied().unwrap_or(T_NEXT);
+            while x != 0 {
+                let b = x.trailing_zeros();
+                let below = (1u64 << b) - 1;
+                let mut y = !0u64;
+                for (k, &o) in offs.iter().enumerate() {
+                    let o = o as usize;
+                    let r = rank[k] + (bits[o + j] & below).count_ones();
+                    y &= bits[o + ns + r as usize];
+                }
+                if y != 0 {
+                    let r = (j * 64 + b as usize) * 64 + y.trailing_zeros() as usize;
+                    return self.targets.get(r).copied().unwrap_or(T_NEXT);
+                }
+                x &= x - 1;
+            }
+            for (k, &o) in offs.iter().enumerate() {
+                rank[k] += bits[o as usize + j].count_ones();
             }
         }
         T_NEXT
@@ -2199,6 +2412,27 @@ pub struct CompileOptions {
     pub box_threshold: usize,
     /// Optimize decision programs.
     pub optimize: bool,
+    /// A bit-vector segment may take this many 64-bit words per rule
+    /// (beyond [`box_words_floor`](Self::box_words_floor)); a run that
+    /// needs more is split into segments that fit. The budget counts the
+    /// compressed form; [`VectorForm::Auto`] stores a segment uncompressed
+    /// only when that takes at most twice as many words.
+    pub box_words_per_rule: usize,
+    /// Words any bit-vector segment may take whatever its rule count.
+    pub box_words_floor: usize,
+    /// How bit-vector segments store their vectors.
+    pub box_vectors: VectorForm,
+}
+
+/// How a bit-vector segment stores its rule vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorForm {
+    /// Compressed when that saves at least half the words.
+    Auto,
+    /// One bit per rule.
+    Dense,
+    /// A summary bit per word of rules, then the nonzero words.
+    Compressed,
 }
 
 impl Default for CompileOptions {
@@ -2206,9 +2440,17 @@ impl Default for CompileOptions {
         CompileOptions {
             box_threshold: 32,
             optimize: true,
+            box_words_per_rule: BOX_WORDS_PER_RULE,
+            box_words_floor: BOX_WORDS_FLOOR,
+            box_vectors: VectorForm::Auto,
         }
     }
 }
+
+/// Default [`CompileOptions::box_words_per_rule`]: 512 bytes per rule.
+pub const BOX_WORDS_PER_RULE: usize = 64;
+/// Default [`CompileOptions::box_words_floor`]: 1 MiB.
+pub const BOX_WORDS_FLOOR: usize = 1 << 17;
 
 /// A compiled rule list. The default, an unconfigured element's, drops
 /// every packet.
@@ -2253,7 +2495,7 @@ pub fn packet_ether_header(p: &rclick_core::Packet) -> &[u8] {
 impl Compiled {
     pub fn new(rules: &[Rule], opts: CompileOptions) -> Compiled {
         let mut segments = Vec::new();
-        let boxes: Vec<Option<BoxRule>> = rules
+        let mut boxes: Vec<Option<BoxRule>> = rules
             .iter()
             .map(|r| {
                 if opts.box_threshold == usize::MAX {
@@ -2300,12 +2542,13 @@ impl Compiled {
                     let run: Vec<(BoxRule, Action)> = (k..end)
                         .map(|r| {
                             (
-                                boxes[r].clone().unwrap_or_else(BoxRule::never),
+                                // Taken: the scan has passed these rules.
+                                boxes[r].take().unwrap_or_else(BoxRule::never),
                                 rules[r].action,
                             )
                         })
                         .collect();
-                    segments.push(Segment::Boxes(BoxSet::build(&run, k)));
+                    BoxSet::build_split(&run, k, &opts, &mut segments);
                     k = end;
                 }
                 linear_start = j;
@@ -2389,6 +2632,23 @@ impl Compiled {
             }),
             _ => None,
         }
+    }
+
+    /// Heap bytes the compiled structure holds (steps, tests, bit
+    /// vectors and interval tables), for tests and benchmarks.
+    #[doc(hidden)]
+    pub fn heap_bytes(&self) -> usize {
+        self.segments
+            .iter()
+            .map(|s| match s {
+                Segment::Linear(p) => {
+                    p.steps.len() * std::mem::size_of::<Step>()
+                        + p.eval.len() * std::mem::size_of::<Test>()
+                }
+                Segment::Boxes(b) => b.heap_bytes(),
+            })
+            .sum::<usize>()
+            + self.segments.len() * std::mem::size_of::<Segment>()
     }
 
     /// Number of segments (for tests).
