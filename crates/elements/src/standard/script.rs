@@ -46,14 +46,19 @@
 //! ...`: runs from the start when one of the signals arrives, once however
 //! many arrived meanwhile; every signal script wanting the signal runs, in
 //! declaration order; while one wants SIGINT or SIGTERM the driver does not
-//! stop on it; `exit` gives the signals back their default action, `end`
-//! keeps them). More than 1000 jumps without blocking disable the script
+//! stop on it; `exit` gives the signals back the action they had before a
+//! script took them (the default action, or the driver's), `end` keeps
+//! them). More than 1000 jumps without blocking disable the script
 //! (`too many jumps, giving up`).
 //!
 //! On hot swap, a Script of the same name, TYPE and configuration goes on
 //! where its predecessor was (variables, place in the script, a pending
 //! `wait` due when it was due); a changed one, and DRIVER and SIGNAL
-//! scripts, start afresh as in Click.
+//! scripts, start afresh as in Click. A SIGNAL script of the new
+//! configuration takes its signals only when that configuration is
+//! installed, not while it is being built beside the running one (so a
+//! signal meanwhile reaches only the running router's scripts, and a swap
+//! that fails changes nothing).
 //!
 //! ## Keywords
 //! - **TYPE** (word): ACTIVE, PASSIVE, PACKET (or PUSH), DRIVER, or
@@ -1462,8 +1467,14 @@ impl Element for Script {
     /// Click; DRIVER and SIGNAL scripts always do.
     fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
         // Installed now: a SIGNAL script claims its signals (before its
-        // predecessor, dropped next, lets go of them).
-        self.claim_deferred_signals(ctx);
+        // predecessor, dropped next, lets go of them); its timer, set for
+        // that, is not needed.
+        if self.signal_deferred {
+            self.claim_deferred_signals(ctx);
+            if let Some(t) = self.timer {
+                ctx.unschedule_timer(t);
+            }
+        }
         let Some(o) = old.as_any().downcast_ref::<Script>() else {
             return false;
         };
