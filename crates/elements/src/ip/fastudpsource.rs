@@ -289,7 +289,7 @@ impl Element for FastUDPSource {
             None
         };
         self.incr = o.incr;
-        let old_sending = o.active && !o.limit.is_some_and(|l| o.count >= l);
+        let old_sending = o.active && o.limit.is_none_or(|l| o.count < l);
         if self.rate == o.rate && self.rate != 0 && self.active && old_sending {
             if let Some(epoch) = o.epoch {
                 self.epoch = Some(epoch);
