@@ -403,3 +403,23 @@ fn _assert_send() {
     fn is_send<T: Send>() {}
     is_send::<Router>();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The record of install times stays bounded however many swaps.
+    #[test]
+    fn install_stats_keep_totals_and_the_recent_few() {
+        let mut s = InstallStats::default();
+        for i in 1..=1000u64 {
+            s.record(Duration::from_micros(i));
+        }
+        assert_eq!(s.count, 1000);
+        assert_eq!(s.max, Duration::from_micros(1000));
+        assert_eq!(s.total, Duration::from_micros(1000 * 1001 / 2));
+        assert_eq!(s.recent.len(), RECENT_INSTALLS);
+        assert_eq!(s.recent.first(), Some(&Duration::from_micros(937)));
+        assert_eq!(s.recent.last(), Some(&Duration::from_micros(1000)));
+    }
+}
