@@ -112,10 +112,72 @@ impl Element for GapMeter {
     }
 }
 
+/// Cleanups of `Probe` elements, and the name of the thread of the last.
+static PROBE_CLEANUPS: AtomicU64 = AtomicU64::new(0);
+static PROBE_CLEANUP_THREAD: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// `Probe(MODE)`: a test element that misbehaves while it is built:
+/// `panic_configure`, `panic_init` (panics there), `fail` (its
+/// initialize fails) or `sleep MS` (its initialize takes that long).
+#[derive(Default)]
+struct Probe {
+    mode: String,
+}
+
+impl Element for Probe {
+    fn port_count(&self) -> &'static str {
+        "0/0"
+    }
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        self.mode = conf.trim().to_string();
+        if self.mode == "panic_configure" {
+            panic!("boom in configure");
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, _ctx: &mut InitCtx) -> ConfigResult {
+        match self.mode.as_str() {
+            "panic_init" => panic!("boom in initialize"),
+            "fail" => return Err("Probe fails, as asked".into()),
+            _ => {}
+        }
+        if let Some(ms) = self.mode.strip_prefix("sleep ") {
+            std::thread::sleep(Duration::from_millis(ms.parse().unwrap_or(0)));
+        }
+        Ok(())
+    }
+
+    fn cleanup(&mut self) {
+        PROBE_CLEANUPS.fetch_add(1, Ordering::SeqCst);
+        *PROBE_CLEANUP_THREAD.lock().unwrap() = std::thread::current().name().map(str::to_string);
+    }
+}
+
 fn registry() -> rclick_core::element::Registry {
     let mut reg = rclick_elements::registry();
     reg.add("GapMeter", || Box::new(GapMeter::default()));
+    reg.add("Probe", || Box::new(Probe::default()));
     reg
+}
+
+/// A router on this thread (real time, hot swap allowed).
+fn local_router(text: &str) -> Router {
+    let reg = registry();
+    let opts = RouterOptions {
+        hotswap: true,
+        capture_chatter: true,
+        ..Default::default()
+    };
+    let outcome = rclick_lang::parse_router(text, "test", &reg, &opts.parse);
+    Router::new(
+        outcome.spec.expect("configuration parses"),
+        text,
+        &reg,
+        &opts,
+    )
+    .unwrap_or_else(|e| panic!("router failed: {e:?}"))
 }
 
 /// The traffic both configurations share: the same names, so the swap
@@ -489,4 +551,207 @@ fn a_half_closed_client_still_gets_its_answer() {
     let (_, installs) = r.finish();
     let _ = std::fs::remove_file(&token_file);
     assert_eq!(installs.len(), 2);
+}
+
+/// A panic in an element's `configure` or `initialize` while a
+/// `hotconfig` is built off the packet path comes back to the client as an
+/// error carrying the panic's message (it used to be "failed
+/// unexpectedly"), and the running router goes on.
+#[test]
+fn a_panic_while_building_is_answered_with_its_message() {
+    let _serial = serial();
+    let base = format!(
+        "cs :: ControlSocket(TCP, {}+);\n{}",
+        random_base(),
+        traffic(0)
+    );
+    let r = Running::start(&base, "cs.port");
+    let mut c = Client::connect(r.port);
+    for (mode, msg) in [
+        ("panic_configure", "boom in configure"),
+        ("panic_init", "boom in initialize"),
+    ] {
+        c.writedata("hotconfig", &format!("{base} p :: Probe({mode});"));
+        let reply = c.reply();
+        assert_eq!(
+            reply[0], "520-Write handler 'hotconfig' error:",
+            "{reply:?}"
+        );
+        assert!(
+            reply
+                .iter()
+                .any(|l| l.contains(msg) && l.contains("panicked")),
+            "{reply:?}"
+        );
+        assert!(c.read("list").starts_with("5\n"), "the old router goes on");
+    }
+    let (_, installs) = r.finish();
+    assert!(installs.is_empty());
+}
+
+/// The same on the router's own thread (`Router::hotswap`, as Script and
+/// simulated time use): the panic is an error, not the end of the router.
+#[test]
+fn a_panic_while_building_in_process_is_an_error() {
+    let _serial = serial();
+    let mut r = local_router("Idle -> Discard;");
+    for (mode, msg) in [
+        ("panic_configure", "boom in configure"),
+        ("panic_init", "boom in initialize"),
+    ] {
+        let err = r
+            .hotswap(&format!("p :: Probe({mode}); Idle -> Discard;"))
+            .expect_err("a panicking build fails");
+        let text: Vec<String> = err.iter().map(|d| d.to_string()).collect();
+        assert!(text.iter().any(|l| l.contains(msg)), "{text:?}");
+    }
+    assert_eq!(
+        r.read_handler("list", None).unwrap(),
+        "2\nIdle@1\nDiscard@2\n"
+    );
+    r.hotswap("x :: Idle -> Discard;").unwrap();
+    assert!(r.read_handler("list", None).unwrap().starts_with("2\nx\n"));
+}
+
+/// A router stopped while a `hotconfig` is being built answers the client
+/// with an error (it used to close the connection without a word) and
+/// waits for the build, so the successor is cleaned up before the router
+/// is gone, on the router's thread (not later on the build thread).
+#[test]
+fn a_router_stopped_while_building_answers_and_cleans_up_the_successor() {
+    let _serial = serial();
+    let base = format!(
+        "cs :: ControlSocket(TCP, {}+);\n{}",
+        random_base(),
+        traffic(1)
+    );
+    let r = Running::start(&base, "cs.port");
+    let mut c = Client::connect(r.port);
+    PROBE_CLEANUPS.store(0, Ordering::SeqCst);
+    *PROBE_CLEANUP_THREAD.lock().unwrap() = None;
+    c.writedata("hotconfig", &format!("{base} p :: Probe(sleep 1000);"));
+    std::thread::sleep(Duration::from_millis(300));
+    let (_, installs) = r.finish();
+    assert!(installs.is_empty());
+    assert_eq!(
+        PROBE_CLEANUPS.load(Ordering::SeqCst),
+        1,
+        "the successor was cleaned up before the router thread ended"
+    );
+    assert_ne!(
+        PROBE_CLEANUP_THREAD.lock().unwrap().as_deref(),
+        Some("rclick-hotswap"),
+        "cleaned up on the router's thread"
+    );
+    assert_eq!(
+        c.reply(),
+        vec![
+            "520-Write handler 'hotconfig' error:".to_string(),
+            "520 router stopped before the hot swap was ready".to_string(),
+        ]
+    );
+}
+
+static TEST_SIGNALS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn test_signal_handler(_sig: libc::c_int) {
+    TEST_SIGNALS.fetch_add(1, Ordering::SeqCst);
+}
+
+fn test_handler_addr() -> libc::sighandler_t {
+    test_signal_handler as *const () as libc::sighandler_t
+}
+
+/// Puts the test's own handler on `sig` (standing in for the driver's).
+fn install_test_handler(sig: i32) {
+    // SAFETY: a zeroed sigaction with a handler is valid.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = test_handler_addr();
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
+}
+
+fn current_handler(sig: i32) -> libc::sighandler_t {
+    // SAFETY: reads the action into a local.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old);
+        old.sa_sigaction
+    }
+}
+
+/// A SIGNAL Script in a configuration being built off the packet path
+/// does not take its signal while the old router still runs (a signal
+/// then reached the new script too, or only it); it takes it once
+/// installed, and gives back the handler it found when it goes.
+#[test]
+fn a_signal_script_takes_its_signal_only_once_installed() {
+    let _serial = serial();
+    let sig = libc::SIGUSR2;
+    install_test_handler(sig);
+    let base = format!(
+        "cs :: ControlSocket(TCP, {}+);\n{}",
+        random_base(),
+        traffic(2)
+    );
+    let r = Running::start(&base, "cs.port");
+    let mut c = Client::connect(r.port);
+    c.writedata(
+        "hotconfig",
+        &format!("{base} sig :: Script(TYPE SIGNAL SIGUSR2, print \"new script\"); p :: Probe(sleep 800);"),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        current_handler(sig),
+        test_handler_addr(),
+        "taken during the build"
+    );
+    let before = TEST_SIGNALS.load(Ordering::SeqCst);
+    // SAFETY: raising a signal this test handles.
+    unsafe { libc::raise(sig) };
+    assert_eq!(TEST_SIGNALS.load(Ordering::SeqCst), before + 1);
+    assert_eq!(c.reply(), vec!["200 Write handler 'hotconfig' OK"]);
+    let t0 = Instant::now();
+    while current_handler(sig) == test_handler_addr() {
+        assert!(
+            t0.elapsed() < TIMEOUT,
+            "the installed script never took its signal"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = r.finish();
+    assert_eq!(current_handler(sig), test_handler_addr(), "given back");
+    // SAFETY: restores the default action.
+    unsafe { libc::signal(sig, libc::SIG_DFL) };
+}
+
+/// A hot swap to a configuration with a SIGNAL Script that fails to build
+/// leaves the signal's handler as it was (it used to leave the default
+/// action, so the next signal killed the process); one that is installed
+/// and later swapped out gives the handler back too.
+#[test]
+fn a_failed_hot_swap_leaves_the_signal_handler_alone() {
+    let _serial = serial();
+    let sig = libc::SIGUSR2;
+    install_test_handler(sig);
+    let mut r = local_router("Idle -> Discard;");
+    let script = "sig :: Script(TYPE SIGNAL SIGUSR2, print \"new script\");";
+    assert!(r
+        .hotswap(&format!("{script} p :: Probe(fail); Idle -> Discard;"))
+        .is_err());
+    assert_eq!(current_handler(sig), test_handler_addr());
+    r.hotswap(&format!("{script} Idle -> Discard;")).unwrap();
+    r.run_limited(3);
+    assert_ne!(
+        current_handler(sig),
+        test_handler_addr(),
+        "the script has it"
+    );
+    r.hotswap("Idle -> Discard;").unwrap();
+    assert_eq!(current_handler(sig), test_handler_addr(), "given back");
+    drop(r);
+    // SAFETY: restores the default action.
+    unsafe { libc::signal(sig, libc::SIG_DFL) };
 }

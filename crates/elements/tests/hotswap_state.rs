@@ -242,3 +242,65 @@ fn unchanged_script_goes_on_waiting() {
     at(&mut r, 1.0);
     assert_eq!(read(&mut r, "s.x"), "2");
 }
+
+fn fast_udp(rate: u32, limit: i64, active: bool) -> String {
+    format!(
+        "f :: FastUDPSource({rate}, {limit}, 60, 0:0:0:0:0:1, 1.0.0.1, 1234, \
+         0:0:0:0:0:2, 2.0.0.2, 1234, ACTIVE {active}) -> Discard(ACTIVE false);"
+    )
+}
+
+/// Pulls `n` times without time passing; returns the packets handed out.
+fn pull_n(r: &mut Router, n: usize) -> usize {
+    let f = r.find_element("f").unwrap();
+    (0..n)
+        .map(|_| r.pull_from(f, 0, 64).map_or(0, |b| b.len()))
+        .sum()
+}
+
+/// A source that had reached its LIMIT, swapped long after for the same
+/// RATE with a bigger LIMIT, sends at RATE from the swap: it used to owe
+/// (and send at once) every packet of the 60 s it was at its limit.
+#[test]
+fn fast_udp_source_at_its_limit_owes_nothing_after_a_swap() {
+    let mut r = build(&fast_udp(1000, 10, true));
+    assert_eq!(pull_n(&mut r, 1), 1);
+    r.clock().advance_to(DEFAULT_SIMTIME_START + secs(0.1));
+    assert_eq!(pull_n(&mut r, 10), 9, "LIMIT 10");
+    assert_eq!(read(&mut r, "f.rate"), "100", "10 packets in 0.1 s");
+    r.clock().advance_to(DEFAULT_SIMTIME_START + secs(60.0));
+    r.hotswap(&fast_udp(1000, 100_000, true)).unwrap();
+    assert_eq!(num(&mut r, "f.count"), 10);
+    assert_eq!(read(&mut r, "f.rate"), "0", "the new LIMIT is not reached");
+    let b = pull_n(&mut r, 2000);
+    assert!(b <= 1, "a burst of {b} packets after the swap");
+    r.clock()
+        .advance_to(DEFAULT_SIMTIME_START + secs(60.0) + secs(0.01));
+    let b = pull_n(&mut r, 2000);
+    assert!((9..=11).contains(&b), "{b} packets in 10 ms at RATE 1000");
+}
+
+/// An inactive source swapped for an active one with the same RATE
+/// starts at RATE (it used to send the whole 30 s of debt at once).
+#[test]
+fn fast_udp_source_inactive_then_active_owes_nothing() {
+    let mut r = build(&fast_udp(1000, -1, true));
+    assert_eq!(pull_n(&mut r, 1), 1);
+    r.write_handler("f.active", "false").unwrap();
+    r.clock().advance_to(DEFAULT_SIMTIME_START + secs(30.0));
+    r.hotswap(&fast_udp(1000, -1, true)).unwrap();
+    let b = pull_n(&mut r, 2000);
+    assert!(b <= 1, "a burst of {b} packets after the swap");
+}
+
+/// A running source not pulled for a while (its output blocked) owes at
+/// most one packet after a swap, whatever the gap.
+#[test]
+fn fast_udp_source_debt_is_capped_at_one_packet() {
+    let mut r = build(&fast_udp(1000, -1, true));
+    assert_eq!(pull_n(&mut r, 1), 1);
+    r.clock().advance_to(DEFAULT_SIMTIME_START + secs(5.0));
+    r.hotswap(&fast_udp(1000, -1, true)).unwrap();
+    let b = pull_n(&mut r, 2000);
+    assert!(b <= 1, "a burst of {b} packets after the swap");
+}

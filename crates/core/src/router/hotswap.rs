@@ -14,8 +14,18 @@
 //! is being built is refused with an error (it is not queued: the client
 //! would otherwise be told about a configuration built against a router
 //! that is about to be replaced).
+//!
+//! A panic while building (in an element's `configure` or `initialize`)
+//! is caught, on either path, and answered as an error carrying the panic
+//! message; the running router goes on. If the router stops (is cleaned
+//! up) while a successor is being built, the client is told so, and the
+//! build is waited for (a few seconds at most) so that the successor is
+//! cleaned up before the router is gone.
 
-use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::panic::AssertUnwindSafe;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use rclick_lang::{Diagnostic, Landmark};
 
@@ -27,6 +37,44 @@ use crate::time::Timestamp;
 /// The error for a `hotconfig` written while another is being prepared.
 pub(crate) const SWAP_IN_PROGRESS: &str =
     "a hot swap is already being prepared; write 'hotconfig' again once it is answered";
+
+/// The answer to a `hotconfig` still being built when the router stops.
+pub(crate) const STOPPED_BEFORE_READY: &str = "router stopped before the hot swap was ready";
+
+/// How long a stopping router waits for a successor still being built,
+/// so that the successor is cleaned up before the router is gone.
+const ABANDON_WAIT: Duration = Duration::from_secs(5);
+
+/// How many recent install times [`InstallStats`] keeps.
+const RECENT_INSTALLS: usize = 64;
+
+/// How long the final exchanges (state transfer and switch) of the hot
+/// swaps into a router took: totals over every swap, and the most recent
+/// ones (at most 64), so that a router swapped again and again does not
+/// grow a record without bound. Carried from router to router.
+#[derive(Clone, Debug, Default)]
+pub struct InstallStats {
+    /// Hot swaps installed.
+    pub count: u64,
+    /// The longest exchange.
+    pub max: Duration,
+    /// All exchanges together.
+    pub total: Duration,
+    /// The most recent exchanges, oldest first.
+    pub recent: Vec<Duration>,
+}
+
+impl InstallStats {
+    fn record(&mut self, d: Duration) {
+        self.count += 1;
+        self.max = self.max.max(d);
+        self.total += d;
+        if self.recent.len() >= RECENT_INSTALLS {
+            self.recent.remove(0);
+        }
+        self.recent.push(d);
+    }
+}
 
 /// What [`Ctx::write_handler_start`] did.
 #[derive(Debug, PartialEq, Eq)]
@@ -45,6 +93,32 @@ pub(crate) struct SwapJob {
     /// The element to tell when the build is done.
     requester: usize,
     result: Receiver<Result<Router, Vec<Diagnostic>>>,
+    /// The thread building it (none under simulated time).
+    thread: Option<JoinHandle<()>>,
+}
+
+/// `build_router`, with a panic in it (an element's `configure` or
+/// `initialize`) turned into an error carrying the panic's message.
+fn build_router_caught(
+    text: &str,
+    registry: &Registry,
+    options: &RouterOptions,
+    simtime: Option<Timestamp>,
+) -> Result<Router, Vec<Diagnostic>> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| {
+        build_router(text, registry, options, simtime)
+    }))
+    .unwrap_or_else(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".to_string());
+        Err(vec![Diagnostic::error(
+            Landmark::new("hotconfig", 0),
+            format!("preparing the hot swap panicked: {msg}"),
+        )])
+    })
 }
 
 /// Parses and initializes `text` as a router replacing one built with
@@ -107,7 +181,7 @@ impl RouterCore {
             )]);
         }
         let simtime = self.rt.clock.is_simulated().then(|| self.rt.clock.now());
-        build_router(text, &self.registry, &self.options, simtime)
+        build_router_caught(text, &self.registry, &self.options, simtime)
     }
 
     /// The `hotconfig` write handler, answered at once: builds the
@@ -130,8 +204,9 @@ impl RouterCore {
         let token = self.next_write_token.get();
         self.next_write_token.set(token + 1);
         let (tx, rx) = mpsc::sync_channel(1);
+        let mut thread = None;
         if self.rt.clock.is_simulated() {
-            let _ = tx.send(build_router(
+            let _ = tx.send(build_router_caught(
                 text,
                 &self.registry,
                 &self.options,
@@ -144,18 +219,25 @@ impl RouterCore {
             let spawned = std::thread::Builder::new()
                 .name("rclick-hotswap".into())
                 .spawn(move || {
-                    // The receiver is gone if the router stopped meanwhile:
-                    // the new router is then dropped (cleaned up) here.
-                    let _ = tx.send(build_router(&text, &registry, &options, None));
+                    // The receiver is gone if the router stopped and gave
+                    // up waiting: the new router is then dropped (cleaned
+                    // up) here.
+                    let _ = tx.send(build_router_caught(&text, &registry, &options, None));
                 });
-            if let Err(e) = spawned {
-                return WriteStart::Done(Err(format!("cannot start preparing the hot swap: {e}")));
+            match spawned {
+                Ok(t) => thread = Some(t),
+                Err(e) => {
+                    return WriteStart::Done(Err(format!(
+                        "cannot start preparing the hot swap: {e}"
+                    )))
+                }
             }
         }
         *self.swap_job.borrow_mut() = Some(SwapJob {
             token,
             requester,
             result: rx,
+            thread,
         });
         WriteStart::Pending(token)
     }
@@ -167,6 +249,11 @@ impl Router {
     /// are returned and this router is untouched. On success, elements of
     /// the new router take state from same-named elements of this one
     /// (`Element::take_state`), then the new router replaces this one.
+    ///
+    /// The build runs on this thread. It fails (with the "already being
+    /// prepared" error) while a `hotconfig` written by a ControlSocket or
+    /// HTTP client is being built on another thread; a panic while
+    /// building is caught and returned as an error.
     pub fn hotswap(&mut self, text: &str) -> Result<(), Vec<Diagnostic>> {
         let new = self.core.build_successor(text)?;
         self.install(new);
@@ -247,11 +334,47 @@ impl Router {
             ne.take_state(&mut **oe, &mut ictx);
         }
         new.stop_flag = self.stop_flag.clone();
-        new.install_times = std::mem::take(&mut self.install_times);
+        new.install_stats = std::mem::take(&mut self.install_stats);
         std::mem::swap(self, &mut new);
         // `new` is now the old router: dropping it runs its cleanup.
         drop(new);
-        self.install_times.push(t0.elapsed());
+        self.install_stats.record(t0.elapsed());
+    }
+
+    /// The router is stopping with a successor still being built: tells
+    /// the element that asked (its client gets an error), then waits for
+    /// the build (at most `ABANDON_WAIT`) and drops the successor here, so
+    /// that its cleanup runs now and on this thread.
+    pub(super) fn abandon_swap_job(&mut self) {
+        let Some(job) = self.core.swap_job.borrow_mut().take() else {
+            return;
+        };
+        self.call_element(job.requester, |e, ctx| {
+            e.write_finished(job.token, Err(STOPPED_BEFORE_READY.to_string()), ctx)
+        });
+        match job.result.recv_timeout(ABANDON_WAIT) {
+            Ok(built) => {
+                // A successor never installed: its cleanup runs here.
+                drop(built);
+                if let Some(t) = job.thread {
+                    let _ = t.join();
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                if let Some(t) = job.thread {
+                    let _ = t.join();
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                // Leave it: the thread drops (cleans up) its router
+                // itself when it is done.
+                self.core.rt.chatter(&format!(
+                    "hot swap: the successor still being built after {} s is abandoned; \
+                     it is cleaned up on its own thread when done",
+                    ABANDON_WAIT.as_secs()
+                ));
+            }
+        }
     }
 }
 
@@ -279,4 +402,24 @@ impl Ctx<'_> {
 fn _assert_send() {
     fn is_send<T: Send>() {}
     is_send::<Router>();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The record of install times stays bounded however many swaps.
+    #[test]
+    fn install_stats_keep_totals_and_the_recent_few() {
+        let mut s = InstallStats::default();
+        for i in 1..=1000u64 {
+            s.record(Duration::from_micros(i));
+        }
+        assert_eq!(s.count, 1000);
+        assert_eq!(s.max, Duration::from_micros(1000));
+        assert_eq!(s.total, Duration::from_micros(1000 * 1001 / 2));
+        assert_eq!(s.recent.len(), RECENT_INSTALLS);
+        assert_eq!(s.recent.first(), Some(&Duration::from_micros(937)));
+        assert_eq!(s.recent.last(), Some(&Duration::from_micros(1000)));
+    }
 }

@@ -75,7 +75,7 @@ impl Router {
             ready: Vec::new(),
             stop_flag: Arc::new(AtomicBool::new(false)),
             cleaned_up: false,
-            install_times: Vec::new(),
+            install_stats: Default::default(),
         })
     }
 }

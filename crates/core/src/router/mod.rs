@@ -43,7 +43,7 @@ use crate::sched::TaskId;
 use crate::time::{Clock, Timestamp};
 
 pub(crate) use graph::Graph;
-pub use hotswap::WriteStart;
+pub use hotswap::{InstallStats, WriteStart};
 pub use runtime::{AddressEntry, Runtime};
 
 /// Per-element bookkeeping the runtime keeps beside the element itself.
@@ -145,9 +145,9 @@ pub struct Router {
     ready: Vec<(std::os::fd::RawFd, usize, bool, bool)>,
     stop_flag: Arc<AtomicBool>,
     cleaned_up: bool,
-    /// How long each hot swap's final exchange (state transfer and switch)
-    /// took, oldest first; carried from router to router.
-    install_times: Vec<std::time::Duration>,
+    /// How long hot swaps' final exchanges (state transfer and switch)
+    /// took; carried from router to router.
+    install_stats: hotswap::InstallStats,
 }
 
 /// Why [`Router::run`] returned.
@@ -215,11 +215,19 @@ impl Router {
         e.as_any().downcast_ref::<T>().map(f)
     }
 
-    /// How long the final exchange (state transfer and switch) of each hot
-    /// swap into this router took, oldest first: the only time a hot swap
-    /// holds up packet processing when it is prepared off the packet path.
+    /// How long the final exchange (state transfer and switch) of the most
+    /// recent hot swaps (up to 64) into this router took, oldest first: the
+    /// only time a hot swap holds up packet processing when it is prepared
+    /// off the packet path. [`Router::hotswap_install_stats`] has the
+    /// totals.
     pub fn hotswap_install_times(&self) -> &[std::time::Duration] {
-        &self.install_times
+        &self.install_stats.recent
+    }
+
+    /// Count, longest and total time of the hot swaps' final exchanges,
+    /// and the most recent ones.
+    pub fn hotswap_install_stats(&self) -> &InstallStats {
+        &self.install_stats
     }
 
     /// Chatter collected when built with `capture_chatter`.

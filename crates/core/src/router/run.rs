@@ -233,6 +233,9 @@ impl Router {
             return;
         }
         self.cleaned_up = true;
+        // A successor still being built: its client is answered, and it
+        // is cleaned up before this router's elements are.
+        self.abandon_swap_job();
         for e in &self.core.elements {
             if let Ok(mut e) = e.try_borrow_mut() {
                 e.cleanup();

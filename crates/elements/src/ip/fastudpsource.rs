@@ -39,8 +39,11 @@
 //! - **ACTIVE** (boolean): whether to send. Default true.
 //!
 //! On hot swap, a FastUDPSource of the same name carries over its count,
-//! port increments, first and last packet times and (with the same RATE)
-//! its rate clock.
+//! port increments and first packet time; the last packet time only if
+//! the new LIMIT is reached too; and, with the same RATE, its rate clock,
+//! only if both the old and the new source are active and the old one had
+//! not reached its LIMIT (at most one packet owed carries over, so a swap
+//! never releases a burst).
 //!
 //! ## Handlers
 //! - `count` (read): packets sent.
@@ -265,22 +268,39 @@ impl Element for FastUDPSource {
         Ok(())
     }
 
-    /// Hot swap: the count (LIMIT counts packets sent by both), the times
-    /// of the first and last packets, the port increments, and, with the
-    /// same RATE, the rate clock (so no burst catches up, and none is
-    /// skipped) carry over. A new RATE starts its clock at the first pull,
-    /// as writing `rate` does.
-    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+    /// Hot swap: the count (LIMIT counts packets sent by both), the time
+    /// of the first packet, the port increments carry over; the time of
+    /// the last packet only if the new LIMIT is reached too (so `rate`
+    /// reads 0 until the new LIMIT is reached, as without a swap). The
+    /// rate clock carries over only with the same RATE, when both the old
+    /// and the new source are active and the old one was still sending
+    /// (not at its LIMIT); the debt it carries is capped at one packet,
+    /// so a swap never releases a burst. Otherwise the clock starts at the
+    /// first pull, as writing `rate` does.
+    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
         let Some(o) = old.as_any().downcast_ref::<FastUDPSource>() else {
             return false;
         };
         self.count = o.count;
         self.first = o.first;
-        self.last = o.last;
+        self.last = if self.limit.is_some_and(|l| self.count >= l) {
+            o.last
+        } else {
+            None
+        };
         self.incr = o.incr;
-        if self.rate == o.rate {
-            self.epoch = o.epoch;
-            self.sent_since_epoch = o.sent_since_epoch;
+        let old_sending = o.active && o.limit.is_none_or(|l| o.count < l);
+        if self.rate == o.rate && self.rate != 0 && self.active && old_sending {
+            if let Some(epoch) = o.epoch {
+                self.epoch = Some(epoch);
+                self.sent_since_epoch = o.sent_since_epoch;
+                if self.allowed(ctx.now()) > 1 {
+                    // More than one packet owed: restart the clock now
+                    // (one packet due at once, then the rate).
+                    self.epoch = Some(ctx.now());
+                    self.sent_since_epoch = 0;
+                }
+            }
         }
         self.build();
         true

@@ -46,14 +46,19 @@
 //! ...`: runs from the start when one of the signals arrives, once however
 //! many arrived meanwhile; every signal script wanting the signal runs, in
 //! declaration order; while one wants SIGINT or SIGTERM the driver does not
-//! stop on it; `exit` gives the signals back their default action, `end`
-//! keeps them). More than 1000 jumps without blocking disable the script
+//! stop on it; `exit` gives the signals back the action they had before a
+//! script took them (the default action, or the driver's), `end` keeps
+//! them). More than 1000 jumps without blocking disable the script
 //! (`too many jumps, giving up`).
 //!
 //! On hot swap, a Script of the same name, TYPE and configuration goes on
 //! where its predecessor was (variables, place in the script, a pending
 //! `wait` due when it was due); a changed one, and DRIVER and SIGNAL
-//! scripts, start afresh as in Click.
+//! scripts, start afresh as in Click. A SIGNAL script of the new
+//! configuration takes its signals only when that configuration is
+//! installed, not while it is being built beside the running one (so a
+//! signal meanwhile reaches only the running router's scripts, and a swap
+//! that fails changes nothing).
 //!
 //! ## Keywords
 //! - **TYPE** (word): ACTIVE, PASSIVE, PACKET (or PUSH), DRIVER, or
@@ -115,6 +120,11 @@ mod signals {
     const NO_MASK: AtomicU64 = AtomicU64::new(0);
     static FDS: [AtomicI32; SLOTS] = [NO_FD; SLOTS];
     static MASKS: [AtomicU64; SLOTS] = [NO_MASK; SLOTS];
+    /// The action each signal had before a script first claimed it (the
+    /// driver's own handler, say), given back when no script wants it any
+    /// more. Only `register` and `unregister` touch it, never the handler.
+    static PREVIOUS: std::sync::Mutex<Vec<(i32, libc::sigaction)>> =
+        std::sync::Mutex::new(Vec::new());
 
     extern "C" fn on_signal(sig: libc::c_int) {
         let bit = 1u64 << (sig as u64 & 63);
@@ -141,41 +151,62 @@ mod signals {
         claimed_mask() & (1u64 << (sig as u64 & 63)) != 0
     }
 
-    fn set_action(sig: i32, handler: libc::sighandler_t) {
+    /// Sets `sig`'s handler; returns the action it replaced.
+    fn set_action(sig: i32, handler: libc::sighandler_t) -> libc::sigaction {
         // SAFETY: a zeroed sigaction with a handler and an empty mask is
-        // valid; sigaction(2) copies it.
+        // valid; sigaction(2) copies it, and fills `old`.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = handler;
             sa.sa_flags = libc::SA_RESTART;
             libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
+            let mut old: libc::sigaction = std::mem::zeroed();
+            old.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(sig, &sa, &mut old);
+            old
         }
     }
 
     /// Registers the write end `fd` for `sigs`; returns the slot.
     pub fn register(fd: i32, sigs: &[i32]) -> Option<usize> {
         let mask = sigs.iter().fold(0u64, |m, s| m | 1u64 << (*s as u64 & 63));
+        let mut previous = PREVIOUS.lock().unwrap_or_else(|e| e.into_inner());
+        let before = claimed_mask();
         let slot = FDS.iter().position(|f| {
             f.compare_exchange(-1, fd, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
         })?;
         MASKS[slot].store(mask, Ordering::Release);
         for s in sigs {
-            set_action(*s, on_signal as *const () as libc::sighandler_t);
+            let old = set_action(*s, on_signal as *const () as libc::sighandler_t);
+            if before & (1u64 << (*s as u64 & 63)) == 0 {
+                previous.retain(|(sig, _)| sig != s);
+                previous.push((*s, old));
+            }
         }
         Some(slot)
     }
 
-    /// Unregisters a slot; signals no other script wants get their default
-    /// action back.
+    /// Unregisters a slot; signals no other script wants get back the
+    /// action they had before a script claimed them (the default action,
+    /// or the driver's handler).
     pub fn unregister(slot: usize) {
+        let mut previous = PREVIOUS.lock().unwrap_or_else(|e| e.into_inner());
         let mask = MASKS[slot].swap(0, Ordering::AcqRel);
         FDS[slot].store(-1, Ordering::Release);
         let still = claimed_mask();
         for sig in 1..64 {
             if mask & (1u64 << sig) != 0 && still & (1u64 << sig) == 0 {
-                set_action(sig, libc::SIG_DFL);
+                match previous.iter().position(|(s, _)| *s == sig) {
+                    Some(i) => {
+                        let (_, old) = previous.swap_remove(i);
+                        // SAFETY: restores an action sigaction(2) gave us.
+                        unsafe { libc::sigaction(sig, &old, std::ptr::null_mut()) };
+                    }
+                    None => {
+                        set_action(sig, libc::SIG_DFL);
+                    }
+                }
             }
         }
     }
@@ -296,6 +327,10 @@ pub struct Script {
     signals: Vec<i32>,
     signal_pipe: Option<(i32, i32)>,
     signal_slot: Option<usize>,
+    /// A SIGNAL script of a hot-swap successor: its signals are claimed
+    /// when it is installed (in `take_state`, or its first timer), not
+    /// while it is built beside the running router.
+    signal_deferred: bool,
 }
 
 impl Default for Script {
@@ -320,6 +355,30 @@ impl Drop for Script {
 }
 
 impl Script {
+    /// Claims this SIGNAL script's signals for its pipe.
+    fn claim_signals(&mut self) -> Result<(), String> {
+        self.signal_deferred = false;
+        let Some((_, w)) = self.signal_pipe else {
+            return Ok(());
+        };
+        match signals::register(w, &self.signals) {
+            Some(slot) => {
+                self.signal_slot = Some(slot);
+                Ok(())
+            }
+            None => Err("too many signal scripts".into()),
+        }
+    }
+
+    /// A hot-swap successor's deferred signals, claimed now that it runs.
+    fn claim_deferred_signals(&mut self, ctx: &ElementView) {
+        if self.signal_deferred {
+            if let Err(e) = self.claim_signals() {
+                ctx.chatter(&format!("{}: {e}", ctx.element_name()));
+            }
+        }
+    }
+
     fn release_signals(&mut self, ctx: &mut Ctx) {
         if let Some(slot) = self.signal_slot.take() {
             signals::unregister(slot);
@@ -348,6 +407,7 @@ impl Script {
             signals: Vec::new(),
             signal_pipe: None,
             signal_slot: None,
+            signal_deferred: false,
         }
     }
 
@@ -1358,9 +1418,17 @@ impl Element for Script {
                 return Err(format!("pipe: {}", std::io::Error::last_os_error()).into());
             }
             self.signal_pipe = Some((fds[0], fds[1]));
-            match signals::register(fds[1], &self.signals) {
-                Some(slot) => self.signal_slot = Some(slot),
-                None => return Err("too many signal scripts".into()),
+            if ctx.is_hotswap_successor() {
+                // Built beside the running router (perhaps on another
+                // thread, perhaps never installed): the signals are
+                // claimed at the switch, by `take_state` or, failing that,
+                // by the timer, due at once.
+                self.signal_deferred = true;
+                if let Some(t) = self.timer {
+                    ctx.schedule_timer_at(t, ctx.now());
+                }
+            } else {
+                self.claim_signals()?;
             }
             ctx.add_select(fds[0], rclick_core::select::Interest::READ);
         }
@@ -1401,6 +1469,15 @@ impl Element for Script {
     /// that time has passed). A changed script starts afresh, as in
     /// Click; DRIVER and SIGNAL scripts always do.
     fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
+        // Installed now: a SIGNAL script claims its signals (before its
+        // predecessor, dropped next, lets go of them); its timer, set for
+        // that, is not needed.
+        if self.signal_deferred {
+            self.claim_deferred_signals(ctx);
+            if let Some(t) = self.timer {
+                ctx.unschedule_timer(t);
+            }
+        }
         let Some(o) = old.as_any().downcast_ref::<Script>() else {
             return false;
         };
@@ -1423,6 +1500,12 @@ impl Element for Script {
     }
 
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        if self.signal_deferred {
+            // A SIGNAL script swapped in with no predecessor of its name:
+            // this timer, due at the switch, only claims the signals.
+            self.claim_deferred_signals(ctx);
+            return;
+        }
         if self.driver_kick {
             self.driver_kick = false;
             ctx.please_stop();
