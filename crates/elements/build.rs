@@ -7,7 +7,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    // Read when the script runs, not when it was compiled: a build script
+    // compiled in another checkout (a copied target directory) must list
+    // this checkout's files.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
+    let src = Path::new(&manifest_dir).join("src");
     let out = std::env::var("OUT_DIR").expect("OUT_DIR");
     let mut domains: Vec<_> = std::fs::read_dir(&src)
         .expect("read src")

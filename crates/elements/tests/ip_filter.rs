@@ -1100,6 +1100,7 @@ fn classbench_through_ipfilter_element() {
 fn random_rule_lists_every_structure_agrees() {
     let mut rng = Rng(0xC0FF_EE12_3456_789B);
     let cases = if release() { 40 } else { 8 };
+    let mut split_cases = 0;
     for case in 0..cases {
         let n = 20 + rng.below(580) as usize;
         let mut args = Vec::with_capacity(n);
@@ -1169,10 +1170,11 @@ fn random_rule_lists_every_structure_agrees() {
             .iter()
             .map(|o| Compiled::new(&parsed.rules, *o))
             .collect();
-        assert!(
-            compiled[3].segment_kinds().len() > 1,
-            "case {case}: no split"
-        );
+        // A short list may fit the tiny budget whole; most must split, or
+        // the split structure goes untested.
+        if compiled[3].segment_kinds().len() > 1 {
+            split_cases += 1;
+        }
         for _ in 0..300 {
             let p = Pkt {
                 src: [
@@ -1200,4 +1202,8 @@ fn random_rule_lists_every_structure_agrees() {
             }
         }
     }
+    assert!(
+        split_cases * 2 > cases,
+        "only {split_cases} of {cases} rule lists split on the tiny budget"
+    );
 }

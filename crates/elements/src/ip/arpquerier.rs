@@ -459,7 +459,7 @@ impl ARPQuerier {
             if e.is_known(now, timeout) {
                 dst_eth = Some(e.eth);
                 if self.poll_timeout != 0
-                    && now.nanos() >= e.live_at.nanos() + self.poll_timeout
+                    && now.nanos() >= e.live_at.nanos().saturating_add(self.poll_timeout)
                     && e.allow_poll(now)
                 {
                     e.mark_poll(now);
@@ -597,7 +597,7 @@ impl ARPQuerier {
         let timeout = args.read_with("TIMEOUT", parse_timeout);
         let bcast = args.read_with("BROADCAST", |s| super::address::parse_ipv4_arg(s, ctx));
         let poll_timeout =
-            args.read_or_with("POLL_TIMEOUT", parse_timeout, Duration::from_secs(60));
+            args.read_or_with("POLL_TIMEOUT", parse_seconds, Duration::from_secs(60));
         let broadcast_poll = args.read_or_with("BROADCAST_POLL", parse_bool, false);
         let mut rest = args.consume()?;
         if rest.len() == 1 {

@@ -178,7 +178,11 @@ pub fn parse_ip_field(s: &str) -> Result<IpField, String> {
 /// A byte offset into a packet, bounded as Click's `int` offsets are (so
 /// `offset + len` cannot overflow).
 pub fn parse_byte_offset(s: &str) -> Result<usize, String> {
-    rclick_core::conf::parse_usize(s).and_then(checked_offset)
+    match rclick_core::conf::parse_usize(s) {
+        // Past usize too: still Click's bound in the message.
+        Err(e) if e.starts_with("out of range") => checked_offset(usize::MAX),
+        r => r.and_then(checked_offset),
+    }
 }
 
 fn checked_offset(v: usize) -> Result<usize, String> {

@@ -1772,6 +1772,11 @@ impl Facts for Know {
         } else if k.avail[b] >= f.required() {
             r.complement()
         } else {
+            // Only `fails` grew; a chain of failed tests on a field not
+            // yet known readable (`dst port N or src port M`, repeated)
+            // grows it without end, so it is bounded here too, more
+            // loosely: what it still decides is worth keeping.
+            k.fails.retain(|v| v.1 .0.len() <= KNOW_FAIL_RANGES);
             return k;
         };
         match k.vals.iter_mut().find(|v| v.0 == f) {
@@ -1826,6 +1831,10 @@ impl Know {
         self.fails.retain(|v| v.1 .0.len() <= KNOW_RANGES);
     }
 }
+
+/// Bound on the ranges of a field's failed tests kept along a path whose
+/// field is not known readable (see `Know::with`).
+const KNOW_FAIL_RANGES: usize = 4 * KNOW_RANGES;
 
 /// How far a drift may follow decided steps before giving up.
 const DRIFT_LIMIT: usize = 64;

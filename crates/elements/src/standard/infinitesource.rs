@@ -25,8 +25,9 @@
 //! - **DATA** (string): packet contents. Default is Click's 69-byte
 //!   "Random bullshit in a packet, at least 64 bytes long. Well, now it is."
 //! - **DATASIZE** (integer, also **LENGTH**): pad or cut DATA to this
-//!   length, at most 262144 (the longest packet; Click accepts more and
-//!   then fails to allocate). Default -1 (DATA as is).
+//!   length, at most 262144 (rclick's longest packet, the largest pcap
+//!   snapshot length; Click, which has no such limit, sends longer
+//!   packets). Default -1 (DATA as is).
 //! - **LIMIT** (integer): total packets to send; -1 means no limit. Default -1.
 //! - **BURST** (integer): packets per task run (the batch size). Default 1.
 //! - **ACTIVE** (boolean): whether to send. Default true.

@@ -31,8 +31,9 @@
 //! - **LIMIT** (integer): total packets to send; -1 means no limit. Default -1.
 //! - **ACTIVE** (boolean): whether to send. Default true.
 //! - **LENGTH** (integer): packet length; DATA is repeated or cut to fit.
-//!   At most 262144 (the longest packet; Click accepts more and then fails
-//!   to allocate). Default -1 (DATA as is). **DATASIZE** is a deprecated
+//!   At most 262144 (rclick's longest packet, the largest pcap snapshot
+//!   length; Click, which has no such limit, sends longer packets).
+//!   Default -1 (DATA as is). **DATASIZE** is a deprecated
 //!   synonym.
 //! - **STOP** (boolean): stop the driver when LIMIT is reached. Default false.
 //! - **BANDWIDTH** (bandwidth): if given, RATE is BANDWIDTH divided by the

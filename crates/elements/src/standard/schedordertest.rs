@@ -99,9 +99,11 @@ impl Element for SchedOrderTest {
         self.id = args.read_mp("ID");
         let size: u32 = args.read_or_with(
             "SIZE",
-            |s| match parse_u32(s)? {
-                v if v > i32::MAX as u32 => Err(format!("out of range, bound {}", i32::MAX)),
-                v => Ok(v),
+            |s| match parse_u32(s) {
+                Ok(v) if v <= i32::MAX as u32 => Ok(v),
+                // Click's bound (an int) for anything past it, u32 or not.
+                Err(e) if !e.starts_with("out of range") => Err(e),
+                _ => Err(format!("out of range, bound {}", i32::MAX)),
             },
             0,
         );
