@@ -135,3 +135,43 @@ fn cycles_are_recognised() {
         "i :: Idle -> a :: Null -> b :: Tee -> Discard; b[1] -> Discard; i[1] -> b;"
     )));
 }
+
+/// Prints the configuration an input stands for:
+/// `FUZZ_INPUT=path [FUZZ_SWAP=1] cargo test -p rclick-elements --test
+/// fuzz_corpus show_input -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn show_input() {
+    let Ok(path) = std::env::var("FUZZ_INPUT") else {
+        println!("set FUZZ_INPUT to a fuzz input file");
+        return;
+    };
+    let data = std::fs::read(&path).expect("FUZZ_INPUT");
+    let swap = std::env::var("FUZZ_SWAP").is_ok();
+    println!("{}", fuzz_bodies::config_text(&data, swap));
+}
+
+/// Found by `hotswap_traffic`: a LinkUnqueue with a long latency and a
+/// high bandwidth (`LinkUnqueue(0.04s, 10000Mbps)`) behind an endless
+/// source filled its whole link in one task run — about 800,000 small
+/// packets, gigabytes under the fuzzer, with nothing else running
+/// meanwhile. A run now pulls at most 1024 packets; the link still fills,
+/// over the following runs.
+#[test]
+fn a_fast_long_link_fills_over_several_runs() {
+    let mut r = rclick_elements::testing::from_config(
+        "s :: InfiniteSource(LENGTH 60) -> l :: LinkUnqueue(0.04s, 10000Mbps) -> Discard;",
+    );
+    let size = |r: &mut rclick_core::Router| -> usize {
+        rclick_elements::testing::read(r, "l.size").parse().unwrap()
+    };
+    r.run_limited(1);
+    let first = size(&mut r);
+    // One iteration runs at most 64 tasks.
+    assert!(
+        first > 0 && first <= 64 * 1024,
+        "{first} packets after one iteration"
+    );
+    r.run_limited(1);
+    assert!(size(&mut r) > first, "the link stopped filling at {first}");
+}
