@@ -1271,7 +1271,7 @@ pub fn generate(c: &mut Choices, swap: bool) -> String {
     let mut elems: Vec<(String, Ports, Ports)> = Vec::with_capacity(n);
     for i in 0..n {
         let class: &str = if swap && c.below(4) != 0 {
-            *c.pick(SWAP_CLASSES)
+            c.pick::<&str>(SWAP_CLASSES)
         } else {
             c.pick(classes).as_str()
         };
@@ -1301,8 +1301,8 @@ pub fn generate(c: &mut Choices, swap: bool) -> String {
             // Free compatible inputs of later elements (no cycles), the
             // next element's first.
             let mut cands: Vec<(usize, usize)> = Vec::new();
-            for j in i + 1..elems.len() {
-                for (q, &(m, used)) in elems[j].1.iter().enumerate() {
+            for (j, later) in elems.iter().enumerate().skip(i + 1) {
+                for (q, &(m, used)) in later.1.iter().enumerate() {
                     if compatible(mode, m) && (!used || m == b'h') {
                         cands.push((j, q));
                     }
@@ -1599,10 +1599,9 @@ pub fn hotswap_traffic(data: &[u8]) {
     };
     let rounds = if raw { raw_texts.len() } else { 1 + c.below(4) };
     for round in 0..rounds {
-        let text = if raw {
-            String::from_utf8_lossy(raw_texts[round]).into_owned()
-        } else {
-            generate(&mut c, true)
+        let text = match raw_texts.get(round) {
+            Some(t) => String::from_utf8_lossy(t).into_owned(),
+            None => generate(&mut c, true),
         };
         // The exclusions of a fresh router; text that does not parse goes
         // in as it is (the swap must fail cleanly).
