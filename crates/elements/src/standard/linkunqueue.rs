@@ -20,7 +20,10 @@
 //!
 //! A task pulls and pushes; it sleeps while every queue upstream is empty
 //! (their notifier wakes it) and uses a timer to wait for the next
-//! arrival.
+//! arrival. One task run pulls at most 1024 packets onto the link (the
+//! next run, at the same time, goes on): a fast link with a long latency
+//! holds millions of small packets, and Click fills it in one run, which
+//! keeps everything else waiting.
 //!
 //! ## Keywords
 //! - **LATENCY** (time): the link latency, e.g. `5ms`. Mandatory.
@@ -53,6 +56,10 @@ use rclick_core::{
 };
 
 use super::timedsource::unparse_interval;
+
+/// Packets one task run pulls onto the link at most (as many as a source
+/// sends in one run).
+const MAX_PULL_PER_RUN: usize = rclick_core::element::kinds::MAX_SOURCE_BURST_PER_RUN;
 
 pub struct LinkUnqueue {
     latency: Timestamp,
@@ -197,12 +204,18 @@ impl Element for LinkUnqueue {
         let now_delayed = Timestamp(now.nanos().saturating_add(self.latency.nanos()));
 
         // Pull while the link has room: the last packet on it arrives
-        // within LATENCY.
-        while self
-            .link
-            .back()
-            .is_none_or(|p| p.timestamp_anno() <= now_delayed)
+        // within LATENCY. At most MAX_PULL_PER_RUN a run: a fast link with
+        // a long latency holds millions of small packets, and filling it in
+        // one run kept everything else waiting (and the memory grew at
+        // once); the next run, at the same time, goes on filling.
+        let mut pulled = 0;
+        while pulled < MAX_PULL_PER_RUN
+            && self
+                .link
+                .back()
+                .is_none_or(|p| p.timestamp_anno() <= now_delayed)
         {
+            pulled += 1;
             let Some(batch) = ctx.pull(0, 1) else {
                 self.back_to_back = false;
                 break;
