@@ -232,3 +232,31 @@ fn repeated_errors_are_capped_per_cause() {
     );
     assert!(err.contains("output 0 unused"), "{err}");
 }
+
+/// A link's LATENCY × BANDWIDTH bounded nothing: `LinkUnqueue(1000s,
+/// 10Gbps)` behind an endless source took every packet it was offered
+/// (the fuzzer found it holding gigabytes). It now holds at most
+/// MAX_LINK_PACKETS; the rest wait in the queue in front of it.
+#[test]
+fn a_link_holds_a_bounded_number_of_packets() {
+    use rclick_elements::standard::linkunqueue::MAX_LINK_PACKETS;
+    let mut r = from_config(
+        "s :: InfiniteSource(LENGTH 60, BURST 1024) -> q :: Queue(1000) \
+         -> LinkUnqueue(1000s, 10Gbps) -> c :: Counter -> Discard;",
+    );
+    // Simulated time jumps to the head's arrival whenever all sleep, so
+    // packets do arrive; what is on the link is what was sent and neither
+    // dropped, queued nor delivered. (The old code held millions after 100
+    // iterations.)
+    r.run_limited(100);
+    let count = |r: &mut rclick_core::Router, h: &str| -> usize { read(r, h).parse().unwrap() };
+    let on_link = count(&mut r, "s.count")
+        - count(&mut r, "q.drops")
+        - count(&mut r, "q.length")
+        - count(&mut r, "c.count");
+    println!("{on_link} packets on the link");
+    assert!(
+        (MAX_LINK_PACKETS / 2..=MAX_LINK_PACKETS).contains(&on_link),
+        "{on_link} packets on the link"
+    );
+}

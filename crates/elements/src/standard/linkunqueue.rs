@@ -23,7 +23,9 @@
 //! arrival. One task run pulls at most 1024 packets onto the link (the
 //! next run, at the same time, goes on): a fast link with a long latency
 //! holds millions of small packets, and Click fills it in one run, which
-//! keeps everything else waiting.
+//! keeps everything else waiting. The link holds at most 262,144 packets
+//! (Click: no bound); past that it takes more only as packets arrive, so
+//! LATENCY × BANDWIDTH cannot grow memory without bound.
 //!
 //! ## Keywords
 //! - **LATENCY** (time): the link latency, e.g. `5ms`. Mandatory.
@@ -60,6 +62,11 @@ use super::timedsource::unparse_interval;
 /// Packets one task run pulls onto the link at most (as many as a source
 /// sends in one run).
 const MAX_PULL_PER_RUN: usize = rclick_core::element::kinds::MAX_SOURCE_BURST_PER_RUN;
+/// The most packets on the link at once, whatever LATENCY × BANDWIDTH
+/// allows (10 Gbps over 40 ms is 780,000 minimum-size frames; a year's
+/// latency would be unbounded): past it the link takes no more until its
+/// first packet arrives, and packets wait upstream, in their queue.
+pub const MAX_LINK_PACKETS: usize = 1 << 18;
 
 pub struct LinkUnqueue {
     latency: Timestamp,
@@ -210,6 +217,7 @@ impl Element for LinkUnqueue {
         // once); the next run, at the same time, goes on filling.
         let mut pulled = 0;
         while pulled < MAX_PULL_PER_RUN
+            && self.link.len() < MAX_LINK_PACKETS
             && self
                 .link
                 .back()
@@ -244,7 +252,8 @@ impl Element for LinkUnqueue {
         let active = ctx.signal_active(&self.signal);
         if let Some(head) = self.link.front() {
             let mut expiry = head.timestamp_anno();
-            if active {
+            // A link full by count has room only when its head arrives.
+            if active && self.link.len() < MAX_LINK_PACKETS {
                 if let Some(tail) = self.link.back() {
                     let room = Timestamp(
                         tail.timestamp_anno()
