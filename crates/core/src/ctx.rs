@@ -54,11 +54,27 @@ fn push_work(work: &mut Vec<Work>, elem: u32, port: u32, batch: Batch) {
     }
 }
 
+/// [`push_work`] out of line, for paths that are usually not taken.
+#[inline(never)]
+fn push_work_cold(work: &mut Vec<Work>, elem: u32, port: u32, batch: Batch) {
+    push_work(work, elem, port, batch);
+}
+
 /// Reusable buffers of the dispatcher: grown once, then reused, so steady
 /// state allocates nothing.
 #[derive(Default)]
 pub struct Dispatcher {
     work: Vec<Work>,
+    /// The running frame's first emission, when it is a whole batch sent
+    /// while nothing else was pending (the common case: an element that
+    /// hands its batch on). It waits here instead of on the work stack, so
+    /// a straight chain of elements runs one after another without a
+    /// stack push, pop and reversal per handoff. Only the innermost frame
+    /// uses it: entering a nested frame (a pull, a handler) moves it onto
+    /// the stack first.
+    tail: Option<Batch>,
+    tail_elem: u32,
+    tail_port: u32,
     deferred: Vec<Work>,
     /// Handler writes asked for with [`Ctx::call_write_later`]: the caller,
     /// the handler and the value.
@@ -69,6 +85,9 @@ impl Dispatcher {
     pub fn new() -> Self {
         Dispatcher {
             work: Vec::with_capacity(256),
+            tail: None,
+            tail_elem: 0,
+            tail_port: 0,
             deferred: Vec::new(),
             calls: Vec::new(),
         }
@@ -226,13 +245,47 @@ impl<'a> Ctx<'a> {
     }
 
     /// Sends a whole batch out of output `port`.
-    #[inline]
+    ///
+    /// Inline, because it is most elements' last step: the usual case
+    /// (nothing else emitted yet) is a table lookup and three stores.
+    #[inline(always)]
     pub fn emit_batch(&mut self, port: usize, batch: Batch) {
         if batch.is_empty() {
             return;
         }
         if let Some((dst, dport)) = self.view.core.graph.push_target(self.view.elem, port) {
-            push_work(&mut self.disp.work, dst as u32, dport as u32, batch);
+            let disp = &mut *self.disp;
+            if disp.work.len() == self.base && disp.tail.is_none() {
+                disp.tail_elem = dst as u32;
+                disp.tail_port = dport as u32;
+                disp.tail = Some(batch);
+            } else {
+                push_work_cold(&mut disp.work, dst as u32, dport as u32, batch);
+            }
+        }
+    }
+
+    /// Moves a waiting tail emission onto the work stack, under what the
+    /// frame pushed after it: before a nested frame starts (which would
+    /// otherwise mistake it for its own), and when a frame finishes other
+    /// than through the run loop.
+    #[inline(always)]
+    fn spill_tail(&mut self) {
+        if self.disp.tail.is_some() {
+            self.spill_tail_now();
+        }
+    }
+
+    #[inline(never)]
+    fn spill_tail_now(&mut self) {
+        if let Some(batch) = self.disp.tail.take() {
+            let (elem, port) = (self.disp.tail_elem, self.disp.tail_port);
+            let work = &mut self.disp.work;
+            if work.len() == self.base {
+                push_work(work, elem, port, batch);
+            } else {
+                work.insert(self.base, Work { elem, port, batch });
+            }
         }
     }
 
@@ -252,6 +305,7 @@ impl<'a> Ctx<'a> {
                 None => break,
             }
         }
+        self.spill_tail();
         let saved = (self.view.elem, self.base);
         self.view.elem = src;
         self.base = self.disp.work.len();
@@ -267,15 +321,38 @@ impl<'a> Ctx<'a> {
     }
 
     /// Runs everything the current frame emitted, depth first.
+    #[inline]
     pub(crate) fn finish_frame(&mut self) {
         let base = self.base;
-        self.disp.work[base..].reverse();
+        if self.disp.work.len() == base {
+            // At most the tail: run it straight, with no stack traffic.
+            if let Some(batch) = self.disp.tail.take() {
+                let (elem, port) = (self.disp.tail_elem, self.disp.tail_port);
+                let saved = (self.view.elem, self.base);
+                self.run_chain(base, elem as usize, port as usize, batch);
+                if self.disp.work.len() > base {
+                    self.run_work(base);
+                }
+                (self.view.elem, self.base) = saved;
+            }
+            return;
+        }
+        self.finish_frame_stacked();
+    }
+
+    /// [`Ctx::finish_frame`] when the frame pushed onto the stack.
+    #[inline(never)]
+    fn finish_frame_stacked(&mut self) {
+        let base = self.base;
+        self.spill_tail();
+        if self.disp.work.len() - base > 1 {
+            self.disp.work[base..].reverse();
+        }
         self.run_work(base);
     }
 
     fn run_work(&mut self, stack_base: usize) {
         let saved = (self.view.elem, self.base);
-        let core = self.view.core;
         while self.disp.work.len() > stack_base {
             let top = self.disp.work.len() - 1;
             // Read the fields one by one (not the struct as a whole) so the
@@ -289,34 +366,78 @@ impl<'a> Ctx<'a> {
                 self.disp.work.set_len(top);
                 b
             };
+            self.run_chain(top, elem, port, batch);
+        }
+        (self.view.elem, self.base) = saved;
+    }
+
+    /// Runs `batch` into `elem`'s input `port` with the stack at `top`,
+    /// then on down the chain while each element hands its batch on whole
+    /// (the tail emission) and emits nothing else; whatever else a frame
+    /// emits is left on the stack, first emission on top. Leaves
+    /// `view.elem` and `base` for the caller to restore.
+    #[inline(always)]
+    fn run_chain(&mut self, top: usize, mut elem: usize, mut port: usize, mut batch: Batch) {
+        let core = self.view.core;
+        loop {
             let cell: &RefCell<Box<dyn Element>> = &core.elements[elem];
-            match cell.try_borrow_mut() {
-                Ok(mut e) => {
-                    self.view.elem = elem;
-                    self.base = top;
-                    e.push(port, batch, self);
-                    drop(e);
-                    // First emitted on top, so it runs first.
-                    let len = self.disp.work.len();
-                    if len - top > 1 {
-                        self.disp.work[top..].reverse();
-                    }
-                }
-                Err(_) => self.disp.deferred.push(Work {
+            let Ok(mut e) = cell.try_borrow_mut() else {
+                self.disp.deferred.push(Work {
                     elem: elem as u32,
                     port: port as u32,
                     batch,
-                }),
+                });
+                return;
+            };
+            self.view.elem = elem;
+            self.base = top;
+            e.push(port, batch, self);
+            drop(e);
+            let len = self.disp.work.len();
+            match self.disp.tail.take() {
+                Some(next) if len == top => {
+                    elem = self.disp.tail_elem as usize;
+                    port = self.disp.tail_port as usize;
+                    batch = next;
+                }
+                Some(first) => {
+                    // Emitted first, so it goes under the rest before the
+                    // frame is turned over.
+                    let (te, tp) = (self.disp.tail_elem, self.disp.tail_port);
+                    self.disp.work.insert(
+                        top,
+                        Work {
+                            elem: te,
+                            port: tp,
+                            batch: first,
+                        },
+                    );
+                    self.disp.work[top..].reverse();
+                    return;
+                }
+                None => {
+                    // First emitted on top, so it runs first.
+                    if len - top > 1 {
+                        self.disp.work[top..].reverse();
+                    }
+                    return;
+                }
             }
         }
-        (self.view.elem, self.base) = saved;
     }
 
     /// Runs deferred work until none is left. Called by the driver after a
     /// top-level call returns; the check is inline, as there is almost
     /// never any.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn run_deferred(&mut self) {
+        if !self.disp.deferred.is_empty() || !self.disp.calls.is_empty() {
+            self.run_deferred_and_calls();
+        }
+    }
+
+    #[cold]
+    fn run_deferred_and_calls(&mut self) {
         if !self.disp.deferred.is_empty() {
             self.drain_deferred();
         }
@@ -589,6 +710,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub(crate) fn enter(&mut self, elem: usize) -> (usize, usize) {
+        self.spill_tail();
         let saved = (self.view.elem, self.base);
         self.view.elem = elem;
         self.base = self.disp.work.len();

@@ -110,6 +110,66 @@ impl Scheduler {
         None
     }
 
+    /// Puts `id`, the task that just ran and asked to run again, back on
+    /// the queue and takes the next task off it: the same outcome as
+    /// [`schedule`](Self::schedule) then [`pop`](Self::pop), for a third
+    /// of the cost. A lone busy task, or one whose pass is still strictly
+    /// the smallest, runs again without touching the heap; otherwise it
+    /// takes the place of the heap's top, which runs next (one sift, not a
+    /// push and a pop).
+    #[inline]
+    pub fn reschedule_and_pop(&mut self, id: TaskId) -> Option<TaskId> {
+        let gp = self.global_pass;
+        let Some(t) = self.tasks.get(id.0 as usize) else {
+            return self.pop();
+        };
+        if t.scheduled {
+            return self.pop();
+        }
+        let pass = t.pass.max(gp);
+        let stride = t.stride;
+        let Some(mut top) = self.heap.peek_mut() else {
+            return Some(self.run_again(id, pass, stride));
+        };
+        let Reverse((top_pass, _, top_id)) = *top;
+        if pass < top_pass {
+            drop(top);
+            return Some(self.run_again(id, pass, stride));
+        }
+        // The top runs next, unless its entry is stale (then the heap's own
+        // pop skips it).
+        let top_live = self
+            .tasks
+            .get(top_id as usize)
+            .is_some_and(|u| u.scheduled && u.pass == top_pass);
+        if !top_live {
+            drop(top);
+            self.schedule(id);
+            return self.pop();
+        }
+        self.seq += 1;
+        *top = Reverse((pass, self.seq, id.0));
+        drop(top);
+        let t = &mut self.tasks[id.0 as usize];
+        t.scheduled = true;
+        t.pass = pass;
+        let u = &mut self.tasks[top_id as usize];
+        u.scheduled = false;
+        u.pass += u.stride;
+        self.global_pass = top_pass;
+        Some(TaskId(top_id))
+    }
+
+    /// The end state of scheduling task `id` at `pass` and popping it
+    /// straight off again.
+    #[inline]
+    fn run_again(&mut self, id: TaskId, pass: u64, stride: u64) -> TaskId {
+        self.seq += 1;
+        self.global_pass = pass;
+        self.tasks[id.0 as usize].pass = pass + stride;
+        id
+    }
+
     pub fn any_scheduled(&self) -> bool {
         self.heap.iter().any(|Reverse((pass, _, id))| {
             let t = &self.tasks[*id as usize];
@@ -235,6 +295,48 @@ mod tests {
         }
         let ratio = nb as f64 / na as f64;
         assert!((2.9..3.1).contains(&ratio), "ratio {ratio}");
+    }
+
+    /// `reschedule_and_pop` picks exactly the tasks `schedule` then `pop`
+    /// would, in the same order, for any mix of tickets and sleeps.
+    #[test]
+    fn reschedule_fast_path_matches_schedule_then_pop() {
+        let tickets = [1024u32, 1024, 300, 7, 32768, 1024];
+        let mut slow = Scheduler::default();
+        let mut fast = Scheduler::default();
+        for (i, &n) in tickets.iter().enumerate() {
+            slow.add(i, n, i % 2 == 0);
+            fast.add(i, n, i % 2 == 0);
+        }
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut fast_next = fast.pop();
+        for step in 0..20_000u32 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let t = slow.pop();
+            assert_eq!(t, fast_next, "step {step}");
+            let Some(t) = t else { break };
+            // Wake a sleeping task now and then; the task that ran asks
+            // to run again most of the time.
+            let wake = TaskId((rng % tickets.len() as u64) as u32);
+            if rng.is_multiple_of(5) {
+                slow.schedule(wake);
+                fast.schedule(wake);
+            }
+            let again = !rng.is_multiple_of(11);
+            if again {
+                slow.schedule(t);
+                fast_next = fast.reschedule_and_pop(t);
+            } else {
+                fast_next = fast.pop();
+            }
+            if slow.tasks.iter().all(|x| !x.scheduled) && fast_next.is_none() {
+                slow.schedule(TaskId(0));
+                fast.schedule(TaskId(0));
+                fast_next = fast.pop();
+            }
+        }
     }
 
     #[test]

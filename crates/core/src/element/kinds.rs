@@ -16,6 +16,8 @@
 //! | `source` | [`Source`] | task + full notifier | packets from nowhere, pushed by a task or pulled |
 //! | `sink` | [`Sink`] | task + empty notifier | packets consumed, pushed in or pulled by a task |
 
+use std::mem::MaybeUninit;
+
 use crate::batch::{Batch, BATCH_CAPACITY};
 use crate::ctx::{Ctx, InitCtx};
 use crate::packet::Packet;
@@ -122,18 +124,29 @@ pub fn classify_push(
     if n == 0 {
         return;
     }
-    let mut outs = [None; BATCH_CAPACITY];
-    for (slot, p) in outs.iter_mut().zip(batch.packets()) {
-        *slot = classify(p, ctx);
+    // Uninitialised: zeroing a whole array per batch cost more than the
+    // classification of a batch of one.
+    let mut outs = [MaybeUninit::<Option<usize>>::uninit(); BATCH_CAPACITY];
+    let mut same = true;
+    let mut first = None;
+    for (i, p) in batch.packets().iter().enumerate() {
+        let o = classify(p, ctx);
+        if i == 0 {
+            first = o;
+        } else {
+            same &= o == first;
+        }
+        outs[i].write(o);
     }
-    if outs[1..n].iter().all(|o| *o == outs[0]) {
-        if let Some(o) = outs[0] {
+    if same {
+        if let Some(o) = first {
             ctx.emit_batch(o, batch);
         }
         return;
     }
-    for (p, o) in batch.into_iter().zip(outs) {
-        if let Some(o) = o {
+    for (i, p) in batch.into_iter().enumerate() {
+        // SAFETY: the loop above wrote outs[i] for every packet index i.
+        if let Some(o) = unsafe { outs[i].assume_init() } {
             ctx.emit(o, p);
         }
     }
@@ -152,23 +165,32 @@ pub fn dispatch_push(
     ctx: &mut Ctx,
     mut route: impl FnMut(Packet, &mut Ctx) -> Option<(usize, Packet)>,
 ) {
-    let mut outs = [0usize; BATCH_CAPACITY];
+    // Uninitialised, as in `classify_push`.
+    let mut outs = [MaybeUninit::<usize>::uninit(); BATCH_CAPACITY];
     let mut kept = 0;
+    let mut same = true;
     batch.retain_map(|p| {
         let (port, p) = route(p, ctx)?;
-        outs[kept] = port;
+        if kept > 0 {
+            // SAFETY: outs[0] was written when the first packet was kept.
+            same &= port == unsafe { outs[0].assume_init() };
+        }
+        outs[kept].write(port);
         kept += 1;
         Some(p)
     });
     if kept == 0 {
         return;
     }
-    if outs[1..kept].iter().all(|&o| o == outs[0]) {
-        ctx.emit_batch(outs[0], batch);
+    if same {
+        // SAFETY: kept > 0, so outs[0] was written.
+        ctx.emit_batch(unsafe { outs[0].assume_init() }, batch);
         return;
     }
-    for (p, port) in batch.into_iter().zip(outs) {
-        ctx.emit(port, p);
+    for (i, p) in batch.into_iter().enumerate() {
+        // SAFETY: one output was written per kept packet, in order, and
+        // the batch holds exactly the kept packets.
+        ctx.emit(unsafe { outs[i].assume_init() }, p);
     }
 }
 

@@ -14,7 +14,9 @@ const NONE: u32 = u32::MAX;
 /// searches and the `ports` handler.
 #[derive(Debug, Default)]
 pub(crate) struct Graph {
-    out_base: Vec<usize>,
+    /// Per element, where its outputs start in `push_target` and how many
+    /// it has: one 8-byte load finds both.
+    out_span: Vec<(u32, u32)>,
     push_target: Vec<(u32, u32)>,
     in_base: Vec<usize>,
     pull_source: Vec<(u32, u32)>,
@@ -51,15 +53,14 @@ impl Graph {
         }
     }
 
-    /// The one input a push output feeds. `out_base` has a sentinel entry
-    /// past the last element, so this is two loads and a compare.
-    #[inline]
+    /// The one input a push output feeds.
+    #[inline(always)]
     pub fn push_target(&self, elem: usize, port: usize) -> Option<(usize, usize)> {
-        let (&base, &next) = (self.out_base.get(elem)?, self.out_base.get(elem + 1)?);
-        if port >= next - base {
+        let &(base, count) = self.out_span.get(elem)?;
+        if port >= count as usize {
             return None;
         }
-        let (d, p) = self.push_target[base + port];
+        let &(d, p) = self.push_target.get(base as usize + port)?;
         (d != NONE).then_some((d as usize, p as usize))
     }
 
@@ -77,12 +78,13 @@ impl Graph {
     /// Fills the flat hot-path tables from the resolved port modes in
     /// `info`: each push output's one target, each pull input's one source.
     pub fn build_tables(&mut self, info: &[ElementInfo]) {
-        self.out_base.clear();
+        self.out_span.clear();
         self.in_base.clear();
         self.push_target.clear();
         self.pull_source.clear();
         for (i, x) in info.iter().enumerate() {
-            self.out_base.push(self.push_target.len());
+            self.out_span
+                .push((self.push_target.len() as u32, x.noutputs as u32));
             for p in 0..x.noutputs {
                 let t = if x.output_modes.get(p) == Some(&Mode::Push) {
                     self.outs[i][p]
@@ -107,7 +109,6 @@ impl Graph {
                 self.pull_source.push(s);
             }
         }
-        self.out_base.push(self.push_target.len());
         self.in_base.push(self.pull_source.len());
     }
 }

@@ -96,12 +96,14 @@ impl Runtime {
         match sig {
             NotifierSignal::Idle => false,
             NotifierSignal::Busy => true,
-            NotifierSignal::Signals(ids) => {
-                let sigs = self.signals.borrow();
-                ids.iter()
-                    .any(|i| sigs.get(i.0 as usize).is_some_and(|s| s.active))
-            }
+            NotifierSignal::Signals(ids) => self.any_signal_active(ids),
         }
+    }
+
+    fn any_signal_active(&self, ids: &[SignalId]) -> bool {
+        let sigs = self.signals.borrow();
+        ids.iter()
+            .any(|i| sigs.get(i.0 as usize).is_some_and(|s| s.active))
     }
 
     pub(crate) fn adjust_runcount(&self, delta: i32) {
