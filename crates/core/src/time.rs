@@ -8,7 +8,7 @@
 use std::cell::Cell;
 use std::fmt;
 use std::ops::{Add, Sub};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// A point in time (or an interval), in nanoseconds since the Unix epoch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,12 +50,25 @@ impl Timestamp {
         Duration::from_nanos(self.0.max(0) as u64)
     }
 
-    /// The system's real time now.
+    /// The system's real time now. One `clock_gettime` (a vDSO call, no
+    /// system call) and a multiply: `SystemTime::now()` and its `Duration`
+    /// arithmetic cost about 200 instructions more, paid by elements that
+    /// read the clock once per batch, which at BURST 1 is once per packet.
+    #[inline]
     pub fn now_real() -> Timestamp {
-        match SystemTime::now().duration_since(UNIX_EPOCH) {
-            Ok(d) => Timestamp::from_duration(d),
-            Err(_) => Timestamp::ZERO,
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec.
+        if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) } != 0 {
+            return Timestamp::ZERO;
         }
+        Timestamp(
+            (ts.tv_sec as i64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(ts.tv_nsec as i64),
+        )
     }
 }
 
