@@ -2074,6 +2074,66 @@ struct BoxField {
     sets: Vec<u32>,
     /// Bit vector for packets too short to read the field.
     missing: u32,
+    /// A first-level index over `bounds` by the value's top 8 masked bits:
+    /// the intervals a value `v` can fall in start at
+    /// `index[k]` and end before `index[k + 1]`, `k = v >> index_shift`, so
+    /// the binary search runs over a handful of bounds instead of all.
+    /// Only for fields with more than [`INDEXED_BOUNDS`] intervals: for
+    /// fewer, the plain search is as quick and the index's 1 KiB would
+    /// dominate a small segment.
+    index: Option<Box<[u32; 257]>>,
+    index_shift: u32,
+}
+
+/// Fields with more intervals than this get a first-level index.
+const INDEXED_BOUNDS: usize = 16;
+
+impl BoxField {
+    fn new(field: Field, bounds: Vec<u32>, sets: Vec<u32>, missing: u32) -> BoxField {
+        // Values are masked, so they are below 2^(highest mask bit + 1):
+        // the top 8 of those bits, as a key, are monotone in the value.
+        let top = 32 - field.mask.leading_zeros();
+        let index_shift = top.saturating_sub(8);
+        let index = (bounds.len() > INDEXED_BOUNDS).then(|| {
+            let mut index = Box::new([0u32; 257]);
+            for (k, slot) in index.iter_mut().enumerate() {
+                // Bounds below k << shift: every value with key k is at or
+                // above them.
+                let floor = (k as u64) << index_shift;
+                *slot = bounds.partition_point(|&b| (b as u64) < floor) as u32;
+            }
+            index
+        });
+        BoxField {
+            field,
+            bounds,
+            sets,
+            missing,
+            index,
+            index_shift,
+        }
+    }
+
+    /// The bit-vector offset of the interval holding `v`: the last bound
+    /// at or below `v`, searched between the index's limits.
+    #[inline]
+    fn set_of(&self, v: u32) -> u32 {
+        let (lo, hi) = match &self.index {
+            Some(index) => {
+                let k = (v >> self.index_shift) as usize & 0xff;
+                (index[k] as usize, index[k + 1] as usize)
+            }
+            None => (0, self.bounds.len()),
+        };
+        // Bounds below `lo` are below k << shift <= v, so all are <= v.
+        let within = self
+            .bounds
+            .get(lo..hi)
+            .map_or(0, |b| b.partition_point(|&b| b <= v));
+        // bounds[0] is 0, so at least one bound is <= v.
+        let count = lo + within;
+        self.sets[count.saturating_sub(1)]
+    }
 }
 
 /// Most fields a box segment combines.
@@ -2231,12 +2291,7 @@ impl BoxSet {
                 sets.push(intern(&cur, &sum, &mut bits)?);
             }
             let missing = intern(&missing, &summary_of(&missing), &mut bits)?;
-            out_fields.push(BoxField {
-                field: f,
-                bounds: bset,
-                sets,
-                missing,
-            });
+            out_fields.push(BoxField::new(f, bset, sets, missing));
         }
         Some(BoxSet {
             fields: out_fields,
@@ -2335,7 +2390,9 @@ impl BoxSet {
             + self
                 .fields
                 .iter()
-                .map(|f| (f.bounds.len() + f.sets.len()) * 4)
+                .map(|f| {
+                    (f.bounds.len() + f.sets.len() + f.index.as_ref().map_or(0, |i| i.len())) * 4
+                })
                 .sum::<usize>()
     }
 
@@ -2352,10 +2409,7 @@ impl BoxSet {
         for (k, bf) in self.fields.iter().enumerate() {
             let d = data[bf.field.base as usize];
             offs[k] = match bf.field.read(d) {
-                Some(v) => {
-                    let idx = bf.bounds.partition_point(|&b| b <= v) - 1;
-                    bf.sets[idx]
-                }
+                Some(v) => bf.set_of(v),
                 None => bf.missing,
             };
         }
