@@ -91,6 +91,11 @@ fn main() {
         "null16",
         "queue-unqueue",
         "classifier4",
+        // One header write on the source's shared packet (copy included),
+        // and a 100-rule IPFilter matched late (issue 21, side by side with
+        // Click: scripts/bench-vs-click).
+        "mark-dec",
+        "ipfilter100",
         // The Figure 8 forwarding path, plain and merged, and its prefixes
         // for per-element costs (docs/benchmarks.md).
         "ip-router",

@@ -464,8 +464,16 @@ fn pull_mode_and_pulling_todump() {
         &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0)],
     ));
     assert_eq!(r.run(), StopReason::Stopped);
-    // Let ToDump drain the queue.
-    r.run_limited(100);
+    // As in Click 2.1 (`-h td.count -h q.length`): ToDump's task pulls one
+    // packet a run, so when FromDump stops the driver (on the run that
+    // finds the file ended, after 5 runs of 4) ToDump has written 5.
+    assert_eq!(r.read_handler("td.count", None).unwrap(), "5");
+    assert_eq!(r.read_handler("q.length", None).unwrap(), "15");
+    // Let ToDump drain the queue: with the run count at zero, each driver
+    // iteration runs one task.
+    for _ in 0..200 {
+        r.run_limited(1);
+    }
     assert_eq!(r.read_handler("fd.count", None).unwrap(), "20");
     assert_eq!(r.read_handler("td.count", None).unwrap(), "20");
     r.cleanup();

@@ -8,8 +8,8 @@
 //! ## Ports and processing
 //! One agnostic input; zero or one agnostic output. Pushed packets are
 //! written and passed on to the output (if any). When the input is pull
-//! and there is no output, a task pulls packets and writes and frees them,
-//! sleeping while the upstream queues are empty.
+//! and there is no output, a task pulls packets, one per run as in Click,
+//! and writes and frees them, sleeping while the upstream queues are empty.
 //!
 //! ## Description
 //! Writes one line of text for each packet to FILENAME (`-` is standard

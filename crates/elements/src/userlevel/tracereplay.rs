@@ -268,13 +268,16 @@ pub trait TraceWriter: Observe {
 }
 
 /// The task of a trace writer with a pull input and no output: pulls,
-/// writes and frees packets while writing goes on.
+/// writes and frees packets while writing goes on, one packet per run as
+/// Click's ToDump and ToIPSummaryDump do. (Pulling a batch per run wrote
+/// more packets than Click when a source with STOP ends the run while
+/// packets wait in a Queue before the writer: issue 21.)
 pub fn drain<E: TraceWriter>(e: &mut E, ctx: &mut Ctx) -> bool {
     let w = e.writing();
     if !w.active {
         return false;
     }
-    let got = w.puller.pull(ctx, 0, BATCH_CAPACITY);
+    let got = w.puller.pull(ctx, 0, 1);
     observe_pulled(e, got, ctx)
 }
 
