@@ -186,6 +186,13 @@ pub trait Element: AsAny + Send {
         None
     }
 
+    /// Whether [`forward_pull`](Element::forward_pull) may ever answer
+    /// `Some`: asked once at initialization, so pulls through the other
+    /// elements skip the question.
+    fn forwards_pulls(&self) -> bool {
+        false
+    }
+
     /// Runs a task of this element. Returns whether it did useful work. The
     /// task is unscheduled while it runs; call `ctx.fast_reschedule()` to
     /// run again.

@@ -20,6 +20,9 @@ pub(crate) struct Graph {
     push_target: Vec<(u32, u32)>,
     in_base: Vec<usize>,
     pull_source: Vec<(u32, u32)>,
+    /// Elements whose class may answer pulls by forwarding them
+    /// ([`Element::forwards_pulls`](crate::element::Element::forwards_pulls)).
+    pull_forwarders: Vec<bool>,
     /// outs[e][port] = connected (element, input port) pairs.
     pub outs: Vec<Vec<Vec<(usize, usize)>>>,
     /// ins[e][port] = connected (element, output port) pairs.
@@ -62,6 +65,17 @@ impl Graph {
         }
         let &(d, p) = self.push_target.get(base as usize + port)?;
         (d != NONE).then_some((d as usize, p as usize))
+    }
+
+    /// Whether element `elem` may forward pulls (unknown elements may).
+    #[inline(always)]
+    pub fn forwards_pulls(&self, elem: usize) -> bool {
+        self.pull_forwarders.get(elem).copied().unwrap_or(true)
+    }
+
+    /// Records which elements may forward pulls.
+    pub fn set_pull_forwarders(&mut self, forwarders: Vec<bool>) {
+        self.pull_forwarders = forwarders;
     }
 
     /// The one output a pull input pulls from.

@@ -57,6 +57,12 @@ impl Router {
             failed = true;
         }
         core.graph.build_tables(&core.info);
+        let forwarders = core
+            .elements
+            .iter()
+            .map(|e| e.borrow().forwards_pulls())
+            .collect();
+        core.graph.set_pull_forwarders(forwarders);
         if failed {
             return Err(could_not_initialize(errors));
         }

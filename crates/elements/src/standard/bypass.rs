@@ -92,6 +92,10 @@ impl Element for Bypass {
         ctx.emit_batch(out, batch);
     }
 
+    fn forwards_pulls(&self) -> bool {
+        true
+    }
+
     fn forward_pull(&self, port: usize) -> Option<usize> {
         Some(usize::from(self.active && port == 0 && self.ninputs > 1))
     }
