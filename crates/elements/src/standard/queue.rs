@@ -318,8 +318,12 @@ impl Element for Queue {
             .min(rclick_core::batch::BATCH_CAPACITY)
             .min(self.packets.len());
         let mut batch = Batch::new();
-        for p in self.packets.drain(..n) {
-            batch.push(p);
+        // pop_front, not drain: a Drain's setup and drop cost more than
+        // the one packet a BURST 1 pull takes.
+        for _ in 0..n {
+            if let Some(p) = self.packets.pop_front() {
+                batch.push(p);
+            }
         }
         if let Some(s) = self.nonfull {
             ctx.wake_signal(s);
