@@ -325,8 +325,16 @@ impl<'a> Ctx<'a> {
     }
 
     /// Runs everything the current frame emitted, depth first.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn finish_frame(&mut self) {
+        if self.disp.work.len() == self.base && self.disp.tail.is_none() {
+            return;
+        }
+        self.finish_frame_run();
+    }
+
+    #[inline(never)]
+    fn finish_frame_run(&mut self) {
         let base = self.base;
         if self.disp.work.len() == base {
             // At most the tail: run it straight, with no stack traffic.
@@ -545,11 +553,13 @@ impl<'a> Ctx<'a> {
     // ------------------------------------------------------------- notifiers
 
     /// Raises a notifier signal, waking its listeners.
+    #[inline]
     pub fn wake_signal(&self, s: SignalId) {
         self.view.core.rt.set_signal(s, true);
     }
 
     /// Lowers a notifier signal.
+    #[inline]
     pub fn sleep_signal(&self, s: SignalId) {
         self.view.core.rt.set_signal(s, false);
     }

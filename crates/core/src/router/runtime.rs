@@ -75,19 +75,28 @@ impl Runtime {
         }
     }
 
+    /// Raises or lowers a signal; raising it wakes its listeners. Inline:
+    /// queues set their signals on every push and pull, and almost always
+    /// to what they already are.
     #[inline]
     pub(crate) fn set_signal(&self, s: SignalId, active: bool) {
         let mut sigs = self.signals.borrow_mut();
         let Some(st) = sigs.get_mut(s.0 as usize) else {
             return;
         };
-        let rising = active && !st.active;
+        if st.active == active {
+            return;
+        }
         st.active = active;
-        if rising {
-            let mut sched = self.sched.borrow_mut();
-            for t in &st.listeners {
-                sched.schedule(*t);
-            }
+        if active {
+            self.wake_listeners(&st.listeners);
+        }
+    }
+
+    fn wake_listeners(&self, listeners: &[TaskId]) {
+        let mut sched = self.sched.borrow_mut();
+        for t in listeners {
+            sched.schedule(*t);
         }
     }
 
