@@ -9,6 +9,13 @@
 //! stack twice, elements take `&mut self` and cyclic push graphs (the IP
 //! router's ICMP errors fed back into routing) are safe.
 //!
+//! Most handoffs are an element passing its whole batch on and emitting
+//! nothing else. That first emission waits in a one-item tail slot rather
+//! than on the work stack, and when the element returns the dispatcher
+//! moves straight on to the next element of the chain: a straight run of
+//! elements costs a table lookup, a borrow and a virtual call per element,
+//! with no stack traffic. The order is the same as through the stack.
+//!
 //! Pull is a direct call upstream, as in Click: a pull path is a chain that
 //! ends at a queue or a source, and cannot cycle back on itself in a valid
 //! configuration. Should a push emitted during a pull reach an element that
