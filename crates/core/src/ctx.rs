@@ -239,13 +239,25 @@ impl<'a> Ctx<'a> {
         let work = &mut self.disp.work;
         // Append to the latest open batch bound for the same input (keeping
         // per-destination order); otherwise open a new one.
+        let mut found = false;
         for w in work[self.base..].iter_mut().rev() {
             if w.elem == dst && w.port == dport {
                 if !w.batch.is_full() {
                     w.batch.push(p);
                     return;
                 }
+                found = true;
                 break;
+            }
+        }
+        // The tail is this frame's first emission: the latest batch for
+        // its input when the stack holds none.
+        if !found && self.disp.tail_elem == dst && self.disp.tail_port == dport {
+            if let Some(tail) = self.disp.tail.as_mut() {
+                if !tail.is_full() {
+                    tail.push(p);
+                    return;
+                }
             }
         }
         push_work(work, dst, dport, Batch::single(p));

@@ -165,7 +165,21 @@ impl Element for Act {
     fn processing(&self) -> &'static str {
         "h/h"
     }
-    fn push(&mut self, _port: usize, batch: crate::Batch, ctx: &mut Ctx) {
+    fn push(&mut self, _port: usize, mut batch: crate::Batch, ctx: &mut Ctx) {
+        if self.kind == "Size" {
+            let name = ctx.element_name().to_string();
+            LOG.with(|l| l.borrow_mut().push(format!("{name}:{}", batch.len())));
+            return;
+        }
+        if self.kind == "BatchThenOne" {
+            // The whole batch but its last packet, then that packet alone.
+            let last = batch.pop();
+            ctx.emit_batch(0, batch);
+            if let Some(p) = last {
+                ctx.emit(0, p);
+            }
+            return;
+        }
         for mut p in batch {
             let name = ctx.element_name().to_string();
             LOG.with(|l| l.borrow_mut().push(format!("{name}:{}", p.data()[0])));
@@ -198,6 +212,12 @@ fn act_router(names: &[(&str, &str)], conns: &[(usize, usize, usize, usize)]) ->
     reg.add("Loop", || Box::new(Act { kind: "Loop" }));
     reg.add("Fan", || Box::new(Act { kind: "Fan" }));
     reg.add("Log", || Box::new(Act { kind: "Log" }));
+    reg.add("Size", || Box::new(Act { kind: "Size" }));
+    reg.add("BatchThenOne", || {
+        Box::new(Act {
+            kind: "BatchThenOne",
+        })
+    });
     let names: Vec<(&str, &str, &str)> = names.iter().map(|(n, c)| (*n, *c, "")).collect();
     let spec = RouterSpec::from_lists("t", &names, conns);
     match Router::new(spec, "", &reg, &RouterOptions::default()) {
@@ -245,6 +265,22 @@ fn one_packet_sees_clicks_depth_first_order() {
     r.inject_packet(0, 0, Packet::from_slice(&[9]));
     let log = LOG.with(|l| l.borrow().clone());
     assert_eq!(log, ["f:9", "a:9", "a0:9", "a1:9", "b:9"]);
+}
+
+#[test]
+fn a_packet_after_a_batch_to_the_same_input_joins_it() {
+    // b :: BatchThenOne -> s :: Size: the batch waits in the dispatcher's
+    // tail slot, and the single packet after it must join it there, as it
+    // joined the batch on the work stack.
+    let mut r = act_router(&[("b", "BatchThenOne"), ("s", "Size")], &[(0, 0, 1, 0)]);
+    LOG.with(|l| l.borrow_mut().clear());
+    let mut batch = crate::Batch::new();
+    for i in 0..5u8 {
+        batch.push(Packet::from_slice(&[i]));
+    }
+    r.inject(0, 0, batch);
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(log, ["s:5"]);
 }
 
 thread_local! {
