@@ -258,6 +258,44 @@ fn decipttl_expires_and_updates_checksum_incrementally() {
     assert_eq!(read(&mut r, "x.active"), "false");
 }
 
+#[test]
+fn decipttl_fast_and_general_paths_agree() {
+    // DecIPTTL has a fast path for option-less headers; headers with
+    // options, at an offset, in shared packets or cut short take the
+    // general one. Every forwarded header must equal a recomputation.
+    let mut r = harness("DecIPTTL", "");
+    let plain = udp_packet([1, 2, 3, 4], [5, 6, 7, 8], 1, 2, b"data");
+    let opts = ip_packet([1, 2, 3, 4], [5, 6, 7, 8], 17, 9, &[1, 1, 1, 0], b"xy");
+    // A shared packet: the copy kept here must not change.
+    let shared = marked(&plain);
+    let kept = shared.clone();
+    inject(&mut r, "x", shared);
+    inject(&mut r, "x", marked(&opts));
+    // The IP header 14 bytes in, after a link header.
+    let mut framed = vec![0xaa; 14];
+    framed.extend_from_slice(&plain);
+    let mut p = Packet::from_slice(&framed);
+    p.set_network_header(14, 20);
+    inject(&mut r, "x", p);
+    // A network header with fewer than 20 bytes after it is dropped.
+    let mut p = Packet::from_slice(&plain[..19]);
+    p.set_network_header(0, 20);
+    inject(&mut r, "x", p);
+    let ok = drain(&mut r, "o0");
+    assert_eq!(ok.len(), 3);
+    assert!(drain(&mut r, "o1").is_empty());
+    assert_eq!(read(&mut r, "x.drops"), "1");
+    assert_eq!(kept.data(), &plain[..]);
+    for (p, (off, ttl)) in ok.iter().zip([(0, 63u8), (0, 8), (14, 63)]) {
+        let h = &p.data()[off..];
+        assert_eq!(h[8], ttl);
+        let mut copy = h[..((h[0] & 15) as usize) * 4].to_vec();
+        refill_checksum(&mut copy);
+        assert_eq!(&copy[10..12], &h[10..12]);
+    }
+    assert_eq!(&ok[2].data()[..14], &[0xaa; 14]);
+}
+
 // ------------------------------------------------------------ IPGWOptions
 
 fn gw() -> Router {
