@@ -95,6 +95,7 @@ use rclick_core::{
 };
 
 use super::address::{parse_ether_arg, parse_ipv4_addr_or_prefix_arg};
+use super::ipcommon::AddrHashBuilder;
 
 const HZ_NS: i64 = 1_000_000_000;
 
@@ -141,7 +142,7 @@ const SEQ_BASE: u64 = 1 << 63;
 const DEFAULT_ENTRY_CAPACITY: usize = 65536;
 
 struct Table {
-    map: HashMap<Ipv4Addr, Entry>,
+    map: HashMap<Ipv4Addr, Entry, AddrHashBuilder>,
     /// (live_at, sequence) -> address, oldest first.
     ages: BTreeMap<(i64, u64), Ipv4Addr>,
     /// The ages of the entries holding packets, oldest first: slimming
@@ -165,7 +166,7 @@ struct Table {
 impl Default for Table {
     fn default() -> Self {
         Table {
-            map: HashMap::new(),
+            map: HashMap::default(),
             ages: BTreeMap::new(),
             queued: BTreeSet::new(),
             seq: SEQ_BASE,
