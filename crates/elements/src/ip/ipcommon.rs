@@ -36,24 +36,16 @@ pub fn ip_hdr_mut(p: &mut Packet) -> Option<Ipv4Header<&mut [u8]>> {
     Ipv4Header::new_checked(&mut p.writable()[off..]).ok()
 }
 
-/// The fast path of the IPv4 elements: the 20 bytes of an option-less
-/// IPv4 header (first byte 0x45) at the network header, as a fixed-size
-/// array (one bounds check), with the network header's offset in the data.
-/// `None` for anything else (network header unset, in the headroom or too
-/// close to the end, options, another version): callers then take their
-/// general path, which handles every case. Where this is `Some`, [`ip_hdr`]
-/// is `Some` too, with header length 20.
-#[inline(always)]
-pub fn plain_ip_hdr(p: &Packet) -> Option<(usize, &[u8; 20])> {
-    let off = usize::try_from(p.network_offset()?).ok()?;
-    let h = p.data().get(off..)?.first_chunk::<20>()?;
-    (h[0] == 0x45).then_some((off, h))
-}
-
-/// [`plain_ip_hdr`], writable: the data is made writable first (copied if
-/// it is shared) and then checked, so a shared packet that turns out not
-/// to qualify has been copied for nothing (harmless: the bytes are the
-/// same); callers use it where the common packet is written.
+/// The fast path of the IPv4 elements that write the header: the 20
+/// bytes of an option-less IPv4 header (first byte 0x45) at the network
+/// header, writable, as a fixed-size array (one bounds check). `None` for
+/// anything else (network header unset, in the headroom or too close to
+/// the end, options, another version): callers then take their general
+/// path, which handles every case. Where this is `Some`, [`ip_hdr_mut`]
+/// is `Some` too, with header length 20. The data is made writable first
+/// (copied if it is shared) and then checked, so a shared packet that
+/// turns out not to qualify has been copied for nothing (harmless: the
+/// bytes are the same).
 #[inline(always)]
 pub fn plain_ip_hdr_mut(p: &mut Packet) -> Option<&mut [u8; 20]> {
     let off = usize::try_from(p.network_offset()?).ok()?;
