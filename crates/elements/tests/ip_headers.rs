@@ -216,6 +216,102 @@ fn checkipheader_source_check_only_when_configured() {
     assert!(try_from_config("x :: CheckIPHeader(BADSRC nonsense); Idle -> x -> Discard;").is_err());
 }
 
+/// What CheckIPHeader(OFFSET `off`, INTERFACES 10.0.0.1/24, CHECKSUM
+/// `sum`) must do with `data`, worked out from RFC 791/1812 directly:
+/// `Some((IP total length, header length))` to accept, `None` to reject.
+fn checkipheader_model(data: &[u8], off: usize, sum: bool) -> Option<(usize, usize)> {
+    let b = data.get(off..)?;
+    if b.len() < 20 || b[0] >> 4 != 4 {
+        return None;
+    }
+    let hl = ((b[0] & 15) as usize) * 4;
+    let total = u16::from_be_bytes([b[2], b[3]]) as usize;
+    if hl < 20 || hl > b.len() || total < hl || total > b.len() {
+        return None;
+    }
+    if sum && checksum::sum(&b[..hl], 0) != 0xffff {
+        return None;
+    }
+    let (src, dst) = (&b[12..16], &b[16..20]);
+    let bad_src = [[10, 0, 0, 255], [0; 4], [255; 4]].iter().any(|a| a == src);
+    if bad_src && dst != [10, 0, 0, 1] {
+        return None;
+    }
+    Some((total, hl))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// CheckIPHeader's fast path (option-less headers) and general path
+    /// together decide as the model does, packet after packet (the
+    /// last-good-source memory spans packets).
+    #[test]
+    fn checkipheader_matches_model(
+        off in prop_oneof![Just(0usize), Just(14usize)],
+        sum in any::<bool>(),
+        packets in proptest::collection::vec(
+            (0usize..4, 0usize..3, 0usize..24, any::<[u8; 6]>(), 0usize..8, 0usize..12),
+            1..24,
+        ),
+    ) {
+        let decl = format!("CheckIPHeader(OFFSET {off}, INTERFACES 10.0.0.1/24, CHECKSUM {sum})");
+        let mut r = harness(&decl, "");
+        let mut expect = Vec::new();
+        for (src_i, dst_i, opt_len, junk, pad, mutation) in packets {
+            let src = [[10, 0, 0, 7], [10, 0, 0, 255], [0; 4], [1, 2, 3, 4]][src_i];
+            let dst = [[10, 0, 0, 1], [10, 0, 0, 9], [224, 0, 0, 5]][dst_i];
+            let opts = vec![1u8; opt_len & !3];
+            let mut ip = ip_packet(src, dst, 17, 64, &opts, &junk[..junk[0] as usize % 6]);
+            match mutation {
+                0 => ip[10] ^= junk[1] | 1,                     // bad checksum
+                1 => ip[0] = 0x40 | (junk[2] & 15),             // any header length
+                2 => ip[0] = (junk[3] & 0xf0) | (ip[0] & 15),   // any version
+                3 => {                                          // any total length
+                    ip[2] = 0;
+                    ip[3] = junk[4] % 64;
+                }
+                4 => {
+                    let n = junk[5] as usize % ip.len();        // truncated
+                    ip.truncate(n);
+                }
+                _ => {}
+            }
+            if mutation != 0 && mutation != 4 && ip.len() >= 20 && junk[1] & 1 == 0 {
+                let hl = (((ip[0] & 15) as usize) * 4).clamp(20, ip.len());
+                ip[10] = 0;
+                ip[11] = 0;
+                let c = checksum::checksum(&ip[..hl]);
+                ip[10..12].copy_from_slice(&c.to_be_bytes());
+            }
+            let mut data = vec![0xab; off];
+            data.extend_from_slice(&ip);
+            data.extend(std::iter::repeat_n(0xee, pad));
+            expect.push((data.clone(), checkipheader_model(&data, off, sum)));
+            inject(&mut r, "x", Packet::from_slice(&data));
+        }
+        let mut ok = drain(&mut r, "o0").into_iter();
+        let mut bad = drain(&mut r, "o1").into_iter();
+        for (data, verdict) in expect {
+            match verdict {
+                Some((total, hl)) => {
+                    let p = ok.next().expect("accepted packet");
+                    prop_assert_eq!(p.data(), &data[..off + total]);
+                    prop_assert_eq!(p.network_offset(), Some(off as isize));
+                    prop_assert_eq!(p.network_header_length(), Some(hl));
+                    let d = &data[off + 16..off + 20];
+                    prop_assert_eq!(p.dst_ip_anno(), Ipv4Addr::new(d[0], d[1], d[2], d[3]));
+                }
+                None => {
+                    let p = bad.next().expect("rejected packet");
+                    prop_assert_eq!(p.data(), &data[..]);
+                }
+            }
+        }
+        prop_assert!(ok.next().is_none() && bad.next().is_none());
+    }
+}
+
 // ------------------------------------------------------------ DecIPTTL
 
 #[test]
@@ -256,6 +352,44 @@ fn decipttl_expires_and_updates_checksum_incrementally() {
     inject(&mut r, "x", marked(&p));
     assert_eq!(drain(&mut r, "o0")[0].data()[8], 1);
     assert_eq!(read(&mut r, "x.active"), "false");
+}
+
+#[test]
+fn decipttl_fast_and_general_paths_agree() {
+    // DecIPTTL has a fast path for option-less headers; headers with
+    // options, at an offset, in shared packets or cut short take the
+    // general one. Every forwarded header must equal a recomputation.
+    let mut r = harness("DecIPTTL", "");
+    let plain = udp_packet([1, 2, 3, 4], [5, 6, 7, 8], 1, 2, b"data");
+    let opts = ip_packet([1, 2, 3, 4], [5, 6, 7, 8], 17, 9, &[1, 1, 1, 0], b"xy");
+    // A shared packet: the copy kept here must not change.
+    let shared = marked(&plain);
+    let kept = shared.clone();
+    inject(&mut r, "x", shared);
+    inject(&mut r, "x", marked(&opts));
+    // The IP header 14 bytes in, after a link header.
+    let mut framed = vec![0xaa; 14];
+    framed.extend_from_slice(&plain);
+    let mut p = Packet::from_slice(&framed);
+    p.set_network_header(14, 20);
+    inject(&mut r, "x", p);
+    // A network header with fewer than 20 bytes after it is dropped.
+    let mut p = Packet::from_slice(&plain[..19]);
+    p.set_network_header(0, 20);
+    inject(&mut r, "x", p);
+    let ok = drain(&mut r, "o0");
+    assert_eq!(ok.len(), 3);
+    assert!(drain(&mut r, "o1").is_empty());
+    assert_eq!(read(&mut r, "x.drops"), "1");
+    assert_eq!(kept.data(), &plain[..]);
+    for (p, (off, ttl)) in ok.iter().zip([(0, 63u8), (0, 8), (14, 63)]) {
+        let h = &p.data()[off..];
+        assert_eq!(h[8], ttl);
+        let mut copy = h[..((h[0] & 15) as usize) * 4].to_vec();
+        refill_checksum(&mut copy);
+        assert_eq!(&copy[10..12], &h[10..12]);
+    }
+    assert_eq!(&ok[2].data()[..14], &[0xaa; 14]);
 }
 
 // ------------------------------------------------------------ IPGWOptions

@@ -601,6 +601,60 @@ fn broadcast_multicast_zero_and_entry_timeout() {
     assert!(r.write_handler("a.insert", "bogus").is_err());
 }
 
+/// Injects `packets` as one batch.
+fn inject_batch(r: &mut Router, elem: &str, packets: Vec<Packet>) {
+    let i = r.find_element(elem).unwrap_or_else(|| panic!("no {elem}"));
+    let mut b = rclick_core::Batch::new();
+    for p in packets {
+        b.push(p);
+    }
+    r.inject(i, 0, b);
+}
+
+#[test]
+fn batches_keep_click_order_of_queries_and_packets() {
+    // One output: queries and addressed packets share output 0, so their
+    // order shows. A batch to one next hop is addressed in place; a poll
+    // (or a query for a held packet) must still come before its packets.
+    let conf = "a :: ARPQuerier(10.0.0.1, 00:00:00:00:00:01, POLL_TIMEOUT 2); Idle -> [0]a; Idle -> [1]a; a -> q0 :: Queue(1000) -> Idle;";
+    let mut r = from_config(conf);
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    let kind = |p: &Packet| match &p.data()[12..14] {
+        [0x08, 0x06] => "arp".to_string(),
+        _ => format!("ip{}", p.data()[5]),
+    };
+    // Known entry, poll not due: three packets, no query.
+    inject_batch(&mut r, "a", (0..3).map(|_| ip_to([10, 0, 0, 7])).collect());
+    let v: Vec<_> = drain(&mut r, "q0").iter().map(kind).collect();
+    assert_eq!(v, ["ip7", "ip7", "ip7"]);
+    // Poll due: the poll goes out before the batch's packets.
+    advance(&r, 3.0);
+    inject_batch(&mut r, "a", (0..3).map(|_| ip_to([10, 0, 0, 7])).collect());
+    let v: Vec<_> = drain(&mut r, "q0").iter().map(kind).collect();
+    assert_eq!(v, ["arp", "ip7", "ip7", "ip7"]);
+    // Unknown next hop: all held, one query.
+    inject_batch(&mut r, "a", (0..3).map(|_| ip_to([10, 0, 0, 8])).collect());
+    let v: Vec<_> = drain(&mut r, "q0").iter().map(kind).collect();
+    assert_eq!(v, ["arp"]);
+    assert_eq!(read(&mut r, "a.length"), "3");
+    // Mixed: packets before a held one leave before its query.
+    advance(&r, 3.0);
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    inject_batch(
+        &mut r,
+        "a",
+        vec![
+            ip_to([10, 0, 0, 7]),
+            ip_to([10, 0, 0, 9]),
+            ip_to([10, 0, 0, 7]),
+        ],
+    );
+    let v: Vec<_> = drain(&mut r, "q0").iter().map(kind).collect();
+    assert_eq!(v, ["ip7", "arp", "ip7"]);
+}
+
 #[test]
 fn one_output_sends_queries_on_output_0_and_hotswap_keeps_table() {
     let conf = "a :: ARPQuerier(10.0.0.1, 00:00:00:00:00:01); Idle -> [0]a; Idle -> [1]a; a -> q0 :: Queue(1000) -> Idle;";

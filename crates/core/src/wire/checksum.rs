@@ -53,6 +53,35 @@ pub fn update16(check: u16, old: u16, new: u16) -> u16 {
     !(s as u16)
 }
 
+/// Whether a 20-byte IPv4 header (one without options), checksum field
+/// included, sums to all ones: [`verify`] for the common header, in a few
+/// instructions. The five 32-bit words are added in native byte order into
+/// a 64-bit accumulator; since 2^16 = 1 modulo 0xffff, the folded
+/// one's-complement sum is 0xffff exactly when that total is a non-zero
+/// multiple of 0xffff, whatever the byte order (swapping a word's bytes
+/// multiplies it by 256 modulo 0xffff, which is invertible).
+#[inline(always)]
+pub fn verify_header20(h: &[u8; 20]) -> bool {
+    let w = |i: usize| u32::from_ne_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]) as u64;
+    let acc = w(0) + w(4) + w(8) + w(12) + w(16);
+    acc != 0 && acc % 0xffff == 0
+}
+
+/// The checksum field after the TTL (the high byte of the 16-bit word at
+/// offset 8 of an IPv4 header) drops by one, as DecIPTTL does: RFC 1624
+/// eqn. 3 with m' = m - 0x0100, which reduces to HC' = ~(~HC + 0xfeff)
+/// with one end-around carry. Equal to [`update16`] for any TTL of at
+/// least 1. Takes and returns the field's two bytes as they lie in the
+/// header, and computes in native byte order: one's-complement addition
+/// commutes with swapping the bytes of every operand, so no swap is
+/// needed.
+#[inline(always)]
+pub fn ttl_decrement_update(check: [u8; 2]) -> [u8; 2] {
+    let add = u16::from_ne_bytes(0xfeffu16.to_be_bytes()) as u32;
+    let s = (!u16::from_ne_bytes(check) as u32) + add;
+    (!((s + (s >> 16)) as u16)).to_ne_bytes()
+}
+
 /// Sum of the IPv4 pseudo-header for TCP/UDP checksums.
 pub fn pseudo_header_v4(src: [u8; 4], dst: [u8; 4], proto: u8, len: u16) -> u32 {
     let mut b = [0u8; 12];
@@ -149,6 +178,20 @@ mod tests {
     }
 
     #[test]
+    fn header20_edge_cases() {
+        // All zeros sums to zero (not all ones); all ones sums to 0xffff.
+        assert!(!verify_header20(&[0; 20]));
+        assert!(verify_header20(&[0xff; 20]));
+        // The bench frame's header, and the same header with one bit off.
+        let mut h = [
+            0x45, 0, 0, 0x2e, 0, 1, 0, 0, 0x40, 0x11, 0x65, 0xbb, 10, 0, 0, 2, 10, 0, 1, 2,
+        ];
+        assert!(verify_header20(&h));
+        h[8] ^= 1;
+        assert!(!verify_header20(&h));
+    }
+
+    #[test]
     fn pseudo_headers_match_their_byte_layout() {
         use crate::wire::testutil::{naive_checksum, pseudo_v4, pseudo_v6};
         let s4 = [192, 0, 2, 1];
@@ -170,6 +213,28 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn header20_verify_matches_sum(mut h in proptest::array::uniform20(any::<u8>()), fill in any::<bool>(), zero in any::<bool>()) {
+            if zero {
+                h = [0; 20];
+            }
+            if fill {
+                h[10] = 0;
+                h[11] = 0;
+                let c = checksum(&h);
+                h[10..12].copy_from_slice(&c.to_be_bytes());
+            }
+            prop_assert_eq!(verify_header20(&h), verify(&h));
+        }
+
+        #[test]
+        fn ttl_decrement_matches_update16(check in any::<u16>(), ttl in 1u8..=255, proto in any::<u8>()) {
+            let old = u16::from_be_bytes([ttl, proto]);
+            let new = u16::from_be_bytes([ttl - 1, proto]);
+            let inc = u16::from_be_bytes(ttl_decrement_update(check.to_be_bytes()));
+            prop_assert_eq!(inc, update16(check, old, new));
+        }
+
         #[test]
         fn matches_naive(data in proptest::collection::vec(any::<u8>(), 0..200)) {
             prop_assert_eq!(checksum(&data), naive(&data));

@@ -95,6 +95,7 @@ use rclick_core::{
 };
 
 use super::address::{parse_ether_arg, parse_ipv4_addr_or_prefix_arg};
+use super::ipcommon::AddrHashBuilder;
 
 const HZ_NS: i64 = 1_000_000_000;
 
@@ -141,7 +142,7 @@ const SEQ_BASE: u64 = 1 << 63;
 const DEFAULT_ENTRY_CAPACITY: usize = 65536;
 
 struct Table {
-    map: HashMap<Ipv4Addr, Entry>,
+    map: HashMap<Ipv4Addr, Entry, AddrHashBuilder>,
     /// (live_at, sequence) -> address, oldest first.
     ages: BTreeMap<(i64, u64), Ipv4Addr>,
     /// The ages of the entries holding packets, oldest first: slimming
@@ -165,7 +166,7 @@ struct Table {
 impl Default for Table {
     fn default() -> Self {
         Table {
-            map: HashMap::new(),
+            map: HashMap::default(),
             ages: BTreeMap::new(),
             queued: BTreeSet::new(),
             seq: SEQ_BASE,
@@ -763,6 +764,37 @@ impl Element for ARPQuerier {
         // once sent, is not due again at the same time).
         let now = ctx.now();
         let mut last: Option<(Ipv4Addr, EtherAddr)> = None;
+        // The common batch: every packet to one next hop. Then a query
+        // (for a held packet, or a poll) can only be sent before the first
+        // packet is addressed, since from then on the cached entry serves
+        // the rest; so the batch is addressed in place and leaves whole.
+        let uniform = match batch.packets() {
+            [first, rest @ ..] => {
+                let ip = first.dst_ip_anno();
+                rest.iter().all(|p| p.dst_ip_anno() == ip)
+            }
+            [] => return,
+        };
+        if uniform {
+            let mut batch = batch;
+            batch.retain_map(|mut p| {
+                if let Some((_, eth)) = last {
+                    if self.address(&mut p, false, eth).is_some() {
+                        return Some(p);
+                    }
+                    self.drops += 1;
+                    return None;
+                }
+                let dst_ip = p.dst_ip_anno();
+                let (p, eth) = self.resolve_ip_at(p, false, now, ctx)?;
+                last = Some((dst_ip, eth));
+                Some(p)
+            });
+            if !batch.is_empty() {
+                ctx.emit_batch(0, batch);
+            }
+            return;
+        }
         // Addressed packets collect in `out` and leave as one batch; a
         // packet that needs the table may send a query on output 0 first,
         // so the packets before it leave before that query, as in Click.

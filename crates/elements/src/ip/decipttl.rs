@@ -41,7 +41,9 @@ use rclick_core::element::hflags;
 use rclick_core::element::kinds::FilterOrDrop;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::ipcommon::{ip_hdr, ip_hdr_mut};
+use rclick_core::wire::checksum::ttl_decrement_update;
+
+use super::ipcommon::{ip_hdr, ip_hdr_mut, plain_ip_hdr_mut};
 
 pub struct DecIPTTL {
     active: bool,
@@ -63,8 +65,36 @@ impl FilterOrDrop for DecIPTTL {
     /// `Some(Ok)` to forward, `None` when dropped (no IP header), `Some(Err)`
     /// with an expired packet (TTL 0 or 1, left unchanged). Both drops are
     /// counted. IPOutputCombo runs it too.
-    #[inline]
-    fn filter_or_drop(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
+    ///
+    /// The common packet (an option-less header, TTL above 1) takes a
+    /// few-instruction path; everything else goes to
+    /// [`DecIPTTL::filter_or_drop_general`].
+    #[inline(always)]
+    fn filter_or_drop(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
+        if self.active {
+            if let Some(h) = plain_ip_hdr_mut(&mut p) {
+                // Class D destinations are 224.0.0.0/4.
+                if h[8] > 1 && (self.multicast || h[16] & 0xf0 != 0xe0) {
+                    h[8] -= 1;
+                    let c = ttl_decrement_update([h[10], h[11]]);
+                    h[10..12].copy_from_slice(&c);
+                    return Some(Ok(p));
+                }
+            }
+        }
+        self.filter_or_drop_general(p, ctx)
+    }
+}
+
+impl DecIPTTL {
+    /// Every case of [`FilterOrDrop::filter_or_drop`]: inactive, no IP
+    /// header, options, multicast, expired.
+    #[inline(never)]
+    fn filter_or_drop_general(
+        &mut self,
+        mut p: Packet,
+        _ctx: &mut Ctx,
+    ) -> Option<Result<Packet, Packet>> {
         if !self.active {
             return Some(Ok(p));
         }

@@ -31,6 +31,7 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
+use rclick_core::packet::anno;
 use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::address::parse_ipv4_arg;
@@ -49,8 +50,20 @@ impl Default for FixIPSrc {
 }
 
 impl SimpleAction for FixIPSrc {
-    #[inline]
-    fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
+    /// Most packets lack the annotation: one byte is looked at.
+    #[inline(always)]
+    fn action(&mut self, p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
+        if p.anno()[anno::FIX_IP_SRC] != 0 {
+            return Some(self.fix(p));
+        }
+        Some(p)
+    }
+}
+
+impl FixIPSrc {
+    /// A packet with the Fix IP Source annotation set.
+    #[inline(never)]
+    fn fix(&self, mut p: Packet) -> Packet {
         if p.fix_ip_src_anno() && p.network_offset().is_some() {
             p.set_fix_ip_src_anno(false);
             if let Some(mut ip) = ip_hdr_mut(&mut p) {
@@ -58,7 +71,7 @@ impl SimpleAction for FixIPSrc {
                 ip.fill_checksum();
             }
         }
-        Some(p)
+        p
     }
 }
 

@@ -52,15 +52,26 @@ impl Default for GetIPAddress {
 }
 
 impl SimpleAction for GetIPAddress {
-    #[inline]
+    #[inline(always)]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
         let addr: Option<[u8; 4]> = match self.field {
-            IpField::Offset(o) => p.data().get(o..o + 4).map(|b| [b[0], b[1], b[2], b[3]]),
+            IpField::Offset(o) => p
+                .data()
+                .get(o..)
+                .and_then(|b| b.first_chunk::<4>())
+                .copied(),
             IpField::Src => ip_hdr(&p).map(|ip| ip.src().octets()),
             IpField::Dst => ip_hdr(&p).map(|ip| ip.dst().octets()),
         };
-        if let Some(a) = addr {
-            p.set_anno_bytes(self.anno, &a);
+        // Written straight into the annotation area (the offset was
+        // checked when configured), one 4-byte store.
+        if let (Some(a), Some(dst)) = (
+            addr,
+            p.anno_mut()
+                .get_mut(self.anno..)
+                .and_then(|b| b.first_chunk_mut::<4>()),
+        ) {
+            *dst = a;
         }
         Some(p)
     }

@@ -36,6 +36,23 @@ pub fn ip_hdr_mut(p: &mut Packet) -> Option<Ipv4Header<&mut [u8]>> {
     Ipv4Header::new_checked(&mut p.writable()[off..]).ok()
 }
 
+/// The fast path of the IPv4 elements that write the header: the 20
+/// bytes of an option-less IPv4 header (first byte 0x45) at the network
+/// header, writable, as a fixed-size array (one bounds check). `None` for
+/// anything else (network header unset, in the headroom or too close to
+/// the end, options, another version): callers then take their general
+/// path, which handles every case. Where this is `Some`, [`ip_hdr_mut`]
+/// is `Some` too, with header length 20. The data is made writable first
+/// (copied if it is shared) and then checked, so a shared packet that
+/// turns out not to qualify has been copied for nothing (harmless: the
+/// bytes are the same).
+#[inline(always)]
+pub fn plain_ip_hdr_mut(p: &mut Packet) -> Option<&mut [u8; 20]> {
+    let off = usize::try_from(p.network_offset()?).ok()?;
+    let h = p.writable().get_mut(off..)?.first_chunk_mut::<20>()?;
+    (h[0] == 0x45).then_some(h)
+}
+
 /// The bytes after an IPv4 header, to the end of the data whatever the
 /// total length says.
 #[inline]
@@ -56,6 +73,89 @@ pub fn exact_payload<'a>(ip: &Ipv4Header<&'a [u8]>) -> Option<&'a [u8]> {
 #[inline]
 pub fn transport_len(p: &Packet) -> usize {
     p.transport_header().map_or(0, |t| t.len())
+}
+
+/// A hasher for tables keyed by addresses (ARPQuerier's table), a few
+/// instructions per key instead of SipHash's hundred or so: the key's
+/// bytes are gathered into a word, which is multiplied by a per-table
+/// random odd factor after adding a per-table random offset, and the two
+/// halves of the 128-bit product are folded together (a seeded "folded
+/// multiply", as in foldhash). Not cryptographic, but the seeds are secret
+/// and every key bit reaches the bits the table uses, so traffic cannot
+/// aim many addresses at one bucket without knowing them; the tables it
+/// serves are bounded anyway (ENTRY_CAPACITY).
+#[derive(Clone)]
+pub struct AddrHashBuilder {
+    add: u64,
+    mul: u64,
+}
+
+impl Default for AddrHashBuilder {
+    fn default() -> Self {
+        use std::hash::BuildHasher;
+        let seeds = std::collections::hash_map::RandomState::new();
+        AddrHashBuilder {
+            add: seeds.hash_one(0x5eed_u64),
+            mul: seeds.hash_one(0xfac7_u64) | 1,
+        }
+    }
+}
+
+impl std::hash::BuildHasher for AddrHashBuilder {
+    type Hasher = AddrHasher;
+
+    #[inline]
+    fn build_hasher(&self) -> AddrHasher {
+        AddrHasher {
+            acc: self.add,
+            mul: self.mul,
+        }
+    }
+}
+
+/// The hasher of [`AddrHashBuilder`].
+pub struct AddrHasher {
+    acc: u64,
+    mul: u64,
+}
+
+impl AddrHasher {
+    #[inline]
+    fn mix(&mut self, word: u64) {
+        let m = (self.acc.wrapping_add(word) as u128) * (self.mul as u128);
+        self.acc = (m as u64) ^ ((m >> 64) as u64);
+    }
+}
+
+impl std::hash::Hasher for AddrHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.mix(u64::from_le_bytes(w));
+        }
+    }
+
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.mix(n as u64);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.mix(n);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.mix(n as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.acc
+    }
 }
 
 /// Drop counters of CheckIPHeader, CheckUDPHeader, ...: the total, and
@@ -274,4 +374,31 @@ impl<C: HeaderCheck> Element for CheckHeader<C> {
 
     rclick_core::element_kind!(filter);
     checker_handlers!(Self::HANDLERS, Self::details);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+    use std::net::Ipv4Addr;
+
+    #[test]
+    fn addr_hash_spreads_every_key_bit_to_the_low_bits() {
+        // Hash tables index buckets by the low bits: addresses that differ
+        // only in their high bits, or only in their low bits, must still
+        // spread there.
+        let b = AddrHashBuilder::default();
+        for shift in [0, 20] {
+            let mut low: Vec<u64> = (0..4096u32)
+                .map(|i| b.hash_one(Ipv4Addr::from(0x0a00_0001 ^ (i << shift))) & 0xffff)
+                .collect();
+            low.sort_unstable();
+            low.dedup();
+            assert!(low.len() > 3800, "shift {shift}: {} distinct", low.len());
+        }
+        // Seeds differ between tables.
+        let c = AddrHashBuilder::default();
+        let a = Ipv4Addr::new(10, 0, 0, 1);
+        assert_ne!(b.hash_one(a), c.hash_one(a));
+    }
 }

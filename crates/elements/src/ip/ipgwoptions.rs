@@ -191,7 +191,25 @@ impl Filter for IPGWOptions {
     /// Processes the options of `p`: `Ok` with the (possibly rewritten)
     /// packet, or `Err` with a bad packet whose parameter-problem
     /// annotation is set (counted in `drops`). IPOutputCombo runs it too.
-    fn filter(&mut self, mut p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
+    ///
+    /// Only a header whose length field says more than 20 bytes can have
+    /// options; every other packet (no network header, or an IHL of 5 or
+    /// less) passes unchanged after a look at one byte.
+    #[inline(always)]
+    fn filter(&mut self, p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
+        let off = p.network_offset().and_then(|o| usize::try_from(o).ok());
+        let ihl = off.and_then(|off| p.data().get(off)).map(|b| b & 0x0f);
+        match ihl {
+            Some(ihl) if ihl > 5 => self.filter_options(p, ctx),
+            _ => Ok(p),
+        }
+    }
+}
+
+impl IPGWOptions {
+    /// [`Filter::filter`] for a header that may have options.
+    #[inline(never)]
+    fn filter_options(&mut self, mut p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
         let Some(ip) = ip_hdr(&p) else {
             return Ok(p);
         };

@@ -74,7 +74,7 @@ pub struct IPInputCombo {
 }
 
 impl FilterOrDrop for IPInputCombo {
-    #[inline]
+    #[inline(always)]
     fn filter_or_drop(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
         let p = self.paint.action(p, ctx)?;
         let p = self.strip.action(p, ctx)?;

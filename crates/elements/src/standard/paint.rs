@@ -84,7 +84,7 @@ impl Color {
     /// Whether `p` carries this color.
     #[inline]
     pub fn is_on(&self, p: &Packet) -> bool {
-        p.anno_bytes::<1>(self.anno)[0] == self.color
+        p.anno().get(self.anno).copied().unwrap_or(0) == self.color
     }
 }
 
@@ -100,9 +100,13 @@ const HANDLERS: &[Handler<Paint>] = &[Handler::data_rw(
 )];
 
 impl SimpleAction for Paint {
-    #[inline]
+    #[inline(always)]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
-        p.set_anno_bytes(self.paint.anno, &[self.paint.color]);
+        // Straight into the annotation area (the offset was checked when
+        // configured).
+        if let Some(b) = p.anno_mut().get_mut(self.paint.anno) {
+            *b = self.paint.color;
+        }
         Some(p)
     }
 }
