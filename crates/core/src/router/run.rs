@@ -222,6 +222,11 @@ impl Router {
             .selects
             .borrow_mut()
             .poll(timeout_ms, &mut ready);
+        // A wait may have been long: elements reading `recent()` see the
+        // time they woke at, not the time before the wait.
+        if !ready.is_empty() {
+            self.core.rt.clock.now();
+        }
         // In element order (epoll reports in no set order): elements ready
         // together run as they are declared, like Click's signal scripts.
         if ready.len() > 1 {

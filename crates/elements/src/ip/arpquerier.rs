@@ -757,12 +757,15 @@ impl Element for ARPQuerier {
             }
             return;
         }
-        // One clock read per batch, and one table lookup per run of
-        // packets for the same next hop: within a batch the time does not
-        // move, so an entry that was known and did not need a poll for the
-        // first packet is known and needs none for the next ones (a poll,
-        // once sent, is not due again at the same time).
-        let now = ctx.now();
+        // The driver's latest clock reading (no clock read per batch: at
+        // BURST 1 that was one per packet; entries live for minutes and
+        // polls are 100 ms apart, and the reading is at most one driver
+        // round old), and one table lookup per run of packets for the
+        // same next hop: within a batch the time does not move, so an
+        // entry that was known and did not need a poll for the first
+        // packet is known and needs none for the next ones (a poll, once
+        // sent, is not due again at the same time).
+        let now = ctx.recent();
         let mut last: Option<(Ipv4Addr, EtherAddr)> = None;
         // The common batch: every packet to one next hop. Then a query
         // (for a held packet, or a poll) can only be sent before the first
