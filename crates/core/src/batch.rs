@@ -33,7 +33,7 @@ impl Batch {
     /// An empty batch from this thread's pool.
     #[inline]
     pub fn new() -> Batch {
-        if let Some(buf) = pool::with(|p| p.batches.pop()).flatten() {
+        if let Some(buf) = pool::with(|p| p.batches.pop()) {
             return Batch { buf };
         }
         let b = Box::new(BatchBuf {
@@ -180,7 +180,7 @@ impl Drop for Batch {
     fn drop(&mut self) {
         self.clear();
         let buf = self.buf;
-        if !matches!(pool::with(|p| p.batches.push(buf)), Some(Ok(()))) {
+        if pool::with(|p| p.batches.push(buf)).is_err() {
             // SAFETY: the buffer came from Box::leak and is empty.
             unsafe { drop(Box::from_raw(buf.as_ptr())) };
         }

@@ -114,7 +114,7 @@ pub(crate) struct Header {
 
 fn alloc_buffer(capacity: usize) -> NonNull<Buffer> {
     if capacity <= POOLED_BUFFER_SIZE {
-        if let Some(b) = pool::with(|p| p.buffer_list(capacity).pop()).flatten() {
+        if let Some(b) = pool::with(|p| p.buffer_list(capacity).pop()) {
             // SAFETY: a pooled buffer is exclusively owned by the pool.
             unsafe { (*b.as_ptr()).refs.store(1, Ordering::Relaxed) };
             return b;
@@ -146,7 +146,7 @@ unsafe fn release_buffer(b: NonNull<Buffer>) {
     fence(Ordering::Acquire);
     let len = buf.bytes.len();
     if len <= POOLED_BUFFER_SIZE
-        && matches!(pool::with(|p| p.buffer_list(len).push(b)), Some(Ok(())))
+        && pool::with(|p| p.buffer_list(len).push(b)).is_ok()
     {
         return;
     }
@@ -154,7 +154,7 @@ unsafe fn release_buffer(b: NonNull<Buffer>) {
 }
 
 fn alloc_header(h: Header) -> NonNull<Header> {
-    let slot = pool::with(|p| p.headers.pop()).flatten();
+    let slot = pool::with(|p| p.headers.pop());
     place_header(slot, h)
 }
 
@@ -184,8 +184,7 @@ fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<
             None
         };
         (buf, p.headers.pop())
-    })
-    .unwrap_or((None, None));
+    });
     let buf = match buf {
         Some(b) => {
             // SAFETY: a pooled buffer is exclusively owned by the pool.
@@ -198,7 +197,7 @@ fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<
 }
 
 fn free_header(h: NonNull<Header>) {
-    if !matches!(pool::with(|p| p.headers.push(h)), Some(Ok(()))) {
+    if pool::with(|p| p.headers.push(h)).is_err() {
         // SAFETY: the header came from Box::leak and is no longer referenced.
         unsafe { drop(Box::from_raw(h.as_ptr())) };
     }
@@ -696,8 +695,7 @@ impl Drop for Packet {
                 } else {
                     false
                 }
-            })
-            .unwrap_or(false);
+            });
             if pooled {
                 return;
             }

@@ -1,25 +1,32 @@
 //! Per-thread free lists of packet headers, data buffers and batch buffers.
 //!
 //! One thread-local holds all three, so allocating a packet or a batch is a
-//! single thread-local access. A separate guard, registered the first time
-//! a list grows, frees the pooled memory when the thread exits. Packets
-//! dropped while thread-locals are being torn down (by other thread-local
-//! destructors) find no pool and fall back to the allocator.
+//! single thread-local access. That thread-local is const-initialised and
+//! has no destructor of its own (its lists are `ManuallyDrop`), so an
+//! access is a plain load from the thread's TLS block, with no lazy
+//! initialisation or liveness check. A separate guard, registered the
+//! first time a list grows, frees the pooled memory when the thread exits
+//! and closes the lists (their limit becomes 0): packets dropped after that
+//! (by other thread-local destructors) find every list full and go back to
+//! the allocator, and allocations find them empty.
 
 use std::cell::UnsafeCell;
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 
 /// A bounded stack of boxed items. Items beyond the limit are freed by
 /// the caller instead of being kept.
 pub(crate) struct FreeList<T> {
-    items: Vec<NonNull<T>>,
+    /// Not dropped with the thread-local (which then needs no destructor
+    /// and no liveness check): the guard frees it.
+    items: ManuallyDrop<Vec<NonNull<T>>>,
     limit: usize,
 }
 
 impl<T> FreeList<T> {
     const fn new(limit: usize) -> Self {
         FreeList {
-            items: Vec::new(),
+            items: ManuallyDrop::new(Vec::new()),
             limit,
         }
     }
@@ -50,12 +57,18 @@ impl<T> FreeList<T> {
         self.limit
     }
 
+    /// Frees every item and the list's own storage, and closes the list:
+    /// from now on it keeps nothing.
     fn free_all(&mut self) {
         for p in self.items.drain(..) {
             // SAFETY: every pooled item came from Box::leak and is owned by
             // the list alone.
             unsafe { drop(Box::from_raw(p.as_ptr())) };
         }
+        self.limit = 0;
+        // SAFETY: the Vec is replaced at once and never used after drop.
+        unsafe { ManuallyDrop::drop(&mut self.items) };
+        self.items = ManuallyDrop::new(Vec::new());
     }
 }
 
@@ -101,6 +114,10 @@ impl Pools {
 const PACKET_POOL_LIMIT: usize = 16384;
 const BATCH_POOL_LIMIT: usize = 1024;
 
+// `Pools` must not need dropping: a thread-local without a destructor is a
+// plain `#[thread_local]` static, accessed with no state check.
+const _: () = assert!(!std::mem::needs_drop::<Pools>());
+
 thread_local! {
     static POOLS: UnsafeCell<Pools> = const {
         UnsafeCell::new(Pools {
@@ -133,13 +150,23 @@ fn register_guard() {
     let _ = GUARD.try_with(|_| {});
 }
 
-/// Runs `f` with this thread's pools, or returns `None` when the thread's
-/// locals are already being destroyed.
+/// Runs `f` with this thread's pools. Always possible, even while the
+/// thread's locals are being destroyed: the pools have no destructor (after
+/// the guard's, their lists are closed).
 ///
 /// `f` must not call `with` again (every caller is a short closure that
-/// only pushes or pops), so the mutable borrow is unique.
-#[inline]
-pub(crate) fn with<R>(f: impl FnOnce(&mut Pools) -> R) -> Option<R> {
+/// pushes, pops and at most calls the allocator), so the mutable borrow is
+/// unique.
+#[inline(always)]
+pub(crate) fn with<R>(f: impl FnOnce(&mut Pools) -> R) -> R {
     // SAFETY: thread-local, and never re-entered (see above).
-    POOLS.try_with(|p| f(unsafe { &mut *p.get() })).ok()
+    f(unsafe { &mut *pools() })
+}
+
+/// This thread's pools. One small function for every caller (rather than
+/// a `LocalKey::with` instance per closure, which the compiler sometimes
+/// left out of line): it inlines to the address computation.
+#[inline(always)]
+fn pools() -> *mut Pools {
+    POOLS.with(|p| p.get())
 }
