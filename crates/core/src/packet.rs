@@ -16,7 +16,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 
-use crate::pool;
+use crate::pool::{self, Pools};
 use crate::time::Timestamp;
 
 /// Bytes of headroom a new packet gets by default: room for an Ethernet
@@ -112,14 +112,18 @@ pub(crate) struct Header {
     anno: [u8; ANNO_SIZE],
 }
 
-fn alloc_buffer(capacity: usize) -> NonNull<Buffer> {
-    if capacity <= POOLED_BUFFER_SIZE {
-        if let Some(b) = pool::with(|p| p.buffer_list(capacity).pop()) {
-            // SAFETY: a pooled buffer is exclusively owned by the pool.
-            unsafe { (*b.as_ptr()).refs.store(1, Ordering::Relaxed) };
-            return b;
-        }
-    }
+// ---- allocation ----
+//
+// A pooled packet is a header that keeps its buffer: a dropped packet whose
+// buffer nobody else holds goes back to the pool whole (one push), and a
+// new packet is one pop. Headers whose buffer went elsewhere (a clone's,
+// or one whose buffer is still shared) wait on a list of bare headers.
+
+/// A new, unshared buffer of at least `capacity` bytes, from the allocator:
+/// one of the two pooled sizes, or exactly `capacity` when larger.
+#[cold]
+#[inline(never)]
+fn new_buffer(capacity: usize) -> NonNull<Buffer> {
     let len = if capacity <= SMALL_BUFFER_SIZE {
         SMALL_BUFFER_SIZE
     } else {
@@ -132,34 +136,139 @@ fn alloc_buffer(capacity: usize) -> NonNull<Buffer> {
     NonNull::from(Box::leak(b))
 }
 
-/// Drops one reference to a buffer, recycling it when it was the last.
+/// A header holding an unshared buffer (reference count 1) of at least
+/// `capacity` bytes. Its other fields are stale: the caller sets them all.
+#[inline(always)]
+fn take_packet(p: &mut Pools, capacity: usize) -> NonNull<Header> {
+    if capacity <= POOLED_BUFFER_SIZE {
+        if let Some(h) = p.packets(capacity).pop() {
+            return h;
+        }
+    }
+    new_packet(p, capacity)
+}
+
+/// [`take_packet`] when the pool has none: a new buffer on a bare header.
+#[cold]
+#[inline(never)]
+fn new_packet(p: &mut Pools, capacity: usize) -> NonNull<Header> {
+    let buf = new_buffer(capacity);
+    match p.headers.pop() {
+        Some(h) => {
+            // SAFETY: a pooled bare header is exclusively the pool's, and
+            // holds a (stale) initialised Header.
+            unsafe { (*h.as_ptr()).buf = buf };
+            h
+        }
+        None => new_header(Header {
+            buf,
+            start: 0,
+            frame_start: 0,
+            len: 0,
+            network: NO_OFFSET,
+            transport: NO_OFFSET,
+            timestamp: Timestamp::ZERO,
+            packet_type: PacketType::Host,
+            anno: [0; ANNO_SIZE],
+        }),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn new_header(h: Header) -> NonNull<Header> {
+    NonNull::from(Box::leak(Box::new(h)))
+}
+
+/// An unshared buffer of at least `capacity` bytes, to replace a packet's
+/// buffer: taken from a pooled packet when there is one, whose header is
+/// returned too, now bare, for [`release_buffer`] to pool the old buffer on.
+fn take_buffer(p: &mut Pools, capacity: usize) -> (NonNull<Buffer>, Option<NonNull<Header>>) {
+    if capacity <= POOLED_BUFFER_SIZE {
+        if let Some(h) = p.packets(capacity).pop() {
+            // SAFETY: a pooled packet's header is the pool's, with a live
+            // unshared buffer.
+            return (unsafe { h.as_ref().buf }, Some(h));
+        }
+    }
+    (new_buffer(capacity), None)
+}
+
+/// Keeps a bare header, or frees it when the list is full.
 ///
 /// # Safety
-/// `b` must be a live buffer on which the caller holds one reference.
-unsafe fn release_buffer(b: NonNull<Buffer>) {
+/// `h` came from [`new_header`] and nothing references it any more.
+unsafe fn put_bare_header(p: &mut Pools, h: NonNull<Header>) {
+    if let Err(h) = p.headers.push(h) {
+        drop(Box::from_raw(h.as_ptr()));
+    }
+}
+
+/// Drops one reference to the buffer `b`, no longer any header's. When it
+/// was the last, the buffer is pooled (on `spare`, or on a bare header from
+/// the pool) or freed. An unused `spare` header is kept as a bare one.
+///
+/// # Safety
+/// The caller holds one reference to `b`; `spare` is a bare header that
+/// nothing else references.
+unsafe fn release_buffer(p: &mut Pools, b: NonNull<Buffer>, spare: Option<NonNull<Header>>) {
     let buf = b.as_ref();
-    // Fast path: the common case is an unshared buffer, which needs no
-    // read-modify-write.
     if buf.refs.load(Ordering::Acquire) != 1 && buf.refs.fetch_sub(1, Ordering::Release) != 1 {
+        if let Some(h) = spare {
+            put_bare_header(p, h);
+        }
         return;
     }
     fence(Ordering::Acquire);
+    // The last reference: the count is ours to reset.
+    buf.refs.store(1, Ordering::Relaxed);
     let len = buf.bytes.len();
-    if len <= POOLED_BUFFER_SIZE
-        && pool::with(|p| p.buffer_list(len).push(b)).is_ok()
-    {
-        return;
+    if len <= POOLED_BUFFER_SIZE {
+        if let Some(h) = spare.or_else(|| p.headers.pop()) {
+            (*h.as_ptr()).buf = b;
+            match p.packets(len).push(h) {
+                Ok(()) => return,
+                Err(h) => put_bare_header(p, h),
+            }
+        }
+    } else if let Some(h) = spare {
+        put_bare_header(p, h);
     }
     drop(Box::from_raw(b.as_ptr()));
 }
 
-fn alloc_header(h: Header) -> NonNull<Header> {
-    let slot = pool::with(|p| p.headers.pop());
-    place_header(slot, h)
+/// Frees a packet's header and its reference to its buffer: an unshared
+/// pool-sized buffer stays on the header, which goes back to the pool
+/// whole.
+///
+/// # Safety
+/// `h` is a packet's header, no longer referenced by the packet.
+#[inline(always)]
+unsafe fn free_packet(p: &mut Pools, h: NonNull<Header>) {
+    let b = h.as_ref().buf.as_ref();
+    // The common case, an unshared buffer, needs no read-modify-write.
+    if b.refs.load(Ordering::Acquire) == 1 {
+        let len = b.bytes.len();
+        if len <= POOLED_BUFFER_SIZE && p.packets(len).push(h).is_ok() {
+            return;
+        }
+    }
+    free_packet_slow(p, h)
 }
 
-/// Writes `h` into a pooled slot, or a new allocation when the pool was
-/// empty.
+/// [`free_packet`] for a shared or large buffer, or a full pool.
+///
+/// # Safety
+/// As for [`free_packet`].
+#[cold]
+#[inline(never)]
+unsafe fn free_packet_slow(p: &mut Pools, h: NonNull<Header>) {
+    let b = h.as_ref().buf;
+    release_buffer(p, b, Some(h));
+}
+
+/// Writes `h` into a pooled bare header, or a new allocation when the pool
+/// had none.
 #[inline]
 fn place_header(slot: Option<NonNull<Header>>, h: Header) -> NonNull<Header> {
     match slot {
@@ -169,38 +278,22 @@ fn place_header(slot: Option<NonNull<Header>>, h: Header) -> NonNull<Header> {
             unsafe { slot.as_ptr().write(h) };
             slot
         }
-        None => NonNull::from(Box::leak(Box::new(h))),
+        None => new_header(h),
     }
 }
 
-/// One visit to the thread's pool for both a buffer of at least `capacity`
-/// bytes and a header slot.
-#[inline]
-fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<Header>>) {
-    let (buf, slot) = pool::with(|p| {
-        let buf = if capacity <= POOLED_BUFFER_SIZE {
-            p.buffer_list(capacity).pop()
-        } else {
-            None
-        };
-        (buf, p.headers.pop())
-    });
-    let buf = match buf {
-        Some(b) => {
-            // SAFETY: a pooled buffer is exclusively owned by the pool.
-            unsafe { (*b.as_ptr()).refs.store(1, Ordering::Relaxed) };
-            b
-        }
-        None => alloc_buffer(capacity),
-    };
-    (buf, slot)
+/// Copies `src` into `dst` (of the same length).
+#[inline(always)]
+fn copy_bytes(src: &[u8], dst: &mut [u8]) {
+    dst.copy_from_slice(src);
 }
 
-fn free_header(h: NonNull<Header>) {
-    if pool::with(|p| p.headers.push(h)).is_err() {
-        // SAFETY: the header came from Box::leak and is no longer referenced.
-        unsafe { drop(Box::from_raw(h.as_ptr())) };
-    }
+/// Frees the buffer a free packet's header keeps (the pool's teardown).
+///
+/// # Safety
+/// `h` is a free packet on a pool list, whose buffer nothing else holds.
+pub(crate) unsafe fn free_buffer_of(h: NonNull<Header>) {
+    drop(Box::from_raw(h.as_ref().buf.as_ptr()));
 }
 
 /// A network packet. See the module documentation.
@@ -236,26 +329,26 @@ impl Packet {
     pub fn with_room(headroom: usize, data: &[u8], tailroom: usize) -> Packet {
         let (headroom, tailroom) = (headroom.min(MAX_PACKET_LEN), tailroom.min(MAX_PACKET_LEN));
         let need = headroom + data.len() + tailroom;
-        let (buf, slot) = alloc_buffer_and_header(need);
-        // SAFETY: the buffer is fresh (refs == 1) and at least `need` long.
+        let hdr = pool::with(|p| take_packet(p, need));
+        // SAFETY: the header and its buffer are fresh and exclusively ours
+        // (reference count 1); the buffer holds at least `need` bytes.
         unsafe {
-            let bytes = &mut (*buf.as_ptr()).bytes;
-            bytes[headroom..headroom + data.len()].copy_from_slice(data);
+            let h = &mut *hdr.as_ptr();
+            let buf = h.buf;
+            (&mut (*buf.as_ptr()).bytes)[headroom..headroom + data.len()].copy_from_slice(data);
+            *h = Header {
+                buf,
+                start: headroom as u32,
+                frame_start: headroom as u32,
+                len: data.len() as u32,
+                network: NO_OFFSET,
+                transport: NO_OFFSET,
+                timestamp: Timestamp::ZERO,
+                packet_type: PacketType::Host,
+                anno: [0; ANNO_SIZE],
+            };
         }
-        let h = Header {
-            buf,
-            start: headroom as u32,
-            frame_start: headroom as u32,
-            len: data.len() as u32,
-            network: NO_OFFSET,
-            transport: NO_OFFSET,
-            timestamp: Timestamp::ZERO,
-            packet_type: PacketType::Host,
-            anno: [0; ANNO_SIZE],
-        };
-        Packet {
-            hdr: place_header(slot, h),
-        }
+        Packet { hdr }
     }
 
     /// An unshared copy of this packet: its live bytes (with the same
@@ -263,32 +356,50 @@ impl Packet {
     /// a write, and than sharing when the copy is short: sources use it to
     /// stamp out packets from a prototype.
     pub fn deep_copy(&self) -> Packet {
+        pool::with(|p| self.deep_copy_in(p))
+    }
+
+    /// [`Packet::deep_copy`] with the pools at hand.
+    #[inline(always)]
+    pub(crate) fn deep_copy_in(&self, p: &mut Pools) -> Packet {
         let src = self.h();
         let head = src.start as usize;
         let len = src.len as usize;
-        let tail = self.tailroom();
-        let (buf, slot) = alloc_buffer_and_header(head + len + tail);
+        let cap = self.buffer().len();
+        let hdr = take_packet(p, cap);
         // The stripped headers in the headroom are copied too.
         let frame = src.frame_start.min(src.start) as usize;
-        // SAFETY: the new buffer is exclusively ours and large enough.
+        // SAFETY: the header and its buffer are fresh and exclusively ours,
+        // and the buffer is at least as large as this packet's, so
+        // `frame..head + len` is in bounds of both.
         unsafe {
+            let h = &mut *hdr.as_ptr();
+            let buf = h.buf;
             let dst = &mut (*buf.as_ptr()).bytes;
-            dst[frame..head + len].copy_from_slice(&self.buffer()[frame..head + len]);
+            let from = &self.buffer()[frame..head + len];
+            copy_bytes(from, &mut dst[frame..head + len]);
+            *h = Header {
+                buf,
+                start: src.start,
+                frame_start: frame as u32,
+                len: src.len,
+                network: src.network,
+                transport: src.transport,
+                timestamp: src.timestamp,
+                packet_type: src.packet_type,
+                anno: src.anno,
+            };
         }
-        let h = Header {
-            buf,
-            start: src.start,
-            frame_start: frame as u32,
-            len: src.len,
-            network: src.network,
-            transport: src.transport,
-            timestamp: src.timestamp,
-            packet_type: src.packet_type,
-            anno: src.anno,
-        };
-        Packet {
-            hdr: place_header(slot, h),
-        }
+        Packet { hdr }
+    }
+
+    /// Gives the packet back to the pools at hand (its `Drop`).
+    #[inline(always)]
+    pub(crate) fn drop_in(self, p: &mut Pools) {
+        let hdr = self.hdr;
+        std::mem::forget(self);
+        // SAFETY: the packet is gone; its header is ours to free.
+        unsafe { free_packet(p, hdr) };
     }
 
     #[inline]
@@ -370,7 +481,7 @@ impl Packet {
         };
         let len = self.len();
         let tail = self.tailroom().max(extra_tail);
-        let newbuf = alloc_buffer(head + len + tail);
+        let (newbuf, spare) = pool::with(|p| take_buffer(p, head + len + tail));
         // The stripped headers still in the headroom (as far as they
         // fit) move along with the live bytes.
         let keep = (old_head - (self.h().frame_start as usize).min(old_head)).min(head);
@@ -391,8 +502,9 @@ impl Packet {
         if h.transport != NO_OFFSET {
             h.transport = (h.transport as i64 + shift) as u32;
         }
-        // SAFETY: we held one reference to the old buffer.
-        unsafe { release_buffer(old) };
+        // SAFETY: we held one reference to the old buffer; `spare` is a
+        // bare header nothing references.
+        pool::with(|p| unsafe { release_buffer(p, old, spare) });
     }
 
     /// The live bytes, writable. Copies them first if the buffer is shared
@@ -658,7 +770,8 @@ impl Clone for Packet {
         let h = self.h();
         // SAFETY: the buffer is live; we take one more reference to it.
         unsafe { (*h.buf.as_ptr()).refs.fetch_add(1, Ordering::Relaxed) };
-        let hdr = alloc_header(Header {
+        let slot = pool::with(|p| p.headers.pop());
+        let hdr = place_header(slot, Header {
             buf: h.buf,
             start: h.start,
             frame_start: h.frame_start,
@@ -676,33 +789,9 @@ impl Clone for Packet {
 impl Drop for Packet {
     #[inline]
     fn drop(&mut self) {
-        let buf = self.h().buf;
-        // Fast path: an unshared, pool-sized buffer and the header go back
-        // to the pool in one visit, with no atomic read-modify-write.
-        // SAFETY: we own the header and one reference to its buffer.
-        let b = unsafe { buf.as_ref() };
-        let len = b.bytes.len();
-        // Buffers up to the full pooled size are exactly one of the two
-        // pooled sizes.
-        if b.refs.load(Ordering::Acquire) == 1 && len <= POOLED_BUFFER_SIZE {
-            let hdr = self.hdr;
-            let pooled = pool::with(|p| {
-                let (headers, buffers) = p.header_and_buffer_lists(len);
-                if headers.len() < headers.limit() && buffers.len() < buffers.limit() {
-                    let _ = headers.push(hdr);
-                    let _ = buffers.push(buf);
-                    true
-                } else {
-                    false
-                }
-            });
-            if pooled {
-                return;
-            }
-        }
-        // SAFETY: as above.
-        unsafe { release_buffer(buf) };
-        free_header(self.hdr);
+        let hdr = self.hdr;
+        // SAFETY: the packet is being dropped; its header is ours to free.
+        pool::with(|p| unsafe { free_packet(p, hdr) });
     }
 }
 

@@ -74,40 +74,27 @@ impl<T> FreeList<T> {
 
 /// The pools of one thread.
 pub(crate) struct Pools {
+    /// Bare packet headers: their buffer went elsewhere (`buf` is stale).
     pub headers: FreeList<crate::packet::Header>,
-    /// Free full-size and small buffers.
-    pub buffers: FreeList<crate::packet::Buffer>,
-    pub small_buffers: FreeList<crate::packet::Buffer>,
+    /// Free packets: headers that each keep an unshared full-size buffer
+    /// (reference count 1), so a packet is made or freed with one pop or
+    /// push.
+    pub full: FreeList<crate::packet::Header>,
+    /// The same with small buffers.
+    pub small: FreeList<crate::packet::Header>,
     pub batches: FreeList<crate::batch::BatchBuf>,
 }
 
 impl Pools {
-    /// The free list for buffers of `capacity` bytes (at most
+    /// The free packets whose buffers hold `capacity` bytes (at most
     /// [`crate::packet::POOLED_BUFFER_SIZE`]).
     #[inline(always)]
-    pub fn buffer_list(&mut self, capacity: usize) -> &mut FreeList<crate::packet::Buffer> {
+    pub fn packets(&mut self, capacity: usize) -> &mut FreeList<crate::packet::Header> {
         if capacity > crate::packet::SMALL_BUFFER_SIZE {
-            &mut self.buffers
+            &mut self.full
         } else {
-            &mut self.small_buffers
+            &mut self.small
         }
-    }
-
-    /// The header list and [`Pools::buffer_list`] at once.
-    #[inline(always)]
-    pub fn header_and_buffer_lists(
-        &mut self,
-        capacity: usize,
-    ) -> (
-        &mut FreeList<crate::packet::Header>,
-        &mut FreeList<crate::packet::Buffer>,
-    ) {
-        let buffers = if capacity > crate::packet::SMALL_BUFFER_SIZE {
-            &mut self.buffers
-        } else {
-            &mut self.small_buffers
-        };
-        (&mut self.headers, buffers)
     }
 }
 
@@ -122,8 +109,8 @@ thread_local! {
     static POOLS: UnsafeCell<Pools> = const {
         UnsafeCell::new(Pools {
             headers: FreeList::new(PACKET_POOL_LIMIT),
-            buffers: FreeList::new(PACKET_POOL_LIMIT),
-            small_buffers: FreeList::new(PACKET_POOL_LIMIT),
+            full: FreeList::new(PACKET_POOL_LIMIT),
+            small: FreeList::new(PACKET_POOL_LIMIT),
             batches: FreeList::new(BATCH_POOL_LIMIT),
         })
     };
@@ -138,9 +125,16 @@ impl Drop for Guard {
             // SAFETY: thread exit; nothing else on this thread uses the
             // pools any more.
             let p = unsafe { &mut *p.get() };
+            for list in [&mut p.full, &mut p.small] {
+                for &h in list.items.iter() {
+                    // SAFETY: a free packet's header is the list's alone,
+                    // and its buffer the header's alone.
+                    unsafe { crate::packet::free_buffer_of(h) };
+                }
+            }
             p.headers.free_all();
-            p.buffers.free_all();
-            p.small_buffers.free_all();
+            p.full.free_all();
+            p.small.free_all();
             p.batches.free_all();
         });
     }
