@@ -9,7 +9,7 @@ use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 use crate::packet::Packet;
-use crate::pool;
+use crate::pool::{self, Pools};
 
 /// Most packets one batch holds. Sources with a larger BURST emit several
 /// batches.
@@ -33,16 +33,8 @@ impl Batch {
     /// An empty batch from this thread's pool.
     #[inline]
     pub fn new() -> Batch {
-        if let Some(buf) = pool::with(|p| p.batches.pop()) {
-            return Batch { buf };
-        }
-        let b = Box::new(BatchBuf {
-            len: 0,
-            // SAFETY: an array of MaybeUninit needs no initialisation.
-            pkts: unsafe { MaybeUninit::uninit().assume_init() },
-        });
         Batch {
-            buf: NonNull::from(Box::leak(b)),
+            buf: pool::with(take_buf),
         }
     }
 
@@ -50,8 +42,29 @@ impl Batch {
     #[inline]
     pub fn single(p: Packet) -> Batch {
         let mut b = Batch::new();
-        b.push(p);
+        let bb = b.b_mut();
+        // A new batch is empty.
+        bb.pkts[0].write(p);
+        bb.len = 1;
         b
+    }
+
+    /// A batch of `n` (at most [`BATCH_CAPACITY`]) unshared copies of
+    /// `proto` (see [`Packet::deep_copy`]), made with one visit to the
+    /// thread's pools: what a source emits.
+    #[inline]
+    pub fn copies_of(proto: &Packet, n: usize) -> Batch {
+        let n = n.min(BATCH_CAPACITY);
+        pool::with(|p| {
+            let buf = take_buf(p);
+            // SAFETY: the buffer is fresh and exclusively ours.
+            let b = unsafe { &mut *buf.as_ptr() };
+            for slot in &mut b.pkts[..n] {
+                slot.write(proto.deep_copy_in(p));
+            }
+            b.len = n;
+            Batch { buf }
+        })
     }
 
     #[inline]
@@ -166,7 +179,11 @@ impl Batch {
 
     /// Removes every packet.
     pub fn clear(&mut self) {
-        self.drain();
+        let b = self.b_mut();
+        let n = b.len;
+        b.len = 0;
+        // SAFETY: the first `n` slots held packets, and `len` is now 0.
+        pool::with(|p| unsafe { drop_packets(p, &mut b.pkts[..n]) });
     }
 }
 
@@ -176,14 +193,56 @@ impl Default for Batch {
     }
 }
 
+/// An empty batch buffer from the pool, or a new one.
+#[inline(always)]
+fn take_buf(p: &mut Pools) -> NonNull<BatchBuf> {
+    match p.batches.pop() {
+        Some(buf) => buf,
+        None => new_buf(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn new_buf() -> NonNull<BatchBuf> {
+    let b = Box::new(BatchBuf {
+        len: 0,
+        // SAFETY: an array of MaybeUninit needs no initialisation.
+        pkts: unsafe { MaybeUninit::uninit().assume_init() },
+    });
+    NonNull::from(Box::leak(b))
+}
+
+/// Drops the packets in `slots`, with one visit to the thread's pools.
+///
+/// # Safety
+/// Every slot holds a packet that nothing else will read or drop.
+#[inline(always)]
+unsafe fn drop_packets(p: &mut Pools, slots: &mut [MaybeUninit<Packet>]) {
+    for slot in slots {
+        slot.assume_init_read().drop_in(p);
+    }
+}
+
 impl Drop for Batch {
+    #[inline]
     fn drop(&mut self) {
-        self.clear();
         let buf = self.buf;
-        if pool::with(|p| p.batches.push(buf)).is_err() {
-            // SAFETY: the buffer came from Box::leak and is empty.
-            unsafe { drop(Box::from_raw(buf.as_ptr())) };
-        }
+        pool::with(|p| {
+            // SAFETY: the batch exclusively owns its buffer, whose first
+            // `len` slots hold packets; `len` is zeroed before they are
+            // dropped, and the emptied buffer goes to the pool (or is freed:
+            // it came from Box::leak).
+            unsafe {
+                let b = &mut *buf.as_ptr();
+                let n = b.len;
+                b.len = 0;
+                drop_packets(p, &mut b.pkts[..n]);
+                if let Err(buf) = p.batches.push(buf) {
+                    drop(Box::from_raw(buf.as_ptr()));
+                }
+            }
+        });
     }
 }
 
@@ -221,9 +280,11 @@ impl Iterator for Drain<'_> {
 
 impl Drop for Drain<'_> {
     fn drop(&mut self) {
-        for p in self.by_ref() {
-            drop(p);
-        }
+        let (next, end) = (self.next, self.end);
+        self.next = end;
+        let b = self.batch.b_mut();
+        // SAFETY: slots next..end still hold packets nothing else reads.
+        pool::with(|p| unsafe { drop_packets(p, &mut b.pkts[next..end]) });
     }
 }
 
@@ -264,9 +325,11 @@ impl Iterator for IntoIter {
 
 impl Drop for IntoIter {
     fn drop(&mut self) {
-        for p in self.by_ref() {
-            drop(p);
-        }
+        let (next, end) = (self.next, self.end);
+        self.next = end;
+        let b = self.batch.b_mut();
+        // SAFETY: slots next..end still hold packets nothing else reads.
+        pool::with(|p| unsafe { drop_packets(p, &mut b.pkts[next..end]) });
     }
 }
 
