@@ -49,14 +49,6 @@ impl<T> FreeList<T> {
         Ok(())
     }
 
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn limit(&self) -> usize {
-        self.limit
-    }
-
     /// Frees every item and the list's own storage, and closes the list:
     /// from now on it keeps nothing.
     fn free_all(&mut self) {
