@@ -20,6 +20,9 @@ pub(crate) struct FreeList<T> {
     /// Not dropped with the thread-local (which then needs no destructor
     /// and no liveness check): the guard frees it.
     items: ManuallyDrop<Vec<NonNull<T>>>,
+    /// How many items fit without growing the Vec or passing the limit:
+    /// `min(items.capacity(), limit)`, so a push checks one bound.
+    room: usize,
     limit: usize,
 }
 
@@ -27,6 +30,7 @@ impl<T> FreeList<T> {
     const fn new(limit: usize) -> Self {
         FreeList {
             items: ManuallyDrop::new(Vec::new()),
+            room: 0,
             limit,
         }
     }
@@ -37,15 +41,32 @@ impl<T> FreeList<T> {
     }
 
     /// Keeps `item` for reuse; hands it back when the list is full.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, item: NonNull<T>) -> Result<(), NonNull<T>> {
+        let len = self.items.len();
+        if len < self.room {
+            // SAFETY: len < room <= capacity: the slot is allocated, and
+            // the new length covers only initialised slots.
+            unsafe {
+                self.items.as_mut_ptr().add(len).write(item);
+                self.items.set_len(len + 1);
+            }
+            return Ok(());
+        }
+        self.push_slow(item)
+    }
+
+    /// [`FreeList::push`] when the Vec must grow (the first time, also
+    /// registering the guard that frees the pools) or the list is full.
+    #[cold]
+    #[inline(never)]
+    fn push_slow(&mut self, item: NonNull<T>) -> Result<(), NonNull<T>> {
         if self.items.len() >= self.limit {
             return Err(item);
         }
-        if self.items.len() == self.items.capacity() {
-            register_guard();
-        }
+        register_guard();
         self.items.push(item);
+        self.room = self.items.capacity().min(self.limit);
         Ok(())
     }
 
@@ -58,6 +79,7 @@ impl<T> FreeList<T> {
             unsafe { drop(Box::from_raw(p.as_ptr())) };
         }
         self.limit = 0;
+        self.room = 0;
         // SAFETY: the Vec is replaced at once and never used after drop.
         unsafe { ManuallyDrop::drop(&mut self.items) };
         self.items = ManuallyDrop::new(Vec::new());
