@@ -279,8 +279,13 @@ impl Iterator for Drain<'_> {
 }
 
 impl Drop for Drain<'_> {
+    #[inline]
     fn drop(&mut self) {
         let (next, end) = (self.next, self.end);
+        // Usually every packet was taken.
+        if next == end {
+            return;
+        }
         self.next = end;
         let b = self.batch.b_mut();
         // SAFETY: slots next..end still hold packets nothing else reads.
@@ -324,8 +329,13 @@ impl Iterator for IntoIter {
 }
 
 impl Drop for IntoIter {
+    #[inline]
     fn drop(&mut self) {
         let (next, end) = (self.next, self.end);
+        // Usually every packet was taken.
+        if next == end {
+            return;
+        }
         self.next = end;
         let b = self.batch.b_mut();
         // SAFETY: slots next..end still hold packets nothing else reads.
