@@ -560,7 +560,11 @@ impl Packet {
         h.start -= n as u32;
         h.frame_start = h.frame_start.min(h.start);
         h.len += n as u32;
-        Some(&mut self.writable()[..n])
+        let start = h.start as usize;
+        // SAFETY: `unique_buffer` just made the buffer exclusively ours
+        // (no second check, as `writable` would make).
+        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        Some(&mut bytes[start..start + n])
     }
 
     /// Removes `n` bytes from the front (at most the length).
@@ -580,9 +584,11 @@ impl Packet {
         }
         self.unique_buffer(0, n);
         let h = self.h_mut();
-        let old = h.len as usize;
+        let end = (h.start + h.len) as usize;
         h.len += n as u32;
-        Some(&mut self.writable()[old..])
+        // SAFETY: `unique_buffer` just made the buffer exclusively ours.
+        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        Some(&mut bytes[end..end + n])
     }
 
     /// Removes `n` bytes from the end (at most the length).
@@ -777,9 +783,11 @@ impl Packet {
     }
 
     /// Reads `N` annotation bytes at `offset` (clamped to the area).
+    #[inline]
     pub fn anno_bytes<const N: usize>(&self, offset: usize) -> [u8; N] {
         let mut out = [0u8; N];
-        if let Some(src) = self.h().anno.get(offset..offset + N) {
+        let end = offset.saturating_add(N);
+        if let Some(src) = self.h().anno.get(offset..end) {
             out.copy_from_slice(src);
         }
         out
@@ -787,9 +795,12 @@ impl Packet {
 
     /// Writes annotation bytes at `offset`; out-of-range writes are ignored
     /// (configurations validate offsets when they are parsed).
+    #[inline]
     pub fn set_anno_bytes(&mut self, offset: usize, bytes: &[u8]) {
-        if let Some(dst) = self.h_mut().anno.get_mut(offset..offset + bytes.len()) {
-            dst.copy_from_slice(bytes);
+        let end = offset.saturating_add(bytes.len());
+        if let Some(dst) = self.h_mut().anno.get_mut(offset..end) {
+            // At most the 48-byte area: copied inline, not by memcpy.
+            copy_bytes(bytes, dst);
         }
     }
 }
