@@ -812,17 +812,20 @@ impl Clone for Packet {
         // SAFETY: the buffer is live; we take one more reference to it.
         unsafe { (*h.buf.as_ptr()).refs.fetch_add(1, Ordering::Relaxed) };
         let slot = pool::with(|p| p.headers.pop());
-        let hdr = place_header(slot, Header {
-            buf: h.buf,
-            start: h.start,
-            frame_start: h.frame_start,
-            len: h.len,
-            network: h.network,
-            transport: h.transport,
-            timestamp: h.timestamp,
-            packet_type: h.packet_type,
-            anno: h.anno,
-        });
+        let hdr = place_header(
+            slot,
+            Header {
+                buf: h.buf,
+                start: h.start,
+                frame_start: h.frame_start,
+                len: h.len,
+                network: h.network,
+                transport: h.transport,
+                timestamp: h.timestamp,
+                packet_type: h.packet_type,
+                anno: h.anno,
+            },
+        );
         Packet { hdr }
     }
 }
