@@ -374,6 +374,48 @@ mod tests {
     }
 
     #[test]
+    fn copies_of_makes_unshared_equal_packets() {
+        let mut proto = Packet::with_room(20, b"0123456789", 5);
+        proto.set_network_header(2, 4);
+        proto.set_paint_anno(4);
+        proto.pull(1);
+        for n in [0, 1, 7, BATCH_CAPACITY, BATCH_CAPACITY + 1] {
+            let b = Batch::copies_of(&proto, n);
+            assert_eq!(b.len(), n.min(BATCH_CAPACITY));
+            for p in b.packets() {
+                assert!(!p.is_shared());
+                assert_eq!(p.data(), b"123456789");
+                assert_eq!(p.headroom(), proto.headroom());
+                assert_eq!(p.tailroom(), proto.tailroom());
+                assert_eq!(p.network_offset(), Some(1));
+                assert_eq!(p.paint_anno(), 4);
+                assert_eq!(p.bytes_before_network_header(1), Some(&b"1"[..]));
+            }
+        }
+        assert!(!proto.is_shared());
+    }
+
+    #[test]
+    fn single_and_partly_consumed_iterators() {
+        let b = Batch::single(pkt(5));
+        assert_eq!(b.len(), 1);
+        assert_eq!(b.packets()[0].data(), [5]);
+        let mut b = Batch::new();
+        for i in 0..6 {
+            b.push(pkt(i));
+        }
+        let mut it = b.into_iter();
+        assert_eq!(it.next().map(|p| p.data()[0]), Some(0));
+        drop(it);
+        let mut b = Batch::new();
+        b.push(pkt(1));
+        b.clear();
+        assert!(b.is_empty());
+        b.push(pkt(2));
+        assert_eq!(b.len(), 1);
+    }
+
+    #[test]
     fn drain_partially_consumed_drops_rest() {
         let mut b = Batch::new();
         for i in 0..5 {

@@ -1000,6 +1000,68 @@ mod tests {
     }
 
     #[test]
+    fn packets_made_after_the_pools_are_torn_down_work() {
+        // A thread-local destroyed after the pools' guard makes, clones,
+        // grows and frees packets and batches: the closed pools keep
+        // nothing, and everything goes to and from the allocator.
+        struct MakeOnDrop;
+        impl Drop for MakeOnDrop {
+            fn drop(&mut self) {
+                let p = Packet::from_slice(&[1; 60]);
+                let q = p.clone();
+                let mut b = crate::Batch::copies_of(&p, 3);
+                b.push(q);
+                assert_eq!(b.len(), 4);
+                drop(b);
+                let mut r = p.deep_copy();
+                r.put(1000).unwrap().fill(2);
+                assert_eq!(r.len(), 1060);
+                assert_eq!(r.data()[59], 1);
+            }
+        }
+        thread_local! {
+            static M: MakeOnDrop = const { MakeOnDrop };
+        }
+        let t = std::thread::spawn(|| {
+            M.with(|_| {});
+            let v: Vec<Packet> = (0..10).map(|_| Packet::from_slice(b"x")).collect();
+            drop(v);
+        });
+        assert!(t.join().is_ok(), "packets made during teardown failed");
+    }
+
+    #[test]
+    fn shared_buffers_recycle_whichever_copy_goes_last() {
+        for order in 0..3 {
+            let mut a = Packet::from_slice(b"abcdef");
+            a.set_paint_anno(9);
+            let mut b = a.clone();
+            match order {
+                0 => drop(a),
+                1 => {
+                    b.writable()[0] = b'X';
+                    assert_eq!(a.data(), b"abcdef");
+                    drop(a);
+                }
+                _ => {
+                    a.put(3000).unwrap().fill(0);
+                    assert_eq!(b.data(), b"abcdef");
+                    drop(a);
+                }
+            }
+            assert!(!b.is_shared());
+            assert_eq!(b.paint_anno(), 9);
+            assert_eq!(&b.data()[1..], b"bcdef");
+            // What the drops pooled is handed out again intact.
+            let c = Packet::from_slice(b"012345");
+            assert_eq!(c.data(), b"012345");
+            assert_eq!(c.headroom(), DEFAULT_HEADROOM);
+            assert_eq!(c.paint_anno(), 0);
+            drop(b);
+        }
+    }
+
+    #[test]
     fn unstrip_restores_stripped_bytes() {
         let mut p = Packet::from_slice(b"0123456789");
         p.pull(4);
