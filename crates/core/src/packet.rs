@@ -12,6 +12,7 @@
 //! bytes first when the buffer is shared (Click's `uniqueify()`). Only the
 //! live bytes are copied, never the whole buffer.
 
+use std::mem::MaybeUninit;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
@@ -421,6 +422,39 @@ impl Packet {
             (*h).frame_start = frame as u32;
         }
         Packet { hdr }
+    }
+
+    /// Fills `slots` with unshared copies of this packet (as
+    /// [`Packet::deep_copy`]), with the pools at hand. What the copies share
+    /// (the bytes to copy, their place, the header) is worked out once, not
+    /// per copy.
+    #[inline(always)]
+    pub(crate) fn deep_copies_in(&self, p: &mut Pools, slots: &mut [MaybeUninit<Packet>]) {
+        let src = self.h();
+        let cap = self.buffer().len();
+        // The stripped headers in the headroom are copied too.
+        let frame = src.frame_start.min(src.start) as usize;
+        let from = &self.buffer()[frame..src.start as usize + src.len as usize];
+        let n = from.len();
+        // SAFETY: plain data (no Drop), copied bitwise; each copy gets its
+        // own `buf` below.
+        let proto: Header = unsafe { std::ptr::read(src) };
+        for slot in slots {
+            let hdr = take_packet(p, cap);
+            // SAFETY: the header and its buffer are fresh and exclusively
+            // ours, and the buffer holds at least `cap` bytes, so
+            // `frame..frame + n` (within this packet's buffer) is in bounds.
+            unsafe {
+                let h = hdr.as_ptr();
+                let buf = (*h).buf;
+                let dst = (*buf.as_ptr()).bytes.as_mut_ptr().add(frame);
+                copy_bytes(from, std::slice::from_raw_parts_mut(dst, n));
+                std::ptr::copy_nonoverlapping(&proto, h, 1);
+                (*h).buf = buf;
+                (*h).frame_start = frame as u32;
+            }
+            slot.write(Packet { hdr });
+        }
     }
 
     /// Gives the packet back to the pools at hand (its `Drop`).
