@@ -136,8 +136,9 @@ struct Guard;
 impl Drop for Guard {
     fn drop(&mut self) {
         let _ = POOLS.try_with(|p| {
-            // SAFETY: thread exit; nothing else on this thread uses the
-            // pools any more.
+            // SAFETY: thread exit, outside any `with` (destructors do not
+            // run inside one), so this borrow is unique; whatever runs
+            // later on this thread finds the lists closed.
             let p = unsafe { &mut *p.get() };
             for list in [&mut p.full, &mut p.small] {
                 for &h in list.items.iter() {
@@ -158,23 +159,43 @@ fn register_guard() {
     let _ = GUARD.try_with(|_| {});
 }
 
-/// Runs `f` with this thread's pools. Always possible, even while the
-/// thread's locals are being destroyed: the pools have no destructor (after
-/// the guard's, their lists are closed).
+/// Runs `f` with this thread's pools. On targets with native thread-locals
+/// they are always there, even while the thread's locals are being
+/// destroyed: the pools have no destructor (after the guard's, their lists
+/// are closed). Elsewhere a thread-local can be gone at teardown; `f` then
+/// gets closed, empty pools that keep nothing, so everything goes to and
+/// from the allocator.
 ///
 /// `f` must not call `with` again (every caller is a short closure that
 /// pushes, pops and at most calls the allocator), so the mutable borrow is
 /// unique.
 #[inline(always)]
 pub(crate) fn with<R>(f: impl FnOnce(&mut Pools) -> R) -> R {
-    // SAFETY: thread-local, and never re-entered (see above).
-    f(unsafe { &mut *pools() })
+    match pools() {
+        // SAFETY: thread-local, and never re-entered (see above).
+        Some(p) => f(unsafe { &mut *p }),
+        None => f(&mut closed_pools()),
+    }
 }
 
-/// This thread's pools. One small function for every caller (rather than
-/// a `LocalKey::with` instance per closure, which the compiler sometimes
-/// left out of line): it inlines to the address computation.
+/// This thread's pools, when its thread-locals are still there. One small
+/// function for every caller (rather than a `LocalKey` access per
+/// closure, which the compiler sometimes left out of line): with native
+/// thread-locals it inlines to the address computation, and is never
+/// `None`.
 #[inline(always)]
-fn pools() -> *mut Pools {
-    POOLS.with(|p| p.get())
+fn pools() -> Option<*mut Pools> {
+    POOLS.try_with(|p| p.get()).ok()
+}
+
+/// Pools that keep nothing (every limit 0): pops find them empty, pushes
+/// find them full.
+#[cold]
+fn closed_pools() -> Pools {
+    Pools {
+        headers: FreeList::new(0),
+        full: FreeList::new(0),
+        small: FreeList::new(0),
+        batches: FreeList::new(0),
+    }
 }
