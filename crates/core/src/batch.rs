@@ -9,7 +9,7 @@ use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 use crate::packet::Packet;
-use crate::pool;
+use crate::pool::{self, Pools};
 
 /// Most packets one batch holds. Sources with a larger BURST emit several
 /// batches.
@@ -33,16 +33,8 @@ impl Batch {
     /// An empty batch from this thread's pool.
     #[inline]
     pub fn new() -> Batch {
-        if let Some(buf) = pool::with(|p| p.batches.pop()).flatten() {
-            return Batch { buf };
-        }
-        let b = Box::new(BatchBuf {
-            len: 0,
-            // SAFETY: an array of MaybeUninit needs no initialisation.
-            pkts: unsafe { MaybeUninit::uninit().assume_init() },
-        });
         Batch {
-            buf: NonNull::from(Box::leak(b)),
+            buf: pool::with(take_buf),
         }
     }
 
@@ -50,8 +42,32 @@ impl Batch {
     #[inline]
     pub fn single(p: Packet) -> Batch {
         let mut b = Batch::new();
-        b.push(p);
+        let bb = b.b_mut();
+        // A new batch is empty.
+        bb.pkts[0].write(p);
+        bb.len = 1;
         b
+    }
+
+    /// A batch of `n` (at most [`BATCH_CAPACITY`]) unshared copies of
+    /// `proto` (see [`Packet::deep_copy`]), made with one visit to the
+    /// thread's pools: what a source emits.
+    #[inline]
+    pub fn copies_of(proto: &Packet, n: usize) -> Batch {
+        let n = n.min(BATCH_CAPACITY);
+        pool::with(|p| {
+            let buf = take_buf(p);
+            // SAFETY: the buffer is fresh and exclusively ours.
+            let b = unsafe { &mut *buf.as_ptr() };
+            // One copy (BURST 1) skips the set-up that pays off over many.
+            if n == 1 {
+                b.pkts[0].write(proto.deep_copy_in(p));
+            } else {
+                proto.deep_copies_in(p, &mut b.pkts[..n]);
+            }
+            b.len = n;
+            Batch { buf }
+        })
     }
 
     #[inline]
@@ -166,7 +182,11 @@ impl Batch {
 
     /// Removes every packet.
     pub fn clear(&mut self) {
-        self.drain();
+        let b = self.b_mut();
+        let n = b.len;
+        b.len = 0;
+        // SAFETY: the first `n` slots held packets, and `len` is now 0.
+        pool::with(|p| unsafe { drop_packets(p, &mut b.pkts[..n]) });
     }
 }
 
@@ -176,14 +196,56 @@ impl Default for Batch {
     }
 }
 
+/// An empty batch buffer from the pool, or a new one.
+#[inline(always)]
+fn take_buf(p: &mut Pools) -> NonNull<BatchBuf> {
+    match p.batches.pop() {
+        Some(buf) => buf,
+        None => new_buf(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn new_buf() -> NonNull<BatchBuf> {
+    let b = Box::new(BatchBuf {
+        len: 0,
+        // SAFETY: an array of MaybeUninit needs no initialisation.
+        pkts: unsafe { MaybeUninit::uninit().assume_init() },
+    });
+    NonNull::from(Box::leak(b))
+}
+
+/// Drops the packets in `slots`, with one visit to the thread's pools.
+///
+/// # Safety
+/// Every slot holds a packet that nothing else will read or drop.
+#[inline(always)]
+unsafe fn drop_packets(p: &mut Pools, slots: &mut [MaybeUninit<Packet>]) {
+    for slot in slots {
+        slot.assume_init_read().drop_in(p);
+    }
+}
+
 impl Drop for Batch {
+    #[inline]
     fn drop(&mut self) {
-        self.clear();
         let buf = self.buf;
-        if !matches!(pool::with(|p| p.batches.push(buf)), Some(Ok(()))) {
-            // SAFETY: the buffer came from Box::leak and is empty.
-            unsafe { drop(Box::from_raw(buf.as_ptr())) };
-        }
+        pool::with(|p| {
+            // SAFETY: the batch exclusively owns its buffer, whose first
+            // `len` slots hold packets; `len` is zeroed before they are
+            // dropped, and the emptied buffer goes to the pool (or is freed:
+            // it came from Box::leak).
+            unsafe {
+                let b = &mut *buf.as_ptr();
+                let n = b.len;
+                b.len = 0;
+                drop_packets(p, &mut b.pkts[..n]);
+                if let Err(buf) = p.batches.push(buf) {
+                    drop(Box::from_raw(buf.as_ptr()));
+                }
+            }
+        });
     }
 }
 
@@ -220,10 +282,17 @@ impl Iterator for Drain<'_> {
 }
 
 impl Drop for Drain<'_> {
+    #[inline]
     fn drop(&mut self) {
-        for p in self.by_ref() {
-            drop(p);
+        let (next, end) = (self.next, self.end);
+        // Usually every packet was taken.
+        if next == end {
+            return;
         }
+        self.next = end;
+        let b = self.batch.b_mut();
+        // SAFETY: slots next..end still hold packets nothing else reads.
+        pool::with(|p| unsafe { drop_packets(p, &mut b.pkts[next..end]) });
     }
 }
 
@@ -263,10 +332,17 @@ impl Iterator for IntoIter {
 }
 
 impl Drop for IntoIter {
+    #[inline]
     fn drop(&mut self) {
-        for p in self.by_ref() {
-            drop(p);
+        let (next, end) = (self.next, self.end);
+        // Usually every packet was taken.
+        if next == end {
+            return;
         }
+        self.next = end;
+        let b = self.batch.b_mut();
+        // SAFETY: slots next..end still hold packets nothing else reads.
+        pool::with(|p| unsafe { drop_packets(p, &mut b.pkts[next..end]) });
     }
 }
 
@@ -298,6 +374,48 @@ mod tests {
         assert!(b.is_full());
         assert!(b.try_push(pkt(0)).is_err());
         assert_eq!(b.into_iter().count(), BATCH_CAPACITY);
+    }
+
+    #[test]
+    fn copies_of_makes_unshared_equal_packets() {
+        let mut proto = Packet::with_room(20, b"0123456789", 5);
+        proto.set_network_header(2, 4);
+        proto.set_paint_anno(4);
+        proto.pull(1);
+        for n in [0, 1, 7, BATCH_CAPACITY, BATCH_CAPACITY + 1] {
+            let b = Batch::copies_of(&proto, n);
+            assert_eq!(b.len(), n.min(BATCH_CAPACITY));
+            for p in b.packets() {
+                assert!(!p.is_shared());
+                assert_eq!(p.data(), b"123456789");
+                assert_eq!(p.headroom(), proto.headroom());
+                assert_eq!(p.tailroom(), proto.tailroom());
+                assert_eq!(p.network_offset(), Some(1));
+                assert_eq!(p.paint_anno(), 4);
+                assert_eq!(p.bytes_before_network_header(1), Some(&b"1"[..]));
+            }
+        }
+        assert!(!proto.is_shared());
+    }
+
+    #[test]
+    fn single_and_partly_consumed_iterators() {
+        let b = Batch::single(pkt(5));
+        assert_eq!(b.len(), 1);
+        assert_eq!(b.packets()[0].data(), [5]);
+        let mut b = Batch::new();
+        for i in 0..6 {
+            b.push(pkt(i));
+        }
+        let mut it = b.into_iter();
+        assert_eq!(it.next().map(|p| p.data()[0]), Some(0));
+        drop(it);
+        let mut b = Batch::new();
+        b.push(pkt(1));
+        b.clear();
+        assert!(b.is_empty());
+        b.push(pkt(2));
+        assert_eq!(b.len(), 1);
     }
 
     #[test]

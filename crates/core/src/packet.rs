@@ -12,11 +12,12 @@
 //! bytes first when the buffer is shared (Click's `uniqueify()`). Only the
 //! live bytes are copied, never the whole buffer.
 
+use std::mem::MaybeUninit;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 
-use crate::pool;
+use crate::pool::{self, Pools};
 use crate::time::Timestamp;
 
 /// Bytes of headroom a new packet gets by default: room for an Ethernet
@@ -112,14 +113,18 @@ pub(crate) struct Header {
     anno: [u8; ANNO_SIZE],
 }
 
-fn alloc_buffer(capacity: usize) -> NonNull<Buffer> {
-    if capacity <= POOLED_BUFFER_SIZE {
-        if let Some(b) = pool::with(|p| p.buffer_list(capacity).pop()).flatten() {
-            // SAFETY: a pooled buffer is exclusively owned by the pool.
-            unsafe { (*b.as_ptr()).refs.store(1, Ordering::Relaxed) };
-            return b;
-        }
-    }
+// ---- allocation ----
+//
+// A pooled packet is a header that keeps its buffer: a dropped packet whose
+// buffer nobody else holds goes back to the pool whole (one push), and a
+// new packet is one pop. Headers whose buffer went elsewhere (a clone's,
+// or one whose buffer is still shared) wait on a list of bare headers.
+
+/// A new, unshared buffer of at least `capacity` bytes, from the allocator:
+/// one of the two pooled sizes, or exactly `capacity` when larger.
+#[cold]
+#[inline(never)]
+fn new_buffer(capacity: usize) -> NonNull<Buffer> {
     let len = if capacity <= SMALL_BUFFER_SIZE {
         SMALL_BUFFER_SIZE
     } else {
@@ -132,34 +137,139 @@ fn alloc_buffer(capacity: usize) -> NonNull<Buffer> {
     NonNull::from(Box::leak(b))
 }
 
-/// Drops one reference to a buffer, recycling it when it was the last.
+/// A header holding an unshared buffer (reference count 1) of at least
+/// `capacity` bytes. Its other fields are stale: the caller sets them all.
+#[inline(always)]
+fn take_packet(p: &mut Pools, capacity: usize) -> NonNull<Header> {
+    if capacity <= POOLED_BUFFER_SIZE {
+        if let Some(h) = p.packets(capacity).pop() {
+            return h;
+        }
+    }
+    new_packet(p, capacity)
+}
+
+/// [`take_packet`] when the pool has none: a new buffer on a bare header.
+#[cold]
+#[inline(never)]
+fn new_packet(p: &mut Pools, capacity: usize) -> NonNull<Header> {
+    let buf = new_buffer(capacity);
+    match p.headers.pop() {
+        Some(h) => {
+            // SAFETY: a pooled bare header is exclusively the pool's, and
+            // holds a (stale) initialised Header.
+            unsafe { (*h.as_ptr()).buf = buf };
+            h
+        }
+        None => new_header(Header {
+            buf,
+            start: 0,
+            frame_start: 0,
+            len: 0,
+            network: NO_OFFSET,
+            transport: NO_OFFSET,
+            timestamp: Timestamp::ZERO,
+            packet_type: PacketType::Host,
+            anno: [0; ANNO_SIZE],
+        }),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn new_header(h: Header) -> NonNull<Header> {
+    NonNull::from(Box::leak(Box::new(h)))
+}
+
+/// An unshared buffer of at least `capacity` bytes, to replace a packet's
+/// buffer: taken from a pooled packet when there is one, whose header is
+/// returned too, now bare, for [`release_buffer`] to pool the old buffer on.
+fn take_buffer(p: &mut Pools, capacity: usize) -> (NonNull<Buffer>, Option<NonNull<Header>>) {
+    if capacity <= POOLED_BUFFER_SIZE {
+        if let Some(h) = p.packets(capacity).pop() {
+            // SAFETY: a pooled packet's header is the pool's, with a live
+            // unshared buffer.
+            return (unsafe { h.as_ref().buf }, Some(h));
+        }
+    }
+    (new_buffer(capacity), None)
+}
+
+/// Keeps a bare header, or frees it when the list is full.
 ///
 /// # Safety
-/// `b` must be a live buffer on which the caller holds one reference.
-unsafe fn release_buffer(b: NonNull<Buffer>) {
+/// `h` came from [`new_header`] and nothing references it any more.
+unsafe fn put_bare_header(p: &mut Pools, h: NonNull<Header>) {
+    if let Err(h) = p.headers.push(h) {
+        drop(Box::from_raw(h.as_ptr()));
+    }
+}
+
+/// Drops one reference to the buffer `b`, no longer any header's. When it
+/// was the last, the buffer is pooled (on `spare`, or on a bare header from
+/// the pool) or freed. An unused `spare` header is kept as a bare one.
+///
+/// # Safety
+/// The caller holds one reference to `b`; `spare` is a bare header that
+/// nothing else references.
+unsafe fn release_buffer(p: &mut Pools, b: NonNull<Buffer>, spare: Option<NonNull<Header>>) {
     let buf = b.as_ref();
-    // Fast path: the common case is an unshared buffer, which needs no
-    // read-modify-write.
     if buf.refs.load(Ordering::Acquire) != 1 && buf.refs.fetch_sub(1, Ordering::Release) != 1 {
+        if let Some(h) = spare {
+            put_bare_header(p, h);
+        }
         return;
     }
     fence(Ordering::Acquire);
+    // The last reference: the count is ours to reset.
+    buf.refs.store(1, Ordering::Relaxed);
     let len = buf.bytes.len();
-    if len <= POOLED_BUFFER_SIZE
-        && matches!(pool::with(|p| p.buffer_list(len).push(b)), Some(Ok(())))
-    {
-        return;
+    if len <= POOLED_BUFFER_SIZE {
+        if let Some(h) = spare.or_else(|| p.headers.pop()) {
+            (*h.as_ptr()).buf = b;
+            match p.packets(len).push(h) {
+                Ok(()) => return,
+                Err(h) => put_bare_header(p, h),
+            }
+        }
+    } else if let Some(h) = spare {
+        put_bare_header(p, h);
     }
     drop(Box::from_raw(b.as_ptr()));
 }
 
-fn alloc_header(h: Header) -> NonNull<Header> {
-    let slot = pool::with(|p| p.headers.pop()).flatten();
-    place_header(slot, h)
+/// Frees a packet's header and its reference to its buffer: an unshared
+/// pool-sized buffer stays on the header, which goes back to the pool
+/// whole.
+///
+/// # Safety
+/// `h` is a packet's header, no longer referenced by the packet.
+#[inline(always)]
+unsafe fn free_packet(p: &mut Pools, h: NonNull<Header>) {
+    let b = h.as_ref().buf.as_ref();
+    // The common case, an unshared buffer, needs no read-modify-write.
+    if b.refs.load(Ordering::Acquire) == 1 {
+        let len = b.bytes.len();
+        if len <= POOLED_BUFFER_SIZE && p.packets(len).push(h).is_ok() {
+            return;
+        }
+    }
+    free_packet_slow(p, h)
 }
 
-/// Writes `h` into a pooled slot, or a new allocation when the pool was
-/// empty.
+/// [`free_packet`] for a shared or large buffer, or a full pool.
+///
+/// # Safety
+/// As for [`free_packet`].
+#[cold]
+#[inline(never)]
+unsafe fn free_packet_slow(p: &mut Pools, h: NonNull<Header>) {
+    let b = h.as_ref().buf;
+    release_buffer(p, b, Some(h));
+}
+
+/// Writes `h` into a pooled bare header, or a new allocation when the pool
+/// had none.
 #[inline]
 fn place_header(slot: Option<NonNull<Header>>, h: Header) -> NonNull<Header> {
     match slot {
@@ -169,39 +279,59 @@ fn place_header(slot: Option<NonNull<Header>>, h: Header) -> NonNull<Header> {
             unsafe { slot.as_ptr().write(h) };
             slot
         }
-        None => NonNull::from(Box::leak(Box::new(h))),
+        None => new_header(h),
     }
 }
 
-/// One visit to the thread's pool for both a buffer of at least `capacity`
-/// bytes and a header slot.
-#[inline]
-fn alloc_buffer_and_header(capacity: usize) -> (NonNull<Buffer>, Option<NonNull<Header>>) {
-    let (buf, slot) = pool::with(|p| {
-        let buf = if capacity <= POOLED_BUFFER_SIZE {
-            p.buffer_list(capacity).pop()
-        } else {
-            None
-        };
-        (buf, p.headers.pop())
-    })
-    .unwrap_or((None, None));
-    let buf = match buf {
-        Some(b) => {
-            // SAFETY: a pooled buffer is exclusively owned by the pool.
-            unsafe { (*b.as_ptr()).refs.store(1, Ordering::Relaxed) };
-            b
+/// Copies `src` into `dst` (of the same length). Up to 128 bytes (a
+/// source's minimum-size frames, with their stripped headers) the copy is
+/// inline: two fixed-size moves that may overlap in the middle, instead of
+/// a call to the C library's `memcpy`.
+#[inline(always)]
+fn copy_bytes(src: &[u8], dst: &mut [u8]) {
+    let n = src.len();
+    assert_eq!(n, dst.len());
+    if n > 128 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+    /// The first and the last `K` bytes of `n` (`K <= n <= 2K`).
+    ///
+    /// # Safety
+    /// `s` and `d` are valid for `n` bytes and do not overlap.
+    #[inline(always)]
+    unsafe fn ends<const K: usize>(s: *const u8, d: *mut u8, n: usize) {
+        // Two copies of a constant size, which compile to register moves;
+        // their destinations may overlap each other, but neither its
+        // source.
+        std::ptr::copy_nonoverlapping(s, d, K);
+        std::ptr::copy_nonoverlapping(s.add(n - K), d.add(n - K), K);
+    }
+    // SAFETY: `src` and `dst` are distinct slices (one shared, one
+    // exclusive) of `n` bytes each, and each arm copies within them.
+    unsafe {
+        match n {
+            65.. => ends::<64>(s, d, n),
+            33.. => ends::<32>(s, d, n),
+            17.. => ends::<16>(s, d, n),
+            8.. => ends::<8>(s, d, n),
+            4.. => ends::<4>(s, d, n),
+            _ => {
+                for i in 0..n {
+                    *d.add(i) = *s.add(i);
+                }
+            }
         }
-        None => alloc_buffer(capacity),
-    };
-    (buf, slot)
+    }
 }
 
-fn free_header(h: NonNull<Header>) {
-    if !matches!(pool::with(|p| p.headers.push(h)), Some(Ok(()))) {
-        // SAFETY: the header came from Box::leak and is no longer referenced.
-        unsafe { drop(Box::from_raw(h.as_ptr())) };
-    }
+/// Frees the buffer a free packet's header keeps (the pool's teardown).
+///
+/// # Safety
+/// `h` is a free packet on a pool list, whose buffer nothing else holds.
+pub(crate) unsafe fn free_buffer_of(h: NonNull<Header>) {
+    drop(Box::from_raw(h.as_ref().buf.as_ptr()));
 }
 
 /// A network packet. See the module documentation.
@@ -237,26 +367,26 @@ impl Packet {
     pub fn with_room(headroom: usize, data: &[u8], tailroom: usize) -> Packet {
         let (headroom, tailroom) = (headroom.min(MAX_PACKET_LEN), tailroom.min(MAX_PACKET_LEN));
         let need = headroom + data.len() + tailroom;
-        let (buf, slot) = alloc_buffer_and_header(need);
-        // SAFETY: the buffer is fresh (refs == 1) and at least `need` long.
+        let hdr = pool::with(|p| take_packet(p, need));
+        // SAFETY: the header and its buffer are fresh and exclusively ours
+        // (reference count 1); the buffer holds at least `need` bytes.
         unsafe {
-            let bytes = &mut (*buf.as_ptr()).bytes;
-            bytes[headroom..headroom + data.len()].copy_from_slice(data);
+            let h = &mut *hdr.as_ptr();
+            let buf = h.buf;
+            (&mut (*buf.as_ptr()).bytes)[headroom..headroom + data.len()].copy_from_slice(data);
+            *h = Header {
+                buf,
+                start: headroom as u32,
+                frame_start: headroom as u32,
+                len: data.len() as u32,
+                network: NO_OFFSET,
+                transport: NO_OFFSET,
+                timestamp: Timestamp::ZERO,
+                packet_type: PacketType::Host,
+                anno: [0; ANNO_SIZE],
+            };
         }
-        let h = Header {
-            buf,
-            start: headroom as u32,
-            frame_start: headroom as u32,
-            len: data.len() as u32,
-            network: NO_OFFSET,
-            transport: NO_OFFSET,
-            timestamp: Timestamp::ZERO,
-            packet_type: PacketType::Host,
-            anno: [0; ANNO_SIZE],
-        };
-        Packet {
-            hdr: place_header(slot, h),
-        }
+        Packet { hdr }
     }
 
     /// An unshared copy of this packet: its live bytes (with the same
@@ -264,32 +394,76 @@ impl Packet {
     /// a write, and than sharing when the copy is short: sources use it to
     /// stamp out packets from a prototype.
     pub fn deep_copy(&self) -> Packet {
+        pool::with(|p| self.deep_copy_in(p))
+    }
+
+    /// [`Packet::deep_copy`] with the pools at hand.
+    #[inline(always)]
+    pub(crate) fn deep_copy_in(&self, p: &mut Pools) -> Packet {
         let src = self.h();
         let head = src.start as usize;
         let len = src.len as usize;
-        let tail = self.tailroom();
-        let (buf, slot) = alloc_buffer_and_header(head + len + tail);
+        let cap = self.buffer().len();
+        let hdr = take_packet(p, cap);
         // The stripped headers in the headroom are copied too.
         let frame = src.frame_start.min(src.start) as usize;
-        // SAFETY: the new buffer is exclusively ours and large enough.
+        // SAFETY: the header and its buffer are fresh and exclusively ours,
+        // and the buffer is at least as large as this packet's, so
+        // `frame..head + len` is in bounds of both. The header is plain
+        // data (no Drop): it is copied whole, then given its own buffer.
         unsafe {
+            let h = hdr.as_ptr();
+            let buf = (*h).buf;
             let dst = &mut (*buf.as_ptr()).bytes;
-            dst[frame..head + len].copy_from_slice(&self.buffer()[frame..head + len]);
+            let from = &self.buffer()[frame..head + len];
+            copy_bytes(from, &mut dst[frame..head + len]);
+            std::ptr::copy_nonoverlapping(src as *const Header, h, 1);
+            (*h).buf = buf;
+            (*h).frame_start = frame as u32;
         }
-        let h = Header {
-            buf,
-            start: src.start,
-            frame_start: frame as u32,
-            len: src.len,
-            network: src.network,
-            transport: src.transport,
-            timestamp: src.timestamp,
-            packet_type: src.packet_type,
-            anno: src.anno,
-        };
-        Packet {
-            hdr: place_header(slot, h),
+        Packet { hdr }
+    }
+
+    /// Fills `slots` with unshared copies of this packet (as
+    /// [`Packet::deep_copy`]), with the pools at hand. What the copies share
+    /// (the bytes to copy, their place, the header) is worked out once, not
+    /// per copy.
+    #[inline(always)]
+    pub(crate) fn deep_copies_in(&self, p: &mut Pools, slots: &mut [MaybeUninit<Packet>]) {
+        let src = self.h();
+        let cap = self.buffer().len();
+        // The stripped headers in the headroom are copied too.
+        let frame = src.frame_start.min(src.start) as usize;
+        let from = &self.buffer()[frame..src.start as usize + src.len as usize];
+        let n = from.len();
+        // SAFETY: plain data (no Drop), copied bitwise; each copy gets its
+        // own `buf` below.
+        let proto: Header = unsafe { std::ptr::read(src) };
+        for slot in slots {
+            let hdr = take_packet(p, cap);
+            // SAFETY: the header and its buffer are fresh and exclusively
+            // ours, and the buffer holds at least `cap` bytes, so
+            // `frame..frame + n` (within this packet's buffer) is in bounds.
+            unsafe {
+                let h = hdr.as_ptr();
+                let buf = (*h).buf;
+                let dst = (*buf.as_ptr()).bytes.as_mut_ptr().add(frame);
+                copy_bytes(from, std::slice::from_raw_parts_mut(dst, n));
+                std::ptr::copy_nonoverlapping(&proto, h, 1);
+                (*h).buf = buf;
+                (*h).frame_start = frame as u32;
+            }
+            slot.write(Packet { hdr });
         }
+    }
+
+    /// Gives the packet back to the pools at hand (its `Drop`).
+    #[inline(always)]
+    pub(crate) fn drop_in(self, p: &mut Pools) {
+        let hdr = self.hdr;
+        std::mem::forget(self);
+        // SAFETY: the packet is gone; its header is ours to free.
+        unsafe { free_packet(p, hdr) };
     }
 
     #[inline]
@@ -371,7 +545,7 @@ impl Packet {
         };
         let len = self.len();
         let tail = self.tailroom().max(extra_tail);
-        let newbuf = alloc_buffer(head + len + tail);
+        let (newbuf, spare) = pool::with(|p| take_buffer(p, head + len + tail));
         // The stripped headers still in the headroom (as far as they
         // fit) move along with the live bytes.
         let keep = (old_head - (self.h().frame_start as usize).min(old_head)).min(head);
@@ -392,8 +566,9 @@ impl Packet {
         if h.transport != NO_OFFSET {
             h.transport = (h.transport as i64 + shift) as u32;
         }
-        // SAFETY: we held one reference to the old buffer.
-        unsafe { release_buffer(old) };
+        // SAFETY: we held one reference to the old buffer; `spare` is a
+        // bare header nothing references.
+        pool::with(|p| unsafe { release_buffer(p, old, spare) });
     }
 
     /// The live bytes, writable. Copies them first if the buffer is shared
@@ -419,7 +594,11 @@ impl Packet {
         h.start -= n as u32;
         h.frame_start = h.frame_start.min(h.start);
         h.len += n as u32;
-        Some(&mut self.writable()[..n])
+        let start = h.start as usize;
+        // SAFETY: `unique_buffer` just made the buffer exclusively ours
+        // (no second check, as `writable` would make).
+        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        Some(&mut bytes[start..start + n])
     }
 
     /// Removes `n` bytes from the front (at most the length).
@@ -439,9 +618,11 @@ impl Packet {
         }
         self.unique_buffer(0, n);
         let h = self.h_mut();
-        let old = h.len as usize;
+        let end = (h.start + h.len) as usize;
         h.len += n as u32;
-        Some(&mut self.writable()[old..])
+        // SAFETY: `unique_buffer` just made the buffer exclusively ours.
+        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        Some(&mut bytes[end..end + n])
     }
 
     /// Removes `n` bytes from the end (at most the length).
@@ -636,9 +817,11 @@ impl Packet {
     }
 
     /// Reads `N` annotation bytes at `offset` (clamped to the area).
+    #[inline]
     pub fn anno_bytes<const N: usize>(&self, offset: usize) -> [u8; N] {
         let mut out = [0u8; N];
-        if let Some(src) = self.h().anno.get(offset..offset + N) {
+        let end = offset.saturating_add(N);
+        if let Some(src) = self.h().anno.get(offset..end) {
             out.copy_from_slice(src);
         }
         out
@@ -646,9 +829,12 @@ impl Packet {
 
     /// Writes annotation bytes at `offset`; out-of-range writes are ignored
     /// (configurations validate offsets when they are parsed).
+    #[inline]
     pub fn set_anno_bytes(&mut self, offset: usize, bytes: &[u8]) {
-        if let Some(dst) = self.h_mut().anno.get_mut(offset..offset + bytes.len()) {
-            dst.copy_from_slice(bytes);
+        let end = offset.saturating_add(bytes.len());
+        if let Some(dst) = self.h_mut().anno.get_mut(offset..end) {
+            // At most the 48-byte area: copied inline, not by memcpy.
+            copy_bytes(bytes, dst);
         }
     }
 }
@@ -659,17 +845,21 @@ impl Clone for Packet {
         let h = self.h();
         // SAFETY: the buffer is live; we take one more reference to it.
         unsafe { (*h.buf.as_ptr()).refs.fetch_add(1, Ordering::Relaxed) };
-        let hdr = alloc_header(Header {
-            buf: h.buf,
-            start: h.start,
-            frame_start: h.frame_start,
-            len: h.len,
-            network: h.network,
-            transport: h.transport,
-            timestamp: h.timestamp,
-            packet_type: h.packet_type,
-            anno: h.anno,
-        });
+        let slot = pool::with(|p| p.headers.pop());
+        let hdr = place_header(
+            slot,
+            Header {
+                buf: h.buf,
+                start: h.start,
+                frame_start: h.frame_start,
+                len: h.len,
+                network: h.network,
+                transport: h.transport,
+                timestamp: h.timestamp,
+                packet_type: h.packet_type,
+                anno: h.anno,
+            },
+        );
         Packet { hdr }
     }
 }
@@ -677,34 +867,9 @@ impl Clone for Packet {
 impl Drop for Packet {
     #[inline]
     fn drop(&mut self) {
-        let buf = self.h().buf;
-        // Fast path: an unshared, pool-sized buffer and the header go back
-        // to the pool in one visit, with no atomic read-modify-write.
-        // SAFETY: we own the header and one reference to its buffer.
-        let b = unsafe { buf.as_ref() };
-        let len = b.bytes.len();
-        // Buffers up to the full pooled size are exactly one of the two
-        // pooled sizes.
-        if b.refs.load(Ordering::Acquire) == 1 && len <= POOLED_BUFFER_SIZE {
-            let hdr = self.hdr;
-            let pooled = pool::with(|p| {
-                let (headers, buffers) = p.header_and_buffer_lists(len);
-                if headers.len() < headers.limit() && buffers.len() < buffers.limit() {
-                    let _ = headers.push(hdr);
-                    let _ = buffers.push(buf);
-                    true
-                } else {
-                    false
-                }
-            })
-            .unwrap_or(false);
-            if pooled {
-                return;
-            }
-        }
-        // SAFETY: as above.
-        unsafe { release_buffer(buf) };
-        free_header(self.hdr);
+        let hdr = self.hdr;
+        // SAFETY: the packet is being dropped; its header is ours to free.
+        pool::with(|p| unsafe { free_packet(p, hdr) });
     }
 }
 
@@ -866,6 +1031,68 @@ mod tests {
             t.join().is_ok(),
             "dropping packets during thread-local teardown panicked"
         );
+    }
+
+    #[test]
+    fn packets_made_after_the_pools_are_torn_down_work() {
+        // A thread-local destroyed after the pools' guard makes, clones,
+        // grows and frees packets and batches: the closed pools keep
+        // nothing, and everything goes to and from the allocator.
+        struct MakeOnDrop;
+        impl Drop for MakeOnDrop {
+            fn drop(&mut self) {
+                let p = Packet::from_slice(&[1; 60]);
+                let q = p.clone();
+                let mut b = crate::Batch::copies_of(&p, 3);
+                b.push(q);
+                assert_eq!(b.len(), 4);
+                drop(b);
+                let mut r = p.deep_copy();
+                r.put(1000).unwrap().fill(2);
+                assert_eq!(r.len(), 1060);
+                assert_eq!(r.data()[59], 1);
+            }
+        }
+        thread_local! {
+            static M: MakeOnDrop = const { MakeOnDrop };
+        }
+        let t = std::thread::spawn(|| {
+            M.with(|_| {});
+            let v: Vec<Packet> = (0..10).map(|_| Packet::from_slice(b"x")).collect();
+            drop(v);
+        });
+        assert!(t.join().is_ok(), "packets made during teardown failed");
+    }
+
+    #[test]
+    fn shared_buffers_recycle_whichever_copy_goes_last() {
+        for order in 0..3 {
+            let mut a = Packet::from_slice(b"abcdef");
+            a.set_paint_anno(9);
+            let mut b = a.clone();
+            match order {
+                0 => drop(a),
+                1 => {
+                    b.writable()[0] = b'X';
+                    assert_eq!(a.data(), b"abcdef");
+                    drop(a);
+                }
+                _ => {
+                    a.put(3000).unwrap().fill(0);
+                    assert_eq!(b.data(), b"abcdef");
+                    drop(a);
+                }
+            }
+            assert!(!b.is_shared());
+            assert_eq!(b.paint_anno(), 9);
+            assert_eq!(&b.data()[1..], b"bcdef");
+            // What the drops pooled is handed out again intact.
+            let c = Packet::from_slice(b"012345");
+            assert_eq!(c.data(), b"012345");
+            assert_eq!(c.headroom(), DEFAULT_HEADROOM);
+            assert_eq!(c.paint_anno(), 0);
+            drop(b);
+        }
     }
 
     #[test]

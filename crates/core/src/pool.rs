@@ -1,25 +1,36 @@
 //! Per-thread free lists of packet headers, data buffers and batch buffers.
 //!
 //! One thread-local holds all three, so allocating a packet or a batch is a
-//! single thread-local access. A separate guard, registered the first time
-//! a list grows, frees the pooled memory when the thread exits. Packets
-//! dropped while thread-locals are being torn down (by other thread-local
-//! destructors) find no pool and fall back to the allocator.
+//! single thread-local access. That thread-local is const-initialised and
+//! has no destructor of its own (its lists are `ManuallyDrop`), so an
+//! access is a plain load from the thread's TLS block, with no lazy
+//! initialisation or liveness check. A separate guard, registered the
+//! first time a list grows, frees the pooled memory when the thread exits
+//! and closes the lists (their limit becomes 0): packets dropped after that
+//! (by other thread-local destructors) find every list full and go back to
+//! the allocator, and allocations find them empty.
 
 use std::cell::UnsafeCell;
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 
 /// A bounded stack of boxed items. Items beyond the limit are freed by
 /// the caller instead of being kept.
 pub(crate) struct FreeList<T> {
-    items: Vec<NonNull<T>>,
+    /// Not dropped with the thread-local (which then needs no destructor
+    /// and no liveness check): the guard frees it.
+    items: ManuallyDrop<Vec<NonNull<T>>>,
+    /// How many items fit without growing the Vec or passing the limit:
+    /// `min(items.capacity(), limit)`, so a push checks one bound.
+    room: usize,
     limit: usize,
 }
 
 impl<T> FreeList<T> {
     const fn new(limit: usize) -> Self {
         FreeList {
-            items: Vec::new(),
+            items: ManuallyDrop::new(Vec::new()),
+            room: 0,
             limit,
         }
     }
@@ -30,83 +41,90 @@ impl<T> FreeList<T> {
     }
 
     /// Keeps `item` for reuse; hands it back when the list is full.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, item: NonNull<T>) -> Result<(), NonNull<T>> {
+        let len = self.items.len();
+        if len < self.room {
+            // SAFETY: len < room <= capacity: the slot is allocated, and
+            // the new length covers only initialised slots.
+            unsafe {
+                self.items.as_mut_ptr().add(len).write(item);
+                self.items.set_len(len + 1);
+            }
+            return Ok(());
+        }
+        self.push_slow(item)
+    }
+
+    /// [`FreeList::push`] when the Vec must grow (the first time, also
+    /// registering the guard that frees the pools) or the list is full.
+    #[cold]
+    #[inline(never)]
+    fn push_slow(&mut self, item: NonNull<T>) -> Result<(), NonNull<T>> {
         if self.items.len() >= self.limit {
             return Err(item);
         }
-        if self.items.len() == self.items.capacity() {
-            register_guard();
-        }
+        register_guard();
         self.items.push(item);
+        self.room = self.items.capacity().min(self.limit);
         Ok(())
     }
 
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn limit(&self) -> usize {
-        self.limit
-    }
-
+    /// Frees every item and the list's own storage, and closes the list:
+    /// from now on it keeps nothing.
     fn free_all(&mut self) {
         for p in self.items.drain(..) {
             // SAFETY: every pooled item came from Box::leak and is owned by
             // the list alone.
             unsafe { drop(Box::from_raw(p.as_ptr())) };
         }
+        self.limit = 0;
+        self.room = 0;
+        // SAFETY: the Vec is replaced at once and never used after drop.
+        unsafe { ManuallyDrop::drop(&mut self.items) };
+        self.items = ManuallyDrop::new(Vec::new());
     }
 }
 
 /// The pools of one thread.
 pub(crate) struct Pools {
+    /// Bare packet headers: their buffer went elsewhere (`buf` is stale).
     pub headers: FreeList<crate::packet::Header>,
-    /// Free full-size and small buffers.
-    pub buffers: FreeList<crate::packet::Buffer>,
-    pub small_buffers: FreeList<crate::packet::Buffer>,
+    /// Free packets: headers that each keep an unshared full-size buffer
+    /// (reference count 1), so a packet is made or freed with one pop or
+    /// push.
+    pub full: FreeList<crate::packet::Header>,
+    /// The same with small buffers.
+    pub small: FreeList<crate::packet::Header>,
     pub batches: FreeList<crate::batch::BatchBuf>,
 }
 
 impl Pools {
-    /// The free list for buffers of `capacity` bytes (at most
+    /// The free packets whose buffers hold `capacity` bytes (at most
     /// [`crate::packet::POOLED_BUFFER_SIZE`]).
     #[inline(always)]
-    pub fn buffer_list(&mut self, capacity: usize) -> &mut FreeList<crate::packet::Buffer> {
+    pub fn packets(&mut self, capacity: usize) -> &mut FreeList<crate::packet::Header> {
         if capacity > crate::packet::SMALL_BUFFER_SIZE {
-            &mut self.buffers
+            &mut self.full
         } else {
-            &mut self.small_buffers
+            &mut self.small
         }
-    }
-
-    /// The header list and [`Pools::buffer_list`] at once.
-    #[inline(always)]
-    pub fn header_and_buffer_lists(
-        &mut self,
-        capacity: usize,
-    ) -> (
-        &mut FreeList<crate::packet::Header>,
-        &mut FreeList<crate::packet::Buffer>,
-    ) {
-        let buffers = if capacity > crate::packet::SMALL_BUFFER_SIZE {
-            &mut self.buffers
-        } else {
-            &mut self.small_buffers
-        };
-        (&mut self.headers, buffers)
     }
 }
 
 const PACKET_POOL_LIMIT: usize = 16384;
 const BATCH_POOL_LIMIT: usize = 1024;
 
+// `Pools` must not need dropping: a thread-local without a destructor is a
+// plain `#[thread_local]` static, accessed with no state check.
+const _: () = assert!(!std::mem::needs_drop::<Pools>());
+
 thread_local! {
     static POOLS: UnsafeCell<Pools> = const {
         UnsafeCell::new(Pools {
             headers: FreeList::new(PACKET_POOL_LIMIT),
-            buffers: FreeList::new(PACKET_POOL_LIMIT),
-            small_buffers: FreeList::new(PACKET_POOL_LIMIT),
+            full: FreeList::new(PACKET_POOL_LIMIT),
+            small: FreeList::new(PACKET_POOL_LIMIT),
             batches: FreeList::new(BATCH_POOL_LIMIT),
         })
     };
@@ -118,12 +136,20 @@ struct Guard;
 impl Drop for Guard {
     fn drop(&mut self) {
         let _ = POOLS.try_with(|p| {
-            // SAFETY: thread exit; nothing else on this thread uses the
-            // pools any more.
+            // SAFETY: thread exit, outside any `with` (destructors do not
+            // run inside one), so this borrow is unique; whatever runs
+            // later on this thread finds the lists closed.
             let p = unsafe { &mut *p.get() };
+            for list in [&mut p.full, &mut p.small] {
+                for &h in list.items.iter() {
+                    // SAFETY: a free packet's header is the list's alone,
+                    // and its buffer the header's alone.
+                    unsafe { crate::packet::free_buffer_of(h) };
+                }
+            }
             p.headers.free_all();
-            p.buffers.free_all();
-            p.small_buffers.free_all();
+            p.full.free_all();
+            p.small.free_all();
             p.batches.free_all();
         });
     }
@@ -133,13 +159,43 @@ fn register_guard() {
     let _ = GUARD.try_with(|_| {});
 }
 
-/// Runs `f` with this thread's pools, or returns `None` when the thread's
-/// locals are already being destroyed.
+/// Runs `f` with this thread's pools. On targets with native thread-locals
+/// they are always there, even while the thread's locals are being
+/// destroyed: the pools have no destructor (after the guard's, their lists
+/// are closed). Elsewhere a thread-local can be gone at teardown; `f` then
+/// gets closed, empty pools that keep nothing, so everything goes to and
+/// from the allocator.
 ///
 /// `f` must not call `with` again (every caller is a short closure that
-/// only pushes or pops), so the mutable borrow is unique.
-#[inline]
-pub(crate) fn with<R>(f: impl FnOnce(&mut Pools) -> R) -> Option<R> {
-    // SAFETY: thread-local, and never re-entered (see above).
-    POOLS.try_with(|p| f(unsafe { &mut *p.get() })).ok()
+/// pushes, pops and at most calls the allocator), so the mutable borrow is
+/// unique.
+#[inline(always)]
+pub(crate) fn with<R>(f: impl FnOnce(&mut Pools) -> R) -> R {
+    match pools() {
+        // SAFETY: thread-local, and never re-entered (see above).
+        Some(p) => f(unsafe { &mut *p }),
+        None => f(&mut closed_pools()),
+    }
+}
+
+/// This thread's pools, when its thread-locals are still there. One small
+/// function for every caller (rather than a `LocalKey` access per
+/// closure, which the compiler sometimes left out of line): with native
+/// thread-locals it inlines to the address computation, and is never
+/// `None`.
+#[inline(always)]
+fn pools() -> Option<*mut Pools> {
+    POOLS.try_with(|p| p.get()).ok()
+}
+
+/// Pools that keep nothing (every limit 0): pops find them empty, pushes
+/// find them full.
+#[cold]
+fn closed_pools() -> Pools {
+    Pools {
+        headers: FreeList::new(0),
+        full: FreeList::new(0),
+        small: FreeList::new(0),
+        batches: FreeList::new(0),
+    }
 }

@@ -61,6 +61,42 @@ fn no_allocation_per_packet_in_steady_state() {
     }
 }
 
+/// The single-packet path (issue 21): at Click's default BURST 1 every
+/// task run makes one packet and one batch, and the sink frees both. In
+/// steady state all of it comes from, and goes back to, the thread's
+/// pools. Also with a pulled sink, and at BURST 32.
+#[test]
+fn source_to_sink_allocates_nothing_per_packet() {
+    for (config, burst) in [
+        ("src :: InfiniteSource(BURST 1) -> d :: Discard;", 1),
+        ("src :: InfiniteSource(BURST 32) -> d :: Discard;", 32),
+        (
+            "src :: InfiniteSource(BURST 1) -> Queue(64) -> d :: Discard;",
+            1,
+        ),
+    ] {
+        let mut r = rclick_elements::testing::from_config(config);
+        assert_eq!(r.run_limited(2_000), StopReason::Limit);
+        let before: u64 = r.read_handler("d.count", None).unwrap().parse().unwrap();
+        let a0 = allocations();
+        assert_eq!(r.run_limited(10_000), StopReason::Limit);
+        let a1 = allocations();
+        let after: u64 = r.read_handler("d.count", None).unwrap().parse().unwrap();
+        assert!(
+            after - before >= 2_000 * burst,
+            "{config}: only {} packets discarded",
+            after - before
+        );
+        assert_eq!(
+            a1 - a0,
+            0,
+            "{config}: {} allocations while discarding {} packets",
+            a1 - a0,
+            after - before
+        );
+    }
+}
+
 /// An Ethernet/IPv4/UDP frame from 10.0.0.2 to 10.0.1.5, TTL 64, with a
 /// valid header checksum, as a Click `\<hex>` data string.
 fn frame() -> String {

@@ -14,8 +14,10 @@
 //! (Click's full notifier), so a source in front of a queue costs nothing
 //! while the queue cannot take packets, and simulated time can advance.
 //!
-//! Creates packets holding DATA, clones of one prototype packet (so they
-//! share one buffer until someone writes). Stops after LIMIT packets when
+//! Creates packets holding DATA: copies of one prototype packet, each
+//! unshared (Click sends clones sharing the prototype's buffer, copied on
+//! the first write; rclick copies when it sends, which for short packets
+//! costs less than sharing). Stops after LIMIT packets when
 //! LIMIT is non-negative; with STOP true it then asks the driver to stop,
 //! else with END_CALL it then writes that handler (with the packets that
 //! reach the limit, once this element has returned to the driver, so the
@@ -130,14 +132,6 @@ impl InfiniteSource {
         }
     }
 
-    fn make(&self, ctx: &Ctx) -> Option<Packet> {
-        let mut p = self.prototype.as_ref()?.deep_copy();
-        if self.timestamp {
-            p.set_timestamp_anno(ctx.recent());
-        }
-        Some(p)
-    }
-
     /// Writes a field with its Click parser, then wakes (the `active`,
     /// `burst` and `limit` handlers).
     fn set(
@@ -250,10 +244,13 @@ impl Source for InfiniteSource {
             }
             return None;
         }
-        let mut batch = Batch::new();
-        for _ in 0..n {
-            batch.push(self.make(ctx)?);
+        let proto = self.prototype.as_mut()?;
+        // Every packet of a run gets the same timestamp: set it on the
+        // prototype, which each copy takes with its annotations.
+        if self.timestamp {
+            proto.set_timestamp_anno(ctx.recent());
         }
+        let batch = Batch::copies_of(proto, n);
         self.count += n as u64;
         // END_CALL with the packets that reach the limit (as Click).
         if !self.stop && self.limit >= 0 && self.remaining() == 0 {
