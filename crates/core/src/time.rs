@@ -64,6 +64,8 @@ impl Timestamp {
         if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) } != 0 {
             return Timestamp::ZERO;
         }
+        // time_t and c_long are i64 here but narrower on 32-bit targets.
+        #[allow(clippy::unnecessary_cast)]
         Timestamp(
             (ts.tv_sec as i64)
                 .saturating_mul(1_000_000_000)
