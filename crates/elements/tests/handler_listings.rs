@@ -18,6 +18,10 @@ use std::process::Command;
 
 use rclick_elements::testing::{read, try_from_config};
 
+#[path = "common/reference.rs"]
+mod reference;
+use reference::reference_click;
+
 /// One configuration per class; the element under test is `x`. `@DIR@` is
 /// a scratch directory, `@REPO@` the project root.
 const CASES: &[(&str, &str)] = &[
@@ -273,21 +277,6 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn reference_click() -> Result<PathBuf, String> {
-    let p = match std::env::var_os("RCLICK_REFERENCE_CLICK") {
-        Some(p) => PathBuf::from(p),
-        None => repo_root().join("../shared/reference/click/bin/click"),
-    };
-    if p.is_file() {
-        Ok(p)
-    } else {
-        Err(format!(
-            "reference Click not found at {}; skipping",
-            p.display()
-        ))
-    }
 }
 
 /// A scratch directory with the input files the configurations read.

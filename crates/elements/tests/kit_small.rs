@@ -11,6 +11,10 @@ use std::process::Command;
 use rclick_core::StopReason;
 use rclick_elements::testing::{from_config, read};
 
+#[path = "common/reference.rs"]
+mod reference;
+use reference::reference_click;
+
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("rclick-kit-small-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -395,23 +399,6 @@ fn setudpchecksum_zero_is_sent_as_ffff() {
 }
 
 // ---- Differential: the same configurations under the reference Click ----
-
-fn reference_click() -> Result<PathBuf, String> {
-    let p = match std::env::var_os("RCLICK_REFERENCE_CLICK") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/click/bin/click")
-        }
-    };
-    if p.is_file() {
-        Ok(p)
-    } else {
-        Err(format!(
-            "reference Click not found at {}; skipping",
-            p.display()
-        ))
-    }
-}
 
 /// The frames every element sees in the differential test: those on which
 /// rclick and Click 2.1 agree. (Click differs, deliberately, on frames

@@ -17,7 +17,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,6 +30,10 @@ enum Step {
     Write(&'static str, &'static str),
 }
 use Step::{Read as R, Write as W};
+
+#[path = "common/reference.rs"]
+mod reference;
+use reference::reference_click;
 
 /// What one step gave: a read's value, or whether a write succeeded.
 #[derive(Debug, PartialEq, Eq)]
@@ -328,23 +332,6 @@ const CASES: &[(&str, &[Step])] = &[
     ),
     ("Idle -> x :: IPReassembler -> Idle", &[R("x.dump")]),
 ];
-
-fn reference_click() -> Result<PathBuf, String> {
-    let p = match std::env::var_os("RCLICK_REFERENCE_CLICK") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/click/bin/click")
-        }
-    };
-    if p.is_file() {
-        Ok(p)
-    } else {
-        Err(format!(
-            "reference Click not found at {}; skipping",
-            p.display()
-        ))
-    }
-}
 
 /// A reference Click running `config` with a ControlSocket on a Unix
 /// socket.

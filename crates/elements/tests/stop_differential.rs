@@ -17,22 +17,9 @@ use std::process::Command;
 use rclick_core::StopReason;
 use rclick_elements::testing::{from_config, read};
 
-fn reference_click() -> Result<PathBuf, String> {
-    let p = match std::env::var_os("RCLICK_REFERENCE_CLICK") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/click/bin/click")
-        }
-    };
-    if p.is_file() {
-        Ok(p)
-    } else {
-        Err(format!(
-            "reference Click not found at {}; skipping",
-            p.display()
-        ))
-    }
-}
+#[path = "common/reference.rs"]
+mod reference;
+use reference::reference_click;
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("rclick-stop-diff-{}", std::process::id()));
