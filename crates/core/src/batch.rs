@@ -281,18 +281,24 @@ impl Iterator for Drain<'_> {
     }
 }
 
+/// Frees the packets an iterator left in slots `*next..end` (usually
+/// none: every packet was taken).
+#[inline]
+fn drop_untaken(buf: &mut BatchBuf, next: &mut usize, end: usize) {
+    let start = *next;
+    if start == end {
+        return;
+    }
+    *next = end;
+    // SAFETY: the iterators' slots start..end still hold packets that
+    // nothing else reads (the batch's len is already 0).
+    pool::with(|p| unsafe { drop_packets(p, &mut buf.pkts[start..end]) });
+}
+
 impl Drop for Drain<'_> {
     #[inline]
     fn drop(&mut self) {
-        let (next, end) = (self.next, self.end);
-        // Usually every packet was taken.
-        if next == end {
-            return;
-        }
-        self.next = end;
-        let b = self.batch.b_mut();
-        // SAFETY: slots next..end still hold packets nothing else reads.
-        pool::with(|p| unsafe { drop_packets(p, &mut b.pkts[next..end]) });
+        drop_untaken(self.batch.b_mut(), &mut self.next, self.end);
     }
 }
 
@@ -334,15 +340,7 @@ impl Iterator for IntoIter {
 impl Drop for IntoIter {
     #[inline]
     fn drop(&mut self) {
-        let (next, end) = (self.next, self.end);
-        // Usually every packet was taken.
-        if next == end {
-            return;
-        }
-        self.next = end;
-        let b = self.batch.b_mut();
-        // SAFETY: slots next..end still hold packets nothing else reads.
-        pool::with(|p| unsafe { drop_packets(p, &mut b.pkts[next..end]) });
+        drop_untaken(self.batch.b_mut(), &mut self.next, self.end);
     }
 }
 
