@@ -2675,7 +2675,8 @@ impl Compiled {
     #[inline]
     pub fn classify_packet(&self, p: &rclick_core::Packet) -> Option<usize> {
         let (ip, tp) = packet_headers(p);
-        let ether = if ip.is_empty() {
+        // Only filters with an `ether` primitive look before the IP header.
+        let ether = if ip.is_empty() || !self.uses_ether {
             &[]
         } else {
             packet_ether_header(p)
