@@ -2126,13 +2126,16 @@ impl BoxField {
             None => (0, self.bounds.len()),
         };
         // Bounds below `lo` are below k << shift <= v, so all are <= v.
-        let within = self
-            .bounds
-            .get(lo..hi)
-            .map_or(0, |b| b.partition_point(|&b| b <= v));
+        let candidates = self.bounds.get(lo..hi).unwrap_or(&[]);
+        // A bucket usually holds a few bounds: counting them in order is
+        // cheaper than setting up a binary search.
+        let within = if candidates.len() <= 8 {
+            candidates.iter().take_while(|&&b| b <= v).count()
+        } else {
+            candidates.partition_point(|&b| b <= v)
+        };
         // bounds[0] is 0, so at least one bound is <= v.
-        let count = lo + within;
-        self.sets[count.saturating_sub(1)]
+        self.sets[(lo + within).saturating_sub(1)]
     }
 }
 
