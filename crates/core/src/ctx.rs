@@ -584,6 +584,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Whether any packet might be available behind `sig`.
+    #[inline]
     pub fn signal_active(&self, sig: &NotifierSignal) -> bool {
         self.view.core.rt.signal_active(sig)
     }

@@ -297,6 +297,7 @@ impl SourceTask {
     }
 
     /// Whether a queue downstream has room.
+    #[inline]
     pub fn has_room(&self, ctx: &Ctx) -> bool {
         ctx.signal_active(&self.room)
     }
