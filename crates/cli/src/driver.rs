@@ -127,6 +127,7 @@ struct Settings {
     /// `--control-secret FILE`: `-p` sockets require `AUTH`.
     control_secret: Option<String>,
     threads: usize,
+    affinity: bool,
     time: bool,
     warnings: bool,
     exit_handler: Option<String>,
@@ -235,6 +236,7 @@ fn parse_settings(
     };
     let mut s = Settings {
         threads: 1,
+        affinity: false,
         warnings: true,
         ..Default::default()
     };
@@ -317,7 +319,7 @@ fn parse_settings(
                             return Err(1);
                         }
                     },
-                    "affinity" => {}
+                    "affinity" => s.affinity = !negated,
                     "time" => s.time = true,
                     "unix-socket" => s.unix_sockets.push(v),
                     "warnings" => s.warnings = !negated,
@@ -448,11 +450,11 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
     control_sockets.extend(http_server_decls(&s));
     let mut spec = spec;
     spec.elements.extend(control_sockets.iter().cloned());
-    if s.threads > 1 && s.warnings {
-        rep.error(&format!(
-            "warning: running on 1 thread; -j {} is not supported yet",
-            s.threads
-        ));
+    if s.threads > 1 && s.simtime.is_some() {
+        // Simulated time jumps to the next timer when the router is idle;
+        // threads each with their own timers cannot agree on that jump.
+        rep.error("'--simtime' runs on one thread; leave out '-j'");
+        return 1;
     }
 
     let ropts = RouterOptions {
@@ -462,6 +464,8 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
         parse: parse_options(&s),
         successor: false,
         extra_elements: control_sockets,
+        threads: s.threads,
+        affinity: s.affinity,
     };
     let ropts_extra = ropts.extra_elements.len();
     let started = std::time::Instant::now();

@@ -29,7 +29,7 @@ use std::ops::Deref;
 use crate::batch::Batch;
 use crate::element::Element;
 use crate::packet::Packet;
-use crate::router::RouterCore;
+use crate::router::{RouterCore, SHARED_BIT};
 use crate::sched::{NotifierSignal, SignalId, TaskId, TimerId};
 use crate::time::Timestamp;
 
@@ -128,7 +128,8 @@ impl ElementView<'_> {
         self.core
             .rt
             .address_info
-            .borrow()
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
             .get(name)
             .and_then(|v| v.ipv4)
     }
@@ -136,7 +137,13 @@ impl ElementView<'_> {
     /// The AddressInfo entry named exactly `name` (compound prefix
     /// included), if any.
     pub fn address_entry(&self, name: &str) -> Option<crate::router::AddressEntry> {
-        self.core.rt.address_info.borrow().get(name).cloned()
+        self.core
+            .rt
+            .address_info
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
     }
 
     pub fn ninputs(&self) -> usize {
@@ -160,14 +167,18 @@ impl ElementView<'_> {
     }
 
     pub fn schedule_timer_at(&self, t: TimerId, when: Timestamp) {
-        self.core.rt.timers.borrow_mut().schedule_at(t, when);
+        self.core
+            .thread_rt(self.elem)
+            .timers
+            .borrow_mut()
+            .schedule_at(t, when);
     }
 
     /// Registers (or, with an empty interest, removes) this element's
     /// interest in a descriptor.
     pub fn add_select(&self, fd: std::os::fd::RawFd, interest: crate::select::Interest) {
         self.core
-            .rt
+            .thread_rt(self.elem)
             .selects
             .borrow_mut()
             .set(fd, self.elem, interest);
@@ -319,9 +330,9 @@ impl<'a> Ctx<'a> {
             if !core.graph.forwards_pulls(src) {
                 break;
             }
-            let next = match core.elements[src].try_borrow() {
-                Ok(e) => e.forward_pull(sport),
-                Err(_) => None,
+            let next = match core.elements.get(src).map(|c| c.try_borrow()) {
+                Some(Ok(e)) => e.forward_pull(sport),
+                _ => None,
             };
             match next.and_then(|i| core.graph.pull_source(src, i)) {
                 Some((s, p)) => (src, sport) = (s, p),
@@ -332,11 +343,17 @@ impl<'a> Ctx<'a> {
         let saved = (self.view.elem, self.base);
         self.view.elem = src;
         self.base = self.disp.work.len();
-        let result = match self.view.core.elements[src].try_borrow_mut() {
-            Ok(mut e) => e.pull(sport, max, self),
-            // A pull cycle: the configuration pulls from an element already
-            // pulling. Nothing can be produced safely.
-            Err(_) => None,
+        let result = match self.view.core.elements.get(src) {
+            Some(cell) => match cell.try_borrow_mut() {
+                Ok(mut e) => e.pull(sport, max, self),
+                // A pull cycle: the configuration pulls from an element
+                // already pulling. Nothing can be produced safely.
+                Err(_) => None,
+            },
+            None => {
+                self.view.elem = src & !(SHARED_BIT as usize);
+                self.pull_shared(src, sport, max)
+            }
         };
         self.finish_frame();
         (self.view.elem, self.base) = saved;
@@ -411,19 +428,23 @@ impl<'a> Ctx<'a> {
     fn run_chain(&mut self, top: usize, mut elem: usize, mut port: usize, mut batch: Batch) {
         let core = self.view.core;
         loop {
-            let cell: &RefCell<Box<dyn Element>> = &core.elements[elem];
-            let Ok(mut e) = cell.try_borrow_mut() else {
-                self.disp.deferred.push(Work {
-                    elem: elem as u32,
-                    port: port as u32,
-                    batch,
-                });
-                return;
-            };
-            self.view.elem = elem;
-            self.base = top;
-            e.push(port, batch, self);
-            drop(e);
+            // A shared element's index is out of range (see `SHARED_BIT`).
+            if let Some(cell) = core.elements.get(elem) {
+                let cell: &RefCell<Box<dyn Element>> = cell;
+                let Ok(mut e) = cell.try_borrow_mut() else {
+                    self.disp.deferred.push(Work {
+                        elem: elem as u32,
+                        port: port as u32,
+                        batch,
+                    });
+                    return;
+                };
+                self.view.elem = elem;
+                self.base = top;
+                e.push(port, batch, self);
+            } else {
+                self.push_shared(top, elem, port, batch);
+            }
             let len = self.disp.work.len();
             match self.disp.tail.take() {
                 Some(next) if len == top => {
@@ -455,6 +476,32 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+    }
+
+    /// Pushes `batch` into a shared element (its flagged index `elem`)
+    /// through its thread-safe interface.
+    #[cold]
+    #[inline(never)]
+    fn push_shared(&mut self, top: usize, elem: usize, port: usize, batch: Batch) {
+        let index = elem & !(SHARED_BIT as usize);
+        let Some(shared) = self.view.core.shared_ref(index) else {
+            return;
+        };
+        self.view.elem = index;
+        self.base = top;
+        // SAFETY: shared elements live as long as the router, and no one
+        // borrows them mutably while threads run (`share_elements`).
+        unsafe { shared.get() }.push(port, batch, self);
+    }
+
+    /// Pulls from a shared element (its flagged index `src`) through its
+    /// thread-safe interface.
+    #[cold]
+    #[inline(never)]
+    fn pull_shared(&mut self, src: usize, port: usize, max: usize) -> Option<Batch> {
+        let shared = self.view.core.shared_ref(src & !(SHARED_BIT as usize))?;
+        // SAFETY: as in `push_shared`.
+        unsafe { shared.get() }.pull(port, max, self)
     }
 
     /// Runs deferred work until none is left. Called by the driver after a
@@ -537,12 +584,11 @@ impl<'a> Ctx<'a> {
         if Some(t) == self.current_task {
             return;
         }
-        self.view.core.rt.sched.borrow_mut().schedule(t);
+        self.view.core.rt.schedule_task(t);
     }
 
     pub fn task_scheduled(&self, t: TaskId) -> bool {
-        (Some(t) == self.current_task && self.reschedule)
-            || self.view.core.rt.sched.borrow().is_scheduled(t)
+        (Some(t) == self.current_task && self.reschedule) || self.view.core.rt.task_scheduled(t)
     }
 
     pub fn schedule_timer_after(&self, t: TimerId, delay: Timestamp) {
@@ -551,22 +597,37 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn unschedule_timer(&self, t: TimerId) {
-        self.view.core.rt.timers.borrow_mut().unschedule(t);
+        self.view
+            .core
+            .thread_rt(self.view.elem)
+            .timers
+            .borrow_mut()
+            .unschedule(t);
     }
 
     pub fn timer_expiry(&self, t: TimerId) -> Option<Timestamp> {
-        self.view.core.rt.timers.borrow().expiry(t)
+        self.view
+            .core
+            .thread_rt(self.view.elem)
+            .timers
+            .borrow()
+            .expiry(t)
     }
 
     pub fn remove_select(&self, fd: std::os::fd::RawFd) {
-        self.view.core.rt.selects.borrow_mut().set(
-            fd,
-            self.view.elem,
-            crate::select::Interest {
-                read: false,
-                write: false,
-            },
-        );
+        self.view
+            .core
+            .thread_rt(self.view.elem)
+            .selects
+            .borrow_mut()
+            .set(
+                fd,
+                self.view.elem,
+                crate::select::Interest {
+                    read: false,
+                    write: false,
+                },
+            );
     }
 
     // ------------------------------------------------------------- notifiers
@@ -597,11 +658,15 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn runcount(&self) -> i32 {
-        self.view.core.rt.runcount.get()
+        self.view.core.rt.runcount()
     }
 
     pub fn set_runcount(&self, n: i32) {
-        self.view.core.rt.runcount.set(n);
+        self.view
+            .core
+            .rt
+            .runcount
+            .store(n, std::sync::atomic::Ordering::Relaxed);
     }
 
     // -------------------------------------------------------------- handlers
@@ -796,7 +861,11 @@ impl<'a> InitCtx<'a> {
     /// Cancels a timer of this element (hot swap: a successor taking its
     /// predecessor's schedule in `take_state`).
     pub fn unschedule_timer(&self, t: TimerId) {
-        self.core.rt.timers.borrow_mut().unschedule(t);
+        self.core
+            .thread_rt(self.elem)
+            .timers
+            .borrow_mut()
+            .unschedule(t);
     }
 
     /// Whether input `port` is a pull input (valid during `initialize`).
@@ -815,6 +884,7 @@ impl<'a> InitCtx<'a> {
         let id = self
             .core
             .rt
+            .main_thread()
             .sched
             .borrow_mut()
             .add(self.elem, tickets, scheduled);
@@ -823,11 +893,16 @@ impl<'a> InitCtx<'a> {
     }
 
     pub fn new_timer(&self) -> TimerId {
-        self.core.rt.timers.borrow_mut().add(self.elem)
+        self.core
+            .rt
+            .main_thread()
+            .timers
+            .borrow_mut()
+            .add(self.elem)
     }
 
     pub fn schedule_task(&self, t: TaskId) {
-        self.core.rt.sched.borrow_mut().schedule(t);
+        self.core.rt.schedule_task(t);
     }
 
     /// The element's landmark, `file:line`, for messages.
@@ -869,6 +944,17 @@ impl<'a> InitCtx<'a> {
             .schedule_info
             .borrow_mut()
             .push((element.to_string(), param));
+    }
+
+    /// How many threads the router will run on (`-j N`).
+    pub fn nthreads(&self) -> usize {
+        self.core.options_threads()
+    }
+
+    /// Makes element `elem`'s tasks (and timers and descriptors) run on
+    /// `thread`, or never with -1 (StaticThreadSched).
+    pub fn set_thread_preference(&self, elem: usize, thread: i32) {
+        self.core.rt.thread_prefs.borrow_mut().insert(elem, thread);
     }
 
     /// Makes this element the DriverManager: it decides when the driver
@@ -943,7 +1029,8 @@ impl<'a> InitCtx<'a> {
         self.core
             .rt
             .address_info
-            .borrow_mut()
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
             .insert(name.to_string(), entry);
     }
 }

@@ -20,7 +20,9 @@ pub mod wire;
 
 pub use batch::Batch;
 pub use ctx::{Ctx, InitCtx};
-pub use element::{ConfigResult, Element, Errors, Handler, HandlerSpec, Registry, SimpleAction};
+pub use element::{
+    ConfigResult, Element, Errors, Handler, HandlerSpec, Registry, SharedElement, SimpleAction,
+};
 #[doc(hidden)]
 pub use inventory;
 pub use packet::Packet;

@@ -29,7 +29,7 @@ pub struct TimerId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SignalId(pub u32);
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct TaskState {
     pub elem: usize,
     pub tickets: u32,
@@ -170,6 +170,35 @@ impl Scheduler {
         id
     }
 
+    /// Takes a task off the queue (its heap entry goes stale).
+    pub fn unschedule(&mut self, id: TaskId) {
+        if let Some(t) = self.tasks.get_mut(id.0 as usize) {
+            t.scheduled = false;
+        }
+    }
+
+    /// A scheduler for another thread, with the same task table: the
+    /// tasks for which `moves` holds leave this queue and join the new
+    /// one (if they were scheduled).
+    pub fn split_off(&mut self, moves: impl Fn(usize) -> bool) -> Scheduler {
+        let mut other = Scheduler {
+            tasks: self.tasks.clone(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+            global_pass: self.global_pass,
+        };
+        for t in other.tasks.iter_mut() {
+            t.scheduled = false;
+        }
+        for i in 0..self.tasks.len() {
+            if moves(i) && self.tasks[i].scheduled {
+                self.tasks[i].scheduled = false;
+                other.schedule(TaskId(i as u32));
+            }
+        }
+        other
+    }
+
     pub fn any_scheduled(&self) -> bool {
         self.heap.iter().any(|Reverse((pass, _, id))| {
             let t = &self.tasks[*id as usize];
@@ -178,7 +207,7 @@ impl Scheduler {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct TimerState {
     pub elem: usize,
     pub expiry: Option<Timestamp>,
@@ -226,6 +255,30 @@ impl Timers {
         self.timers.get(id.0 as usize).and_then(|t| t.expiry)
     }
 
+    /// Timers for another thread, with the same timer table: the pending
+    /// timers of elements for which `moves` holds leave this set and join
+    /// the new one.
+    pub fn split_off(&mut self, moves: impl Fn(usize) -> bool) -> Timers {
+        let mut other = Timers {
+            timers: self.timers.clone(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+        };
+        for t in other.timers.iter_mut() {
+            t.expiry = None;
+        }
+        for i in 0..self.timers.len() {
+            if !moves(self.timers[i].elem) {
+                continue;
+            }
+            if let Some(when) = self.timers[i].expiry {
+                self.unschedule(TimerId(i as u32));
+                other.schedule_at(TimerId(i as u32), when);
+            }
+        }
+        other
+    }
+
     fn discard_stale(&mut self) {
         while let Some(Reverse((_, _, id, gen))) = self.heap.peek() {
             if self.timers[*id as usize].generation == *gen {
@@ -254,12 +307,6 @@ impl Timers {
             _ => None,
         }
     }
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct SignalState {
-    pub active: bool,
-    pub listeners: Vec<TaskId>,
 }
 
 /// What a pulling element listens to: the OR of some notifier signals, or

@@ -5,9 +5,10 @@
 //! simulated time the clock only moves when the driver jumps it to the next
 //! timer.
 
-use std::cell::Cell;
 use std::fmt;
 use std::ops::{Add, Sub};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::time::Duration;
 
 /// A point in time (or an interval), in nanoseconds since the Unix epoch.
@@ -116,36 +117,44 @@ impl fmt::Display for Timestamp {
 
 /// The router's clock. Real time, or simulated time that advances only when
 /// the driver says so (Click's `--simtime`).
+///
+/// Every router thread reads and refreshes it, so its fields are atomics
+/// (relaxed: each is a value on its own, and a load or store of one costs
+/// what a plain one does). The warp is set only by the `timewarp` handler,
+/// which runs with the other threads stopped.
 #[derive(Debug)]
 pub struct Clock {
     simulated: bool,
-    now: Cell<Timestamp>,
+    now: AtomicI64,
     /// Click's time warp: real time runs `warp` times faster from
-    /// `warp_base` (real time, router time); 1 and `None` when never set.
-    warp: Cell<f64>,
-    warp_base: Cell<Option<(Timestamp, Timestamp)>>,
+    /// `warp_base` (real time, router time); 1 and unset when never set.
+    warp_bits: AtomicU64,
+    warped: AtomicBool,
+    warp_base_real: AtomicI64,
+    warp_base: AtomicI64,
 }
 
 /// Click's default simulated start time: 1e9 seconds.
 pub const DEFAULT_SIMTIME_START: Timestamp = Timestamp(1_000_000_000 * 1_000_000_000);
 
 impl Clock {
-    pub fn real() -> Clock {
+    fn starting_at(simulated: bool, start: Timestamp) -> Clock {
         Clock {
-            simulated: false,
-            now: Cell::new(Timestamp::now_real()),
-            warp: Cell::new(1.0),
-            warp_base: Cell::new(None),
+            simulated,
+            now: AtomicI64::new(start.0),
+            warp_bits: AtomicU64::new(1.0f64.to_bits()),
+            warped: AtomicBool::new(false),
+            warp_base_real: AtomicI64::new(0),
+            warp_base: AtomicI64::new(0),
         }
     }
 
+    pub fn real() -> Clock {
+        Clock::starting_at(false, Timestamp::now_real())
+    }
+
     pub fn simulated(start: Timestamp) -> Clock {
-        Clock {
-            simulated: true,
-            now: Cell::new(start),
-            warp: Cell::new(1.0),
-            warp_base: Cell::new(None),
-        }
+        Clock::starting_at(true, start)
     }
 
     pub fn is_simulated(&self) -> bool {
@@ -157,12 +166,17 @@ impl Clock {
     pub fn now(&self) -> Timestamp {
         if !self.simulated {
             let real = Timestamp::now_real();
-            self.now.set(match self.warp_base.get() {
-                None => real,
-                Some((base_real, base)) => base + (real - base_real).scaled(self.warp.get()),
-            });
+            let now = if self.warped.load(Relaxed) {
+                let base_real = Timestamp(self.warp_base_real.load(Relaxed));
+                let base = Timestamp(self.warp_base.load(Relaxed));
+                base + (real - base_real).scaled(self.warp_factor())
+            } else {
+                real
+            };
+            self.now.store(now.0, Relaxed);
+            return now;
         }
-        self.now.get()
+        Timestamp(self.now.load(Relaxed))
     }
 
     /// Click's `timewarp`: real time runs `factor` (> 0) times faster
@@ -172,19 +186,21 @@ impl Clock {
             return;
         }
         let now = self.now();
-        self.warp_base.set(Some((Timestamp::now_real(), now)));
-        self.warp.set(factor);
+        self.warp_base_real.store(Timestamp::now_real().0, Relaxed);
+        self.warp_base.store(now.0, Relaxed);
+        self.warp_bits.store(factor.to_bits(), Relaxed);
+        self.warped.store(true, Relaxed);
     }
 
     /// The time warp factor (1 unless set).
     pub fn warp_factor(&self) -> f64 {
-        self.warp.get()
+        f64::from_bits(self.warp_bits.load(Relaxed))
     }
 
     /// The real time that `d` of router time takes.
     pub fn real_delay(&self, d: Timestamp) -> Timestamp {
-        if self.warp_base.get().is_some() {
-            d.scaled(1.0 / self.warp.get())
+        if self.warped.load(Relaxed) {
+            d.scaled(1.0 / self.warp_factor())
         } else {
             d
         }
@@ -194,14 +210,14 @@ impl Clock {
     /// need the driver iteration's time.
     #[inline]
     pub fn recent(&self) -> Timestamp {
-        self.now.get()
+        Timestamp(self.now.load(Relaxed))
     }
 
     /// Moves simulated time forward (never backward). No effect on a real
     /// clock.
     pub fn advance_to(&self, t: Timestamp) {
-        if self.simulated && t > self.now.get() {
-            self.now.set(t);
+        if self.simulated {
+            self.now.fetch_max(t.0, Relaxed);
         }
     }
 }

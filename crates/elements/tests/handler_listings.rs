@@ -54,6 +54,8 @@ const CASES: &[(&str, &str)] = &[
     ("Bypass", "Idle->x::Bypass->Idle"),
     ("Clipboard", "Idle->x::Clipboard(0/1, 1/1)->Idle; Idle->[1]x[1]->Idle"),
     ("FullNoteQueue", "Idle->x::FullNoteQueue->Discard"),
+    ("ThreadSafeQueue", "Idle->x::ThreadSafeQueue->Discard"),
+    ("StaticThreadSched", "i::InfiniteSource->Discard; x::StaticThreadSched(i 0)"),
     ("Hub", "Idle->x::Hub->Idle"),
     ("InputSwitch", "Idle->x::InputSwitch->Idle"),
     ("LinkUnqueue", "Idle->Queue->x::LinkUnqueue(0, 1Mbps)->Discard"),

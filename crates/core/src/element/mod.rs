@@ -122,6 +122,17 @@ impl<T: Any> AsAny for T {
     }
 }
 
+/// The `&self` interface of an element that several router threads may
+/// push to and pull from at once. It is `Sync`: the element keeps its
+/// state in atomics or lock-free structures. While threads run, the
+/// router calls these instead of [`Element::push`] and [`Element::pull`];
+/// handlers still go through [`Element`] (reads concurrently with
+/// packets, writes with the other threads stopped).
+pub trait SharedElement: Sync {
+    fn push(&self, port: usize, batch: Batch, ctx: &mut Ctx);
+    fn pull(&self, port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch>;
+}
+
 /// A packet-processing element.
 ///
 /// Lifecycle: created by its class's constructor; `configure` with its
@@ -191,6 +202,15 @@ pub trait Element: AsAny + Send {
     /// elements skip the question.
     fn forwards_pulls(&self) -> bool {
         false
+    }
+
+    /// This element's thread-safe interface, for classes built to be
+    /// reached from several threads at once (ThreadSafeQueue and its
+    /// kind). Elements of other classes are refused, at initialization,
+    /// if more than one thread can reach them. A shared element must not
+    /// have tasks of its own.
+    fn shared(&self) -> Option<&dyn SharedElement> {
+        None
     }
 
     /// Runs a task of this element. Returns whether it did useful work. The

@@ -89,6 +89,21 @@ impl Graph {
         (s != NONE).then_some((s as usize, p as usize))
     }
 
+    /// Rewrites the flat tables' references to element `elem` with `flag`
+    /// set: the dispatcher then finds it out of range and takes the
+    /// shared-element path.
+    pub fn mark_shared(&mut self, elem: usize, flag: u32) {
+        for t in self
+            .push_target
+            .iter_mut()
+            .chain(self.pull_source.iter_mut())
+        {
+            if t.0 == elem as u32 {
+                t.0 |= flag;
+            }
+        }
+    }
+
     /// Fills the flat hot-path tables from the resolved port modes in
     /// `info`: each push output's one target, each pull input's one source.
     pub fn build_tables(&mut self, info: &[ElementInfo]) {

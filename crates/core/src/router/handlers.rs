@@ -158,6 +158,7 @@ impl RouterCore {
         param: Option<&str>,
         ctx: &Ctx,
     ) -> Result<String, String> {
+        let _stopped = self.handler_access(elem, name, false)?;
         let Some(e) = elem else {
             return self.read_global(name);
         };
@@ -179,18 +180,15 @@ impl RouterCore {
             "ports" => return Ok(self.ports_text(e)),
             "handlers" => return Ok(crate::element::handlers_listing(&specs)),
             "scheduled" if !tasks.is_empty() => {
-                let sched = self.rt.sched.borrow();
-                return Ok(tasks.iter().any(|t| sched.is_scheduled(*t)).to_string());
+                return Ok(tasks.iter().any(|t| self.rt.task_scheduled(*t)).to_string());
             }
             "tickets" if !tasks.is_empty() => {
-                return Ok(self.rt.sched.borrow().tasks[tasks[0].0 as usize]
-                    .tickets
-                    .to_string());
+                let sched = self.thread_rt(e).sched.borrow();
+                return Ok(sched.tasks[tasks[0].0 as usize].tickets.to_string());
             }
             "home_thread" if !tasks.is_empty() => {
-                return Ok(self.rt.sched.borrow().tasks[tasks[0].0 as usize]
-                    .home_thread
-                    .to_string());
+                let sched = self.thread_rt(e).sched.borrow();
+                return Ok(sched.tasks[tasks[0].0 as usize].home_thread.to_string());
             }
             _ => {}
         }
@@ -233,7 +231,7 @@ impl RouterCore {
                 .iter()
                 .map(|h| format!("{}\t{}\n", h.name, h.flag_string()))
                 .collect(),
-            "runcount" => self.rt.runcount.get().to_string(),
+            "runcount" => self.rt.runcount().to_string(),
             // Element packages loaded at run time: none can be yet.
             "packages" => String::new(),
             "timewarp" if self.rt.clock.is_simulated() => "simulation".into(),
@@ -251,6 +249,7 @@ impl RouterCore {
         value: &str,
         ctx: &mut Ctx,
     ) -> Result<(), String> {
+        let _stopped = self.handler_access(elem, name, true)?;
         let Some(e) = elem else {
             return self.write_global(name, value);
         };
@@ -268,7 +267,7 @@ impl RouterCore {
                 .parse()
                 .map_err(|_| "expected integer".to_string())?;
             for t in info.tasks.borrow().iter() {
-                self.rt.sched.borrow_mut().set_tickets(*t, n);
+                self.thread_rt(e).sched.borrow_mut().set_tickets(*t, n);
             }
             return Ok(());
         }

@@ -95,6 +95,8 @@ pub(crate) struct SwapJob {
     result: Receiver<Result<Router, Vec<Diagnostic>>>,
     /// The thread building it (none under simulated time).
     thread: Option<JoinHandle<()>>,
+    /// The result, once taken from `result` by [`RouterCore::swap_ready`].
+    arrived: Option<Result<Box<Router>, Vec<Diagnostic>>>,
 }
 
 /// `build_router`, with a panic in it (an element's `configure` or
@@ -163,6 +165,31 @@ fn error_text(d: &[Diagnostic]) -> String {
 impl RouterCore {
     pub(crate) fn is_successor(&self) -> bool {
         self.options.successor
+    }
+
+    /// Whether a successor waits to be installed: built by `hotconfig`,
+    /// or done building on another thread.
+    pub(crate) fn swap_ready(&self) -> bool {
+        if self.pending_swap.borrow().is_some() {
+            return true;
+        }
+        let mut job = self.swap_job.borrow_mut();
+        let Some(job) = job.as_mut() else {
+            return false;
+        };
+        if job.arrived.is_none() {
+            match job.result.try_recv() {
+                Ok(r) => job.arrived = Some(r.map(Box::new)),
+                Err(TryRecvError::Empty) => return false,
+                Err(TryRecvError::Disconnected) => {
+                    job.arrived = Some(Err(vec![Diagnostic::error(
+                        Landmark::new("", 0),
+                        "preparing the hot swap failed unexpectedly",
+                    )]))
+                }
+            }
+        }
+        true
     }
 
     /// Whether a successor is being built on another thread.
@@ -234,6 +261,7 @@ impl RouterCore {
             }
         }
         *self.swap_job.borrow_mut() = Some(SwapJob {
+            arrived: None,
             token,
             requester,
             result: rx,
@@ -281,17 +309,21 @@ impl Router {
     /// router). Returns whether a new router was installed.
     fn finish_swap_job(&mut self) -> bool {
         let outcome = {
-            let job = self.core.swap_job.borrow();
-            let Some(job) = job.as_ref() else {
+            let mut job = self.core.swap_job.borrow_mut();
+            let Some(job) = job.as_mut() else {
                 return false;
             };
-            match job.result.try_recv() {
-                Ok(r) => r,
-                Err(TryRecvError::Empty) => return false,
-                Err(TryRecvError::Disconnected) => Err(vec![Diagnostic::error(
-                    Landmark::new("", 0),
-                    "preparing the hot swap failed unexpectedly",
-                )]),
+            if let Some(r) = job.arrived.take() {
+                r.map(|b| *b)
+            } else {
+                match job.result.try_recv() {
+                    Ok(r) => r,
+                    Err(TryRecvError::Empty) => return false,
+                    Err(TryRecvError::Disconnected) => Err(vec![Diagnostic::error(
+                        Landmark::new("", 0),
+                        "preparing the hot swap failed unexpectedly",
+                    )]),
+                }
             }
         };
         let Some(job) = self.core.swap_job.borrow_mut().take() else {

@@ -75,6 +75,16 @@ impl Router {
             return Err(could_not_initialize(errors));
         }
 
+        // 6. Threads: home threads, and the proof that no element that is
+        // not thread-safe is reached from two.
+        let thread_errors = super::threads::assign_threads(&mut core, opts.threads);
+        if !thread_errors.is_empty() {
+            for e in &core.elements {
+                e.borrow_mut().cleanup();
+            }
+            return Err(could_not_initialize(thread_errors));
+        }
+
         Ok(Router {
             core,
             disp: Dispatcher::new(),
@@ -283,6 +293,8 @@ impl RouterCore {
             .collect();
         RouterCore {
             elements,
+            home: Box::new([]),
+            shared_elems: Vec::new(),
             info,
             graph,
             rt: Runtime::new(clock, opts.capture_chatter),

@@ -28,6 +28,7 @@ mod run;
 mod runtime;
 #[cfg(test)]
 mod tests;
+mod threads;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -45,6 +46,7 @@ use crate::time::{Clock, Timestamp};
 pub(crate) use graph::Graph;
 pub use hotswap::{InstallStats, WriteStart};
 pub use runtime::{AddressEntry, Runtime};
+pub(crate) use threads::{set_current_thread, SharedRef, SHARED_BIT, WAKE_ELEM};
 
 /// Per-element bookkeeping the runtime keeps beside the element itself.
 pub(crate) struct ElementInfo {
@@ -64,6 +66,10 @@ pub(crate) struct ElementInfo {
 /// Everything a running router is made of except the dispatcher's buffers.
 pub struct RouterCore {
     pub(crate) elements: Vec<RefCell<Box<dyn Element>>>,
+    /// Each element's home thread (all 0 with one thread).
+    pub(crate) home: Box<[std::sync::atomic::AtomicU32]>,
+    /// The `&self` interface of each element shared by several threads.
+    pub(crate) shared_elems: Vec<Option<SharedRef>>,
     pub(crate) info: Vec<ElementInfo>,
     pub(crate) graph: Graph,
     pub(crate) rt: Runtime,
@@ -98,6 +104,10 @@ pub struct RouterOptions {
     /// Set by hot swap when it builds a router to replace a running one;
     /// leave false otherwise.
     pub successor: bool,
+    /// Router threads (`-j N`); 0 and 1 both mean one.
+    pub threads: usize,
+    /// Pin thread `k` to CPU `k` (`-a`).
+    pub affinity: bool,
     /// Elements the driver adds to every configuration (`-p`, `-u` control
     /// sockets): `hotconfig` appends them to the new configuration too,
     /// unless it declares an element of the same name.

@@ -4,9 +4,14 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{Router, StopReason};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::SeqCst;
+
+use super::threads::ThreadRt;
+use super::{set_current_thread, Router, RouterCore, StopReason, WAKE_ELEM};
 use crate::batch::Batch;
 use crate::ctx::Ctx;
+use crate::ctx::Dispatcher;
 use crate::element::Element;
 use crate::packet::Packet;
 use crate::sched::TaskId;
@@ -22,16 +27,42 @@ const BUILDING_POLL_MS: i32 = 2;
 /// Tasks run per driver iteration before timers and the stop check.
 const TASKS_PER_ITERATION: usize = 64;
 
-impl Router {
+/// How long a thread with nothing to do sleeps between looks at the stop
+/// and pause flags (it is woken early by anything it must do).
+const THREADED_IDLE_MS: i32 = 20;
+
+/// What one router thread runs with: the router, its own dispatcher and
+/// its index.
+pub(super) struct Driver<'a> {
+    core: &'a RouterCore,
+    disp: &'a mut Dispatcher,
+    ready: &'a mut Vec<(std::os::fd::RawFd, usize, bool, bool)>,
+    thread: usize,
+}
+
+/// Why thread 0's threaded loop returned.
+enum Outcome {
+    Stop(StopReason),
+    /// A hot swap is ready: the threads stop, it is installed, they start
+    /// again.
+    Swap,
+}
+
+impl<'a> Driver<'a> {
+    #[inline]
+    fn th(&self) -> &'a ThreadRt {
+        &self.core.rt.threads[self.thread]
+    }
+
     /// Calls `f` on element `elem` from outside any element (a top-level
     /// call), then runs everything it emitted, depth first, and any work
     /// deferred meanwhile. `None` if the element is busy.
-    pub(super) fn call_element<R>(
+    fn call_element<R>(
         &mut self,
         elem: usize,
         f: impl FnOnce(&mut dyn Element, &mut Ctx) -> R,
     ) -> Option<R> {
-        let mut ctx = Ctx::new(&self.core, &mut self.disp, elem);
+        let mut ctx = Ctx::new(self.core, self.disp, elem);
         let saved = ctx.enter(elem);
         let r = match self.core.elements[elem].try_borrow_mut() {
             Ok(mut e) => Some(f(&mut **e, &mut ctx)),
@@ -41,6 +72,293 @@ impl Router {
         ctx.leave(saved);
         ctx.run_deferred();
         r
+    }
+
+    /// Runs task `t` once and returns whether it asked to run again
+    /// (`ctx.fast_reschedule()`); the caller puts it back on the queue. The
+    /// task counts as running (so scheduling it is a no-op) only until its
+    /// element returns, not while its emissions are dispatched.
+    ///
+    /// This is `call_element` written out: on the per-task path the closure
+    /// version cost 4 to 8 more instructions per packet at BURST 1.
+    #[inline]
+    fn run_task(&mut self, t: TaskId) -> bool {
+        let elem = self.th().sched.borrow().tasks[t.0 as usize].elem;
+        let mut ctx = Ctx::new(self.core, self.disp, elem);
+        ctx.set_current_task(Some(t));
+        let saved = ctx.enter(elem);
+        if let Ok(mut e) = self.core.elements[elem].try_borrow_mut() {
+            e.run_task(t, &mut ctx);
+        }
+        let again = ctx.take_reschedule();
+        ctx.set_current_task(None);
+        ctx.finish_frame();
+        ctx.leave(saved);
+        ctx.run_deferred();
+        again
+    }
+
+    /// Runs up to [`TASKS_PER_ITERATION`] scheduled tasks, fewer if the
+    /// run count falls to zero. A task that asks to run again goes back on
+    /// the run queue and the next one comes off in one step.
+    fn run_tasks(&mut self) {
+        let mut ran = 0;
+        let th = self.th();
+        let mut next = th.sched.borrow_mut().pop();
+        while let Some(t) = next {
+            let again = self.run_task(t);
+            ran += 1;
+            let go_on = ran < TASKS_PER_ITERATION && self.core.rt.runcount() > 0;
+            let mut sched = th.sched.borrow_mut();
+            next = match (again, go_on) {
+                (true, true) => sched.reschedule_and_pop(t),
+                (true, false) => {
+                    sched.schedule(t);
+                    None
+                }
+                (false, true) => sched.pop(),
+                (false, false) => None,
+            };
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.th().sched.borrow().any_scheduled()
+    }
+
+    /// Fires the timers that have expired; returns how many fired.
+    fn run_timers(&mut self) -> usize {
+        let now = self.core.rt.clock.now();
+        let th = self.th();
+        let mut fired = 0;
+        // Bound the loop so a timer rescheduling itself at `now` cannot
+        // starve tasks.
+        let limit = th.timers.borrow().timers.len() * 2 + 8;
+        while fired < limit {
+            let Some(id) = th.timers.borrow_mut().pop_expired(now) else {
+                break;
+            };
+            let elem = th.timers.borrow().timers[id.0 as usize].elem;
+            self.call_element(elem, |e, ctx| e.run_timer(id, ctx));
+            fired += 1;
+        }
+        fired
+    }
+
+    /// Whether the driver should stop now; consults the DriverManager.
+    fn check_stop(&mut self) -> bool {
+        if self.core.rt.runcount() > 0 {
+            return false;
+        }
+        let Some(dm) = self.core.rt.driver_manager.get() else {
+            return true;
+        };
+        let stop = self
+            .call_element(dm, |e, ctx| e.driver_stop_event(ctx))
+            .unwrap_or(true);
+        stop && self.core.rt.runcount() <= 0
+    }
+
+    /// Polls the thread's descriptors (blocking up to `timeout_ms`) and
+    /// calls each ready element's `selected`.
+    fn run_selects(&mut self, timeout_ms: i32) {
+        let mut ready = std::mem::take(self.ready);
+        let th = self.th();
+        th.selects.borrow_mut().poll(timeout_ms, &mut ready);
+        // A wait may have been long: elements reading `recent()` see the
+        // time they woke at, not the time before the wait.
+        if !ready.is_empty() {
+            self.core.rt.clock.now();
+        }
+        // In element order (epoll reports in no set order): elements ready
+        // together run as they are declared, like Click's signal scripts.
+        if ready.len() > 1 {
+            ready.sort_unstable_by_key(|&(fd, elem, _, _)| (elem, fd));
+        }
+        for &(fd, elem, r, w) in &ready {
+            if elem == WAKE_ELEM {
+                th.drain_kicks();
+                continue;
+            }
+            self.call_element(elem, |e, ctx| e.selected(fd, r, w, ctx));
+        }
+        *self.ready = ready;
+    }
+
+    /// With no task scheduled (one thread): waits for the next timer (under
+    /// simulated time, jumps to it) or a ready descriptor, whichever comes
+    /// first. Returns false, without waiting, when neither can ever come.
+    fn wait_idle(&mut self) -> bool {
+        let th = self.th();
+        let next = th.timers.borrow_mut().next_expiry();
+        let has_selects = !th.selects.borrow().is_empty();
+        // A hot swap being prepared elsewhere: look for it often.
+        let building = self.core.swap_in_progress();
+        let idle_ms = if building {
+            BUILDING_POLL_MS
+        } else {
+            IDLE_POLL_MS
+        };
+        match next {
+            None if !has_selects && !building => return false,
+            None => self.run_selects(idle_ms),
+            Some(t) if self.core.rt.clock.is_simulated() => {
+                if has_selects {
+                    self.run_selects(0);
+                }
+                self.core.rt.clock.advance_to(t);
+            }
+            Some(t) => {
+                let wait_ms = self.ms_until(t, idle_ms);
+                self.run_selects(wait_ms);
+            }
+        }
+        true
+    }
+
+    /// Milliseconds of real time until router time `t`, at most `cap`.
+    fn ms_until(&self, t: crate::time::Timestamp, cap: i32) -> i32 {
+        let now = self.core.rt.clock.now();
+        if t > now {
+            let real = self.core.rt.clock.real_delay(t - now);
+            (real.nanos() / 1_000_000 + 1).min(cap as i64) as i32
+        } else {
+            0
+        }
+    }
+
+    /// With no task scheduled (several threads): sleeps until the next
+    /// timer, a ready descriptor or a wake from another thread. Thread 0
+    /// returns false when every thread is idle for good (the router is
+    /// quiescent).
+    fn wait_idle_threaded(&mut self) -> bool {
+        let th = self.th();
+        let world = &self.core.rt.world;
+        let next = th.timers.borrow_mut().next_expiry();
+        // The wake descriptor is always there; any other is an element's.
+        let has_selects = th.selects.borrow().entries.len() > 1;
+        let building = self.thread == 0 && self.core.swap_in_progress();
+        let forever = next.is_none() && !has_selects && !building;
+        if forever {
+            world.idle_forever.fetch_add(1, SeqCst);
+            if self.thread == 0 && self.all_idle_for_good() {
+                world.idle_forever.fetch_sub(1, SeqCst);
+                return false;
+            }
+        }
+        let cap = if building {
+            BUILDING_POLL_MS
+        } else {
+            THREADED_IDLE_MS
+        };
+        let wait_ms = next.map_or(cap, |t| self.ms_until(t, cap));
+        if th.start_sleep() {
+            self.run_selects(wait_ms);
+            th.end_sleep();
+        }
+        if forever {
+            world.idle_forever.fetch_sub(1, SeqCst);
+        }
+        true
+    }
+
+    /// Whether every thread waits with nothing it could do and no wake is
+    /// in flight.
+    fn all_idle_for_good(&self) -> bool {
+        let rt = &self.core.rt;
+        rt.world.idle_forever.load(SeqCst) == rt.threads.len()
+            && rt.threads.iter().all(|t| !t.has_wakes())
+    }
+
+    /// Thread 0's loop while other threads run.
+    fn main_loop(&mut self, stop_flag: &AtomicBool, iter: &mut u64, max: u64) -> Outcome {
+        loop {
+            if stop_flag.load(Ordering::Relaxed) {
+                return Outcome::Stop(StopReason::Signalled);
+            }
+            if *iter >= max {
+                return Outcome::Stop(StopReason::Limit);
+            }
+            *iter += 1;
+            self.th().take_wakes();
+            self.run_tasks();
+            self.run_timers();
+            if self.core.swap_ready() {
+                return Outcome::Swap;
+            }
+            if self.check_stop() {
+                return Outcome::Stop(StopReason::Stopped);
+            }
+            if self.busy() {
+                if *iter & 7 == 0 {
+                    self.run_selects(0);
+                }
+                continue;
+            }
+            if !self.wait_idle_threaded() {
+                return Outcome::Stop(StopReason::Quiescent);
+            }
+        }
+    }
+
+    /// A worker thread's loop: until thread 0 says to leave.
+    fn worker_loop(&mut self) {
+        let world = &self.core.rt.world;
+        let mut iter = 0u64;
+        loop {
+            if world.exiting() {
+                return;
+            }
+            if world.pause_requested() {
+                world.park();
+                continue;
+            }
+            iter += 1;
+            self.th().take_wakes();
+            self.run_tasks();
+            self.run_timers();
+            if self.busy() {
+                if iter & 7 == 0 {
+                    self.run_selects(0);
+                }
+                continue;
+            }
+            self.wait_idle_threaded();
+        }
+    }
+}
+
+/// Pins the calling thread to CPU `cpu` (modulo the CPUs there are).
+fn pin_to_cpu(cpu: usize) {
+    let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET writes within it; the
+    // call reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu % ncpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+impl Router {
+    fn driver(&mut self) -> Driver<'_> {
+        Driver {
+            core: &self.core,
+            disp: &mut self.disp,
+            ready: &mut self.ready,
+            thread: 0,
+        }
+    }
+
+    /// Calls `f` on element `elem` from outside any element (a top-level
+    /// call), then runs everything it emitted, depth first, and any work
+    /// deferred meanwhile. `None` if the element is busy.
+    pub(super) fn call_element<R>(
+        &mut self,
+        elem: usize,
+        f: impl FnOnce(&mut dyn Element, &mut Ctx) -> R,
+    ) -> Option<R> {
+        self.driver().call_element(elem, f)
     }
 
     /// Pushes a packet into input `port` of element `elem` and runs
@@ -60,83 +378,9 @@ impl Router {
             .flatten()
     }
 
-    /// Runs task `t` once and returns whether it asked to run again
-    /// (`ctx.fast_reschedule()`); the caller puts it back on the queue. The
-    /// task counts as running (so scheduling it is a no-op) only until its
-    /// element returns, not while its emissions are dispatched.
-    ///
-    /// This is `call_element` written out: on the per-task path the closure
-    /// version cost 4 to 8 more instructions per packet at BURST 1.
-    #[inline]
-    fn run_task(&mut self, t: TaskId) -> bool {
-        let elem = self.core.rt.sched.borrow().tasks[t.0 as usize].elem;
-        let mut ctx = Ctx::new(&self.core, &mut self.disp, elem);
-        ctx.set_current_task(Some(t));
-        let saved = ctx.enter(elem);
-        if let Ok(mut e) = self.core.elements[elem].try_borrow_mut() {
-            e.run_task(t, &mut ctx);
-        }
-        let again = ctx.take_reschedule();
-        ctx.set_current_task(None);
-        ctx.finish_frame();
-        ctx.leave(saved);
-        ctx.run_deferred();
-        again
-    }
-
-    /// Runs up to [`TASKS_PER_ITERATION`] scheduled tasks, fewer if the
-    /// run count falls to zero. A task that asks to run again goes back on
-    /// the run queue and the next one comes off in one step.
-    fn run_tasks(&mut self) {
-        let mut ran = 0;
-        let mut next = self.core.rt.sched.borrow_mut().pop();
-        while let Some(t) = next {
-            let again = self.run_task(t);
-            ran += 1;
-            let go_on = ran < TASKS_PER_ITERATION && self.core.rt.runcount.get() > 0;
-            let mut sched = self.core.rt.sched.borrow_mut();
-            next = match (again, go_on) {
-                (true, true) => sched.reschedule_and_pop(t),
-                (true, false) => {
-                    sched.schedule(t);
-                    None
-                }
-                (false, true) => sched.pop(),
-                (false, false) => None,
-            };
-        }
-    }
-
-    /// Fires the timers that have expired; returns how many fired.
-    fn run_timers(&mut self) -> usize {
-        let now = self.core.rt.clock.now();
-        let mut fired = 0;
-        // Bound the loop so a timer rescheduling itself at `now` cannot
-        // starve tasks.
-        let limit = self.core.rt.timers.borrow().timers.len() * 2 + 8;
-        while fired < limit {
-            let Some(id) = self.core.rt.timers.borrow_mut().pop_expired(now) else {
-                break;
-            };
-            let elem = self.core.rt.timers.borrow().timers[id.0 as usize].elem;
-            self.call_element(elem, |e, ctx| e.run_timer(id, ctx));
-            fired += 1;
-        }
-        fired
-    }
-
-    /// Whether the driver should stop now; consults the DriverManager.
-    fn check_stop(&mut self) -> bool {
-        if self.core.rt.runcount.get() > 0 {
-            return false;
-        }
-        let Some(dm) = self.core.rt.driver_manager.get() else {
-            return true;
-        };
-        let stop = self
-            .call_element(dm, |e, ctx| e.driver_stop_event(ctx))
-            .unwrap_or(true);
-        stop && self.core.rt.runcount.get() <= 0
+    /// How many threads the router runs on.
+    pub fn nthreads(&self) -> usize {
+        self.core.rt.threads.len()
     }
 
     /// Runs until the run count falls to zero, nothing can happen any more,
@@ -146,8 +390,11 @@ impl Router {
     }
 
     /// Like [`Router::run`], but gives up after `max_iterations` driver
-    /// iterations.
+    /// iterations (of thread 0).
     pub fn run_limited(&mut self, max_iterations: u64) -> StopReason {
+        if self.core.rt.threads.len() > 1 {
+            return self.run_threaded(max_iterations);
+        }
         let mut iter = 0u64;
         loop {
             if self.stop_flag.load(Ordering::Relaxed) {
@@ -157,86 +404,96 @@ impl Router {
                 return StopReason::Limit;
             }
             iter += 1;
-            self.run_tasks();
-            self.run_timers();
+            let busy = {
+                let mut d = self.driver();
+                d.run_tasks();
+                d.run_timers();
+                d.busy()
+            };
             self.apply_pending_swap();
-            if self.check_stop() {
+            if self.driver().check_stop() {
                 return StopReason::Stopped;
             }
-            let busy = self.core.rt.sched.borrow().any_scheduled();
-            if busy {
+            if busy || self.driver().busy() {
                 // Look at descriptors now and then without blocking.
                 if iter & 7 == 0 {
-                    self.run_selects(0);
+                    self.driver().run_selects(0);
+                    self.apply_pending_swap();
                 }
                 continue;
             }
-            if !self.wait_idle() {
+            let waited = self.driver().wait_idle();
+            self.apply_pending_swap();
+            if !waited {
                 return StopReason::Quiescent;
             }
         }
     }
 
-    /// With no task scheduled: waits for the next timer (under simulated
-    /// time, jumps to it) or a ready descriptor, whichever comes first.
-    /// Returns false, without waiting, when neither can ever come.
-    fn wait_idle(&mut self) -> bool {
-        let next = self.core.rt.timers.borrow_mut().next_expiry();
-        let has_selects = !self.core.rt.selects.borrow().is_empty();
-        // A hot swap being prepared elsewhere: look for it often.
-        let building = self.core.swap_in_progress();
-        let idle_ms = if building {
-            BUILDING_POLL_MS
-        } else {
-            IDLE_POLL_MS
-        };
-        match next {
-            None if !has_selects && !building => return false,
-            None => self.run_selects(idle_ms),
-            Some(t) if self.core.rt.clock.is_simulated() => {
-                if has_selects {
-                    self.run_selects(0);
+    /// [`Router::run_limited`] with several threads: thread 0 is this one,
+    /// the others are started here and stopped before it returns (and
+    /// around a hot swap, which they then run on).
+    fn run_threaded(&mut self, max_iterations: u64) -> StopReason {
+        let mut iter = 0u64;
+        loop {
+            self.core.share_elements();
+            let nthreads = self.core.rt.threads.len();
+            let affinity = self.core.options.affinity;
+            let stop_flag = self.stop_flag.clone();
+            self.core.rt.world.set_running(true);
+            let core = &self.core;
+            let disp = &mut self.disp;
+            let ready = &mut self.ready;
+            let outcome = std::thread::scope(|s| {
+                for k in 1..nthreads {
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("rclick-{k}"))
+                        .spawn_scoped(s, move || {
+                            set_current_thread(k);
+                            if affinity {
+                                pin_to_cpu(k);
+                            }
+                            let mut disp = Dispatcher::new();
+                            let mut ready = Vec::new();
+                            Driver {
+                                core,
+                                disp: &mut disp,
+                                ready: &mut ready,
+                                thread: k,
+                            }
+                            .worker_loop();
+                        });
+                    if let Err(e) = spawned {
+                        core.rt
+                            .chatter(&format!("cannot start router thread {k}: {e}"));
+                    }
                 }
-                self.core.rt.clock.advance_to(t);
-            }
-            Some(t) => {
-                let now = self.core.rt.clock.now();
-                let wait_ms = if t > now {
-                    let real = self.core.rt.clock.real_delay(t - now);
-                    (real.nanos() / 1_000_000 + 1).min(idle_ms as i64) as i32
-                } else {
-                    0
+                if affinity {
+                    pin_to_cpu(0);
+                }
+                let mut d = Driver {
+                    core,
+                    disp,
+                    ready,
+                    thread: 0,
                 };
-                self.run_selects(wait_ms);
+                let outcome = d.main_loop(&stop_flag, &mut iter, max_iterations);
+                core.rt.world.request_exit();
+                for t in &core.rt.threads[1..] {
+                    t.kick();
+                }
+                outcome
+            });
+            self.core.rt.world.set_running(false);
+            // Wakes posted while the threads stopped are kept for the next
+            // run: they stay in the flags.
+            match outcome {
+                Outcome::Stop(reason) => return reason,
+                Outcome::Swap => {
+                    self.apply_pending_swap();
+                }
             }
         }
-        true
-    }
-
-    /// Polls the registered descriptors (blocking up to `timeout_ms`) and
-    /// calls each ready element's `selected`.
-    fn run_selects(&mut self, timeout_ms: i32) {
-        let mut ready = std::mem::take(&mut self.ready);
-        self.core
-            .rt
-            .selects
-            .borrow_mut()
-            .poll(timeout_ms, &mut ready);
-        // A wait may have been long: elements reading `recent()` see the
-        // time they woke at, not the time before the wait.
-        if !ready.is_empty() {
-            self.core.rt.clock.now();
-        }
-        // In element order (epoll reports in no set order): elements ready
-        // together run as they are declared, like Click's signal scripts.
-        if ready.len() > 1 {
-            ready.sort_unstable_by_key(|&(fd, elem, _, _)| (elem, fd));
-        }
-        for &(fd, elem, r, w) in &ready {
-            self.call_element(elem, |e, ctx| e.selected(fd, r, w, ctx));
-        }
-        self.ready = ready;
-        self.apply_pending_swap();
     }
 
     /// Tears the router down, calling every element's `cleanup` once.

@@ -5,11 +5,15 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32};
+use std::sync::{Mutex, RwLock};
+
+use super::threads::{current_thread, InitVec, ThreadRt, World, QUIESCENT};
 
 use crate::conf::{Ipv4Prefix, Ipv6Prefix};
-use crate::sched::{
-    NotifierSignal, Scheduler, SignalId, SignalState, TaskId, Timers, DEFAULT_TICKETS,
-};
+use crate::sched::{NotifierSignal, Scheduler, SignalId, TaskId, Timers, DEFAULT_TICKETS};
+use crate::select::Selects;
 use crate::time::Clock;
 use crate::wire::EtherAddr;
 
@@ -25,19 +29,36 @@ pub struct AddressEntry {
     pub ether: Option<EtherAddr>,
 }
 
-/// Router-wide runtime state: clock, scheduler, timers, signals, run count.
+/// A notifier signal: whether packets may be there (or room), and the
+/// tasks to wake when it rises. Listeners are added during
+/// initialization only.
+pub(crate) struct SignalSlot {
+    active: AtomicBool,
+    listeners: Vec<TaskId>,
+}
+
+/// Router-wide runtime state: clock, threads (each with its scheduler,
+/// timers and descriptors), signals, run count.
+///
+/// Shared by every router thread; see the `threads` module for why each
+/// part is safe to share.
 pub struct Runtime {
     pub clock: Clock,
-    pub(crate) sched: RefCell<Scheduler>,
-    pub(crate) timers: RefCell<Timers>,
-    signals: RefCell<Vec<SignalState>>,
-    pub(crate) runcount: Cell<i32>,
+    /// Thread 0 first; more once threads are assigned.
+    pub(crate) threads: Vec<ThreadRt>,
+    /// Each task's home thread (empty with one thread).
+    pub(crate) task_home: Box<[AtomicU32]>,
+    pub(crate) world: World,
+    /// StaticThreadSched preferences: element index to thread (-1: never
+    /// runs).
+    pub(crate) thread_prefs: RefCell<HashMap<usize, i32>>,
+    signals: InitVec<SignalSlot>,
+    pub(crate) runcount: AtomicI32,
     pub(crate) schedule_info: RefCell<Vec<(String, f64)>>,
     pub(crate) driver_manager: Cell<Option<usize>>,
-    pub(crate) address_info: RefCell<HashMap<String, AddressEntry>>,
-    pub(crate) selects: RefCell<crate::select::Selects>,
+    pub(crate) address_info: RwLock<HashMap<String, AddressEntry>>,
     /// When set, chatter is collected here instead of printed (tests).
-    captured: RefCell<Option<Vec<String>>>,
+    captured: Mutex<Option<Vec<String>>>,
 }
 
 impl Runtime {
@@ -46,29 +67,98 @@ impl Runtime {
     pub(super) fn new(clock: Clock, capture_chatter: bool) -> Self {
         Runtime {
             clock,
-            sched: RefCell::new(Scheduler::default()),
-            timers: RefCell::new(Timers::default()),
-            signals: RefCell::new(Vec::new()),
-            runcount: Cell::new(1),
+            threads: vec![ThreadRt::new(
+                Scheduler::default(),
+                Timers::default(),
+                Selects::default(),
+            )],
+            task_home: Box::new([]),
+            world: World::default(),
+            thread_prefs: RefCell::new(HashMap::new()),
+            signals: InitVec::default(),
+            runcount: AtomicI32::new(1),
             schedule_info: RefCell::new(Vec::new()),
             driver_manager: Cell::new(None),
-            address_info: RefCell::new(HashMap::new()),
-            selects: RefCell::new(crate::select::Selects::default()),
-            captured: RefCell::new(capture_chatter.then(Vec::new)),
+            address_info: RwLock::new(HashMap::new()),
+            captured: Mutex::new(capture_chatter.then(Vec::new)),
         }
     }
 
+    /// Thread 0's state: the only thread's, with one thread.
+    #[inline]
+    pub(crate) fn main_thread(&self) -> &ThreadRt {
+        &self.threads[0]
+    }
+
+    /// The state of the thread element `elem` is at home on.
+    #[inline]
+    pub(crate) fn thread_of(&self, core_home: usize) -> &ThreadRt {
+        self.threads.get(core_home).unwrap_or(&self.threads[0])
+    }
+
+    /// The home thread of task `t`.
+    #[inline]
+    pub(crate) fn task_home(&self, t: TaskId) -> u32 {
+        self.task_home
+            .get(t.0 as usize)
+            .map_or(0, |h| h.load(Relaxed))
+    }
+
+    /// Schedules task `t` on its home thread: directly when that is this
+    /// thread (or the others are parked or not running), else through the
+    /// home thread's wake flags.
+    #[inline]
+    pub(crate) fn schedule_task(&self, t: TaskId) {
+        if self.threads.len() == 1 {
+            self.threads[0].sched.borrow_mut().schedule(t);
+            return;
+        }
+        self.schedule_task_threaded(t);
+    }
+
+    fn schedule_task_threaded(&self, t: TaskId) {
+        let home = self.task_home(t);
+        if home == QUIESCENT {
+            return;
+        }
+        let Some(thread) = self.threads.get(home as usize) else {
+            return;
+        };
+        let here = current_thread();
+        if home as usize == here || !self.world.running() || (here == 0 && self.world.stopped()) {
+            thread.sched.borrow_mut().schedule(t);
+        } else {
+            thread.post_wake(t);
+        }
+    }
+
+    /// Whether task `t` is on its thread's run queue (asked by the task's
+    /// own element, on its home thread).
+    pub(crate) fn task_scheduled(&self, t: TaskId) -> bool {
+        let home = self.task_home(t);
+        self.threads
+            .get(home as usize)
+            .is_some_and(|th| th.sched.borrow().is_scheduled(t))
+    }
+
     pub(crate) fn new_signal(&self, active: bool) -> SignalId {
-        let mut s = self.signals.borrow_mut();
-        s.push(SignalState {
-            active,
-            listeners: Vec::new(),
-        });
-        SignalId(s.len() as u32 - 1)
+        debug_assert!(!self.world.running() || self.world.stopped());
+        // SAFETY: signals are created while elements initialize (or
+        // reconfigure with the world stopped): one thread uses the router,
+        // and no signal reference is held across this call.
+        let i = unsafe {
+            self.signals.push(SignalSlot {
+                active: AtomicBool::new(active),
+                listeners: Vec::new(),
+            })
+        };
+        SignalId(i as u32)
     }
 
     pub(crate) fn add_listener(&self, s: SignalId, t: TaskId) {
-        if let Some(st) = self.signals.borrow_mut().get_mut(s.0 as usize) {
+        debug_assert!(!self.world.running() || self.world.stopped());
+        // SAFETY: as in `new_signal`.
+        if let Some(st) = unsafe { self.signals.get_mut(s.0 as usize) } {
             if !st.listeners.contains(&t) {
                 st.listeners.push(t);
             }
@@ -80,23 +170,35 @@ impl Runtime {
     /// to what they already are.
     #[inline]
     pub(crate) fn set_signal(&self, s: SignalId, active: bool) {
-        let mut sigs = self.signals.borrow_mut();
-        let Some(st) = sigs.get_mut(s.0 as usize) else {
+        let Some(st) = self.signals.get(s.0 as usize) else {
             return;
         };
-        if st.active == active {
+        if st.active.load(Relaxed) == active {
             return;
         }
-        st.active = active;
-        if active {
-            self.wake_listeners(&st.listeners);
-        }
+        self.change_signal(st, active);
     }
 
-    fn wake_listeners(&self, listeners: &[TaskId]) {
-        let mut sched = self.sched.borrow_mut();
-        for t in listeners {
-            sched.schedule(*t);
+    fn change_signal(&self, st: &SignalSlot, active: bool) {
+        if self.threads.len() == 1 {
+            // One thread: no other can race the change, and a locked swap
+            // would cost a queue that toggles per packet at BURST 1.
+            st.active.store(active, Relaxed);
+            if active && !st.listeners.is_empty() {
+                let mut sched = self.threads[0].sched.borrow_mut();
+                for t in &st.listeners {
+                    sched.schedule(*t);
+                }
+            }
+            return;
+        }
+        // SeqCst: a queue that lowers its signal and then looks at its
+        // contents again must not miss a packet another thread added
+        // before raising it.
+        if st.active.swap(active, std::sync::atomic::Ordering::SeqCst) != active && active {
+            for t in &st.listeners {
+                self.schedule_task(*t);
+            }
         }
     }
 
@@ -110,13 +212,21 @@ impl Runtime {
     }
 
     fn any_signal_active(&self, ids: &[SignalId]) -> bool {
-        let sigs = self.signals.borrow();
-        ids.iter()
-            .any(|i| sigs.get(i.0 as usize).is_some_and(|s| s.active))
+        ids.iter().any(|i| {
+            self.signals
+                .get(i.0 as usize)
+                .is_some_and(|s| s.active.load(Relaxed))
+        })
     }
 
     pub(crate) fn adjust_runcount(&self, delta: i32) {
-        self.runcount.set(self.runcount.get().saturating_add(delta));
+        let _ = self
+            .runcount
+            .fetch_update(Relaxed, Relaxed, |r| Some(r.saturating_add(delta)));
+    }
+
+    pub(crate) fn runcount(&self) -> i32 {
+        self.runcount.load(Relaxed)
     }
 
     /// Tickets for a task of `elem`: ScheduleInfo parameters apply to the
@@ -140,7 +250,12 @@ impl Runtime {
     }
 
     pub(crate) fn chatter(&self, msg: &str) {
-        if let Some(buf) = self.captured.borrow_mut().as_mut() {
+        if let Some(buf) = self
+            .captured
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
             buf.push(msg.to_string());
             return;
         }
@@ -156,7 +271,8 @@ impl Runtime {
     /// Chatter collected so far, when capturing.
     pub(super) fn take_chatter(&self) -> Vec<String> {
         self.captured
-            .borrow_mut()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
             .as_mut()
             .map(std::mem::take)
             .unwrap_or_default()

@@ -1,0 +1,669 @@
+//! One router on several threads (`-j N`).
+//!
+//! # The model
+//! Every thread has its own run queue of tasks (stride scheduled), its own
+//! timers, descriptors and dispatcher; packets cross threads only through
+//! elements built for it. Each element has a *home thread*: the thread of
+//! its tasks (Click's default is thread 0; `StaticThreadSched` moves them),
+//! or else the one thread whose pushes and pulls reach it. Its timers and
+//! descriptors are served by that thread.
+//!
+//! # Thread safety, proved at initialization
+//! After the elements initialize, [`assign_threads`] follows every push
+//! connection downstream and every pull connection upstream from each
+//! thread's elements and works out which threads reach each element. An
+//! element reached from more than one thread must be of a class that
+//! shares itself ([`Element::shared`]: ThreadSafeQueue and its kind);
+//! otherwise the configuration is refused, naming the element, the threads
+//! and where each comes from, and nothing runs. Elements nobody reaches
+//! (they only act through handlers) belong to thread 0.
+//!
+//! That proof is what makes it sound to hand the router to several
+//! threads ([`RouterCore`] is `Sync` on its strength):
+//! - an element of the one-thread kind is only ever touched by its home
+//!   thread, so its `RefCell` is too;
+//! - a shared element is reached through its [`SharedElement`] interface
+//!   (`&self`, `Sync`), never through its `RefCell`, while threads run;
+//! - each thread touches only its own run queue, timers and descriptors;
+//!   other threads wake its tasks through atomic flags;
+//! - router-wide state is atomic, or is written only while one thread
+//!   runs (initialization), or while the other threads are parked;
+//! - a handler of an element at home on another thread (or a write to a
+//!   shared element) is called by thread 0 after *stopping the world*:
+//!   every other thread parks at a safe point (between tasks, holding no
+//!   element) until the call returns. Worker threads cannot stop the
+//!   world; such a call from them is refused with an error.
+
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize};
+
+use rclick_lang::Diagnostic;
+
+use super::{diag, elem_desc, RouterCore};
+use crate::element::SharedElement;
+use crate::ports::Mode;
+use crate::sched::{Scheduler, TaskId, Timers};
+use crate::select::{Interest, Selects};
+
+thread_local! {
+    static CURRENT_THREAD: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The router thread this OS thread is (0 unless a worker of `-j N`).
+#[inline]
+pub(crate) fn current_thread() -> usize {
+    CURRENT_THREAD.with(|c| c.get()) as usize
+}
+
+pub(crate) fn set_current_thread(t: usize) {
+    CURRENT_THREAD.with(|c| c.set(t as u32));
+}
+
+/// The thread a task with preference -1 (Click's quiescent thread) has:
+/// it never runs.
+pub(crate) const QUIESCENT: u32 = u32::MAX;
+
+/// The pseudo-element that owns a thread's wake descriptor in its select
+/// set.
+pub(crate) const WAKE_ELEM: usize = usize::MAX;
+
+/// Marks a shared element's index in the dispatcher's flat tables: the
+/// index is out of range for `RouterCore::elements`, which sends the
+/// dispatcher to the shared path without a test on the common one.
+pub(crate) const SHARED_BIT: u32 = 1 << 31;
+
+/// A vector that grows only while one thread uses the router (during
+/// initialization, or with the world stopped) and is read from any thread
+/// otherwise.
+pub(crate) struct InitVec<T>(UnsafeCell<Vec<T>>);
+
+impl<T> Default for InitVec<T> {
+    fn default() -> Self {
+        InitVec(UnsafeCell::new(Vec::new()))
+    }
+}
+
+impl<T> InitVec<T> {
+    /// Appends `v` and returns its index.
+    ///
+    /// # Safety
+    /// No other thread may be using the router, and no reference from
+    /// [`InitVec::get`] may be alive.
+    pub unsafe fn push(&self, v: T) -> usize {
+        let vec = &mut *self.0.get();
+        vec.push(v);
+        vec.len() - 1
+    }
+
+    /// Element `i`, mutably.
+    ///
+    /// # Safety
+    /// As for [`InitVec::push`].
+    // The `&self` to `&mut` step is the point of the type: the contract
+    // above is what makes it exclusive.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn get_mut(&self, i: usize) -> Option<&mut T> {
+        (&mut *self.0.get()).get_mut(i)
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&T> {
+        // SAFETY: the vector changes only under the conditions `push`
+        // states, when no shared reference exists.
+        unsafe { (&*self.0.get()).get(i) }
+    }
+}
+
+/// What one router thread runs: its task queue, timers and descriptors,
+/// and the flags through which other threads wake its tasks.
+pub(crate) struct ThreadRt {
+    pub sched: RefCell<Scheduler>,
+    pub timers: RefCell<Timers>,
+    pub selects: RefCell<Selects>,
+    /// One flag per task of the router: set by another thread that woke
+    /// one of this thread's tasks.
+    woken: Box<[AtomicBool]>,
+    any_woken: AtomicBool,
+    /// Set while the thread waits for descriptors: a waker then writes
+    /// `wake_fd` to end the wait.
+    sleeping: AtomicBool,
+    wake_fd: Option<OwnedFd>,
+}
+
+impl ThreadRt {
+    pub fn new(sched: Scheduler, timers: Timers, selects: Selects) -> Self {
+        ThreadRt {
+            sched: RefCell::new(sched),
+            timers: RefCell::new(timers),
+            selects: RefCell::new(selects),
+            woken: Box::new([]),
+            any_woken: AtomicBool::new(false),
+            sleeping: AtomicBool::new(false),
+            wake_fd: None,
+        }
+    }
+
+    /// Wakes task `t` of this thread from another thread.
+    pub fn post_wake(&self, t: TaskId) {
+        if let Some(flag) = self.woken.get(t.0 as usize) {
+            flag.store(true, Release);
+            self.any_woken.store(true, SeqCst);
+            if self.sleeping.load(SeqCst) {
+                self.kick();
+            }
+        }
+    }
+
+    /// Ends the thread's wait for descriptors, if it is waiting.
+    pub fn kick(&self) {
+        if let Some(fd) = &self.wake_fd {
+            let one: u64 = 1;
+            // SAFETY: writes 8 bytes from a live u64 to an eventfd we own.
+            unsafe {
+                libc::write(fd.as_raw_fd(), (&one as *const u64).cast(), 8);
+            }
+        }
+    }
+
+    /// Drains the wake descriptor after the wait returned.
+    pub fn drain_kicks(&self) {
+        if let Some(fd) = &self.wake_fd {
+            let mut v: u64 = 0;
+            // SAFETY: reads 8 bytes into a live u64 from our nonblocking
+            // eventfd.
+            unsafe {
+                libc::read(fd.as_raw_fd(), (&mut v as *mut u64).cast(), 8);
+            }
+        }
+    }
+
+    /// Schedules the tasks other threads woke. Cheap when there are none.
+    #[inline]
+    pub fn take_wakes(&self) {
+        if self.any_woken.load(Relaxed) && self.any_woken.swap(false, SeqCst) {
+            let mut sched = self.sched.borrow_mut();
+            for (i, flag) in self.woken.iter().enumerate() {
+                if flag.load(Relaxed) && flag.swap(false, Acquire) {
+                    sched.schedule(TaskId(i as u32));
+                }
+            }
+        }
+    }
+
+    /// Marks the thread as about to wait; false if a wake arrived (then
+    /// it must not wait).
+    pub fn start_sleep(&self) -> bool {
+        self.sleeping.store(true, SeqCst);
+        if self.any_woken.load(SeqCst) {
+            self.sleeping.store(false, SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// Whether a wake from another thread waits to be taken.
+    pub fn has_wakes(&self) -> bool {
+        self.any_woken.load(SeqCst)
+    }
+
+    pub fn end_sleep(&self) {
+        self.sleeping.store(false, SeqCst);
+    }
+}
+
+/// Coordination of a router's threads: whether they run, the world stop,
+/// and quiescence.
+#[derive(Default)]
+pub(crate) struct World {
+    running: AtomicBool,
+    pause: AtomicBool,
+    parked: AtomicUsize,
+    stop_depth: AtomicU32,
+    exit: AtomicBool,
+    /// Threads with nothing they could ever do on their own (no task, no
+    /// timer, no descriptor): when all are, and no wake is in flight, the
+    /// router is quiescent.
+    pub idle_forever: AtomicUsize,
+}
+
+impl World {
+    #[inline]
+    pub fn running(&self) -> bool {
+        self.running.load(Relaxed)
+    }
+
+    pub fn set_running(&self, on: bool) {
+        self.exit.store(false, SeqCst);
+        self.running.store(on, SeqCst);
+    }
+
+    pub fn exiting(&self) -> bool {
+        self.exit.load(Relaxed)
+    }
+
+    pub fn request_exit(&self) {
+        self.exit.store(true, SeqCst);
+    }
+
+    /// Whether thread 0 holds the world stopped.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop_depth.load(Relaxed) > 0
+    }
+
+    #[inline]
+    pub fn pause_requested(&self) -> bool {
+        self.pause.load(Relaxed)
+    }
+
+    /// A worker parks here, at a safe point, until thread 0 restarts the
+    /// world.
+    pub fn park(&self) {
+        self.parked.fetch_add(1, SeqCst);
+        while self.pause.load(SeqCst) {
+            std::thread::yield_now();
+        }
+        self.parked.fetch_sub(1, SeqCst);
+    }
+}
+
+// SAFETY: router threads share the core under the discipline this module's
+// header sets out, which `assign_threads` proves for the configuration
+// before any thread starts: every `RefCell`/`Cell` in it is used by one
+// thread at a time (its home thread; or thread 0 during initialization,
+// with the world stopped, or before and after the threads run), shared
+// elements are reached through their `Sync` interface only, and state
+// every thread uses is atomic.
+unsafe impl Sync for RouterCore {}
+
+/// Held by thread 0 while the other threads are parked.
+pub(crate) struct WorldStop<'a> {
+    core: &'a RouterCore,
+}
+
+impl Drop for WorldStop<'_> {
+    fn drop(&mut self) {
+        let w = &self.core.rt.world;
+        if w.stop_depth.fetch_sub(1, SeqCst) == 1 {
+            w.pause.store(false, SeqCst);
+        }
+    }
+}
+
+/// A pointer to a shared element's `&self` interface, taken when threads
+/// start.
+#[derive(Clone, Copy)]
+pub(crate) struct SharedRef(NonNull<dyn SharedElement>);
+
+// SAFETY: it points at a `SharedElement`, which is `Sync`; the element
+// outlives the threaded run that uses the pointer (see `RouterCore::
+// share_elements`).
+unsafe impl Send for SharedRef {}
+unsafe impl Sync for SharedRef {}
+
+/// The pointer of a shared interface, without its borrow's lifetime.
+fn shared_ref_of(s: &dyn SharedElement) -> SharedRef {
+    let p: *const (dyn SharedElement + '_) = s;
+    // SAFETY: only the lifetime is erased; `SharedRef::get`'s contract
+    // keeps the element alive while the pointer is used.
+    SharedRef(unsafe {
+        NonNull::new_unchecked(std::mem::transmute::<
+            *const (dyn SharedElement + '_),
+            *mut (dyn SharedElement + 'static),
+        >(p))
+    })
+}
+
+impl SharedRef {
+    /// # Safety
+    /// The element must still be alive and not mutably borrowed.
+    pub unsafe fn get<'a>(self) -> &'a dyn SharedElement {
+        self.0.as_ref()
+    }
+}
+
+impl RouterCore {
+    /// The number of threads the options ask for (at least 1).
+    pub(crate) fn options_threads(&self) -> usize {
+        self.options.threads.max(1)
+    }
+
+    /// The state of the thread element `e` is at home on.
+    #[inline]
+    pub(crate) fn thread_rt(&self, e: usize) -> &ThreadRt {
+        self.rt.thread_of(self.home_of(e))
+    }
+
+    /// The home thread of element `e` (0 before threads are assigned).
+    #[inline]
+    pub(crate) fn home_of(&self, e: usize) -> usize {
+        match self.home.get(e) {
+            Some(h) => h.load(Relaxed) as usize,
+            None => 0,
+        }
+    }
+
+    /// Whether element `e` is shared by several threads.
+    pub(crate) fn is_shared(&self, e: usize) -> bool {
+        self.shared_elems.get(e).is_some_and(|s| s.is_some())
+    }
+
+    /// The shared interface of element `e` (its index without the flag).
+    #[inline]
+    pub(crate) fn shared_ref(&self, e: usize) -> Option<SharedRef> {
+        self.shared_elems.get(e).copied().flatten()
+    }
+
+    /// Records the `&self` interfaces of the shared elements. Called with
+    /// the router exclusively held, just before threads start: pointers
+    /// taken earlier could have been invalidated by a mutable borrow.
+    pub(crate) fn share_elements(&mut self) {
+        for (i, slot) in self.shared_elems.iter_mut().enumerate() {
+            if slot.is_some() {
+                let e: &dyn crate::element::Element = &**self.elements[i].get_mut();
+                *slot = e.shared().map(shared_ref_of);
+            }
+        }
+    }
+
+    /// Stops the other threads for a call from thread 0 that reaches
+    /// another thread's element, if threads run and the call needs it.
+    /// Worker threads cannot stop the world: their call is refused.
+    pub(crate) fn handler_access(
+        &self,
+        elem: Option<usize>,
+        name: &str,
+        write: bool,
+    ) -> Result<Option<WorldStop<'_>>, String> {
+        let world = &self.rt.world;
+        if !world.running() {
+            return Ok(None);
+        }
+        let here = current_thread();
+        let needs_stop = match elem {
+            // Global handlers read immutable or atomic state; `stop` is an
+            // atomic run count. Others (hotconfig) belong to thread 0.
+            None => write && name != "stop",
+            Some(e) if self.is_shared(e) => write,
+            Some(e) => self.home_of(e) != here,
+        };
+        if !needs_stop || (here == 0 && world.stopped()) {
+            return Ok(None);
+        }
+        if here != 0 {
+            let target = match elem {
+                Some(e) => format!(
+                    "'{}.{name}' (thread {})",
+                    self.info[e].name,
+                    self.home_of(e)
+                ),
+                None => format!("'{name}'"),
+            };
+            return Err(format!(
+                "{target} cannot be called from thread {here} while the threads run; \
+                 call it from thread 0 (the control socket's thread)"
+            ));
+        }
+        Ok(Some(self.stop_world()))
+    }
+
+    /// Parks every other thread at a safe point; they run again when the
+    /// guard drops. Thread 0 only.
+    pub(crate) fn stop_world(&self) -> WorldStop<'_> {
+        let w = &self.rt.world;
+        if w.stop_depth.fetch_add(1, SeqCst) == 0 {
+            // Threads still leaving the previous stop must be gone before
+            // `parked` counts this one.
+            while w.parked.load(SeqCst) != 0 {
+                std::thread::yield_now();
+            }
+            w.pause.store(true, SeqCst);
+            let others = self.rt.threads.len() - 1;
+            for t in &self.rt.threads[1..] {
+                t.kick();
+            }
+            while w.parked.load(SeqCst) < others {
+                std::thread::yield_now();
+            }
+        }
+        WorldStop { core: self }
+    }
+}
+
+/// Where a thread reached an element from, for messages.
+#[derive(Clone, Copy)]
+struct Reach {
+    thread: u32,
+    /// The element whose task, timer or handler started the walk.
+    root: usize,
+}
+
+/// Assigns every element a home thread from task preferences and the
+/// connections, refuses elements reached from several threads that are
+/// not thread-safe, and hands each thread its tasks, timers and
+/// descriptors. With one thread, only checks the preferences.
+pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diagnostic> {
+    let n = core.info.len();
+    let mut errors = Vec::new();
+    if nthreads <= 1 {
+        core.home = (0..n).map(|_| AtomicU32::new(0)).collect();
+        core.shared_elems = vec![None; n];
+        return errors;
+    }
+    let prefs = core.rt.thread_prefs.borrow().clone();
+    // Seeds: elements with a preference or with tasks.
+    let mut reached: Vec<Vec<Reach>> = vec![Vec::new(); n];
+    let mut queue: VecDeque<(usize, Reach)> = VecDeque::new();
+    let seed_thread = |e: usize| -> Option<u32> {
+        match prefs.get(&e) {
+            Some(&p) if p < 0 => Some(QUIESCENT),
+            Some(&p) => Some(p as u32),
+            None if !core.info[e].tasks.borrow().is_empty() => Some(0),
+            None => None,
+        }
+    };
+    for e in 0..n {
+        if let Some(t) = seed_thread(e) {
+            // A quiescent element's tasks never run; its handlers are
+            // thread 0's.
+            let thread = if t == QUIESCENT { 0 } else { t };
+            queue.push_back((e, Reach { thread, root: e }));
+        }
+    }
+    walk(core, &mut reached, &mut queue);
+    // Elements no thread reached act only through handlers (thread 0's)
+    // and their own timers and descriptors.
+    for e in 0..n {
+        if reached[e].is_empty() {
+            queue.push_back((e, Reach { thread: 0, root: e }));
+            walk(core, &mut reached, &mut queue);
+        }
+    }
+    let mut home = vec![0u32; n];
+    let mut shared = vec![false; n];
+    for e in 0..n {
+        let threads: Vec<u32> = {
+            let mut t: Vec<u32> = reached[e].iter().map(|r| r.thread).collect();
+            t.sort_unstable();
+            t.dedup();
+            t
+        };
+        home[e] = threads.first().copied().unwrap_or(0);
+        if threads.len() <= 1 {
+            continue;
+        }
+        let el = core.elements[e].borrow();
+        let has_own_work = !core.info[e].tasks.borrow().is_empty();
+        if el.shared().is_some() && !has_own_work {
+            shared[e] = true;
+            continue;
+        }
+        let from: Vec<String> = threads
+            .iter()
+            .map(|&t| {
+                let r = reached[e].iter().find(|r| r.thread == t).copied();
+                let root = r.map(|r| r.root).unwrap_or(e);
+                if root == e {
+                    format!("thread {t} (its own task)")
+                } else {
+                    format!("thread {t} (from {})", elem_desc(&core.info[root]))
+                }
+            })
+            .collect();
+        let fix = if el.shared().is_some() {
+            "a shared element cannot also have tasks of its own".to_string()
+        } else {
+            format!(
+                "{} is not thread-safe: put a ThreadSafeQueue between the threads, \
+                 or give each thread its own copy",
+                core.info[e].class
+            )
+        };
+        errors.push(diag(
+            &core.info[e].landmark,
+            format!(
+                "{} is reached by {}; {fix}",
+                elem_desc(&core.info[e]),
+                from.join(" and ")
+            ),
+        ));
+    }
+    if !errors.is_empty() {
+        return errors;
+    }
+    for (e, &is_shared) in shared.iter().enumerate() {
+        if is_shared {
+            core.graph.mark_shared(e, SHARED_BIT);
+        }
+    }
+    core.shared_elems = shared.iter().map(|_| None).collect();
+    // `share_elements` fills the pointers when threads start; mark which.
+    for (e, &s) in shared.iter().enumerate() {
+        if s {
+            let el: &dyn crate::element::Element = &**core.elements[e].get_mut();
+            core.shared_elems[e] = el.shared().map(shared_ref_of);
+        }
+    }
+    // Tasks take their element's preference, else its home.
+    let ntasks = core.rt.threads[0].sched.borrow().tasks.len();
+    let mut task_home = vec![0u32; ntasks];
+    for (e, &h) in home.iter().enumerate() {
+        let t = seed_thread(e).unwrap_or(h);
+        for task in core.info[e].tasks.borrow().iter() {
+            task_home[task.0 as usize] = t;
+        }
+    }
+    core.home = home.iter().map(|&h| AtomicU32::new(h)).collect();
+    core.rt.distribute(nthreads, &task_home, &home);
+    errors
+}
+
+/// Breadth-first walk of what each queued (element, thread) reaches:
+/// downstream along push connections, upstream along pull connections.
+fn walk(core: &RouterCore, reached: &mut [Vec<Reach>], queue: &mut VecDeque<(usize, Reach)>) {
+    while let Some((e, r)) = queue.pop_front() {
+        if reached[e].iter().any(|x| x.thread == r.thread) {
+            continue;
+        }
+        reached[e].push(r);
+        let info = &core.info[e];
+        for (p, peers) in core.graph.outs[e].iter().enumerate() {
+            if info.output_modes.get(p) == Some(&Mode::Push) {
+                for &(d, _) in peers {
+                    queue.push_back((d, r));
+                }
+            }
+        }
+        for (p, peers) in core.graph.ins[e].iter().enumerate() {
+            if info.input_modes.get(p) == Some(&Mode::Pull) {
+                for &(s, _) in peers {
+                    queue.push_back((s, r));
+                }
+            }
+        }
+    }
+}
+
+/// A nonblocking eventfd.
+pub(crate) fn new_eventfd() -> Option<OwnedFd> {
+    // SAFETY: eventfd returns a new descriptor we own, or -1.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    // SAFETY: fd is a fresh descriptor owned by nobody else.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+impl super::Runtime {
+    /// Splits thread 0's tasks, timers and descriptors among `nthreads`
+    /// threads: task `t` goes to `task_home[t]`, element `e`'s timers and
+    /// descriptors to `elem_home[e]`.
+    pub(crate) fn distribute(&mut self, nthreads: usize, task_home: &[u32], elem_home: &[u32]) {
+        let ntasks = task_home.len();
+        let mut new_threads = Vec::with_capacity(nthreads);
+        for k in 1..nthreads as u32 {
+            let sched = self.threads[0]
+                .sched
+                .get_mut()
+                .split_off(|t| task_home.get(t) == Some(&k));
+            let timers = self.threads[0]
+                .timers
+                .get_mut()
+                .split_off(|elem| elem_home.get(elem) == Some(&k));
+            let mut selects = Selects::default();
+            let old = self.threads[0].selects.get_mut();
+            let moving: Vec<(i32, usize, Interest)> = old
+                .entries
+                .iter()
+                .filter(|s| elem_home.get(s.elem) == Some(&k))
+                .map(|s| (s.fd, s.elem, s.interest))
+                .collect();
+            for (fd, elem, interest) in moving {
+                old.set(
+                    fd,
+                    elem,
+                    Interest {
+                        read: false,
+                        write: false,
+                    },
+                );
+                selects.set(fd, elem, interest);
+            }
+            new_threads.push(ThreadRt::new(sched, timers, selects));
+        }
+        // Tasks preferring the quiescent thread never run.
+        let s0 = self.threads[0].sched.get_mut();
+        for (t, &h) in task_home.iter().enumerate() {
+            if h != 0 {
+                s0.unschedule(TaskId(t as u32));
+            }
+        }
+        self.threads.extend(new_threads);
+        for (k, t) in self.threads.iter_mut().enumerate() {
+            t.woken = (0..ntasks).map(|_| AtomicBool::new(false)).collect();
+            t.wake_fd = new_eventfd();
+            if let Some(fd) = &t.wake_fd {
+                t.selects
+                    .get_mut()
+                    .set(fd.as_raw_fd(), WAKE_ELEM, Interest::READ);
+            }
+            for (i, &h) in task_home.iter().enumerate() {
+                if h as usize == k {
+                    if let Some(ts) = t.sched.get_mut().tasks.get_mut(i) {
+                        ts.home_thread = k as i32;
+                    }
+                }
+            }
+        }
+        for (i, &h) in task_home.iter().enumerate() {
+            if h == QUIESCENT {
+                if let Some(ts) = self.threads[0].sched.get_mut().tasks.get_mut(i) {
+                    ts.home_thread = -1;
+                }
+            }
+        }
+        self.task_home = task_home.iter().map(|&h| AtomicU32::new(h)).collect();
+    }
+}

@@ -1,0 +1,288 @@
+//! One router on several threads (`-j N`): the thread-safety proof at
+//! initialization, packets crossing threads through ThreadSafeQueue with
+//! every packet accounted for, wakes across threads, handlers of other
+//! threads' elements, quiescence and hot swap with the threads running.
+
+use rclick_core::{RouterOptions, StopReason};
+use rclick_elements::testing::{config_errors_with, from_config_with, read, try_from_config_with};
+
+fn threads(n: usize) -> RouterOptions {
+    RouterOptions {
+        threads: n,
+        capture_chatter: true,
+        ..RouterOptions::default()
+    }
+}
+
+fn num(r: &mut rclick_core::Router, h: &str) -> u64 {
+    read(r, h)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{h} is not a number"))
+}
+
+#[test]
+fn a_queue_reached_from_two_threads_is_refused_naming_both() {
+    let errs = config_errors_with(
+        "src :: InfiniteSource(LIMIT 10) -> q :: Queue -> uq :: Unqueue -> Discard;
+         StaticThreadSched(uq 1);",
+        &threads(2),
+    );
+    assert!(
+        errs.contains("'q :: Queue' is reached by thread 0 (from 'src :: InfiniteSource') and thread 1 (from 'uq :: Unqueue')"),
+        "{errs}"
+    );
+    assert!(
+        errs.contains("put a ThreadSafeQueue between the threads"),
+        "{errs}"
+    );
+    assert!(errs.contains("Router could not be initialized!"), "{errs}");
+    // The same configuration on one thread is fine; and with a
+    // ThreadSafeQueue it is fine on two.
+    assert!(try_from_config_with(
+        "src :: InfiniteSource(LIMIT 10) -> q :: Queue -> uq :: Unqueue -> Discard;
+         StaticThreadSched(uq 0);",
+        &threads(2),
+    )
+    .is_ok());
+    assert!(try_from_config_with(
+        "src :: InfiniteSource(LIMIT 10) -> q :: ThreadSafeQueue -> uq :: Unqueue -> Discard;
+         StaticThreadSched(uq 1);",
+        &threads(2),
+    )
+    .is_ok());
+}
+
+/// Elements between the threads are refused too, not only queues: a
+/// Counter pushed to from two sources on two threads.
+#[test]
+fn an_element_pushed_to_from_two_threads_is_refused() {
+    let errs = config_errors_with(
+        "a :: InfiniteSource -> c :: Counter -> Discard;
+         b :: InfiniteSource -> c;
+         StaticThreadSched(b 1);",
+        &threads(2),
+    );
+    assert!(
+        errs.contains("'c :: Counter' is reached by thread 0"),
+        "{errs}"
+    );
+}
+
+#[test]
+fn out_of_range_preferences_warn_as_click_does() {
+    let mut r = from_config_with(
+        "i :: InfiniteSource(LIMIT 3, STOP true) -> Discard; s :: StaticThreadSched(i 4);",
+        &threads(2),
+    );
+    let chatter = r.take_chatter().join("\n");
+    assert!(
+        chatter.contains("While configuring 's :: StaticThreadSched':\n  warning: thread preference 4 out of range"),
+        "{chatter}"
+    );
+    assert_eq!(read(&mut r, "i.home_thread"), "0");
+}
+
+/// A pipeline split: the source on thread 0, the consumer on thread 1,
+/// a ThreadSafeQueue between. Every packet is delivered, dropped at the
+/// queue, or still in it when the run stops.
+#[test]
+fn a_pipeline_split_accounts_for_every_packet() {
+    const N: u64 = 2_000_000;
+    let mut r = from_config_with(
+        &format!(
+            "src :: InfiniteSource(LIMIT {N}, STOP true, BURST 32) -> q :: ThreadSafeQueue(512)
+               -> uq :: Unqueue(BURST 32) -> c :: Counter -> Discard;
+             StaticThreadSched(src 0, uq 1);"
+        ),
+        &threads(2),
+    );
+    assert_eq!(r.nthreads(), 2);
+    assert_eq!(r.run(), StopReason::Stopped);
+    assert_eq!(read(&mut r, "uq.home_thread"), "1");
+    let (count, drops, left) = (
+        num(&mut r, "c.count"),
+        num(&mut r, "q.drops"),
+        num(&mut r, "q.length"),
+    );
+    assert_eq!(
+        count + drops + left,
+        N,
+        "count {count} drops {drops} left {left}"
+    );
+    assert!(count > N / 2, "count {count}");
+}
+
+/// Two flows on two threads, each a whole pipeline of its own, meeting
+/// at one ThreadSafeQueue that a third task drains.
+#[test]
+fn a_flow_split_meets_at_a_thread_safe_queue() {
+    const N: u64 = 300_000;
+    let mut r = from_config_with(
+        &format!(
+            "a :: InfiniteSource(LIMIT {N}, BURST 16) -> ca :: Counter -> q :: ThreadSafeQueue(100000);
+             b :: InfiniteSource(LIMIT {N}, BURST 16) -> cb :: Counter -> q;
+             q -> uq :: Unqueue(BURST 64) -> c :: Counter -> Discard;
+             StaticThreadSched(a 0, b 1, uq 2);"
+        ),
+        &threads(3),
+    );
+    // Nothing stops the sources: the run ends when nothing is left to do.
+    assert_eq!(r.run(), StopReason::Quiescent);
+    let (ca, cb, c, drops) = (
+        num(&mut r, "ca.count"),
+        num(&mut r, "cb.count"),
+        num(&mut r, "c.count"),
+        num(&mut r, "q.drops"),
+    );
+    assert_eq!((ca, cb), (N, N));
+    assert_eq!(c + drops, 2 * N, "delivered {c}, dropped {drops}");
+    assert_eq!(num(&mut r, "q.length"), 0);
+}
+
+/// A consumer asleep on an empty queue is woken from the producer's
+/// thread, packet after packet, and stops when a Script says so.
+#[test]
+fn a_sleeping_consumer_is_woken_from_another_thread() {
+    let mut r = from_config_with(
+        "src :: RatedSource(RATE 200) -> q :: ThreadSafeQueue -> uq :: Unqueue -> c :: Counter -> Discard;
+         StaticThreadSched(src 0, uq 1);
+         Script(wait 0.5s, stop);",
+        &threads(2),
+    );
+    assert_eq!(r.run(), StopReason::Stopped);
+    let c = num(&mut r, "c.count");
+    assert!(
+        (60..=140).contains(&c),
+        "count {c} after half a second at 200/s"
+    );
+}
+
+/// A Script on thread 0 reads a handler of an element at home on thread
+/// 1 while it runs (the other threads park for each call), and stops the
+/// router only once the count it read has passed 1000.
+#[test]
+fn thread_zero_reads_another_threads_handlers_while_it_runs() {
+    let mut r = from_config_with(
+        "src :: InfiniteSource(BURST 8) -> q :: ThreadSafeQueue -> uq :: Unqueue(BURST 8) -> c :: Counter -> Discard;
+         StaticThreadSched(src 0, uq 1);
+         Script(label l, wait 0.01s, goto l $(lt $(c.count) 1000), stop);",
+        &threads(2),
+    );
+    assert_eq!(r.run(), StopReason::Stopped);
+    let c = num(&mut r, "c.count");
+    assert!(c >= 1000, "stopped at count {c}");
+}
+
+/// A Script on thread 1 cannot stop the world: its call to a handler of
+/// thread 0's element is refused with an error, and the router goes on.
+#[test]
+fn a_worker_cannot_call_another_threads_handler() {
+    let mut r = from_config_with(
+        "c :: Counter; Idle -> c -> Discard;
+         s :: Script(wait 0.05s, write c.reset, wait 0.05s, stop);
+         StaticThreadSched(s 1);",
+        &threads(2),
+    );
+    // Script has a timer, not a task: put it on thread 1 by its
+    // preference.
+    assert_eq!(r.run(), StopReason::Stopped);
+    let chatter = r.take_chatter().join("\n");
+    assert!(
+        chatter.contains("'c.reset' (thread 0) cannot be called from thread 1"),
+        "{chatter}"
+    );
+}
+
+/// Hot swap with both threads running, over a ControlSocket served by
+/// thread 0: the new router takes the queue's packets and the counts, and
+/// both of its threads run on.
+#[test]
+fn hot_swap_over_the_control_socket_keeps_every_thread_running() {
+    use std::io::{BufRead, BufReader, Write};
+    let base = 20000
+        + (std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0)
+            % 30000) as u16;
+    let traffic = "src :: InfiniteSource(BURST 32) -> q :: ThreadSafeQueue(4096)
+           -> uq :: Unqueue(BURST 32) -> c :: Counter -> Discard;
+         StaticThreadSched(src 0, uq 1);";
+    let server = format!("cs :: ControlSocket(TCP, {base}+);");
+    let config = format!("{server} {traffic}");
+    let opts = RouterOptions {
+        hotswap: true,
+        ..threads(std::env::var("NT").map(|v| v.parse().unwrap()).unwrap_or(2))
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let runner = std::thread::spawn(move || {
+        let mut r = from_config_with(&config, &opts);
+        let port: u16 = read(&mut r, "cs.port").trim().parse().expect("port");
+        tx.send((r.stop_flag(), port)).unwrap();
+        let reason = r.run();
+        (reason, r)
+    });
+    let (stop, port) = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("router started");
+    let stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let mut w = stream.try_clone().unwrap();
+    let mut rd = BufReader::new(stream);
+    let mut line = String::new();
+    let mut next_line = |rd: &mut BufReader<std::net::TcpStream>| {
+        line.clear();
+        rd.read_line(&mut line).unwrap();
+        line.trim_end().to_string()
+    };
+    assert!(next_line(&mut rd).starts_with("Click::ControlSocket/"));
+    let read_count = |w: &mut std::net::TcpStream,
+                      rd: &mut BufReader<std::net::TcpStream>,
+                      next: &mut dyn FnMut(&mut BufReader<std::net::TcpStream>) -> String|
+     -> u64 {
+        if w.write_all(b"READ c.count\r\n").is_err() {
+            return u64::MAX;
+        }
+        let status = next(rd);
+        if !status.starts_with("200") {
+            return u64::MAX;
+        }
+        let size: usize = next(rd).trim_start_matches("DATA ").parse().unwrap();
+        let mut buf = vec![0u8; size];
+        std::io::Read::read_exact(rd, &mut buf).unwrap();
+        String::from_utf8_lossy(&buf).trim().parse().unwrap()
+    };
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    if runner.is_finished() {
+        let (reason, r) = runner.join().expect("router thread");
+        panic!("router stopped early: {reason:?} {:?}", r.take_chatter());
+    }
+    let before = read_count(&mut w, &mut rd, &mut next_line);
+    if before == u64::MAX {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (reason, r) = runner.join().expect("router thread");
+        panic!("READ failed: {reason:?} {:?}", r.take_chatter());
+    }
+    assert!(before > 0, "thread 1 counted nothing before the swap");
+    let new_config = format!("{server} {traffic} Idle -> extra :: Counter -> Discard;");
+    w.write_all(format!("WRITEDATA hotconfig {}\r\n{new_config}", new_config.len()).as_bytes())
+        .unwrap();
+    let answer = next_line(&mut rd);
+    assert!(answer.starts_with("200"), "hotconfig: {answer}");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let after = read_count(&mut w, &mut rd, &mut next_line);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let later = read_count(&mut w, &mut rd, &mut next_line);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (reason, mut r) = runner.join().expect("router thread");
+    assert_eq!(reason, StopReason::Signalled);
+    assert_eq!(r.hotswap_install_stats().count, 1);
+    assert_eq!(r.nthreads(), 2);
+    // The count carried over and thread 1 of the new router counts on.
+    assert!(
+        after >= before && later > after,
+        "before {before} after {after} later {later}"
+    );
+    assert_eq!(read(&mut r, "uq.home_thread"), "1");
+    assert_eq!(read(&mut r, "extra.count"), "0");
+}
