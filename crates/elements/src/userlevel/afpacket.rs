@@ -37,6 +37,8 @@ const PACKET_VERSION: libc::c_int = 10;
 const PACKET_VNET_HDR: libc::c_int = 15;
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+const PACKET_FANOUT: libc::c_int = 18;
+const PACKET_FANOUT_FLAG_ROLLOVER: u32 = 0x1000;
 const PACKET_MR_PROMISC: u16 = 1;
 const TPACKET_V3: libc::c_int = 2;
 const ETH_P_ALL: u16 = 0x0003;
@@ -76,6 +78,19 @@ pub fn ifindex(name: &str) -> Result<i32, String> {
     }
 }
 
+/// The protocol a receiving socket binds to (network order): `protocol`
+/// (host order), or every protocol for 0.
+fn receive_proto(protocol: u16) -> u16 {
+    if protocol == 0 { ETH_P_ALL } else { protocol }.to_be()
+}
+
+/// Classic BPF `ret #k`.
+const BPF_RET_K: u16 = 0x06;
+
+fn bpf_insn(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
 fn setsockopt_int(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -> bool {
     // SAFETY: passes a pointer to a live c_int and its size.
     unsafe {
@@ -86,6 +101,83 @@ fn setsockopt_int(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_in
             (&v as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         ) == 0
+    }
+}
+
+/// How a `PACKET_FANOUT` group spreads frames over its sockets
+/// (include/uapi/linux/if_packet.h, `PACKET_FANOUT_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FanoutMode {
+    /// By the symmetric flow hash: each flow to one socket.
+    Hash,
+    /// Round robin.
+    Lb,
+    /// By the CPU the frame arrived on.
+    Cpu,
+    /// Fill one socket, then the next.
+    Rollover,
+    /// At random.
+    Random,
+    /// By the receive queue the device recorded.
+    Qm,
+}
+
+impl FanoutMode {
+    pub fn parse(s: &str) -> Option<FanoutMode> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "hash" => FanoutMode::Hash,
+            "lb" => FanoutMode::Lb,
+            "cpu" => FanoutMode::Cpu,
+            "rollover" => FanoutMode::Rollover,
+            "random" | "rnd" => FanoutMode::Random,
+            "qm" | "queue" => FanoutMode::Qm,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FanoutMode::Hash => "hash",
+            FanoutMode::Lb => "lb",
+            FanoutMode::Cpu => "cpu",
+            FanoutMode::Rollover => "rollover",
+            FanoutMode::Random => "random",
+            FanoutMode::Qm => "qm",
+        }
+    }
+
+    /// The kernel's `PACKET_FANOUT_*` value.
+    fn kernel(self) -> u32 {
+        match self {
+            FanoutMode::Hash => 0,
+            FanoutMode::Lb => 1,
+            FanoutMode::Cpu => 2,
+            FanoutMode::Rollover => 3,
+            FanoutMode::Random => 4,
+            FanoutMode::Qm => 5,
+        }
+    }
+}
+
+/// A `PACKET_FANOUT` group to join: sockets bound to the same device with
+/// the same protocol, mode and flags, and the same id (per network
+/// namespace), share the device's frames, each frame going to one socket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fanout {
+    pub id: u16,
+    pub mode: FanoutMode,
+    /// `PACKET_FANOUT_FLAG_ROLLOVER`: a frame whose socket is full goes to
+    /// another socket of the group instead of being dropped.
+    pub rollover: bool,
+}
+
+impl std::fmt::Display for Fanout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.mode.name())?;
+        if self.rollover && self.mode != FanoutMode::Rollover {
+            f.write_str("+rollover")?;
+        }
+        write!(f, " {}", self.id)
     }
 }
 
@@ -102,9 +194,19 @@ impl PacketSocket {
     /// order) is the ethertype to receive, 0 for all; `receive` false binds
     /// for sending only (no packets are queued to the socket).
     pub fn open(ifname: &str, protocol: u16, receive: bool) -> Result<PacketSocket, String> {
+        let sock_proto = if receive { receive_proto(protocol) } else { 0 };
+        Self::create(ifname, sock_proto).and_then(|s| s.bind(ifname, sock_proto).map(|_| s))
+    }
+
+    /// Opens a nonblocking packet socket for `ifname` that receives nothing
+    /// until [`bind_in_fanout`](Self::bind_in_fanout) binds it: options and
+    /// the ring can be set up before the first frame arrives.
+    pub fn open_unbound(ifname: &str) -> Result<PacketSocket, String> {
+        Self::create(ifname, 0)
+    }
+
+    fn create(ifname: &str, sock_proto: u16) -> Result<PacketSocket, String> {
         let ifindex = ifindex(ifname)?;
-        let proto = if protocol == 0 { ETH_P_ALL } else { protocol };
-        let sock_proto = if receive { proto.to_be() } else { 0 };
         // SAFETY: plain socket(2) call.
         let raw = unsafe {
             libc::socket(
@@ -123,7 +225,70 @@ impl PacketSocket {
             ifindex,
             vnet_hdr: false,
         })
-        .and_then(|s| s.bind(ifname, sock_proto).map(|_| s))
+    }
+
+    /// Binds an [`open_unbound`](Self::open_unbound) socket to receive
+    /// `protocol` (host order; 0 for all) and joins it to the fanout group
+    /// `fanout`. Until it has joined, a filter drops every frame, so the
+    /// socket never holds a copy of a frame the group also delivers.
+    pub fn bind_in_fanout(
+        &self,
+        ifname: &str,
+        protocol: u16,
+        fanout: Fanout,
+    ) -> Result<(), String> {
+        self.set_filter(&[bpf_insn(BPF_RET_K, 0, 0, 0)])
+            .map_err(|e| format!("{ifname}: SO_ATTACH_FILTER: {e}"))?;
+        self.bind(ifname, receive_proto(protocol))?;
+        let mut arg = u32::from(fanout.id) | (fanout.mode.kernel() << 16);
+        if fanout.rollover {
+            arg |= PACKET_FANOUT_FLAG_ROLLOVER << 16;
+        }
+        if !setsockopt_int(self.fd(), SOL_PACKET, PACKET_FANOUT, arg as libc::c_int) {
+            let err = io::Error::last_os_error();
+            let why = match err.raw_os_error() {
+                Some(libc::EINVAL) => {
+                    "; the group exists with another mode, FANOUT_ROLLOVER, PROTOCOL or \
+                     device, or the kernel lacks this mode"
+                }
+                Some(libc::ENOSPC) => "; the group is full",
+                Some(libc::ENOPROTOOPT) => "; the kernel has no PACKET_FANOUT",
+                _ => "",
+            };
+            return Err(format!(
+                "{ifname}: cannot join PACKET_FANOUT group {} (mode {}): {err}{why}",
+                fanout.id,
+                fanout.mode.name()
+            ));
+        }
+        // The value is ignored, but the kernel wants an int's worth.
+        if !setsockopt_int(self.fd(), libc::SOL_SOCKET, libc::SO_DETACH_FILTER, 0) {
+            return Err(format!("{ifname}: SO_DETACH_FILTER: {}", errno_string()));
+        }
+        Ok(())
+    }
+
+    /// Attaches the classic BPF socket filter `prog`.
+    fn set_filter(&self, prog: &[libc::sock_filter]) -> Result<(), String> {
+        let fprog = libc::sock_fprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: fprog points at `prog`, which outlives the call; the
+        // kernel copies the program.
+        let r = unsafe {
+            libc::setsockopt(
+                self.fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ATTACH_FILTER,
+                (&fprog as *const libc::sock_fprog).cast(),
+                std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
+            )
+        };
+        if r != 0 {
+            return Err(errno_string());
+        }
+        Ok(())
     }
 
     fn bind(&self, ifname: &str, proto_be: u16) -> Result<(), String> {
@@ -170,41 +335,19 @@ impl PacketSocket {
     pub fn only_queue(&self, queue: u32) -> Result<(), String> {
         const LD_W_ABS: u16 = 0x20;
         const JEQ_K: u16 = 0x15;
-        const RET_K: u16 = 0x06;
         // SKF_AD_OFF + SKF_AD_QUEUE: the skb's queue_mapping.
         const AD_QUEUE: u32 = 0xfffff000u32.wrapping_add(20);
         let unrecorded = if queue == 0 { u32::MAX } else { 0 };
-        let insn = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
         let prog = [
-            insn(LD_W_ABS, 0, 0, AD_QUEUE),
-            insn(JEQ_K, 2, 0, queue + 1),
-            insn(JEQ_K, 0, 2, 0),
-            insn(RET_K, 0, 0, unrecorded),
-            insn(RET_K, 0, 0, u32::MAX),
-            insn(RET_K, 0, 0, 0),
+            bpf_insn(LD_W_ABS, 0, 0, AD_QUEUE),
+            bpf_insn(JEQ_K, 2, 0, queue + 1),
+            bpf_insn(JEQ_K, 0, 2, 0),
+            bpf_insn(BPF_RET_K, 0, 0, unrecorded),
+            bpf_insn(BPF_RET_K, 0, 0, u32::MAX),
+            bpf_insn(BPF_RET_K, 0, 0, 0),
         ];
-        let fprog = libc::sock_fprog {
-            len: prog.len() as u16,
-            filter: prog.as_ptr() as *mut libc::sock_filter,
-        };
-        // SAFETY: fprog points at `prog`, which outlives the call; the
-        // kernel copies the program.
-        let r = unsafe {
-            libc::setsockopt(
-                self.fd(),
-                libc::SOL_SOCKET,
-                libc::SO_ATTACH_FILTER,
-                (&fprog as *const libc::sock_fprog).cast(),
-                std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
-            )
-        };
-        if r != 0 {
-            return Err(format!(
-                "cannot filter on queue {queue}: {}",
-                errno_string()
-            ));
-        }
-        Ok(())
+        self.set_filter(&prog)
+            .map_err(|e| format!("cannot filter on queue {queue}: {e}"))
     }
 
     /// Sends straight to the driver, skipping the qdisc layer.

@@ -4,7 +4,7 @@
 //! memory-mapped TPACKET_V3 ring, or AF_XDP with `METHOD XDP`).
 //!
 //! ## Synopsis
-//! `FromDevice(DEVNAME [, PROMISC, SNAPLEN, *keywords* SNIFFER, FORCE_IP, METHOD, CAPTURE, BPF_FILTER, PROTOCOL, OUTBOUND, HEADROOM, ENCAP, BURST, TIMESTAMP, QUEUE, XDP_MODE, ZEROCOPY])`
+//! `FromDevice(DEVNAME [, PROMISC, SNAPLEN, *keywords* SNIFFER, FORCE_IP, METHOD, CAPTURE, BPF_FILTER, PROTOCOL, OUTBOUND, HEADROOM, ENCAP, BURST, TIMESTAMP, QUEUE, XDP_MODE, ZEROCOPY, FANOUT, FANOUT_ID, FANOUT_MODE, FANOUT_ROLLOVER])`
 //!
 //! ## Ports and processing
 //! No inputs. Output 0 is push and emits the frames received, from the
@@ -64,6 +64,36 @@
 //! On hot swap, a same-named FromDevice (or ToDevice) on the same device
 //! and queue takes the socket over from its predecessor.
 //!
+//! **Parallel input (FANOUT).** Several FromDevice elements with FANOUT
+//! on the same device share its frames instead of each receiving a copy:
+//! their AF_PACKET sockets join one Linux `PACKET_FANOUT` group, and the
+//! kernel hands each frame to one socket of the group. With the default
+//! FANOUT_MODE `hash`, the choice is by a symmetric hash of the flow
+//! (addresses and ports, so both directions of a connection hash alike):
+//! every packet of a flow goes to the same element, in order, so per-flow
+//! state needs no sharing between the elements (or the threads running
+//! them). The group is the device's (its id is the interface index)
+//! unless FANOUT_ID names another; elements that should share must agree
+//! on FANOUT_MODE, FANOUT_ROLLOVER and PROTOCOL (the kernel refuses a
+//! mismatch, and FromDevice then fails to initialize, saying why). Other
+//! programs, or other rclick processes, that join the same group id on the
+//! device share its frames too; a FromDevice without FANOUT still gets a
+//! copy of every frame. A socket joins the group before it takes any
+//! frame (until then a socket filter drops everything), so no frame is
+//! received by two elements of a group; a frame the kernel assigns to it
+//! in the instant between joining and lifting that filter is lost. IP
+//! fragments carry no ports, so a fragmented datagram is hashed by its
+//! addresses alone and may reach another element than its flow's
+//! unfragmented packets. FANOUT is for AF_PACKET: with METHOD XDP, run one
+//! FromDevice per receive QUEUE instead (the device spreads flows over its
+//! queues, by RSS on hardware, by the sender's transmit queue on veth). It
+//! cannot be combined with QUEUE (`FANOUT_MODE qm` spreads by queue).
+//! On hot swap, the new configuration's sockets join the group while the
+//! old ones are still members, so a swap cannot change the mode of a group
+//! in use (the kernel refuses, and the swap with it; use another
+//! FANOUT_ID), and frames the kernel gave the old sockets that the old
+//! router has not read when it stops are lost.
+//!
 //! **Overload.** Where the kernel's receive work (the copy into the ring)
 //! runs in the NET_RX softirq on the router's CPU, it preempts the router
 //! whenever frames arrive: past its peak an AF_PACKET router forwards less
@@ -113,6 +143,18 @@
 //!   cover a multi-queue device. With AF_PACKET, only frames the device
 //!   received on this queue are taken (a socket filter on the queue
 //!   number); without QUEUE, frames from every queue.
+//! - **FANOUT** (boolean): join the device's PACKET_FANOUT group, sharing
+//!   its frames with the group's other sockets (see above). Default false,
+//!   or true when another FANOUT_ keyword is given.
+//! - **FANOUT_ID** (integer 0..65535): the group to join. Default: the
+//!   device's interface index.
+//! - **FANOUT_MODE** (word): how the kernel picks a group member for each
+//!   frame: `hash` (by flow; the default), `lb` (round robin), `cpu` (by
+//!   the receiving CPU), `rollover` (fill one socket, then the next),
+//!   `random`, or `qm` (by the device's receive queue).
+//! - **FANOUT_ROLLOVER** (boolean): when the chosen socket's ring is full,
+//!   give the frame to another member instead of dropping it (flows then
+//!   stray under overload). Default false.
 //!
 //! ## Handlers
 //! - `count` (read): frames received.
@@ -129,12 +171,17 @@
 //!   `rx_ring_full`: the RX ring was full; `rx_fill_empty`: times the
 //!   kernel found the fill ring empty) and `frames`, the receive frames
 //!   accounted for in the rings (2048 when idle).
+//! - `fanout` (read): the group joined, as `MODE ID` (`hash 4`;
+//!   `hash+rollover 4` with FANOUT_ROLLOVER); empty without FANOUT.
 //! - `reset_counts` (write): zeroes `count` and the drop counters.
 //!
 //! ## Example
 //! ```click
 //! FromDevice(eth0, PROMISC true) -> Queue -> ToDevice(eth1);
 //! FromDevice(eth2, METHOD XDP, QUEUE 0) -> Queue -> ToDevice(eth3, METHOD XDP);
+//! // Two elements sharing eth4's frames by flow:
+//! FromDevice(eth4, FANOUT true) -> c0 :: Counter -> Discard;
+//! FromDevice(eth4, FANOUT true) -> c1 :: Counter -> Discard;
 //! ```
 
 use std::cell::Cell;
@@ -149,7 +196,8 @@ use rclick_core::{
 };
 
 use super::afpacket::{
-    complete_if_partial, materialize, PacketSocket, RingGeometry, RxRing, PACKET_OUTGOING,
+    complete_if_partial, materialize, Fanout, FanoutMode, PacketSocket, RingGeometry, RxRing,
+    PACKET_OUTGOING,
 };
 use super::afxdp::{self, RxPort, XdpMode};
 use super::fromdump::force_ip;
@@ -172,6 +220,10 @@ pub struct FromDevice {
     want_xdp: bool,
     xdp_mode: XdpMode,
     zerocopy: Option<bool>,
+    /// FANOUT: join a PACKET_FANOUT group (id None: from the device index).
+    fanout: Option<(Option<u16>, FanoutMode, bool)>,
+    /// The group joined, for the `fanout` handler.
+    joined: Option<Fanout>,
     sock: Option<PacketSocket>,
     ring: Option<RxRing>,
     xsk: Option<RxPort>,
@@ -203,6 +255,8 @@ impl Default for FromDevice {
             want_xdp: false,
             xdp_mode: XdpMode::Auto,
             zerocopy: None,
+            fanout: None,
+            joined: None,
             sock: None,
             ring: None,
             xsk: None,
@@ -411,7 +465,25 @@ impl FromDevice {
     /// watch.
     fn open_af_packet(&mut self, chatter: &dyn Fn(&str)) -> Result<RawFd, String> {
         let name = &self.ifname;
-        let mut sock = PacketSocket::open(name, self.protocol, true)?;
+        let fanout = match self.fanout {
+            Some((id, mode, rollover)) => Some(Fanout {
+                // Default: the device's own group, so that every FANOUT
+                // element on the device meets in it.
+                id: match id {
+                    Some(id) => id,
+                    None => super::afpacket::ifindex(name)? as u16,
+                },
+                mode,
+                rollover,
+            }),
+            None => None,
+        };
+        // With fanout, the socket binds (and starts receiving) only once
+        // the ring is ready, and joins the group at once.
+        let mut sock = match fanout {
+            Some(_) => PacketSocket::open_unbound(name)?,
+            None => PacketSocket::open(name, self.protocol, true)?,
+        };
         sock.enable_vnet_hdr();
         if !self.outbound {
             sock.ignore_outgoing();
@@ -427,6 +499,10 @@ impl FromDevice {
         }
         let ring =
             RxRing::new(&sock, RingGeometry::default()).map_err(|e| format!("{name}: {e}"))?;
+        if let Some(f) = fanout {
+            sock.bind_in_fanout(name, self.protocol, f)?;
+            self.joined = Some(f);
+        }
         let fd = sock.fd();
         self.sock = Some(sock);
         self.ring = Some(ring);
@@ -528,6 +604,9 @@ const HANDLERS: &[Handler<FromDevice>] = &[
         }
     }),
     Handler::read("method", |e, _| e.method()),
+    Handler::read("fanout", |e, _| {
+        e.joined.map_or_else(String::new, |f| f.to_string())
+    }),
     Handler::read("xdp_stats", |e, _| e.xdp_stats()),
     Handler::read("encap", |_, _| "ETHER".into()),
     Handler::button("reset_counts", |e, _, _| {
@@ -572,6 +651,10 @@ impl Element for FromDevice {
         self.only_queue = queue.is_some();
         let xdp_mode = args.read_with("XDP_MODE", parse_word);
         self.zerocopy = args.read("ZEROCOPY");
+        let fanout: Option<bool> = args.read("FANOUT");
+        let fanout_id: Option<u16> = args.read("FANOUT_ID");
+        let fanout_mode = args.read_with("FANOUT_MODE", parse_word);
+        let fanout_rollover: Option<bool> = args.read("FANOUT_ROLLOVER");
         args.complete()?;
         self.queue = queue.unwrap_or(0);
         if self.ifname.is_empty() {
@@ -594,6 +677,29 @@ impl Element for FromDevice {
         if let Some(m) = xdp_mode {
             self.xdp_mode =
                 XdpMode::parse(&m).ok_or("bad XDP_MODE (expected auto, native or generic)")?;
+        }
+        let mode = match fanout_mode.as_deref() {
+            None => FanoutMode::Hash,
+            Some(m) => FanoutMode::parse(m)
+                .ok_or("bad FANOUT_MODE (expected hash, lb, cpu, rollover, random or qm)")?,
+        };
+        // Any FANOUT_* keyword asks for fanout unless FANOUT is false.
+        let fanout_asked =
+            fanout_id.is_some() || fanout_mode.is_some() || fanout_rollover.is_some();
+        self.fanout = None;
+        if fanout.unwrap_or(fanout_asked) {
+            if self.want_xdp {
+                return Err(
+                    "FANOUT is for AF_PACKET; with METHOD XDP, use one FromDevice per QUEUE".into(),
+                );
+            }
+            if self.only_queue {
+                return Err(
+                    "QUEUE and FANOUT cannot be combined (FANOUT_MODE qm spreads frames by queue)"
+                        .into(),
+                );
+            }
+            self.fanout = Some((fanout_id, mode, fanout_rollover.unwrap_or(false)));
         }
         if encap.as_deref().is_some_and(|e| e != "ETHER") {
             return Err("bad encapsulation type".into());
@@ -714,6 +820,7 @@ impl Element for FromDevice {
     }
 
     fn cleanup(&mut self) {
+        self.joined = None;
         self.xsk = None;
         self.ring = None;
         self.sock = None;
