@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use rclick_core::{Router, RouterOptions};
+use rclick_elements::testing::try_from_config_with;
 
 use common::netns::*;
 
@@ -329,6 +330,15 @@ fn fanout_refused_by_kernel_is_an_initialize_error() {
         "{text}"
     );
     assert!(text.contains("Router could not be initialized"), "{text}");
+    // Nothing was left running: `a`'s socket closed, and with it the
+    // group, so group 77 can now be made with mode lb.
+    let lb = format!(
+        "b :: FromDevice({rd}, FANOUT_ID 77, FANOUT_MODE lb) -> Discard;",
+        rd = link.rd
+    );
+    let r = Running::start(&link.rt, &lb);
+    assert_eq!(r.read("b.fanout"), "lb 77");
+    r.finish();
 }
 
 /// Hot swap: same-named FANOUT elements in the new configuration join the
@@ -339,28 +349,43 @@ fn fanout_refused_by_kernel_is_an_initialize_error() {
 fn fanout_across_hot_swap() {
     skip_if!(namespace_skip_reason());
     let link = Link::new(1);
-    let conf = |mode: &str, extra: &str| {
+    let rd = link.rd.clone();
+    let conf = move |mode: &str, extra: &str| {
         format!(
             "f0 :: FromDevice({rd}, FORCE_IP true, FANOUT_MODE {mode}) -> c0 :: Counter -> Discard;
              f1 :: FromDevice({rd}, FORCE_IP true, FANOUT_MODE {mode}) -> c1 :: Counter -> Discard;
-             {extra}",
-            rd = link.rd
+             {extra}"
         )
     };
+    let c = conf.clone();
+    let refused = link
+        .rt
+        .spawn(move || {
+            let opts = RouterOptions {
+                hotswap: true,
+                ..Default::default()
+            };
+            let mut router = try_from_config_with(&c("hash", ""), &opts).expect("router");
+            let lb = router.hotswap(&c("lb", ""));
+            let fanout = router.read_handler("f0.fanout", None);
+            router.cleanup();
+            (lb.map_err(|d| format!("{d:?}")), fanout)
+        })
+        .join()
+        .expect("router thread");
+    match refused {
+        (Err(why), Ok(fanout)) => {
+            assert!(
+                why.contains("cannot join PACKET_FANOUT group") && why.contains("(mode lb)"),
+                "{why}"
+            );
+            assert!(fanout.starts_with("hash "), "{fanout}");
+        }
+        other => panic!("a swap to another mode was not refused: {other:?}"),
+    }
     let r = Running::start(&link.rt, &conf("hash", ""));
     r.hotswap(&conf("hash", "Idle -> Discard;"));
     assert!(r.read("f0.fanout").starts_with("hash "));
-    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        r.hotswap(&conf("lb", ""));
-    }));
-    let why = match refused {
-        Ok(()) => panic!("a swap to another mode was accepted"),
-        Err(e) => e.downcast_ref::<String>().cloned().unwrap_or_default(),
-    };
-    assert!(
-        why.contains("cannot join PACKET_FANOUT group") && why.contains("(mode lb)"),
-        "{why}"
-    );
     assert!(r.read("f1.fanout").starts_with("hash "));
     link.send(31, 3);
     let deadline = Instant::now() + Duration::from_secs(5);

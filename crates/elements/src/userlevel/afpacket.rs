@@ -957,6 +957,36 @@ pub fn segment(d: &[u8], mss: usize, headroom: usize, out: &mut impl FnMut(Packe
 mod tests {
     use super::*;
 
+    #[test]
+    fn fanout_modes_and_names() {
+        // The kernel's PACKET_FANOUT_* numbers (include/uapi/linux/if_packet.h).
+        for (word, kernel) in [
+            ("hash", 0),
+            ("LB", 1),
+            ("cpu", 2),
+            ("rollover", 3),
+            ("random", 4),
+            ("qm", 5),
+        ] {
+            let m = FanoutMode::parse(word).expect(word);
+            assert_eq!(m.kernel(), kernel, "{word}");
+            assert_eq!(FanoutMode::parse(m.name()), Some(m));
+        }
+        assert_eq!(FanoutMode::parse("cbpf"), None);
+        assert_eq!(FanoutMode::parse(""), None);
+        let f = Fanout {
+            id: 7,
+            mode: FanoutMode::Hash,
+            rollover: true,
+        };
+        assert_eq!(f.to_string(), "hash+rollover 7");
+        let f = Fanout {
+            rollover: false,
+            ..f
+        };
+        assert_eq!(f.to_string(), "hash 7");
+    }
+
     fn tcp_frame(payload: usize) -> Vec<u8> {
         let mut d = vec![0u8; 14 + 20 + 20 + payload];
         d[12] = 0x08;
