@@ -30,6 +30,7 @@ const PEER: &str = "10.79.0.2";
 struct Link {
     h: Netns,
     rt: Netns,
+    hd: String,
     rd: String,
 }
 
@@ -80,13 +81,14 @@ impl Link {
             "dev",
             &hd,
         ]);
-        Link { h, rt, rd }
+        Link { h, rt, hd, rd }
     }
 
     /// Sends `per_flow` UDP datagrams on each of `flows` flows (source
     /// port 20000 + i to destination port 30000 + i), from a thread in the
-    /// sending namespace, with a pause between rounds so that no ring
-    /// overflows. Returns the flows, as ToIPSummaryDump writes them.
+    /// sending namespace, pausing after every 16 so that no queue on the
+    /// way (veth's 256-frame ring, the receive rings) can overflow even on
+    /// a loaded machine. Returns the flows, as ToIPSummaryDump writes them.
     fn send(&self, flows: u16, per_flow: usize) -> BTreeSet<String> {
         let sent = self
             .h
@@ -98,11 +100,14 @@ impl Link {
                     })
                     .collect();
                 for _ in 0..per_flow {
-                    for (s, dport) in &socks {
+                    for (i, (s, dport)) in socks.iter().enumerate() {
                         s.send_to(b"rclick fanout test", (PEER, *dport))
                             .expect("send");
+                        if i % 16 == 15 {
+                            std::thread::sleep(Duration::from_millis(2));
+                        }
                     }
-                    std::thread::sleep(Duration::from_millis(5));
+                    std::thread::sleep(Duration::from_millis(2));
                 }
             })
             .join();
@@ -110,6 +115,14 @@ impl Link {
         (0..flows)
             .map(|i| format!("{HOST} {} {PEER} {} U", 20000 + i, 30000 + i))
             .collect()
+    }
+
+    /// The sender's device counters (drops on the way show there), for
+    /// failure messages.
+    fn sender_stats(&self) -> String {
+        self.h
+            .run(5, &["ip", "-s", "link", "show", "dev", &self.hd])
+            .1
     }
 }
 
@@ -151,7 +164,7 @@ fn check_split(link: &Link, kw0: &str, kw1: &str, flows: u16, per_flow: usize) -
     let fanout = [r.read("f0.fanout"), r.read("f1.fanout")];
     let want = link.send(flows, per_flow);
     let total = u64::from(flows) * per_flow as u64;
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(10);
     while r.read_u64("c0.count") + r.read_u64("c1.count") < total && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -161,7 +174,8 @@ fn check_split(link: &Link, kw0: &str, kw1: &str, flows: u16, per_flow: usize) -
     let drops = [r.read("f0.drops"), r.read("f1.drops")];
     let chatter = r.finish();
     let ctx = format!(
-        "{kw0} / {kw1}: methods {methods:?}, counts {c0} + {c1} of {total}, drops {drops:?}, chatter {chatter:?}"
+        "{kw0} / {kw1}: methods {methods:?}, counts {c0} + {c1} of {total}, drops {drops:?}, chatter {chatter:?}, sender {}",
+        link.sender_stats()
     );
     assert_eq!(c0 + c1, total, "{ctx}");
     assert!(c0 > 0 && c1 > 0, "one element got every flow: {ctx}");
@@ -218,7 +232,7 @@ fn fanout_with_explicit_group_and_plain_listener() {
     assert_eq!(r.read("f1.fanout"), "hash 4242");
     assert_eq!(r.read("all.fanout"), "");
     link.send(32, 3);
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(10);
     while r.read_u64("c.count") < 96 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -229,7 +243,12 @@ fn fanout_with_explicit_group_and_plain_listener() {
         r.read_u64("c.count"),
     );
     let chatter = r.finish();
-    assert_eq!((c0 + c1, c), (96, 96), "{c0} + {c1}, {c}; {chatter:?}");
+    assert_eq!(
+        (c0 + c1, c),
+        (96, 96),
+        "{c0} + {c1}, {c}; {chatter:?}; sender {}",
+        link.sender_stats()
+    );
     assert!(c0 > 0 && c1 > 0, "{c0} + {c1}");
 }
 
@@ -388,13 +407,18 @@ fn fanout_across_hot_swap() {
     assert!(r.read("f0.fanout").starts_with("hash "));
     assert!(r.read("f1.fanout").starts_with("hash "));
     link.send(31, 3);
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(10);
     while r.read_u64("c0.count") + r.read_u64("c1.count") < 93 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(200));
     let (c0, c1) = (r.read_u64("c0.count"), r.read_u64("c1.count"));
     let chatter = r.finish();
-    assert_eq!(c0 + c1, 93, "{c0} + {c1}; {chatter:?}");
+    assert_eq!(
+        c0 + c1,
+        93,
+        "{c0} + {c1}; {chatter:?}; sender {}",
+        link.sender_stats()
+    );
     assert!(c0 > 0 && c1 > 0, "{c0} + {c1}");
 }
