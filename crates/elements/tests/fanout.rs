@@ -144,10 +144,18 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Two FromDevice elements on one device, `kw0` and `kw1` their extra
 /// keywords; `flows` flows of `per_flow` packets each. Checks that both
-/// elements received packets, that together they received each packet
-/// sent exactly once, and that each flow went to only one of them.
-/// Returns the router's `fanout` handler values.
-fn check_split(link: &Link, kw0: &str, kw1: &str, flows: u16, per_flow: usize) -> [String; 2] {
+/// elements use the I/O method whose `method` handler starts with
+/// `method`, that both received packets, that together they received each
+/// packet sent exactly once, and that each flow went to only one of them.
+/// Returns the elements' `fanout` handler values.
+fn check_split(
+    link: &Link,
+    method: &str,
+    kw0: &str,
+    kw1: &str,
+    flows: u16,
+    per_flow: usize,
+) -> [String; 2] {
     let dir = scratch("split");
     let dump = |i: usize| dir.join(format!("f{i}.ipsum"));
     let conf = format!(
@@ -161,6 +169,17 @@ fn check_split(link: &Link, kw0: &str, kw1: &str, flows: u16, per_flow: usize) -
     );
     let r = Running::start(&link.rt, &conf);
     let methods = [r.read("f0.method"), r.read("f1.method")];
+    if !methods.iter().all(|m| m.starts_with(method)) {
+        let chatter = r.finish();
+        panic!(
+            "{kw0} / {kw1}: methods {methods:?}, not {method}{}; chatter {chatter:?}",
+            if method.starts_with("XDP") {
+                " (AF_XDP fell back to AF_PACKET)"
+            } else {
+                ""
+            }
+        );
+    }
     let fanout = [r.read("f0.fanout"), r.read("f1.fanout")];
     let want = link.send(flows, per_flow);
     let total = u64::from(flows) * per_flow as u64;
@@ -205,7 +224,7 @@ fn check_split(link: &Link, kw0: &str, kw1: &str, flows: u16, per_flow: usize) -
 fn fanout_spreads_flows_without_duplicates() {
     skip_if!(namespace_skip_reason());
     let link = Link::new(1);
-    let fanout = check_split(&link, "FANOUT true", "FANOUT true", 63, 4);
+    let fanout = check_split(&link, "LINUX", "FANOUT true", "FANOUT true", 63, 4);
     let index = link
         .rt
         .try_exec(&["cat", &format!("/sys/class/net/{}/ifindex", link.rd)])
@@ -214,9 +233,10 @@ fn fanout_spreads_flows_without_duplicates() {
     assert_eq!(fanout, [want.clone(), want]);
 }
 
-/// FANOUT_ID and FANOUT_MODE given: the elements meet in that group; a
-/// third element on the device without FANOUT is an ordinary socket that
-/// sees every frame.
+/// FANOUT_ID and FANOUT_MODE given: the elements meet in that group; two
+/// more elements on the device without FANOUT (one with `FANOUT_ROLLOVER
+/// false`, which does not ask for fanout) are ordinary sockets that see
+/// every frame.
 #[test]
 fn fanout_with_explicit_group_and_plain_listener() {
     skip_if!(namespace_skip_reason());
@@ -224,32 +244,220 @@ fn fanout_with_explicit_group_and_plain_listener() {
     let conf = format!(
         "f0 :: FromDevice({rd}, FORCE_IP true, FANOUT_ID 4242, FANOUT_MODE hash) -> c0 :: Counter -> Discard;
          f1 :: FromDevice({rd}, FORCE_IP true, FANOUT_ID 4242, FANOUT_MODE HASH) -> c1 :: Counter -> Discard;
-         all :: FromDevice({rd}, FORCE_IP true) -> c :: Counter -> Discard;",
+         all :: FromDevice({rd}, FORCE_IP true) -> c :: Counter -> Discard;
+         norollover :: FromDevice({rd}, FORCE_IP true, FANOUT_ROLLOVER false) -> cn :: Counter -> Discard;",
         rd = link.rd
     );
     let r = Running::start(&link.rt, &conf);
     assert_eq!(r.read("f0.fanout"), "hash 4242");
     assert_eq!(r.read("f1.fanout"), "hash 4242");
     assert_eq!(r.read("all.fanout"), "");
+    assert_eq!(r.read("norollover.fanout"), "");
     link.send(32, 3);
+    let counts = || {
+        (
+            r.read_u64("c0.count") + r.read_u64("c1.count"),
+            r.read_u64("c.count"),
+            r.read_u64("cn.count"),
+        )
+    };
+    let done = |(a, b, c): (u64, u64, u64)| a >= 96 && b >= 96 && c >= 96;
     let deadline = Instant::now() + Duration::from_secs(10);
-    while r.read_u64("c.count") < 96 && Instant::now() < deadline {
+    while !done(counts()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(200));
+    let (c0, c1) = (r.read_u64("c0.count"), r.read_u64("c1.count"));
+    let all = counts();
+    let chatter = r.finish();
+    assert_eq!(
+        all,
+        (96, 96, 96),
+        "{c0} + {c1}; {chatter:?}; sender {}",
+        link.sender_stats()
+    );
+    assert!(c0 > 0 && c1 > 0, "{c0} + {c1}");
+}
+
+/// The running kernel is at least `major.minor` (from
+/// /proc/sys/kernel/osrelease; false if unreadable).
+fn kernel_at_least(major: u32, minor: u32) -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(a), Some(b)) => (a, b) >= (major, minor),
+        _ => false,
+    }
+}
+
+/// With OUTBOUND false (the default), frames the host sends on the device
+/// never reach a FANOUT group's sockets: a member's own
+/// PACKET_IGNORE_OUTGOING does not apply to the group, which must be made
+/// with PACKET_FANOUT_FLAG_IGNORE_OUTGOING (Linux 6.2+). The router's
+/// namespace sends 40 UDP datagrams out of the device (to an address whose
+/// Ethernet address nobody has, so nothing answers); a listener with
+/// OUTBOUND true sees them, while the members' `ignored_outgoing`
+/// (outgoing frames that reached their rings and were discarded there)
+/// stays 0. Inbound traffic sent afterwards follows the outgoing frames
+/// through each ring in order, so once both members have read their share
+/// of it, any outgoing frame the group had given them would have been read
+/// (and counted) too. (A ToDevice cannot be the sender: it bypasses the
+/// qdisc layer, and with it the copies to packet sockets.)
+#[test]
+fn fanout_group_ignores_outgoing_frames() {
+    skip_if!(namespace_skip_reason());
+    if !kernel_at_least(6, 2) {
+        eprintln!("SKIP: PACKET_FANOUT_FLAG_IGNORE_OUTGOING needs Linux 6.2 or later");
+        return;
+    }
+    const OWN: &str = "10.79.0.3";
+    const NOBODY: &str = "10.79.0.9";
+    let link = Link::new(1);
+    link.rt
+        .exec(&["ip", "addr", "add", &format!("{OWN}/24"), "dev", &link.rd]);
+    link.rt.exec(&[
+        "ip",
+        "neigh",
+        "replace",
+        NOBODY,
+        "lladdr",
+        "02:00:00:00:00:99",
+        "dev",
+        &link.rd,
+    ]);
+    // Outgoing: IPv4 (offset 12) to NOBODY (offset 30).
+    let conf = format!(
+        "f0 :: FromDevice({rd}, FORCE_IP true, FANOUT true) -> c0 :: Counter -> Discard;
+         f1 :: FromDevice({rd}, FORCE_IP true, FANOUT true) -> c1 :: Counter -> Discard;
+         plain :: FromDevice({rd}, FORCE_IP true) -> c :: Counter -> Discard;
+         out :: FromDevice({rd}, OUTBOUND true)
+           -> Classifier(12/0800 30/0a4f0009) -> oc :: Counter -> Discard;",
+        rd = link.rd
+    );
+    let r = Running::start(&link.rt, &conf);
+    let sent = link
+        .rt
+        .spawn(|| {
+            let s = UdpSocket::bind((OWN, 0)).expect("bind");
+            for i in 0..40 {
+                s.send_to(b"rclick outgoing", (NOBODY, 9)).expect("send");
+                if i % 16 == 15 {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            }
+        })
+        .join();
+    assert!(sent.is_ok(), "sender thread panicked");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while r.read_u64("oc.count") < 40 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        r.read_u64("oc.count"),
+        40,
+        "outgoing frames seen with OUTBOUND true (out.count {})",
+        r.read("out.count")
+    );
+    link.send(32, 2);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (r.read_u64("c0.count") + r.read_u64("c1.count") < 64 || r.read_u64("c.count") < 64)
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let (c0, c1, c) = (
         r.read_u64("c0.count"),
         r.read_u64("c1.count"),
         r.read_u64("c.count"),
     );
+    let ignored = [
+        r.read_u64("f0.ignored_outgoing"),
+        r.read_u64("f1.ignored_outgoing"),
+        r.read_u64("plain.ignored_outgoing"),
+    ];
+    let fanout = [r.read("f0.fanout"), r.read("f1.fanout")];
     let chatter = r.finish();
-    assert_eq!(
-        (c0 + c1, c),
-        (96, 96),
-        "{c0} + {c1}, {c}; {chatter:?}; sender {}",
+    let ctx = format!(
+        "counts {c0} + {c1}, {c}; fanout {fanout:?}; chatter {chatter:?}; sender {}",
         link.sender_stats()
     );
-    assert!(c0 > 0 && c1 > 0, "{c0} + {c1}");
+    assert_eq!((c0 + c1, c), (64, 64), "{ctx}");
+    assert!(c0 > 0 && c1 > 0, "one member got every flow: {ctx}");
+    assert_eq!(
+        ignored,
+        [0, 0, 0],
+        "outgoing frames reached the rings (f0, f1, plain): {ctx}"
+    );
+}
+
+/// On Linux 6.2 and later, OUTBOUND is part of the group's settings (the
+/// ignore-outgoing flag): a member with OUTBOUND true cannot join a group
+/// made by members with OUTBOUND false, and initialization says why.
+#[test]
+fn fanout_members_must_agree_on_outbound() {
+    skip_if!(namespace_skip_reason());
+    if !kernel_at_least(6, 2) {
+        eprintln!("SKIP: PACKET_FANOUT_FLAG_IGNORE_OUTGOING needs Linux 6.2 or later");
+        return;
+    }
+    let link = Link::new(1);
+    let conf = format!(
+        "a :: FromDevice({rd}, FANOUT_ID 78) -> Discard;\n\
+         b :: FromDevice({rd}, FANOUT_ID 78, OUTBOUND true) -> Discard;",
+        rd = link.rd
+    );
+    let text = link
+        .rt
+        .spawn(move || router_error(&conf))
+        .join()
+        .expect("router thread");
+    assert!(
+        text.contains("fanout.click:2: While initializing 'b :: FromDevice'")
+            && text.contains("cannot join PACKET_FANOUT group 78 (mode hash): Invalid argument")
+            && text.contains("OUTBOUND"),
+        "{text}"
+    );
+}
+
+/// The default group id is the interface index, and a group id has 16
+/// bits: on a device whose index is larger, FANOUT without FANOUT_ID fails
+/// to initialize and says to give FANOUT_ID (the id was truncated before,
+/// joining some other group); with FANOUT_ID the device works.
+#[test]
+fn fanout_default_id_needs_an_index_that_fits() {
+    skip_if!(namespace_skip_reason());
+    let ns = Netns::new("fi");
+    let t = tag();
+    let (a, b) = (format!("fi{t}"), format!("fj{t}"));
+    ns.exec(&[
+        "ip", "link", "add", "name", &a, "index", "70000", "type", "veth", "peer", "name", &b,
+    ]);
+    ns.exec(&["ip", "link", "set", &a, "up"]);
+    ns.exec(&["ip", "link", "set", &b, "up"]);
+    let conf = format!("f :: FromDevice({a}, FANOUT true) -> Discard;");
+    let text = ns
+        .spawn(move || router_error(&conf))
+        .join()
+        .expect("router thread");
+    assert!(
+        text.contains(&format!(
+            "{a}: interface index 70000 does not fit a PACKET_FANOUT group id"
+        )) && text.contains("give FANOUT_ID"),
+        "{text}"
+    );
+    let conf = format!("f :: FromDevice({a}, FANOUT_ID 9) -> Discard;");
+    let fanout = ns
+        .spawn(move || {
+            let mut r =
+                try_from_config_with(&conf, &RouterOptions::default()).map_err(|e| e.join("\n"))?;
+            let fanout = r.read_handler("f.fanout", None);
+            r.cleanup();
+            fanout
+        })
+        .join()
+        .expect("router thread");
+    assert_eq!(fanout.as_deref(), Ok("hash 9"));
 }
 
 /// METHOD XDP with one FromDevice per QUEUE on a two-queue veth: the
@@ -260,7 +468,16 @@ fn fanout_with_explicit_group_and_plain_listener() {
 fn xdp_one_socket_per_queue_splits_flows() {
     skip_if!(namespace_skip_reason());
     let link = Link::new(2);
-    let fanout = check_split(&link, "METHOD XDP, QUEUE 0", "METHOD XDP, QUEUE 1", 63, 4);
+    // Both must really be AF_XDP sockets: after a fallback to AF_PACKET,
+    // QUEUE's socket filter would split the flows just the same.
+    let fanout = check_split(
+        &link,
+        "XDP ",
+        "METHOD XDP, QUEUE 0",
+        "METHOD XDP, QUEUE 1",
+        63,
+        4,
+    );
     assert_eq!(fanout, [String::new(), String::new()]);
 }
 
@@ -302,6 +519,14 @@ fn bad_fanout_keywords_are_errors() {
         ),
         ("FromDevice(eth0, FANOUT_ID 65536) -> Discard;", "FANOUT_ID"),
         ("FromDevice(eth0, FANOUT maybe) -> Discard;", "FANOUT"),
+        (
+            "FromDevice(eth0, FANOUT_MODE rollover, FANOUT_ROLLOVER true) -> Discard;",
+            "FANOUT_ROLLOVER true cannot be combined with FANOUT_MODE rollover",
+        ),
+        (
+            "FromDevice(eth0, FANOUT true, FANOUT_MODE ROLLOVER, FANOUT_ROLLOVER true) -> Discard;",
+            "FANOUT_ROLLOVER true cannot be combined with FANOUT_MODE rollover",
+        ),
         (
             "FromDevice(eth0, FANOUT true, METHOD XDP) -> Discard;",
             "with METHOD XDP",

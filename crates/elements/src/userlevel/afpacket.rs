@@ -39,6 +39,10 @@ const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 const PACKET_FANOUT: libc::c_int = 18;
 const PACKET_FANOUT_FLAG_ROLLOVER: u32 = 0x1000;
+/// Linux 6.2+: the group's hook skips frames the host sends (the group
+/// counterpart of PACKET_IGNORE_OUTGOING, which a member's own hook obeys
+/// but the group's does not).
+const PACKET_FANOUT_FLAG_IGNORE_OUTGOING: u32 = 0x4000;
 const PACKET_MR_PROMISC: u16 = 1;
 const TPACKET_V3: libc::c_int = 2;
 const ETH_P_ALL: u16 = 0x0003;
@@ -82,6 +86,35 @@ pub fn ifindex(name: &str) -> Result<i32, String> {
 /// (host order), or every protocol for 0.
 fn receive_proto(protocol: u16) -> u16 {
     if protocol == 0 { ETH_P_ALL } else { protocol }.to_be()
+}
+
+/// The running kernel's release (`uname -r`), or empty.
+fn kernel_release() -> String {
+    // SAFETY: utsname is plain data; zero is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is writable; uname fills it with NUL-terminated strings.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return String::new();
+    }
+    let bytes: Vec<u8> = u
+        .release
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Whether kernel release `release` ("6.8.0-45-generic") is at least
+/// `major.minor`; false when it cannot be read.
+fn kernel_at_least(release: &str, major: u32, minor: u32) -> bool {
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(a), Some(b)) => (a, b) >= (major, minor),
+        _ => false,
+    }
 }
 
 /// Classic BPF `ret #k`.
@@ -167,14 +200,32 @@ pub struct Fanout {
     pub id: u16,
     pub mode: FanoutMode,
     /// `PACKET_FANOUT_FLAG_ROLLOVER`: a frame whose socket is full goes to
-    /// another socket of the group instead of being dropped.
+    /// another socket of the group instead of being dropped. Not with mode
+    /// `Rollover` (the kernel refuses the pair).
     pub rollover: bool,
+    /// `PACKET_FANOUT_FLAG_IGNORE_OUTGOING`: the group does not take frames
+    /// the host sends.
+    pub ignore_outgoing: bool,
+}
+
+impl Fanout {
+    /// The PACKET_FANOUT option value: id, mode and flags.
+    fn option(self, ignore_outgoing: bool) -> u32 {
+        let mut flags = 0;
+        if self.rollover {
+            flags |= PACKET_FANOUT_FLAG_ROLLOVER;
+        }
+        if ignore_outgoing {
+            flags |= PACKET_FANOUT_FLAG_IGNORE_OUTGOING;
+        }
+        u32::from(self.id) | ((self.mode.kernel() | flags) << 16)
+    }
 }
 
 impl std::fmt::Display for Fanout {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.mode.name())?;
-        if self.rollover && self.mode != FanoutMode::Rollover {
+        if self.rollover {
             f.write_str("+rollover")?;
         }
         write!(f, " {}", self.id)
@@ -231,6 +282,11 @@ impl PacketSocket {
     /// `protocol` (host order; 0 for all) and joins it to the fanout group
     /// `fanout`. Until it has joined, a filter drops every frame, so the
     /// socket never holds a copy of a frame the group also delivers.
+    ///
+    /// With `fanout.ignore_outgoing`, the group is asked to skip outgoing
+    /// frames; a kernel before 6.2 that refuses the flag (EINVAL) is asked
+    /// again without it (its group then delivers outgoing frames too). On
+    /// 6.2 and later, EINVAL means the group differs, and is reported.
     pub fn bind_in_fanout(
         &self,
         ifname: &str,
@@ -240,16 +296,28 @@ impl PacketSocket {
         self.set_filter(&[bpf_insn(BPF_RET_K, 0, 0, 0)])
             .map_err(|e| format!("{ifname}: SO_ATTACH_FILTER: {e}"))?;
         self.bind(ifname, receive_proto(protocol))?;
-        let mut arg = u32::from(fanout.id) | (fanout.mode.kernel() << 16);
-        if fanout.rollover {
-            arg |= PACKET_FANOUT_FLAG_ROLLOVER << 16;
+        let join = |ignore_outgoing: bool| {
+            let arg = fanout.option(ignore_outgoing);
+            if setsockopt_int(self.fd(), SOL_PACKET, PACKET_FANOUT, arg as libc::c_int) {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        };
+        let mut joined = join(fanout.ignore_outgoing);
+        if fanout.ignore_outgoing
+            && joined
+                .as_ref()
+                .is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL))
+            && !kernel_at_least(&kernel_release(), 6, 2)
+        {
+            joined = join(false);
         }
-        if !setsockopt_int(self.fd(), SOL_PACKET, PACKET_FANOUT, arg as libc::c_int) {
-            let err = io::Error::last_os_error();
+        if let Err(err) = joined {
             let why = match err.raw_os_error() {
                 Some(libc::EINVAL) => {
-                    "; the group exists with another mode, FANOUT_ROLLOVER, PROTOCOL or \
-                     device, or the kernel lacks this mode"
+                    "; the group exists with another mode, FANOUT_ROLLOVER, OUTBOUND, \
+                     PROTOCOL or device, or the kernel lacks this mode"
                 }
                 Some(libc::ENOSPC) => "; the group is full",
                 Some(libc::ENOPROTOOPT) => "; the kernel has no PACKET_FANOUT",
@@ -978,13 +1046,37 @@ mod tests {
             id: 7,
             mode: FanoutMode::Hash,
             rollover: true,
+            ignore_outgoing: true,
         };
         assert_eq!(f.to_string(), "hash+rollover 7");
+        // id in the low 16 bits, mode and flags above.
+        assert_eq!(f.option(true), 0x5000_0007);
+        assert_eq!(f.option(false), 0x1000_0007);
         let f = Fanout {
             rollover: false,
             ..f
         };
         assert_eq!(f.to_string(), "hash 7");
+        assert_eq!(f.option(true), 0x4000_0007);
+        let f = Fanout {
+            id: 0xfffe,
+            mode: FanoutMode::Rollover,
+            ..f
+        };
+        assert_eq!(f.to_string(), "rollover 65534");
+        assert_eq!(f.option(false), 0x0003_fffe);
+    }
+
+    #[test]
+    fn kernel_versions() {
+        assert!(kernel_at_least("6.2.0", 6, 2));
+        assert!(kernel_at_least("6.18.44-fc-v595", 6, 2));
+        assert!(kernel_at_least("10.0", 6, 2));
+        assert!(!kernel_at_least("6.1.55-generic", 6, 2));
+        assert!(!kernel_at_least("5.15.0-91-generic", 6, 2));
+        assert!(!kernel_at_least("", 6, 2));
+        assert!(!kernel_at_least("6", 6, 2));
+        assert!(kernel_at_least(&kernel_release(), 2, 6));
     }
 
     fn tcp_frame(payload: usize) -> Vec<u8> {
