@@ -37,6 +37,12 @@ const PACKET_VERSION: libc::c_int = 10;
 const PACKET_VNET_HDR: libc::c_int = 15;
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+const PACKET_FANOUT: libc::c_int = 18;
+const PACKET_FANOUT_FLAG_ROLLOVER: u32 = 0x1000;
+/// Linux 6.2+: the group's hook skips frames the host sends (the group
+/// counterpart of PACKET_IGNORE_OUTGOING, which a member's own hook obeys
+/// but the group's does not).
+const PACKET_FANOUT_FLAG_IGNORE_OUTGOING: u32 = 0x4000;
 const PACKET_MR_PROMISC: u16 = 1;
 const TPACKET_V3: libc::c_int = 2;
 const ETH_P_ALL: u16 = 0x0003;
@@ -76,6 +82,48 @@ pub fn ifindex(name: &str) -> Result<i32, String> {
     }
 }
 
+/// The protocol a receiving socket binds to (network order): `protocol`
+/// (host order), or every protocol for 0.
+fn receive_proto(protocol: u16) -> u16 {
+    if protocol == 0 { ETH_P_ALL } else { protocol }.to_be()
+}
+
+/// The running kernel's release (`uname -r`), or empty.
+fn kernel_release() -> String {
+    // SAFETY: utsname is plain data; zero is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is writable; uname fills it with NUL-terminated strings.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return String::new();
+    }
+    let bytes: Vec<u8> = u
+        .release
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Whether kernel release `release` ("6.8.0-45-generic") is at least
+/// `major.minor`; false when it cannot be read.
+fn kernel_at_least(release: &str, major: u32, minor: u32) -> bool {
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(a), Some(b)) => (a, b) >= (major, minor),
+        _ => false,
+    }
+}
+
+/// Classic BPF `ret #k`.
+const BPF_RET_K: u16 = 0x06;
+
+fn bpf_insn(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
 fn setsockopt_int(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -> bool {
     // SAFETY: passes a pointer to a live c_int and its size.
     unsafe {
@@ -86,6 +134,101 @@ fn setsockopt_int(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_in
             (&v as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         ) == 0
+    }
+}
+
+/// How a `PACKET_FANOUT` group spreads frames over its sockets
+/// (include/uapi/linux/if_packet.h, `PACKET_FANOUT_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FanoutMode {
+    /// By the symmetric flow hash: each flow to one socket.
+    Hash,
+    /// Round robin.
+    Lb,
+    /// By the CPU the frame arrived on.
+    Cpu,
+    /// Fill one socket, then the next.
+    Rollover,
+    /// At random.
+    Random,
+    /// By the receive queue the device recorded.
+    Qm,
+}
+
+impl FanoutMode {
+    pub fn parse(s: &str) -> Option<FanoutMode> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "hash" => FanoutMode::Hash,
+            "lb" => FanoutMode::Lb,
+            "cpu" => FanoutMode::Cpu,
+            "rollover" => FanoutMode::Rollover,
+            "random" | "rnd" => FanoutMode::Random,
+            "qm" | "queue" => FanoutMode::Qm,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FanoutMode::Hash => "hash",
+            FanoutMode::Lb => "lb",
+            FanoutMode::Cpu => "cpu",
+            FanoutMode::Rollover => "rollover",
+            FanoutMode::Random => "random",
+            FanoutMode::Qm => "qm",
+        }
+    }
+
+    /// The kernel's `PACKET_FANOUT_*` value.
+    fn kernel(self) -> u32 {
+        match self {
+            FanoutMode::Hash => 0,
+            FanoutMode::Lb => 1,
+            FanoutMode::Cpu => 2,
+            FanoutMode::Rollover => 3,
+            FanoutMode::Random => 4,
+            FanoutMode::Qm => 5,
+        }
+    }
+}
+
+/// A `PACKET_FANOUT` group to join: sockets bound to the same device with
+/// the same protocol, mode and flags, and the same id (per network
+/// namespace), share the device's frames, each frame going to one socket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fanout {
+    pub id: u16,
+    pub mode: FanoutMode,
+    /// `PACKET_FANOUT_FLAG_ROLLOVER`: a frame whose socket is full goes to
+    /// another socket of the group instead of being dropped. Not with mode
+    /// `Rollover` (the kernel refuses the pair).
+    pub rollover: bool,
+    /// `PACKET_FANOUT_FLAG_IGNORE_OUTGOING`: the group does not take frames
+    /// the host sends.
+    pub ignore_outgoing: bool,
+}
+
+impl Fanout {
+    /// The PACKET_FANOUT option value: id, mode and flags.
+    fn option(self, ignore_outgoing: bool) -> u32 {
+        let mut flags = 0;
+        if self.rollover {
+            flags |= PACKET_FANOUT_FLAG_ROLLOVER;
+        }
+        if ignore_outgoing {
+            flags |= PACKET_FANOUT_FLAG_IGNORE_OUTGOING;
+        }
+        u32::from(self.id) | ((self.mode.kernel() | flags) << 16)
+    }
+}
+
+impl std::fmt::Display for Fanout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.mode.name())?;
+        if self.rollover {
+            f.write_str("+rollover")?;
+        }
+        write!(f, " {}", self.id)
     }
 }
 
@@ -102,9 +245,19 @@ impl PacketSocket {
     /// order) is the ethertype to receive, 0 for all; `receive` false binds
     /// for sending only (no packets are queued to the socket).
     pub fn open(ifname: &str, protocol: u16, receive: bool) -> Result<PacketSocket, String> {
+        let sock_proto = if receive { receive_proto(protocol) } else { 0 };
+        Self::create(ifname, sock_proto).and_then(|s| s.bind(ifname, sock_proto).map(|_| s))
+    }
+
+    /// Opens a nonblocking packet socket for `ifname` that receives nothing
+    /// until [`bind_in_fanout`](Self::bind_in_fanout) binds it: options and
+    /// the ring can be set up before the first frame arrives.
+    pub fn open_unbound(ifname: &str) -> Result<PacketSocket, String> {
+        Self::create(ifname, 0)
+    }
+
+    fn create(ifname: &str, sock_proto: u16) -> Result<PacketSocket, String> {
         let ifindex = ifindex(ifname)?;
-        let proto = if protocol == 0 { ETH_P_ALL } else { protocol };
-        let sock_proto = if receive { proto.to_be() } else { 0 };
         // SAFETY: plain socket(2) call.
         let raw = unsafe {
             libc::socket(
@@ -123,7 +276,87 @@ impl PacketSocket {
             ifindex,
             vnet_hdr: false,
         })
-        .and_then(|s| s.bind(ifname, sock_proto).map(|_| s))
+    }
+
+    /// Binds an [`open_unbound`](Self::open_unbound) socket to receive
+    /// `protocol` (host order; 0 for all) and joins it to the fanout group
+    /// `fanout`. Until it has joined, a filter drops every frame, so the
+    /// socket never holds a copy of a frame the group also delivers.
+    ///
+    /// With `fanout.ignore_outgoing`, the group is asked to skip outgoing
+    /// frames; a kernel before 6.2 that refuses the flag (EINVAL) is asked
+    /// again without it (its group then delivers outgoing frames too). On
+    /// 6.2 and later, EINVAL means the group differs, and is reported.
+    pub fn bind_in_fanout(
+        &self,
+        ifname: &str,
+        protocol: u16,
+        fanout: Fanout,
+    ) -> Result<(), String> {
+        self.set_filter(&[bpf_insn(BPF_RET_K, 0, 0, 0)])
+            .map_err(|e| format!("{ifname}: SO_ATTACH_FILTER: {e}"))?;
+        self.bind(ifname, receive_proto(protocol))?;
+        let join = |ignore_outgoing: bool| {
+            let arg = fanout.option(ignore_outgoing);
+            if setsockopt_int(self.fd(), SOL_PACKET, PACKET_FANOUT, arg as libc::c_int) {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        };
+        let mut joined = join(fanout.ignore_outgoing);
+        if fanout.ignore_outgoing
+            && joined
+                .as_ref()
+                .is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL))
+            && !kernel_at_least(&kernel_release(), 6, 2)
+        {
+            joined = join(false);
+        }
+        if let Err(err) = joined {
+            let why = match err.raw_os_error() {
+                Some(libc::EINVAL) => {
+                    "; the group exists with another mode, FANOUT_ROLLOVER, OUTBOUND, \
+                     PROTOCOL or device, or the kernel lacks this mode"
+                }
+                Some(libc::ENOSPC) => "; the group is full",
+                Some(libc::ENOPROTOOPT) => "; the kernel has no PACKET_FANOUT",
+                _ => "",
+            };
+            return Err(format!(
+                "{ifname}: cannot join PACKET_FANOUT group {} (mode {}): {err}{why}",
+                fanout.id,
+                fanout.mode.name()
+            ));
+        }
+        // The value is ignored, but the kernel wants an int's worth.
+        if !setsockopt_int(self.fd(), libc::SOL_SOCKET, libc::SO_DETACH_FILTER, 0) {
+            return Err(format!("{ifname}: SO_DETACH_FILTER: {}", errno_string()));
+        }
+        Ok(())
+    }
+
+    /// Attaches the classic BPF socket filter `prog`.
+    fn set_filter(&self, prog: &[libc::sock_filter]) -> Result<(), String> {
+        let fprog = libc::sock_fprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: fprog points at `prog`, which outlives the call; the
+        // kernel copies the program.
+        let r = unsafe {
+            libc::setsockopt(
+                self.fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ATTACH_FILTER,
+                (&fprog as *const libc::sock_fprog).cast(),
+                std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
+            )
+        };
+        if r != 0 {
+            return Err(errno_string());
+        }
+        Ok(())
     }
 
     fn bind(&self, ifname: &str, proto_be: u16) -> Result<(), String> {
@@ -170,41 +403,19 @@ impl PacketSocket {
     pub fn only_queue(&self, queue: u32) -> Result<(), String> {
         const LD_W_ABS: u16 = 0x20;
         const JEQ_K: u16 = 0x15;
-        const RET_K: u16 = 0x06;
         // SKF_AD_OFF + SKF_AD_QUEUE: the skb's queue_mapping.
         const AD_QUEUE: u32 = 0xfffff000u32.wrapping_add(20);
         let unrecorded = if queue == 0 { u32::MAX } else { 0 };
-        let insn = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
         let prog = [
-            insn(LD_W_ABS, 0, 0, AD_QUEUE),
-            insn(JEQ_K, 2, 0, queue + 1),
-            insn(JEQ_K, 0, 2, 0),
-            insn(RET_K, 0, 0, unrecorded),
-            insn(RET_K, 0, 0, u32::MAX),
-            insn(RET_K, 0, 0, 0),
+            bpf_insn(LD_W_ABS, 0, 0, AD_QUEUE),
+            bpf_insn(JEQ_K, 2, 0, queue + 1),
+            bpf_insn(JEQ_K, 0, 2, 0),
+            bpf_insn(BPF_RET_K, 0, 0, unrecorded),
+            bpf_insn(BPF_RET_K, 0, 0, u32::MAX),
+            bpf_insn(BPF_RET_K, 0, 0, 0),
         ];
-        let fprog = libc::sock_fprog {
-            len: prog.len() as u16,
-            filter: prog.as_ptr() as *mut libc::sock_filter,
-        };
-        // SAFETY: fprog points at `prog`, which outlives the call; the
-        // kernel copies the program.
-        let r = unsafe {
-            libc::setsockopt(
-                self.fd(),
-                libc::SOL_SOCKET,
-                libc::SO_ATTACH_FILTER,
-                (&fprog as *const libc::sock_fprog).cast(),
-                std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
-            )
-        };
-        if r != 0 {
-            return Err(format!(
-                "cannot filter on queue {queue}: {}",
-                errno_string()
-            ));
-        }
-        Ok(())
+        self.set_filter(&prog)
+            .map_err(|e| format!("cannot filter on queue {queue}: {e}"))
     }
 
     /// Sends straight to the driver, skipping the qdisc layer.
@@ -813,6 +1024,60 @@ pub fn segment(d: &[u8], mss: usize, headroom: usize, out: &mut impl FnMut(Packe
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fanout_modes_and_names() {
+        // The kernel's PACKET_FANOUT_* numbers (include/uapi/linux/if_packet.h).
+        for (word, kernel) in [
+            ("hash", 0),
+            ("LB", 1),
+            ("cpu", 2),
+            ("rollover", 3),
+            ("random", 4),
+            ("qm", 5),
+        ] {
+            let m = FanoutMode::parse(word).expect(word);
+            assert_eq!(m.kernel(), kernel, "{word}");
+            assert_eq!(FanoutMode::parse(m.name()), Some(m));
+        }
+        assert_eq!(FanoutMode::parse("cbpf"), None);
+        assert_eq!(FanoutMode::parse(""), None);
+        let f = Fanout {
+            id: 7,
+            mode: FanoutMode::Hash,
+            rollover: true,
+            ignore_outgoing: true,
+        };
+        assert_eq!(f.to_string(), "hash+rollover 7");
+        // id in the low 16 bits, mode and flags above.
+        assert_eq!(f.option(true), 0x5000_0007);
+        assert_eq!(f.option(false), 0x1000_0007);
+        let f = Fanout {
+            rollover: false,
+            ..f
+        };
+        assert_eq!(f.to_string(), "hash 7");
+        assert_eq!(f.option(true), 0x4000_0007);
+        let f = Fanout {
+            id: 0xfffe,
+            mode: FanoutMode::Rollover,
+            ..f
+        };
+        assert_eq!(f.to_string(), "rollover 65534");
+        assert_eq!(f.option(false), 0x0003_fffe);
+    }
+
+    #[test]
+    fn kernel_versions() {
+        assert!(kernel_at_least("6.2.0", 6, 2));
+        assert!(kernel_at_least("6.18.44-fc-v595", 6, 2));
+        assert!(kernel_at_least("10.0", 6, 2));
+        assert!(!kernel_at_least("6.1.55-generic", 6, 2));
+        assert!(!kernel_at_least("5.15.0-91-generic", 6, 2));
+        assert!(!kernel_at_least("", 6, 2));
+        assert!(!kernel_at_least("6", 6, 2));
+        assert!(kernel_at_least(&kernel_release(), 2, 6));
+    }
 
     fn tcp_frame(payload: usize) -> Vec<u8> {
         let mut d = vec![0u8; 14 + 20 + 20 + payload];

@@ -4,7 +4,7 @@
 //! memory-mapped TPACKET_V3 ring, or AF_XDP with `METHOD XDP`).
 //!
 //! ## Synopsis
-//! `FromDevice(DEVNAME [, PROMISC, SNAPLEN, *keywords* SNIFFER, FORCE_IP, METHOD, CAPTURE, BPF_FILTER, PROTOCOL, OUTBOUND, HEADROOM, ENCAP, BURST, TIMESTAMP, QUEUE, XDP_MODE, ZEROCOPY])`
+//! `FromDevice(DEVNAME [, PROMISC, SNAPLEN, *keywords* SNIFFER, FORCE_IP, METHOD, CAPTURE, BPF_FILTER, PROTOCOL, OUTBOUND, HEADROOM, ENCAP, BURST, TIMESTAMP, QUEUE, XDP_MODE, ZEROCOPY, FANOUT, FANOUT_ID, FANOUT_MODE, FANOUT_ROLLOVER])`
 //!
 //! ## Ports and processing
 //! No inputs. Output 0 is push and emits the frames received, from the
@@ -36,8 +36,10 @@
 //! need not turn offloads off. Only UFO frames (GSO type UDP, deprecated in
 //! Linux) cannot be split and are dropped (counted in `drops`).
 //!
-//! Outgoing frames (sent by the host, or by a ToDevice on the same device)
-//! are not received unless OUTBOUND is true.
+//! Outgoing frames (sent by the host's stack or other programs' sockets)
+//! are not received unless OUTBOUND is true. Frames a ToDevice sends are
+//! not received even then: ToDevice bypasses the qdisc layer, where Linux
+//! copies outgoing frames to packet sockets.
 //!
 //! **AF_XDP (`METHOD XDP`).** FromDevice attaches a six-instruction XDP
 //! program to DEVNAME that redirects the frames arriving on receive queue
@@ -63,6 +65,53 @@
 //! annotation is derived from the destination address.
 //! On hot swap, a same-named FromDevice (or ToDevice) on the same device
 //! and queue takes the socket over from its predecessor.
+//!
+//! **Parallel input (FANOUT).** Several FromDevice elements with FANOUT
+//! on the same device share its frames instead of each receiving a copy:
+//! their AF_PACKET sockets join one Linux `PACKET_FANOUT` group, and the
+//! kernel hands each frame to one socket of the group. With the default
+//! FANOUT_MODE `hash`, the choice is by a symmetric hash of the flow
+//! (addresses and ports, so both directions of a connection hash alike):
+//! every packet of a flow goes to the same element, in order, so per-flow
+//! state needs no sharing between the elements (or the threads running
+//! them). That holds while the group's members stay the same: the kernel
+//! picks a member by the hash modulo the number of members, so whenever a
+//! member joins or leaves (the elements joining one by one as the router
+//! starts, a hot swap's new sockets joining and its old ones leaving,
+//! another process joining or leaving the group), most flows move to
+//! another element, and packets of a flow may then be handled by two
+//! elements at once or out of order. The group is the device's (its id is
+//! the interface index; where the index exceeds 65535, FANOUT_ID must be
+//! given) unless FANOUT_ID names another; elements that should share must
+//! agree on FANOUT_MODE, FANOUT_ROLLOVER, OUTBOUND and PROTOCOL (the
+//! kernel refuses a mismatch, and FromDevice then fails to initialize,
+//! saying why). Group ids are per network namespace, not per program:
+//! other programs, or other rclick processes, that join the same id share
+//! the device's frames with the group (a packet capture tool may use the
+//! interface index as its default id too), and a group of another program
+//! with that id on another device, or with other settings, makes the join
+//! fail; give FANOUT_ID to keep clear of them. A FromDevice without FANOUT
+//! still gets a copy of every frame. With OUTBOUND false, the group is
+//! made with `PACKET_FANOUT_FLAG_IGNORE_OUTGOING` (Linux 6.2 and later),
+//! so frames the host sends on the device never reach its sockets. Older
+//! kernels ignore the flag (or refuse it, and FromDevice joins without
+//! it): there the group hands its members their share of outgoing frames
+//! as well, which FromDevice reads and discards (extra copies, counted in
+//! `ignored_outgoing`). A socket joins the group before it takes any
+//! frame (until then a socket filter drops everything), so no frame is
+//! received by two elements of a group; a frame the kernel assigns to it
+//! in the instant between joining and lifting that filter is lost. IP
+//! fragments carry no ports, so a fragmented datagram is hashed by its
+//! addresses alone and may reach another element than its flow's
+//! unfragmented packets. FANOUT is for AF_PACKET: with METHOD XDP, run one
+//! FromDevice per receive QUEUE instead (the device spreads flows over its
+//! queues, by RSS on hardware, by the sender's transmit queue on veth). It
+//! cannot be combined with QUEUE (`FANOUT_MODE qm` spreads by queue).
+//! On hot swap, the new configuration's sockets join the group while the
+//! old ones are still members, so a swap cannot change the mode of a group
+//! in use (the kernel refuses, and the swap with it; use another
+//! FANOUT_ID), and frames the kernel gave the old sockets that the old
+//! router has not read when it stops are lost.
 //!
 //! **Overload.** Where the kernel's receive work (the copy into the ring)
 //! runs in the NET_RX softirq on the router's CPU, it preempts the router
@@ -92,6 +141,7 @@
 //! - **PROTOCOL** (integer): receive only frames with this ethertype. Default
 //!   0, all.
 //! - **OUTBOUND** (boolean): also emit frames the host sends. Default false.
+//!   Members of a FANOUT group must agree on it.
 //! - **HEADROOM** (integer): headroom of emitted packets. Default 64.
 //! - **FORCE_IP** (boolean): emit only IP packets, with the network header
 //!   and destination IP annotation set; others go to output 1 if present.
@@ -113,9 +163,27 @@
 //!   cover a multi-queue device. With AF_PACKET, only frames the device
 //!   received on this queue are taken (a socket filter on the queue
 //!   number); without QUEUE, frames from every queue.
+//! - **FANOUT** (boolean): join the device's PACKET_FANOUT group, sharing
+//!   its frames with the group's other sockets (see above). Default false,
+//!   or true when FANOUT_ID, FANOUT_MODE or `FANOUT_ROLLOVER true` is
+//!   given.
+//! - **FANOUT_ID** (integer 0..65535): the group to join. Default: the
+//!   device's interface index (an error where it exceeds 65535). Another
+//!   program may use the same id.
+//! - **FANOUT_MODE** (word): how the kernel picks a group member for each
+//!   frame: `hash` (by flow; the default), `lb` (round robin), `cpu` (by
+//!   the receiving CPU), `rollover` (fill one socket, then the next),
+//!   `random`, or `qm` (by the device's receive queue).
+//! - **FANOUT_ROLLOVER** (boolean): when the chosen socket's ring is full,
+//!   give the frame to another member instead of dropping it (flows then
+//!   stray under overload). Default false. Not with FANOUT_MODE
+//!   `rollover`, which does that already.
 //!
 //! ## Handlers
 //! - `count` (read): frames received.
+//! - `ignored_outgoing` (read): frames the host sent that the kernel
+//!   delivered although OUTBOUND is false, which FromDevice discarded (on
+//!   Linux before 4.20, or with FANOUT before 6.2; otherwise 0).
 //! - `kernel_drops` (read): frames the kernel dropped because the ring was
 //!   full (PACKET_STATISTICS, accumulated; with AF_XDP, the socket's
 //!   `rx_dropped` plus `rx_ring_full`).
@@ -129,12 +197,18 @@
 //!   `rx_ring_full`: the RX ring was full; `rx_fill_empty`: times the
 //!   kernel found the fill ring empty) and `frames`, the receive frames
 //!   accounted for in the rings (2048 when idle).
-//! - `reset_counts` (write): zeroes `count` and the drop counters.
+//! - `fanout` (read): the group joined, as `MODE ID` (`hash 4`;
+//!   `hash+rollover 4` with FANOUT_ROLLOVER); empty without FANOUT.
+//! - `reset_counts` (write): zeroes `count`, `ignored_outgoing` and the
+//!   drop counters.
 //!
 //! ## Example
 //! ```click
 //! FromDevice(eth0, PROMISC true) -> Queue -> ToDevice(eth1);
 //! FromDevice(eth2, METHOD XDP, QUEUE 0) -> Queue -> ToDevice(eth3, METHOD XDP);
+//! // Two elements sharing eth4's frames by flow:
+//! FromDevice(eth4, FANOUT true) -> c0 :: Counter -> Discard;
+//! FromDevice(eth4, FANOUT true) -> c1 :: Counter -> Discard;
 //! ```
 
 use std::cell::Cell;
@@ -149,7 +223,8 @@ use rclick_core::{
 };
 
 use super::afpacket::{
-    complete_if_partial, materialize, PacketSocket, RingGeometry, RxRing, PACKET_OUTGOING,
+    complete_if_partial, materialize, Fanout, FanoutMode, PacketSocket, RingGeometry, RxRing,
+    PACKET_OUTGOING,
 };
 use super::afxdp::{self, RxPort, XdpMode};
 use super::fromdump::force_ip;
@@ -172,6 +247,10 @@ pub struct FromDevice {
     want_xdp: bool,
     xdp_mode: XdpMode,
     zerocopy: Option<bool>,
+    /// FANOUT: join a PACKET_FANOUT group (id None: from the device index).
+    fanout: Option<(Option<u16>, FanoutMode, bool)>,
+    /// The group joined, for the `fanout` handler.
+    joined: Option<Fanout>,
     sock: Option<PacketSocket>,
     ring: Option<RxRing>,
     xsk: Option<RxPort>,
@@ -181,6 +260,8 @@ pub struct FromDevice {
     task: Option<TaskId>,
     count: u64,
     own_drops: u64,
+    /// Outgoing frames the kernel delivered although OUTBOUND is false.
+    ignored_outgoing: u64,
     kernel_drops: Cell<u64>,
     /// PollDevice: the task polls the ring without sleeping.
     poll: bool,
@@ -203,6 +284,8 @@ impl Default for FromDevice {
             want_xdp: false,
             xdp_mode: XdpMode::Auto,
             zerocopy: None,
+            fanout: None,
+            joined: None,
             sock: None,
             ring: None,
             xsk: None,
@@ -211,6 +294,7 @@ impl Default for FromDevice {
             task: None,
             count: 0,
             own_drops: 0,
+            ignored_outgoing: 0,
             kernel_drops: Cell::new(0),
             poll: false,
         }
@@ -285,9 +369,11 @@ impl FromDevice {
         );
         let mut dropped = 0u64;
         let mut emitted = 0u64;
+        let mut outgoing = 0u64;
         while n < self.burst {
             let got = ring.next(|frame| {
                 if frame.pkttype == PACKET_OUTGOING && !outbound {
+                    outgoing += 1;
                     return;
                 }
                 let ts = Timestamp::from_sec_nsec(i64::from(frame.sec), i64::from(frame.nsec));
@@ -335,12 +421,22 @@ impl FromDevice {
         }
         self.count += emitted;
         self.own_drops += dropped;
+        self.ignored_outgoing += outgoing;
         n
     }
 }
 
-/// The device's Ethernet address, to tell frames for this host from
-/// frames for others (AF_XDP gives no packet type).
+/// The default PACKET_FANOUT group id of device `name`: its interface
+/// index, which must fit the id's 16 bits.
+fn default_fanout_id(name: &str, index: i32) -> Result<u16, String> {
+    u16::try_from(index).map_err(|_| {
+        format!(
+            "{name}: interface index {index} does not fit a PACKET_FANOUT group id \
+             (0 to 65535), so it cannot be the default group; give FANOUT_ID"
+        )
+    })
+}
+
 /// The packet type of a frame received without the kernel's word on it
 /// (AF_XDP), from its destination and the device's address `mac`.
 #[inline]
@@ -357,6 +453,8 @@ fn packet_type(frame: &[u8], mac: Option<[u8; 6]>) -> PacketType {
     }
 }
 
+/// The device's Ethernet address, to tell frames for this host from
+/// frames for others (AF_XDP gives no packet type).
 fn device_mac(ifname: &str) -> Option<[u8; 6]> {
     let text = std::fs::read_to_string(format!("/sys/class/net/{ifname}/address")).ok()?;
     let mut mac = [0u8; 6];
@@ -411,7 +509,26 @@ impl FromDevice {
     /// watch.
     fn open_af_packet(&mut self, chatter: &dyn Fn(&str)) -> Result<RawFd, String> {
         let name = &self.ifname;
-        let mut sock = PacketSocket::open(name, self.protocol, true)?;
+        let fanout = match self.fanout {
+            Some((id, mode, rollover)) => Some(Fanout {
+                // Default: the device's own group, so that every FANOUT
+                // element on the device meets in it.
+                id: match id {
+                    Some(id) => id,
+                    None => default_fanout_id(name, super::afpacket::ifindex(name)?)?,
+                },
+                mode,
+                rollover,
+                ignore_outgoing: !self.outbound,
+            }),
+            None => None,
+        };
+        // With fanout, the socket binds (and starts receiving) only once
+        // the ring is ready, and joins the group at once.
+        let mut sock = match fanout {
+            Some(_) => PacketSocket::open_unbound(name)?,
+            None => PacketSocket::open(name, self.protocol, true)?,
+        };
         sock.enable_vnet_hdr();
         if !self.outbound {
             sock.ignore_outgoing();
@@ -427,6 +544,10 @@ impl FromDevice {
         }
         let ring =
             RxRing::new(&sock, RingGeometry::default()).map_err(|e| format!("{name}: {e}"))?;
+        if let Some(f) = fanout {
+            sock.bind_in_fanout(name, self.protocol, f)?;
+            self.joined = Some(f);
+        }
         let fd = sock.fd();
         self.sock = Some(sock);
         self.ring = Some(ring);
@@ -509,6 +630,7 @@ impl FromDevice {
         self.kernel_drops();
         self.count = 0;
         self.own_drops = 0;
+        self.ignored_outgoing = 0;
         self.kernel_drops.set(0);
         if self.xsk.is_some() {
             let now = self.kernel_drops();
@@ -519,6 +641,7 @@ impl FromDevice {
 
 const HANDLERS: &[Handler<FromDevice>] = &[
     Handler::data("count", |e| &e.count),
+    Handler::data("ignored_outgoing", |e| &e.ignored_outgoing),
     Handler::read("drops", |e, _| (e.kernel_drops() + e.own_drops).to_string()),
     Handler::read("kernel_drops", |e, _| {
         if e.sock.is_some() || e.xsk.is_some() {
@@ -528,6 +651,9 @@ const HANDLERS: &[Handler<FromDevice>] = &[
         }
     }),
     Handler::read("method", |e, _| e.method()),
+    Handler::read("fanout", |e, _| {
+        e.joined.map_or_else(String::new, |f| f.to_string())
+    }),
     Handler::read("xdp_stats", |e, _| e.xdp_stats()),
     Handler::read("encap", |_, _| "ETHER".into()),
     Handler::button("reset_counts", |e, _, _| {
@@ -572,6 +698,10 @@ impl Element for FromDevice {
         self.only_queue = queue.is_some();
         let xdp_mode = args.read_with("XDP_MODE", parse_word);
         self.zerocopy = args.read("ZEROCOPY");
+        let fanout: Option<bool> = args.read("FANOUT");
+        let fanout_id: Option<u16> = args.read("FANOUT_ID");
+        let fanout_mode = args.read_with("FANOUT_MODE", parse_word);
+        let fanout_rollover: Option<bool> = args.read("FANOUT_ROLLOVER");
         args.complete()?;
         self.queue = queue.unwrap_or(0);
         if self.ifname.is_empty() {
@@ -594,6 +724,39 @@ impl Element for FromDevice {
         if let Some(m) = xdp_mode {
             self.xdp_mode =
                 XdpMode::parse(&m).ok_or("bad XDP_MODE (expected auto, native or generic)")?;
+        }
+        let mode = match fanout_mode.as_deref() {
+            None => FanoutMode::Hash,
+            Some(m) => FanoutMode::parse(m)
+                .ok_or("bad FANOUT_MODE (expected hash, lb, cpu, rollover, random or qm)")?,
+        };
+        // FANOUT_ID, FANOUT_MODE or FANOUT_ROLLOVER true ask for fanout
+        // unless FANOUT is false (FANOUT_ROLLOVER false asks for nothing).
+        let fanout_asked =
+            fanout_id.is_some() || fanout_mode.is_some() || fanout_rollover == Some(true);
+        self.fanout = None;
+        if fanout.unwrap_or(fanout_asked) {
+            if self.want_xdp {
+                return Err(
+                    "FANOUT is for AF_PACKET; with METHOD XDP, use one FromDevice per QUEUE".into(),
+                );
+            }
+            if self.only_queue {
+                return Err(
+                    "QUEUE and FANOUT cannot be combined (FANOUT_MODE qm spreads frames by queue)"
+                        .into(),
+                );
+            }
+            let rollover = fanout_rollover.unwrap_or(false);
+            if rollover && mode == FanoutMode::Rollover {
+                // The kernel refuses the rollover flag on a rollover group.
+                return Err(
+                    "FANOUT_ROLLOVER true cannot be combined with FANOUT_MODE rollover \
+                     (that mode already moves frames on when a socket is full)"
+                        .into(),
+                );
+            }
+            self.fanout = Some((fanout_id, mode, rollover));
         }
         if encap.as_deref().is_some_and(|e| e != "ETHER") {
             return Err("bad encapsulation type".into());
@@ -714,6 +877,7 @@ impl Element for FromDevice {
     }
 
     fn cleanup(&mut self) {
+        self.joined = None;
         self.xsk = None;
         self.ring = None;
         self.sock = None;
@@ -750,5 +914,19 @@ mod tests {
             PacketType::Host
         );
         assert_eq!(packet_type(&[0xff; 4], mac), PacketType::OtherHost);
+    }
+
+    #[test]
+    fn default_fanout_ids() {
+        assert_eq!(default_fanout_id("eth0", 4), Ok(4));
+        assert_eq!(default_fanout_id("eth0", 65535), Ok(65535));
+        for index in [65536, 70000, -1] {
+            let e = default_fanout_id("eth0", index).expect_err("too big");
+            assert!(
+                e.contains(&format!("eth0: interface index {index}"))
+                    && e.ends_with("give FANOUT_ID"),
+                "{e}"
+            );
+        }
     }
 }
