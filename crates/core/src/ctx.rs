@@ -746,6 +746,14 @@ impl<'a> Ctx<'a> {
         Some(f(&mut **e))
     }
 
+    /// BalancedThreadSched's step: moves task groups between threads by
+    /// their measured cost (see the element). Returns, per group, the
+    /// element of its first task, its thread, and its share of the cycles
+    /// in per mille. Only thread 0 can do it; with one thread, nothing.
+    pub fn rebalance_threads(&self, increasing: bool) -> Vec<(usize, usize, u64)> {
+        self.view.core.rebalance(increasing)
+    }
+
     /// Number of elements in the router.
     pub fn nelements(&self) -> usize {
         self.view.core.info.len()
@@ -955,6 +963,14 @@ impl<'a> InitCtx<'a> {
     /// `thread`, or never with -1 (StaticThreadSched).
     pub fn set_thread_preference(&self, elem: usize, thread: i32) {
         self.core.rt.thread_prefs.borrow_mut().insert(elem, thread);
+    }
+
+    /// Starts measuring tasks' running times, for BalancedThreadSched.
+    pub fn measure_task_costs(&self) {
+        self.core
+            .rt
+            .measure_tasks
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Makes this element the DriverManager: it decides when the driver

@@ -422,6 +422,10 @@ fn every_class_has_a_listing_case() {
         ("HTTPServer", "rclick only, no Click counterpart"),
         ("FastUDPSource", "Click's userlevel driver lacks it"),
         (
+            "BalancedThreadSched",
+            "Click's userlevel driver lacks it (tests/threads.rs)",
+        ),
+        (
             "PollDevice",
             "needs a network device; Click's userlevel driver lacks it",
         ),

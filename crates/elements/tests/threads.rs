@@ -286,3 +286,37 @@ fn hot_swap_over_the_control_socket_keeps_every_thread_running() {
     assert_eq!(read(&mut r, "uq.home_thread"), "1");
     assert_eq!(read(&mut r, "extra.count"), "0");
 }
+
+/// BalancedThreadSched spreads independent tasks over the threads, moves
+/// a source and the Unqueue that share a plain Queue together (they must
+/// stay on one thread), and leaves a StaticThreadSched placement alone.
+#[test]
+fn balanced_thread_sched_moves_whole_groups() {
+    let mut r = from_config_with(
+        "a :: InfiniteSource(BURST 8) -> Discard;
+         b :: InfiniteSource(BURST 8) -> Discard;
+         c :: InfiniteSource(BURST 8) -> q :: Queue(64) -> u :: Unqueue(BURST 8) -> Discard;
+         pinned :: InfiniteSource(BURST 8) -> Discard;
+         StaticThreadSched(pinned 0);
+         bts :: BalancedThreadSched(50);
+         Script(wait 0.4s, stop);",
+        &threads(2),
+    );
+    assert_eq!(r.run(), StopReason::Stopped);
+    let home = |r: &mut rclick_core::Router, e: &str| read(r, &format!("{e}.home_thread"));
+    let history = read(&mut r, "bts.history");
+    assert!(num(&mut r, "bts.steps") >= 3, "{history}");
+    // The group of c and u moved (or stayed) as one.
+    assert_eq!(home(&mut r, "c"), home(&mut r, "u"), "{history}");
+    assert_eq!(home(&mut r, "pinned"), "0", "{history}");
+    let on_one: usize = ["a", "b", "c"]
+        .iter()
+        .filter(|e| home(&mut r, e) == "1")
+        .count();
+    assert!(on_one >= 1, "nothing moved to thread 1:\n{history}");
+    // Every group is listed in each step.
+    let last = history.lines().last().unwrap_or_default();
+    for e in ["a@", "b@", "c@", "pinned@0"] {
+        assert!(last.contains(e), "{e} missing from {last}");
+    }
+}

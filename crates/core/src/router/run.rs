@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::SeqCst;
 
-use super::threads::ThreadRt;
+use super::threads::{cycles, ThreadRt};
 use super::{set_current_thread, Router, RouterCore, StopReason, WAKE_ELEM};
 use crate::batch::Batch;
 use crate::ctx::Ctx;
@@ -83,12 +83,21 @@ impl<'a> Driver<'a> {
     /// version cost 4 to 8 more instructions per packet at BURST 1.
     #[inline]
     fn run_task(&mut self, t: TaskId) -> bool {
-        let elem = self.th().sched.borrow().tasks[t.0 as usize].elem;
+        let th = self.th();
+        let elem = th.sched.borrow().tasks[t.0 as usize].elem;
         let mut ctx = Ctx::new(self.core, self.disp, elem);
         ctx.set_current_task(Some(t));
         let saved = ctx.enter(elem);
+        let measure = self.core.rt.measure_tasks.load(Ordering::Relaxed);
+        let start = if measure { cycles() } else { 0 };
         if let Ok(mut e) = self.core.elements[elem].try_borrow_mut() {
             e.run_task(t, &mut ctx);
+        }
+        if measure {
+            let spent = cycles().wrapping_sub(start);
+            if let Some(c) = th.task_cycles.borrow_mut().get_mut(t.0 as usize) {
+                *c += spent;
+            }
         }
         let again = ctx.take_reschedule();
         ctx.set_current_task(None);

@@ -53,6 +53,12 @@ pub struct Runtime {
     /// runs).
     pub(crate) thread_prefs: RefCell<HashMap<usize, i32>>,
     signals: InitVec<SignalSlot>,
+    /// Whether tasks' running times are measured (a BalancedThreadSched
+    /// asked, during initialization).
+    pub(crate) measure_tasks: AtomicBool,
+    /// BalancedThreadSched's task groups, worked out at its first step
+    /// (thread 0 only).
+    pub(crate) task_groups: RefCell<Option<Vec<super::threads::TaskGroup>>>,
     pub(crate) runcount: AtomicI32,
     pub(crate) schedule_info: RefCell<Vec<(String, f64)>>,
     pub(crate) driver_manager: Cell<Option<usize>>,
@@ -76,6 +82,8 @@ impl Runtime {
             world: World::default(),
             thread_prefs: RefCell::new(HashMap::new()),
             signals: InitVec::default(),
+            measure_tasks: AtomicBool::new(false),
+            task_groups: RefCell::new(None),
             runcount: AtomicI32::new(1),
             schedule_info: RefCell::new(Vec::new()),
             driver_manager: Cell::new(None),

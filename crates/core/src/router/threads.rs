@@ -132,6 +132,9 @@ pub(crate) struct ThreadRt {
     /// `wake_fd` to end the wait.
     sleeping: AtomicBool,
     wake_fd: Option<OwnedFd>,
+    /// Cycles each task of this thread spent running since the last
+    /// rebalance (measured only when a BalancedThreadSched asks).
+    pub task_cycles: RefCell<Vec<u64>>,
 }
 
 impl ThreadRt {
@@ -144,6 +147,7 @@ impl ThreadRt {
             any_woken: AtomicBool::new(false),
             sleeping: AtomicBool::new(false),
             wake_fd: None,
+            task_cycles: RefCell::new(Vec::new()),
         }
     }
 
@@ -203,6 +207,13 @@ impl ThreadRt {
             return false;
         }
         true
+    }
+
+    /// Takes back a wake posted for task `t` (it is moving elsewhere).
+    pub fn take_wake(&self, t: TaskId) -> bool {
+        self.woken
+            .get(t.0 as usize)
+            .is_some_and(|f| f.swap(false, SeqCst))
     }
 
     /// Whether a wake from another thread waits to be taken.
@@ -643,6 +654,7 @@ impl super::Runtime {
         self.threads.extend(new_threads);
         for (k, t) in self.threads.iter_mut().enumerate() {
             t.woken = (0..ntasks).map(|_| AtomicBool::new(false)).collect();
+            *t.task_cycles.get_mut() = vec![0; ntasks];
             t.wake_fd = new_eventfd();
             if let Some(fd) = &t.wake_fd {
                 t.selects
@@ -665,5 +677,314 @@ impl super::Runtime {
             }
         }
         self.task_home = task_home.iter().map(|&h| AtomicU32::new(h)).collect();
+    }
+}
+
+/// A cycle counter for task costs: the time-stamp counter where there is
+/// one, else nanoseconds.
+#[inline]
+pub(crate) fn cycles() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: rdtsc has no preconditions on x86-64.
+    unsafe {
+        core::arch::x86_64::_rdtsc()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        crate::time::Timestamp::now_real().nanos() as u64
+    }
+}
+
+/// Tasks that must share a thread, with the elements they reach: the
+/// unit BalancedThreadSched moves.
+#[derive(Clone, Debug)]
+pub(crate) struct TaskGroup {
+    pub tasks: Vec<TaskId>,
+    pub elements: Vec<usize>,
+    /// A thread the group may not leave (a StaticThreadSched preference,
+    /// or thread 0 for work that starts without a task: descriptors,
+    /// timers of unreached elements, handlers).
+    pub pinned: Option<u32>,
+}
+
+impl RouterCore {
+    /// Splits the router into groups of tasks that reach a common
+    /// element that is not shared (so must run on one thread).
+    pub(crate) fn task_groups(&self) -> Vec<TaskGroup> {
+        let n = self.info.len();
+        let prefs = self.rt.thread_prefs.borrow().clone();
+        // Each root's reach; roots are elements with tasks, then elements
+        // no task reaches (thread 0's own work).
+        let reach_of = |root: usize| -> Vec<usize> {
+            let mut seen = vec![false; n];
+            let mut out = Vec::new();
+            let mut stack = vec![root];
+            while let Some(e) = stack.pop() {
+                if std::mem::replace(&mut seen[e], true) {
+                    continue;
+                }
+                out.push(e);
+                if self.is_shared(e) {
+                    // A shared element's own outputs (a drop port) run on
+                    // whichever thread pushed: still this root's.
+                }
+                let info = &self.info[e];
+                for (p, peers) in self.graph.outs[e].iter().enumerate() {
+                    if info.output_modes.get(p) == Some(&Mode::Push) {
+                        stack.extend(peers.iter().map(|&(d, _)| d));
+                    }
+                }
+                for (p, peers) in self.graph.ins[e].iter().enumerate() {
+                    if info.input_modes.get(p) == Some(&Mode::Pull) {
+                        stack.extend(peers.iter().map(|&(s, _)| s));
+                    }
+                }
+            }
+            out
+        };
+        let mut roots: Vec<usize> = (0..n)
+            .filter(|&e| !self.info[e].tasks.borrow().is_empty())
+            .collect();
+        let mut covered = vec![false; n];
+        let mut reaches: Vec<Vec<usize>> = Vec::new();
+        for &r in &roots {
+            let rr = reach_of(r);
+            for &e in &rr {
+                covered[e] = true;
+            }
+            reaches.push(rr);
+        }
+        let task_roots = roots.len();
+        for e in 0..n {
+            if !covered[e] {
+                let rr = reach_of(e);
+                for &x in &rr {
+                    covered[x] = true;
+                }
+                roots.push(e);
+                reaches.push(rr);
+            }
+        }
+        // Union roots that share a one-thread element.
+        let mut parent: Vec<usize> = (0..roots.len()).collect();
+        fn find(p: &mut [usize], mut i: usize) -> usize {
+            while p[i] != i {
+                p[i] = p[p[i]];
+                i = p[i];
+            }
+            i
+        }
+        let mut owner: Vec<Option<usize>> = vec![None; n];
+        for (ri, rr) in reaches.iter().enumerate() {
+            for &e in rr {
+                if self.is_shared(e) {
+                    continue;
+                }
+                match owner[e] {
+                    None => owner[e] = Some(ri),
+                    Some(o) => {
+                        let (a, b) = (find(&mut parent, o), find(&mut parent, ri));
+                        parent[a] = b;
+                    }
+                }
+            }
+        }
+        let mut groups: std::collections::BTreeMap<usize, TaskGroup> = Default::default();
+        for ri in 0..roots.len() {
+            let g = find(&mut parent, ri);
+            let group = groups.entry(g).or_insert_with(|| TaskGroup {
+                tasks: Vec::new(),
+                elements: Vec::new(),
+                pinned: None,
+            });
+            let root = roots[ri];
+            group
+                .tasks
+                .extend(self.info[root].tasks.borrow().iter().copied());
+            for &e in &reaches[ri] {
+                if !self.is_shared(e) && !group.elements.contains(&e) {
+                    group.elements.push(e);
+                }
+            }
+            let pin = if ri >= task_roots {
+                Some(0)
+            } else {
+                prefs
+                    .get(&root)
+                    .map(|&p| if p < 0 { QUIESCENT } else { p as u32 })
+            };
+            if pin.is_some() {
+                group.pinned = pin;
+            }
+        }
+        groups
+            .into_values()
+            .filter(|g| !g.tasks.is_empty())
+            .collect()
+    }
+
+    /// BalancedThreadSched's step: with the other threads stopped, takes
+    /// every task's cycles since the last step, and moves whole task groups
+    /// so that the busiest thread's load is as small as a greedy packing
+    /// makes it (tasks sorted by cost, `increasing` or decreasing, each to
+    /// the least loaded thread). Returns each group's (first task's
+    /// element, thread, share of all cycles in per mille) after the step.
+    /// Thread 0 only; nothing happens with one thread.
+    pub(crate) fn rebalance(&self, increasing: bool) -> Vec<(usize, usize, u64)> {
+        let nthreads = self.rt.threads.len();
+        if nthreads <= 1 || current_thread() != 0 {
+            return Vec::new();
+        }
+        let _stop = self.rt.world.running().then(|| self.stop_world());
+        let groups = self
+            .rt
+            .task_groups
+            .borrow_mut()
+            .get_or_insert_with(|| self.task_groups())
+            .clone();
+        let mut cost = |g: &TaskGroup| -> u64 {
+            g.tasks
+                .iter()
+                .map(|t| {
+                    let th = self.rt.thread_of(self.rt.task_home(*t) as usize);
+                    let mut c = th.task_cycles.borrow_mut();
+                    c.get_mut(t.0 as usize).map_or(0, std::mem::take)
+                })
+                .sum()
+        };
+        let costs: Vec<u64> = groups.iter().map(&mut cost).collect();
+        let total: u64 = costs.iter().sum::<u64>().max(1);
+        let current = |g: &TaskGroup| self.rt.task_home(g.tasks[0]);
+        let mut load = vec![0u64; nthreads];
+        let mut target: Vec<u32> = groups.iter().map(current).collect();
+        let mut order: Vec<usize> = Vec::new();
+        for (i, g) in groups.iter().enumerate() {
+            match g.pinned {
+                Some(p) => {
+                    target[i] = p;
+                    if let Some(l) = load.get_mut(p as usize) {
+                        *l += costs[i];
+                    }
+                }
+                None => order.push(i),
+            }
+        }
+        order.sort_by_key(|&i| costs[i]);
+        if !increasing {
+            order.reverse();
+        }
+        let before_max = {
+            let mut l = vec![0u64; nthreads];
+            for (i, g) in groups.iter().enumerate() {
+                if let Some(x) = l.get_mut(current(g) as usize) {
+                    *x += costs[i];
+                }
+            }
+            l.into_iter().max().unwrap_or(0)
+        };
+        for &i in &order {
+            // The least loaded thread; ties go to the group's own thread,
+            // then the lowest.
+            let here = current(&groups[i]) as usize;
+            let best = (0..nthreads)
+                .min_by_key(|&k| (load[k], k != here, k))
+                .unwrap_or(0);
+            load[best] += costs[i];
+            target[i] = best as u32;
+        }
+        let after_max = load.iter().copied().max().unwrap_or(0);
+        // Moving costs caches: only for a clear gain.
+        if after_max.saturating_mul(20) < before_max.saturating_mul(19) {
+            for (i, g) in groups.iter().enumerate() {
+                if target[i] != current(g) && target[i] != QUIESCENT {
+                    self.move_group(g, target[i] as usize);
+                }
+            }
+        }
+        groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let elem = self.rt.threads[0].sched.borrow().tasks[g.tasks[0].0 as usize].elem;
+                (elem, current(g) as usize, costs[i] * 1000 / total)
+            })
+            .collect()
+    }
+
+    /// Moves a task group's tasks, and its elements' timers and
+    /// descriptors, to thread `to`. The other threads are stopped (or not
+    /// running).
+    fn move_group(&self, g: &TaskGroup, to: usize) {
+        let rt = &self.rt;
+        let Some(dest) = rt.threads.get(to) else {
+            return;
+        };
+        for &t in &g.tasks {
+            let from = rt.task_home(t) as usize;
+            if from == to {
+                continue;
+            }
+            let Some(src) = rt.threads.get(from) else {
+                continue;
+            };
+            let was = {
+                let mut s = src.sched.borrow_mut();
+                let was = s.is_scheduled(t);
+                s.unschedule(t);
+                was
+            } || src.take_wake(t);
+            rt.task_home[t.0 as usize].store(to as u32, Relaxed);
+            let mut d = dest.sched.borrow_mut();
+            if let Some(ts) = d.tasks.get_mut(t.0 as usize) {
+                ts.home_thread = to as i32;
+            }
+            if was {
+                d.schedule(t);
+            }
+        }
+        for &e in &g.elements {
+            let from = self.home_of(e);
+            if from == to {
+                continue;
+            }
+            if let Some(h) = self.home.get(e) {
+                h.store(to as u32, Relaxed);
+            }
+            let Some(src) = rt.threads.get(from) else {
+                continue;
+            };
+            {
+                let mut st = src.timers.borrow_mut();
+                let mut dt = dest.timers.borrow_mut();
+                for i in 0..st.timers.len() {
+                    if st.timers[i].elem != e {
+                        continue;
+                    }
+                    if let Some(when) = st.expiry(crate::sched::TimerId(i as u32)) {
+                        st.unschedule(crate::sched::TimerId(i as u32));
+                        dt.schedule_at(crate::sched::TimerId(i as u32), when);
+                    }
+                }
+            }
+            let mut ss = src.selects.borrow_mut();
+            let moving: Vec<(i32, Interest)> = ss
+                .entries
+                .iter()
+                .filter(|x| x.elem == e)
+                .map(|x| (x.fd, x.interest))
+                .collect();
+            let mut ds = dest.selects.borrow_mut();
+            for (fd, interest) in moving {
+                ss.set(
+                    fd,
+                    e,
+                    Interest {
+                        read: false,
+                        write: false,
+                    },
+                );
+                ds.set(fd, e, interest);
+            }
+        }
     }
 }
