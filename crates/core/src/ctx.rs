@@ -555,6 +555,11 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The router thread running this call (0 with one thread).
+    pub fn thread_index(&self) -> usize {
+        crate::router::current_thread()
+    }
+
     // ------------------------------------------------------------------ time
 
     /// The time as of the latest clock read (no system call).

@@ -55,6 +55,7 @@ const CASES: &[(&str, &str)] = &[
     ("Clipboard", "Idle->x::Clipboard(0/1, 1/1)->Idle; Idle->[1]x[1]->Idle"),
     ("FullNoteQueue", "Idle->x::FullNoteQueue->Discard"),
     ("ThreadSafeQueue", "Idle->x::ThreadSafeQueue->Discard"),
+    ("CPUQueue", "Idle->x::CPUQueue->Discard"),
     ("StaticThreadSched", "i::InfiniteSource->Discard; x::StaticThreadSched(i 0)"),
     ("Hub", "Idle->x::Hub->Idle"),
     ("InputSwitch", "Idle->x::InputSwitch->Idle"),
@@ -421,6 +422,10 @@ fn every_class_has_a_listing_case() {
         ("Socket", "needs the network"),
         ("HTTPServer", "rclick only, no Click counterpart"),
         ("FastUDPSource", "Click's userlevel driver lacks it"),
+        (
+            "MSQueue",
+            "Click's userlevel driver lacks it (tests/threads.rs)",
+        ),
         (
             "BalancedThreadSched",
             "Click's userlevel driver lacks it (tests/threads.rs)",

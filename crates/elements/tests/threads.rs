@@ -320,3 +320,26 @@ fn balanced_thread_sched_moves_whole_groups() {
         assert!(last.contains(e), "{e} missing from {last}");
     }
 }
+
+/// MSQueue and CPUQueue take pushes from two threads at once and lose
+/// nothing: every packet is delivered or counted as a drop.
+#[test]
+fn msqueue_and_cpuqueue_take_pushes_from_two_threads() {
+    const N: u64 = 200_000;
+    for q in ["MSQueue(1000)", "CPUQueue(1000)"] {
+        let mut r = from_config_with(
+            &format!(
+                "a :: InfiniteSource(LIMIT {N}, BURST 16) -> q :: {q} -> u :: Unqueue(BURST 32) -> c :: Counter -> Discard;
+                 b :: InfiniteSource(LIMIT {N}, BURST 16) -> q;
+                 StaticThreadSched(a 0, b 1, u 1);
+                 Script(label l, wait 0.02s, goto l $(lt $(add $(c.count) $(q.drops)) {}), stop);",
+                2 * N
+            ),
+            &threads(2),
+        );
+        assert_eq!(r.run(), StopReason::Stopped, "{q}");
+        let (c, drops) = (num(&mut r, "c.count"), num(&mut r, "q.drops"));
+        assert_eq!(c + drops, 2 * N, "{q}: delivered {c}, dropped {drops}");
+        assert!(c > 0, "{q}");
+    }
+}

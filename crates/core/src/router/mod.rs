@@ -46,7 +46,7 @@ use crate::time::{Clock, Timestamp};
 pub(crate) use graph::Graph;
 pub use hotswap::{InstallStats, WriteStart};
 pub use runtime::{AddressEntry, Runtime};
-pub(crate) use threads::{set_current_thread, SharedRef, SHARED_BIT, WAKE_ELEM};
+pub(crate) use threads::{current_thread, set_current_thread, SharedRef, SHARED_BIT, WAKE_ELEM};
 
 /// Per-element bookkeeping the runtime keeps beside the element itself.
 pub(crate) struct ElementInfo {
