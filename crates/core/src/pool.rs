@@ -18,10 +18,18 @@
 //! moves its last chunk there before refusing an item, and a caller that
 //! finds a list empty takes a chunk from there ([`FreeList::refill`])
 //! before going to the allocator. That is one atomic operation per chunk,
-//! on the slow paths only (the inline push and pop are unchanged). The depots are bounded: when one is
-//! full, items go back to the allocator as before. They are statics, never
-//! freed: what they hold is reused by any thread, or returned to the
-//! system at process exit.
+//! on the slow paths only: the inline push and pop are unchanged. The
+//! depots are bounded: when one is full, items go back to the allocator as
+//! before. They are statics, never freed: what they hold is reused by any
+//! thread, or returned to the system at process exit.
+//!
+//! From a cold start, the thread that makes packets for another still
+//! allocates now and then until enough packets circulate: it allocates
+//! when its list and the depot are both empty (also for the instant the
+//! depot's only chunk is still being published), and each such packet
+//! stays in circulation. That stops once the circulation covers the
+//! largest number in flight (the freeing thread's full lists, the queue
+//! between the threads, a chunk in the depot).
 
 use std::cell::UnsafeCell;
 use std::mem::ManuallyDrop;
@@ -174,7 +182,9 @@ const BATCH_POOL_LIMIT: usize = 1024;
 /// Chunks (of [`CHUNK`] items) each global depot keeps at most: 8192 free
 /// packets of each size (16 MiB of full-size buffers), 8192 bare headers,
 /// 1024 batch buffers.
+#[cfg_attr(loom, allow(dead_code))]
 const PACKET_DEPOT_CHUNKS: usize = 256;
+#[cfg_attr(loom, allow(dead_code))]
 const BATCH_DEPOT_CHUNKS: usize = 32;
 
 /// Defines a function returning one global depot, created on first use.

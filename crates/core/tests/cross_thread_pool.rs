@@ -113,7 +113,7 @@ fn steady_state<T: Send + 'static>(
 
 /// Two sizes, so both pooled buffer sizes (small and full) cross over.
 fn len_of(i: usize) -> usize {
-    if i % 2 == 0 {
+    if i & 1 == 0 {
         60
     } else {
         1000

@@ -106,7 +106,7 @@ impl<P: Copy> Depot<P> {
     }
 
     /// How many chunks the depot holds (a snapshot).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn chunks(&self) -> usize {
         self.ring.len()
     }
