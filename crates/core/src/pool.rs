@@ -301,3 +301,56 @@ fn closed_pools() -> Pools {
         batches: FreeList::new(0, no_depot),
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A depot of this test's own (the pools' are process-wide).
+    fn test_depot() -> Option<&'static PoolDepot<u64>> {
+        static DEPOT: std::sync::OnceLock<PoolDepot<u64>> = std::sync::OnceLock::new();
+        // SAFETY: the items are boxed numbers owned by whoever holds them.
+        Some(DEPOT.get_or_init(|| unsafe { Depot::new(2) }))
+    }
+
+    fn boxed(v: u64) -> NonNull<u64> {
+        NonNull::from(Box::leak(Box::new(v)))
+    }
+
+    #[test]
+    fn full_lists_spill_chunks_and_empty_lists_refill() {
+        let limit = 2 * CHUNK;
+        let mut full = FreeList::new(limit, test_depot);
+        for v in 0..limit as u64 {
+            assert!(full.push(boxed(v)).is_ok());
+        }
+        // Full: the top chunk moves to the depot, making room.
+        assert!(full.push(boxed(1000)).is_ok());
+        assert_eq!(full.items.len(), limit - CHUNK + 1);
+        // Another thread's empty list (here: another list) takes it.
+        let mut empty = FreeList::new(limit, test_depot);
+        assert_eq!(empty.pop(), None, "pop alone never touches the depot");
+        let got = empty.refill().expect("a chunk in the depot");
+        // SAFETY: the item is ours now (a box from `boxed`).
+        assert_eq!(
+            unsafe { *got.as_ref() },
+            limit as u64 - 1,
+            "the chunk's top"
+        );
+        assert_eq!(empty.items.len(), CHUNK - 1);
+        assert_eq!(empty.refill(), None, "the depot is empty again");
+        // A closed list trades nothing.
+        let mut closed = FreeList::new(0, test_depot);
+        let item = boxed(7);
+        assert_eq!(closed.push(item), Err(item));
+        assert_eq!(closed.refill(), None);
+        // SAFETY: every item came from `boxed` and is freed once.
+        unsafe {
+            drop(Box::from_raw(item.as_ptr()));
+            drop(Box::from_raw(got.as_ptr()));
+        }
+        full.free_all();
+        empty.free_all();
+        closed.free_all();
+    }
+}
