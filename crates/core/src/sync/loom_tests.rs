@@ -34,22 +34,26 @@ fn mpmc_two_producers_one_consumer_each_item_once_in_order() {
     model(|| {
         // Capacity 2 for 4 items: pushes find the ring full, and go round.
         let ring = Arc::new(MpmcRing::new(2));
-        let producers: Vec<_> = (0..2u32)
-            .map(|p| {
-                let ring = ring.clone();
-                thread::spawn(move || {
-                    // No spinning (loom would explore every spin): a push
-                    // that finds the ring full is recorded as refused.
-                    (0..2u32)
-                        .map(|i| p * 10 + i)
-                        .filter(|&v| ring.push(v).is_ok())
-                        .collect::<Vec<u32>>()
-                })
-            })
-            .collect();
-        // The consumer pops while the producers push, then drains.
-        let mut seen: Vec<u32> = (0..2).filter_map(|_| ring.pop()).collect();
-        let pushed: Vec<Vec<u32>> = producers.into_iter().map(|p| p.join().unwrap()).collect();
+        // The consumer pops while the producers push (then the main thread
+        // drains what is left).
+        let consumer = {
+            let ring = ring.clone();
+            thread::spawn(move || (0..2).filter_map(|_| ring.pop()).collect::<Vec<u32>>())
+        };
+        // No spinning (loom would explore every spin): a push that finds
+        // the ring full is recorded as refused.
+        let produce = |ring: &MpmcRing<u32>, p: u32| -> Vec<u32> {
+            (0..2u32)
+                .map(|i| p * 10 + i)
+                .filter(|&v| ring.push(v).is_ok())
+                .collect()
+        };
+        let other = {
+            let ring = ring.clone();
+            thread::spawn(move || produce(&ring, 1))
+        };
+        let pushed = [produce(&ring, 0), other.join().unwrap()];
+        let mut seen = consumer.join().unwrap();
         seen.extend(std::iter::from_fn(|| ring.pop()));
         assert!(ring.is_empty());
         // Per producer, every value it pushed, once, in the order pushed.
@@ -112,24 +116,30 @@ fn mpmc_drop_with_items_left_after_threads() {
     });
 }
 
+// In these models the consumer is the spawned thread and the main thread
+// produces: loom explored only one interleaving of the opposite set-up
+// (found by weakening an ordering on purpose, which this one catches).
+
 #[test]
 fn spsc_wraps_around_capacity_2() {
     model(|| {
         let ring = Arc::new(SpscRing::new(2));
-        let producer = {
+        let consumer = {
             let ring = ring.clone();
+            // SAFETY: the only consumer (until it is joined).
             thread::spawn(move || {
-                // No spinning: a push that finds the ring full is refused.
-                // SAFETY: the only producer.
-                (0..4u32)
-                    .filter(|&v| unsafe { ring.push(v) }.is_ok())
+                (0..3)
+                    .filter_map(|_| unsafe { ring.pop() })
                     .collect::<Vec<u32>>()
             })
         };
-        // SAFETY: the only consumer (until the join, and after it).
-        let mut seen: Vec<u32> = (0..3).filter_map(|_| unsafe { ring.pop() }).collect();
-        let pushed = producer.join().unwrap();
-        // SAFETY: as above.
+        // No spinning: a push that finds the ring full is refused.
+        // SAFETY: the only producer.
+        let pushed: Vec<u32> = (0..4u32)
+            .filter(|&v| unsafe { ring.push(v) }.is_ok())
+            .collect();
+        let mut seen = consumer.join().unwrap();
+        // SAFETY: the consumer thread has finished: we are the consumer.
         seen.extend(std::iter::from_fn(|| unsafe { ring.pop() }));
         assert_eq!(seen, pushed, "every pushed value once, in order");
         assert!(pushed.len() >= 2);
@@ -140,27 +150,27 @@ fn spsc_wraps_around_capacity_2() {
 fn spsc_batches_wrap_around_capacity_2() {
     model(|| {
         let ring = Arc::new(SpscRing::new(2));
-        let producer = {
+        let consumer = {
             let ring = ring.clone();
             thread::spawn(move || {
-                let mut values = 0..5u32;
-                // SAFETY: the only producer.
-                let a = unsafe { ring.push_many(&mut values) };
-                // SAFETY: as above.
-                let b = unsafe { ring.push_many(&mut values) };
-                assert_eq!(a, 2, "an empty ring of 2 takes 2");
-                a + b
+                let mut seen = Vec::new();
+                for _ in 0..2 {
+                    // SAFETY: the only consumer (until it is joined).
+                    unsafe { ring.pop_many(2, |v| seen.push(v)) };
+                }
+                seen
             })
         };
-        let mut seen = Vec::new();
-        for _ in 0..2 {
-            // SAFETY: the only consumer.
-            unsafe { ring.pop_many(2, |v| seen.push(v)) };
-        }
-        let pushed = producer.join().unwrap();
-        // SAFETY: the only consumer.
+        let mut values = 0..5u32;
+        // SAFETY: the only producer.
+        let a = unsafe { ring.push_many(&mut values) };
+        // SAFETY: as above.
+        let b = unsafe { ring.push_many(&mut values) };
+        assert_eq!(a, 2, "an empty ring of 2 takes 2");
+        let mut seen = consumer.join().unwrap();
+        // SAFETY: the consumer thread has finished: we are the consumer.
         unsafe { ring.pop_many(usize::MAX, |v| seen.push(v)) };
-        assert_eq!(seen, (0..pushed as u32).collect::<Vec<_>>());
+        assert_eq!(seen, (0..(a + b) as u32).collect::<Vec<_>>());
         assert!(ring.is_empty());
     });
 }
