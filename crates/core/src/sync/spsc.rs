@@ -39,10 +39,10 @@
 //! [`SpscRing::push`]/[`SpscRing::push_many`] and
 //! [`SpscRing::pop`]/[`SpscRing::pop_many`] are `unsafe`: at any time at
 //! most one thread may be pushing and at most one popping (they may be
-//! different threads, or the same one). The router guarantees it for the
-//! rings it embeds in elements by checking, when it assigns elements to
-//! threads, that exactly one thread pushes to and one thread pulls from
-//! each such element. Handing the producer or consumer role to another
+//! different threads, or the same one). For the rings embedded in
+//! elements, the router is to guarantee it when it assigns elements to
+//! threads, by checking that exactly one thread pushes to and one thread
+//! pulls from each such element. Handing the producer or consumer role to another
 //! thread later is fine if the hand-over itself synchronises (a thread
 //! join, a mutex, a Release/Acquire flag).
 
