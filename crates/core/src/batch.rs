@@ -205,13 +205,17 @@ impl Default for Batch {
 fn take_buf(p: &mut Pools) -> NonNull<BatchBuf> {
     match p.batches.pop() {
         Some(buf) => buf,
-        None => new_buf(),
+        None => new_buf(p),
     }
 }
 
 #[cold]
 #[inline(never)]
-fn new_buf() -> NonNull<BatchBuf> {
+fn new_buf(p: &mut Pools) -> NonNull<BatchBuf> {
+    // Other threads may have left free batch buffers in the global depot.
+    if let Some(buf) = p.batches.refill() {
+        return buf;
+    }
     let b = Box::new(BatchBuf {
         len: 0,
         // SAFETY: an array of MaybeUninit needs no initialisation.

@@ -15,6 +15,7 @@ pub mod pulltask;
 pub mod router;
 pub mod sched;
 pub mod select;
+pub mod sync;
 pub mod time;
 pub mod wire;
 

@@ -153,8 +153,14 @@ fn take_packet(p: &mut Pools, capacity: usize) -> NonNull<Header> {
 #[cold]
 #[inline(never)]
 fn new_packet(p: &mut Pools, capacity: usize) -> NonNull<Header> {
+    // Other threads may have left free packets in the global depot.
+    if capacity <= POOLED_BUFFER_SIZE {
+        if let Some(h) = p.packets(capacity).refill() {
+            return h;
+        }
+    }
     let buf = new_buffer(capacity);
-    match p.headers.pop() {
+    match p.headers.pop().or_else(|| p.headers.refill()) {
         Some(h) => {
             // SAFETY: a pooled bare header is exclusively the pool's, and
             // holds a (stale) initialised Header.
@@ -175,6 +181,14 @@ fn new_packet(p: &mut Pools, capacity: usize) -> NonNull<Header> {
     }
 }
 
+/// A bare header from the global depot, for a clone that found this
+/// thread's list empty.
+#[cold]
+#[inline(never)]
+fn refill_header() -> Option<NonNull<Header>> {
+    pool::with(|p| p.headers.refill())
+}
+
 #[cold]
 #[inline(never)]
 fn new_header(h: Header) -> NonNull<Header> {
@@ -186,7 +200,8 @@ fn new_header(h: Header) -> NonNull<Header> {
 /// returned too, now bare, for [`release_buffer`] to pool the old buffer on.
 fn take_buffer(p: &mut Pools, capacity: usize) -> (NonNull<Buffer>, Option<NonNull<Header>>) {
     if capacity <= POOLED_BUFFER_SIZE {
-        if let Some(h) = p.packets(capacity).pop() {
+        let list = p.packets(capacity);
+        if let Some(h) = list.pop().or_else(|| list.refill()) {
             // SAFETY: a pooled packet's header is the pool's, with a live
             // unshared buffer.
             return (unsafe { h.as_ref().buf }, Some(h));
@@ -225,7 +240,7 @@ unsafe fn release_buffer(p: &mut Pools, b: NonNull<Buffer>, spare: Option<NonNul
     buf.refs.store(1, Ordering::Relaxed);
     let len = buf.bytes.len();
     if len <= POOLED_BUFFER_SIZE {
-        if let Some(h) = spare.or_else(|| p.headers.pop()) {
+        if let Some(h) = spare.or_else(|| p.headers.pop().or_else(|| p.headers.refill())) {
             (*h.as_ptr()).buf = b;
             match p.packets(len).push(h) {
                 Ok(()) => return,
@@ -845,7 +860,7 @@ impl Clone for Packet {
         let h = self.h();
         // SAFETY: the buffer is live; we take one more reference to it.
         unsafe { (*h.buf.as_ptr()).refs.fetch_add(1, Ordering::Relaxed) };
-        let slot = pool::with(|p| p.headers.pop());
+        let slot = pool::with(|p| p.headers.pop()).or_else(refill_header);
         let hdr = place_header(
             slot,
             Header {

@@ -1,4 +1,5 @@
-//! Per-thread free lists of packet headers, data buffers and batch buffers.
+//! Per-thread free lists of packet headers, data buffers and batch buffers,
+//! and the global depots through which threads trade them.
 //!
 //! One thread-local holds all three, so allocating a packet or a batch is a
 //! single thread-local access. That thread-local is const-initialised and
@@ -9,14 +10,39 @@
 //! and closes the lists (their limit becomes 0): packets dropped after that
 //! (by other thread-local destructors) find every list full and go back to
 //! the allocator, and allocations find them empty.
+//!
+//! Packets made on one thread and freed on another (a pipeline split
+//! across threads) would drain the first thread's lists and overfill the
+//! second's. So each list trades with a global depot
+//! ([`crate::sync::depot`]), in chunks of [`CHUNK`] items: a full list
+//! moves its last chunk there before refusing an item, and a caller that
+//! finds a list empty takes a chunk from there ([`FreeList::refill`])
+//! before going to the allocator. That is one atomic operation per chunk,
+//! on the slow paths only: the inline push and pop are unchanged. The
+//! depots are bounded: when one is full, items go back to the allocator as
+//! before. They are statics, never freed: what they hold is reused by any
+//! thread, or returned to the system at process exit.
+//!
+//! From a cold start, the thread that makes packets for another still
+//! allocates now and then until enough packets circulate: it allocates
+//! when its list and the depot are both empty (also for the instant the
+//! depot's only chunk is still being published), and each such packet
+//! stays in circulation. That stops once the circulation covers the
+//! largest number in flight (the freeing thread's full lists, the queue
+//! between the threads, a chunk in the depot).
 
 use std::cell::UnsafeCell;
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 
+use crate::sync::depot::{Depot, CHUNK};
+
+/// The global depot of one kind of pooled item.
+type PoolDepot<T> = Depot<NonNull<T>>;
+
 /// A bounded stack of boxed items. Items beyond the limit are freed by
 /// the caller instead of being kept.
-pub(crate) struct FreeList<T> {
+pub(crate) struct FreeList<T: 'static> {
     /// Not dropped with the thread-local (which then needs no destructor
     /// and no liveness check): the guard frees it.
     items: ManuallyDrop<Vec<NonNull<T>>>,
@@ -24,19 +50,47 @@ pub(crate) struct FreeList<T> {
     /// `min(items.capacity(), limit)`, so a push checks one bound.
     room: usize,
     limit: usize,
+    /// The global depot this list trades chunks with (`None` for closed
+    /// lists, and under loom, whose atomics only work inside a model).
+    depot: fn() -> Option<&'static PoolDepot<T>>,
 }
 
-impl<T> FreeList<T> {
-    const fn new(limit: usize) -> Self {
+impl<T: 'static> FreeList<T> {
+    const fn new(limit: usize, depot: fn() -> Option<&'static PoolDepot<T>>) -> Self {
         FreeList {
             items: ManuallyDrop::new(Vec::new()),
             room: 0,
             limit,
+            depot,
         }
     }
 
+    /// A free item from the list, or `None` when it is empty: the caller
+    /// then tries [`FreeList::refill`] before going to the allocator (on its
+    /// own slow path, so this inline pop stays as short as it can be).
     #[inline]
     pub fn pop(&mut self) -> Option<NonNull<T>> {
+        self.items.pop()
+    }
+
+    /// For an empty list: takes a chunk of free items from the global depot
+    /// (left there by threads whose lists were full) and returns one of
+    /// them, or `None` when the depot is empty too.
+    #[cold]
+    #[inline(never)]
+    pub fn refill(&mut self) -> Option<NonNull<T>> {
+        // A closed list keeps nothing (its storage is already freed).
+        if self.limit < CHUNK {
+            return None;
+        }
+        let depot = (self.depot)()?;
+        if !depot.refill(&mut self.items) {
+            return None;
+        }
+        // The list holds items now (maybe for the first time): the guard
+        // must free them at thread exit.
+        register_guard();
+        self.room = self.items.capacity().min(self.limit);
         self.items.pop()
     }
 
@@ -57,12 +111,23 @@ impl<T> FreeList<T> {
     }
 
     /// [`FreeList::push`] when the Vec must grow (the first time, also
-    /// registering the guard that frees the pools) or the list is full.
+    /// registering the guard that frees the pools) or the list is full
+    /// (then a chunk moves to the depot, if it has room).
     #[cold]
     #[inline(never)]
     fn push_slow(&mut self, item: NonNull<T>) -> Result<(), NonNull<T>> {
         if self.items.len() >= self.limit {
-            return Err(item);
+            if self.limit < CHUNK {
+                return Err(item);
+            }
+            match (self.depot)() {
+                Some(depot) if depot.spill(&mut self.items) => {
+                    // CHUNK slots are free again, within the capacity.
+                    self.items.push(item);
+                    return Ok(());
+                }
+                _ => return Err(item),
+            }
         }
         register_guard();
         self.items.push(item);
@@ -114,6 +179,43 @@ impl Pools {
 
 const PACKET_POOL_LIMIT: usize = 16384;
 const BATCH_POOL_LIMIT: usize = 1024;
+/// Chunks (of [`CHUNK`] items) each global depot keeps at most: 8192 free
+/// packets of each size (16 MiB of full-size buffers), 8192 bare headers,
+/// 1024 batch buffers.
+#[cfg_attr(loom, allow(dead_code))]
+const PACKET_DEPOT_CHUNKS: usize = 256;
+#[cfg_attr(loom, allow(dead_code))]
+const BATCH_DEPOT_CHUNKS: usize = 32;
+
+/// Defines a function returning one global depot, created on first use.
+macro_rules! global_depot {
+    ($name:ident, $t:ty, $chunks:expr) => {
+        fn $name() -> Option<&'static PoolDepot<$t>> {
+            #[cfg(not(loom))]
+            {
+                static DEPOT: std::sync::OnceLock<PoolDepot<$t>> = std::sync::OnceLock::new();
+                // SAFETY: a pooled item is free memory (a packet header,
+                // with or without its unshared buffer, or an empty batch
+                // buffer) that the list or depot chunk holding the pointer
+                // owns exclusively; it is what a `Packet` or `Batch` holds,
+                // both `Send`, so any thread may reuse or free it.
+                Some(DEPOT.get_or_init(|| unsafe { Depot::new($chunks) }))
+            }
+            #[cfg(loom)]
+            None
+        }
+    };
+}
+
+global_depot!(headers_depot, crate::packet::Header, PACKET_DEPOT_CHUNKS);
+global_depot!(full_depot, crate::packet::Header, PACKET_DEPOT_CHUNKS);
+global_depot!(small_depot, crate::packet::Header, PACKET_DEPOT_CHUNKS);
+global_depot!(batches_depot, crate::batch::BatchBuf, BATCH_DEPOT_CHUNKS);
+
+/// For closed lists, which trade with no depot.
+fn no_depot<T>() -> Option<&'static PoolDepot<T>> {
+    None
+}
 
 // `Pools` must not need dropping: a thread-local without a destructor is a
 // plain `#[thread_local]` static, accessed with no state check.
@@ -122,10 +224,10 @@ const _: () = assert!(!std::mem::needs_drop::<Pools>());
 thread_local! {
     static POOLS: UnsafeCell<Pools> = const {
         UnsafeCell::new(Pools {
-            headers: FreeList::new(PACKET_POOL_LIMIT),
-            full: FreeList::new(PACKET_POOL_LIMIT),
-            small: FreeList::new(PACKET_POOL_LIMIT),
-            batches: FreeList::new(BATCH_POOL_LIMIT),
+            headers: FreeList::new(PACKET_POOL_LIMIT, headers_depot),
+            full: FreeList::new(PACKET_POOL_LIMIT, full_depot),
+            small: FreeList::new(PACKET_POOL_LIMIT, small_depot),
+            batches: FreeList::new(BATCH_POOL_LIMIT, batches_depot),
         })
     };
     static GUARD: Guard = const { Guard };
@@ -193,9 +295,62 @@ fn pools() -> Option<*mut Pools> {
 #[cold]
 fn closed_pools() -> Pools {
     Pools {
-        headers: FreeList::new(0),
-        full: FreeList::new(0),
-        small: FreeList::new(0),
-        batches: FreeList::new(0),
+        headers: FreeList::new(0, no_depot),
+        full: FreeList::new(0, no_depot),
+        small: FreeList::new(0, no_depot),
+        batches: FreeList::new(0, no_depot),
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A depot of this test's own (the pools' are process-wide).
+    fn test_depot() -> Option<&'static PoolDepot<u64>> {
+        static DEPOT: std::sync::OnceLock<PoolDepot<u64>> = std::sync::OnceLock::new();
+        // SAFETY: the items are boxed numbers owned by whoever holds them.
+        Some(DEPOT.get_or_init(|| unsafe { Depot::new(2) }))
+    }
+
+    fn boxed(v: u64) -> NonNull<u64> {
+        NonNull::from(Box::leak(Box::new(v)))
+    }
+
+    #[test]
+    fn full_lists_spill_chunks_and_empty_lists_refill() {
+        let limit = 2 * CHUNK;
+        let mut full = FreeList::new(limit, test_depot);
+        for v in 0..limit as u64 {
+            assert!(full.push(boxed(v)).is_ok());
+        }
+        // Full: the top chunk moves to the depot, making room.
+        assert!(full.push(boxed(1000)).is_ok());
+        assert_eq!(full.items.len(), limit - CHUNK + 1);
+        // Another thread's empty list (here: another list) takes it.
+        let mut empty = FreeList::new(limit, test_depot);
+        assert_eq!(empty.pop(), None, "pop alone never touches the depot");
+        let got = empty.refill().expect("a chunk in the depot");
+        // SAFETY: the item is ours now (a box from `boxed`).
+        assert_eq!(
+            unsafe { *got.as_ref() },
+            limit as u64 - 1,
+            "the chunk's top"
+        );
+        assert_eq!(empty.items.len(), CHUNK - 1);
+        assert_eq!(empty.refill(), None, "the depot is empty again");
+        // A closed list trades nothing.
+        let mut closed = FreeList::new(0, test_depot);
+        let item = boxed(7);
+        assert_eq!(closed.push(item), Err(item));
+        assert_eq!(closed.refill(), None);
+        // SAFETY: every item came from `boxed` and is freed once.
+        unsafe {
+            drop(Box::from_raw(item.as_ptr()));
+            drop(Box::from_raw(got.as_ptr()));
+        }
+        full.free_all();
+        empty.free_all();
+        closed.free_all();
     }
 }
