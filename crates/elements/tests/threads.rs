@@ -84,11 +84,16 @@ fn out_of_range_preferences_warn_as_click_does() {
 }
 
 /// A pipeline split: the source on thread 0, the consumer on thread 1,
-/// a ThreadSafeQueue between. Every packet is delivered, dropped at the
-/// queue, or still in it when the run stops.
+/// a ThreadSafeQueue between; twenty million packets (debug builds: two).
+/// Every packet is delivered, dropped at the queue, or still in it when
+/// the run stops.
 #[test]
 fn a_pipeline_split_accounts_for_every_packet() {
-    const N: u64 = 2_000_000;
+    const N: u64 = if cfg!(debug_assertions) {
+        2_000_000
+    } else {
+        20_000_000
+    };
     let mut r = from_config_with(
         &format!(
             "src :: InfiniteSource(LIMIT {N}, STOP true, BURST 32) -> q :: ThreadSafeQueue(512)
