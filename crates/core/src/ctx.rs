@@ -699,7 +699,14 @@ impl<'a> Ctx<'a> {
     /// (it is busy): it knows them itself.
     pub fn handler_specs(&self, elem: Option<usize>) -> Vec<crate::element::HandlerSpec> {
         match elem {
-            Some(e) if e < self.view.core.info.len() => self.view.core.element_handlers(e),
+            Some(e) if e < self.view.core.info.len() => {
+                // Listing asks the element itself: as a read of its
+                // `handlers` handler, from thread 0 with the world stopped.
+                match self.view.core.handler_access(Some(e), "handlers", false) {
+                    Ok(_stopped) => self.view.core.element_handlers(e),
+                    Err(_) => Vec::new(),
+                }
+            }
             Some(_) => Vec::new(),
             None => self.view.core.global_handlers(),
         }
@@ -747,6 +754,14 @@ impl<'a> Ctx<'a> {
         if idx == self.view.elem {
             return None;
         }
+        // Another thread's element, or a shared one, is out of reach while
+        // threads run (the world is stopped for handlers, not for this).
+        let core = self.view.core;
+        if core.rt.world.running()
+            && (core.is_shared(idx) || core.home_of(idx) != crate::router::current_thread())
+        {
+            return None;
+        }
         let mut e = self.view.core.elements.get(idx)?.try_borrow_mut().ok()?;
         Some(f(&mut **e))
     }
@@ -776,11 +791,15 @@ impl<'a> Ctx<'a> {
 
     /// Current configuration string of element `i`.
     pub fn element_config_at(&self, i: usize) -> Option<String> {
-        self.view
+        let info = self.view.core.info.get(i)?;
+        // The string belongs to the element's thread: read it as its
+        // `config` handler would be (thread 0 stops the world for it).
+        let _stopped = self
+            .view
             .core
-            .info
-            .get(i)
-            .map(|x| x.config.borrow().clone())
+            .handler_access(Some(i), "config", false)
+            .ok()?;
+        Some(info.config.borrow().clone())
     }
 
     /// Resolved modes of element `i`'s inputs and outputs, each with

@@ -103,7 +103,17 @@ fn a_pipeline_split_accounts_for_every_packet() {
         &threads(2),
     );
     assert_eq!(r.nthreads(), 2);
-    assert_eq!(r.run(), StopReason::Stopped);
+    let reason = r.run();
+    let state = format!(
+        "c.count {} q.drops {} q.length {} src.count {} src.scheduled {} uq.scheduled {}",
+        read(&mut r, "c.count"),
+        read(&mut r, "q.drops"),
+        read(&mut r, "q.length"),
+        read(&mut r, "src.count"),
+        read(&mut r, "src.scheduled"),
+        read(&mut r, "uq.scheduled"),
+    );
+    assert_eq!(reason, StopReason::Stopped, "{state}");
     assert_eq!(read(&mut r, "uq.home_thread"), "1");
     let (count, drops, left) = (
         num(&mut r, "c.count"),

@@ -424,6 +424,12 @@ impl Ctx<'_> {
     ) -> WriteStart {
         let view: &crate::ctx::ElementView = self;
         if elem.is_none() && name == "hotconfig" && view.core.hotswap {
+            // The swap job is thread 0's to start and to finish.
+            if view.core.rt.world.running() && super::current_thread() != 0 {
+                return WriteStart::Done(Err(
+                    "'hotconfig' can only be written from thread 0 while the threads run".into(),
+                ));
+            }
             return view.core.start_hotconfig(value, view.elem);
         }
         WriteStart::Done(self.write_handler_at(elem, name, value))

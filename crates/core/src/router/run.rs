@@ -5,7 +5,6 @@
 use std::sync::atomic::Ordering;
 
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::SeqCst;
 
 use super::threads::{cycles, ThreadRt};
 use super::{set_current_thread, Router, RouterCore, StopReason, WAKE_ELEM};
@@ -249,9 +248,9 @@ impl<'a> Driver<'a> {
         let building = self.thread == 0 && self.core.swap_in_progress();
         let forever = next.is_none() && !has_selects && !building;
         if forever {
-            world.idle_forever.fetch_add(1, SeqCst);
+            world.enter_idle();
             if self.thread == 0 && self.all_idle_for_good() {
-                world.idle_forever.fetch_sub(1, SeqCst);
+                world.leave_idle();
                 return false;
             }
         }
@@ -266,7 +265,7 @@ impl<'a> Driver<'a> {
             th.end_sleep();
         }
         if forever {
-            world.idle_forever.fetch_sub(1, SeqCst);
+            world.leave_idle();
         }
         true
     }
@@ -275,8 +274,14 @@ impl<'a> Driver<'a> {
     /// in flight.
     fn all_idle_for_good(&self) -> bool {
         let rt = &self.core.rt;
-        rt.world.idle_forever.load(SeqCst) == rt.threads.len()
-            && rt.threads.iter().all(|t| !t.has_wakes())
+        // The idle count and the wake flags are read apart: the count's
+        // generation, unchanged across the reads, shows that no thread
+        // left idle (and so none ran, or posted a wake) in between.
+        let before = rt.world.idle_state();
+        if before.count() != rt.threads.len() || rt.threads.iter().any(|t| t.has_wakes()) {
+            return false;
+        }
+        rt.world.idle_state() == before
     }
 
     /// Thread 0's loop while other threads run.

@@ -39,7 +39,7 @@ use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
 
 use rclick_lang::Diagnostic;
 
@@ -235,16 +235,40 @@ pub(crate) struct World {
     parked: AtomicUsize,
     stop_depth: AtomicU32,
     exit: AtomicBool,
-    /// Threads with nothing they could ever do on their own (no task, no
-    /// timer, no descriptor): when all are, and no wake is in flight, the
-    /// router is quiescent.
-    pub idle_forever: AtomicUsize,
+    /// How many threads have nothing they could ever do on their own (no
+    /// task, no timer, no descriptor), in the low 32 bits, and how many
+    /// times a thread stopped being so, above: when all are, no wake is in
+    /// flight and the generation holds still, the router is quiescent.
+    idle: AtomicU64,
+}
+
+/// A snapshot of [`World`]'s idle count and generation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IdleState(u64);
+
+impl IdleState {
+    pub fn count(self) -> usize {
+        (self.0 & 0xffff_ffff) as usize
+    }
 }
 
 impl World {
     #[inline]
     pub fn running(&self) -> bool {
         self.running.load(Relaxed)
+    }
+
+    pub fn enter_idle(&self) {
+        self.idle.fetch_add(1, SeqCst);
+    }
+
+    /// One fewer idle thread, and a new generation.
+    pub fn leave_idle(&self) {
+        self.idle.fetch_add((1 << 32) - 1, SeqCst);
+    }
+
+    pub fn idle_state(&self) -> IdleState {
+        IdleState(self.idle.load(SeqCst))
     }
 
     pub fn set_running(&self, on: bool) {
