@@ -2531,12 +2531,12 @@ pub struct Compiled {
 /// (transport defaults to the IP header length when unset).
 #[inline]
 pub fn packet_headers(p: &rclick_core::Packet) -> (&[u8], &[u8]) {
-    let Some(ip) = p.network_header() else {
+    let Some((ip, tp)) = p.network_and_transport_headers() else {
         return (&[], &[]);
     };
-    let tp = match (p.transport_header(), p.network_header_length()) {
-        (Some(t), Some(_)) => t,
-        _ => {
+    let tp = match tp {
+        Some(t) => t,
+        None => {
             // Also for a truncated or damaged header: its length field
             // says where the transport header would be.
             let hl = if ip.is_empty() {
