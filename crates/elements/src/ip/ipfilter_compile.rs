@@ -2178,6 +2178,10 @@ impl BoxField {
     }
 }
 
+/// Dense segments of at most this many words per vector (256 rules) are
+/// matched with a fixed-size accumulator.
+const NARROW_WORDS: usize = 4;
+
 /// Most fields a box segment combines.
 const MAX_BOX_FIELDS: usize = 16;
 
@@ -2420,6 +2424,11 @@ impl BoxSet {
             }
             f.missing = remap(f.missing);
         }
+        // Narrow segments read NARROW_WORDS words from every vector's
+        // start (see `run`): the last vector is followed by zeros.
+        if self.words <= NARROW_WORDS {
+            bits.resize(bits.len() + NARROW_WORDS - self.words, 0);
+        }
         self.bits = bits;
         self.dense = true;
     }
@@ -2444,6 +2453,30 @@ impl BoxSet {
                 Some(w) => self.targets[w * 64 + self.all[w].trailing_zeros() as usize],
                 None => T_NEXT,
             };
+        }
+        if self.dense && self.words <= NARROW_WORDS {
+            // Up to NARROW_WORDS * 64 rules: each field's vector is ANDed
+            // in as soon as it is known, a fixed number of words (the
+            // words past a segment's own are padding, never matched).
+            let mut acc = [!0u64; NARROW_WORDS];
+            for bf in &self.fields {
+                let o = bf.lookup(data) as usize;
+                match self.bits.get(o..o + NARROW_WORDS) {
+                    Some(v) => {
+                        for (a, &x) in acc.iter_mut().zip(v) {
+                            *a &= x;
+                        }
+                    }
+                    None => return T_NEXT,
+                }
+            }
+            for (w, &x) in acc.iter().enumerate().take(self.words) {
+                if x != 0 {
+                    let r = w * 64 + x.trailing_zeros() as usize;
+                    return self.targets.get(r).copied().unwrap_or(T_NEXT);
+                }
+            }
+            return T_NEXT;
         }
         let mut offs = [0u32; MAX_BOX_FIELDS];
         for (o, bf) in offs.iter_mut().zip(&self.fields) {
