@@ -2069,12 +2069,11 @@ fn as_box(e: &Expr) -> Option<BoxRule> {
 #[derive(Clone, Debug)]
 struct BoxField {
     field: Field,
-    /// Start of each elementary interval (the first is 0), after
-    /// [`WINDOW`] zeros: interval `i` starts at `bounds[WINDOW + i]`.
-    bounds: Vec<u32>,
-    /// Word offset into `BoxSet::bits` of each interval's bit vector (in
-    /// the compressed form described at [`BoxSet`]).
-    sets: Vec<u32>,
+    /// Each elementary interval's start (the first is 0) and the word
+    /// offset into `BoxSet::bits` of its bit vector (in the compressed form
+    /// described at [`BoxSet`]), after [`PAD`] entries `(0, 0)`: interval
+    /// `i` is `entries[PAD + i]`.
+    entries: Vec<(u32, u32)>,
     /// Bit vector for packets too short to read the field.
     missing: u32,
     /// A first-level index by the value's top `key_bits` masked bits (its
@@ -2093,6 +2092,10 @@ const INDEX_KEY_BITS: u32 = 8;
 /// A bucket of at most this many interval starts is searched by comparing
 /// the value with this many starts below the bucket's end at once.
 const WINDOW: usize = 8;
+
+/// Padding entries before a field's intervals: a bucket's window and the
+/// entry below it are always in the entries.
+const PAD: usize = WINDOW + 1;
 
 /// Flag of an index entry whose bucket holds more than [`WINDOW`] starts.
 const CROWDED: u32 = 1 << 31;
@@ -2116,12 +2119,11 @@ impl BoxField {
                 w[1] | if crowded { CROWDED } else { 0 }
             }))
             .collect();
-        let mut padded = vec![0; WINDOW];
-        padded.extend_from_slice(&bounds);
+        let mut entries = vec![(0, 0); PAD];
+        entries.extend(bounds.iter().copied().zip(sets));
         BoxField {
             field,
-            bounds: padded,
-            sets,
+            entries,
             missing,
             index,
             index_shift,
@@ -2130,7 +2132,7 @@ impl BoxField {
 
     /// Number of elementary intervals.
     fn intervals(&self) -> usize {
-        self.sets.len()
+        self.entries.len() - PAD
     }
 
     /// The bit-vector offset for the field's value in `data`.
@@ -2155,24 +2157,27 @@ impl BoxField {
         // starting at or below `v` number `hi` less the bucket's starts
         // above `v`.
         let hi = (end & !CROWDED) as usize;
-        let above = if end & CROWDED == 0 {
-            // The WINDOW starts below `hi` (padded with zeros) hold the
-            // bucket's: count from the top those above `v`.
-            match self.bounds.get(hi..hi + WINDOW) {
-                Some(w) => w.iter().rev().take_while(|&&b| b > v).count(),
-                None => 0,
+        if end & CROWDED == 0 {
+            // The bucket's starts are among the WINDOW below `hi`; with
+            // the one below them (or padding, at or below any value) they
+            // are `entries[hi..=hi + WINDOW]`. Counting from the top those
+            // above `v` finds the last one at or below it.
+            if let Some(w) = self.entries.get(hi..=hi + WINDOW) {
+                let above = w[1..].iter().rev().take_while(|e| e.0 > v).count();
+                if let Some(e) = w.get(WINDOW - above) {
+                    return e.1;
+                }
             }
-        } else {
-            let lo = self.index[k] & !CROWDED;
-            let bucket = self
-                .bounds
-                .get(lo as usize + WINDOW..hi + WINDOW)
-                .unwrap_or(&[]);
-            bucket.len() - bucket.partition_point(|&b| b <= v)
+            return self.missing;
+        }
+        let lo = (self.index[k] & !CROWDED) as usize;
+        let Some(bucket) = self.entries.get(PAD + lo..PAD + hi) else {
+            return self.missing;
         };
         // The first interval starts at 0, so at least one starts <= v.
-        match self.sets.get(hi.wrapping_sub(above + 1)) {
-            Some(&s) => s,
+        let at_or_below = lo + bucket.partition_point(|e| e.0 <= v);
+        match self.entries.get(PAD - 1 + at_or_below) {
+            Some(e) => e.1,
             None => self.missing,
         }
     }
@@ -2387,7 +2392,7 @@ impl BoxSet {
         let mut offsets: Vec<u32> = self
             .fields
             .iter()
-            .flat_map(|f| f.sets.iter().copied().chain([f.missing]))
+            .flat_map(|f| f.entries[PAD..].iter().map(|e| e.1).chain([f.missing]))
             .collect();
         offsets.sort_unstable();
         offsets.dedup();
@@ -2419,8 +2424,8 @@ impl BoxSet {
         }
         let remap = |o: u32| offsets.binary_search(&o).unwrap_or(0) as u32 * self.words as u32;
         for f in &mut self.fields {
-            for o in &mut f.sets {
-                *o = remap(*o);
+            for e in &mut f.entries[PAD..] {
+                e.1 = remap(e.1);
             }
             f.missing = remap(f.missing);
         }
@@ -2441,7 +2446,7 @@ impl BoxSet {
             + self
                 .fields
                 .iter()
-                .map(|f| (f.bounds.len() + f.sets.len() + f.index.len()) * 4)
+                .map(|f| f.entries.len() * 8 + f.index.len() * 4)
                 .sum::<usize>()
     }
 
