@@ -35,9 +35,9 @@
 //!   per field, the value's elementary interval is found through an index
 //!   on the value's top bits (comparing a few interval starts, or a binary
 //!   search in a crowded bucket) and gives a bit vector of the rules it
-//!   satisfies; the vectors are
-//!   ANDed word by word and the first set bit is the first matching rule
-//!   (Lakshman-Stiliadis bit-vector search with early exit). Vectors
+//!   satisfies; the vectors are ANDed word by word and the first set bit
+//!   is the first matching rule (Lakshman-Stiliadis bit-vector search with
+//!   early exit). Vectors
 //!   are stored compressed (a summary bit per word, then the nonzero
 //!   words: aggregated bit vectors) where that saves half the words. A
 //!   segment's words are budgeted in proportion to its rules
