@@ -738,6 +738,25 @@ impl Packet {
         Some(&self.buffer()[h.transport as usize..end])
     }
 
+    /// [`network_header`](Self::network_header) and, when it is set, not
+    /// before the network header and not past the data,
+    /// [`transport_header`](Self::transport_header), found together inline
+    /// (for classifiers, which read both for every packet).
+    #[inline]
+    pub fn network_and_transport_headers(&self) -> Option<(&[u8], Option<&[u8]>)> {
+        let h = self.h();
+        let end = h.start as usize + h.len as usize;
+        let (net, tp) = (h.network as usize, h.transport as usize);
+        if h.network == NO_OFFSET || net > end {
+            return None;
+        }
+        let data = self.buffer().get(..end)?;
+        let transport = (h.transport != NO_OFFSET && tp >= net)
+            .then(|| data.get(tp..))
+            .flatten();
+        Some((data.get(net..)?, transport))
+    }
+
     // ---- annotations ----
 
     #[inline]

@@ -471,3 +471,37 @@ fn ipoutputcombo_copies_keep_their_place_beside_the_originals() {
     let ttls: Vec<u8> = out.packets().iter().map(|p| p.data()[8]).collect();
     assert_eq!(ttls, [64, 63, 64, 63, 64, 63]);
 }
+
+/// IPOutputCombo keeps arrival order across its outputs where they meet
+/// again, both for a batch with no packet of the redirect color (processed
+/// whole) and for one with such a packet in the middle (processed packet
+/// by packet): forwarded packets (TTL 63), the copy (TTL 64) just before
+/// its original, and expired ones (TTL 1, output 3) in place.
+#[test]
+fn ipoutputcombo_keeps_order_across_outputs_with_and_without_copies() {
+    let mut r = from_config(
+        "Idle -> x :: IPOutputCombo(2, 1.0.0.1, 1500) -> q :: Queue(50) -> Discard;\n\
+         x[1] -> q; x[2] -> Discard; x[3] -> q; x[4] -> Discard;",
+    );
+    let [x, q] = ["x", "q"].map(|n| r.find_element(n).unwrap());
+    let packet = |ttl: u8, paint: u8| {
+        let mut bytes = datagram(PROTO_UDP, 0, true, 0);
+        bytes[8] = ttl;
+        let mut p = ip_marked(&bytes);
+        p.set_paint_anno(paint);
+        p
+    };
+    for (input, want) in [
+        (vec![(64, 0), (1, 0), (64, 0), (1, 0)], vec![63, 1, 63, 1]),
+        (vec![(64, 0), (64, 2), (1, 0)], vec![63, 64, 63, 1]),
+    ] {
+        let mut batch = rclick_core::Batch::new();
+        for (ttl, paint) in input {
+            batch.push(packet(ttl, paint));
+        }
+        r.inject(x, 0, batch);
+        let out = r.pull_from(q, 0, 10).unwrap();
+        let ttls: Vec<u8> = out.packets().iter().map(|p| p.data()[8]).collect();
+        assert_eq!(ttls, want);
+    }
+}

@@ -32,10 +32,12 @@
 //!   program form;
 //! - a *box segment*, for long runs of rules that are conjunctions of
 //!   per-field range sets (typical ACL rules such as the ClassBench sets):
-//!   per field, the value's elementary interval is found by binary search
-//!   and gives a bit vector of the rules it satisfies; the vectors are
-//!   ANDed word by word and the first set bit is the first matching rule
-//!   (Lakshman-Stiliadis bit-vector search with early exit). Vectors
+//!   per field, the value's elementary interval is found through an index
+//!   on the value's top bits (comparing a few interval starts, or a binary
+//!   search in a crowded bucket) and gives a bit vector of the rules it
+//!   satisfies; the vectors are ANDed word by word and the first set bit
+//!   is the first matching rule (Lakshman-Stiliadis bit-vector search with
+//!   early exit). Vectors
 //!   are stored compressed (a summary bit per word, then the nonzero
 //!   words: aggregated bit vectors) where that saves half the words. A
 //!   segment's words are budgeted in proportion to its rules
@@ -2067,77 +2069,123 @@ fn as_box(e: &Expr) -> Option<BoxRule> {
 #[derive(Clone, Debug)]
 struct BoxField {
     field: Field,
-    /// Start of each elementary interval (first is 0).
-    bounds: Vec<u32>,
-    /// Word offset into `BoxSet::bits` of each interval's bit vector (in
-    /// the compressed form described at [`BoxSet`]).
-    sets: Vec<u32>,
+    /// Each elementary interval's start (the first is 0) and the word
+    /// offset into `BoxSet::bits` of its bit vector (in the compressed form
+    /// described at [`BoxSet`]), after [`PAD`] entries `(0, 0)`: interval
+    /// `i` is `entries[PAD + i]`.
+    entries: Vec<(u32, u32)>,
     /// Bit vector for packets too short to read the field.
     missing: u32,
-    /// A first-level index over `bounds` by the value's top 8 masked bits:
-    /// the intervals a value `v` can fall in start at
-    /// `index[k]` and end before `index[k + 1]`, `k = v >> index_shift`, so
-    /// the binary search runs over a handful of bounds instead of all.
-    /// Only for fields with more than [`INDEXED_BOUNDS`] intervals: for
-    /// fewer, the plain search is as quick and the index's 1 KiB would
-    /// dominate a small segment.
-    index: Option<Box<[u32; 257]>>,
+    /// A first-level index by the value's top `key_bits` masked bits (its
+    /// key): `index[k + 1]` counts the intervals starting below
+    /// `(k + 1) << index_shift`, the end of key `k`'s bucket, with
+    /// [`CROWDED`] set when more than [`WINDOW`] of them start in the
+    /// bucket; `index[0]` is 0. Every field has one, with up to twice as
+    /// many buckets as intervals (at most 256).
+    index: Box<[u32]>,
     index_shift: u32,
 }
 
-/// Fields with more intervals than this get a first-level index.
-const INDEXED_BOUNDS: usize = 16;
+/// Most key bits of a field's first-level index.
+const INDEX_KEY_BITS: u32 = 8;
+
+/// A bucket of at most this many interval starts is searched by comparing
+/// the value with this many starts below the bucket's end at once.
+const WINDOW: usize = 8;
+
+/// Padding entries before a field's intervals: a bucket's window and the
+/// entry below it are always in the entries.
+const PAD: usize = WINDOW + 1;
+
+/// Flag of an index entry whose bucket holds more than [`WINDOW`] starts.
+const CROWDED: u32 = 1 << 31;
 
 impl BoxField {
     fn new(field: Field, bounds: Vec<u32>, sets: Vec<u32>, missing: u32) -> BoxField {
         // Values are masked, so they are below 2^(highest mask bit + 1):
-        // the top 8 of those bits, as a key, are monotone in the value.
+        // the top bits of those, as a key, are monotone in the value.
         let top = 32 - field.mask.leading_zeros();
-        let index_shift = top.saturating_sub(8);
-        let index = (bounds.len() > INDEXED_BOUNDS).then(|| {
-            let mut index = Box::new([0u32; 257]);
-            for (k, slot) in index.iter_mut().enumerate() {
-                // Bounds below k << shift: every value with key k is at or
-                // above them.
-                let floor = (k as u64) << index_shift;
-                *slot = bounds.partition_point(|&b| (b as u64) < floor) as u32;
-            }
-            index
-        });
+        let key_bits = (usize::BITS - bounds.len().leading_zeros() + 1)
+            .min(INDEX_KEY_BITS)
+            .min(top);
+        let index_shift = top - key_bits;
+        // Bounds below k << shift, for k up to the number of keys.
+        let below: Vec<u32> = (0..=1u64 << key_bits)
+            .map(|k| bounds.partition_point(|&b| (b as u64) < k << index_shift) as u32)
+            .collect();
+        let index = std::iter::once(0)
+            .chain(below.windows(2).map(|w| {
+                let crowded = (w[1] - w[0]) as usize > WINDOW;
+                w[1] | if crowded { CROWDED } else { 0 }
+            }))
+            .collect();
+        let mut entries = vec![(0, 0); PAD];
+        entries.extend(bounds.iter().copied().zip(sets));
         BoxField {
             field,
-            bounds,
-            sets,
+            entries,
             missing,
             index,
             index_shift,
         }
     }
 
-    /// The bit-vector offset of the interval holding `v`: the last bound
-    /// at or below `v`, searched between the index's limits.
+    /// Number of elementary intervals.
+    fn intervals(&self) -> usize {
+        self.entries.len() - PAD
+    }
+
+    /// The bit-vector offset for the field's value in `data`.
+    #[inline]
+    fn lookup(&self, data: HeaderData) -> u32 {
+        match self.field.read(data[self.field.base as usize]) {
+            Some(v) => self.set_of(v),
+            None => self.missing,
+        }
+    }
+
+    /// The bit-vector offset of the interval holding `v`, the last one
+    /// starting at or below `v`.
     #[inline]
     fn set_of(&self, v: u32) -> u32 {
-        let (lo, hi) = match &self.index {
-            Some(index) => {
-                let k = (v >> self.index_shift) as usize & 0xff;
-                (index[k] as usize, index[k + 1] as usize)
+        let k = (v >> self.index_shift) as usize;
+        let Some(&end) = self.index.get(k + 1) else {
+            return self.missing;
+        };
+        // Intervals `hi` on start at or above (k + 1) << shift > v; those
+        // below the bucket start below k << shift <= v. So the intervals
+        // starting at or below `v` number `hi` less the bucket's starts
+        // above `v`.
+        let hi = (end & !CROWDED) as usize;
+        if end & CROWDED == 0 {
+            // The bucket's starts are among the WINDOW below `hi`; with
+            // the one below them (or padding, at or below any value) they
+            // are `entries[hi..=hi + WINDOW]`. Counting from the top those
+            // above `v` finds the last one at or below it.
+            if let Some(w) = self.entries.get(hi..=hi + WINDOW) {
+                let above = w[1..].iter().rev().take_while(|e| e.0 > v).count();
+                if let Some(e) = w.get(WINDOW - above) {
+                    return e.1;
+                }
             }
-            None => (0, self.bounds.len()),
+            return self.missing;
+        }
+        let lo = (self.index[k] & !CROWDED) as usize;
+        let Some(bucket) = self.entries.get(PAD + lo..PAD + hi) else {
+            return self.missing;
         };
-        // Bounds below `lo` are below k << shift <= v, so all are <= v.
-        let candidates = self.bounds.get(lo..hi).unwrap_or(&[]);
-        // A bucket usually holds a few bounds: counting them in order is
-        // cheaper than setting up a binary search.
-        let within = if candidates.len() <= 8 {
-            candidates.iter().take_while(|&&b| b <= v).count()
-        } else {
-            candidates.partition_point(|&b| b <= v)
-        };
-        // bounds[0] is 0, so at least one bound is <= v.
-        self.sets[(lo + within).saturating_sub(1)]
+        // The first interval starts at 0, so at least one starts <= v.
+        let at_or_below = lo + bucket.partition_point(|e| e.0 <= v);
+        match self.entries.get(PAD - 1 + at_or_below) {
+            Some(e) => e.1,
+            None => self.missing,
+        }
     }
 }
+
+/// Dense segments of at most this many words per vector (256 rules) are
+/// matched with a fixed-size accumulator.
+const NARROW_WORDS: usize = 4;
 
 /// Most fields a box segment combines.
 const MAX_BOX_FIELDS: usize = 16;
@@ -2344,7 +2392,7 @@ impl BoxSet {
         let mut offsets: Vec<u32> = self
             .fields
             .iter()
-            .flat_map(|f| f.sets.iter().copied().chain([f.missing]))
+            .flat_map(|f| f.entries[PAD..].iter().map(|e| e.1).chain([f.missing]))
             .collect();
         offsets.sort_unstable();
         offsets.dedup();
@@ -2376,10 +2424,15 @@ impl BoxSet {
         }
         let remap = |o: u32| offsets.binary_search(&o).unwrap_or(0) as u32 * self.words as u32;
         for f in &mut self.fields {
-            for o in &mut f.sets {
-                *o = remap(*o);
+            for e in &mut f.entries[PAD..] {
+                e.1 = remap(e.1);
             }
             f.missing = remap(f.missing);
+        }
+        // Narrow segments read NARROW_WORDS words from every vector's
+        // start (see `run`): the last vector is followed by zeros.
+        if self.words <= NARROW_WORDS {
+            bits.resize(bits.len() + NARROW_WORDS - self.words, 0);
         }
         self.bits = bits;
         self.dense = true;
@@ -2393,9 +2446,7 @@ impl BoxSet {
             + self
                 .fields
                 .iter()
-                .map(|f| {
-                    (f.bounds.len() + f.sets.len() + f.index.as_ref().map_or(0, |i| i.len())) * 4
-                })
+                .map(|f| f.entries.len() * 8 + f.index.len() * 4)
                 .sum::<usize>()
     }
 
@@ -2408,13 +2459,33 @@ impl BoxSet {
                 None => T_NEXT,
             };
         }
+        if self.dense && self.words <= NARROW_WORDS {
+            // Up to NARROW_WORDS * 64 rules: each field's vector is ANDed
+            // in as soon as it is known, a fixed number of words (the
+            // words past a segment's own are padding, never matched).
+            let mut acc = [!0u64; NARROW_WORDS];
+            for bf in &self.fields {
+                let o = bf.lookup(data) as usize;
+                match self.bits.get(o..o + NARROW_WORDS) {
+                    Some(v) => {
+                        for (a, &x) in acc.iter_mut().zip(v) {
+                            *a &= x;
+                        }
+                    }
+                    None => return T_NEXT,
+                }
+            }
+            for (w, &x) in acc.iter().enumerate().take(self.words) {
+                if x != 0 {
+                    let r = w * 64 + x.trailing_zeros() as usize;
+                    return self.targets.get(r).copied().unwrap_or(T_NEXT);
+                }
+            }
+            return T_NEXT;
+        }
         let mut offs = [0u32; MAX_BOX_FIELDS];
-        for (k, bf) in self.fields.iter().enumerate() {
-            let d = data[bf.field.base as usize];
-            offs[k] = match bf.field.read(d) {
-                Some(v) => bf.set_of(v),
-                None => bf.missing,
-            };
+        for (o, bf) in offs.iter_mut().zip(&self.fields) {
+            *o = bf.lookup(data);
         }
         let offs = &offs[..nf.min(MAX_BOX_FIELDS)];
         if self.dense {
@@ -2531,12 +2602,12 @@ pub struct Compiled {
 /// (transport defaults to the IP header length when unset).
 #[inline]
 pub fn packet_headers(p: &rclick_core::Packet) -> (&[u8], &[u8]) {
-    let Some(ip) = p.network_header() else {
+    let Some((ip, tp)) = p.network_and_transport_headers() else {
         return (&[], &[]);
     };
-    let tp = match (p.transport_header(), p.network_header_length()) {
-        (Some(t), Some(_)) => t,
-        _ => {
+    let tp = match tp {
+        Some(t) => t,
+        None => {
             // Also for a truncated or damaged header: its length field
             // says where the transport header would be.
             let hl = if ip.is_empty() {
@@ -2817,7 +2888,7 @@ impl Compiled {
                             "  {:>3}%{:08x}: {} intervals",
                             coord(f),
                             f.mask,
-                            bf.bounds.len()
+                            bf.intervals()
                         );
                     }
                 }
@@ -2851,5 +2922,86 @@ impl Names for CtxNames<'_, '_> {
     }
     fn ether(&self, s: &str) -> Option<[u8; 6]> {
         super::address::parse_ether_arg(s, self.0).ok().map(|e| e.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The interval lookup of a bit-vector field agrees with a plain
+    /// search over its bounds: spread and clustered starts, buckets with
+    /// up to and more than WINDOW starts, narrow and full-width masks,
+    /// values at, just below and just above every start and at the ends.
+    #[test]
+    fn box_field_interval_lookup() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let masks = [
+            0xffff_ffffu32,
+            0x0000_ffff,
+            0xffff_0000,
+            0x00ff_0000,
+            0x1fff,
+            0xf,
+        ];
+        let mut checked = 0;
+        for &mask in &masks {
+            let top = 32 - mask.leading_zeros();
+            let max = if top == 32 {
+                u32::MAX
+            } else {
+                (1u32 << top) - 1
+            };
+            for n in [0usize, 1, 2, 3, 7, 8, 9, 15, 16, 17, 40, 91, 300, 2000] {
+                // Half the starts in a few clusters of adjacent values
+                // (hosts of one subnet), half spread out.
+                let mut b: Vec<u32> = vec![0];
+                let centres: Vec<u32> = (0..3).map(|_| (next() as u32) & max).collect();
+                for i in 0..n {
+                    let v = if i % 2 == 0 {
+                        centres[i % 3].wrapping_add((next() % 24) as u32) & max
+                    } else {
+                        next() as u32 & max
+                    };
+                    b.push(v);
+                }
+                b.sort_unstable();
+                b.dedup();
+                let sets: Vec<u32> = (0..b.len() as u32).map(|i| i * 3 + 1).collect();
+                let f = BoxField::new(
+                    Field {
+                        base: Base::Ip,
+                        offset: 0,
+                        mask,
+                    },
+                    b.clone(),
+                    sets.clone(),
+                    u32::MAX,
+                );
+                assert_eq!(f.intervals(), b.len());
+                let mut probes = vec![0, 1, max, max - 1, max / 2];
+                for &x in &b {
+                    probes.extend([x, x.saturating_sub(1), x.saturating_add(1) & max]);
+                }
+                probes.extend((0..200).map(|_| next() as u32 & max));
+                for v in probes {
+                    let want = sets[b.partition_point(|&x| x <= v) - 1];
+                    assert_eq!(
+                        f.set_of(v),
+                        want,
+                        "mask {mask:#x}, {} starts, value {v:#x}",
+                        b.len()
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 10_000);
     }
 }

@@ -71,6 +71,7 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::Args;
+use rclick_core::element::dispatch_push;
 use rclick_core::element::kinds::FilterOrDrop;
 use rclick_core::element::{processing, Dispatch, Filter};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
@@ -162,8 +163,15 @@ impl Element for IPOutputCombo {
     // Not the dispatch kind: PaintTee's copy leaves on output 1 while the
     // packet is processed, so each packet must leave before the next is
     // processed, as in Click, or the copies would overtake the originals
-    // where outputs 0 and 1 meet again.
+    // where outputs 0 and 1 meet again. A batch without a packet of the
+    // redirect color (the usual case) makes no copy: nothing leaves while
+    // it is processed, so it is processed whole and, when its survivors
+    // all take one output, moves on in one handoff.
     fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        if !batch.packets().iter().any(|p| self.painttee.copies(p)) {
+            dispatch_push(batch, ctx, |p, ctx| self.dispatch(p, ctx));
+            return;
+        }
         for p in batch {
             if let Some((output, p)) = self.dispatch(p, ctx) {
                 ctx.emit(output, p);

@@ -40,10 +40,19 @@ const HANDLERS: &[Handler<PaintTee>] = &[Handler::data_rw(
     |e| &mut e.paint.color,
 )];
 
+impl PaintTee {
+    /// Whether the packet has the color, so that a copy of it leaves on
+    /// output 1.
+    #[inline]
+    pub fn copies(&self, p: &Packet) -> bool {
+        self.paint.is_on(p)
+    }
+}
+
 impl SimpleAction for PaintTee {
     #[inline]
     fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        if self.paint.is_on(&p) {
+        if self.copies(&p) {
             ctx.emit(1, p.clone());
         }
         Some(p)
