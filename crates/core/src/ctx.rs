@@ -111,6 +111,9 @@ pub struct ElementView<'a> {
     pub(crate) core: &'a RouterCore,
     /// Index of the element.
     pub(crate) elem: usize,
+    /// Contexts belong to the router thread they were made on (the core is
+    /// `Sync` only for the router's own threads): not `Send`, not `Sync`.
+    pub(crate) _not_send: std::marker::PhantomData<*const ()>,
 }
 
 impl ElementView<'_> {
@@ -229,7 +232,11 @@ impl<'a> Ctx<'a> {
     pub(crate) fn new(core: &'a RouterCore, disp: &'a mut Dispatcher, cur: usize) -> Self {
         let base = disp.work.len();
         Ctx {
-            view: ElementView { core, elem: cur },
+            view: ElementView {
+                core,
+                elem: cur,
+                _not_send: std::marker::PhantomData,
+            },
             disp,
             base,
             reschedule: false,
@@ -484,14 +491,15 @@ impl<'a> Ctx<'a> {
     #[inline(never)]
     fn push_shared(&mut self, top: usize, elem: usize, port: usize, batch: Batch) {
         let index = elem & !(SHARED_BIT as usize);
-        let Some(shared) = self.view.core.shared_ref(index) else {
+        let core = self.view.core;
+        // SAFETY: the flag marks a shared element, and no one borrows it
+        // mutably while threads run (writes stop the world first).
+        let Some(shared) = (unsafe { core.shared_interface(index) }) else {
             return;
         };
         self.view.elem = index;
         self.base = top;
-        // SAFETY: shared elements live as long as the router, and no one
-        // borrows them mutably while threads run (`share_elements`).
-        unsafe { shared.get() }.push(port, batch, self);
+        shared.push(port, batch, self);
     }
 
     /// Pulls from a shared element (its flagged index `src`) through its
@@ -499,9 +507,10 @@ impl<'a> Ctx<'a> {
     #[cold]
     #[inline(never)]
     fn pull_shared(&mut self, src: usize, port: usize, max: usize) -> Option<Batch> {
-        let shared = self.view.core.shared_ref(src & !(SHARED_BIT as usize))?;
+        let core = self.view.core;
         // SAFETY: as in `push_shared`.
-        unsafe { shared.get() }.pull(port, max, self)
+        let shared = unsafe { core.shared_interface(src & !(SHARED_BIT as usize)) }?;
+        shared.pull(port, max, self)
     }
 
     /// Runs deferred work until none is left. Called by the driver after a
@@ -886,7 +895,11 @@ impl<'a> Deref for InitCtx<'a> {
 impl<'a> InitCtx<'a> {
     pub(crate) fn new(core: &'a RouterCore, elem: usize) -> Self {
         InitCtx {
-            view: ElementView { core, elem },
+            view: ElementView {
+                core,
+                elem,
+                _not_send: std::marker::PhantomData,
+            },
         }
     }
 

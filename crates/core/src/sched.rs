@@ -37,6 +37,9 @@ pub(crate) struct TaskState {
     pub pass: u64,
     pub scheduled: bool,
     pub home_thread: i32,
+    /// On Click's quiescent thread (StaticThreadSched preference -1): never
+    /// scheduled.
+    pub never: bool,
 }
 
 /// The run queue: a min-heap on pass, with a sequence number so equal
@@ -60,6 +63,7 @@ impl Scheduler {
             pass: self.global_pass,
             scheduled: false,
             home_thread: 0,
+            never: false,
         });
         if scheduled {
             self.schedule(id);
@@ -81,7 +85,7 @@ impl Scheduler {
         let Some(t) = self.tasks.get_mut(id.0 as usize) else {
             return;
         };
-        if t.scheduled {
+        if t.scheduled || t.never {
             return;
         }
         t.scheduled = true;
@@ -168,6 +172,15 @@ impl Scheduler {
         self.global_pass = pass;
         self.tasks[id.0 as usize].pass = pass + stride;
         id
+    }
+
+    /// Puts a task on Click's quiescent thread: off the queue, for good.
+    pub fn never_run(&mut self, id: TaskId) {
+        if let Some(t) = self.tasks.get_mut(id.0 as usize) {
+            t.scheduled = false;
+            t.never = true;
+            t.home_thread = -1;
+        }
     }
 
     /// Takes a task off the queue (its heap entry goes stale).

@@ -53,6 +53,35 @@ fn a_queue_reached_from_two_threads_is_refused_naming_both() {
     .is_ok());
 }
 
+/// Click's idiom of an Idle feeding a queue a worker drains is accepted:
+/// Idle acts through nothing, so it takes its neighbour's thread.
+#[test]
+fn an_idle_feeding_a_workers_queue_is_accepted() {
+    let mut r = from_config_with(
+        "Idle -> q :: Queue -> uq :: Unqueue -> Discard; StaticThreadSched(uq 1);",
+        &threads(2),
+    );
+    assert_eq!(r.nthreads(), 2);
+    assert_eq!(read(&mut r, "uq.home_thread"), "1");
+}
+
+/// Preference -1 is Click's quiescent thread: the task never runs, with one
+/// thread as with several.
+#[test]
+fn preference_minus_one_never_runs_the_task() {
+    for n in [1, 2] {
+        let mut r = from_config_with(
+            "i :: InfiniteSource(LIMIT 3) -> c :: Counter -> Discard;
+             StaticThreadSched(i -1);
+             Script(wait 0.05s, stop);",
+            &threads(n),
+        );
+        assert_eq!(r.run(), StopReason::Stopped);
+        assert_eq!(read(&mut r, "c.count"), "0", "-j {n}");
+        assert_eq!(read(&mut r, "i.scheduled"), "false", "-j {n}");
+    }
+}
+
 /// Elements between the threads are refused too, not only queues: a
 /// Counter pushed to from two sources on two threads.
 #[test]
@@ -267,6 +296,17 @@ fn hot_swap_over_the_control_socket_keeps_every_thread_running() {
         std::io::Read::read_exact(rd, &mut buf).unwrap();
         String::from_utf8_lossy(&buf).trim().parse().unwrap()
     };
+    // Many handler lookups from thread 0's ControlSocket into thread 1's
+    // Counter while it counts: each stops the world, none may race.
+    let mut batch = String::new();
+    for _ in 0..3000 {
+        batch.push_str("CHECKREAD c.count\r\n");
+    }
+    w.write_all(batch.as_bytes()).unwrap();
+    for i in 0..3000 {
+        let l = next_line(&mut rd);
+        assert!(l.starts_with("200"), "CHECKREAD {i}: {l}");
+    }
     std::thread::sleep(std::time::Duration::from_millis(100));
     if runner.is_finished() {
         let (reason, r) = runner.join().expect("router thread");

@@ -46,7 +46,7 @@ use crate::time::{Clock, Timestamp};
 pub(crate) use graph::Graph;
 pub use hotswap::{InstallStats, WriteStart};
 pub use runtime::{AddressEntry, Runtime};
-pub(crate) use threads::{current_thread, set_current_thread, SharedRef, SHARED_BIT, WAKE_ELEM};
+pub(crate) use threads::{current_thread, set_current_thread, SHARED_BIT, WAKE_ELEM};
 
 /// Per-element bookkeeping the runtime keeps beside the element itself.
 pub(crate) struct ElementInfo {
@@ -68,8 +68,9 @@ pub struct RouterCore {
     pub(crate) elements: Vec<RefCell<Box<dyn Element>>>,
     /// Each element's home thread (all 0 with one thread).
     pub(crate) home: Box<[std::sync::atomic::AtomicU32]>,
-    /// The `&self` interface of each element shared by several threads.
-    pub(crate) shared_elems: Vec<Option<SharedRef>>,
+    /// Which elements several threads share (through their `&self`
+    /// interface).
+    pub(crate) shared_elems: Vec<bool>,
     pub(crate) info: Vec<ElementInfo>,
     pub(crate) graph: Graph,
     pub(crate) rt: Runtime,

@@ -290,6 +290,10 @@ impl<'a> Driver<'a> {
             if stop_flag.load(Ordering::Relaxed) {
                 return Outcome::Stop(StopReason::Signalled);
             }
+            if self.core.rt.world.exiting() {
+                // A worker panicked: the scope re-raises it.
+                return Outcome::Stop(StopReason::Stopped);
+            }
             if *iter >= max {
                 return Outcome::Stop(StopReason::Limit);
             }
@@ -351,6 +355,21 @@ fn pin_to_cpu(cpu: usize) {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu % ncpu, &mut set);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// Makes every router thread leave its loop if the thread holding it
+/// unwinds.
+struct LeaveOnPanic<'a>(&'a RouterCore);
+
+impl Drop for LeaveOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.rt.world.request_exit();
+            for t in &self.0.rt.threads {
+                t.kick();
+            }
+        }
     }
 }
 
@@ -450,7 +469,6 @@ impl Router {
     fn run_threaded(&mut self, max_iterations: u64) -> StopReason {
         let mut iter = 0u64;
         loop {
-            self.core.share_elements();
             let nthreads = self.core.rt.threads.len();
             let affinity = self.core.options.affinity;
             let stop_flag = self.stop_flag.clone();
@@ -463,6 +481,10 @@ impl Router {
                     let spawned = std::thread::Builder::new()
                         .name(format!("rclick-{k}"))
                         .spawn_scoped(s, move || {
+                            // A worker that panics makes every thread
+                            // leave (the scope then re-raises the panic)
+                            // rather than leave thread 0 waiting on it.
+                            let _leave = LeaveOnPanic(core);
                             set_current_thread(k);
                             if affinity {
                                 pin_to_cpu(k);
@@ -479,9 +501,15 @@ impl Router {
                         });
                     if let Err(e) = spawned {
                         core.rt
-                            .chatter(&format!("cannot start router thread {k}: {e}"));
+                            .chatter(&format!("cannot start router thread {k}: {e}; stopping"));
+                        core.rt.world.request_exit();
+                        for t in &core.rt.threads[1..] {
+                            t.kick();
+                        }
+                        return Outcome::Stop(StopReason::Stopped);
                     }
                 }
+                let _leave = LeaveOnPanic(core);
                 if affinity {
                     pin_to_cpu(0);
                 }

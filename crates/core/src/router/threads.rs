@@ -37,7 +37,6 @@
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::ptr::NonNull;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
 
@@ -329,38 +328,6 @@ impl Drop for WorldStop<'_> {
     }
 }
 
-/// A pointer to a shared element's `&self` interface, taken when threads
-/// start.
-#[derive(Clone, Copy)]
-pub(crate) struct SharedRef(NonNull<dyn SharedElement>);
-
-// SAFETY: it points at a `SharedElement`, which is `Sync`; the element
-// outlives the threaded run that uses the pointer (see `RouterCore::
-// share_elements`).
-unsafe impl Send for SharedRef {}
-unsafe impl Sync for SharedRef {}
-
-/// The pointer of a shared interface, without its borrow's lifetime.
-fn shared_ref_of(s: &dyn SharedElement) -> SharedRef {
-    let p: *const (dyn SharedElement + '_) = s;
-    // SAFETY: only the lifetime is erased; `SharedRef::get`'s contract
-    // keeps the element alive while the pointer is used.
-    SharedRef(unsafe {
-        NonNull::new_unchecked(std::mem::transmute::<
-            *const (dyn SharedElement + '_),
-            *mut (dyn SharedElement + 'static),
-        >(p))
-    })
-}
-
-impl SharedRef {
-    /// # Safety
-    /// The element must still be alive and not mutably borrowed.
-    pub unsafe fn get<'a>(self) -> &'a dyn SharedElement {
-        self.0.as_ref()
-    }
-}
-
 impl RouterCore {
     /// The number of threads the options ask for (at least 1).
     pub(crate) fn options_threads(&self) -> usize {
@@ -383,26 +350,25 @@ impl RouterCore {
     }
 
     /// Whether element `e` is shared by several threads.
-    pub(crate) fn is_shared(&self, e: usize) -> bool {
-        self.shared_elems.get(e).is_some_and(|s| s.is_some())
-    }
-
-    /// The shared interface of element `e` (its index without the flag).
     #[inline]
-    pub(crate) fn shared_ref(&self, e: usize) -> Option<SharedRef> {
-        self.shared_elems.get(e).copied().flatten()
+    pub(crate) fn is_shared(&self, e: usize) -> bool {
+        self.shared_elems.get(e).copied().unwrap_or(false)
     }
 
-    /// Records the `&self` interfaces of the shared elements. Called with
-    /// the router exclusively held, just before threads start: pointers
-    /// taken earlier could have been invalidated by a mutable borrow.
-    pub(crate) fn share_elements(&mut self) {
-        for (i, slot) in self.shared_elems.iter_mut().enumerate() {
-            if slot.is_some() {
-                let e: &dyn crate::element::Element = &**self.elements[i].get_mut();
-                *slot = e.shared().map(shared_ref_of);
-            }
+    /// The `Sync` interface of shared element `e`, derived afresh from
+    /// its cell on each use without touching the cell's borrow flag (a
+    /// pointer kept across a stopped-world `&mut` write would be stale).
+    ///
+    /// # Safety
+    /// `e` must be shared and the caller a router thread while threads run
+    /// (no `&mut` to the element exists then).
+    #[inline]
+    pub(crate) unsafe fn shared_interface(&self, e: usize) -> Option<&dyn SharedElement> {
+        if !self.is_shared(e) {
+            return None;
         }
+        let el: &dyn crate::element::Element = &**self.elements.get(e)?.as_ptr();
+        el.shared()
     }
 
     /// Stops the other threads for a call from thread 0 that reaches
@@ -423,7 +389,10 @@ impl RouterCore {
             // Global handlers read immutable or atomic state; `stop` is an
             // atomic run count. Others (hotconfig) belong to thread 0.
             None => write && name != "stop",
-            Some(e) if self.is_shared(e) => write,
+            // Thread 0 reads a shared element's handlers as the threads
+            // run (workers use its `Sync` interface, never its RefCell);
+            // writes stop the world, and workers keep out.
+            Some(e) if self.is_shared(e) => write || here != 0,
             Some(e) => self.home_of(e) != here,
         };
         if !needs_stop || (here == 0 && world.stopped()) {
@@ -461,7 +430,9 @@ impl RouterCore {
             for t in &self.rt.threads[1..] {
                 t.kick();
             }
-            while w.parked.load(SeqCst) < others {
+            // A worker that panicked never parks: give up then (the run
+            // is ending).
+            while w.parked.load(SeqCst) < others && !w.exiting() {
                 std::thread::yield_now();
             }
         }
@@ -484,12 +455,21 @@ struct Reach {
 pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diagnostic> {
     let n = core.info.len();
     let mut errors = Vec::new();
+    let prefs = core.rt.thread_prefs.borrow().clone();
     if nthreads <= 1 {
         core.home = (0..n).map(|_| AtomicU32::new(0)).collect();
-        core.shared_elems = vec![None; n];
+        core.shared_elems = vec![false; n];
+        // Click's quiescent thread exists with one thread too.
+        let sched = core.rt.threads[0].sched.get_mut();
+        for (&e, &p) in &prefs {
+            if p < 0 {
+                for t in core.info[e].tasks.borrow().iter() {
+                    sched.never_run(*t);
+                }
+            }
+        }
         return errors;
     }
-    let prefs = core.rt.thread_prefs.borrow().clone();
     // Seeds: elements with a preference or with tasks.
     let mut reached: Vec<Vec<Reach>> = vec![Vec::new(); n];
     let mut queue: VecDeque<(usize, Reach)> = VecDeque::new();
@@ -501,25 +481,73 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
             None => None,
         }
     };
+    let why = |e: usize| {
+        if core.info[e].tasks.borrow().is_empty() {
+            "its StaticThreadSched preference"
+        } else {
+            "its own task"
+        }
+    };
     for e in 0..n {
-        if let Some(t) = seed_thread(e) {
-            // A quiescent element's tasks never run; its handlers are
-            // thread 0's.
-            let thread = if t == QUIESCENT { 0 } else { t };
-            queue.push_back((e, Reach { thread, root: e }));
+        match seed_thread(e) {
+            // A quiescent element's tasks never run.
+            Some(QUIESCENT) | None => {}
+            Some(t) => queue.push_back((e, Reach { thread: t, root: e })),
         }
     }
     walk(core, &mut reached, &mut queue);
-    // Elements no thread reached act only through handlers (thread 0's)
-    // and their own timers and descriptors.
+    // Elements no task reached that act on their own (timers,
+    // descriptors) do so on thread 0, unless StaticThreadSched says
+    // otherwise.
+    let acts_alone = |e: usize| {
+        core.rt.threads[0]
+            .timers
+            .borrow()
+            .timers
+            .iter()
+            .any(|t| t.elem == e)
+            || core.rt.threads[0]
+                .selects
+                .borrow()
+                .entries
+                .iter()
+                .any(|x| x.elem == e)
+    };
     for e in 0..n {
-        if reached[e].is_empty() {
+        if reached[e].is_empty() && acts_alone(e) {
             queue.push_back((e, Reach { thread: 0, root: e }));
             walk(core, &mut reached, &mut queue);
         }
     }
     let mut home = vec![0u32; n];
     let mut shared = vec![false; n];
+    // Elements nothing reaches and that never act alone (Idle, an unused
+    // Counter) run only through handlers: give them a neighbour's thread,
+    // so that a handler from elsewhere stops the world before reaching
+    // into it. Repeated so chains of them take a thread too.
+    for _ in 0..n {
+        let mut changed = false;
+        for e in 0..n {
+            if !reached[e].is_empty() {
+                continue;
+            }
+            let neighbour = core.graph.outs[e]
+                .iter()
+                .chain(core.graph.ins[e].iter())
+                .flatten()
+                .find_map(|&(d, _)| reached[d].first().copied());
+            if let Some(r) = neighbour {
+                reached[e].push(Reach {
+                    thread: r.thread,
+                    root: r.root,
+                });
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
     for e in 0..n {
         let threads: Vec<u32> = {
             let mut t: Vec<u32> = reached[e].iter().map(|r| r.thread).collect();
@@ -532,7 +560,7 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
             continue;
         }
         let el = core.elements[e].borrow();
-        let has_own_work = !core.info[e].tasks.borrow().is_empty();
+        let has_own_work = !core.info[e].tasks.borrow().is_empty() || acts_alone(e);
         if el.shared().is_some() && !has_own_work {
             shared[e] = true;
             continue;
@@ -543,14 +571,14 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
                 let r = reached[e].iter().find(|r| r.thread == t).copied();
                 let root = r.map(|r| r.root).unwrap_or(e);
                 if root == e {
-                    format!("thread {t} (its own task)")
+                    format!("thread {t} ({})", why(e))
                 } else {
                     format!("thread {t} (from {})", elem_desc(&core.info[root]))
                 }
             })
             .collect();
         let fix = if el.shared().is_some() {
-            "a shared element cannot also have tasks of its own".to_string()
+            "a shared element cannot also have tasks, timers or descriptors of its own".to_string()
         } else {
             format!(
                 "{} is not thread-safe: put a ThreadSafeQueue between the threads, \
@@ -575,14 +603,7 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
             core.graph.mark_shared(e, SHARED_BIT);
         }
     }
-    core.shared_elems = shared.iter().map(|_| None).collect();
-    // `share_elements` fills the pointers when threads start; mark which.
-    for (e, &s) in shared.iter().enumerate() {
-        if s {
-            let el: &dyn crate::element::Element = &**core.elements[e].get_mut();
-            core.shared_elems[e] = el.shared().map(shared_ref_of);
-        }
-    }
+    core.shared_elems = shared;
     // Tasks take their element's preference, else its home.
     let ntasks = core.rt.threads[0].sched.borrow().tasks.len();
     let mut task_home = vec![0u32; ntasks];
@@ -695,9 +716,7 @@ impl super::Runtime {
         }
         for (i, &h) in task_home.iter().enumerate() {
             if h == QUIESCENT {
-                if let Some(ts) = self.threads[0].sched.get_mut().tasks.get_mut(i) {
-                    ts.home_thread = -1;
-                }
+                self.threads[0].sched.get_mut().never_run(TaskId(i as u32));
             }
         }
         self.task_home = task_home.iter().map(|&h| AtomicU32::new(h)).collect();
