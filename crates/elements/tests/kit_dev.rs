@@ -112,14 +112,17 @@ fn devices_on_loopback_list_their_handlers() {
         own_handlers(&mut r, "fd"),
         lines(&[
             "count\tr",
+            "ignored_outgoing\tr",
             "drops\tr",
             "kernel_drops\tr",
             "method\tr",
+            "fanout\tr",
             "xdp_stats\tr",
             "encap\tr",
             "reset_counts\twb"
         ])
     );
+    assert_eq!(read(&mut r, "fd.fanout"), "");
     assert_eq!(read(&mut r, "fd.method"), "LINUX");
     assert_eq!(read(&mut r, "fd.encap"), "ETHER");
     assert_eq!(read(&mut r, "fd.xdp_stats"), "");
