@@ -37,6 +37,8 @@ pub(super) struct Driver<'a> {
     disp: &'a mut Dispatcher,
     ready: &'a mut Vec<(std::os::fd::RawFd, usize, bool, bool)>,
     thread: usize,
+    /// This thread's state, looked up once rather than per task.
+    rt_thread: &'a ThreadRt,
 }
 
 /// Why thread 0's threaded loop returned.
@@ -50,7 +52,7 @@ enum Outcome {
 impl<'a> Driver<'a> {
     #[inline]
     fn th(&self) -> &'a ThreadRt {
-        &self.core.rt.threads[self.thread]
+        self.rt_thread
     }
 
     /// Calls `f` on element `elem` from outside any element (a top-level
@@ -380,6 +382,7 @@ impl Router {
             disp: &mut self.disp,
             ready: &mut self.ready,
             thread: 0,
+            rt_thread: &self.core.rt.threads[0],
         }
     }
 
@@ -496,6 +499,7 @@ impl Router {
                                 disp: &mut disp,
                                 ready: &mut ready,
                                 thread: k,
+                                rt_thread: &core.rt.threads[k],
                             }
                             .worker_loop();
                         });
@@ -518,6 +522,7 @@ impl Router {
                     disp,
                     ready,
                     thread: 0,
+                    rt_thread: &core.rt.threads[0],
                 };
                 let outcome = d.main_loop(&stop_flag, &mut iter, max_iterations);
                 core.rt.world.request_exit();

@@ -181,15 +181,18 @@ impl Runtime {
         let Some(st) = self.signals.get(s.0 as usize) else {
             return;
         };
-        if active && self.threads.len() > 1 {
+        if st.active.load(Relaxed) == active {
+            if !active || self.threads.len() == 1 {
+                return;
+            }
             // A queue's pusher (add, then look at the signal) against its
             // puller on another thread (lower the signal, then look at the
             // queue again): without a full fence between its store and
             // this load, both may miss the other on weakly ordered CPUs.
             std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        }
-        if st.active.load(Relaxed) == active {
-            return;
+            if st.active.load(Relaxed) == active {
+                return;
+            }
         }
         self.change_signal(st, active);
     }

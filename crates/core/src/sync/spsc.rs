@@ -243,7 +243,9 @@ impl<T> SpscRing<T> {
     /// no room for stay in the iterator (it is not advanced past them).
     ///
     /// # Safety
-    /// As for [`SpscRing::push`].
+    /// As for [`SpscRing::push`]; and `values` must not push to this ring
+    /// itself (the batch's index is published only at the end, so a
+    /// nested push would write a slot this call then overwrites).
     pub unsafe fn push_many<I: Iterator<Item = T>>(&self, values: &mut I) -> usize {
         let tail = self.producer.pos.load(Ordering::Relaxed);
         let want = values.size_hint().0.max(1);
@@ -269,7 +271,9 @@ impl<T> SpscRing<T> {
     /// their slots with a single store: returns how many it popped.
     ///
     /// # Safety
-    /// As for [`SpscRing::pop`].
+    /// As for [`SpscRing::pop`]; and `f` must not pop from this ring itself
+    /// (the batch's index is published only at the end, so a nested pop
+    /// would take a slot this call already handed to `f`).
     pub unsafe fn pop_many(&self, max: usize, mut f: impl FnMut(T)) -> usize {
         let head = self.consumer.pos.load(Ordering::Relaxed);
         // SAFETY: we are the only consumer (the caller's contract).
