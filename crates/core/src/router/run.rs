@@ -30,6 +30,10 @@ const TASKS_PER_ITERATION: usize = 64;
 /// and pause flags (it is woken early by anything it must do).
 const THREADED_IDLE_MS: i32 = 20;
 
+/// How long an idle thread watches for wakes from other threads before it
+/// sleeps.
+const SPIN_BEFORE_SLEEP: std::time::Duration = std::time::Duration::from_micros(50);
+
 /// What one router thread runs with: the router, its own dispatcher and
 /// its index.
 pub(super) struct Driver<'a> {
@@ -262,7 +266,14 @@ impl<'a> Driver<'a> {
             THREADED_IDLE_MS
         };
         let wait_ms = next.map_or(cap, |t| self.ms_until(t, cap));
-        if th.start_sleep() {
+        // Across threads, work usually comes back within microseconds (the
+        // other side of a queue): wait for it briefly before paying for a
+        // sleep and a wake-up (two system calls) per batch. An idle router
+        // still sleeps after SPIN_BEFORE_SLEEP.
+        if wait_ms > 0
+            && !th.spin_for_wakes(SPIN_BEFORE_SLEEP, || world.pause_requested())
+            && th.start_sleep()
+        {
             self.run_selects(wait_ms);
             th.end_sleep();
         }

@@ -215,6 +215,23 @@ impl ThreadRt {
             .is_some_and(|f| f.swap(false, SeqCst))
     }
 
+    /// Watches for a wake from another thread for up to `limit` (or until
+    /// `stop` holds); true if one came.
+    pub fn spin_for_wakes(&self, limit: std::time::Duration, stop: impl Fn() -> bool) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            for _ in 0..64 {
+                if self.any_woken.load(Relaxed) {
+                    return true;
+                }
+                std::hint::spin_loop();
+            }
+            if stop() || start.elapsed() >= limit {
+                return false;
+            }
+        }
+    }
+
     /// Whether a wake from another thread waits to be taken.
     pub fn has_wakes(&self) -> bool {
         self.any_woken.load(SeqCst)
