@@ -128,13 +128,7 @@ impl ElementView<'_> {
 
     /// Looks up an address name declared by AddressInfo.
     pub fn lookup_ipv4(&self, name: &str) -> Option<Ipv4Addr> {
-        self.core
-            .rt
-            .address_info
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(name)
-            .and_then(|v| v.ipv4)
+        self.address_entry(name).and_then(|v| v.ipv4)
     }
 
     /// The AddressInfo entry named exactly `name` (compound prefix
