@@ -184,6 +184,47 @@ impl Batch {
         }
     }
 
+    /// Moves the packets from index `at` on into a new batch; this one
+    /// keeps the first `at`.
+    pub fn split_off(&mut self, at: usize) -> Batch {
+        let mut rest = Batch::new();
+        let n = self.len();
+        if at >= n {
+            return rest;
+        }
+        let src = self.b_mut();
+        let dst = rest.b_mut();
+        // SAFETY: slots `at..n` of `src` hold packets; they move to the
+        // start of the fresh `dst`, and `src` then ends at `at`, so each
+        // packet has one owner.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.pkts.as_ptr().add(at), dst.pkts.as_mut_ptr(), n - at);
+        }
+        dst.len = n - at;
+        src.len = at;
+        rest
+    }
+
+    /// Moves every packet of `other` to the end of this batch. Gives
+    /// `other` back, untouched, if they do not fit together.
+    pub fn append(&mut self, mut other: Batch) -> Result<(), Batch> {
+        let (n, m) = (self.len(), other.len());
+        if n + m > BATCH_CAPACITY {
+            return Err(other);
+        }
+        let dst = self.b_mut();
+        let src = other.b_mut();
+        // SAFETY: `src`'s first `m` slots hold packets; they move to
+        // `dst[n..n + m]`, within capacity, and `src` is then empty, so
+        // each packet has one owner.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.pkts.as_ptr(), dst.pkts.as_mut_ptr().add(n), m);
+        }
+        src.len = 0;
+        dst.len = n + m;
+        Ok(())
+    }
+
     /// Removes every packet.
     pub fn clear(&mut self) {
         let b = self.b_mut();
@@ -358,6 +399,31 @@ mod tests {
 
     fn pkt(b: u8) -> Packet {
         Packet::from_slice(&[b])
+    }
+
+    fn bytes(b: &Batch) -> Vec<u8> {
+        b.packets().iter().map(|p| p.data()[0]).collect()
+    }
+
+    #[test]
+    fn split_off_and_append_keep_order_and_ownership() {
+        let mut a = Batch::new();
+        for i in 0..10 {
+            a.push(pkt(i));
+        }
+        let rest = a.split_off(4);
+        assert_eq!(bytes(&a), [0, 1, 2, 3]);
+        assert_eq!(bytes(&rest), [4, 5, 6, 7, 8, 9]);
+        assert!(a.split_off(4).is_empty());
+        assert!(a.append(rest).is_ok());
+        assert_eq!(bytes(&a), (0..10).collect::<Vec<u8>>());
+        let mut big = Batch::new();
+        for i in 0..BATCH_CAPACITY {
+            big.push(pkt(i as u8));
+        }
+        let back = a.append(big).expect_err("does not fit");
+        assert_eq!(back.len(), BATCH_CAPACITY);
+        assert_eq!(a.len(), 10);
     }
 
     #[test]

@@ -16,8 +16,10 @@
 //! (`FromDevice -> ... -> ThreadSafeQueue -> Unqueue -> ...` with the two
 //! sides on different threads through StaticThreadSched), or where several
 //! threads' traffic meets one output. The queue is a bounded lock-free
-//! ring: a push or a pull takes no lock, and a whole batch moves with one
-//! pass over it.
+//! ring of whole batches: a push or a pull takes no lock, and a batch
+//! crosses threads with one ring operation (a pull that wants fewer
+//! packets than a batch holds leaves the rest for its thread's next pull,
+//! so the order is kept).
 //!
 //! It is a notifier both ways, as Queue is: pullers sleep while it is
 //! empty and are woken (on their own thread) when a packet arrives;
@@ -47,13 +49,16 @@
 //! StaticThreadSched(q 0);
 //! ```
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::cell::UnsafeCell;
+use std::sync::atomic::Ordering::{AcqRel, Relaxed};
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 
 use crossbeam_queue::ArrayQueue;
 use rclick_core::conf::{parse_usize, Args};
 use rclick_core::element::hflags;
-use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, SharedElement, SignalId};
+use rclick_core::{
+    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SharedElement, SignalId,
+};
 
 /// The largest CAPACITY: the ring (16 bytes a slot) is reserved whole.
 const MAX_CAPACITY: usize = 1 << 22;
@@ -68,8 +73,23 @@ fn checked_capacity(n: usize) -> Result<usize, String> {
     }
 }
 
+/// The rest of a batch a puller took more of than it asked for: the next
+/// pull on the same thread starts with it.
+#[derive(Default)]
+struct Stash(UnsafeCell<Option<Batch>>);
+
+// SAFETY: stash `k` is touched only by router thread `k` while threads run
+// (the element indexes it by the calling thread), and otherwise only with
+// `&mut self`.
+unsafe impl Sync for Stash {}
+
 pub struct ThreadSafeQueue {
-    ring: ArrayQueue<rclick_core::Packet>,
+    /// Whole batches, as they were pushed: one ring operation moves up to
+    /// a batch of packets across threads.
+    ring: ArrayQueue<Batch>,
+    /// Packets in the ring and the stashes: what CAPACITY bounds.
+    len: AtomicUsize,
+    stash: Box<[Stash]>,
     capacity: usize,
     highwater: AtomicUsize,
     drops: AtomicU64,
@@ -82,6 +102,8 @@ impl Default for ThreadSafeQueue {
     fn default() -> Self {
         ThreadSafeQueue {
             ring: ArrayQueue::new(1),
+            len: AtomicUsize::new(0),
+            stash: vec![Stash::default()].into_boxed_slice(),
             capacity: 1000,
             highwater: AtomicUsize::new(0),
             drops: AtomicU64::new(0),
@@ -92,50 +114,101 @@ impl Default for ThreadSafeQueue {
 }
 
 impl ThreadSafeQueue {
-    /// Replaces the ring with one of `capacity`, keeping the packets that
-    /// fit, oldest first.
-    fn resize(&mut self, capacity: usize) {
-        let ring = ArrayQueue::new(capacity.max(1));
-        while let Some(p) = self.ring.pop() {
-            if ring.len() < capacity {
-                let _ = ring.push(p);
+    /// Every queued packet, oldest first (with the world stopped or one
+    /// thread: `&mut self`).
+    fn take_all(&mut self) -> Vec<Packet> {
+        let mut out = Vec::new();
+        for s in self.stash.iter_mut() {
+            if let Some(mut b) = s.0.get_mut().take() {
+                out.extend(b.drain());
             }
         }
-        self.ring = ring;
-        self.capacity = capacity;
+        while let Some(mut b) = self.ring.pop() {
+            out.extend(b.drain());
+        }
+        self.len.store(0, Relaxed);
+        out
     }
 
-    fn enqueue(&self, batch: Batch, ctx: &mut Ctx) {
-        let mut added = false;
-        for p in batch {
-            if self.capacity == 0 {
-                self.drop_packet(p, ctx);
-                continue;
+    /// Replaces the ring with one of `capacity` (and a stash per thread),
+    /// keeping the packets that fit, oldest first.
+    fn resize(&mut self, capacity: usize, nthreads: usize) {
+        let old = self.take_all();
+        self.ring = ArrayQueue::new(capacity.max(1));
+        self.stash = (0..nthreads.max(1)).map(|_| Stash::default()).collect();
+        self.capacity = capacity;
+        let mut batch = Batch::new();
+        let mut kept = 0;
+        for p in old.into_iter().take(capacity) {
+            if batch.is_full() {
+                let _ = self.ring.push(std::mem::take(&mut batch));
             }
-            match self.ring.push(p) {
-                Ok(()) => added = true,
-                Err(p) => self.drop_packet(p, ctx),
+            batch.push(p);
+            kept += 1;
+        }
+        if !batch.is_empty() {
+            let _ = self.ring.push(batch);
+        }
+        self.len.store(kept, Relaxed);
+    }
+
+    /// Reserves room for up to `n` packets; returns how many fit.
+    fn reserve(&self, n: usize) -> (usize, usize) {
+        let mut cur = self.len.load(Relaxed);
+        loop {
+            let take = n.min(self.capacity.saturating_sub(cur));
+            if take == 0 {
+                return (0, cur);
+            }
+            match self
+                .len
+                .compare_exchange_weak(cur, cur + take, AcqRel, Relaxed)
+            {
+                Ok(_) => return (take, cur + take),
+                Err(c) => cur = c,
             }
         }
-        self.highwater.fetch_max(self.ring.len(), Relaxed);
-        if added {
+    }
+
+    fn enqueue(&self, mut batch: Batch, ctx: &mut Ctx) {
+        let n = batch.len();
+        if n == 0 {
+            return;
+        }
+        let (take, now) = self.reserve(n);
+        if take < n {
+            let rest = batch.split_off(take);
+            for p in rest {
+                self.drop_packet(p, ctx);
+            }
+        }
+        if take > 0 {
+            // The ring has a slot per packet of CAPACITY, and every batch
+            // in it holds at least one reserved packet: it cannot be full.
+            if let Err(b) = self.ring.push(batch) {
+                self.len.fetch_sub(b.len(), Relaxed);
+                for p in b {
+                    self.drop_packet(p, ctx);
+                }
+            }
+            self.highwater.fetch_max(now, Relaxed);
             if let Some(s) = self.nonempty {
                 ctx.wake_signal(s);
             }
         }
         if let Some(s) = self.nonfull {
-            if self.ring.is_full() {
+            if self.len.load(Relaxed) >= self.capacity {
                 ctx.sleep_signal(s);
                 // A puller on another thread may have made room since:
                 // raise the signal again rather than strand the source.
-                if !self.ring.is_full() {
+                if self.len.load(Relaxed) < self.capacity {
                     ctx.wake_signal(s);
                 }
             }
         }
     }
 
-    fn drop_packet(&self, p: rclick_core::Packet, ctx: &mut Ctx) {
+    fn drop_packet(&self, p: Packet, ctx: &mut Ctx) {
         // As Click: the first overflow is reported once.
         if self.drops.fetch_add(1, Relaxed) == 0 && self.capacity > 0 {
             ctx.chatter(&format!(
@@ -149,51 +222,74 @@ impl ThreadSafeQueue {
     }
 
     fn dequeue(&self, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        let n = max.min(rclick_core::batch::BATCH_CAPACITY);
-        let mut batch = Batch::new();
-        for _ in 0..n {
-            match self.ring.pop() {
-                Some(p) => batch.push(p),
-                None => break,
+        let max = max.clamp(1, rclick_core::batch::BATCH_CAPACITY);
+        let k = ctx.thread_index().min(self.stash.len() - 1);
+        // SAFETY: stash `k` belongs to this thread (see `Stash`).
+        let stash = unsafe { &mut *self.stash[k].0.get() };
+        let mut out = stash.take().or_else(|| self.ring.pop());
+        if let Some(b) = out.as_mut() {
+            // Top a short batch up from the next ones, up to `max`.
+            while b.len() < max {
+                let Some(mut next) = self.ring.pop() else {
+                    break;
+                };
+                let room = max - b.len();
+                if next.len() > room {
+                    *stash = Some(next.split_off(room));
+                }
+                if let Err(back) = b.append(next) {
+                    *stash = Some(back);
+                    break;
+                }
+                if stash.is_some() {
+                    break;
+                }
             }
+            if b.len() > max {
+                *stash = Some(b.split_off(max));
+            }
+            self.len.fetch_sub(b.len(), Relaxed);
         }
-        if self.ring.is_empty() {
+        if self.len.load(Relaxed) == 0 {
             if let Some(s) = self.nonempty {
                 ctx.sleep_signal(s);
                 // A pusher on another thread may have added a packet after
                 // the pops and before the signal fell.
-                if !self.ring.is_empty() {
+                if self.len.load(Relaxed) != 0 {
                     ctx.wake_signal(s);
                 }
             }
         }
-        if batch.is_empty() {
-            return None;
-        }
+        let b = out?;
         if let Some(s) = self.nonfull {
             ctx.wake_signal(s);
         }
-        Some(batch)
+        Some(b)
     }
 
     fn set_capacity(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
         let capacity = checked_capacity(parse_usize(value.trim())?)?;
-        self.resize(capacity);
+        let nthreads = self.stash.len();
+        self.resize(capacity, nthreads);
         // Click's ThreadSafeQueue writes the bare number (Queue writes
         // `CAPACITY N`).
         ctx.set_config(&capacity.to_string());
+        let len = self.len.load(Relaxed);
         if let Some(s) = self.nonfull {
-            if self.ring.len() < self.capacity {
+            if len < self.capacity {
                 ctx.wake_signal(s);
             } else {
                 ctx.sleep_signal(s);
             }
         }
+        if let (Some(s), 0) = (self.nonempty, len) {
+            ctx.sleep_signal(s);
+        }
         Ok(())
     }
 
     fn reset(&mut self, _value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        while self.ring.pop().is_some() {}
+        drop(self.take_all());
         if let Some(s) = self.nonempty {
             ctx.sleep_signal(s);
         }
@@ -205,7 +301,7 @@ impl ThreadSafeQueue {
 }
 
 const HANDLERS: &[Handler<ThreadSafeQueue>] = &[
-    Handler::read("length", |e, _| e.ring.len().to_string()),
+    Handler::read("length", |e, _| e.len.load(Relaxed).to_string()),
     Handler::read("highwater_length", |e, _| {
         e.highwater.load(Relaxed).to_string()
     }),
@@ -216,7 +312,7 @@ const HANDLERS: &[Handler<ThreadSafeQueue>] = &[
     Handler::read("drops", |e, _| e.drops.load(Relaxed).to_string()),
     Handler::button("reset_counts", |e, _, _| {
         e.drops.store(0, Relaxed);
-        e.highwater.store(e.ring.len(), Relaxed);
+        e.highwater.store(e.len.load(Relaxed), Relaxed);
         Ok(())
     }),
     Handler::button("reset", ThreadSafeQueue::reset),
@@ -254,7 +350,7 @@ impl Element for ThreadSafeQueue {
         let capacity = args.read_p_or("CAPACITY", 1000usize);
         args.complete()?;
         let capacity = checked_capacity(capacity).map_err(|e| vec![e])?;
-        self.resize(capacity);
+        self.resize(capacity, ctx.nthreads());
         if self.nonempty.is_none() {
             self.nonempty = Some(ctx.new_signal(false));
         }
@@ -281,7 +377,7 @@ impl Element for ThreadSafeQueue {
     }
 
     fn storage(&self) -> Option<(usize, usize)> {
-        Some((self.ring.len(), self.capacity))
+        Some((self.len.load(Relaxed), self.capacity))
     }
 
     fn shared(&self) -> Option<&dyn SharedElement> {
@@ -300,20 +396,32 @@ impl Element for ThreadSafeQueue {
         let Some(o) = old.as_any_mut().downcast_mut::<ThreadSafeQueue>() else {
             return false;
         };
+        let mut kept = 0;
         let mut lost = 0;
-        while let Some(p) = o.ring.pop() {
-            if self.ring.push(p).is_err() {
+        let mut batch = Batch::new();
+        for p in o.take_all() {
+            if kept >= self.capacity {
                 lost += 1;
+                continue;
             }
+            if batch.is_full() {
+                let _ = self.ring.push(std::mem::take(&mut batch));
+            }
+            batch.push(p);
+            kept += 1;
         }
+        if !batch.is_empty() {
+            let _ = self.ring.push(batch);
+        }
+        self.len.store(kept, Relaxed);
         self.drops.store(o.drops.load(Relaxed) + lost, Relaxed);
         self.highwater
-            .store(o.highwater.load(Relaxed).max(self.ring.len()), Relaxed);
-        if let (Some(s), false) = (self.nonempty, self.ring.is_empty()) {
+            .store(o.highwater.load(Relaxed).max(kept), Relaxed);
+        if let (Some(s), true) = (self.nonempty, kept > 0) {
             ctx.set_signal(s, true);
         }
         if let Some(s) = self.nonfull {
-            ctx.set_signal(s, self.ring.len() < self.capacity);
+            ctx.set_signal(s, kept < self.capacity);
         }
         true
     }
