@@ -137,9 +137,20 @@ impl ThreadSafeQueue {
         self.ring = ArrayQueue::new(capacity.max(1));
         self.stash = (0..nthreads.max(1)).map(|_| Stash::default()).collect();
         self.capacity = capacity;
+        self.fill(old);
+    }
+
+    /// Queues `packets` (into an empty queue), oldest first, as many as
+    /// fit; returns how many did not.
+    fn fill(&mut self, packets: Vec<Packet>) -> u64 {
         let mut batch = Batch::new();
         let mut kept = 0;
-        for p in old.into_iter().take(capacity) {
+        let mut lost = 0;
+        for p in packets {
+            if kept >= self.capacity {
+                lost += 1;
+                continue;
+            }
             if batch.is_full() {
                 let _ = self.ring.push(std::mem::take(&mut batch));
             }
@@ -150,6 +161,7 @@ impl ThreadSafeQueue {
             let _ = self.ring.push(batch);
         }
         self.len.store(kept, Relaxed);
+        lost
     }
 
     /// Reserves room for up to `n` packets; returns how many fit.
@@ -396,24 +408,8 @@ impl Element for ThreadSafeQueue {
         let Some(o) = old.as_any_mut().downcast_mut::<ThreadSafeQueue>() else {
             return false;
         };
-        let mut kept = 0;
-        let mut lost = 0;
-        let mut batch = Batch::new();
-        for p in o.take_all() {
-            if kept >= self.capacity {
-                lost += 1;
-                continue;
-            }
-            if batch.is_full() {
-                let _ = self.ring.push(std::mem::take(&mut batch));
-            }
-            batch.push(p);
-            kept += 1;
-        }
-        if !batch.is_empty() {
-            let _ = self.ring.push(batch);
-        }
-        self.len.store(kept, Relaxed);
+        let lost = self.fill(o.take_all());
+        let kept = self.len.load(Relaxed);
         self.drops.store(o.drops.load(Relaxed) + lost, Relaxed);
         self.highwater
             .store(o.highwater.load(Relaxed).max(kept), Relaxed);
