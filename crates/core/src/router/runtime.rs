@@ -197,19 +197,31 @@ impl Runtime {
         self.change_signal(st, active);
     }
 
+    /// A signal's change: inline for one thread (a store, and a call only
+    /// to wake listeners), out of line for several.
+    #[inline(always)]
     fn change_signal(&self, st: &SignalSlot, active: bool) {
         if self.threads.len() == 1 {
             // One thread: no other can race the change, and a locked swap
             // would cost a queue that toggles per packet at BURST 1.
             st.active.store(active, Relaxed);
             if active && !st.listeners.is_empty() {
-                let mut sched = self.threads[0].sched.borrow_mut();
-                for t in &st.listeners {
-                    sched.schedule(*t);
-                }
+                self.wake_local(&st.listeners);
             }
             return;
         }
+        self.change_signal_threaded(st, active);
+    }
+
+    fn wake_local(&self, listeners: &[TaskId]) {
+        let mut sched = self.threads[0].sched.borrow_mut();
+        for t in listeners {
+            sched.schedule(*t);
+        }
+    }
+
+    #[inline(never)]
+    fn change_signal_threaded(&self, st: &SignalSlot, active: bool) {
         // SeqCst: a queue that lowers its signal and then looks at its
         // contents again must not miss a packet another thread added
         // before raising it.
