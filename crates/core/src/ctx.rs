@@ -479,8 +479,9 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Pushes `batch` into a shared element (its flagged index `elem`)
-    /// through its thread-safe interface.
+    /// Pushes `batch` into a flagged element (index `elem`): a shared
+    /// element through its thread-safe interface, or this thread's copy
+    /// of an element that runs as one copy per thread.
     #[cold]
     #[inline(never)]
     fn push_shared(&mut self, top: usize, elem: usize, port: usize, batch: Batch) {
@@ -488,23 +489,41 @@ impl<'a> Ctx<'a> {
         let core = self.view.core;
         // SAFETY: the flag marks a shared element, and no one borrows it
         // mutably while threads run (writes stop the world first).
-        let Some(shared) = (unsafe { core.shared_interface(index) }) else {
+        if let Some(shared) = unsafe { core.shared_interface(index) } {
+            self.view.elem = index;
+            self.base = top;
+            shared.push(port, batch, self);
+            return;
+        }
+        let Some(cell) = core.thread_cell(index) else {
+            return;
+        };
+        let Ok(mut e) = cell.try_borrow_mut() else {
+            self.disp.deferred.push(Work {
+                elem: elem as u32,
+                port: port as u32,
+                batch,
+            });
             return;
         };
         self.view.elem = index;
         self.base = top;
-        shared.push(port, batch, self);
+        e.push(port, batch, self);
     }
 
-    /// Pulls from a shared element (its flagged index `src`) through its
-    /// thread-safe interface.
+    /// Pulls from a flagged element (index `src`): as [`Ctx::push_shared`].
     #[cold]
     #[inline(never)]
     fn pull_shared(&mut self, src: usize, port: usize, max: usize) -> Option<Batch> {
         let core = self.view.core;
+        let index = src & !(SHARED_BIT as usize);
         // SAFETY: as in `push_shared`.
-        let shared = unsafe { core.shared_interface(src & !(SHARED_BIT as usize)) }?;
-        shared.pull(port, max, self)
+        if let Some(shared) = unsafe { core.shared_interface(index) } {
+            return shared.pull(port, max, self);
+        }
+        // A pull cycle finds the copy busy: nothing can be produced.
+        let mut e = core.thread_cell(index)?.try_borrow_mut().ok()?;
+        e.pull(port, max, self)
     }
 
     /// Runs deferred work until none is left. Called by the driver after a

@@ -22,7 +22,8 @@ pub mod wire;
 pub use batch::Batch;
 pub use ctx::{Ctx, InitCtx};
 pub use element::{
-    ConfigResult, Element, Errors, Handler, HandlerSpec, Registry, SharedElement, SimpleAction,
+    ConfigResult, Element, Errors, Handler, HandlerSpec, PerThread, Registry, SharedElement,
+    SimpleAction,
 };
 #[doc(hidden)]
 pub use inventory;

@@ -83,11 +83,23 @@ fn preference_minus_one_never_runs_the_task() {
 }
 
 /// Elements between the threads are refused too, not only queues: a
-/// Counter pushed to from two sources on two threads.
+/// Paint pushed to from two sources on two threads, and a Counter whose
+/// COUNT_CALL must see every packet (so it cannot run as a copy per
+/// thread).
 #[test]
 fn an_element_pushed_to_from_two_threads_is_refused() {
     let errs = config_errors_with(
-        "a :: InfiniteSource -> c :: Counter -> Discard;
+        "a :: InfiniteSource -> p :: Paint(1) -> Discard;
+         b :: InfiniteSource -> p;
+         StaticThreadSched(b 1);",
+        &threads(2),
+    );
+    assert!(
+        errs.contains("'p :: Paint' is reached by thread 0"),
+        "{errs}"
+    );
+    let errs = config_errors_with(
+        "a :: InfiniteSource -> c :: Counter(COUNT_CALL 5 a.active false) -> Discard;
          b :: InfiniteSource -> c;
          StaticThreadSched(b 1);",
         &threads(2),
@@ -98,63 +110,40 @@ fn an_element_pushed_to_from_two_threads_is_refused() {
     );
 }
 
+/// A Counter, Null and Discard reached from several threads run as one
+/// copy per thread (nothing shared, nothing locked); reads add the copies
+/// up, a reset clears them all, and a hot swap hands on the whole count.
 #[test]
-fn out_of_range_preferences_warn_as_click_does() {
-    let mut r = from_config_with(
-        "i :: InfiniteSource(LIMIT 3, STOP true) -> Discard; s :: StaticThreadSched(i 4);",
-        &threads(2),
-    );
-    let chatter = r.take_chatter().join("\n");
-    assert!(
-        chatter.contains("While configuring 's :: StaticThreadSched':\n  warning: thread preference 4 out of range"),
-        "{chatter}"
-    );
-    assert_eq!(read(&mut r, "i.home_thread"), "0");
-}
-
-/// A pipeline split: the source on thread 0, the consumer on thread 1,
-/// a ThreadSafeQueue between; twenty million packets (debug builds: two).
-/// Every packet is delivered, dropped at the queue, or still in it when
-/// the run stops.
-#[test]
-fn a_pipeline_split_accounts_for_every_packet() {
-    const N: u64 = if cfg!(debug_assertions) {
-        2_000_000
-    } else {
-        20_000_000
-    };
-    let mut r = from_config_with(
-        &format!(
-            "src :: InfiniteSource(LIMIT {N}, STOP true, BURST 32) -> q :: ThreadSafeQueue(512)
-               -> uq :: Unqueue(BURST 32) -> c :: Counter -> Discard;
-             StaticThreadSched(src 0, uq 1);"
-        ),
-        &threads(2),
-    );
-    assert_eq!(r.nthreads(), 2);
-    let reason = r.run();
-    let state = format!(
-        "c.count {} q.drops {} q.length {} src.count {} src.scheduled {} uq.scheduled {}",
-        read(&mut r, "c.count"),
-        read(&mut r, "q.drops"),
-        read(&mut r, "q.length"),
-        read(&mut r, "src.count"),
-        read(&mut r, "src.scheduled"),
-        read(&mut r, "uq.scheduled"),
-    );
-    assert_eq!(reason, StopReason::Stopped, "{state}");
-    assert_eq!(read(&mut r, "uq.home_thread"), "1");
-    let (count, drops, left) = (
-        num(&mut r, "c.count"),
-        num(&mut r, "q.drops"),
-        num(&mut r, "q.length"),
-    );
-    assert_eq!(
-        count + drops + left,
-        N,
-        "count {count} drops {drops} left {left}"
-    );
-    assert!(count > N / 2, "count {count}");
+fn per_thread_copies_are_counted_together() {
+    const N: u64 = 200_000;
+    for n in [2usize, 3] {
+        let sources: String = (0..n)
+            .map(|t| format!("s{t} :: InfiniteSource(LIMIT {N}, BURST 16, LENGTH 60) -> c;\n"))
+            .collect();
+        let prefs: Vec<String> = (0..n).map(|t| format!("s{t} {t}")).collect();
+        let config = format!(
+            "c :: Counter -> Null -> d :: Discard;
+             {sources} StaticThreadSched({});",
+            prefs.join(", ")
+        );
+        let mut r = from_config_with(&config, &threads(n));
+        assert_eq!(r.run(), StopReason::Quiescent);
+        let total = n as u64 * N;
+        assert_eq!(num(&mut r, "c.count"), total, "-j {n}");
+        assert_eq!(num(&mut r, "c.byte_count"), total * 60, "-j {n}");
+        assert_eq!(num(&mut r, "d.count"), total, "-j {n}");
+        // Every copy saw packets: each thread pushed into its own.
+        r.write_handler("c.reset", "").unwrap();
+        assert_eq!(
+            num(&mut r, "c.count"),
+            0,
+            "-j {n}: reset reaches every copy"
+        );
+        assert_eq!(num(&mut r, "d.count"), total, "-j {n}");
+        // The new router's Discard starts from every thread's count.
+        r.hotswap(&config).map_err(|d| format!("{d:?}")).unwrap();
+        assert_eq!(num(&mut r, "d.count"), total, "-j {n}: after hot swap");
+    }
 }
 
 /// Two flows on two threads, each a whole pipeline of its own, meeting

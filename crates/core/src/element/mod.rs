@@ -111,6 +111,7 @@ pub type ConfigResult = Result<(), Errors>;
 pub trait AsAny {
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
 impl<T: Any> AsAny for T {
@@ -118,6 +119,9 @@ impl<T: Any> AsAny for T {
         self
     }
     fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
     }
 }
@@ -131,6 +135,33 @@ impl<T: Any> AsAny for T {
 pub trait SharedElement: Sync {
     fn push(&self, port: usize, batch: Batch, ctx: &mut Ctx);
     fn pull(&self, port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch>;
+}
+
+/// An element class whose elements can run as one copy per thread when
+/// several threads reach them (see [`Element::per_thread_copy`]): each
+/// thread pushes into its own copy, so no state is shared and nothing is
+/// locked; reading a handler named in [`PerThread::SUMMED`] adds the
+/// copies' values. Name it in the element with
+/// [`per_thread!`](crate::per_thread).
+///
+/// ```ignore
+/// impl PerThread for Counter {
+///     const SUMMED: &'static [&'static str] = &["count", "byte_count", "rate"];
+///     fn fresh_copy(&self) -> Option<Self> { ... }
+///     fn absorb(&mut self, copy: Self) { self.count += copy.count; ... }
+/// }
+/// impl Element for Counter {
+///     rclick_core::per_thread!();
+/// }
+/// ```
+pub trait PerThread: Sized {
+    /// Read handlers whose per-thread values add up.
+    const SUMMED: &'static [&'static str];
+    /// A copy as configured, with its state (counts) fresh; `None` when
+    /// the configuration needs one element to see every packet.
+    fn fresh_copy(&self) -> Option<Self>;
+    /// Adds a copy's state to this element's.
+    fn absorb(&mut self, copy: Self);
 }
 
 /// A packet-processing element.
@@ -212,6 +243,31 @@ pub trait Element: AsAny + Send {
     fn shared(&self) -> Option<&dyn SharedElement> {
         None
     }
+
+    /// A fresh copy of this element, as configured, for another thread:
+    /// an element reached from several threads that is not
+    /// [shared](Element::shared) runs as one independent copy per thread
+    /// when its class allows it (counters, discards, stateless actions),
+    /// and its read handlers combine the copies (see
+    /// [`Element::per_thread_summed`]). `None` (the default) means the
+    /// class cannot be copied, or not as configured now (a Counter with a
+    /// `COUNT_CALL` must see every packet). Written with
+    /// [`per_thread!`](crate::per_thread) and the [`PerThread`] trait.
+    fn per_thread_copy(&self) -> Option<Box<dyn Element>> {
+        None
+    }
+
+    /// Whether read handler `name`'s value, on an element running as
+    /// per-thread copies, is the sum of the copies' values (a count, a
+    /// rate); other handlers read the copy on the element's home thread.
+    fn per_thread_summed(&self, _name: &str) -> bool {
+        false
+    }
+
+    /// Folds a per-thread copy's state into this element (before a hot
+    /// swap hands the state on, so that the new router's element starts
+    /// from the whole count).
+    fn absorb_copy(&mut self, _copy: Box<dyn Element>) {}
 
     /// Runs a task of this element. Returns whether it did useful work. The
     /// task is unscheduled while it runs; call `ctx.fast_reschedule()` to
@@ -304,4 +360,35 @@ pub trait Element: AsAny + Send {
 
     /// Called once when the router is torn down.
     fn cleanup(&mut self) {}
+}
+
+/// Inside `impl Element for X`, where `X:` [`PerThread`] (and `Element`):
+/// lets the router run `X` as one copy per thread (see
+/// [`Element::per_thread_copy`]).
+#[macro_export]
+macro_rules! per_thread {
+    () => {
+        fn per_thread_copy(&self) -> ::std::option::Option<::std::boxed::Box<dyn $crate::Element>> {
+            $crate::element::PerThread::fresh_copy(self)
+                .map(|c| ::std::boxed::Box::new(c) as ::std::boxed::Box<dyn $crate::Element>)
+        }
+        fn per_thread_summed(&self, name: &str) -> bool {
+            fn summed<T: $crate::element::PerThread>(_: &T, name: &str) -> bool {
+                T::SUMMED.contains(&name)
+            }
+            summed(self, name)
+        }
+        fn absorb_copy(&mut self, copy: ::std::boxed::Box<dyn $crate::Element>) {
+            fn absorb<T: $crate::element::PerThread + 'static>(
+                this: &mut T,
+                copy: ::std::boxed::Box<dyn $crate::Element>,
+            ) {
+                let any: ::std::boxed::Box<dyn ::std::any::Any> = copy.into_any();
+                if let Ok(c) = any.downcast::<T>() {
+                    $crate::element::PerThread::absorb(this, *c);
+                }
+            }
+            absorb(self, copy)
+        }
+    };
 }

@@ -196,7 +196,18 @@ impl RouterCore {
         let el = self.elements[e]
             .try_borrow()
             .map_err(|_| format!("'{}.{name}': element is busy", info.name))?;
-        el.read_handler(name, param, ctx)
+        let value = el.read_handler(name, param, ctx)?;
+        if !self.has_thread_copies(e) || !el.per_thread_summed(name) {
+            return Ok(value);
+        }
+        let mut values = vec![value];
+        for copy in self.copies_of(e) {
+            let c = copy
+                .try_borrow()
+                .map_err(|_| format!("'{}.{name}': element is busy", info.name))?;
+            values.push(c.read_handler(name, param, ctx)?);
+        }
+        Ok(sum_values(&values))
     }
 
     fn read_global(&self, name: &str) -> Result<String, String> {
@@ -279,12 +290,28 @@ impl RouterCore {
             let mut ictx = InitCtx::new(self, e);
             el.configure(value, &mut ictx)
                 .map_err(|errs| errs.to_string())?;
+            for copy in self.copies_of(e) {
+                if let Ok(mut c) = copy.try_borrow_mut() {
+                    c.configure(value, &mut ictx)
+                        .map_err(|errs| errs.to_string())?;
+                }
+            }
             *info.config.borrow_mut() = value.to_string();
             return Ok(());
         }
         let saved = ctx.enter(e);
-        let r = el.write_handler(name, value, ctx);
+        let mut r = el.write_handler(name, value, ctx);
         drop(el);
+        // Per-thread copies take every write the element takes (a reset
+        // clears every thread's count).
+        for copy in self.copies_of(e) {
+            if r.is_err() {
+                break;
+            }
+            if let Ok(mut c) = copy.try_borrow_mut() {
+                r = c.write_handler(name, value, ctx);
+            }
+        }
         ctx.finish_frame();
         ctx.leave(saved);
         r
@@ -351,4 +378,32 @@ impl Router {
         self.apply_pending_swap();
         r
     }
+}
+
+/// The sum of per-thread copies' handler values: integers add exactly,
+/// other numbers as floating point; a value that is not a number leaves
+/// the first copy's value standing.
+fn sum_values(values: &[String]) -> String {
+    let trimmed: Vec<&str> = values.iter().map(|v| v.trim()).collect();
+    if let Ok(ints) = trimmed
+        .iter()
+        .map(|v| v.parse::<i128>())
+        .collect::<Result<Vec<_>, _>>()
+    {
+        return ints.iter().sum::<i128>().to_string();
+    }
+    if let Ok(floats) = trimmed
+        .iter()
+        .map(|v| v.parse::<f64>())
+        .collect::<Result<Vec<_>, _>>()
+    {
+        // As many decimals as the most precise copy printed.
+        let decimals = trimmed
+            .iter()
+            .map(|v| v.split_once('.').map_or(0, |(_, f)| f.len()))
+            .max()
+            .unwrap_or(0);
+        return format!("{:.*}", decimals, floats.iter().sum::<f64>());
+    }
+    values[0].clone()
 }

@@ -352,6 +352,8 @@ impl Router {
     /// dropped (cleaned up).
     fn install(&mut self, mut new: Router) {
         let t0 = std::time::Instant::now();
+        // Per-thread copies hand on their counts through their element.
+        self.core.fold_thread_copies();
         for i in 0..new.core.info.len() {
             let Some(&old_idx) = self.core.by_name.get(&new.core.info[i].name) else {
                 continue;

@@ -295,6 +295,7 @@ impl RouterCore {
             elements,
             home: Box::new([]),
             shared_elems: Vec::new(),
+            thread_copies: Vec::new(),
             info,
             graph,
             rt: Runtime::new(clock, opts.capture_chatter),

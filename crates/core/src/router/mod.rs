@@ -63,6 +63,10 @@ pub(crate) struct ElementInfo {
     pub tasks: RefCell<Vec<TaskId>>,
 }
 
+/// An element's per-thread copies, indexed by thread (`None` for its home
+/// thread and threads that do not reach it).
+pub(crate) type ThreadCopies = Box<[Option<RefCell<Box<dyn Element>>>]>;
+
 /// Everything a running router is made of except the dispatcher's buffers.
 pub struct RouterCore {
     pub(crate) elements: Vec<RefCell<Box<dyn Element>>>,
@@ -71,6 +75,12 @@ pub struct RouterCore {
     /// Which elements several threads share (through their `&self`
     /// interface).
     pub(crate) shared_elems: Vec<bool>,
+    /// Elements that run as one copy per thread ([`Element::per_thread_copy`]):
+    /// for each such element, the copy of each thread that reaches it
+    /// other than its home thread (which runs `elements[e]` itself); empty
+    /// for every other element. A copy is touched only by its thread, or
+    /// with the world stopped, as the home copy is.
+    pub(crate) thread_copies: Vec<ThreadCopies>,
     pub(crate) info: Vec<ElementInfo>,
     pub(crate) graph: Graph,
     pub(crate) rt: Runtime,

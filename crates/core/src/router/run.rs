@@ -569,6 +569,13 @@ impl Router {
                 e.cleanup();
             }
         }
+        for copies in &self.core.thread_copies {
+            for c in copies.iter().flatten() {
+                if let Ok(mut c) = c.try_borrow_mut() {
+                    c.cleanup();
+                }
+            }
+        }
     }
 }
 

@@ -366,6 +366,49 @@ impl RouterCore {
         }
     }
 
+    /// Whether element `e` runs as one copy per thread.
+    #[inline]
+    pub(crate) fn has_thread_copies(&self, e: usize) -> bool {
+        self.thread_copies.get(e).is_some_and(|c| !c.is_empty())
+    }
+
+    /// The cell of element `e` the running thread pushes into: its own
+    /// copy, or the element itself on its home thread.
+    #[inline]
+    pub(crate) fn thread_cell(
+        &self,
+        e: usize,
+    ) -> Option<&RefCell<Box<dyn crate::element::Element>>> {
+        let t = current_thread();
+        if t == self.home_of(e) {
+            return self.elements.get(e);
+        }
+        self.thread_copies.get(e)?.get(t)?.as_ref()
+    }
+
+    /// Every per-thread copy of element `e` other than the element itself.
+    pub(crate) fn copies_of(
+        &self,
+        e: usize,
+    ) -> impl Iterator<Item = &RefCell<Box<dyn crate::element::Element>>> {
+        self.thread_copies
+            .get(e)
+            .into_iter()
+            .flat_map(|c| c.iter().flatten())
+    }
+
+    /// Folds every per-thread copy's state into its element and drops
+    /// the copies' cleanup-free remains. Threads must not be running.
+    pub(crate) fn fold_thread_copies(&mut self) {
+        for (e, copies) in self.thread_copies.iter_mut().enumerate() {
+            for copy in copies.iter_mut().filter_map(Option::take) {
+                let mut copy = copy.into_inner();
+                copy.cleanup();
+                self.elements[e].get_mut().absorb_copy(copy);
+            }
+        }
+    }
+
     /// Whether element `e` is shared by several threads.
     #[inline]
     pub(crate) fn is_shared(&self, e: usize) -> bool {
@@ -410,6 +453,8 @@ impl RouterCore {
             // run (workers use its `Sync` interface, never its RefCell);
             // writes stop the world, and workers keep out.
             Some(e) if self.is_shared(e) => write || here != 0,
+            // The copies live on several threads.
+            Some(e) if self.has_thread_copies(e) => true,
             Some(e) => self.home_of(e) != here,
         };
         if !needs_stop || (here == 0 && world.stopped()) {
@@ -476,6 +521,7 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
     if nthreads <= 1 {
         core.home = (0..n).map(|_| AtomicU32::new(0)).collect();
         core.shared_elems = vec![false; n];
+        core.thread_copies = (0..n).map(|_| Box::default()).collect();
         // Click's quiescent thread exists with one thread too.
         let sched = core.rt.threads[0].sched.get_mut();
         for (&e, &p) in &prefs {
@@ -538,6 +584,7 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
     }
     let mut home = vec![0u32; n];
     let mut shared = vec![false; n];
+    let mut copies: Vec<super::ThreadCopies> = (0..n).map(|_| Box::default()).collect();
     // Elements nothing reaches and that never act alone (Idle, an unused
     // Counter) run only through handlers: give them a neighbour's thread,
     // so that a handler from elsewhere stops the world before reaching
@@ -582,6 +629,24 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
             shared[e] = true;
             continue;
         }
+        // One copy per thread, where the class allows it: each thread
+        // other than the home thread gets its own.
+        if !has_own_work {
+            let mut slots: Vec<Option<RefCell<Box<dyn crate::element::Element>>>> =
+                (0..nthreads).map(|_| None).collect();
+            let made = threads[1..].iter().all(|&t| {
+                let copy = el.per_thread_copy();
+                let ok = copy.is_some();
+                if let Some(slot) = slots.get_mut(t as usize) {
+                    *slot = copy.map(RefCell::new);
+                }
+                ok
+            });
+            if made {
+                copies[e] = slots.into_boxed_slice();
+                continue;
+            }
+        }
         let from: Vec<String> = threads
             .iter()
             .map(|&t| {
@@ -598,9 +663,14 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
             "a shared element cannot also have tasks, timers or descriptors of its own".to_string()
         } else {
             format!(
-                "{} is not thread-safe: put a ThreadSafeQueue between the threads, \
+                "{} is not thread-safe{}: put a ThreadSafeQueue between the threads, \
                  or give each thread its own copy",
-                core.info[e].class
+                core.info[e].class,
+                if has_own_work && el.per_thread_copy().is_some() {
+                    " (it has work of its own, so it cannot run as one copy per thread)"
+                } else {
+                    ""
+                }
             )
         };
         errors.push(diag(
@@ -616,11 +686,14 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
         return errors;
     }
     for (e, &is_shared) in shared.iter().enumerate() {
-        if is_shared {
+        // Copied elements take the dispatcher's flagged path too, which
+        // finds the running thread's copy.
+        if is_shared || !copies[e].is_empty() {
             core.graph.mark_shared(e, SHARED_BIT);
         }
     }
     core.shared_elems = shared;
+    core.thread_copies = copies;
     // Tasks take their element's preference, else its home.
     let ntasks = core.rt.threads[0].sched.borrow().tasks.len();
     let mut task_home = vec![0u32; ntasks];

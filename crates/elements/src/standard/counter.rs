@@ -14,6 +14,12 @@
 //! packet and byte rates over 1/16-second epochs (weight 1/16 per epoch), read
 //! from the router clock so `--simtime` runs are deterministic.
 //!
+//! With `-j N`, a Counter reached from several threads runs as one copy
+//! per thread (no shared state); `count`, `byte_count` and the rates read
+//! the sum of the copies, and `reset` clears them all. A Counter with
+//! `COUNT_CALL` or `BYTE_COUNT_CALL` must see every packet, so it is not
+//! copied: reaching it from two threads is refused.
+//!
 //! ## Keywords
 //! - **COUNT_CALL** `N HANDLER [VALUE]`: call write handler HANDLER when the
 //!   count reaches N.
@@ -39,7 +45,7 @@
 //! then `rclick -h c.count conf.click`.
 
 use rclick_core::conf::{parse_u64, split_words, Args};
-use rclick_core::element::{hflags, Observe};
+use rclick_core::element::{hflags, Observe, PerThread};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Timestamp};
 
 /// Length of one rate epoch: 1/16 s.
@@ -83,6 +89,16 @@ impl Ewma {
         self.avg = avg;
         self.epoch = now_epoch;
         self.this_epoch = 0;
+    }
+
+    /// Adds another average's events (a per-thread copy's), both brought
+    /// to the later epoch first.
+    fn absorb(&mut self, mut other: Ewma) {
+        let epoch = self.epoch.max(other.epoch);
+        self.roll(epoch);
+        other.roll(epoch);
+        self.avg += other.avg;
+        self.this_epoch += other.this_epoch;
     }
 
     /// Events per second.
@@ -184,6 +200,27 @@ const HANDLERS: &[Handler<Counter>] = &[
     }),
 ];
 
+impl PerThread for Counter {
+    const SUMMED: &'static [&'static str] =
+        &["count", "byte_count", "rate", "bit_rate", "byte_rate"];
+
+    /// A Counter that calls a handler at a count must see every packet:
+    /// it cannot be split.
+    fn fresh_copy(&self) -> Option<Self> {
+        if self.count_call.is_some() || self.byte_count_call.is_some() {
+            return None;
+        }
+        Some(Counter::default())
+    }
+
+    fn absorb(&mut self, copy: Self) {
+        self.count += copy.count;
+        self.byte_count += copy.byte_count;
+        self.packet_rate.absorb(copy.packet_rate);
+        self.byte_rate.absorb(copy.byte_rate);
+    }
+}
+
 impl Observe for Counter {
     // Counts a batch at once, then fires the calls whose count it reached;
     // push and pull both come here.
@@ -205,6 +242,7 @@ impl Observe for Counter {
 rclick_core::element_class!(Counter);
 
 impl Element for Counter {
+    rclick_core::per_thread!();
     rclick_core::element_kind!(observe);
     rclick_core::handlers!(HANDLERS);
 

@@ -14,6 +14,9 @@
 //! to BURST packets at a time while ACTIVE, sleeping while the upstream
 //! queues are empty.
 //!
+//! With `-j N`, a push Discard reached from several threads runs as one
+//! copy per thread; `count` reads their sum.
+//!
 //! ## Keywords
 //! - **ACTIVE** (boolean): in pull context, whether to pull. Default true.
 //! - **BURST** (integer): packets pulled per task run. Default 1.
@@ -31,7 +34,7 @@
 //! ```
 
 use rclick_core::conf::{parse_bool, Args};
-use rclick_core::element::{hflags, Sink};
+use rclick_core::element::{hflags, PerThread, Sink};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask};
 
 pub struct Discard {
@@ -108,7 +111,28 @@ impl Sink for Discard {
 
 rclick_core::element_class!(Discard);
 
+impl PerThread for Discard {
+    const SUMMED: &'static [&'static str] = &["count"];
+
+    /// A pushed-to Discard is one count per thread; a pulling one has a
+    /// task of its own and stays whole.
+    fn fresh_copy(&self) -> Option<Self> {
+        (!self.pull).then(|| Discard {
+            count: 0,
+            active: self.active,
+            burst: self.burst,
+            pull: false,
+            puller: PullTask::default(),
+        })
+    }
+
+    fn absorb(&mut self, copy: Self) {
+        self.count += copy.count;
+    }
+}
+
 impl Element for Discard {
+    rclick_core::per_thread!();
     rclick_core::element_kind!(sink);
     rclick_core::handlers!(by Self::handler_table);
 
