@@ -387,3 +387,30 @@ fn msqueue_and_cpuqueue_take_pushes_from_two_threads() {
         assert!(c > 0, "{q}");
     }
 }
+
+/// `home_thread` is writable, as in Click: a task that shares nothing
+/// with other tasks moves with the elements it alone reaches; one that
+/// shares a one-thread element with another task is refused, naming it.
+#[test]
+fn home_thread_moves_a_task_or_says_why_not() {
+    const N: u64 = 50_000;
+    let mut r = from_config_with(
+        &format!(
+            "a :: InfiniteSource(LIMIT {N}, BURST 8) -> ca :: Counter -> Discard;
+             b :: InfiniteSource(LIMIT {N}, BURST 8) -> cb :: Counter -> Discard;
+             x :: InfiniteSource(LIMIT 5) -> q :: Queue -> uq :: Unqueue -> Discard;"
+        ),
+        &threads(2),
+    );
+    assert_eq!(read(&mut r, "b.home_thread"), "0");
+    r.write_handler("b.home_thread", "1").unwrap();
+    assert_eq!(read(&mut r, "b.home_thread"), "1");
+    let err = r.write_handler("x.home_thread", "1").unwrap_err();
+    assert!(err.contains("'uq :: Unqueue'"), "{err}");
+    assert_eq!(read(&mut r, "x.home_thread"), "0");
+    let err = r.write_handler("a.home_thread", "2").unwrap_err();
+    assert!(err.contains("out of range"), "{err}");
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!((num(&mut r, "ca.count"), num(&mut r, "cb.count")), (N, N));
+    assert_eq!(read(&mut r, "b.home_thread"), "1");
+}

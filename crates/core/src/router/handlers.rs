@@ -80,7 +80,7 @@ impl RouterCore {
             v.push(HandlerSpec::read("scheduled"));
             v.push(HandlerSpec::read_write("tickets"));
             // Click registers it only in multithreaded builds.
-            v.push(HandlerSpec::read("home_thread").with(crate::element::hflags::PRIVATE));
+            v.push(HandlerSpec::read_write("home_thread").with(crate::element::hflags::PRIVATE));
         }
         v
     }
@@ -281,6 +281,13 @@ impl RouterCore {
                 self.thread_rt(e).sched.borrow_mut().set_tickets(*t, n);
             }
             return Ok(());
+        }
+        if name == "home_thread" && !self.element_defines(e, name, true) {
+            let to: i64 = value
+                .trim()
+                .parse()
+                .map_err(|_| "expected integer".to_string())?;
+            return self.set_home_thread(e, to);
         }
         let reconfigure = name == "config" && !self.element_defines(e, "config", true);
         let mut el = self.elements[e]

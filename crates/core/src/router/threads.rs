@@ -634,12 +634,12 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
         if !has_own_work {
             let mut slots: Vec<Option<RefCell<Box<dyn crate::element::Element>>>> =
                 (0..nthreads).map(|_| None).collect();
-            let made = threads[1..].iter().all(|&t| {
+            // Every thread gets one, not only those reaching it now:
+            // BalancedThreadSched and `home_thread` move tasks later.
+            let made = (0..nthreads as u32).filter(|&t| t != threads[0]).all(|t| {
                 let copy = el.per_thread_copy();
                 let ok = copy.is_some();
-                if let Some(slot) = slots.get_mut(t as usize) {
-                    *slot = copy.map(RefCell::new);
-                }
+                slots[t as usize] = copy.map(RefCell::new);
                 ok
             });
             if made {
@@ -910,7 +910,7 @@ impl RouterCore {
         let mut owner: Vec<Option<usize>> = vec![None; n];
         for (ri, rr) in reaches.iter().enumerate() {
             for &e in rr {
-                if self.is_shared(e) {
+                if self.is_shared(e) || self.has_thread_copies(e) {
                     continue;
                 }
                 match owner[e] {
@@ -935,7 +935,8 @@ impl RouterCore {
                 .tasks
                 .extend(self.info[root].tasks.borrow().iter().copied());
             for &e in &reaches[ri] {
-                if !self.is_shared(e) && !group.elements.contains(&e) {
+                if !self.is_shared(e) && !self.has_thread_copies(e) && !group.elements.contains(&e)
+                {
                     group.elements.push(e);
                 }
             }
@@ -1042,6 +1043,63 @@ impl RouterCore {
                 (elem, current(g) as usize, costs[i] * 1000 / total)
             })
             .collect()
+    }
+
+    /// The `home_thread` write handler: moves element `e`'s tasks (with
+    /// the elements they alone reach, and those elements' timers and
+    /// descriptors) to thread `to`. Tasks that share an element that is
+    /// neither shared nor copied per thread must stay together, so moving
+    /// one of them alone is refused, naming the others.
+    pub(crate) fn set_home_thread(&self, e: usize, to: i64) -> Result<(), String> {
+        let n = self.rt.threads.len();
+        if to < 0 || to as usize >= n {
+            return Err(format!(
+                "thread {to} out of range: the router has {n} thread{} (0 to {})",
+                if n == 1 { "" } else { "s" },
+                n - 1
+            ));
+        }
+        if n == 1 {
+            return Ok(());
+        }
+        if current_thread() != 0 {
+            return Err("'home_thread' can only be written from thread 0".into());
+        }
+        let _stop = self.rt.world.running().then(|| self.stop_world());
+        let groups = self
+            .rt
+            .task_groups
+            .borrow_mut()
+            .get_or_insert_with(|| self.task_groups())
+            .clone();
+        let tasks = self.info[e].tasks.borrow().clone();
+        let Some(group) = groups
+            .iter()
+            .find(|g| tasks.iter().any(|t| g.tasks.contains(t)))
+        else {
+            return Ok(());
+        };
+        let sched = self.rt.threads[0].sched.borrow();
+        let mut others: Vec<String> = group
+            .tasks
+            .iter()
+            .map(|t| sched.tasks[t.0 as usize].elem)
+            .filter(|&x| x != e)
+            .map(|x| elem_desc(&self.info[x]))
+            .collect();
+        drop(sched);
+        others.dedup();
+        if !others.is_empty() {
+            return Err(format!(
+                "{}'s task reaches elements that {} also reach{}, so they run on one thread: \
+                 move them together (BalancedThreadSched does), or put a ThreadSafeQueue between them",
+                elem_desc(&self.info[e]),
+                others.join(", "),
+                if others.len() == 1 { "es" } else { "" }
+            ));
+        }
+        self.move_group(group, to as usize);
+        Ok(())
     }
 
     /// Moves a task group's tasks, and its elements' timers and
