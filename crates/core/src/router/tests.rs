@@ -311,6 +311,7 @@ impl Element for Sel {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "Miri cannot call poll(2)")]
 fn idle_router_wakes_on_ready_descriptor() {
     use std::io::Write;
     use std::os::fd::AsRawFd;

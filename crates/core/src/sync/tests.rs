@@ -85,9 +85,13 @@ fn mpmc_is_send_and_sync() {
 }
 
 /// Items a stress run moves: "a few million", fewer in debug builds
-/// (unoptimised atomics loops are slow, and the machine is shared).
+/// (unoptimised atomics loops are slow, and the machine is shared), and a
+/// few hundred under Miri (which checks each access, and explores
+/// interleavings and weak-memory outcomes instead of relying on volume).
 fn stress_items() -> usize {
-    if cfg!(debug_assertions) {
+    if cfg!(miri) {
+        1 << 7
+    } else if cfg!(debug_assertions) {
         1 << 20
     } else {
         1 << 22
