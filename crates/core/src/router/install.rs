@@ -11,9 +11,9 @@ use rclick_lang::{Diagnostic, ElementDecl, Landmark, RouterSpec};
 use super::graph::Graph;
 use super::processing::resolve_processing;
 use super::runtime::Runtime;
-use super::{diag, elem_desc, ElementInfo, Router, RouterCore, RouterOptions};
+use super::{diag, elem_desc, ElementCell, ElementInfo, Router, RouterCore, RouterOptions};
 use crate::ctx::{Dispatcher, InitCtx};
-use crate::element::{Element, Errors, Registry};
+use crate::element::{Errors, Registry};
 use crate::ports::PortCount;
 use crate::time::Clock;
 
@@ -111,18 +111,18 @@ fn could_not_initialize(mut errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
 fn instantiate(
     spec: &RouterSpec,
     registry: &Registry,
-) -> Result<Vec<RefCell<Box<dyn Element>>>, Vec<Diagnostic>> {
+) -> Result<Vec<ElementCell>, Vec<Diagnostic>> {
     let mut errors = Vec::new();
-    let mut elements: Vec<RefCell<Box<dyn Element>>> = Vec::with_capacity(spec.elements.len());
+    let mut elements: Vec<ElementCell> = Vec::with_capacity(spec.elements.len());
     for decl in &spec.elements {
         match registry.get(&decl.class) {
-            Some(class) => elements.push(RefCell::new((class.create)())),
+            Some(class) => elements.push(ElementCell::new((class.create)())),
             None => {
                 errors.push(diag(
                     &decl.landmark,
                     format!("unknown element class '{}'", decl.class),
                 ));
-                elements.push(RefCell::new(Box::new(crate::Placeholder)));
+                elements.push(ElementCell::new(Box::new(crate::Placeholder)));
             }
         }
     }
@@ -140,7 +140,7 @@ fn instantiate(
 /// port count and no such error).
 fn count_ports(
     spec: &RouterSpec,
-    elements: &[RefCell<Box<dyn Element>>],
+    elements: &[ElementCell],
     errors: &mut Vec<Diagnostic>,
 ) -> (Vec<ElementInfo>, Vec<bool>) {
     let n = spec.elements.len();
@@ -274,7 +274,7 @@ fn check_unused_ports(
 impl RouterCore {
     /// A router core around checked elements, with a fresh runtime.
     fn new(
-        elements: Vec<RefCell<Box<dyn Element>>>,
+        elements: Vec<ElementCell>,
         info: Vec<ElementInfo>,
         graph: Graph,
         spec: RouterSpec,

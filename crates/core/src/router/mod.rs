@@ -65,11 +65,44 @@ pub(crate) struct ElementInfo {
 
 /// An element's per-thread copies, indexed by thread (`None` for its home
 /// thread and threads that do not reach it).
-pub(crate) type ThreadCopies = Box<[Option<RefCell<Box<dyn Element>>>]>;
+pub(crate) type ThreadCopies = Box<[Option<ElementCell>]>;
+
+/// An element in its `RefCell`, alone on its cache line. The borrow flag
+/// is written on every push, and elements that different threads run sit
+/// side by side in the router's table: sharing a line, they would bounce
+/// it between the cores on every handoff.
+#[repr(align(64))]
+pub(crate) struct ElementCell(RefCell<Box<dyn Element>>);
+
+impl ElementCell {
+    pub(crate) fn new(e: Box<dyn Element>) -> Self {
+        ElementCell(RefCell::new(e))
+    }
+
+    pub(crate) fn into_inner(self) -> Box<dyn Element> {
+        self.0.into_inner()
+    }
+}
+
+impl std::ops::Deref for ElementCell {
+    type Target = RefCell<Box<dyn Element>>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ElementCell {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
 
 /// Everything a running router is made of except the dispatcher's buffers.
 pub struct RouterCore {
-    pub(crate) elements: Vec<RefCell<Box<dyn Element>>>,
+    pub(crate) elements: Vec<ElementCell>,
     /// Each element's home thread (all 0 with one thread).
     pub(crate) home: Box<[std::sync::atomic::AtomicU32]>,
     /// Which elements several threads share (through their `&self`

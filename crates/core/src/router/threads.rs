@@ -119,6 +119,12 @@ impl<T> InitVec<T> {
 
 /// What one router thread runs: its task queue, timers and descriptors,
 /// and the flags through which other threads wake its tasks.
+///
+/// Aligned to 128 bytes (two cache lines, as the adjacent-line prefetcher
+/// pairs them) so that neighbouring threads' states never share a line;
+/// the flags other threads write have lines of their own too (`Flags`),
+/// away from the `RefCell` borrow flags the owner writes on every task.
+#[repr(align(128))]
 pub(crate) struct ThreadRt {
     pub sched: RefCell<Scheduler>,
     pub timers: RefCell<Timers>,
@@ -126,14 +132,21 @@ pub(crate) struct ThreadRt {
     /// One flag per task of the router: set by another thread that woke
     /// one of this thread's tasks.
     woken: Box<[AtomicBool]>,
-    any_woken: AtomicBool,
-    /// Set while the thread waits for descriptors: a waker then writes
-    /// `wake_fd` to end the wait.
-    sleeping: AtomicBool,
+    flags: Flags,
     wake_fd: Option<OwnedFd>,
     /// Cycles each task of this thread spent running since the last
     /// rebalance (measured only when a BalancedThreadSched asks).
     pub task_cycles: RefCell<Vec<u64>>,
+}
+
+/// A thread's wake flags, which other threads write.
+#[repr(align(128))]
+struct Flags {
+    /// Some flag of `woken` is set.
+    any_woken: AtomicBool,
+    /// Set while the thread waits for descriptors: a waker then writes
+    /// `wake_fd` to end the wait.
+    sleeping: AtomicBool,
 }
 
 impl ThreadRt {
@@ -143,8 +156,10 @@ impl ThreadRt {
             timers: RefCell::new(timers),
             selects: RefCell::new(selects),
             woken: Box::new([]),
-            any_woken: AtomicBool::new(false),
-            sleeping: AtomicBool::new(false),
+            flags: Flags {
+                any_woken: AtomicBool::new(false),
+                sleeping: AtomicBool::new(false),
+            },
             wake_fd: None,
             task_cycles: RefCell::new(Vec::new()),
         }
@@ -154,8 +169,8 @@ impl ThreadRt {
     pub fn post_wake(&self, t: TaskId) {
         if let Some(flag) = self.woken.get(t.0 as usize) {
             flag.store(true, Release);
-            self.any_woken.store(true, SeqCst);
-            if self.sleeping.load(SeqCst) {
+            self.flags.any_woken.store(true, SeqCst);
+            if self.flags.sleeping.load(SeqCst) {
                 self.kick();
             }
         }
@@ -187,7 +202,7 @@ impl ThreadRt {
     /// Schedules the tasks other threads woke. Cheap when there are none.
     #[inline]
     pub fn take_wakes(&self) {
-        if self.any_woken.load(Relaxed) && self.any_woken.swap(false, SeqCst) {
+        if self.flags.any_woken.load(Relaxed) && self.flags.any_woken.swap(false, SeqCst) {
             let mut sched = self.sched.borrow_mut();
             for (i, flag) in self.woken.iter().enumerate() {
                 if flag.load(Relaxed) && flag.swap(false, Acquire) {
@@ -200,9 +215,9 @@ impl ThreadRt {
     /// Marks the thread as about to wait; false if a wake arrived (then
     /// it must not wait).
     pub fn start_sleep(&self) -> bool {
-        self.sleeping.store(true, SeqCst);
-        if self.any_woken.load(SeqCst) {
-            self.sleeping.store(false, SeqCst);
+        self.flags.sleeping.store(true, SeqCst);
+        if self.flags.any_woken.load(SeqCst) {
+            self.flags.sleeping.store(false, SeqCst);
             return false;
         }
         true
@@ -221,7 +236,7 @@ impl ThreadRt {
         let start = std::time::Instant::now();
         loop {
             for _ in 0..64 {
-                if self.any_woken.load(Relaxed) {
+                if self.flags.any_woken.load(Relaxed) {
                     return true;
                 }
                 std::hint::spin_loop();
@@ -234,11 +249,11 @@ impl ThreadRt {
 
     /// Whether a wake from another thread waits to be taken.
     pub fn has_wakes(&self) -> bool {
-        self.any_woken.load(SeqCst)
+        self.flags.any_woken.load(SeqCst)
     }
 
     pub fn end_sleep(&self) {
-        self.sleeping.store(false, SeqCst);
+        self.flags.sleeping.store(false, SeqCst);
     }
 }
 
@@ -375,10 +390,7 @@ impl RouterCore {
     /// The cell of element `e` the running thread pushes into: its own
     /// copy, or the element itself on its home thread.
     #[inline]
-    pub(crate) fn thread_cell(
-        &self,
-        e: usize,
-    ) -> Option<&RefCell<Box<dyn crate::element::Element>>> {
+    pub(crate) fn thread_cell(&self, e: usize) -> Option<&super::ElementCell> {
         let t = current_thread();
         if t == self.home_of(e) {
             return self.elements.get(e);
@@ -387,10 +399,7 @@ impl RouterCore {
     }
 
     /// Every per-thread copy of element `e` other than the element itself.
-    pub(crate) fn copies_of(
-        &self,
-        e: usize,
-    ) -> impl Iterator<Item = &RefCell<Box<dyn crate::element::Element>>> {
+    pub(crate) fn copies_of(&self, e: usize) -> impl Iterator<Item = &super::ElementCell> {
         self.thread_copies
             .get(e)
             .into_iter()
@@ -632,14 +641,13 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
         // One copy per thread, where the class allows it: each thread
         // other than the home thread gets its own.
         if !has_own_work {
-            let mut slots: Vec<Option<RefCell<Box<dyn crate::element::Element>>>> =
-                (0..nthreads).map(|_| None).collect();
+            let mut slots: Vec<Option<super::ElementCell>> = (0..nthreads).map(|_| None).collect();
             // Every thread gets one, not only those reaching it now:
             // BalancedThreadSched and `home_thread` move tasks later.
             let made = (0..nthreads as u32).filter(|&t| t != threads[0]).all(|t| {
                 let copy = el.per_thread_copy();
                 let ok = copy.is_some();
-                slots[t as usize] = copy.map(RefCell::new);
+                slots[t as usize] = copy.map(super::ElementCell::new);
                 ok
             });
             if made {
