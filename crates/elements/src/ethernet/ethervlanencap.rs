@@ -33,7 +33,9 @@
 //! - `vlan_tci` (read/write): the TCI in decimal, or `ANNO`.
 //! - `vlan_id`, `vlan_pcp`, `native_vlan` (read/write): the values as
 //!   `config` shows them. Writing `vlan_tci` or one of these reconfigures
-//!   the element with that argument changed.
+//!   the element with that argument changed. (Click rebuilds the
+//!   arguments from its `config` text, which is not in argument order, so
+//!   these writes always fail there.)
 //!
 //! ## Example
 //! ```click
@@ -41,14 +43,13 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::handlers::reconfigure_keyword;
 use rclick_core::element::hflags;
 use rclick_core::wire::ether::{
     EtherAddr, EtherFrame, VlanTag, ETHERTYPE_VLAN, HEADER_LEN, VLAN_TAG_LEN,
 };
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
-use super::vlancommon::{keyword_value, TciSpec};
+use super::vlancommon::{keyword_value, rewrite_keyword, TciSpec};
 use crate::ip::address::parse_ether_arg;
 
 #[derive(Default)]
@@ -69,6 +70,26 @@ impl EtherVLANEncap {
             self.spec.config_text()
         )
     }
+}
+
+/// The keyword write handlers. Click rewrites its `config` text, whose
+/// first three fields are not in argument order, so every such write fails
+/// there; rclick rewrites the configuration in argument order.
+fn rewrite(
+    e: &mut EtherVLANEncap,
+    kw: &str,
+    position: Option<usize>,
+    v: &str,
+    ctx: &mut Ctx,
+) -> Result<(), String> {
+    let base = format!(
+        "{}, {}, {}, {}",
+        e.ethertype,
+        e.src,
+        e.dst,
+        e.spec.config_text()
+    );
+    rewrite_keyword(e, &base, kw, position, v, ctx)
 }
 
 impl SimpleAction for EtherVLANEncap {
@@ -109,22 +130,22 @@ const HANDLERS: &[Handler<EtherVLANEncap>] = &[
     Handler::read_write(
         "vlan_tci",
         |e, _| e.spec.tci_text(),
-        |e, v, ctx| reconfigure_keyword(e, "VLAN_TCI", Some(3), v, ctx),
+        |e, v, ctx| rewrite(e, "VLAN_TCI", Some(3), v, ctx),
     ),
     Handler::read_write(
         "vlan_id",
         |e, _| keyword(e, "VLAN_ID"),
-        |e, v, ctx| reconfigure_keyword(e, "VLAN_ID", None, v, ctx),
+        |e, v, ctx| rewrite(e, "VLAN_ID", None, v, ctx),
     ),
     Handler::read_write(
         "vlan_pcp",
         |e, _| keyword(e, "VLAN_PCP"),
-        |e, v, ctx| reconfigure_keyword(e, "VLAN_PCP", Some(4), v, ctx),
+        |e, v, ctx| rewrite(e, "VLAN_PCP", Some(4), v, ctx),
     ),
     Handler::read_write(
         "native_vlan",
         |e, _| keyword(e, "NATIVE_VLAN"),
-        |e, v, ctx| reconfigure_keyword(e, "NATIVE_VLAN", None, v, ctx),
+        |e, v, ctx| rewrite(e, "NATIVE_VLAN", None, v, ctx),
     ),
 ];
 

@@ -23,8 +23,9 @@
 //! ## Handlers
 //! - `config` (read/write): `VLAN_ID n, VLAN_PCP p`.
 //! - `vlan_tci` (read/write): the TCI in decimal.
-//! - `vlan_id`, `vlan_pcp` (read/write): those values. Writing one of these
-//!   handlers reconfigures the element with that argument changed.
+//! - `vlan_id`, `vlan_pcp` (read/write): those values. Writing `vlan_tci`
+//!   or one of these reconfigures the element from the `config` text with
+//!   that argument changed (set, or `VLAN_TCI n` added).
 //!
 //! ## Example
 //! ```click
@@ -32,11 +33,10 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::handlers::reconfigure_keyword;
 use rclick_core::element::hflags;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
-use super::vlancommon::{bounded, keyword_value, set_vlan_tci_anno};
+use super::vlancommon::{bounded, keyword_value, rewrite_keyword, set_vlan_tci_anno};
 
 #[derive(Default)]
 pub struct SetVLANAnno {
@@ -51,6 +51,12 @@ impl SetVLANAnno {
             (self.tci >> 13) & 7
         )
     }
+}
+
+/// Click's keyword writes start from the `config` handler's text.
+fn rewrite(e: &mut SetVLANAnno, kw: &str, v: &str, ctx: &mut Ctx) -> Result<(), String> {
+    let base = e.config_text();
+    rewrite_keyword(e, &base, kw, None, v, ctx)
 }
 
 impl SimpleAction for SetVLANAnno {
@@ -70,17 +76,17 @@ const HANDLERS: &[Handler<SetVLANAnno>] = &[
     Handler::read_write(
         "vlan_tci",
         |e, _| e.tci.to_string(),
-        |e, v, ctx| reconfigure_keyword(e, "VLAN_TCI", Some(0), v, ctx),
+        |e, v, ctx| rewrite(e, "VLAN_TCI", v, ctx),
     ),
     Handler::read_write(
         "vlan_id",
         |e, _| keyword_value(&e.config_text(), "VLAN_ID"),
-        |e, v, ctx| reconfigure_keyword(e, "VLAN_ID", None, v, ctx),
+        |e, v, ctx| rewrite(e, "VLAN_ID", v, ctx),
     ),
     Handler::read_write(
         "vlan_pcp",
         |e, _| keyword_value(&e.config_text(), "VLAN_PCP"),
-        |e, v, ctx| reconfigure_keyword(e, "VLAN_PCP", Some(1), v, ctx),
+        |e, v, ctx| rewrite(e, "VLAN_PCP", v, ctx),
     ),
 ];
 

@@ -3,8 +3,9 @@
 //! keyword handlers that read their values back from the `config` text.
 
 use rclick_core::conf::{parse_i64, parse_word, split_args, Args};
+use rclick_core::element::handlers::config_with_keyword;
 use rclick_core::packet::anno;
-use rclick_core::Packet;
+use rclick_core::{Ctx, Element, Packet};
 
 /// The packet's VLAN_TCI annotation (Click's `VLAN_TCI_ANNO`: bytes 20-21
 /// of the annotation area, in network byte order), as a host-order TCI.
@@ -138,6 +139,25 @@ pub fn keyword_value(config: &str, keyword: &str) -> String {
         }
     }
     String::new()
+}
+
+/// Click's keyword write handlers on the VLAN elements: argument `kw`
+/// (or the positional argument at `position` standing for it) of the
+/// configuration `base` is set to `value` and the element reconfigured;
+/// the new text becomes its configuration.
+pub fn rewrite_keyword<E: Element>(
+    e: &mut E,
+    base: &str,
+    kw: &str,
+    position: Option<usize>,
+    value: &str,
+    ctx: &mut Ctx,
+) -> Result<(), String> {
+    let new = config_with_keyword(base, kw, position, value);
+    let mut ictx = ctx.init_ctx();
+    e.configure(&new, &mut ictx).map_err(|x| x.to_string())?;
+    ctx.set_config(&new);
+    Ok(())
 }
 
 #[cfg(test)]

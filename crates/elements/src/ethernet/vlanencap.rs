@@ -42,8 +42,9 @@
 //!   `, NATIVE_VLAN n` unless it is 0 (ETHERTYPE is not shown, as in Click).
 //! - `vlan_tci` (read/write): the TCI in decimal, or `ANNO`.
 //! - `vlan_id`, `vlan_pcp`, `native_vlan`, `ethertype` (read/write): the
-//!   argument's value as `config` shows it (empty when not shown). Writing
-//!   one reconfigures the element with that argument changed.
+//!   argument's value as `config` shows it (empty when not shown). As in
+//!   Click, VLANEncap cannot be reconfigured live, so writing `vlan_tci` or
+//!   one of these fails.
 //!
 //! ## Example
 //! ```click
@@ -51,7 +52,6 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::element::handlers::reconfigure_keyword;
 use rclick_core::wire::ether::{EtherFrame, VlanTag, ETHERTYPE_VLAN, HEADER_LEN, VLAN_TAG_LEN};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
@@ -98,6 +98,15 @@ impl SimpleAction for VLANEncap {
     }
 }
 
+/// Click cannot reconfigure VLANEncap live, so its keyword write handlers
+/// always fail.
+fn refuse(ctx: &Ctx) -> Result<(), String> {
+    Err(format!(
+        "cannot reconfigure {} :: VLANEncap live",
+        ctx.element_name()
+    ))
+}
+
 fn keyword(e: &VLANEncap, kw: &str) -> String {
     keyword_value(&e.spec.config_text(), kw)
 }
@@ -108,27 +117,27 @@ const HANDLERS: &[Handler<VLANEncap>] = &[
     Handler::read_write(
         "vlan_tci",
         |e, _| e.spec.tci_text(),
-        |e, v, ctx| reconfigure_keyword(e, "VLAN_TCI", Some(0), v, ctx),
+        |_, _, ctx| refuse(ctx),
     ),
     Handler::read_write(
         "vlan_id",
         |e, _| keyword(e, "VLAN_ID"),
-        |e, v, ctx| reconfigure_keyword(e, "VLAN_ID", None, v, ctx),
+        |_, _, ctx| refuse(ctx),
     ),
     Handler::read_write(
         "vlan_pcp",
         |e, _| keyword(e, "VLAN_PCP"),
-        |e, v, ctx| reconfigure_keyword(e, "VLAN_PCP", None, v, ctx),
+        |_, _, ctx| refuse(ctx),
     ),
     Handler::read_write(
         "native_vlan",
         |e, _| keyword(e, "NATIVE_VLAN"),
-        |e, v, ctx| reconfigure_keyword(e, "NATIVE_VLAN", None, v, ctx),
+        |_, _, ctx| refuse(ctx),
     ),
     Handler::read_write(
         "ethertype",
         |e, _| keyword(e, "ETHERTYPE"),
-        |e, v, ctx| reconfigure_keyword(e, "ETHERTYPE", None, v, ctx),
+        |_, _, ctx| refuse(ctx),
     ),
 ];
 
