@@ -13,16 +13,20 @@
 //
 // ADDR is the bridge's address (its ID is PRIORITY then ADDR); PRIORITY
 // defaults to Click's 0xdead, which leaves the root to other bridges.
-// TIMEOUT is the address aging time in seconds. For N ports, give every
+// TIMEOUT is the address aging time in seconds; HELLO_TIME, MAX_AGE and
+// FORWARD_DELAY (seconds) are the 802.1D timers the bridge uses when it is
+// the root (otherwise it uses the root's). For N ports, give every
 // element N ports: copy a port block below and number it.
 
 define($DEV0 eth0, $DEV1 eth1, $DEV2 eth2,
-       $ADDR 02:00:00:00:01:00, $PRIORITY 0xdead, $TIMEOUT 300);
+       $ADDR 02:00:00:00:01:00, $PRIORITY 0xdead, $TIMEOUT 300,
+       $HELLO_TIME 2, $MAX_AGE 20, $FORWARD_DELAY 15);
 
 switch :: EtherSwitch(TIMEOUT $TIMEOUT);
 in :: Suppressor;
 out :: Suppressor;
-stp :: EtherSpanTree($ADDR, in, out, switch, PRIORITY $PRIORITY);
+stp :: EtherSpanTree($ADDR, in, out, switch, PRIORITY $PRIORITY,
+  HELLO_TIME $HELLO_TIME, MAX_AGE $MAX_AGE, FORWARD_DELAY $FORWARD_DELAY);
 
 // Port 0
 FromDevice($DEV0, PROMISC true)
