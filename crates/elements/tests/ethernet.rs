@@ -3,7 +3,7 @@
 //! among simulated bridges wired in one configuration, malformed BPDUs, and
 //! VLAN tagging edge cases.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rclick_core::StopReason;
 use rclick_elements::testing::{from_config, read};
@@ -16,7 +16,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Writes a pcap (Ethernet link type) of `(time in µs, frame)` records.
-fn write_pcap(path: &PathBuf, frames: &[(u64, Vec<u8>)]) {
+fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
     let mut f = Vec::new();
     f.extend_from_slice(&0xa1b2c3d4u32.to_le_bytes());
     f.extend_from_slice(&2u16.to_le_bytes());
@@ -52,7 +52,7 @@ fn frame(port: u8, src: u8, dst: u8) -> Vec<u8> {
 }
 
 /// A four-port switch fed from a trace; output N is counted by cN.
-fn switch_config(pcap: &PathBuf, switch: &str, extra: &str) -> String {
+fn switch_config(pcap: &Path, switch: &str, extra: &str) -> String {
     format!(
         "FromDump({}, STOP true, TIMING false)
            -> cl :: Classifier(14/00, 14/01, 14/02, 14/03);
