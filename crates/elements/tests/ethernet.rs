@@ -520,3 +520,22 @@ fn ensure_ether_adds_or_keeps_headers() {
         ["34 | 02020202 02020101 01010101 08004500 00140000 00004011 00000a00 00010a00 0002"]
     );
 }
+
+#[test]
+fn switch_configurations_in_conf_parse() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let reg = rclick_elements::registry();
+    for f in ["conf/switch-stp.click", "conf/switch-vlan.click"] {
+        let text = std::fs::read_to_string(root.join(f)).expect("conf file");
+        let outcome =
+            rclick_lang::parse_router(&text, f, &reg, &rclick_lang::ParseOptions::default());
+        let errors: Vec<String> = outcome
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{f}: {errors:?}");
+        assert!(outcome.spec.is_some(), "{f}");
+    }
+}
