@@ -106,7 +106,7 @@ use rclick_core::{
 };
 
 use super::etherswitch::EtherSwitch;
-use super::suppressor::Suppressor;
+use super::suppressor::{SuppressFlags, Suppressor};
 use crate::ip::address::parse_ether_arg;
 
 /// The bridge group address BPDUs are sent to.
@@ -312,6 +312,8 @@ pub struct EtherSpanTree {
     bridge_id: u64,
     input_sup: usize,
     output_sup: usize,
+    /// The two Suppressors' flags, taken at initialization.
+    flags: Option<(SuppressFlags, SuppressFlags)>,
     switch: usize,
     hello: u32,
     max_age: u32,
@@ -337,6 +339,7 @@ impl Default for EtherSpanTree {
             bridge_id: 0,
             input_sup: 0,
             output_sup: 0,
+            flags: None,
             switch: 0,
             hello: 2,
             max_age: 20,
@@ -394,23 +397,23 @@ impl EtherSpanTree {
         self.root_port.is_none()
     }
 
-    fn set_suppressors(&self, ctx: &Ctx, i: usize, input: bool, output: bool) {
-        for (idx, suppressed) in [(self.input_sup, input), (self.output_sup, output)] {
-            ctx.with_element_mut(idx, |e| {
-                if let Some(s) = e.as_any().downcast_ref::<Suppressor>() {
-                    s.set(i, suppressed);
+    fn set_suppressors(&self, i: usize, input: bool, output: bool) {
+        if let Some((inf, outf)) = &self.flags {
+            for (f, v) in [(inf, input), (outf, output)] {
+                if let Some(x) = f.get(i) {
+                    x.store(v, std::sync::atomic::Ordering::Relaxed);
                 }
-            });
+            }
         }
     }
 
-    fn apply_state(&self, ctx: &Ctx, i: usize) {
+    fn apply_state(&self, i: usize) {
         let (input, output) = match self.ports[i].state {
             PortState::Block | PortState::Listen => (true, true),
             PortState::Learn => (false, true),
             PortState::Forward => (false, false),
         };
-        self.set_suppressors(ctx, i, input, output);
+        self.set_suppressors(i, input, output);
     }
 
     /// Click's set_state: towards FORWARD one step at a time, or to BLOCK.
@@ -434,7 +437,7 @@ impl EtherSpanTree {
         ));
         self.ports[i].state = new;
         self.ports[i].since = ctx.now();
-        self.apply_state(ctx, i);
+        self.apply_state(i);
         let detected =
             new == PortState::Forward || (new == PortState::Block && old >= PortState::Learn);
         if new == PortState::Block {
@@ -741,17 +744,18 @@ impl Element for EtherSpanTree {
             };
             n
         ];
+        let flags = |idx: usize| {
+            ctx.with_element(idx, |e| {
+                e.as_any().downcast_ref::<Suppressor>().map(|s| s.flags())
+            })
+            .flatten()
+        };
+        self.flags = flags(self.input_sup).zip(flags(self.output_sup));
         // Every port starts listening (Click: BLOCK, then set_state to
         // FORWARD's first step), suppressed both ways.
         for i in 0..n {
             ctx.chatter(&format!("Changing port {i} from 0 to 1"));
-            for idx in [self.input_sup, self.output_sup] {
-                ctx.with_element(idx, |e| {
-                    if let Some(s) = e.as_any().downcast_ref::<Suppressor>() {
-                        s.suppress(i);
-                    }
-                });
-            }
+            self.apply_state(i);
         }
         self.best = self.own();
         let t = ctx.new_timer();

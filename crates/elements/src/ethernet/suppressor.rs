@@ -29,19 +29,36 @@
 //! ```
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use rclick_core::conf::{parse_bool, Args};
 use rclick_core::element::{hflags, no_handler, processing, HandlerSpec};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx};
 
-/// The suppressed flags are atomics so that another element (EtherSpanTree)
-/// can change them through a shared reference, whichever thread runs it.
-#[derive(Default)]
+/// The suppressed flags are atomics, shared with the element that controls
+/// them (EtherSpanTree takes them at initialization), whichever thread
+/// runs it.
 pub struct Suppressor {
-    suppressed: Box<[AtomicBool]>,
+    suppressed: Arc<[AtomicBool]>,
 }
 
+impl Default for Suppressor {
+    fn default() -> Self {
+        Suppressor {
+            suppressed: Arc::new([]),
+        }
+    }
+}
+
+/// A Suppressor's per-port flags (`true`: suppressed), shared.
+pub type SuppressFlags = Arc<[AtomicBool]>;
+
 impl Suppressor {
+    /// The flags, for an element that controls this Suppressor.
+    pub fn flags(&self) -> SuppressFlags {
+        self.suppressed.clone()
+    }
+
     /// Whether port `port` is suppressed.
     #[inline]
     pub fn suppressed(&self, port: usize) -> bool {
