@@ -1257,6 +1257,38 @@ mod tests {
     }
 
     #[test]
+    fn vlan_tag_removed_by_the_kernel_is_put_back() {
+        let mut d = vec![0xffu8; 6];
+        d.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45, 0x00]);
+        let frame = |status, tpid| Frame {
+            data: &d,
+            wire_len: d.len() as u32,
+            sec: 0,
+            nsec: 0,
+            pkttype: 0,
+            status,
+            vlan_tci: 0xa00a,
+            vlan_tpid: tpid,
+            vnet: None,
+        };
+        let mut got = Vec::new();
+        assert!(materialize(&frame(TP_STATUS_VLAN_VALID, 0), 64, |p| got.push(p)));
+        assert!(materialize(
+            &frame(TP_STATUS_VLAN_VALID | TP_STATUS_VLAN_TPID_VALID, 0x88a8),
+            64,
+            |p| got.push(p)
+        ));
+        assert!(materialize(&frame(0, 0), 64, |p| got.push(p)));
+        assert_eq!(
+            &got[0].data()[12..18],
+            &[0x81, 0x00, 0xa0, 0x0a, 0x08, 0x00]
+        );
+        assert_eq!(&got[0].data()[..12], &d[..12]);
+        assert_eq!(&got[1].data()[12..16], &[0x88, 0xa8, 0xa0, 0x0a]);
+        assert_eq!(got[2].data(), &d[..]);
+    }
+
+    #[test]
     fn vlan_ipv6_located() {
         let d = tcp6_vlan_frame(10);
         let at = locate(&d).unwrap();
