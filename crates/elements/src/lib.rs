@@ -2,6 +2,7 @@
 //! `elements/` tree.
 
 pub mod analysis;
+pub mod ethernet;
 pub mod ip;
 pub mod standard;
 pub mod testing;

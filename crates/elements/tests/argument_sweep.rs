@@ -129,6 +129,10 @@ fn base_overrides(dir: &Path) -> BTreeMap<&'static str, Vec<String>> {
     );
     m.insert("ToIPSummaryDump", vec![f("out.ipsum")]);
     m.insert("QueueYankTest", vec!["yq".into()]);
+    m.insert(
+        "EtherSpanTree",
+        vec!["02:00:00:00:00:02, si, so, ss".into()],
+    );
     // The example's default route fills the whole DIR-24-8 root table,
     // which is slow in a debug build for each of hundreds of cases.
     m.insert(
@@ -570,8 +574,11 @@ struct Shape {
     processing: String,
 }
 
-/// A queue for elements that name one (QueueYankTest).
-const EXTRA: &str = "Idle -> yq :: SimpleQueue(CAPACITY 5) -> Discard(BURST 7);\n";
+/// A queue for elements that name one (QueueYankTest), and the
+/// suppressors and switch EtherSpanTree names.
+const EXTRA: &str = "Idle -> yq :: SimpleQueue(CAPACITY 5) -> Discard(BURST 7);\n\
+    Idle -> si :: Suppressor -> ss :: EtherSwitch -> so :: Suppressor -> Idle;\n\
+    Idle -> [1]si[1] -> [1]ss[1] -> [1]so[1] -> Idle;\n";
 
 /// The configuration with the element between Idle elements (to find
 /// its port counts and arguments cheaply).

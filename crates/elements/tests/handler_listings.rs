@@ -58,6 +58,30 @@ const CASES: &[(&str, &str)] = &[
     ("CPUQueue", "Idle->x::CPUQueue->Discard"),
     ("StaticThreadSched", "i::InfiniteSource->Discard; x::StaticThreadSched(i 0)"),
     ("Hub", "Idle->x::Hub->Idle"),
+    ("VLANEncap", "Idle->x::VLANEncap(1)->Idle"),
+    ("VLANDecap", "Idle->x::VLANDecap->Idle"),
+    ("SetVLANAnno", "Idle->x::SetVLANAnno(1)->Idle"),
+    (
+        "EtherVLANEncap",
+        "Idle->x::EtherVLANEncap(0x800, 1:1:1:1:1:1, 2:2:2:2:2:2, 1)->Idle",
+    ),
+    (
+        "StripEtherVLANHeader",
+        "Idle->x::StripEtherVLANHeader->Idle",
+    ),
+    ("EnsureEther", "Idle->x::EnsureEther->Idle"),
+    ("EtherSwitch", "Idle->x::EtherSwitch->Idle; Idle->[1]x[1]->Idle"),
+    (
+        "ListenEtherSwitch",
+        "Idle->x::ListenEtherSwitch->Idle; Idle->[1]x[1]->Idle; x[2]->Idle",
+    ),
+    ("Suppressor", "Idle->x::Suppressor->Idle; Idle->[1]x[1]->Idle"),
+    (
+        "EtherSpanTree",
+        "s::EtherSwitch; i::Suppressor; o::Suppressor; \
+         x::EtherSpanTree(1:2:3:4:5:6, i, o, s); Idle->x->Idle; Idle->[1]x[1]->Idle; \
+         Idle->i->s->o->Idle; Idle->[1]i[1]->[1]s[1]->[1]o[1]->Idle",
+    ),
     ("InputSwitch", "Idle->x::InputSwitch->Idle"),
     ("LinkUnqueue", "Idle->Queue->x::LinkUnqueue(0, 1Mbps)->Discard"),
     ("NotifierDebug", "Idle->x::NotifierDebug->Idle"),
@@ -205,6 +229,9 @@ const STAND_INS: &[(&str, &str, &str)] = &[(
 /// Handlers rclick adds to a class (each documented in the element's
 /// header as an rclick addition), listed just before the standard ones.
 const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
+    ("EtherSwitch", &["drops"]),
+    ("ListenEtherSwitch", &["drops"]),
+    ("EtherSpanTree", &["bridge", "port_states", "bad"]),
     ("DirectIPLookup", &["memory", "drops"]),
     ("RadixIPLookup", &["memory", "drops"]),
     ("LinearIPLookup", &["flush", "memory", "drops"]),

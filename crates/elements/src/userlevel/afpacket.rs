@@ -52,6 +52,10 @@ const TP_STATUS_USER: u32 = 1;
 /// The packet's transport checksum is partial (only without a vnet header
 /// does the kernel say so this way).
 const TP_STATUS_CSUMNOTREADY: u32 = 1 << 3;
+/// The kernel took an 802.1Q tag off the frame (VLAN receive offload) and
+/// reports it in `tp_vlan_tci` (and `tp_vlan_tpid` with TPID_VALID).
+const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
+const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
 
 /// `sll_pkttype` of packets the host sends.
 pub const PACKET_OUTGOING: u8 = 4;
@@ -546,6 +550,10 @@ pub struct Frame<'a> {
     pub nsec: u32,
     pub pkttype: u8,
     pub status: u32,
+    /// `tp_vlan_tci` and `tp_vlan_tpid`: the tag the kernel removed, when
+    /// `status` says so.
+    pub vlan_tci: u16,
+    pub vlan_tpid: u16,
     /// The virtio_net_hdr: (flags, gso_type, gso_size, csum_start,
     /// csum_offset), when vnet headers are on.
     pub vnet: Option<VnetHdr>,
@@ -694,6 +702,9 @@ impl RxRing {
             let wire_len = rd32(unsafe { h.add(16) });
             let status = rd32(unsafe { h.add(20) });
             let mac = rd16(unsafe { h.add(24) }) as usize;
+            // hv1: tp_rxhash (28), tp_vlan_tci (32, 32 bits), tp_vlan_tpid (36).
+            let vlan_tci = rd32(unsafe { h.add(32) }) as u16;
+            let vlan_tpid = rd16(unsafe { h.add(36) });
             // sockaddr_ll follows the header; sll_pkttype is its byte 10.
             // SAFETY: within the bound checked above.
             let pkttype = unsafe { *h.add(TPACKET3_HDRLEN + 10) };
@@ -729,6 +740,8 @@ impl RxRing {
                     nsec,
                     pkttype,
                     status,
+                    vlan_tci,
+                    vlan_tpid,
                     vnet,
                 }))
             });
@@ -946,7 +959,28 @@ pub fn materialize(frame: &Frame<'_>, headroom: usize, mut out: impl FnMut(Packe
     } else if frame.vnet.is_none() && frame.status & TP_STATUS_CSUMNOTREADY != 0 {
         complete_csum_by_parsing(p.writable());
     }
+    if frame.status & TP_STATUS_VLAN_VALID != 0 && !reinsert_vlan_tag(&mut p, frame) {
+        return false;
+    }
     out(p);
+    true
+}
+
+/// Puts back the 802.1Q tag the kernel's VLAN receive offload moved into
+/// the ring header (as libpcap does), after the two addresses.
+fn reinsert_vlan_tag(p: &mut Packet, frame: &Frame<'_>) -> bool {
+    if p.len() < 12 || p.push(ether::VLAN_TAG_LEN).is_none() {
+        return false;
+    }
+    let tpid = if frame.status & TP_STATUS_VLAN_TPID_VALID != 0 && frame.vlan_tpid != 0 {
+        frame.vlan_tpid
+    } else {
+        ether::ETHERTYPE_VLAN
+    };
+    let d = p.writable();
+    d.copy_within(ether::VLAN_TAG_LEN..ether::VLAN_TAG_LEN + 12, 0);
+    d[12..14].copy_from_slice(&tpid.to_be_bytes());
+    d[14..16].copy_from_slice(&frame.vlan_tci.to_be_bytes());
     true
 }
 
@@ -1220,6 +1254,38 @@ mod tests {
             *b = i as u8;
         }
         d
+    }
+
+    #[test]
+    fn vlan_tag_removed_by_the_kernel_is_put_back() {
+        let mut d = vec![0xffu8; 6];
+        d.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45, 0x00]);
+        let frame = |status, tpid| Frame {
+            data: &d,
+            wire_len: d.len() as u32,
+            sec: 0,
+            nsec: 0,
+            pkttype: 0,
+            status,
+            vlan_tci: 0xa00a,
+            vlan_tpid: tpid,
+            vnet: None,
+        };
+        let mut got = Vec::new();
+        assert!(materialize(&frame(TP_STATUS_VLAN_VALID, 0), 64, |p| got.push(p)));
+        assert!(materialize(
+            &frame(TP_STATUS_VLAN_VALID | TP_STATUS_VLAN_TPID_VALID, 0x88a8),
+            64,
+            |p| got.push(p)
+        ));
+        assert!(materialize(&frame(0, 0), 64, |p| got.push(p)));
+        assert_eq!(
+            &got[0].data()[12..18],
+            &[0x81, 0x00, 0xa0, 0x0a, 0x08, 0x00]
+        );
+        assert_eq!(&got[0].data()[..12], &d[..12]);
+        assert_eq!(&got[1].data()[12..16], &[0x88, 0xa8, 0xa0, 0x0a]);
+        assert_eq!(got[2].data(), &d[..]);
     }
 
     #[test]

@@ -1,0 +1,656 @@
+//! rclick's Ethernet switches on real links, in network namespaces, next
+//! to Linux bridges running the kernel's 802.1D spanning tree
+//! (`ip link add ... type bridge stp_state 1`):
+//!
+//! - a triangle of rclick's Figure 16 switch (conf/switch-stp.click) and two
+//!   Linux bridges, a host behind each: the tree converges (the time is
+//!   printed), every bridge agrees that the root is the bridge with the
+//!   lowest ID (rclick as root, then a Linux bridge as root, by
+//!   priorities), exactly one link is blocked, a broadcast does not loop,
+//!   and every host pings every other;
+//! - taking the forwarding link down: the tree reconverges and pings
+//!   resume; the outage is printed next to the same experiment with three
+//!   Linux bridges;
+//! - the learning switch alone between four hosts: once addresses are
+//!   learned, unicast is not flooded (a capture on a third host sees no
+//!   copies), and after TIMEOUT it is flooded again;
+//! - VLAN trunking between two rclick switches (conf/switch-vlan.click):
+//!   this kernel has no 802.1Q devices, so hosts sit on untagged access
+//!   ports; hosts in one VLAN reach each other across the trunk, hosts in
+//!   different VLANs do not, and a capture on the trunk shows the tags;
+//!   frames written onto the trunk by hand check a priority tag, VLAN 0
+//!   and a double tag.
+//!
+//! All bridges use short 802.1D timers (hello 1 s, max age 6 s, forward
+//! delay 4 s) to keep the test short; the Linux bridges are set to them and
+//! rclick's bridge advertises them when it is the root.
+//!
+//! Needs root, iproute2 (ip, bridge), iputils-ping, tcpdump and coreutils'
+//! `timeout`; prints why and passes when something is missing. Every
+//! namespace is deleted when its guard drops, also when a test fails.
+
+use std::time::{Duration, Instant};
+
+mod common;
+
+use common::netns::*;
+
+const HELLO: u32 = 1;
+const MAX_AGE: u32 = 6;
+const FWD: u32 = 4;
+
+fn skip_reason() -> Option<String> {
+    if !have(&["timeout", "--version"]) {
+        return Some("timeout not installed (Debian package coreutils)".into());
+    }
+    if let Some(why) = namespace_skip_reason() {
+        return Some(why);
+    }
+    if !run_t(5, &["ping", "-V"]).0 {
+        return Some("ping not installed (Debian package iputils-ping)".into());
+    }
+    if !run_t(5, &["bridge", "-V"]).0 {
+        return Some("bridge not installed (Debian package iproute2)".into());
+    }
+    if !run_t(5, &["tcpdump", "--version"]).0 {
+        return Some("tcpdump not installed (Debian package tcpdump)".into());
+    }
+    None
+}
+
+fn repo_file(path: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A configuration file of conf/ with its `define(...)` replaced by
+/// `defines`.
+fn conf_with(path: &str, defines: &str) -> String {
+    let text = repo_file(path);
+    let start = text.find("define(").expect("define");
+    let end = start + text[start..].find(");").expect("end of define") + 2;
+    format!("{}define({defines});{}", &text[..start], &text[end..])
+}
+
+/// A host: a namespace with IPv6 off.
+fn host(prefix: &str) -> Netns {
+    let ns = Netns::new(prefix);
+    ns.disable_ipv6();
+    ns
+}
+
+/// A Linux bridge `br0` with the kernel's STP, the test's timers and
+/// `priority`, in namespace `ns`.
+fn linux_bridge(ns: &Netns, priority: u32) {
+    let p = priority.to_string();
+    let (f, h, m) = (
+        (FWD * 100).to_string(),
+        (HELLO * 100).to_string(),
+        (MAX_AGE * 100).to_string(),
+    );
+    ns.exec(&[
+        "ip",
+        "link",
+        "add",
+        "br0",
+        "type",
+        "bridge",
+        "stp_state",
+        "1",
+        "forward_delay",
+        &f,
+        "hello_time",
+        &h,
+        "max_age",
+        &m,
+        "priority",
+        &p,
+    ]);
+}
+
+fn enslave(ns: &Netns, dev: &str) {
+    ns.exec(&["ip", "link", "set", dev, "master", "br0"]);
+}
+
+fn sysfs(ns: &Netns, path: &str) -> String {
+    ns.try_exec(&["cat", path])
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// A Linux bridge's root ID in rclick's form (16 hex digits).
+fn linux_root(ns: &Netns) -> String {
+    sysfs(ns, "/sys/class/net/br0/bridge/root_id").replace('.', "")
+}
+
+fn linux_bridge_id(ns: &Netns) -> String {
+    sysfs(ns, "/sys/class/net/br0/bridge/bridge_id").replace('.', "")
+}
+
+/// A Linux bridge port's state: 0 disabled, 1 listening, 2 learning,
+/// 3 forwarding, 4 blocking.
+fn linux_port_state(ns: &Netns, port: &str) -> u32 {
+    sysfs(ns, &format!("/sys/class/net/br0/brif/{port}/state"))
+        .parse()
+        .unwrap_or(99)
+}
+
+fn ping_ok(from: &Netns, to: &str) -> bool {
+    from.run(5, &["ping", "-c", "1", "-W", "1", to]).0
+}
+
+fn field(text: &str, name: &str) -> String {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// One side of the triangle other than rclick: a Linux bridge namespace
+/// with its ports.
+struct Lb {
+    ns: Netns,
+    /// Ports toward the other two bridges.
+    links: [String; 2],
+}
+
+/// The triangle: bridge X (rclick's switch, or a third Linux bridge),
+/// Linux bridges A and B, host h_x, h_a, h_b behind each.
+struct Triangle {
+    rclick: Option<Running>,
+    x: Netns,
+    /// X's ports toward A and B when X is a Linux bridge.
+    x_links: [String; 2],
+    a: Lb,
+    b: Lb,
+    hx: Netns,
+    ha: Netns,
+    hb: Netns,
+    started: Instant,
+}
+
+const HX: &str = "10.9.0.3";
+const HA: &str = "10.9.0.1";
+const HB: &str = "10.9.0.2";
+
+impl Triangle {
+    /// X runs rclick with bridge priority `x_prio` when `rclick`, else it
+    /// is a Linux bridge with that priority.
+    fn new(rclick: bool, x_prio: u32, a_prio: u32, b_prio: u32) -> Triangle {
+        let t = tag();
+        let x = host("x");
+        let (a, b) = (host("a"), host("b"));
+        let (hx, ha, hb) = (host("hx"), host("ha"), host("hb"));
+        linux_bridge(&a, a_prio);
+        linux_bridge(&b, b_prio);
+        if !rclick {
+            linux_bridge(&x, x_prio);
+        }
+        let n = |s: &str| format!("{s}{t}");
+        // Links: X-A, X-B, A-B, and one host per bridge.
+        let (xa, ax) = (n("xa"), n("ax"));
+        let (xb, bx) = (n("xb"), n("bx"));
+        let (ab, ba) = (n("ab"), n("ba"));
+        let (xh, ah, bh) = (n("xh"), n("ah"), n("bh"));
+        veth(&x, &xa, None, &a, &ax);
+        veth(&x, &xb, None, &b, &bx);
+        veth(&a, &ab, None, &b, &ba);
+        veth(&hx, "eth0", Some(&format!("{HX}/24")), &x, &xh);
+        veth(&ha, "eth0", Some(&format!("{HA}/24")), &a, &ah);
+        veth(&hb, "eth0", Some(&format!("{HB}/24")), &b, &bh);
+        for p in [&ax, &ab, &ah] {
+            enslave(&a, p);
+        }
+        for p in [&bx, &ba, &bh] {
+            enslave(&b, p);
+        }
+        let mut rc = None;
+        if rclick {
+            let conf = conf_with(
+                "conf/switch-stp.click",
+                &format!(
+                    "$DEV0 {xa}, $DEV1 {xb}, $DEV2 {xh}, $ADDR 02:00:00:00:01:00, \
+                     $PRIORITY {x_prio}, $TIMEOUT 300, $HELLO_TIME {HELLO}, \
+                     $MAX_AGE {MAX_AGE}, $FORWARD_DELAY {FWD}"
+                ),
+            );
+            rc = Some(Running::start(&x, &conf));
+        } else {
+            for p in [&xa, &xb, &xh] {
+                enslave(&x, p);
+            }
+            x.exec(&["ip", "link", "set", "br0", "up"]);
+        }
+        a.exec(&["ip", "link", "set", "br0", "up"]);
+        b.exec(&["ip", "link", "set", "br0", "up"]);
+        Triangle {
+            rclick: rc,
+            x,
+            x_links: [xa, xb],
+            a: Lb {
+                ns: a,
+                links: [ax, ab],
+            },
+            b: Lb {
+                ns: b,
+                links: [bx, ba],
+            },
+            hx,
+            ha,
+            hb,
+            started: Instant::now(),
+        }
+    }
+
+    /// Every bridge's (name, bridge ID, root ID).
+    fn roots(&self) -> Vec<(&'static str, String, String)> {
+        let mut v = vec![
+            ("A", linux_bridge_id(&self.a.ns), linux_root(&self.a.ns)),
+            ("B", linux_bridge_id(&self.b.ns), linux_root(&self.b.ns)),
+        ];
+        match &self.rclick {
+            Some(r) => {
+                let text = r.read("stp.bridge");
+                v.push(("X", field(&text, "bridge_id"), field(&text, "root_id")));
+            }
+            None => v.push(("X", linux_bridge_id(&self.x), linux_root(&self.x))),
+        }
+        v
+    }
+
+    /// The states of the six bridge ports of the three inter-bridge
+    /// links: (where, forwarding, blocking).
+    fn link_ports(&self) -> Vec<(String, bool, bool)> {
+        let mut v = Vec::new();
+        for (name, lb) in [("A", &self.a), ("B", &self.b)] {
+            for p in &lb.links {
+                let s = linux_port_state(&lb.ns, p);
+                v.push((format!("{name}:{p}:{s}"), s == 3, s == 4));
+            }
+        }
+        match &self.rclick {
+            Some(r) => {
+                let states = r.read("stp.port_states");
+                for line in states.lines().take(2) {
+                    v.push((
+                        format!("X:{line}"),
+                        line.contains("forwarding"),
+                        line.contains("blocked"),
+                    ));
+                }
+            }
+            None => {
+                for p in &self.x_links {
+                    let s = linux_port_state(&self.x, p);
+                    v.push((format!("X:{p}:{s}"), s == 3, s == 4));
+                }
+            }
+        }
+        v
+    }
+
+    /// Whether the tree is settled: one root everybody agrees on, five
+    /// link ports forwarding and one blocked.
+    fn converged(&self) -> bool {
+        let roots = self.roots();
+        let agree = roots.iter().all(|r| !r.2.is_empty() && r.2 == roots[0].2);
+        let ports = self.link_ports();
+        let fwd = ports.iter().filter(|p| p.1).count();
+        let blk = ports.iter().filter(|p| p.2).count();
+        agree && fwd == 5 && blk == 1
+    }
+
+    /// Waits (at most `limit`) for the tree to settle; returns how long it
+    /// took since `from`.
+    fn wait_converged(&self, from: Instant, limit: Duration) -> Duration {
+        while from.elapsed() < limit {
+            if self.converged() {
+                return from.elapsed();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "no convergence in {limit:?}: roots {:?}, ports {:?}",
+            self.roots(),
+            self.link_ports()
+        );
+    }
+
+    fn all_pings(&self) {
+        for (from, name, to) in [
+            (&self.ha, "ha", HB),
+            (&self.ha, "ha", HX),
+            (&self.hb, "hb", HX),
+            (&self.hb, "hb", HA),
+            (&self.hx, "hx", HA),
+            (&self.hx, "hx", HB),
+        ] {
+            let mut ok = false;
+            for _ in 0..5 {
+                if ping_ok(from, to) {
+                    ok = true;
+                    break;
+                }
+            }
+            assert!(ok, "{name} cannot ping {to}");
+        }
+    }
+
+    fn rx_packets(ns: &Netns) -> u64 {
+        sysfs(ns, "/sys/class/net/eth0/statistics/rx_packets")
+            .parse()
+            .unwrap_or(0)
+    }
+}
+
+/// Settles the tree, checks the root and the blocked link, pings, and
+/// checks that a broadcast does not loop.
+fn check_triangle(t: &Triangle, want_root: &str) {
+    let took = t.wait_converged(t.started, Duration::from_secs(40));
+    let bound = Duration::from_secs(u64::from(2 * FWD + MAX_AGE + 2 * HELLO + 4));
+    eprintln!(
+        "triangle ({}; root {want_root}): converged in {:.1} s (802.1D bound with these timers: \
+         about {} s)",
+        if t.rclick.is_some() {
+            "rclick + 2 Linux bridges"
+        } else {
+            "3 Linux bridges"
+        },
+        took.as_secs_f64(),
+        bound.as_secs()
+    );
+    assert!(took <= bound, "converged in {took:?}, over {bound:?}");
+    let roots = t.roots();
+    let lowest = roots.iter().map(|r| r.1.clone()).min().expect("ids");
+    let root_of = roots
+        .iter()
+        .find(|r| r.1 == lowest)
+        .map(|r| r.0)
+        .expect("root");
+    assert_eq!(root_of, want_root, "lowest bridge ID: {roots:?}");
+    for r in &roots {
+        assert_eq!(r.2, lowest, "{} sees root {} not {lowest}", r.0, r.2);
+    }
+    let blocked: Vec<_> = t.link_ports().into_iter().filter(|p| p.2).collect();
+    assert_eq!(blocked.len(), 1, "{blocked:?}");
+    t.all_pings();
+    // A broadcast storm would multiply one broadcast without end.
+    let before = Triangle::rx_packets(&t.hb);
+    let _ =
+        t.ha.run(10, &["ping", "-b", "-c", "3", "-i", "0.3", "10.9.0.255"]);
+    std::thread::sleep(Duration::from_secs(5));
+    let got = Triangle::rx_packets(&t.hb) - before;
+    eprintln!("broadcast check: host B received {got} frames in 6 s after 3 broadcasts");
+    assert!(got < 100, "{got} frames: a loop?");
+}
+
+#[test]
+fn stp_triangle_rclick_root() {
+    skip_if!(skip_reason());
+    let t = Triangle::new(true, 0x1000, 0x8000, 0x8000);
+    check_triangle(&t, "X");
+}
+
+#[test]
+fn stp_triangle_linux_root() {
+    skip_if!(skip_reason());
+    // rclick keeps Click's priority 0xdead; B (0x2000) is the root.
+    let t = Triangle::new(true, 0xdead, 0x8000, 0x2000);
+    check_triangle(&t, "B");
+    let text = t.rclick.as_ref().expect("rclick").read("stp.bridge");
+    assert_ne!(field(&text, "root_port"), "-1", "{text}");
+}
+
+/// Takes the A-X link (forwarding: X is the root) down while host A
+/// pings host X every 100 ms; returns the outage (lost replies x 100 ms).
+fn outage(t: &Triangle) -> Duration {
+    t.wait_converged(t.started, Duration::from_secs(40));
+    t.all_pings();
+    let a = t.ha.name.clone();
+    let ping = std::thread::spawn(move || {
+        run_t(
+            60,
+            &[
+                "ip", "netns", "exec", &a, "ping", "-i", "0.1", "-c", "350", "-W", "1", HX,
+            ],
+        )
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let down = Instant::now();
+    t.a.ns.exec(&["ip", "link", "set", &t.a.links[0], "down"]);
+    // Reconverged: A's link to B now carries A's traffic.
+    while down.elapsed() < Duration::from_secs(40) {
+        if linux_port_state(&t.a.ns, &t.a.links[1]) == 3 {
+            let bs: Vec<u32> =
+                t.b.links
+                    .iter()
+                    .map(|p| linux_port_state(&t.b.ns, p))
+                    .collect();
+            if bs.iter().all(|&s| s == 3) {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!(
+        "  tree reconverged {:.1} s after the link went down",
+        down.elapsed().as_secs_f64()
+    );
+    let (_, out) = ping.join().expect("ping thread");
+    let sent = 350.0;
+    let loss = ping_loss(&out).unwrap_or(100.0);
+    assert!(loss < 100.0, "no replies at all: {out}");
+    // Pings resumed: the last ones got through.
+    assert!(
+        ping_ok(&t.ha, HX),
+        "host A cannot reach host X after reconvergence"
+    );
+    Duration::from_secs_f64(sent * loss / 100.0 * 0.1)
+}
+
+#[test]
+fn stp_link_failure_outage_against_linux() {
+    skip_if!(skip_reason());
+    let t = Triangle::new(true, 0x1000, 0x8000, 0x8000);
+    eprintln!("rclick as root, A-X link down:");
+    let rc = outage(&t);
+    drop(t);
+    let t = Triangle::new(false, 0x1000, 0x8000, 0x8000);
+    eprintln!("Linux bridge as root, A-X link down:");
+    let linux = outage(&t);
+    eprintln!(
+        "outage: {:.1} s with rclick's switch, {:.1} s with three Linux bridges \
+         (forward delay {FWD} s: up to 2 x {FWD} s to bring the blocked port forward)",
+        rc.as_secs_f64(),
+        linux.as_secs_f64()
+    );
+    let bound = Duration::from_secs(u64::from(2 * FWD + MAX_AGE + 4));
+    assert!(rc <= bound, "outage {rc:?} over {bound:?}");
+}
+
+#[test]
+fn learning_switch_stops_flooding_and_ages() {
+    skip_if!(skip_reason());
+    let t = tag();
+    let sw = host("sw");
+    let hosts: Vec<Netns> = (0..4).map(|i| host(&format!("h{i}"))).collect();
+    let mut devs = Vec::new();
+    for (i, h) in hosts.iter().enumerate() {
+        let d = format!("s{i}{t}");
+        veth(h, "eth0", Some(&format!("10.7.0.{}/24", i + 1)), &sw, &d);
+        devs.push(d);
+    }
+    let mut conf = String::from("s :: EtherSwitch(TIMEOUT 3);\n");
+    for (i, d) in devs.iter().enumerate() {
+        conf.push_str(&format!(
+            "FromDevice({d}, PROMISC true) -> [{i}]s[{i}] -> Queue -> ToDevice({d});\n"
+        ));
+    }
+    // Permanent neighbour entries: no ARP traffic refreshes the switch's
+    // table behind the test's back.
+    let macs: Vec<String> = hosts
+        .iter()
+        .map(|h| sysfs(h, "/sys/class/net/eth0/address"))
+        .collect();
+    for (i, h) in hosts.iter().enumerate() {
+        for (j, mac) in macs.iter().enumerate() {
+            if i != j {
+                let ip = format!("10.7.0.{}", j + 1);
+                h.exec(&[
+                    "ip",
+                    "neigh",
+                    "replace",
+                    &ip,
+                    "lladdr",
+                    mac,
+                    "dev",
+                    "eth0",
+                    "nud",
+                    "permanent",
+                ]);
+            }
+        }
+    }
+    let r = Running::start(&sw, &conf);
+    // Learning: the first request is flooded, the reply is not.
+    assert!(ping_ok(&hosts[0], "10.7.0.2"), "h0 cannot ping h1");
+    assert!(ping_ok(&hosts[1], "10.7.0.1"), "h1 cannot ping h0");
+    let table = r.read("s.table");
+    assert_eq!(table.lines().count(), 2, "{table}");
+    // Learned: host 2 sees none of the unicast pings.
+    let dump = Tcpdump::start(&hosts[2], 30, &["-l", "-n", "-i", "eth0", "icmp"]);
+    let (ok, out) = hosts[0].run(10, &["ping", "-c", "5", "-i", "0.2", "10.7.0.2"]);
+    assert!(ok, "{out}");
+    std::thread::sleep(Duration::from_millis(300));
+    let seen = dump.stop();
+    assert_eq!(
+        seen.lines().filter(|l| l.contains("ICMP")).count(),
+        0,
+        "{seen}"
+    );
+    // After TIMEOUT without traffic from host 1, a frame to it is flooded.
+    std::thread::sleep(Duration::from_secs(4));
+    let dump = Tcpdump::start(&hosts[2], 30, &["-l", "-n", "-i", "eth0", "icmp"]);
+    let (ok, out) = hosts[0].run(10, &["ping", "-c", "1", "10.7.0.2"]);
+    assert!(ok, "{out}");
+    std::thread::sleep(Duration::from_millis(300));
+    let seen = dump.stop();
+    assert!(
+        seen.lines().any(|l| l.contains("ICMP echo request")),
+        "aged entry not flooded: {seen:?}"
+    );
+    drop(r);
+}
+
+/// Writes `frame` (hex) onto device `dev` of namespace `ns` with a raw
+/// packet socket (python3).
+fn inject(ns: &Netns, dev: &str, frame: &str) -> bool {
+    let script = format!(
+        "import socket; s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); \
+         s.bind(('{dev}', 0)); s.send(bytes.fromhex('{frame}'))"
+    );
+    ns.run(10, &["python3", "-c", &script]).0
+}
+
+#[test]
+fn vlan_trunk_between_two_rclick_switches() {
+    skip_if!(skip_reason());
+    let t = tag();
+    let (s1, s2) = (host("v1"), host("v2"));
+    // Hosts: h10a (VLAN 10 on s1), h20a (VLAN 20 on s1), h10b, h20b on s2;
+    // one subnet, so only the VLANs separate them.
+    let h: Vec<Netns> = (0..4).map(|i| host(&format!("vh{i}"))).collect();
+    let ip = ["10.8.0.1", "10.8.0.2", "10.8.0.3", "10.8.0.4"];
+    let mut access = Vec::new();
+    for (i, ns) in h.iter().enumerate() {
+        let d = format!("a{i}{t}");
+        let sw = if i < 2 { &s1 } else { &s2 };
+        veth(ns, "eth0", Some(&format!("{}/24", ip[i])), sw, &d);
+        access.push(d);
+    }
+    let (t1, t2) = (format!("t1{t}"), format!("t2{t}"));
+    veth(&s1, &t1, None, &s2, &t2);
+    let conf1 = conf_with(
+        "conf/switch-vlan.click",
+        &format!(
+            "$ACCESS10 {}, $ACCESS20 {}, $TRUNK {t1}, $TIMEOUT 300",
+            access[0], access[1]
+        ),
+    );
+    let conf2 = conf_with(
+        "conf/switch-vlan.click",
+        &format!(
+            "$ACCESS10 {}, $ACCESS20 {}, $TRUNK {t2}, $TIMEOUT 300",
+            access[2], access[3]
+        ),
+    );
+    let r1 = Running::start(&s1, &conf1);
+    let r2 = Running::start(&s2, &conf2);
+    let trunk = Tcpdump::start(&s1, 60, &["-l", "-n", "-e", "-i", &t1]);
+    // Same VLAN across the trunk.
+    assert!(ping_ok(&h[0], ip[2]), "VLAN 10 across the trunk");
+    assert!(ping_ok(&h[1], ip[3]), "VLAN 20 across the trunk");
+    // Different VLANs, on one switch or across.
+    assert!(
+        !ping_ok(&h[0], ip[1]),
+        "VLAN 10 reached VLAN 20 on one switch"
+    );
+    assert!(
+        !ping_ok(&h[0], ip[3]),
+        "VLAN 10 reached VLAN 20 across the trunk"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let seen = trunk.stop();
+    assert!(seen.contains("vlan 10"), "{seen}");
+    assert!(seen.contains("vlan 20"), "{seen}");
+    assert!(
+        !seen
+            .lines()
+            .any(|l| l.contains("10.8.0.2") && l.contains("vlan 10")),
+        "a VLAN 20 host's frame in VLAN 10: {seen}"
+    );
+    // Frames written onto the trunk by hand, seen by host h10b (VLAN 10 on
+    // s2): priority bits on VLAN 10 (delivered untagged), VLAN 0 (a
+    // priority tag: not VLAN 10, dropped), and a double tag with outer
+    // VLAN 10 (the outer tag removed, the inner one kept).
+    if !run_t(5, &["python3", "-c", "import socket"]).0 {
+        eprintln!("SKIP (hand-made frames): python3 not installed");
+        return;
+    }
+    let dump = Tcpdump::start(
+        &h[2],
+        30,
+        &[
+            "-l",
+            "-n",
+            "-e",
+            "-x",
+            "-i",
+            "eth0",
+            "ether src 02:00:00:00:0e:01",
+        ],
+    );
+    let body = "0800".to_string() + &"45".repeat(46);
+    let dst = "ffffffffffff";
+    let src = "020000000e01";
+    let pcp = format!("{dst}{src}8100a00a{body}"); // PCP 5, VLAN 10
+    let vlan0 = format!("{dst}{src}8100e000{body}"); // PCP 7, VLAN 0
+    let double = format!("{dst}{src}8100000a8100002a{body}"); // 10 over 42
+    for f in [&pcp, &vlan0, &double] {
+        assert!(inject(&s1, &t1, f), "inject");
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let seen = dump.stop();
+    let frames: Vec<&str> = seen
+        .lines()
+        .filter(|l| l.contains("02:00:00:00:0e:01"))
+        .collect();
+    assert_eq!(frames.len(), 2, "{seen}");
+    assert!(
+        frames[0].contains("ethertype IPv4") && !frames[0].contains("vlan"),
+        "{seen}"
+    );
+    assert!(frames[1].contains("vlan 42"), "{seen}");
+    drop((r1, r2));
+}
