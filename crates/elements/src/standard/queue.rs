@@ -102,6 +102,43 @@ impl Queue {
         self.drops
     }
 
+    /// The queued packets, head first, for queue variants that insert at
+    /// either end or drop from the front (FrontDropQueue, MixedQueue);
+    /// call [`Queue::inserted`] after inserting.
+    pub fn packets_mut(&mut self) -> &mut VecDeque<Packet> {
+        &mut self.packets
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Counts a packet dropped because the queue was full, reporting the
+    /// first overflow on standard error as Click does.
+    pub fn count_drop(&mut self, ctx: &Ctx) {
+        if self.drops == 0 && self.capacity > 0 {
+            ctx.chatter(&format!(
+                "{} :: {}: overflow",
+                ctx.element_name(),
+                ctx.element_class_at(ctx.element_index())
+                    .unwrap_or(self.class_name())
+            ));
+        }
+        self.drops += 1;
+    }
+
+    /// After packets were inserted through [`Queue::packets_mut`]: the
+    /// high-water mark and the notifier signals.
+    pub fn inserted(&mut self, ctx: &Ctx) {
+        self.highwater = self.highwater.max(self.packets.len());
+        if let (Some(s), false) = (self.nonempty, self.packets.is_empty()) {
+            ctx.wake_signal(s);
+        }
+        if let (Some(s), true) = (self.nonfull, self.packets.len() >= self.capacity) {
+            ctx.sleep_signal(s);
+        }
+    }
+
     /// After packets left other than by a pull: the notifier signals.
     fn removed(&self, ctx: &Ctx) {
         if let (Some(s), true) = (self.nonempty, self.packets.is_empty()) {
@@ -171,14 +208,7 @@ impl Queue {
     fn enqueue(&mut self, p: Packet, ctx: &mut Ctx) {
         if self.packets.len() >= self.capacity {
             // As Click: the first overflow is reported once.
-            if self.drops == 0 && self.capacity > 0 {
-                ctx.chatter(&format!(
-                    "{} :: {}: overflow",
-                    ctx.element_name(),
-                    self.class_name()
-                ));
-            }
-            self.drops += 1;
+            self.count_drop(ctx);
             if ctx.noutputs() > 1 {
                 ctx.emit(1, p);
             }
