@@ -12,8 +12,9 @@
 //! Like [Shaper](#shaper), but RATE is a bandwidth: a pull on output 0
 //! pulls a packet only while the bytes passed so far are behind RATE bytes
 //! per second (Click's `GapRate` counting bytes), and pulls one packet at a
-//! time, so the output follows the rate rather than the batch size. Output
-//! 1 passes packets only while output 0 would not.
+//! time, so the output follows the rate rather than the batch size. Unlike
+//! Shaper, an output 1 is shaped exactly as output 0 (Click's
+//! BandwidthShaper ignores the port pulled).
 //!
 //! ## Handlers
 //! - `rate` (read/write): the rate, as Click prints bandwidths.

@@ -26,7 +26,8 @@
 //!
 //! ## Handlers
 //! - `rate` (read/write): the rate, as Click prints bandwidths; writing it
-//!   reconfigures RATE.
+//!   reconfigures the element with that RATE (the burst returns to its
+//!   default, as in Click).
 //! - `config` (read/write): reads the current rate.
 //!
 //! ## Example

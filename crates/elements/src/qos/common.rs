@@ -2,7 +2,48 @@
 //! unparsing, its moving averages (`DirectEWMAX`, `RateEWMAX`), its uniform
 //! rate (`GapRate`), and a small seeded random generator.
 
+use rclick_core::element::handlers::config_with_keyword;
 use rclick_core::time::Timestamp;
+use rclick_core::{Ctx, Element};
+
+/// The value of argument `keyword` in `config`, or of the positional
+/// argument at `pos` (Click's `read_keyword_handler`).
+pub fn keyword_arg(config: &str, keyword: &str, pos: usize) -> String {
+    let args = rclick_core::conf::split_args(config);
+    let kw = |a: &str| -> Option<String> {
+        let rest = a.strip_prefix(keyword)?;
+        rest.starts_with(|c: char| c.is_ascii_whitespace())
+            .then(|| rest.trim().to_string())
+    };
+    if let Some(v) = args.iter().rev().find_map(|a| kw(a)) {
+        return v;
+    }
+    args.get(pos).cloned().unwrap_or_default()
+}
+
+/// Click's `reconfigure_keyword_handler` for an element with a `config`
+/// read handler of its own: Click starts from what that handler reads
+/// (`Element::configuration()` calls it), not from the configuration as
+/// written, so arguments the handler leaves out return to their defaults
+/// (writing a RatedSplitter's `rate` forgets its BURST_SIZE). `base` is
+/// the handler's text; the element is reconfigured with argument
+/// `keyword` (or the positional argument at `position`) set to `value`.
+pub fn reconfigure_from<E: Element>(
+    element: &mut E,
+    base: &str,
+    keyword: &str,
+    position: Option<usize>,
+    value: &str,
+    ctx: &mut Ctx,
+) -> Result<(), String> {
+    let new = config_with_keyword(base, keyword, position, value);
+    let mut ictx = ctx.init_ctx();
+    element
+        .configure(&new, &mut ictx)
+        .map_err(|errs| errs.to_string())?;
+    ctx.set_config(&new);
+    Ok(())
+}
 
 /// Click's `cp_unparse_real2`: the shortest decimal that reads back as the
 /// fixed-point number `v` with `frac_bits` bits of fraction (Knuth's

@@ -142,12 +142,15 @@ impl Element for DRRSched {
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
-        let quantum: u64 = args.read_p_or_with("QUANTUM", parse_quantum, 500);
+        let quantum: i64 = args.read_p_or("QUANTUM", 500);
         let quanta: Option<Vec<u64>> = args.read_with("QUANTA", |s| {
             s.split_ascii_whitespace().map(parse_quantum).collect()
         });
         args.complete()?;
-        self.quantum = quantum;
+        if quantum <= 0 {
+            return Err("bad QUANTUM".into());
+        }
+        self.quantum = quantum as u64;
         self.quanta = quanta.unwrap_or_default();
         if self.quanta.len() > ctx.ninputs() {
             return Err(format!("QUANTA has more than {} quanta", ctx.ninputs()).into());

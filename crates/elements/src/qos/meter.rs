@@ -114,47 +114,20 @@ impl Element for Meter {
     }
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        let args = split_args(conf);
-        if args.is_empty() {
-            return Err("too few arguments to BandwidthMeter(bandwidth, ...)".into());
-        }
-        let mut vals: Vec<u64> = Vec::with_capacity(args.len());
-        let mut warnings = Vec::new();
-        for (i, a) in args.iter().enumerate() {
-            let v = parse_bandwidth(a.trim())
-                .ok()
-                .and_then(|v| u32::try_from(v).ok())
-                .ok_or_else(|| format!("argument {} syntax error", i + 1))?;
-            if i > 0 && u64::from(v) <= vals[i - 1] {
-                self.report(ctx, &warnings);
-                return Err(format!("rate {} must be > rate {}", i + 1, i).into());
+        // Warnings go out with the first error, under one heading, as
+        // Click's error handler prints them; alone if all is well.
+        let mut msgs: Vec<String> = Vec::new();
+        let result = self.read_meters_config(conf, ctx, &mut msgs);
+        match result {
+            Ok(()) => {
+                self.report(ctx, &msgs);
+                Ok(())
             }
-            if !bandwidth_has_unit(a.trim()) {
-                warnings.push(format!(
-                    "  warning: no units for bandwidth argument {}, assuming Bps",
-                    i + 1
-                ));
+            Err(e) => {
+                msgs.push(e);
+                Err(msgs.into())
             }
-            vals.push(u64::from(v));
         }
-        self.report(ctx, &warnings);
-        let max_value = u32::MAX >> EWMA_SCALE;
-        let mut meters = Vec::with_capacity(vals.len());
-        for (i, v) in vals.iter().enumerate() {
-            if *v > u64::from(max_value) {
-                return Err(format!("rate {} too large (max {max_value})", i + 1).into());
-            }
-            meters.push(((v << EWMA_SCALE) / 1000) as u32);
-        }
-        if meters.len() + 1 != ctx.noutputs() {
-            return Err(format!(
-                "need {} arguments, one less than the number of output ports",
-                ctx.noutputs().saturating_sub(1)
-            )
-            .into());
-        }
-        self.meters = meters;
-        Ok(())
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
@@ -164,6 +137,51 @@ impl Element for Meter {
 }
 
 impl Meter {
+    fn read_meters_config(
+        &mut self,
+        conf: &str,
+        ctx: &InitCtx,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let args = split_args(conf);
+        if args.is_empty() {
+            return Err("too few arguments to BandwidthMeter(bandwidth, ...)".into());
+        }
+        let mut vals: Vec<u64> = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            let v = parse_bandwidth(a.trim())
+                .ok()
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| format!("argument {} syntax error", i + 1))?;
+            if i > 0 && u64::from(v) <= vals[i - 1] {
+                return Err(format!("rate {} must be > rate {}", i + 1, i));
+            }
+            if !bandwidth_has_unit(a.trim()) {
+                warnings.push(format!(
+                    "warning: no units for bandwidth argument {}, assuming Bps",
+                    i + 1
+                ));
+            }
+            vals.push(u64::from(v));
+        }
+        let max_value = u32::MAX >> EWMA_SCALE;
+        let mut meters = Vec::with_capacity(vals.len());
+        for (i, v) in vals.iter().enumerate() {
+            if *v > u64::from(max_value) {
+                return Err(format!("rate {} too large (max {max_value})", i + 1));
+            }
+            meters.push(((v << EWMA_SCALE) / 1000) as u32);
+        }
+        if meters.len() + 1 != ctx.noutputs() {
+            return Err(format!(
+                "need {} arguments, one less than the number of output ports",
+                ctx.noutputs().saturating_sub(1)
+            ));
+        }
+        self.meters = meters;
+        Ok(())
+    }
+
     /// Prints configuration warnings as Click does.
     fn report(&self, ctx: &InitCtx, warnings: &[String]) {
         if !warnings.is_empty() {
@@ -172,7 +190,11 @@ impl Meter {
                 ctx.landmark(),
                 ctx.element_name(),
                 self.class_name(),
-                warnings.join("\n")
+                warnings
+                    .iter()
+                    .map(|w| format!("  {w}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
             ));
         }
     }

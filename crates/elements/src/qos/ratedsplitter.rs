@@ -25,7 +25,8 @@
 //!   together with BURST_DURATION.
 //!
 //! ## Handlers
-//! - `rate` (read/write): the rate; writing it reconfigures RATE.
+//! - `rate` (read/write): the rate; writing it reconfigures the element
+//!   with that RATE, and, as in Click, the burst returns to its default.
 //! - `config` (read/write): reads the current rate.
 //!
 //! ## Example
@@ -33,10 +34,10 @@
 //! InfiniteSource(LIMIT 10) -> rs :: RatedSplitter(2) -> Discard; rs[1] -> Discard;
 //! ```
 
-use rclick_core::element::handlers::reconfigure_keyword;
 use rclick_core::element::Filter;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
+use super::common::reconfigure_from;
 use crate::standard::ratedunqueue::{read_rate_args, unparse_rate, BANDWIDTH_THRESH};
 use crate::standard::tokenbucket::TokenBucket;
 
@@ -81,7 +82,10 @@ const HANDLERS: &[Handler<RatedSplitter>] = &[
     Handler::read_write(
         "rate",
         |e, _| unparse_rate(e.tb.rate(), e.bandwidth),
-        |e, v, ctx| reconfigure_keyword(e, "RATE", Some(0), v, ctx),
+        |e, v, ctx| {
+            let base = unparse_rate(e.tb.rate(), e.bandwidth);
+            reconfigure_from(e, &base, "RATE", Some(0), v, ctx)
+        },
     ),
     Handler::read("config", |e, _| unparse_rate(e.tb.rate(), e.bandwidth)),
 ];

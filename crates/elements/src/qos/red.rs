@@ -61,8 +61,9 @@
 //!   true.
 //!
 //! ## Handlers
-//! - `min_thresh`, `max_thresh`, `max_p` (read/write): the arguments as
-//!   configured; writing one reconfigures the element.
+//! - `min_thresh`, `max_thresh`, `max_p` (read/write): the arguments;
+//!   writing one reconfigures the element from its `config` with that
+//!   argument changed (Click's keyword handlers read `config`).
 //! - `drops` (read): packets dropped.
 //! - `avg_queue_size` (read): the current average queue length.
 //! - `queues` (read): the Storage elements watched, one per line.
@@ -74,11 +75,10 @@
 //! InfiniteSource(LIMIT 100, STOP true) -> RED(5, 50, 0.02) -> Queue(200) -> Discard;
 //! ```
 
-use rclick_core::conf::{parse_fixed_point, split_args, Args};
-use rclick_core::element::handlers::reconfigure_keyword;
+use rclick_core::conf::{parse_fixed_point, Args};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::common::{unparse_real2, DirectEwma, Rng, EWMA_SCALE};
+use super::common::{keyword_arg, reconfigure_from, unparse_real2, DirectEwma, Rng, EWMA_SCALE};
 
 /// Probability one, in Click's 16-bit fixed point.
 const ONE: u32 = 0x10000;
@@ -134,21 +134,6 @@ fn seed_of(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
-}
-
-/// The value of argument `keyword` in `config`, or of the positional
-/// argument at `pos` (Click's `read_keyword_handler`).
-fn keyword_arg(config: &str, keyword: &str, pos: usize) -> String {
-    let args = split_args(config);
-    let kw = |a: &str| -> Option<String> {
-        let rest = a.strip_prefix(keyword)?;
-        rest.starts_with(|c: char| c.is_ascii_whitespace())
-            .then(|| rest.trim().to_string())
-    };
-    if let Some(v) = args.iter().rev().find_map(|a| kw(a)) {
-        return v;
-    }
-    args.get(pos).cloned().unwrap_or_default()
 }
 
 impl Red {
@@ -260,28 +245,32 @@ impl Red {
     }
 }
 
-fn own_config(ctx: &Ctx) -> String {
-    ctx.element_config_at(ctx.element_index())
-        .unwrap_or_default()
-}
-
 // Click's order.
 const HANDLERS: &[Handler<Red>] = &[
     Handler::data("drops", |e| &e.drops),
     Handler::read_write(
         "min_thresh",
-        |_, ctx| keyword_arg(&own_config(ctx), "MIN_THRESH", 0),
-        |e, v, ctx| reconfigure_keyword(e, "MIN_THRESH", Some(0), v, ctx),
+        |e, ctx| keyword_arg(&e.read_config(ctx), "MIN_THRESH", 0),
+        |e, v, ctx| {
+            let base = e.read_config(ctx);
+            reconfigure_from(e, &base, "MIN_THRESH", Some(0), v, ctx)
+        },
     ),
     Handler::read_write(
         "max_thresh",
-        |_, ctx| keyword_arg(&own_config(ctx), "MAX_THRESH", 1),
-        |e, v, ctx| reconfigure_keyword(e, "MAX_THRESH", Some(1), v, ctx),
+        |e, ctx| keyword_arg(&e.read_config(ctx), "MAX_THRESH", 1),
+        |e, v, ctx| {
+            let base = e.read_config(ctx);
+            reconfigure_from(e, &base, "MAX_THRESH", Some(1), v, ctx)
+        },
     ),
     Handler::read_write(
         "max_p",
-        |_, ctx| keyword_arg(&own_config(ctx), "MAX_P", 2),
-        |e, v, ctx| reconfigure_keyword(e, "MAX_P", Some(2), v, ctx),
+        |e, ctx| keyword_arg(&e.read_config(ctx), "MAX_P", 2),
+        |e, v, ctx| {
+            let base = e.read_config(ctx);
+            reconfigure_from(e, &base, "MAX_P", Some(2), v, ctx)
+        },
     ),
     Handler::read("avg_queue_size", |e, _| e.size.unparse()),
     Handler::read("stats", |e, ctx| {

@@ -19,7 +19,8 @@
 //! `ect2` or `ECT(0)` (2), or `ce` or `CE` (3), as Click spells them.
 //!
 //! ## Handlers
-//! - `ecn` (read/write): the ECN value.
+//! - `ecn` (read/write): the ECN argument as configured (`CE`, `3`);
+//!   writing it reconfigures the element.
 //! - `drops` (read): packets dropped for lacking an IP header (an rclick
 //!   addition).
 //!
@@ -29,10 +30,12 @@
 //! ```
 
 use rclick_core::conf::Args;
+use rclick_core::element::handlers::reconfigure_keyword;
 use rclick_core::element::hflags;
 use rclick_core::wire::checksum::update16;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
+use super::common::keyword_arg;
 use crate::ip::ipcommon::{ip_hdr, ip_hdr_mut};
 
 #[derive(Default)]
@@ -73,15 +76,19 @@ impl SimpleAction for SetIPECN {
 const HANDLERS: &[Handler<SetIPECN>] = &[
     // rclick's addition, listed after Click's.
     Handler::data("drops", |e| &e.drops),
+    // Click's keyword handler: reads ECN as configured, writing
+    // reconfigures.
     Handler::flagged(
         hflags::CALM,
         Handler::read_write(
             "ecn",
-            |e, _| e.ecn.to_string(),
-            |e, v, _| {
-                e.ecn = parse_ecn(v)?;
-                Ok(())
+            |_, ctx| {
+                let conf = ctx
+                    .element_config_at(ctx.element_index())
+                    .unwrap_or_default();
+                keyword_arg(&conf, "ECN", 0)
             },
+            |e, v, ctx| reconfigure_keyword(e, "ECN", Some(0), v, ctx),
         ),
     ),
 ];

@@ -35,10 +35,9 @@
 //! ```
 
 use rclick_core::conf::{parse_bandwidth, Args, Bandwidth};
-use rclick_core::element::handlers::reconfigure_keyword;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx};
 
-use super::common::GapRate;
+use super::common::{reconfigure_from, GapRate};
 use crate::standard::ratedunqueue::unparse_rate;
 
 /// Shaper, or BandwidthShaper when `bandwidth` (bytes per second).
@@ -65,7 +64,8 @@ impl Shaper {
 // Click's order.
 const HANDLERS: &[Handler<Shaper>] = &[
     Handler::read_write("rate", Shaper::read_rate, |e, v, ctx| {
-        reconfigure_keyword(e, "RATE", Some(0), v, ctx)
+        let base = unparse_rate(e.rate.rate(), e.bandwidth);
+        reconfigure_from(e, &base, "RATE", Some(0), v, ctx)
     }),
     Handler::read("config", Shaper::read_rate),
     Handler::write("reset", |e, _, _| {
@@ -116,7 +116,8 @@ impl Element for Shaper {
 
     fn pull(&mut self, port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
         let now = ctx.now();
-        if port == 1 {
+        // Click's BandwidthShaper shapes both outputs alike.
+        if port == 1 && !self.bandwidth {
             return if self.rate.need_update(now) {
                 None
             } else {

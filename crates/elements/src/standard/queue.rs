@@ -26,7 +26,8 @@
 //! - `length` (read): current number of packets.
 //! - `highwater_length` (read): maximum length seen.
 //! - `capacity` (read/write): the capacity. Writing it discards queued
-//!   packets beyond the new capacity and sets `config` to `CAPACITY N`.
+//!   packets beyond the new capacity and sets CAPACITY in `config`, as Click's keyword
+//!   handler does (a positional capacity is replaced in place).
 //! - `drops` (read): packets dropped because the queue was full.
 //! - `reset_counts` (write): zeroes `drops` and `highwater_length`.
 //! - `reset` (write): drops every queued packet.
@@ -225,7 +226,17 @@ impl Queue {
         while self.packets.len() > self.capacity {
             self.packets.pop_front();
         }
-        ctx.set_config(&format!("CAPACITY {}", self.capacity));
+        // Click's keyword handler: a positional CAPACITY is replaced in
+        // place, else `CAPACITY N` is appended.
+        let old = ctx
+            .element_config_at(ctx.element_index())
+            .unwrap_or_default();
+        ctx.set_config(&rclick_core::element::handlers::config_with_keyword(
+            &old,
+            "CAPACITY",
+            Some(0),
+            &self.capacity.to_string(),
+        ));
         if let Some(s) = self.nonfull {
             if self.packets.len() < self.capacity {
                 ctx.wake_signal(s);

@@ -24,7 +24,9 @@
 //!   together with BURST_DURATION.
 //!
 //! ## Handlers
-//! - `rate` (read/write): the rate; writing reconfigures RATE.
+//! - `rate` (read/write): the rate; writing it reconfigures the element
+//!   with that RATE (as in Click, from what `config` reads, so the burst
+//!   keywords return to their defaults).
 //! - `active` (read/write): whether to pull. Default true.
 //! - `calls` (read): task statistics, as in Click.
 //! - `config` (read/write): reads the current RATE; writing it
@@ -38,7 +40,7 @@
 
 use std::time::Duration;
 
-use rclick_core::conf::{parse_bandwidth, parse_bool, parse_u32, Args};
+use rclick_core::conf::{parse_bool, Args};
 use rclick_core::element::hflags;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, NotifierSignal, TaskId, TimerId};
 
@@ -196,16 +198,13 @@ const HANDLERS: &[Handler<RatedUnqueue>] = &[
         "rate",
         |e, _| e.rate_string(),
         |e, v, ctx| {
-            let rate = if e.bandwidth {
-                let r = parse_bandwidth(v.trim()).map_err(|e| format!("RATE: {e}"))?;
-                u32::try_from(r).map_err(|_| "RATE: out of range".to_string())?
-            } else {
-                parse_u32(v.trim()).map_err(|e| format!("RATE: {e}"))?
-            };
-            // As Click's reconfigure of RATE: the burst keywords keep
-            // their configured values.
-            e.tb.assign(rate, e.burst.capacity_at(rate, e.bandwidth));
-            e.wake(ctx)
+            // As Click's keyword handler: the element is reconfigured from
+            // what `config` reads (the rate alone), so the burst keywords
+            // return to their defaults.
+            let base = e.rate_string();
+            // Click does not wake the task: one sleeping on its timer
+            // wakes when the old rate said.
+            crate::qos::common::reconfigure_from(e, &base, "RATE", Some(0), v, ctx)
         },
     ),
     Handler::flagged(
