@@ -39,8 +39,8 @@
 //! bits of fraction). In a batch, each packet is judged against the queue
 //! length it would see were the packets handed on one at a time: in push
 //! position the queue length plus the packets of the batch already let
-//! through, in pull position the queue length plus the packets of the
-//! batch behind it.
+//! through (when the queues are downstream), in pull position the queue
+//! length plus the packets of the batch behind it.
 //!
 //! rclick differs where Click crashes: `RED(0, 0, P)` makes Click divide
 //! by zero (MAX_THRESH 0); rclick drops every packet once the average is
@@ -101,6 +101,10 @@ pub struct Red {
     /// The Storage elements watched: indexes and names.
     queues: Vec<usize>,
     queue_names: Vec<String>,
+    /// Whether the packets RED passes on reach the queues it watches (they
+    /// were found downstream): then, in a batch, each packet passed makes
+    /// the queue one longer for the next.
+    feeds_queues: bool,
     rng: Rng,
 }
 
@@ -123,6 +127,7 @@ impl Default for Red {
             drops: 0,
             queues: Vec::new(),
             queue_names: Vec::new(),
+            feeds_queues: false,
             rng: Rng::new(0),
         }
     }
@@ -374,6 +379,10 @@ impl Element for Red {
         if self.queues.is_empty() {
             return Err("no nearby Queues".into());
         }
+        self.feeds_queues = ctx.output_is_push(0) && {
+            let near = ctx.downstream(Some(0), &|e: &dyn Element| e.has_interface("Storage"));
+            self.queues.iter().all(|q| near.contains(q))
+        };
         for (&q, name) in self.queues.iter().zip(&self.queue_names) {
             if ctx.with_element(q, |e| e.has_interface("Storage")) != Some(true) {
                 return Err(format!("'{name}' is not a Storage element").into());
@@ -404,7 +413,9 @@ impl Element for Red {
                 None
             } else {
                 // The packet joins the queue before the next one looks.
-                len = (len + 1).min(cap.max(len));
+                if self.feeds_queues {
+                    len = (len + 1).min(cap.max(len));
+                }
                 Some(p)
             }
         });
