@@ -216,6 +216,7 @@ const CASES: &[(&str, &str)] = &[
     ("DelayShaper", "Idle->Queue->x::DelayShaper(1)->Discard"),
     ("SetIPECN", "Idle->x::SetIPECN(CE)->Idle"),
     ("DRRSched", "Idle->Queue->x::DRRSched->Discard"),
+    ("CoDel", "Idle->Queue->x::CoDel->Discard"),
 ];
 
 /// rclick-only classes, compared with the Click class they stand for.

@@ -157,6 +157,39 @@ fn red_in_pull_position_uses_the_queue_upstream() {
     assert_eq!(count(&mut r, "c.count"), 3);
 }
 
+/// CoDel's control law (RFC 8289): in a standing queue the k-th drop of
+/// the dropping state comes INTERVAL / sqrt(k) after the one before, so T
+/// seconds after dropping starts about (T / 2 INTERVAL)^2 packets have
+/// been dropped; with the delay under TARGET nothing is dropped.
+#[test]
+fn codel_follows_its_control_law() {
+    for interval_ms in [100.0f64, 300.0] {
+        let mut r = run_until(
+            &format!(
+                "InfiniteSource(LENGTH 100, LIMIT 4000) -> SetTimestamp(FIRST true) -> q :: Queue(1000)
+                 -> c :: CoDel(20ms, {interval_ms}ms) -> k :: Counter -> TimedSink(2ms);"
+            ),
+            "4.0005",
+        );
+        // The delay passes TARGET almost at once; dropping starts one
+        // INTERVAL later.
+        let t = 4.0 - interval_ms / 1000.0;
+        let expect = (t / (2.0 * interval_ms / 1000.0)).powi(2);
+        let drops = count(&mut r, "c.drops") as f64;
+        assert!(
+            (drops / expect - 1.0).abs() < 0.15,
+            "INTERVAL {interval_ms} ms: {drops} drops, law says {expect}"
+        );
+    }
+    let mut r = run_until(
+        "RatedSource(LENGTH 100, RATE 200, LIMIT 150) -> SetTimestamp(FIRST true) -> Queue(1000)
+         -> c :: CoDel -> k :: Counter -> TimedSink(1ms);",
+        "1",
+    );
+    assert_eq!(count(&mut r, "c.drops"), 0);
+    assert_eq!(count(&mut r, "k.count"), 150);
+}
+
 // --------------------------------------------------------- rated elements
 
 /// BandwidthRatedUnqueue(10000Bps, BURST_BYTES 0) with 100-byte packets:

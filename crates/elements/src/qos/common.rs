@@ -4,7 +4,68 @@
 
 use rclick_core::element::handlers::config_with_keyword;
 use rclick_core::time::Timestamp;
-use rclick_core::{Ctx, Element};
+use rclick_core::{Ctx, Element, InitCtx};
+
+/// Resolves QUEUES, a space-separated list of element names (RED, CoDel).
+pub fn named_queues(ctx: &InitCtx, list: &str) -> Result<(Vec<usize>, Vec<String>), String> {
+    let mut idx = Vec::new();
+    let mut names = Vec::new();
+    for name in list.split_ascii_whitespace() {
+        match ctx.find_element(name) {
+            Some(i) => {
+                idx.push(i);
+                names.push(name.to_string());
+            }
+            None => return Err(format!("no element named '{name}'")),
+        }
+    }
+    Ok((idx, names))
+}
+
+/// The Storage elements nearest downstream of output 0 (or upstream of
+/// input 0) by flow-based router context, unless `queues` already names
+/// some; checks that each is a Storage element.
+pub fn find_queues(
+    ctx: &InitCtx,
+    downstream: bool,
+    queues: &mut Vec<usize>,
+    names: &mut Vec<String>,
+) -> Result<(), String> {
+    if queues.is_empty() {
+        let storage = |e: &dyn Element| e.has_interface("Storage");
+        *queues = if downstream {
+            ctx.downstream(Some(0), &storage)
+        } else {
+            ctx.upstream(Some(0), &storage)
+        };
+        *names = queues
+            .iter()
+            .map(|&i| ctx.element_name_of(i).unwrap_or_default().to_string())
+            .collect();
+    }
+    if queues.is_empty() {
+        return Err("no nearby Queues".into());
+    }
+    for (&q, name) in queues.iter().zip(names.iter()) {
+        if ctx.with_element(q, |e| e.has_interface("Storage")) != Some(true) {
+            return Err(format!("'{name}' is not a Storage element"));
+        }
+    }
+    Ok(())
+}
+
+/// Packets held by `queues` now, and their total capacity.
+pub fn queue_lengths(ctx: &Ctx, queues: &[usize]) -> (u64, u64) {
+    let mut len = 0u64;
+    let mut cap = 0u64;
+    for &q in queues {
+        if let Some(Some((l, c))) = ctx.with_element_mut(q, |e| e.storage()) {
+            len += l as u64;
+            cap = cap.saturating_add(c as u64);
+        }
+    }
+    (len, cap)
+}
 
 /// The value of argument `keyword` in `config`, or of the positional
 /// argument at `pos` (Click's `read_keyword_handler`).
@@ -18,7 +79,12 @@ pub fn keyword_arg(config: &str, keyword: &str, pos: usize) -> String {
     if let Some(v) = args.iter().rev().find_map(|a| kw(a)) {
         return v;
     }
-    args.get(pos).cloned().unwrap_or_default()
+    // As Click's: a positional argument with a space in it (`0.100000 s`,
+    // CoDel's own `config`) reads as empty.
+    args.get(pos)
+        .filter(|a| !a.trim().contains(|c: char| c.is_ascii_whitespace()))
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Click's `reconfigure_keyword_handler` for an element with a `config`
@@ -291,11 +357,7 @@ impl GapRate {
 
     fn init_rate(&mut self, r: u32) {
         self.rate = r;
-        self.ugap = if r == 0 {
-            Self::MAX_RATE + 1
-        } else {
-            Self::MAX_RATE / r
-        };
+        self.ugap = Self::MAX_RATE.checked_div(r).unwrap_or(Self::MAX_RATE + 1);
     }
 
     pub fn rate(&self) -> u32 {

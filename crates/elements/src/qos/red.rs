@@ -78,7 +78,10 @@
 use rclick_core::conf::{parse_fixed_point, Args};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::common::{keyword_arg, reconfigure_from, unparse_real2, DirectEwma, Rng, EWMA_SCALE};
+use super::common::{
+    find_queues, keyword_arg, named_queues, queue_lengths, reconfigure_from, unparse_real2,
+    DirectEwma, Rng, EWMA_SCALE,
+};
 
 /// Probability one, in Click's 16-bit fixed point.
 const ONE: u32 = 0x10000;
@@ -158,15 +161,7 @@ impl Red {
 
     /// Packets held by the watched queues, and their total capacity.
     fn queue_size(&self, ctx: &Ctx) -> (u64, u64) {
-        let mut len = 0u64;
-        let mut cap = 0u64;
-        for &q in &self.queues {
-            if let Some(Some((l, c))) = ctx.with_element_mut(q, |e| e.storage()) {
-                len += l as u64;
-                cap = cap.saturating_add(c as u64);
-            }
-        }
-        (len, cap)
+        queue_lengths(ctx, &self.queues)
     }
 
     /// Whether to drop a packet that finds `s` packets queued (Click's
@@ -333,19 +328,7 @@ impl Element for Red {
         // As Click: QUEUES is resolved once (a live reconfigure keeps the
         // queues already found).
         if let (Some(q), true) = (queues, self.queues.is_empty()) {
-            let mut idx = Vec::new();
-            let mut names = Vec::new();
-            for name in q.split_ascii_whitespace() {
-                match ctx.find_element(name) {
-                    Some(i) => {
-                        idx.push(i);
-                        names.push(name.to_string());
-                    }
-                    None => return Err(format!("no element named '{name}'").into()),
-                }
-            }
-            self.queues = idx;
-            self.queue_names = names;
+            (self.queues, self.queue_names) = named_queues(ctx, &q)?;
         }
         self.min_thresh = min_thresh;
         self.max_thresh = max_thresh;
@@ -363,31 +346,12 @@ impl Element for Red {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        if self.queues.is_empty() {
-            let storage = |e: &dyn Element| e.has_interface("Storage");
-            self.queues = if ctx.output_is_push(0) {
-                ctx.downstream(Some(0), &storage)
-            } else {
-                ctx.upstream(Some(0), &storage)
-            };
-            self.queue_names = self
-                .queues
-                .iter()
-                .map(|&i| ctx.element_name_of(i).unwrap_or_default().to_string())
-                .collect();
-        }
-        if self.queues.is_empty() {
-            return Err("no nearby Queues".into());
-        }
-        self.feeds_queues = ctx.output_is_push(0) && {
+        let downstream = ctx.output_is_push(0);
+        find_queues(ctx, downstream, &mut self.queues, &mut self.queue_names)?;
+        self.feeds_queues = downstream && {
             let near = ctx.downstream(Some(0), &|e: &dyn Element| e.has_interface("Storage"));
             self.queues.iter().all(|q| near.contains(q))
         };
-        for (&q, name) in self.queues.iter().zip(&self.queue_names) {
-            if ctx.with_element(q, |e| e.has_interface("Storage")) != Some(true) {
-                return Err(format!("'{name}' is not a Storage element").into());
-            }
-        }
         self.size.clear();
         self.drops = 0;
         self.count = -1;
