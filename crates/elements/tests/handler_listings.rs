@@ -454,6 +454,7 @@ fn every_class_has_a_listing_case() {
         ("ToHostSniffers", "needs a network device; rclick only"),
         ("Socket", "needs the network"),
         ("HTTPServer", "rclick only, no Click counterpart"),
+        ("HFSCSched", "rclick only, no Click counterpart"),
         ("FastUDPSource", "Click's userlevel driver lacks it"),
         (
             "MSQueue",
