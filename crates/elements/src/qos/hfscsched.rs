@@ -207,6 +207,7 @@ struct Class {
     cvtoff: f64,
 }
 
+#[derive(Default)]
 pub struct HFSCSched {
     classes: Vec<Class>,
     /// The leaf of each input.
@@ -214,18 +215,6 @@ pub struct HFSCSched {
     signal: Option<SignalId>,
     task: Option<TaskId>,
     timer: Option<TimerId>,
-}
-
-impl Default for HFSCSched {
-    fn default() -> Self {
-        HFSCSched {
-            classes: Vec::new(),
-            leaf_of: Vec::new(),
-            signal: None,
-            task: None,
-            timer: None,
-        }
-    }
 }
 
 const KEYWORDS: [&str; 5] = ["PARENT", "INPUT", "RT", "LS", "UL"];
