@@ -8,6 +8,10 @@ use rclick_core::time::DEFAULT_SIMTIME_START;
 use rclick_core::{Batch, Packet, Router, StopReason, Timestamp};
 use rclick_elements::testing::{from_config, from_config_with, read, try_from_config};
 
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
+
 fn simtime() -> RouterOptions {
     RouterOptions {
         simtime: Some(DEFAULT_SIMTIME_START),
@@ -583,5 +587,55 @@ fn hfsc_refuses_bad_hierarchies() {
             Err(e) => e.join("\n"),
         };
         assert!(e.contains(why), "{config}: {e}");
+    }
+}
+
+// ------------------------------------------------------------- allocation
+
+/// In steady state the QoS elements allocate nothing per packet (RED's
+/// queue lookups, DRR's and H-FSC's head packets, CoDel's drops, the
+/// meters' and splitters' token arithmetic), at BURST 1 and 32.
+#[test]
+fn qos_elements_allocate_nothing_per_packet() {
+    let three = |sched: &str| {
+        format!(
+            "s :: {sched} -> d :: Discard;
+             InfiniteSource(BURST @B, LENGTH 100) -> Queue(64) -> [0] s;
+             InfiniteSource(BURST @B, LENGTH 300) -> Queue(64) -> [1] s;
+             InfiniteSource(BURST @B, LENGTH 700) -> Queue(64) -> [2] s;"
+        )
+    };
+    let configs = [
+        "InfiniteSource(BURST @B) -> RED(5, 50, 0.02) -> Queue(64) -> d :: Discard;".to_string(),
+        "InfiniteSource(BURST @B) -> q :: Queue(64) -> RED(5, 50, 0.1) -> d :: Discard;".to_string(),
+        "InfiniteSource(BURST @B) -> SetTimestamp(FIRST true) -> Queue(64) -> CoDel -> d :: Discard;"
+            .to_string(),
+        "InfiniteSource(BURST @B) -> m :: Meter(1000Bps) -> d :: Discard; m[1] -> d;".to_string(),
+        "InfiniteSource(BURST @B) -> r :: RatedSplitter(1000) -> d :: Discard; r[1] -> d;"
+            .to_string(),
+        "InfiniteSource(BURST @B) -> FrontDropQueue(64) -> d :: Discard;".to_string(),
+        three("DRRSched(QUANTA 500 1000 1500)"),
+        three(
+            "HFSCSched(CLASS p LS 10Mbps, CLASS a PARENT p INPUT 0 RT 1Mbps LS 1Mbps,
+               CLASS b PARENT p INPUT 1 LS 2Mbps, CLASS c INPUT 2 LS 3Mbps)",
+        ),
+    ];
+    for config in &configs {
+        for burst in [1u64, 32] {
+            let config = config.replace("@B", &burst.to_string());
+            let mut r = from_config(&config);
+            assert_eq!(r.run_limited(2_000), StopReason::Limit);
+            let before = count(&mut r, "d.count");
+            let a0 = allocations();
+            assert_eq!(r.run_limited(5_000), StopReason::Limit);
+            let a1 = allocations();
+            let after = count(&mut r, "d.count");
+            assert!(
+                after - before >= 1_000,
+                "{config}: only {} packets",
+                after - before
+            );
+            assert_eq!(a1 - a0, 0, "{config}: {} allocations", a1 - a0);
+        }
     }
 }
