@@ -1081,6 +1081,12 @@ impl<'a> InitCtx<'a> {
         self.core.info.get(idx).map(|i| i.class.as_str())
     }
 
+    /// The name of element `idx` (for messages and handlers that list
+    /// elements found by router context).
+    pub fn element_name_of(&self, idx: usize) -> Option<&str> {
+        self.core.info.get(idx).map(|i| i.name.as_str())
+    }
+
     /// Runs `f` on another element (not this one), if it is not busy.
     pub fn with_element<R>(&self, idx: usize, f: impl FnOnce(&dyn Element) -> R) -> Option<R> {
         if idx == self.elem {

@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod ethernet;
 pub mod ip;
+pub mod qos;
 pub mod standard;
 pub mod testing;
 pub mod userlevel;

@@ -217,6 +217,30 @@ const CASES: &[(&str, &str)] = &[
     ("Unqueue", "Idle->Queue->x::Unqueue->Discard"),
     ("Unstrip", "Idle->x::Unstrip(1)->Idle"),
     ("UnstripIPHeader", "Idle->x::UnstripIPHeader->Idle"),
+    // QoS (issue 15).
+    ("RED", "Idle->x::RED(5, 50, 0.02)->Queue->Discard"),
+    ("RED (pull, 2 outputs)", "Idle->Queue->x::RED(5, 50, 0.02)->Discard; x[1]->Discard"),
+    ("FrontDropQueue", "Idle->x::FrontDropQueue->Discard"),
+    ("MixedQueue", "Idle->x::MixedQueue->Discard; Idle->[1]x"),
+    ("QuickNoteQueue", "Idle->x::QuickNoteQueue->Discard"),
+    ("Meter", "Idle->x::Meter(10Bps)->Discard; x[1]->Discard"),
+    ("BandwidthMeter", "Idle->x::BandwidthMeter(10Bps)->Discard; x[1]->Discard"),
+    ("RatedSplitter", "Idle->x::RatedSplitter(10)->Discard; x[1]->Discard"),
+    (
+        "BandwidthRatedSplitter",
+        "Idle->x::BandwidthRatedSplitter(10Bps)->Discard; x[1]->Discard",
+    ),
+    (
+        "BandwidthRatedUnqueue",
+        "Idle->Queue->x::BandwidthRatedUnqueue(10Bps)->Discard",
+    ),
+    ("Shaper", "Idle->Queue->x::Shaper(10)->Discard"),
+    ("BandwidthShaper", "Idle->Queue->x::BandwidthShaper(10Bps)->Discard"),
+    ("DelayUnqueue", "Idle->Queue->x::DelayUnqueue(1)->Discard"),
+    ("DelayShaper", "Idle->Queue->x::DelayShaper(1)->Discard"),
+    ("SetIPECN", "Idle->x::SetIPECN(CE)->Idle"),
+    ("DRRSched", "Idle->Queue->x::DRRSched->Discard"),
+    ("CoDel", "Idle->Queue->x::CoDel->Discard"),
 ];
 
 /// rclick-only classes, compared with the Click class they stand for.
@@ -240,6 +264,7 @@ const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
     ("IPReassembler", &["mem_used"]),
     ("RangeIPLookup", &["memory", "drops"]),
     ("SetIPDSCP", &["drops"]),
+    ("SetIPECN", &["drops"]),
     ("IPInputCombo", &["color"]),
     (
         "IPOutputCombo",
@@ -285,6 +310,14 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     (
         "PullSwitch",
         "rclick's PullSwitch has a task (it relays its notifier); config rw",
+    ),
+    (
+        "DelayShaper",
+        "rclick's has a task (it relays the queues' notifiers to its own)",
+    ),
+    (
+        "DRRSched",
+        "rclick's has a task (it relays the queues' notifiers to its own)",
     ),
     ("IPClassifier", "pattern0 rw (one patternN per output)"),
     ("IPPrint", "active rw.c (calm)"),
@@ -448,6 +481,7 @@ fn every_class_has_a_listing_case() {
         ("ToHostSniffers", "needs a network device; rclick only"),
         ("Socket", "needs the network"),
         ("HTTPServer", "rclick only, no Click counterpart"),
+        ("HFSCSched", "rclick only, no Click counterpart"),
         ("FastUDPSource", "Click's userlevel driver lacks it"),
         (
             "MSQueue",

@@ -26,7 +26,8 @@
 //! - `length` (read): current number of packets.
 //! - `highwater_length` (read): maximum length seen.
 //! - `capacity` (read/write): the capacity. Writing it discards queued
-//!   packets beyond the new capacity and sets `config` to `CAPACITY N`.
+//!   packets beyond the new capacity and sets CAPACITY in `config`, as Click's keyword
+//!   handler does (a positional capacity is replaced in place).
 //! - `drops` (read): packets dropped because the queue was full.
 //! - `reset_counts` (write): zeroes `drops` and `highwater_length`.
 //! - `reset` (write): drops every queued packet.
@@ -102,6 +103,43 @@ impl Queue {
         self.drops
     }
 
+    /// The queued packets, head first, for queue variants that insert at
+    /// either end or drop from the front (FrontDropQueue, MixedQueue);
+    /// call [`Queue::inserted`] after inserting.
+    pub fn packets_mut(&mut self) -> &mut VecDeque<Packet> {
+        &mut self.packets
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Counts a packet dropped because the queue was full, reporting the
+    /// first overflow on standard error as Click does.
+    pub fn count_drop(&mut self, ctx: &Ctx) {
+        if self.drops == 0 && self.capacity > 0 {
+            ctx.chatter(&format!(
+                "{} :: {}: overflow",
+                ctx.element_name(),
+                ctx.element_class_at(ctx.element_index())
+                    .unwrap_or(self.class_name())
+            ));
+        }
+        self.drops += 1;
+    }
+
+    /// After packets were inserted through [`Queue::packets_mut`]: the
+    /// high-water mark and the notifier signals.
+    pub fn inserted(&mut self, ctx: &Ctx) {
+        self.highwater = self.highwater.max(self.packets.len());
+        if let (Some(s), false) = (self.nonempty, self.packets.is_empty()) {
+            ctx.wake_signal(s);
+        }
+        if let (Some(s), true) = (self.nonfull, self.packets.len() >= self.capacity) {
+            ctx.sleep_signal(s);
+        }
+    }
+
     /// After packets left other than by a pull: the notifier signals.
     fn removed(&self, ctx: &Ctx) {
         if let (Some(s), true) = (self.nonempty, self.packets.is_empty()) {
@@ -171,14 +209,7 @@ impl Queue {
     fn enqueue(&mut self, p: Packet, ctx: &mut Ctx) {
         if self.packets.len() >= self.capacity {
             // As Click: the first overflow is reported once.
-            if self.drops == 0 && self.capacity > 0 {
-                ctx.chatter(&format!(
-                    "{} :: {}: overflow",
-                    ctx.element_name(),
-                    self.class_name()
-                ));
-            }
-            self.drops += 1;
+            self.count_drop(ctx);
             if ctx.noutputs() > 1 {
                 ctx.emit(1, p);
             }
@@ -195,7 +226,17 @@ impl Queue {
         while self.packets.len() > self.capacity {
             self.packets.pop_front();
         }
-        ctx.set_config(&format!("CAPACITY {}", self.capacity));
+        // Click's keyword handler: a positional CAPACITY is replaced in
+        // place, else `CAPACITY N` is appended.
+        let old = ctx
+            .element_config_at(ctx.element_index())
+            .unwrap_or_default();
+        ctx.set_config(&rclick_core::element::handlers::config_with_keyword(
+            &old,
+            "CAPACITY",
+            Some(0),
+            &self.capacity.to_string(),
+        ));
         if let Some(s) = self.nonfull {
             if self.packets.len() < self.capacity {
                 ctx.wake_signal(s);

@@ -24,7 +24,9 @@
 //!   together with BURST_DURATION.
 //!
 //! ## Handlers
-//! - `rate` (read/write): the rate; writing reconfigures RATE.
+//! - `rate` (read/write): the rate; writing it reconfigures the element
+//!   with that RATE (as in Click, from what `config` reads, so the burst
+//!   keywords return to their defaults).
 //! - `active` (read/write): whether to pull. Default true.
 //! - `calls` (read): task statistics, as in Click.
 //! - `config` (read/write): reads the current RATE; writing it
@@ -38,7 +40,7 @@
 
 use std::time::Duration;
 
-use rclick_core::conf::{parse_bool, parse_u32, Args};
+use rclick_core::conf::{parse_bool, Args};
 use rclick_core::element::hflags;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, NotifierSignal, TaskId, TimerId};
 
@@ -46,6 +48,8 @@ use super::tokenbucket::{jiffies_interval, TokenBucket};
 
 pub struct RatedUnqueue {
     tb: TokenBucket,
+    /// BandwidthRatedUnqueue: RATE in bytes per second, tokens are bytes.
+    bandwidth: bool,
     /// Capacity as configured: a duration in ms, or a size in packets.
     burst: Burst,
     active: bool,
@@ -62,6 +66,7 @@ impl Default for RatedUnqueue {
     fn default() -> Self {
         RatedUnqueue {
             tb: TokenBucket::default(),
+            bandwidth: false,
             burst: Burst::Duration(20),
             active: true,
             runs: 0,
@@ -76,18 +81,78 @@ impl Default for RatedUnqueue {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Burst {
+pub enum Burst {
     Duration(u32),
     Size(u32),
 }
 
+/// Click's `tb_bandwidth_thresh`: the bytes a bandwidth-rated element's
+/// bucket must hold before a packet may go, whatever its length.
+pub const BANDWIDTH_THRESH: u32 = 131_072;
+
 impl Burst {
-    fn capacity(self, rate: u32) -> u32 {
-        match self {
+    /// The bucket capacity for `rate`, as Click's
+    /// `RatedUnqueue::configure_helper` computes it: BANDWIDTH_THRESH more
+    /// for the bandwidth-rated classes, and at least 1.
+    pub fn capacity_at(self, rate: u32, bandwidth: bool) -> u32 {
+        let tokens = match self {
             Burst::Duration(ms) => capacity_for(rate, ms),
             Burst::Size(n) => n,
+        };
+        let tokens = if bandwidth {
+            tokens.saturating_add(BANDWIDTH_THRESH)
+        } else {
+            tokens
+        };
+        tokens.max(1)
+    }
+}
+
+/// Reads RATE, BURST_DURATION and BURST_SIZE (BURST_BYTES, with RATE a
+/// bandwidth, when `bandwidth`), as Click's `configure_helper`: the rate
+/// and the burst.
+pub fn read_rate_args(
+    conf: &str,
+    bandwidth: bool,
+) -> Result<(u32, Burst), rclick_core::element::Errors> {
+    let mut args = Args::new(conf);
+    let rate: u32 = if bandwidth {
+        let b: rclick_core::conf::Bandwidth = args.read_mp("RATE");
+        match u32::try_from(b.0) {
+            Ok(r) => r,
+            Err(_) => {
+                args.error_for("RATE", "out of range");
+                0
+            }
         }
-        .max(1)
+    } else {
+        args.read_mp("RATE")
+    };
+    let dur: Option<Duration> = args.read("BURST_DURATION");
+    let size: Option<u32> = args.read(if bandwidth {
+        "BURST_BYTES"
+    } else {
+        "BURST_SIZE"
+    });
+    args.complete()?;
+    let burst = match (dur, size) {
+        (Some(_), Some(_)) => {
+            return Err("cannot specify both BURST_DURATION and BURST_SIZE".into())
+        }
+        (_, Some(s)) => Burst::Size(s),
+        (d, None) => {
+            Burst::Duration(d.map_or(20, |d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX)))
+        }
+    };
+    Ok((rate, burst))
+}
+
+/// A rate as Click's rated elements print it: a number, or a bandwidth.
+pub fn unparse_rate(rate: u32, bandwidth: bool) -> String {
+    if bandwidth {
+        crate::qos::common::unparse_bandwidth(rate)
+    } else {
+        rate.to_string()
     }
 }
 
@@ -99,6 +164,18 @@ fn capacity_for(rate: u32, dur_msec: u32) -> u32 {
 }
 
 impl RatedUnqueue {
+    /// A BandwidthRatedUnqueue: RATE in bytes per second.
+    pub fn bandwidth() -> Self {
+        RatedUnqueue {
+            bandwidth: true,
+            ..RatedUnqueue::default()
+        }
+    }
+
+    fn rate_string(&self) -> String {
+        unparse_rate(self.tb.rate(), self.bandwidth)
+    }
+
     fn calls(&self, _ctx: &Ctx) -> String {
         format!(
             "{} calls to run_task()\n{} empty runs\n{} pushes\n{} failed pulls\n",
@@ -119,13 +196,15 @@ const HANDLERS: &[Handler<RatedUnqueue>] = &[
     Handler::read("calls", RatedUnqueue::calls),
     Handler::read_write(
         "rate",
-        |e, _| e.tb.rate().to_string(),
+        |e, _| e.rate_string(),
         |e, v, ctx| {
-            let rate = parse_u32(v.trim()).map_err(|e| format!("RATE: {e}"))?;
-            // As Click's reconfigure of RATE: the burst keywords keep
-            // their configured values.
-            e.tb.assign(rate, e.burst.capacity(rate));
-            e.wake(ctx)
+            // As Click's keyword handler: the element is reconfigured from
+            // what `config` reads (the rate alone), so the burst keywords
+            // return to their defaults.
+            let base = e.rate_string();
+            // Click does not wake the task: one sleeping on its timer
+            // wakes when the old rate said.
+            crate::qos::common::reconfigure_from(e, &base, "RATE", Some(0), v, ctx)
         },
     ),
     Handler::flagged(
@@ -140,7 +219,7 @@ const HANDLERS: &[Handler<RatedUnqueue>] = &[
         ),
     ),
     // Click reads the current rate as the configuration.
-    Handler::read("config", |e, _| e.tb.rate().to_string()),
+    Handler::read("config", |e, _| e.rate_string()),
 ];
 
 rclick_core::element_class!(RatedUnqueue);
@@ -159,21 +238,10 @@ impl Element for RatedUnqueue {
     }
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let rate: u32 = args.read_mp("RATE");
-        let dur: Option<Duration> = args.read("BURST_DURATION");
-        let size: Option<u32> = args.read("BURST_SIZE");
-        args.complete()?;
-        self.burst = match (dur, size) {
-            (Some(_), Some(_)) => {
-                return Err("cannot specify both BURST_DURATION and BURST_SIZE".into())
-            }
-            (_, Some(s)) => Burst::Size(s),
-            (d, None) => {
-                Burst::Duration(d.map_or(20, |d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX)))
-            }
-        };
-        self.tb.assign(rate, self.burst.capacity(rate));
+        let (rate, burst) = read_rate_args(conf, self.bandwidth)?;
+        self.burst = burst;
+        self.tb
+            .assign(rate, self.burst.capacity_at(rate, self.bandwidth));
         Ok(())
     }
 
@@ -201,16 +269,22 @@ impl Element for RatedUnqueue {
             return false;
         }
         self.tb.refill(ctx.now());
-        if !self.tb.contains(1) {
+        let need = if self.bandwidth { BANDWIDTH_THRESH } else { 1 };
+        if !self.tb.contains(need) {
             if let Some(t) = self.timer {
-                ctx.schedule_timer_after(t, jiffies_interval(self.tb.time_until_contains(1)));
+                ctx.schedule_timer_after(t, jiffies_interval(self.tb.time_until_contains(need)));
             }
             self.empty_runs += 1;
             return false;
         }
         let worked = match ctx.pull(0, 1) {
             Some(b) => {
-                self.tb.remove(b.len() as u32);
+                let tokens = if self.bandwidth {
+                    b.packets().iter().map(|p| p.len() as u32).sum()
+                } else {
+                    b.len() as u32
+                };
+                self.tb.remove(tokens);
                 self.pushes += 1;
                 ctx.emit_batch(0, b);
                 true

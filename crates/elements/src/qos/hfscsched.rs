@@ -1,0 +1,679 @@
+//! # HFSCSched
+//!
+//! Pulls from its inputs by Hierarchical Fair Service Curve scheduling.
+//!
+//! ## Synopsis
+//! `HFSCSched(CLASS SPEC, CLASS SPEC, ...)`
+//!
+//! ## Ports and processing
+//! One or more pull inputs, one pull output.
+//!
+//! ## Description
+//! Implements Stoica, Zhang and Ng's H-FSC (the algorithm of ALTQ's and
+//! Linux's `hfsc`), with real-time, link-sharing and upper-limit service
+//! curves, over a class hierarchy written in the configuration. Each CLASS
+//! argument declares one class:
+//!
+//! `CLASS NAME [PARENT PNAME] [INPUT N] [RT CURVE] [LS CURVE] [UL CURVE]`
+//!
+//! A class with INPUT N is a leaf fed by input N (every input has exactly
+//! one leaf); the others are interior classes that leaves (or other
+//! interior classes) name as PARENT. A class without PARENT hangs from the
+//! root, which is the link. A CURVE is a rate (`2Mbps`), or `M1 D M2` as in
+//! `tc-hfsc`: rate M1 for the first D of a backlogged period, then M2
+//! (`10Mbps 20ms 2Mbps` gives a burst, `0 10ms 5Mbps` a delay).
+//!
+//! - **RT** (leaves): the real-time curve. Whenever a leaf's head packet is
+//!   eligible (its real-time service so far is behind its eligible curve),
+//!   the eligible packet with the earliest deadline (when the curve would
+//!   have served it) goes first. Over any backlogged period the leaf gets
+//!   at least its RT curve, within one packet, provided the RT curves
+//!   together fit in the link.
+//! - **LS**: the link-sharing curve. Service beyond the real-time
+//!   guarantees is shared among the backlogged children of each class in
+//!   proportion to their LS curves (by virtual time, smallest first).
+//! - **UL**: the upper limit. A class is not served by link-sharing faster
+//!   than its UL curve allows (a leaf may still get its RT service).
+//!
+//! Each leaf holds its head packet (pulled from its input) so its length
+//! is known for the deadline. HFSCSched is an empty notifier: its signal is
+//! down while no input has packets, and while every head packet waits for
+//! an upper limit (a timer raises it when the first may go); a task relays
+//! the queues' notifiers upstream, as DRRSched's does. Times are the
+//! router's clock; rates are kept as bytes per nanosecond. Click has no
+//! H-FSC element: this one is rclick's.
+//!
+//! ## Handlers
+//! - `stats` (read): per class, the bytes served in total and by the
+//!   real-time criterion, and its virtual time.
+//!
+//! ## Example
+//! ```click
+//! s :: HFSCSched(CLASS site LS 60Mbps,
+//!                CLASS voice PARENT site INPUT 0 RT 5Mbps 10ms 1Mbps LS 5Mbps,
+//!                CLASS web PARENT site INPUT 1 LS 55Mbps UL 50Mbps,
+//!                CLASS bulk INPUT 2 LS 40Mbps);
+//! Idle -> Queue -> [0] s; Idle -> Queue -> [1] s; Idle -> Queue -> [2] s;
+//! s -> LinkUnqueue(0, 100Mbps) -> Discard;
+//! ```
+
+use rclick_core::conf::{parse_bandwidth, parse_timestamp};
+use rclick_core::{
+    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, NotifierSignal, Packet, SignalId, TaskId,
+    TimerId,
+};
+
+/// A two-piece service curve: slope `m1` (bytes/ns) for `d` ns, then
+/// `m2`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Curve {
+    pub m1: f64,
+    pub d: f64,
+    pub m2: f64,
+}
+
+impl Curve {
+    /// Bytes the curve gives in `t` ns from its start.
+    pub fn at(&self, t: f64) -> f64 {
+        if t <= 0.0 {
+            0.0
+        } else if t <= self.d {
+            self.m1 * t
+        } else {
+            self.m1 * self.d + self.m2 * (t - self.d)
+        }
+    }
+}
+
+/// A service curve anchored at a point (ALTQ's runtime curve): `y` bytes
+/// at time `x`, then slope `sm1` for `dx` ns (`dy` bytes), then `sm2`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Runtime {
+    x: f64,
+    y: f64,
+    sm1: f64,
+    dx: f64,
+    dy: f64,
+    sm2: f64,
+}
+
+impl Runtime {
+    fn anchored(c: &Curve, x: f64, y: f64) -> Runtime {
+        Runtime {
+            x,
+            y,
+            sm1: c.m1,
+            dx: c.d,
+            dy: c.m1 * c.d,
+            sm2: c.m2,
+        }
+    }
+
+    fn x2y(&self, x: f64) -> f64 {
+        if x <= self.x {
+            self.y
+        } else if x <= self.x + self.dx {
+            self.y + (x - self.x) * self.sm1
+        } else {
+            self.y + self.dy + (x - self.x - self.dx) * self.sm2
+        }
+    }
+
+    fn y2x(&self, y: f64) -> f64 {
+        if y < self.y {
+            self.x
+        } else if y <= self.y + self.dy {
+            if self.sm1 <= 0.0 {
+                if self.dy > 0.0 || y > self.y {
+                    self.x + self.dx
+                } else {
+                    self.x
+                }
+            } else {
+                self.x + (y - self.y) / self.sm1
+            }
+        } else if self.sm2 <= 0.0 {
+            f64::INFINITY
+        } else {
+            self.x + self.dx + (y - self.y - self.dy) / self.sm2
+        }
+    }
+
+    /// Makes this curve the minimum of itself and `c` anchored at
+    /// `(x, y)` (ALTQ's `rtsc_min`).
+    fn min_with(&mut self, c: &Curve, x: f64, y: f64) {
+        if c.m1 <= c.m2 {
+            // Convex: the new curve is below from its anchor on, or never.
+            if self.x2y(x) < y {
+                return;
+            }
+            *self = Runtime::anchored(c, x, y);
+            return;
+        }
+        let y1 = self.x2y(x);
+        if y1 <= y {
+            return;
+        }
+        let y2 = self.x2y(x + c.d);
+        if y2 >= y + c.m1 * c.d {
+            *self = Runtime::anchored(c, x, y);
+            return;
+        }
+        // The curves cross during the new curve's first segment.
+        let mut dx = (y1 - y) / (c.m1 - c.m2);
+        if self.x + self.dx > x {
+            dx += self.x + self.dx - x;
+        }
+        *self = Runtime {
+            x,
+            y,
+            sm1: c.m1,
+            dx,
+            dy: c.m1 * dx,
+            sm2: c.m2,
+        };
+    }
+}
+
+#[derive(Default)]
+struct Class {
+    name: String,
+    parent: Option<usize>,
+    input: Option<usize>,
+    rt: Option<Curve>,
+    ls: Option<Curve>,
+    ul: Option<Curve>,
+    // Leaf state.
+    head: Option<Packet>,
+    signal: NotifierSignal,
+    cumul: f64,
+    deadline: Runtime,
+    eligible: Runtime,
+    e: f64,
+    d: f64,
+    rt_started: bool,
+    // Link-sharing state.
+    total: f64,
+    vt: f64,
+    virt: Runtime,
+    virt_started: bool,
+    ulimit: Runtime,
+    ul_started: bool,
+    fit: f64,
+    active: bool,
+    /// Active children (interior classes).
+    nactive: usize,
+    /// The largest virtual time of the children when the last went idle.
+    cvtoff: f64,
+}
+
+#[derive(Default)]
+pub struct HFSCSched {
+    classes: Vec<Class>,
+    /// The leaf of each input.
+    leaf_of: Vec<usize>,
+    signal: Option<SignalId>,
+    task: Option<TaskId>,
+    timer: Option<TimerId>,
+}
+
+const KEYWORDS: [&str; 5] = ["PARENT", "INPUT", "RT", "LS", "UL"];
+
+/// Bytes per second to bytes per nanosecond.
+fn per_ns(bps: u64) -> f64 {
+    bps as f64 / 1e9
+}
+
+/// A curve from its words: `RATE` or `M1 D M2`. Returns it and the words
+/// used.
+fn parse_curve(words: &[&str]) -> Result<(Curve, usize), String> {
+    let rate = |w: &str| parse_bandwidth(w).map_err(|_| format!("bad rate '{w}'"));
+    if words.len() >= 3 && !KEYWORDS.contains(&words[1]) {
+        if let Ok(d) = parse_timestamp(words[1]) {
+            let m1 = per_ns(rate(words[0])?);
+            let m2 = per_ns(rate(words[2])?);
+            return Ok((
+                Curve {
+                    m1,
+                    d: d.as_nanos() as f64,
+                    m2,
+                },
+                3,
+            ));
+        }
+    }
+    let w = words.first().ok_or("missing service curve")?;
+    let m = per_ns(rate(w)?);
+    Ok((
+        Curve {
+            m1: m,
+            d: 0.0,
+            m2: m,
+        },
+        1,
+    ))
+}
+
+fn parse_class(spec: &str) -> Result<(Class, Option<String>), String> {
+    let words: Vec<&str> = spec.split_ascii_whitespace().collect();
+    let name = words.first().ok_or("CLASS needs a name")?;
+    let mut c = Class {
+        name: name.to_string(),
+        ..Class::default()
+    };
+    let mut parent = None;
+    let mut i = 1;
+    while i < words.len() {
+        let kw = words[i];
+        i += 1;
+        match kw {
+            "PARENT" => {
+                parent = Some(words.get(i).ok_or("PARENT needs a class")?.to_string());
+                i += 1;
+            }
+            "INPUT" => {
+                let n = words.get(i).ok_or("INPUT needs a port")?;
+                c.input = Some(n.parse().map_err(|_| format!("bad INPUT '{n}'"))?);
+                i += 1;
+            }
+            "RT" | "LS" | "UL" => {
+                let (curve, used) = parse_curve(&words[i..])?;
+                i += used;
+                match kw {
+                    "RT" => c.rt = Some(curve),
+                    "LS" => c.ls = Some(curve),
+                    _ => c.ul = Some(curve),
+                }
+            }
+            w => return Err(format!("CLASS {name}: unexpected '{w}'")),
+        }
+    }
+    Ok((c, parent))
+}
+
+impl HFSCSched {
+    fn set_active(&mut self, leaf: usize, now: f64) {
+        let len = self.classes[leaf].head.as_ref().map_or(0, |p| p.len()) as f64;
+        // Real time: the deadline and eligible curves from here.
+        let c = &mut self.classes[leaf];
+        if let Some(rt) = c.rt {
+            if c.rt_started {
+                c.deadline.min_with(&rt, now, c.cumul);
+            } else {
+                c.deadline = Runtime::anchored(&rt, now, c.cumul);
+                c.rt_started = true;
+            }
+            c.eligible = c.deadline;
+            if rt.m1 <= rt.m2 {
+                // Convex or linear: eligible at the long-term rate from the
+                // start, so a class may be served ahead of its deadlines;
+                // concave: eligible along the deadline curve itself.
+                c.eligible.dx = 0.0;
+                c.eligible.dy = 0.0;
+            }
+            c.e = c.eligible.y2x(c.cumul);
+            c.d = c.deadline.y2x(c.cumul + len);
+        }
+        // Link sharing: up the tree while classes become active.
+        let mut k = leaf;
+        loop {
+            if self.classes[k].active {
+                break;
+            }
+            self.classes[k].active = true;
+            let parent = self.classes[k].parent;
+            // The new virtual time: between the active siblings', or where
+            // the parent's children left off.
+            let (mut vmin, mut vmax) = (f64::INFINITY, f64::NEG_INFINITY);
+            for (j, s) in self.classes.iter().enumerate() {
+                if j != k && s.parent == parent && s.active && s.ls.is_some() {
+                    vmin = vmin.min(s.vt);
+                    vmax = vmax.max(s.vt);
+                }
+            }
+            let off = parent.map_or(0.0, |p| self.classes[p].cvtoff);
+            let c = &mut self.classes[k];
+            let vt = if vmax.is_finite() {
+                (vmin + vmax) / 2.0
+            } else {
+                off
+            };
+            if vt > c.vt || !c.virt_started {
+                c.vt = c.vt.max(vt);
+            }
+            if let Some(ls) = c.ls {
+                if c.virt_started {
+                    c.virt.min_with(&ls, c.vt, c.total);
+                } else {
+                    c.virt = Runtime::anchored(&ls, c.vt, c.total);
+                    c.virt_started = true;
+                }
+            }
+            if let Some(ul) = c.ul {
+                if c.ul_started {
+                    c.ulimit.min_with(&ul, now, c.total);
+                } else {
+                    c.ulimit = Runtime::anchored(&ul, now, c.total);
+                    c.ul_started = true;
+                }
+                c.fit = c.ulimit.y2x(c.total);
+            } else {
+                c.fit = f64::NEG_INFINITY;
+            }
+            match parent {
+                Some(p) => {
+                    self.classes[p].nactive += 1;
+                    k = p;
+                }
+                None => break,
+            }
+        }
+    }
+
+    fn set_passive(&mut self, leaf: usize) {
+        let mut k = leaf;
+        loop {
+            self.classes[k].active = false;
+            let Some(p) = self.classes[k].parent else {
+                break;
+            };
+            let vt = self.classes[k].vt;
+            let parent = &mut self.classes[p];
+            parent.nactive -= 1;
+            parent.cvtoff = parent.cvtoff.max(vt);
+            if parent.nactive > 0 {
+                break;
+            }
+            k = p;
+        }
+    }
+
+    /// Pulls a head packet for each leaf that has none.
+    fn fill_heads(&mut self, now: f64, ctx: &mut Ctx) -> bool {
+        let mut any = false;
+        for port in 0..self.leaf_of.len() {
+            let leaf = self.leaf_of[port];
+            if self.classes[leaf].head.is_none() && ctx.signal_active(&self.classes[leaf].signal) {
+                if let Some(p) = ctx.pull(port, 1).and_then(|mut b| b.pop()) {
+                    self.classes[leaf].head = Some(p);
+                    self.set_active(leaf, now);
+                }
+            }
+            any |= self.classes[leaf].head.is_some();
+        }
+        any
+    }
+
+    /// Whether class `i` can be served by link sharing now: active, within
+    /// its upper limit, and a leaf with a packet or a parent of such a
+    /// class. Notes in `wait` the earliest time an upper limit lifts.
+    fn ls_ok(&self, i: usize, now: f64, wait: &mut f64) -> bool {
+        let c = &self.classes[i];
+        if !c.active || c.ls.is_none() {
+            return false;
+        }
+        if c.fit > now {
+            *wait = wait.min(c.fit);
+            return false;
+        }
+        if c.input.is_some() {
+            return c.head.is_some();
+        }
+        let mut ok = false;
+        for (j, s) in self.classes.iter().enumerate() {
+            if s.parent == Some(i) && self.ls_ok(j, now, wait) {
+                ok = true;
+            }
+        }
+        ok
+    }
+
+    /// The class to serve now: a real-time choice (eligible, earliest
+    /// deadline) or a link-sharing one (smallest virtual time down the
+    /// tree, within upper limits). `Err(t)`: nothing until time `t`.
+    fn choose(&self, now: f64) -> Result<(usize, bool), f64> {
+        let mut best: Option<usize> = None;
+        let mut wait = f64::INFINITY;
+        for (i, c) in self.classes.iter().enumerate() {
+            if c.head.is_none() || c.rt.is_none() {
+                continue;
+            }
+            if c.e <= now {
+                if best.is_none_or(|b| c.d < self.classes[b].d) {
+                    best = Some(i);
+                }
+            } else {
+                wait = wait.min(c.e);
+            }
+        }
+        if let Some(b) = best {
+            return Ok((b, true));
+        }
+        let mut parent = None;
+        loop {
+            let mut pick: Option<usize> = None;
+            for (i, c) in self.classes.iter().enumerate() {
+                if c.parent == parent
+                    && self.ls_ok(i, now, &mut wait)
+                    && pick.is_none_or(|p| c.vt < self.classes[p].vt)
+                {
+                    pick = Some(i);
+                }
+            }
+            let Some(p) = pick else { return Err(wait) };
+            if self.classes[p].input.is_some() {
+                return Ok((p, false));
+            }
+            parent = Some(p);
+        }
+    }
+
+    fn serve(&mut self, leaf: usize, realtime: bool, now: f64) -> Option<Packet> {
+        let p = self.classes[leaf].head.take()?;
+        let len = p.len() as f64;
+        if realtime {
+            self.classes[leaf].cumul += len;
+        }
+        let mut k = Some(leaf);
+        while let Some(i) = k {
+            let c = &mut self.classes[i];
+            c.total += len;
+            if c.ls.is_some() {
+                c.vt = c.virt.y2x(c.total);
+            }
+            if c.ul.is_some() {
+                c.fit = c.ulimit.y2x(c.total);
+            }
+            k = c.parent;
+        }
+        let _ = now;
+        Some(p)
+    }
+
+    fn pull_one(&mut self, ctx: &mut Ctx) -> Result<Packet, f64> {
+        let now = ctx.now().nanos() as f64;
+        if !self.fill_heads(now, ctx) {
+            return Err(f64::INFINITY);
+        }
+        let (leaf, rt) = self.choose(now)?;
+        let p = self.serve(leaf, rt, now).ok_or(f64::INFINITY)?;
+        // The leaf's next packet, if its input has one.
+        let port = self.classes[leaf].input.unwrap_or(0);
+        let next = if ctx.signal_active(&self.classes[leaf].signal) {
+            ctx.pull(port, 1).and_then(|mut b| b.pop())
+        } else {
+            None
+        };
+        match next {
+            Some(q) => {
+                let c = &mut self.classes[leaf];
+                let len = q.len() as f64;
+                c.head = Some(q);
+                if c.rt.is_some() {
+                    c.e = c.eligible.y2x(c.cumul);
+                    c.d = c.deadline.y2x(c.cumul + len);
+                }
+            }
+            None => self.set_passive(leaf),
+        }
+        Ok(p)
+    }
+
+    fn stats(&self, _ctx: &Ctx) -> String {
+        self.classes
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}: {} bytes, {} real-time, vt {:.0}\n",
+                    c.name, c.total, c.cumul, c.vt
+                )
+            })
+            .collect()
+    }
+}
+
+const HANDLERS: &[Handler<HFSCSched>] = &[Handler::read("stats", HFSCSched::stats)];
+
+rclick_core::element_class!(HFSCSched);
+
+impl Element for HFSCSched {
+    rclick_core::handlers!(HANDLERS);
+
+    fn port_count(&self) -> &'static str {
+        "1-/1"
+    }
+
+    fn processing(&self) -> &'static str {
+        "l/l"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = rclick_core::conf::Args::new(conf);
+        let specs: Vec<String> = args.read_all_with("CLASS", |s| Ok(s.to_string()));
+        args.complete()?;
+        let mut classes = Vec::new();
+        let mut parents = Vec::new();
+        for s in &specs {
+            let (c, p) = parse_class(s)?;
+            if classes.iter().any(|x: &Class| x.name == c.name) {
+                return Err(format!("class '{}' declared twice", c.name).into());
+            }
+            classes.push(c);
+            parents.push(p);
+        }
+        for (i, p) in parents.iter().enumerate() {
+            if let Some(p) = p {
+                let Some(j) = classes.iter().position(|x| &x.name == p) else {
+                    return Err(format!("no class named '{p}'").into());
+                };
+                if classes[j].input.is_some() {
+                    return Err(format!("class '{p}' has an input: it cannot be a parent").into());
+                }
+                classes[i].parent = Some(j);
+            }
+        }
+        // No cycles: every chain of parents reaches the root.
+        for i in 0..classes.len() {
+            let mut k = classes[i].parent;
+            let mut steps = 0;
+            while let Some(j) = k {
+                steps += 1;
+                if steps > classes.len() {
+                    return Err(format!("class '{}' is its own ancestor", classes[i].name).into());
+                }
+                k = classes[j].parent;
+            }
+        }
+        let n = ctx.ninputs();
+        let mut leaf_of = vec![usize::MAX; n];
+        for (i, c) in classes.iter().enumerate() {
+            match c.input {
+                Some(port) if port >= n => {
+                    return Err(format!("class '{}': no input {port}", c.name).into())
+                }
+                Some(port) if leaf_of[port] != usize::MAX => {
+                    return Err(format!("input {port} has two classes").into())
+                }
+                Some(port) => {
+                    leaf_of[port] = i;
+                    if c.rt.is_none() && c.ls.is_none() {
+                        return Err(format!("class '{}' needs RT or LS", c.name).into());
+                    }
+                }
+                None => {
+                    if c.ls.is_none() {
+                        return Err(format!("interior class '{}' needs LS", c.name).into());
+                    }
+                    if c.rt.is_some() {
+                        return Err(format!("interior class '{}': RT is for leaves", c.name).into());
+                    }
+                }
+            }
+        }
+        if let Some(port) = leaf_of.iter().position(|&l| l == usize::MAX) {
+            return Err(format!("input {port} has no class").into());
+        }
+        self.classes = classes;
+        self.leaf_of = leaf_of;
+        if self.signal.is_none() {
+            self.signal = Some(ctx.new_signal(true));
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        let t = ctx.new_task(false);
+        for port in 0..self.leaf_of.len() {
+            let leaf = self.leaf_of[port];
+            self.classes[leaf].signal = ctx.upstream_empty_signal(port, Some(t));
+        }
+        self.task = Some(t);
+        self.timer = Some(ctx.new_timer());
+        Ok(())
+    }
+
+    fn empty_notifier(&self) -> Option<SignalId> {
+        self.signal
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        let max = max.clamp(1, rclick_core::batch::BATCH_CAPACITY);
+        let mut out = Batch::new();
+        let mut wait = f64::INFINITY;
+        while out.len() < max {
+            match self.pull_one(ctx) {
+                Ok(p) => out.push(p),
+                Err(t) => {
+                    wait = t;
+                    break;
+                }
+            }
+        }
+        if out.is_empty() {
+            if let Some(s) = self.signal {
+                ctx.sleep_signal(s);
+            }
+            // Packets wait for an upper limit: wake when the first may go.
+            if wait.is_finite() {
+                if let Some(t) = self.timer {
+                    ctx.schedule_timer_at(t, rclick_core::Timestamp(wait.ceil() as i64));
+                }
+            }
+            return None;
+        }
+        Some(out)
+    }
+
+    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
+        if let Some(s) = self.signal {
+            ctx.wake_signal(s);
+        }
+        false
+    }
+
+    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        if let Some(s) = self.signal {
+            ctx.wake_signal(s);
+        }
+    }
+}
