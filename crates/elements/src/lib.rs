@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod ip;
+pub mod ip6;
 pub mod standard;
 pub mod testing;
 pub mod userlevel;
