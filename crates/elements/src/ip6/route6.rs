@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use std::net::Ipv6Addr;
 
 use rclick_core::conf::{parse_i32, split_args, split_words, uncomment, Ipv6Prefix};
-use rclick_core::element::{hflags, Dispatch};
+use rclick_core::element::Dispatch;
 use rclick_core::{ConfigResult, Ctx, Element, Errors, Handler, InitCtx, Packet};
 
 use super::common::{fmt_ip6, fmt_prefix6, parse_ipv6_prefix_arg};
@@ -575,7 +575,7 @@ impl<C: Class6> RouteLookup6<C> {
         Self::ADD,
         Self::REMOVE,
         Self::CTRL,
-        Handler::flagged(hflags::EXPENSIVE, Self::TABLE),
+        Self::TABLE,
     ];
 
     fn lookup_handler(&self, param: Option<&str>) -> Result<String, String> {
