@@ -31,7 +31,9 @@
 //! advertisement for a neighbour in the cache updates it as section 7.2.5
 //! says, and sends the held packet. A valid solicitation for IP from a
 //! neighbour that gives its link-layer address records that address as
-//! stale (section 7.2.3).
+//! stale (section 7.2.3), so that answering that neighbour needs no
+//! discovery; to use it, send solicitations to input 1 as well as to the
+//! IP6NDAdvertiser (through a Tee).
 //!
 //! The neighbour cache follows RFC 4861 section 7.3.2 where Click's is
 //! simpler (Click has "ok" entries that it re-solicits after 60 seconds

@@ -319,6 +319,8 @@ const NO_HOP: Hop6 = Hop6 { port: -1, gw: 0 };
 /// Routes, next hops and the trie.
 pub struct RouteTable6 {
     slots: Vec<Option<Route6>>,
+    /// Free slots; the lowest is reused first, as in Click.
+    free_slots: std::collections::BTreeSet<usize>,
     index: HashMap<(u128, u8), usize>,
     hops: Vec<(Hop6, u32)>,
     hop_ids: HashMap<(i32, u128), u32>,
@@ -331,6 +333,7 @@ impl Default for RouteTable6 {
     fn default() -> Self {
         RouteTable6 {
             slots: Vec::new(),
+            free_slots: Default::default(),
             index: HashMap::new(),
             hops: vec![(NO_HOP, 0)],
             hop_ids: HashMap::new(),
@@ -424,7 +427,7 @@ impl RouteTable6 {
             self.release(id);
             return Err("out of memory".into());
         }
-        let slot = match self.slots.iter().position(Option::is_none) {
+        let slot = match self.free_slots.pop_first() {
             Some(s) => s,
             None => {
                 self.slots.push(None);
@@ -461,6 +464,7 @@ impl RouteTable6 {
         let id = self.hop_id(&old);
         self.release(id);
         self.slots[slot] = None;
+        self.free_slots.insert(slot);
         self.index.remove(&key);
         self.count -= 1;
         Ok(old)
