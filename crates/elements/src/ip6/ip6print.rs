@@ -68,9 +68,9 @@ impl IP6Print {
         }
         match ip6_hdr(p) {
             Some(h) => {
-                let _ = write!(
+                let _ = writeln!(
                     s,
-                    "{} -> {} plen {}, next {}, hlim {}\n",
+                    "{} -> {} plen {}, next {}, hlim {}",
                     fmt_ip6(h.src()),
                     fmt_ip6(h.dst()),
                     h.payload_len(),
