@@ -1,0 +1,195 @@
+//! rclick's IPv6 forwarding path on real links: host A
+//! (2001:db8:a::2/64) — veth — router namespace — veth — host B
+//! (2001:db8:b::2/64), each host's default route via the router's address
+//! on its link. The router runs in-process in a thread that entered its
+//! namespace (whose own IPv6 stack is off); neighbour discovery is done
+//! for real on both sides: the hosts resolve the router through its
+//! IP6NDAdvertisers, the router resolves the hosts through its
+//! IP6NDSolicitors. Linux's `ping -6` checks it both ways, to the router
+//! itself (ICMP6PingResponder), and with hop limit 1 (ICMP6Error's time
+//! exceeded from the router's address).
+//!
+//! Needs root, iproute2, iputils-ping and coreutils' `timeout`; without
+//! them the test prints why it is skipped and passes.
+
+mod common;
+
+use common::netns::*;
+
+const A: &str = "2001:db8:a::2";
+const B: &str = "2001:db8:b::2";
+const RA: &str = "2001:db8:a::1";
+const RB: &str = "2001:db8:b::1";
+const MAC_RA: &str = "02:00:00:00:0a:01";
+const MAC_RB: &str = "02:00:00:00:0b:01";
+
+fn skip_reason() -> Option<String> {
+    if !have(&["timeout", "--version"]) {
+        return Some("timeout not installed (Debian package coreutils)".into());
+    }
+    if let Some(why) = namespace_skip_reason() {
+        return Some(why);
+    }
+    if !run_t(5, &["ping", "-V"]).0 {
+        return Some("ping not installed (Debian package iputils-ping)".into());
+    }
+    None
+}
+
+/// One router interface: neighbour discovery in, IPv6 to the table, and
+/// the interface's queue out.
+fn interface(i: usize, dev: &str, ip: &str, mac: &str) -> String {
+    format!(
+        "c{i} :: Classifier(12/86dd 20/3aff 54/87, 12/86dd 20/3aff 54/88, 12/86dd, -);
+         FromDevice({dev}) -> c{i};
+         out{i} :: Queue(1000) -> ToDevice({dev});
+         nds{i} :: IP6NDSolicitor({ip}, {mac}) -> out{i};
+         c{i}[0] -> t{i} :: Tee -> nda{i} :: IP6NDAdvertiser({ip} {mac}) -> out{i};
+         t{i}[1] -> [1]nds{i};
+         c{i}[1] -> [1]nds{i};
+         c{i}[2] -> Paint({i}) -> Strip(14) -> CheckIP6Header({ip}) -> GetIP6Address(24) -> rt;
+         c{i}[3] -> Discard;
+         dh{i} :: DecIP6HLIM -> nds{i};
+         // Expired: time exceeded from the address of the interface the
+         // packet came in on (its paint).
+         dh{i}[1] -> ps{i} :: PaintSwitch;
+         ps{i}[0] -> ICMP6Error({RA}, 3, 0) -> rt;
+         ps{i}[1] -> ICMP6Error({RB}, 3, 0) -> rt;
+        "
+    )
+}
+
+fn router_config(ra: &str, rb: &str) -> String {
+    format!(
+        "rt :: LookupIP6Route({RA}/128 0, {RB}/128 0, 2001:db8:a::/64 1, 2001:db8:b::/64 2);
+         rt[0] -> ping :: ICMP6PingResponder -> GetIP6Address(24) -> rt;
+         ping[1] -> Discard;
+         {}{}
+         rt[1] -> dh0; rt[2] -> dh1;",
+        interface(0, ra, RA, MAC_RA),
+        interface(1, rb, RB, MAC_RB)
+    )
+}
+
+fn ping_ok(ns: &Netns, args: &[&str]) -> String {
+    let mut cmd = vec!["ping", "-6", "-n", "-W", "2"];
+    cmd.extend_from_slice(args);
+    let (ok, out) = ns.run(30, &cmd);
+    assert!(ok, "{} in {}: {out}", cmd.join(" "), ns.name);
+    assert_eq!(ping_loss(&out), Some(0.0), "{}:\n{out}", cmd.join(" "));
+    assert!(!out.contains("DUP!"), "duplicate replies:\n{out}");
+    out
+}
+
+#[test]
+fn ping6_through_rclick_with_neighbour_discovery() {
+    skip_if!(skip_reason());
+    let t = tag();
+    let (a, b, rt) = (Netns::new("a6"), Netns::new("b6"), Netns::new("r6"));
+    // The router namespace's own IPv6 stack stays off the links.
+    rt.disable_ipv6();
+    let (a_dev, ra) = (format!("ha{t}"), format!("ra{t}"));
+    let (b_dev, rb) = (format!("hb{t}"), format!("rb{t}"));
+    for (h, hd, rd, mac) in [(&a, &a_dev, &ra, MAC_RA), (&b, &b_dev, &rb, MAC_RB)] {
+        must(&[
+            "ip", "link", "add", hd, "netns", &h.name, "type", "veth", "peer", "name", rd, "netns",
+            &rt.name,
+        ]);
+        rt.exec(&["ip", "link", "set", rd, "address", mac]);
+        rt.exec(&["ip", "link", "set", rd, "arp", "off"]);
+        rt.exec(&["ip", "link", "set", rd, "up"]);
+        h.exec(&["ip", "link", "set", hd, "up"]);
+    }
+    a.exec(&[
+        "ip",
+        "-6",
+        "addr",
+        "add",
+        &format!("{A}/64"),
+        "dev",
+        &a_dev,
+        "nodad",
+    ]);
+    a.exec(&["ip", "-6", "route", "add", "default", "via", RA]);
+    b.exec(&[
+        "ip",
+        "-6",
+        "addr",
+        "add",
+        &format!("{B}/64"),
+        "dev",
+        &b_dev,
+        "nodad",
+    ]);
+    b.exec(&["ip", "-6", "route", "add", "default", "via", RB]);
+    let router = Running::start(&rt, &router_config(&ra, &rb));
+
+    ping_ok(&a, &["-c", "5", "-i", "0.2", B]);
+    ping_ok(&b, &["-c", "5", "-i", "0.2", A]);
+    ping_ok(&a, &["-c", "2", "-i", "0.2", RA]);
+
+    // Neighbour discovery on both sides: the hosts know the router's
+    // Ethernet addresses, the router knows theirs.
+    let (_, n) = a.run(5, &["ip", "-6", "neigh", "show", RA]);
+    assert!(
+        n.contains(MAC_RA),
+        "A's neighbour entry for the router: {n}"
+    );
+    let (_, n) = b.run(5, &["ip", "-6", "neigh", "show", RB]);
+    assert!(
+        n.contains(MAC_RB),
+        "B's neighbour entry for the router: {n}"
+    );
+    let table = router.read("nds0.table");
+    assert!(table.contains(&format!("{A} 1 ")), "nds0.table: {table}");
+    let table = router.read("nds1.table");
+    assert!(table.contains(&format!("{B} 1 ")), "nds1.table: {table}");
+    assert!(router.read_u64("nda0.responses") >= 1);
+
+    // Hop limit 1 expires at the router: time exceeded from its address.
+    let (_, out) = a.run(
+        10,
+        &["ping", "-6", "-n", "-c", "1", "-W", "2", "-t", "1", B],
+    );
+    assert!(
+        out.contains(&format!("From {RA} icmp_seq=1 Time exceeded")),
+        "ping -t 1:\n{out}"
+    );
+    if have(&["traceroute", "--version"]) {
+        let (ok, out) = a.run(
+            30,
+            &["traceroute", "-6", "-n", "-q", "1", "-w", "2", "-m", "4", B],
+        );
+        assert!(ok, "traceroute: {out}");
+        let hops: Vec<Vec<&str>> = out
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(
+            hops.first().and_then(|h| h.get(1)).copied(),
+            Some(RA),
+            "traceroute:\n{out}"
+        );
+        assert_eq!(
+            hops.get(1).and_then(|h| h.get(1)).copied(),
+            Some(B),
+            "traceroute:\n{out}"
+        );
+    } else {
+        eprintln!("SKIP PART: traceroute -6: install the Debian package traceroute");
+    }
+    if have(&["iperf3", "--version"]) {
+        // A TCP transfer both ways through the IPv6 path.
+        let server = b.spawn(|| run_t(20, &["iperf3", "-s", "-1", "-6"]));
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let (ok, out) = a.run(20, &["iperf3", "-6", "-c", B, "-t", "2"]);
+        let _ = server.join();
+        assert!(ok, "iperf3: {out}");
+        assert!(out.contains("receiver"), "iperf3: {out}");
+    } else {
+        eprintln!("SKIP PART: iperf3 -6: install the Debian package iperf3");
+    }
+    assert_eq!(router.read("nds0.drops"), "0");
+    drop(router);
+}
