@@ -463,6 +463,10 @@ fn every_class_has_a_listing_case() {
         ("ToHostSniffers", "needs a network device; rclick only"),
         ("Socket", "needs the network"),
         ("HTTPServer", "rclick only, no Click counterpart"),
+        (
+            "IP6RouterAdvertiser",
+            "rclick only, no Click counterpart (tests/ip6.rs)",
+        ),
         ("FastUDPSource", "Click's userlevel driver lacks it"),
         (
             "MSQueue",

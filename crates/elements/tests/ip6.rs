@@ -999,3 +999,114 @@ fn arbitrary_bytes_never_panic() {
     assert_eq!(nda, n as u64);
     r.take_chatter();
 }
+
+// ------------------------------------------------------------ router advertisements
+
+fn rs(src: &str, sll: Option<[u8; 6]>, hlim: u8) -> Vec<u8> {
+    let r = Icmpv6Repr::RouterSolicit {
+        source_ll: sll.map(EtherAddr),
+    };
+    ether(
+        [0x33, 0x33, 0, 0, 0, 2],
+        MAC_X,
+        &icmp6(src, "ff02::2", hlim, &r),
+    )
+}
+
+#[test]
+fn ip6routeradvertiser_advertises_prefixes() {
+    let mut r = from_config(&format!(
+        "Idle -> ra :: IP6RouterAdvertiser(fe80::1, 02:00:00:00:00:01, 2001:db8:1::/64 2001:db8:2::/64,
+                                           INTERVAL 30, LIFETIME 900, MTU 1400, OTHER true)
+           -> q :: Queue(100) -> Idle; {BUSY}"
+    ));
+    r.run_limited(2);
+    let v = drain(&mut r, "q");
+    assert_eq!(v.len(), 1, "the first advertisement goes out at once");
+    let f = v[0].data();
+    assert_eq!(&f[..6], &[0x33, 0x33, 0, 0, 0, 1]);
+    let h = Ipv6Header::new_checked(&f[14..]).unwrap();
+    assert_eq!(
+        (h.src(), h.dst(), h.hop_limit()),
+        (a6("fe80::1"), a6("ff02::1"), 255)
+    );
+    let icmp = Icmpv6Header::new_checked(h.payload()).unwrap();
+    assert!(icmp.verify_checksum(h.src(), h.dst()));
+    assert_eq!(
+        (
+            icmp.msg_type(),
+            icmp.router_lifetime(),
+            icmp.cur_hop_limit(),
+            icmp.nd_flags()
+        ),
+        (134, 900, 64, 0x40)
+    );
+    let opts: Vec<_> = icmp.ndisc_options().map(|o| o.unwrap()).collect();
+    assert_eq!(
+        opts[0],
+        rclick_core::wire::NdiscOption::SourceLinkAddr(EtherAddr([2, 0, 0, 0, 0, 1]))
+    );
+    assert_eq!(opts[1], rclick_core::wire::NdiscOption::Mtu(1400));
+    let prefixes: Vec<_> = opts[2..]
+        .iter()
+        .map(|o| match o {
+            rclick_core::wire::NdiscOption::PrefixInfo(p) => {
+                assert!(p.on_link && p.autonomous);
+                assert_eq!(
+                    (p.valid_lifetime, p.preferred_lifetime),
+                    (2_592_000, 604_800)
+                );
+                (p.prefix, p.prefix_len)
+            }
+            o => panic!("{o:?}"),
+        })
+        .collect();
+    assert_eq!(
+        prefixes,
+        [(a6("2001:db8:1::"), 64), (a6("2001:db8:2::"), 64)]
+    );
+
+    // The initial advertisements come at most 16 s apart, then INTERVAL.
+    advance(&mut r, 15.0);
+    assert!(drain(&mut r, "q").is_empty());
+    advance(&mut r, 1.0);
+    assert_eq!(drain(&mut r, "q").len(), 1);
+    advance(&mut r, 16.0);
+    assert_eq!(drain(&mut r, "q").len(), 1);
+    advance(&mut r, 16.0);
+    assert!(drain(&mut r, "q").is_empty());
+    advance(&mut r, 14.0);
+    assert_eq!(drain(&mut r, "q").len(), 1);
+
+    // A solicitation is answered at once, then no sooner than 3 s after
+    // the last advertisement.
+    advance(&mut r, 5.0);
+    inject(
+        &mut r,
+        "ra",
+        0,
+        Packet::from_slice(&rs("fe80::99", Some(MAC_X), 255)),
+    );
+    assert_eq!(drain(&mut r, "q").len(), 1);
+    inject(&mut r, "ra", 0, Packet::from_slice(&rs("::", None, 255)));
+    assert!(drain(&mut r, "q").is_empty());
+    advance(&mut r, 3.0);
+    assert_eq!(drain(&mut r, "q").len(), 1);
+    // Invalid: hop limit, a link-layer option from ::, not a solicitation.
+    for b in [
+        rs("fe80::99", None, 64),
+        rs("::", Some(MAC_X), 255),
+        ns("fe80::99", "ff02::1:ff00:1", 255, "fe80::1", None),
+    ] {
+        inject(&mut r, "ra", 0, Packet::from_slice(&b));
+    }
+    advance(&mut r, 3.0);
+    assert!(drain(&mut r, "q").is_empty());
+    assert_eq!(read(&mut r, "ra.drops"), "3");
+    assert_eq!(read(&mut r, "ra.solicitations"), "2");
+    assert_eq!(read(&mut r, "ra.sent"), "6");
+    assert!(config_errors(
+        "Idle -> IP6RouterAdvertiser(2001:db8::1, 0:1:2:3:4:5, 2001:db8::/64) -> Idle;"
+    )
+    .contains("link-local"));
+}

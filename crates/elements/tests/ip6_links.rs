@@ -1,7 +1,7 @@
 //! rclick's IPv6 forwarding path on real links: host A
-//! (2001:db8:a::2/64) — veth — router namespace — veth — host B
-//! (2001:db8:b::2/64), each host's default route via the router's address
-//! on its link. The router runs in-process in a thread that entered its
+//! (2001:db8:a::2/64, default route via the router's address) — veth —
+//! router namespace — veth — host B, which configures its address and
+//! default route by SLAAC from the router's IP6RouterAdvertiser. The router runs in-process in a thread that entered its
 //! namespace (whose own IPv6 stack is off); neighbour discovery is done
 //! for real on both sides: the hosts resolve the router through its
 //! IP6NDAdvertisers, the router resolves the hosts through its
@@ -17,11 +17,16 @@ mod common;
 use common::netns::*;
 
 const A: &str = "2001:db8:a::2";
-const B: &str = "2001:db8:b::2";
+/// B's SLAAC address: the advertised prefix and the EUI-64 interface id
+/// of B's Ethernet address 02:00:00:00:0b:02.
+const B: &str = "2001:db8:b::ff:fe00:b02";
 const RA: &str = "2001:db8:a::1";
 const RB: &str = "2001:db8:b::1";
 const MAC_RA: &str = "02:00:00:00:0a:01";
 const MAC_RB: &str = "02:00:00:00:0b:01";
+/// The router's link-local address on B's link, the source of its router
+/// advertisements and B's default router.
+const LL_RB: &str = "fe80::b01";
 
 fn skip_reason() -> Option<String> {
     if !have(&["timeout", "--version"]) {
@@ -36,19 +41,22 @@ fn skip_reason() -> Option<String> {
     None
 }
 
-/// One router interface: neighbour discovery in, IPv6 to the table, and
-/// the interface's queue out.
-fn interface(i: usize, dev: &str, ip: &str, mac: &str) -> String {
+/// One router interface: neighbour discovery and router solicitations
+/// in (to `ra`, an element or `Discard; Idle`), IPv6 to the table, and
+/// the interface's queue out. `ll` is a link-local address the interface
+/// also answers for ("" for none).
+fn interface(i: usize, dev: &str, ip: &str, ll: &str, mac: &str, ra: &str) -> String {
     format!(
-        "c{i} :: Classifier(12/86dd 20/3aff 54/87, 12/86dd 20/3aff 54/88, 12/86dd, -);
+        "c{i} :: Classifier(12/86dd 20/3aff 54/87, 12/86dd 20/3aff 54/88, 12/86dd 20/3aff 54/85, 12/86dd, -);
          FromDevice({dev}) -> c{i};
          out{i} :: Queue(1000) -> ToDevice({dev});
          nds{i} :: IP6NDSolicitor({ip}, {mac}) -> out{i};
-         c{i}[0] -> t{i} :: Tee -> nda{i} :: IP6NDAdvertiser({ip} {mac}) -> out{i};
+         c{i}[0] -> t{i} :: Tee -> nda{i} :: IP6NDAdvertiser({ip} {ll} {mac}) -> out{i};
          t{i}[1] -> [1]nds{i};
          c{i}[1] -> [1]nds{i};
-         c{i}[2] -> Paint({i}) -> Strip(14) -> CheckIP6Header({ip}) -> GetIP6Address(24) -> rt;
-         c{i}[3] -> Discard;
+         c{i}[2] -> {ra} -> out{i};
+         c{i}[3] -> Paint({i}) -> Strip(14) -> CheckIP6Header({ip}) -> GetIP6Address(24) -> rt;
+         c{i}[4] -> Discard;
          dh{i} :: DecIP6HLIM -> nds{i};
          // Expired: time exceeded from the address of the interface the
          // packet came in on (its paint).
@@ -66,8 +74,16 @@ fn router_config(ra: &str, rb: &str) -> String {
          ping[1] -> Discard;
          {}{}
          rt[1] -> dh0; rt[2] -> dh1;",
-        interface(0, ra, RA, MAC_RA),
-        interface(1, rb, RB, MAC_RB)
+        interface(0, ra, RA, "", MAC_RA, "Discard; Idle"),
+        // B configures itself by SLAAC from these advertisements.
+        interface(
+            1,
+            rb,
+            RB,
+            LL_RB,
+            MAC_RB,
+            &format!("ra1 :: IP6RouterAdvertiser({LL_RB}, {MAC_RB}, 2001:db8:b::/64, INTERVAL 10)")
+        )
     )
 }
 

@@ -198,3 +198,49 @@ pub fn advertisement(
     };
     nd_frame(eth_src, eth_dst, src, dst, &icmp)
 }
+
+/// A received, valid router solicitation: its IPv6 source and source
+/// link-layer address option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouterSolicitation {
+    /// IPv6 source (`::` before the host has an address).
+    pub src: Ipv6Addr,
+    /// Source link-layer address option.
+    pub lladdr: Option<EtherAddr>,
+}
+
+/// Reads an Ethernet frame holding a router solicitation and checks it as
+/// RFC 4861 section 6.1.1 asks: hop limit 255, checksum, code 0, at least
+/// 8 bytes, options of nonzero length, and no source link-layer option
+/// from `::`.
+pub fn parse_rs(frame: &[u8]) -> Result<RouterSolicitation, NdError> {
+    use rclick_core::wire::icmpv6::ND_ROUTER_SOLICIT;
+    let eth = EtherFrame::new_checked(frame).map_err(|_| NdError::NotNd)?;
+    if eth.ethertype() != ETHERTYPE_IP6 {
+        return Err(NdError::NotNd);
+    }
+    let h = Ipv6Header::new_checked(eth.payload()).map_err(|_| NdError::NotNd)?;
+    if h.next_header() != PROTO_ICMPV6 || h.payload().first() != Some(&ND_ROUTER_SOLICIT) {
+        return Err(NdError::NotNd);
+    }
+    let icmp_bytes = h.payload();
+    if icmp_bytes.len() != h.payload_len() as usize || h.hop_limit() != 255 {
+        return Err(NdError::Invalid);
+    }
+    let icmp = Icmpv6Header::new_checked(icmp_bytes).map_err(|_| NdError::Invalid)?;
+    if !icmp.verify_checksum(h.src(), h.dst()) {
+        return Err(NdError::Invalid);
+    }
+    match Icmpv6Repr::parse(&icmp) {
+        Ok(Icmpv6Repr::RouterSolicit { source_ll }) => {
+            if h.src().is_unspecified() && source_ll.is_some() {
+                return Err(NdError::Invalid);
+            }
+            Ok(RouterSolicitation {
+                src: h.src(),
+                lladdr: source_ll,
+            })
+        }
+        _ => Err(NdError::Invalid),
+    }
+}
