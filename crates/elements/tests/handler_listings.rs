@@ -229,6 +229,11 @@ const STAND_INS: &[(&str, &str, &str)] = &[
         "Idle->x::ICMP6PingResponder->Idle",
         "Idle->x::ICMPPingResponder->Idle",
     ),
+    (
+        "IP6Filter",
+        "Idle->x::IP6Filter(allow all)->Idle",
+        "Idle->x::IPFilter(allow all)->Idle",
+    ),
 ];
 
 /// Handlers rclick adds to a class (each documented in the element's
@@ -463,6 +468,10 @@ fn every_class_has_a_listing_case() {
         ("ToHostSniffers", "needs a network device; rclick only"),
         ("Socket", "needs the network"),
         ("HTTPServer", "rclick only, no Click counterpart"),
+        (
+            "IP6Classifier",
+            "rclick only; IP6Filter is compared with IPFilter (tests/ip6.rs)",
+        ),
         (
             "IP6RouterAdvertiser",
             "rclick only, no Click counterpart (tests/ip6.rs)",

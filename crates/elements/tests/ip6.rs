@@ -10,7 +10,7 @@ use std::net::Ipv6Addr;
 
 use proptest::prelude::*;
 use rclick_core::packet::PacketType;
-use rclick_core::wire::ipv6::{HEADER_LEN, PROTO_ICMPV6, PROTO_UDP};
+use rclick_core::wire::ipv6::{HEADER_LEN, PROTO_ICMPV6, PROTO_TCP, PROTO_UDP};
 use rclick_core::wire::{EtherAddr, Icmpv6Header, Icmpv6Repr, Ipv6Header, Ipv6Repr};
 use rclick_core::{Packet, Router, Timestamp};
 use rclick_elements::ip6::route6::{mask6, Route6, RouteTable6};
@@ -948,7 +948,9 @@ fn arbitrary_bytes_never_panic() {
          rt[1] -> MarkIP6Header -> e :: ICMP6Error(3ffe::1, 4, 0, RATE 0) -> Discard;
          d[1] -> Discard;
          Idle -> nda :: IP6NDAdvertiser(fe80::a ::/0 02:00:00:00:00:0a) -> Discard;
-         Idle -> nds :: IP6NDSolicitor(fe80::a, 02:00:00:00:00:0a) -> Discard; Idle -> [1]nds;",
+         Idle -> nds :: IP6NDSolicitor(fe80::a, 02:00:00:00:00:0a) -> Discard; Idle -> [1]nds;
+         Idle -> cl :: IP6Classifier(tcp port 80, icmp6 type 128 or frag, -) -> Discard;
+         cl[1] -> Discard; cl[2] -> cnt :: Counter -> Discard;",
     );
     let mut rng = rclick_elements::testing::Rng(99);
     let shapes: Vec<Vec<u8>> = vec![
@@ -983,6 +985,7 @@ fn arbitrary_bytes_never_panic() {
         }
         b.truncate(rng.below(b.len() as u64 + 1) as usize);
         inject(&mut r, "ck", 0, Packet::from_slice(&b));
+        inject(&mut r, "cl", 0, net(&b));
         let f = ether(MAC_A, MAC_X, &b);
         inject(&mut r, "nda", 0, Packet::from_slice(&f));
         inject(&mut r, "nds", 1, Packet::from_slice(&f));
@@ -997,6 +1000,7 @@ fn arbitrary_bytes_never_panic() {
     let nda: u64 = read(&mut r, "nda.drops").parse::<u64>().unwrap()
         + read(&mut r, "nda.responses").parse::<u64>().unwrap();
     assert_eq!(nda, n as u64);
+    assert!(read(&mut r, "cnt.count").parse::<u64>().unwrap() > 0);
     r.take_chatter();
 }
 
@@ -1109,4 +1113,304 @@ fn ip6routeradvertiser_advertises_prefixes() {
         "Idle -> IP6RouterAdvertiser(2001:db8::1, 0:1:2:3:4:5, 2001:db8::/64) -> Idle;"
     )
     .contains("link-local"));
+}
+
+// ------------------------------------------------------------ IP6Classifier, IP6Filter
+
+fn tcp(sport: u16, dport: u16, flags: u8) -> Vec<u8> {
+    let mut t = vec![0u8; 20];
+    t[..2].copy_from_slice(&sport.to_be_bytes());
+    t[2..4].copy_from_slice(&dport.to_be_bytes());
+    t[12] = 0x50;
+    t[13] = flags;
+    t[14..16].copy_from_slice(&1000u16.to_be_bytes());
+    t
+}
+
+/// A packet behind a hop-by-hop header and a destination options header.
+fn with_ext(src: &str, dst: &str, nh: u8, upper: &[u8]) -> Vec<u8> {
+    let mut p = vec![60, 0, 1, 4, 0, 0, 0, 0];
+    p.extend_from_slice(&[nh, 0, 1, 4, 0, 0, 0, 0]);
+    p.extend_from_slice(upper);
+    ip6(src, dst, 64, 0, &p)
+}
+
+fn fragment(src: &str, dst: &str, nh: u8, offset: u16, upper: &[u8]) -> Vec<u8> {
+    let mut p = vec![nh, 0];
+    p.extend_from_slice(&((offset << 3) | 1).to_be_bytes());
+    p.extend_from_slice(&[0, 0, 0, 7]);
+    p.extend_from_slice(upper);
+    ip6(src, dst, 64, 44, &p)
+}
+
+fn classify_all(conf: &str, n: usize, packets: &[Vec<u8>]) -> Vec<Option<usize>> {
+    let mut outs = String::new();
+    for i in 0..n {
+        outs.push_str(&format!("c[{i}] -> q{i} :: Queue(1000) -> Idle;\n"));
+    }
+    let mut r = from_config(&format!("Idle -> c :: {conf};\n{outs}"));
+    packets
+        .iter()
+        .map(|b| {
+            inject(&mut r, "c", 0, net(b));
+            let got: Vec<usize> = (0..n)
+                .filter(|i| !drain(&mut r, &format!("q{i}")).is_empty())
+                .collect();
+            assert!(got.len() <= 1);
+            got.first().copied()
+        })
+        .collect()
+}
+
+#[test]
+fn ip6classifier_primitives() {
+    let echo = Icmpv6Repr::EchoRequest {
+        ident: 1,
+        seq: 1,
+        data: b"x",
+    };
+    let ns_msg = Icmpv6Repr::NeighborSolicit {
+        target: a6("fe80::1"),
+        source_ll: None,
+    };
+    let mut tc = ip6("2001:db8::1", "2001:db8:9::9", 1, 59, &[]);
+    Ipv6Header::new_unchecked(&mut tc[..]).set_traffic_class(46 << 2 | 1);
+    Ipv6Header::new_unchecked(&mut tc[..]).set_flow_label(0x12345);
+    let packets = vec![
+        ip6(
+            "2001:db8::1",
+            "2600::1",
+            64,
+            PROTO_TCP,
+            &tcp(1234, 80, 0x02),
+        ),
+        ip6("2600::5", "2001:db8::1", 64, PROTO_UDP, &udp(4)),
+        icmp6("2001:db8::1", "2600::1", 64, &echo),
+        icmp6("fe80::2", "ff02::1:ff00:1", 255, &ns_msg),
+        with_ext("2600::5", "2600::6", PROTO_TCP, &tcp(443, 5000, 0x10)),
+        fragment("2600::5", "2600::6", PROTO_TCP, 0, &tcp(22, 6000, 0x10)),
+        fragment("2600::5", "2600::6", PROTO_TCP, 100, &tcp(22, 6000, 0x10)),
+        tc,
+        ip6("2600::5", "2600::6", 64, PROTO_TCP, &tcp(80, 80, 0x10))[..42].to_vec(),
+    ];
+    let cases: &[(&str, &[Option<usize>])] = &[
+        (
+            "tcp",
+            &[
+                Some(0),
+                None,
+                None,
+                None,
+                Some(0),
+                Some(0),
+                None,
+                None,
+                Some(0),
+            ],
+        ),
+        (
+            "tcp dst port 80",
+            &[Some(0), None, None, None, None, None, None, None, None],
+        ),
+        (
+            "port 443 or 22",
+            &[None, None, None, None, Some(0), Some(0), None, None, None],
+        ),
+        (
+            "src net 2001:db8::/32",
+            &[
+                Some(0),
+                None,
+                Some(0),
+                None,
+                None,
+                None,
+                None,
+                Some(0),
+                None,
+            ],
+        ),
+        (
+            "dst host 2001:db8::1",
+            &[None, Some(0), None, None, None, None, None, None, None],
+        ),
+        (
+            "2001:db8::1",
+            &[
+                Some(0),
+                Some(0),
+                Some(0),
+                None,
+                None,
+                None,
+                None,
+                Some(0),
+                None,
+            ],
+        ),
+        (
+            "icmp6 type echo-request",
+            &[None, None, Some(0), None, None, None, None, None, None],
+        ),
+        (
+            "icmp6 type neighbor-solicit and hlim 255",
+            &[None, None, None, Some(0), None, None, None, None, None],
+        ),
+        (
+            "ip6 nxt 0",
+            &[None, None, None, None, Some(0), None, None, None, None],
+        ),
+        // A later fragment names its protocol, though it carries no header.
+        (
+            "ip6 proto tcp and not ip6 nxt tcp",
+            &[
+                None,
+                None,
+                None,
+                None,
+                Some(0),
+                Some(0),
+                Some(0),
+                None,
+                None,
+            ],
+        ),
+        (
+            "frag",
+            &[None, None, None, None, None, Some(0), Some(0), None, None],
+        ),
+        (
+            "hlim < 2",
+            &[None, None, None, None, None, None, None, Some(0), None],
+        ),
+        (
+            "dscp 46 && ecn 1 && ip6 flow 0x12345",
+            &[None, None, None, None, None, None, None, Some(0), None],
+        ),
+        (
+            "tcp opt syn",
+            &[Some(0), None, None, None, None, None, None, None, None],
+        ),
+        (
+            "tcp win >= 1000 and src port < 1024",
+            &[None, None, None, None, Some(0), Some(0), None, None, None],
+        ),
+        (
+            "port != 80",
+            &[
+                Some(0),
+                Some(0),
+                None,
+                None,
+                Some(0),
+                Some(0),
+                None,
+                None,
+                None,
+            ],
+        ),
+        (
+            "not port 80",
+            &[
+                None,
+                Some(0),
+                Some(0),
+                Some(0),
+                Some(0),
+                Some(0),
+                Some(0),
+                Some(0),
+                None,
+            ],
+        ),
+        ("-", &[Some(0); 9]),
+    ];
+    for (pat, want) in cases {
+        let got = classify_all(&format!("IP6Classifier({pat})"), 1, &packets);
+        assert_eq!(&got[..], *want, "pattern {pat}");
+    }
+    // Several outputs: the first match wins; IP6Filter's actions.
+    let got = classify_all("IP6Classifier(icmp6, tcp, -)", 3, &packets);
+    assert_eq!(
+        got,
+        [
+            Some(1),
+            Some(2),
+            Some(0),
+            Some(0),
+            Some(1),
+            Some(1),
+            Some(2),
+            Some(2),
+            Some(1)
+        ]
+    );
+    let got = classify_all(
+        "IP6Filter(deny src net 2600::/16 and tcp, 1 udp, allow all)",
+        2,
+        &packets,
+    );
+    assert_eq!(
+        got,
+        [
+            Some(0),
+            Some(1),
+            Some(0),
+            Some(0),
+            None,
+            None,
+            Some(0),
+            Some(0),
+            None
+        ]
+    );
+    for bad in [
+        "IP6Classifier(port 99999)",
+        "IP6Classifier(udp opt syn)",
+        "IP6Classifier(host 2001:db8::/32)",
+        "IP6Classifier(tcp and)",
+        "IP6Filter(5 tcp)",
+    ] {
+        let e = config_errors(&format!("Idle -> {bad} -> Discard;"));
+        assert!(e.contains("pattern 0"), "{bad}: {e}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The compiled classifier agrees with the patterns' direct reading on
+    /// arbitrary (often damaged) packets.
+    #[test]
+    fn ip6classifier_compiled_matches_reference(
+        picks in prop::collection::vec(0usize..12, 1..8),
+        cuts in prop::collection::vec((0usize..4, any::<u8>(), 0usize..120), 1..40),
+    ) {
+        use rclick_elements::ip::ipfilter_compile::{reference_classify, CompileOptions, Compiled};
+        use rclick_elements::ip6::ip6filter_compile::{ip6_headers, parse_classifier6, SYN_LEN};
+        const PATS: [&str; 12] = [
+            "tcp dst port 80", "udp", "icmp6 type echo-request", "src net 2001:db8::/32",
+            "port != 22", "hlim < 10 or frag", "ip6 nxt 0 and tcp opt syn", "not dst host 2600::6",
+            "dscp > 3", "icmp6 code 0 && plen > 10", "tcp win 1000", "ip6 proto 59",
+        ];
+        let pats: Vec<String> = picks.iter().map(|&i| PATS[i].to_string()).collect();
+        let rules = parse_classifier6(&pats, None).unwrap();
+        let prog = Compiled::new(&rules, CompileOptions::default());
+        let shapes = [
+            ip6("2001:db8::1", "2600::1", 64, PROTO_TCP, &tcp(1234, 80, 0x02)),
+            with_ext("2600::5", "2600::6", PROTO_TCP, &tcp(443, 5000, 0x10)),
+            fragment("2600::5", "2600::6", PROTO_UDP, 0, &udp(3)),
+            icmp6("2001:db8::1", "2600::1", 9, &Icmpv6Repr::EchoRequest { ident: 1, seq: 1, data: b"xy" }),
+        ];
+        for (shape, byte, at) in cuts {
+            let mut b = shapes[shape].clone();
+            let at = at % b.len();
+            b[at] = byte;
+            b.truncate((at + byte as usize).min(b.len()));
+            let p = net(&b);
+            let mut buf = [0u8; SYN_LEN];
+            let (ip, tp) = ip6_headers(&p, &mut buf);
+            prop_assert_eq!(prog.classify(ip, tp), reference_classify(&rules, ip, tp));
+        }
+    }
 }
