@@ -387,11 +387,33 @@ fn trie_holds_a_large_table() {
     }
     assert_eq!(t.len(), 200_000);
     let mem = t.trie().memory();
+    println!(
+        "200,000 prefixes: {} trie bytes, {} nodes",
+        mem,
+        t.trie().nodes()
+    );
     assert!(mem < 256 << 20, "{mem} bytes");
     for &(addr, len) in added.iter().step_by(97) {
         assert!(t.lookup(addr).port >= 0);
         assert_eq!(t.get(addr, len).map(|r| r.len), Some(len));
     }
+    // Lookups per second (informational; meaningful in a release build).
+    let probes: Vec<u128> = (0..1_000_000)
+        .map(|i| added[i % added.len()].0 | (rng.next_u64() as u128))
+        .collect();
+    let start = std::time::Instant::now();
+    let mut hits = 0u64;
+    for &a in &probes {
+        hits += (t.lookup(a).port >= 0) as u64;
+    }
+    let dt = start.elapsed();
+    println!(
+        "{} lookups in {:?}: {:.1} M/s",
+        probes.len(),
+        dt,
+        probes.len() as f64 / dt.as_secs_f64() / 1e6
+    );
+    assert_eq!(hits, probes.len() as u64);
 }
 
 // ------------------------------------------------------------ ICMP6Error

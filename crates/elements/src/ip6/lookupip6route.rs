@@ -21,8 +21,10 @@
 //! Click's table is a list searched in full for every new destination;
 //! rclick's is the trie of RadixIP6Lookup (a 16-bit root, then 4-bit
 //! levels), so a full IPv6 Internet table of 200,000 prefixes loads in
-//! well under a second and looks up in a few tens of nanoseconds. The
-//! behaviour is Click's: `add` replaces a route for the same prefix,
+//! well under a second, and a lookup reads one entry per 4 bits past the
+//! first 16 (nine for a /48; about 3 million lookups a second for random
+//! destinations over such a table, most of them cache misses; a run of
+//! packets to one destination costs one lookup). The behaviour is Click's: `add` replaces a route for the same prefix,
 //! `remove` of a missing route succeeds, and the table lists routes in
 //! slot order (a removed route's slot is reused).
 //!

