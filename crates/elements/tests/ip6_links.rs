@@ -6,8 +6,10 @@
 //! for real on both sides: the hosts resolve the router through its
 //! IP6NDAdvertisers, the router resolves the hosts through its
 //! IP6NDSolicitors. Linux's `ping -6` checks it both ways, to the router
-//! itself (ICMP6PingResponder), and with hop limit 1 (ICMP6Error's time
-//! exceeded from the router's address).
+//! itself (ICMP6PingResponder), with hop limit 1 (ICMP6Error's time
+//! exceeded from the router's address), and too big for B's link (packet
+//! too big with the MTU; path MTU discovery then fragments at the source);
+//! traceroute -6 shows the router hop and iperf3 moves TCP through it.
 //!
 //! Needs root, iproute2, iputils-ping and coreutils' `timeout`; without
 //! them the test prints why it is skipped and passes.
@@ -73,7 +75,11 @@ fn router_config(ra: &str, rb: &str) -> String {
          rt[0] -> ping :: ICMP6PingResponder -> GetIP6Address(24) -> rt;
          ping[1] -> Discard;
          {}{}
-         rt[1] -> dh0; rt[2] -> dh1;",
+         // B's link has an MTU of 1280: bigger packets get packet too big.
+         rt[1] -> dh0; rt[2] -> mtu1 :: CheckLength(1280) -> dh1;
+         mtu1[1] -> tb :: PaintSwitch;
+         tb[0] -> ICMP6Error({RA}, 2, 0, MTU 1280) -> rt;
+         tb[1] -> ICMP6Error({RB}, 2, 0, MTU 1280) -> rt;",
         interface(0, ra, RA, "", MAC_RA, "Discard; Idle"),
         // B configures itself by SLAAC from these advertisements.
         interface(
@@ -171,6 +177,20 @@ fn ping6_through_rclick_with_neighbour_discovery() {
         out.contains(&format!("From {RA} icmp_seq=1 Time exceeded")),
         "ping -t 1:\n{out}"
     );
+    // Path MTU discovery: a 1400-byte ping that may not be fragmented gets
+    // packet too big with B's link MTU, from the router's A-side address.
+    let (_, out) = a.run(
+        10,
+        &[
+            "ping", "-6", "-n", "-c", "1", "-W", "2", "-M", "do", "-s", "1400", B,
+        ],
+    );
+    assert!(
+        out.contains(&format!("From {RA} icmp_seq=1 Packet too big: mtu=1280")),
+        "ping -M do -s 1400:\n{out}"
+    );
+    // Then A fragments to fit, and the ping goes through.
+    ping_ok(&a, &["-c", "2", "-i", "0.2", "-s", "1400", B]);
     if have(&["traceroute", "--version"]) {
         let (ok, out) = a.run(
             30,
