@@ -1,7 +1,8 @@
 //! rclick's IPv6 forwarding path on real links: host A
 //! (2001:db8:a::2/64, default route via the router's address) — veth —
 //! router namespace — veth — host B, which configures its address and
-//! default route by SLAAC from the router's IP6RouterAdvertiser. The router runs in-process in a thread that entered its
+//! default route by SLAAC from the router's IP6RouterAdvertiser. The
+//! router runs in-process in a thread that entered its
 //! namespace (whose own IPv6 stack is off); neighbour discovery is done
 //! for real on both sides: the hosts resolve the router through its
 //! IP6NDAdvertisers, the router resolves the hosts through its
@@ -44,47 +45,58 @@ fn skip_reason() -> Option<String> {
 }
 
 /// One router interface: neighbour discovery and router solicitations
-/// in (to `ra`, an element or `Discard; Idle`), IPv6 to the table, and
-/// the interface's queue out. `ll` is a link-local address the interface
-/// also answers for ("" for none).
-fn interface(i: usize, dev: &str, ip: &str, ll: &str, mac: &str, ra: &str) -> String {
+/// in (to `ra`, an element or `Discard; Idle`), IPv6 to the table `rt6`,
+/// and the interface's queue `out{i}` out. With `dev`, the interface reads
+/// and writes that device itself; without, an IPv4 router's
+/// configuration has the device, its queue `out{i}` and its classifier
+/// `c{i}`, whose last output sends the rest (IPv6) here. `ll` is a
+/// link-local address the interface also answers for ("" for none).
+fn interface(i: usize, dev: Option<&str>, ip: &str, ll: &str, mac: &str, ra: &str) -> String {
+    let io = match dev {
+        Some(dev) => format!(
+            "FromDevice({dev}) -> v6c{i};
+             out{i} :: Queue(1000) -> ToDevice({dev});"
+        ),
+        None => format!("c{i}[3] -> v6c{i};"),
+    };
     format!(
-        "c{i} :: Classifier(12/86dd 20/3aff 54/87, 12/86dd 20/3aff 54/88, 12/86dd 20/3aff 54/85, 12/86dd, -);
-         FromDevice({dev}) -> c{i};
-         out{i} :: Queue(1000) -> ToDevice({dev});
+        "v6c{i} :: Classifier(12/86dd 20/3aff 54/87, 12/86dd 20/3aff 54/88, 12/86dd 20/3aff 54/85, 12/86dd, -);
+         {io}
          nds{i} :: IP6NDSolicitor({ip}, {mac}) -> out{i};
-         c{i}[0] -> t{i} :: Tee -> nda{i} :: IP6NDAdvertiser({ip} {ll} {mac}) -> out{i};
+         v6c{i}[0] -> t{i} :: Tee -> nda{i} :: IP6NDAdvertiser({ip} {ll} {mac}) -> out{i};
          t{i}[1] -> [1]nds{i};
-         c{i}[1] -> [1]nds{i};
-         c{i}[2] -> {ra} -> out{i};
-         c{i}[3] -> Paint({i}) -> Strip(14) -> CheckIP6Header({ip}) -> GetIP6Address(24) -> rt;
-         c{i}[4] -> Discard;
+         v6c{i}[1] -> [1]nds{i};
+         v6c{i}[2] -> {ra} -> out{i};
+         v6c{i}[3] -> Paint({i}) -> Strip(14) -> CheckIP6Header({ip}) -> GetIP6Address(24) -> rt6;
+         v6c{i}[4] -> Discard;
          dh{i} :: DecIP6HLIM -> nds{i};
          // Expired: time exceeded from the address of the interface the
          // packet came in on (its paint).
          dh{i}[1] -> ps{i} :: PaintSwitch;
-         ps{i}[0] -> ICMP6Error({RA}, 3, 0) -> rt;
-         ps{i}[1] -> ICMP6Error({RB}, 3, 0) -> rt;
+         ps{i}[0] -> ICMP6Error({RA}, 3, 0) -> rt6;
+         ps{i}[1] -> ICMP6Error({RB}, 3, 0) -> rt6;
         "
     )
 }
 
-fn router_config(ra: &str, rb: &str) -> String {
+/// The IPv6 router; `devs` names its devices, or is `None` when an IPv4
+/// router's configuration has them (see [`interface`]).
+fn router_config(devs: Option<(&str, &str)>) -> String {
     format!(
-        "rt :: LookupIP6Route({RA}/128 0, {RB}/128 0, 2001:db8:a::/64 1, 2001:db8:b::/64 2);
-         rt[0] -> ping :: ICMP6PingResponder -> GetIP6Address(24) -> rt;
-         ping[1] -> Discard;
+        "rt6 :: LookupIP6Route({RA}/128 0, {RB}/128 0, 2001:db8:a::/64 1, 2001:db8:b::/64 2);
+         rt6[0] -> ping6 :: ICMP6PingResponder -> GetIP6Address(24) -> rt6;
+         ping6[1] -> Discard;
          {}{}
          // B's link has an MTU of 1280: bigger packets get packet too big.
-         rt[1] -> dh0; rt[2] -> mtu1 :: CheckLength(1280) -> dh1;
+         rt6[1] -> dh0; rt6[2] -> mtu1 :: CheckLength(1280) -> dh1;
          mtu1[1] -> tb :: PaintSwitch;
-         tb[0] -> ICMP6Error({RA}, 2, 0, MTU 1280) -> rt;
-         tb[1] -> ICMP6Error({RB}, 2, 0, MTU 1280) -> rt;",
-        interface(0, ra, RA, "", MAC_RA, "Discard; Idle"),
+         tb[0] -> ICMP6Error({RA}, 2, 0, MTU 1280) -> rt6;
+         tb[1] -> ICMP6Error({RB}, 2, 0, MTU 1280) -> rt6;",
+        interface(0, devs.map(|d| d.0), RA, "", MAC_RA, "Discard; Idle"),
         // B configures itself by SLAAC from these advertisements.
         interface(
             1,
-            rb,
+            devs.map(|d| d.1),
             RB,
             LL_RB,
             MAC_RB,
@@ -101,6 +113,47 @@ fn ping_ok(ns: &Netns, args: &[&str]) -> String {
     assert_eq!(ping_loss(&out), Some(0.0), "{}:\n{out}", cmd.join(" "));
     assert!(!out.contains("DUP!"), "duplicate replies:\n{out}");
     out
+}
+
+/// B has no configured address: it takes one from the router's
+/// advertisements (SLAAC: the prefix 2001:db8:b::/64 and the EUI-64
+/// interface id of its Ethernet address) and the router's link-local
+/// address as its default router.
+fn slaac(b: &Netns, b_dev: &str) {
+    b.exec(&[
+        "sysctl",
+        "-qw",
+        &format!("net.ipv6.conf.{b_dev}.accept_dad=0"),
+    ]);
+    b.exec(&[
+        "sysctl",
+        "-qw",
+        &format!("net.ipv6.conf.{b_dev}.addr_gen_mode=0"),
+    ]);
+    b.exec(&["ip", "link", "set", b_dev, "down"]);
+    b.exec(&["ip", "link", "set", b_dev, "address", "02:00:00:00:0b:02"]);
+    b.exec(&["ip", "link", "set", b_dev, "up"]);
+    let mut got = String::new();
+    for _ in 0..150 {
+        let (_, out) = b.run(
+            5,
+            &["ip", "-6", "addr", "show", "dev", b_dev, "scope", "global"],
+        );
+        if out.contains(B) {
+            got = out;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        got.contains(&format!("{B}/64")),
+        "B's SLAAC address: {got:?}"
+    );
+    let (_, route) = b.run(5, &["ip", "-6", "route", "show", "default"]);
+    assert!(
+        route.contains(&format!("via {LL_RB}")),
+        "B's default route: {route}"
+    );
 }
 
 #[test]
@@ -133,18 +186,9 @@ fn ping6_through_rclick_with_neighbour_discovery() {
         "nodad",
     ]);
     a.exec(&["ip", "-6", "route", "add", "default", "via", RA]);
-    b.exec(&[
-        "ip",
-        "-6",
-        "addr",
-        "add",
-        &format!("{B}/64"),
-        "dev",
-        &b_dev,
-        "nodad",
-    ]);
-    b.exec(&["ip", "-6", "route", "add", "default", "via", RB]);
-    let router = Running::start(&rt, &router_config(&ra, &rb));
+    let router = Running::start(&rt, &router_config(Some((&ra, &rb))));
+    slaac(&b, &b_dev);
+    assert!(router.read_u64("ra1.sent") >= 1);
 
     ping_ok(&a, &["-c", "5", "-i", "0.2", B]);
     ping_ok(&b, &["-c", "5", "-i", "0.2", A]);
