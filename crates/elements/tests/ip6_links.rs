@@ -12,8 +12,13 @@
 //! too big with the MTU; path MTU discovery then fragments at the source);
 //! traceroute -6 shows the router hop and iperf3 moves TCP through it.
 //!
-//! Needs root, iproute2, iputils-ping and coreutils' `timeout`; without
-//! them the test prints why it is skipped and passes.
+//! A second test runs a dual-stack router: make-ip-conf's IPv4 router with
+//! this IPv6 router on the same interfaces, IPv4 and IPv6 pings at once.
+//!
+//! Needs root, iproute2, iputils-ping and coreutils' `timeout` (and the
+//! make-ip-conf binary, `cargo build --bins`, for the dual-stack test);
+//! without them a test prints why it is skipped and passes; traceroute and
+//! iperf3 parts are skipped without those tools.
 
 mod common;
 
@@ -271,5 +276,113 @@ fn ping6_through_rclick_with_neighbour_discovery() {
         eprintln!("SKIP PART: iperf3 -6: install the Debian package iperf3");
     }
     assert_eq!(router.read("nds0.drops"), "0");
+    drop(router);
+}
+
+/// The make-ip-conf binary, built next to this test's target directory.
+fn make_ip_conf(args: &[&str]) -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let bin = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .ok_or("no target directory")?
+        .join("make-ip-conf");
+    let out = std::process::Command::new(&bin)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{}: {e} (cargo build --bins)", bin.display()))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A dual-stack router: make-ip-conf's IPv4 router (the Click paper's
+/// Figure 8) with the IPv6 router above on the same interfaces (the IPv4
+/// classifiers' last outputs feed the IPv6 classifiers, and both share
+/// the output queues). IPv4 and IPv6 pings run through it at once.
+#[test]
+fn dual_stack_ipv4_and_ipv6_at_once() {
+    skip_if!(skip_reason());
+    let t = tag();
+    let (ra, rb) = (format!("ra{t}"), format!("rb{t}"));
+    let v4 = match make_ip_conf(&[
+        &format!("{ra}:10.0.0.1/24:{MAC_RA}"),
+        &format!("{rb}:10.0.1.1/24:{MAC_RB}"),
+    ]) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("SKIP: make-ip-conf binary not built: {e}");
+            return;
+        }
+    };
+    let v4: String = v4
+        .lines()
+        .filter(|l| !(l.contains("non-IP") && l.contains("Print(")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(v4.matches("c0[3]").count() + v4.matches("c1[3]").count(), 0);
+    let (a, b, rt) = (Netns::new("a6"), Netns::new("b6"), Netns::new("r6"));
+    rt.disable_ipv6();
+    let (a_dev, b_dev) = (format!("ha{t}"), format!("hb{t}"));
+    for (h, hd, rd, mac) in [(&a, &a_dev, &ra, MAC_RA), (&b, &b_dev, &rb, MAC_RB)] {
+        must(&[
+            "ip", "link", "add", hd, "netns", &h.name, "type", "veth", "peer", "name", rd, "netns",
+            &rt.name,
+        ]);
+        rt.exec(&["ip", "link", "set", rd, "address", mac]);
+        rt.exec(&["ip", "link", "set", rd, "arp", "off"]);
+        rt.exec(&["ip", "link", "set", rd, "up"]);
+        h.exec(&["ip", "link", "set", hd, "up"]);
+    }
+    a.exec(&["ip", "addr", "add", "10.0.0.2/24", "dev", &a_dev]);
+    a.exec(&["ip", "route", "add", "default", "via", "10.0.0.1"]);
+    a.exec(&[
+        "ip",
+        "-6",
+        "addr",
+        "add",
+        &format!("{A}/64"),
+        "dev",
+        &a_dev,
+        "nodad",
+    ]);
+    a.exec(&["ip", "-6", "route", "add", "default", "via", RA]);
+    let router = Running::start(&rt, &format!("{v4}\n{}", router_config(None)));
+    // (After SLAAC, which takes the link down and up.)
+    slaac(&b, &b_dev);
+    b.exec(&["ip", "addr", "add", "10.0.1.2/24", "dev", &b_dev]);
+    b.exec(&["ip", "route", "add", "default", "via", "10.0.1.1"]);
+
+    let (v4_out, v6_out) = std::thread::scope(|s| {
+        let v4 = s.spawn(|| {
+            a.run(
+                30,
+                &[
+                    "ping", "-4", "-n", "-W", "2", "-c", "10", "-i", "0.1", "10.0.1.2",
+                ],
+            )
+        });
+        let v6 = s.spawn(|| {
+            a.run(
+                30,
+                &["ping", "-6", "-n", "-W", "2", "-c", "10", "-i", "0.1", B],
+            )
+        });
+        (v4.join().unwrap(), v6.join().unwrap())
+    });
+    assert_eq!(
+        ping_loss(&v4_out.1),
+        Some(0.0),
+        "IPv4 ping:\n{}\narpq0: {}\narpq1: {}\nA neigh: {}",
+        v4_out.1,
+        router.read("arpq0.table"),
+        router.read("arpq1.table"),
+        a.run(5, &["ip", "neigh"]).1
+    );
+    assert_eq!(ping_loss(&v6_out.1), Some(0.0), "IPv6 ping:\n{}", v6_out.1);
+    ping_ok(&b, &["-c", "3", "-i", "0.2", A]);
+    assert!(router.read("arpq1.table").contains("10.0.1.2"));
+    assert!(router.read("nds1.table").contains(&format!("{B} 1 ")));
     drop(router);
 }

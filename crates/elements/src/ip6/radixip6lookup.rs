@@ -20,7 +20,8 @@
 //! prefixes longer than /16; prefixes are expanded into the entries they
 //! cover, so a lookup reads one entry per level (nine for a /48). Entries
 //! hold small next-hop ids. A full IPv6 Internet table (about 200,000
-//! prefixes) takes under 100 MB and loads in well under a second; routes can be added and removed at any rate.
+//! prefixes) takes under 100 MB and loads in well under a second; routes
+//! can be added and removed at any rate.
 //!
 //! Unlike LookupIP6Route, `add` refuses a prefix that has a route (`set`
 //! replaces it) and `remove` of a missing route fails, as with the IPv4
