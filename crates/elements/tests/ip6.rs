@@ -1436,3 +1436,37 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn ip6ndsolicitor_hot_swap_keeps_the_cache() {
+    let conf = format!(
+        "Idle -> nds :: IP6NDSolicitor(fe80::a, 02:00:00:00:00:0a) -> q :: Queue(100) -> Idle;
+         Idle -> [1]nds; nds[1] -> qs :: Queue(100) -> Idle; {BUSY}"
+    );
+    let mut r = rclick_elements::testing::from_config_with(
+        &conf,
+        &rclick_core::RouterOptions {
+            simtime: Some(Timestamp::from_secs_f64(1000.0)),
+            capture_chatter: true,
+            hotswap: true,
+            ..Default::default()
+        },
+    );
+    inject(&mut r, "nds", 0, to("fe80::b"));
+    inject(&mut r, "nds", 0, to("fe80::c"));
+    inject(
+        &mut r,
+        "nds",
+        1,
+        Packet::from_slice(&na("fe80::b", "fe80::a", 0x60, "fe80::b", Some(MAC_B))),
+    );
+    r.hotswap(&conf).unwrap();
+    assert_eq!(
+        read(&mut r, "nds.neighbors"),
+        "fe80::b REACHABLE 02-00-00-00-00-0B\nfe80::c INCOMPLETE 00-00-00-00-00-00\n"
+    );
+    // The incomplete entry's retransmissions go on after the swap.
+    drain(&mut r, "qs");
+    advance(&mut r, 1.0);
+    assert_eq!(solicitations(&drain(&mut r, "qs")).len(), 1);
+}

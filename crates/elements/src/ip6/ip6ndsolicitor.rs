@@ -74,6 +74,9 @@
 //! - `drops` (read): invalid frames on input 1 and undeliverable packets
 //!   (rclick extension).
 //!
+//! Hot swap: a new IP6NDSolicitor with the same IP and ETH takes the old
+//! one's neighbour cache, held packets and timers.
+//!
 //! ## Example
 //! ```click
 //! c :: Classifier(12/86dd 20/3aff 54/87, 12/86dd 20/3aff 54/88, 12/86dd);
@@ -569,7 +572,7 @@ impl Element for IP6NDSolicitor {
         self.reschedule(ctx);
     }
 
-    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
         let Some(old) = old.as_any_mut().downcast_mut::<IP6NDSolicitor>() else {
             return false;
         };
@@ -582,6 +585,11 @@ impl Element for IP6NDSolicitor {
         self.queries = old.queries;
         self.killed = old.killed;
         self.drops = old.drops;
+        // The taken entries' timers run on this element's timer.
+        if let (Some(t), Some(&(due, _))) = (self.timer, self.dues.first()) {
+            ctx.schedule_timer_at(t, Timestamp(due));
+            self.scheduled = Some(due);
+        }
         true
     }
 
