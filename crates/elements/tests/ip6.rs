@@ -1470,3 +1470,36 @@ fn ip6ndsolicitor_hot_swap_keeps_the_cache() {
     advance(&mut r, 1.0);
     assert_eq!(solicitations(&drain(&mut r, "qs")).len(), 1);
 }
+
+#[test]
+fn addressinfo_names_in_ipv6_arguments() {
+    let mut r = from_config(
+        "AddressInfo(r0 2001:db8:a::1/64 02:00:00:00:00:0a, peer fe80::99);
+         Idle -> ck :: CheckIP6Header(peer) -> Discard;
+         Idle -> rt :: LookupIP6Route(r0:ip6net 0, peer 1) -> Discard; rt[1] -> Discard;
+         Idle -> nds :: IP6NDSolicitor(r0, r0) -> Discard; Idle -> [1]nds;
+         Idle -> nda :: IP6NDAdvertiser(r0:ip6 r0:eth) -> q :: Queue -> Idle;
+         Idle -> s :: SetIP6Address(r0:ip6) -> Discard;",
+    );
+    assert_eq!(
+        read(&mut r, "rt.table"),
+        "# Active routes\n2001:db8:a::/64\t::\t0\nfe80::99/128\t::\t1\n"
+    );
+    inject(&mut r, "ck", 0, net(&ip6("fe80::99", "::1", 64, 59, &[])));
+    assert_eq!(read(&mut r, "ck.drops"), "1");
+    inject(
+        &mut r,
+        "nda",
+        0,
+        Packet::from_slice(&ns(
+            "fe80::5",
+            "ff02::1:ff00:1",
+            255,
+            "2001:db8:a::1",
+            Some(MAC_X),
+        )),
+    );
+    let v = drain(&mut r, "q");
+    assert_eq!(&v[0].data()[6..12], &MAC_A);
+    assert!(config_errors("Idle -> SetIP6Address(nobody) -> Discard;").contains("IPADDR"));
+}

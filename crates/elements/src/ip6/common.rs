@@ -92,8 +92,9 @@ pub fn parse_ipv6_arg(s: &str, ctx: &InitCtx) -> Result<Ipv6Addr, String> {
 }
 
 /// Parses an IPv6 prefix or bare address (a bare address is a /128;
-/// Click's IP6PrefixArg(true)), or an AddressInfo name with an IPv6
-/// prefix (`name`, `name:ip6net`) or address.
+/// Click's IP6PrefixArg(true)), or an AddressInfo name: `name` (its
+/// prefix, or its address as a /128), `name:ip6net` (the prefix),
+/// `name:ip6` (the address as a /128).
 pub fn parse_ipv6_prefix_arg(s: &str, ctx: &InitCtx) -> Result<Ipv6Prefix, String> {
     if let Ok(p) = parse_ipv6_addr_or_prefix(s) {
         return Ok(p);
@@ -103,6 +104,8 @@ pub fn parse_ipv6_prefix_arg(s: &str, ctx: &InitCtx) -> Result<Ipv6Prefix, Strin
         Some("ip6net") => {
             lookup_entry(name, ctx, |e| e.ipv6_prefix.is_some()).and_then(|e| e.ipv6_prefix)
         }
+        Some("ip6") => lookup_entry(name, ctx, |e| e.ipv6.is_some())
+            .and_then(|e| e.ipv6.map(|a| Ipv6Prefix::new(a, 128))),
         _ => lookup_entry(s, ctx, |e| e.ipv6_prefix.is_some() || e.ipv6.is_some())
             .and_then(|e| e.ipv6_prefix.or(e.ipv6.map(|a| Ipv6Prefix::new(a, 128)))),
     };
