@@ -1503,3 +1503,49 @@ fn addressinfo_names_in_ipv6_arguments() {
     assert_eq!(&v[0].data()[6..12], &MAC_A);
     assert!(config_errors("Idle -> SetIP6Address(nobody) -> Discard;").contains("IPADDR"));
 }
+
+#[test]
+fn ip6mirror_and_ip6encap() {
+    let mut r = from_config(
+        "Idle -> m :: IP6Mirror -> q :: Queue -> Idle;
+         Idle -> e :: IP6Encap(udp, 2001:db8::1, DST_ANNO, HLIM 7, CLASS 0xb8) -> qe :: Queue -> Idle;",
+    );
+    inject(
+        &mut r,
+        "m",
+        0,
+        net(&ip6("2001:db8::1", "2600::2", 64, PROTO_UDP, &udp(2))),
+    );
+    inject(&mut r, "m", 0, Packet::from_slice(&[1, 2, 3]));
+    let v = drain(&mut r, "q");
+    let h = hdr(&v[0]);
+    assert_eq!((h.src(), h.dst()), (a6("2600::2"), a6("2001:db8::1")));
+    assert_eq!(&h.payload()[..4], &[0x00, 0x35, 0x30, 0x39]);
+    assert_eq!(v[1].data(), &[1, 2, 3]);
+    assert_eq!(read(&mut r, "m.drops"), "1");
+
+    let mut p = Packet::from_slice(&udp(4));
+    p.set_dst_ip6_anno(a6("2600::9"));
+    inject(&mut r, "e", 0, p);
+    inject(&mut r, "e", 0, Packet::from_slice(&udp(1)));
+    let v = drain(&mut r, "qe");
+    let h = hdr(&v[0]);
+    assert_eq!(
+        (
+            h.src(),
+            h.dst(),
+            h.next_header(),
+            h.hop_limit(),
+            h.traffic_class(),
+            h.payload_len()
+        ),
+        (a6("2001:db8::1"), a6("2600::9"), PROTO_UDP, 7, 0xb8, 12)
+    );
+    // No annotation: the configured destination (::).
+    assert_eq!(hdr(&v[1]).dst(), a6("::"));
+    assert_eq!(read(&mut r, "e.dst"), "DST_ANNO");
+    r.write_handler("e.dst", "2001:db8::77").unwrap();
+    assert_eq!(read(&mut r, "e.dst"), "2001:db8::77");
+    assert!(read(&mut r, "e.config").contains("2001:db8::77"));
+    assert!(config_errors("Idle -> IP6Encap(udp, ::1, nowhere) -> Idle;").contains("DST"));
+}
