@@ -83,6 +83,15 @@ impl SimpleAction for IP6Encap {
 }
 
 const HANDLERS: &[Handler<IP6Encap>] = &[
+    // Click's order (listed newest first).
+    Handler::flagged(
+        hflags::CALM,
+        Handler::read_write(
+            "src",
+            |e, _| fmt_ip6(e.header.src),
+            |e, v, ctx| reconfigure_keyword(e, "SRC", Some(1), v, ctx),
+        ),
+    ),
     Handler::flagged(
         hflags::CALM,
         Handler::read_write(
@@ -95,14 +104,6 @@ const HANDLERS: &[Handler<IP6Encap>] = &[
                 }
             },
             |e, v, ctx| reconfigure_keyword(e, "DST", Some(2), v, ctx),
-        ),
-    ),
-    Handler::flagged(
-        hflags::CALM,
-        Handler::read_write(
-            "src",
-            |e, _| fmt_ip6(e.header.src),
-            |e, v, ctx| reconfigure_keyword(e, "SRC", Some(1), v, ctx),
         ),
     ),
 ];
