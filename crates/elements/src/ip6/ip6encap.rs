@@ -43,18 +43,10 @@ use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAc
 use super::common::{fmt_ip6, parse_ipv6_arg};
 use crate::ip::address::parse_ip_proto;
 
+#[derive(Default)]
 pub struct IP6Encap {
     header: Ipv6Repr,
     use_dst_anno: bool,
-}
-
-impl Default for IP6Encap {
-    fn default() -> Self {
-        IP6Encap {
-            header: Ipv6Repr::default(),
-            use_dst_anno: false,
-        }
-    }
 }
 
 impl SimpleAction for IP6Encap {
@@ -62,11 +54,8 @@ impl SimpleAction for IP6Encap {
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
         let plen = u16::try_from(p.len()).ok()?;
         let anno = p.dst_ip6_anno();
-        let dst = if self.use_dst_anno && !anno.is_unspecified() {
-            anno
-        } else {
-            self.header.dst
-        };
+        let from_anno = self.use_dst_anno && !anno.is_unspecified();
+        let dst = if from_anno { anno } else { self.header.dst };
         let b = p.push(HEADER_LEN)?;
         let r = Ipv6Repr {
             dst,
@@ -75,7 +64,7 @@ impl SimpleAction for IP6Encap {
         };
         r.emit(&mut Ipv6Header::new_unchecked(&mut b[..HEADER_LEN]));
         p.set_network_header(0, HEADER_LEN);
-        if !(self.use_dst_anno && !anno.is_unspecified()) {
+        if !from_anno {
             p.set_dst_ip6_anno(dst);
         }
         Some(p)
