@@ -194,6 +194,10 @@ const CASES: &[(&str, &str)] = &[
     ("CheckIP6Header", "Idle->x::CheckIP6Header->Idle"),
     ("IP6Mirror", "Idle->x::IP6Mirror->Idle"),
     (
+        "UDPIP6Encap",
+        "Idle->x::UDPIP6Encap(2001:db8::1, 1, DST_ANNO, 2)->Idle",
+    ),
+    (
         "IP6Encap",
         "Idle->x::IP6Encap(udp, 2001:db8::1, DST_ANNO)->Idle",
     ),

@@ -11,7 +11,7 @@ use std::net::Ipv6Addr;
 use proptest::prelude::*;
 use rclick_core::packet::PacketType;
 use rclick_core::wire::ipv6::{HEADER_LEN, PROTO_ICMPV6, PROTO_TCP, PROTO_UDP};
-use rclick_core::wire::{EtherAddr, Icmpv6Header, Icmpv6Repr, Ipv6Header, Ipv6Repr};
+use rclick_core::wire::{checksum, EtherAddr, Icmpv6Header, Icmpv6Repr, Ipv6Header, Ipv6Repr};
 use rclick_core::{Packet, Router, Timestamp};
 use rclick_elements::ip6::route6::{mask6, Route6, RouteTable6};
 use rclick_elements::testing::{config_errors, from_config, read};
@@ -1548,4 +1548,32 @@ fn ip6mirror_and_ip6encap() {
     assert_eq!(read(&mut r, "e.dst"), "2001:db8::77");
     assert!(read(&mut r, "e.config").contains("2001:db8::77"));
     assert!(config_errors("Idle -> IP6Encap(udp, ::1, nowhere) -> Idle;").contains("DST"));
+}
+
+#[test]
+fn udpip6encap_checksums() {
+    let mut r = from_config(
+        "Idle -> u :: UDPIP6Encap(2001:db8::1, 1234, 2001:db8::2, 53) -> q :: Queue -> Idle;",
+    );
+    let check = |p: &Packet| {
+        let h = hdr(p);
+        let u = h.payload();
+        assert!(checksum::verify_pseudo(h.src(), h.dst(), PROTO_UDP, u));
+        u16::from_be_bytes([u[6], u[7]])
+    };
+    inject(&mut r, "u", 0, Packet::from_slice(b"hello"));
+    let v = drain(&mut r, "q");
+    let h = hdr(&v[0]);
+    assert_eq!(
+        (h.payload_len(), h.hop_limit(), h.next_header()),
+        (13, 255, PROTO_UDP)
+    );
+    assert_eq!(&h.payload()[..6], &[0x04, 0xd2, 0, 53, 0, 13]);
+    check(&v[0]);
+    assert_eq!(v[0].dst_ip6_anno(), a6("2001:db8::2"));
+    // A payload word that makes the sum come out 0: sent as 0xffff.
+    inject(&mut r, "u", 0, Packet::from_slice(&[0, 0]));
+    let c0 = check(&drain(&mut r, "q")[0]);
+    inject(&mut r, "u", 0, Packet::from_slice(&c0.to_be_bytes()));
+    assert_eq!(check(&drain(&mut r, "q")[0]), 0xffff);
 }
