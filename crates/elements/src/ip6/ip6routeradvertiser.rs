@@ -19,7 +19,10 @@
 //! option (ETH), an MTU option when MTU is given, and one prefix
 //! information option per PREFIX (on-link and autonomous flags set), from
 //! which hosts form their addresses. Advertisements go out every INTERVAL
-//! (the first three at most 16 s apart, as section 6.2.4 asks) and in
+//! (the first three at most 16 s apart, as section 6.2.4 asks; the
+//! interval is fixed, where the RFC draws each one at random between
+//! MinRtrAdvInterval and MaxRtrAdvInterval so that routers on one link do
+//! not fall into step) and in
 //! answer to router solicitations on the input, at most one every 3 s
 //! (MIN_DELAY_BETWEEN_RAS, section 6.2.6; an answer that would come
 //! sooner is sent when the 3 s are up).
