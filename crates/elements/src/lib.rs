@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod ethernet;
 pub mod ip;
+pub mod ip6;
 pub mod qos;
 pub mod standard;
 pub mod testing;

@@ -215,6 +215,32 @@ const CASES: &[(&str, &str)] = &[
         "Idle->x::UDPIPEncap(1.0.0.1, 1, 1.0.0.2, 2)->Idle",
     ),
     ("Unqueue", "Idle->Queue->x::Unqueue->Discard"),
+    ("CheckIP6Header", "Idle->x::CheckIP6Header->Idle"),
+    ("IP6Mirror", "Idle->x::IP6Mirror->Idle"),
+    (
+        "UDPIP6Encap",
+        "Idle->x::UDPIP6Encap(2001:db8::1, 1, DST_ANNO, 2)->Idle",
+    ),
+    (
+        "IP6Encap",
+        "Idle->x::IP6Encap(udp, 2001:db8::1, DST_ANNO)->Idle",
+    ),
+    ("MarkIP6Header", "Idle->x::MarkIP6Header->Idle"),
+    ("GetIP6Address", "Idle->x::GetIP6Address(24)->Idle"),
+    ("SetIP6Address", "Idle->x::SetIP6Address(::1)->Idle"),
+    ("DecIP6HLIM", "Idle->x::DecIP6HLIM->Idle"),
+    ("SetIP6DSCP", "Idle->x::SetIP6DSCP(0)->Idle"),
+    ("IP6Print", "Idle->x::IP6Print->Idle"),
+    ("LookupIP6Route", "Idle->x::LookupIP6Route(::/0 0)->Idle"),
+    ("ICMP6Error", "Idle->x::ICMP6Error(::1, 3, 0)->Idle"),
+    (
+        "IP6NDSolicitor",
+        "Idle->x::IP6NDSolicitor(fe80::1, 0:1:2:3:4:5)->Idle; Idle->[1]x",
+    ),
+    (
+        "IP6NDAdvertiser",
+        "Idle->x::IP6NDAdvertiser(fe80::1 0:1:2:3:4:5)->Idle",
+    ),
     ("Unstrip", "Idle->x::Unstrip(1)->Idle"),
     ("UnstripIPHeader", "Idle->x::UnstripIPHeader->Idle"),
     // QoS (issue 15).
@@ -244,11 +270,28 @@ const CASES: &[(&str, &str)] = &[
 ];
 
 /// rclick-only classes, compared with the Click class they stand for.
-const STAND_INS: &[(&str, &str, &str)] = &[(
-    "LookupIPRoute",
-    "Idle->x::LookupIPRoute(0/0 0)->Idle",
-    "Idle->x::StaticIPLookup(0/0 0)->Idle",
-)];
+const STAND_INS: &[(&str, &str, &str)] = &[
+    (
+        "LookupIPRoute",
+        "Idle->x::LookupIPRoute(0/0 0)->Idle",
+        "Idle->x::StaticIPLookup(0/0 0)->Idle",
+    ),
+    (
+        "RadixIP6Lookup",
+        "Idle->x::RadixIP6Lookup(::/0 0)->Idle",
+        "Idle->x::LookupIP6Route(::/0 0)->Idle",
+    ),
+    (
+        "ICMP6PingResponder",
+        "Idle->x::ICMP6PingResponder->Idle",
+        "Idle->x::ICMPPingResponder->Idle",
+    ),
+    (
+        "IP6Filter",
+        "Idle->x::IP6Filter(allow all)->Idle",
+        "Idle->x::IPFilter(allow all)->Idle",
+    ),
+];
 
 /// Handlers rclick adds to a class (each documented in the element's
 /// header as an rclick addition), listed just before the standard ones.
@@ -265,6 +308,20 @@ const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
     ("RangeIPLookup", &["memory", "drops"]),
     ("SetIPDSCP", &["drops"]),
     ("SetIPECN", &["drops"]),
+    ("SetIP6DSCP", &["drops"]),
+    (
+        "LookupIP6Route",
+        &["lookup", "set", "flush", "memory", "drops"],
+    ),
+    (
+        "RadixIP6Lookup",
+        &["lookup", "set", "flush", "memory", "drops"],
+    ),
+    ("ICMP6Error", &["rate_limited"]),
+    ("IP6Mirror", &["drops"]),
+    ("ICMP6PingResponder", &["replies"]),
+    ("IP6NDSolicitor", &["neighbors", "drops"]),
+    ("IP6NDAdvertiser", &["responses", "drops"]),
     ("IPInputCombo", &["color"]),
     (
         "IPOutputCombo",
@@ -482,6 +539,14 @@ fn every_class_has_a_listing_case() {
         ("Socket", "needs the network"),
         ("HTTPServer", "rclick only, no Click counterpart"),
         ("HFSCSched", "rclick only, no Click counterpart"),
+        (
+            "IP6Classifier",
+            "rclick only; IP6Filter is compared with IPFilter (tests/ip6.rs)",
+        ),
+        (
+            "IP6RouterAdvertiser",
+            "rclick only, no Click counterpart (tests/ip6.rs)",
+        ),
         ("FastUDPSource", "Click's userlevel driver lacks it"),
         (
             "MSQueue",
