@@ -523,8 +523,15 @@ impl Rewriter {
                 if icmp.icmp_type() != 8 && icmp.icmp_type() != 0 {
                     return self.unhandled(port, p);
                 }
+                // Requests carry the identifier as the source "port",
+                // replies as the destination one, so a reply matches the
+                // reverse of its request's rewritten flow.
                 let id = icmp.ident();
-                let key = FlowId::new(info.saddr, id, info.daddr, id);
+                let key = if icmp.icmp_type() == 8 {
+                    FlowId::new(info.saddr, id, info.daddr, 0)
+                } else {
+                    FlowId::new(info.saddr, 0, info.daddr, id)
+                };
                 (key, self.maps[0], FlowClass::Plain, None)
             }
         };
@@ -662,9 +669,25 @@ fn apply_ping(p: &mut Packet, info: &IpInfo, fl: &Flow, dir: usize, dst_anno: bo
         ip.set_checksum(c);
     }
     if let Some(Ok(mut icmp)) = data.get_mut(info.l4_off..).map(IcmpHeader::new_checked) {
-        let d = csum_delta(&[from.sport], &[to.sport]);
-        icmp.set_ident(to.sport);
+        let (old_id, new_id) = if icmp.icmp_type() == 8 {
+            (from.sport, to.sport)
+        } else {
+            (from.dport, to.dport)
+        };
+        let d = csum_delta(&[old_id], &[new_id]);
+        icmp.set_ident(new_id);
         let c = apply_delta(icmp.checksum(), d, false);
         icmp.set_checksum(c);
+        // As Click: an incremental update yields 0x0000 where the message
+        // sums to zero and its checksum must be 0xffff.
+        if c == 0 {
+            if let Some(msg) = data.get_mut(info.l4_off..) {
+                if rclick_core::wire::checksum::sum(msg, 0) == 0 {
+                    if let Ok(mut icmp) = IcmpHeader::new_checked(msg) {
+                        icmp.set_checksum(0xffff);
+                    }
+                }
+            }
+        }
     }
 }
