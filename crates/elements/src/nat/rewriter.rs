@@ -691,3 +691,21 @@ fn apply_ping(p: &mut Packet, info: &IpInfo, fl: &Flow, dir: usize, dst_anno: bo
         }
     }
 }
+
+/// What ICMPRewriter needs of a rewriter: its class, table and maps.
+#[derive(Clone)]
+pub struct RewriterRef {
+    pub kind: RwKind,
+    pub table: SharedTable,
+    pub maps: [usize; 2],
+}
+
+impl Rewriter {
+    pub fn reference(&self) -> RewriterRef {
+        RewriterRef {
+            kind: self.kind,
+            table: self.table.clone(),
+            maps: self.maps,
+        }
+    }
+}
