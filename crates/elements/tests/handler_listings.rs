@@ -193,6 +193,40 @@ const CASES: &[(&str, &str)] = &[
     ("Unqueue", "Idle->Queue->x::Unqueue->Discard"),
     ("Unstrip", "Idle->x::Unstrip(1)->Idle"),
     ("UnstripIPHeader", "Idle->x::UnstripIPHeader->Idle"),
+    (
+        "IPRewriter",
+        "Idle->x::IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "TCPRewriter",
+        "Idle->x::TCPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "UDPRewriter",
+        "Idle->x::UDPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "IPAddrRewriter",
+        "Idle->x::IPAddrRewriter(pattern 1.0.0.1 - - - 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "IPAddrPairRewriter",
+        "Idle->x::IPAddrPairRewriter(pattern 1.0.0.1 - 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "ICMPPingRewriter",
+        "Idle->x::ICMPPingRewriter(pattern 1.0.0.1 - 0-65535# 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "ICMPRewriter",
+        "rw::IPRewriter(drop)->Idle; Idle->rw; Idle->x::ICMPRewriter(rw)->Idle; x[1]->Idle",
+    ),
+    ("IPRewriterPatterns", "x::IPRewriterPatterns(a 1.0.0.1 1024-65535 - -)"),
+    ("RoundRobinIPMapper", "x::RoundRobinIPMapper(- - - - 0 0)"),
+    (
+        "SourceIPHashMapper",
+        "x::SourceIPHashMapper(10 1, - - 1.0.0.1 - 0 0 0, - - 1.0.0.2 - 0 0 1)",
+    ),
 ];
 
 /// rclick-only classes, compared with the Click class they stand for.
@@ -205,6 +239,13 @@ const STAND_INS: &[(&str, &str, &str)] = &[(
 /// Handlers rclick adds to a class (each documented in the element's
 /// header as an rclick addition), listed just before the standard ones.
 const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
+    ("IPRewriter", &["drops"]),
+    ("TCPRewriter", &["drops"]),
+    ("UDPRewriter", &["drops"]),
+    ("IPAddrRewriter", &["drops"]),
+    ("IPAddrPairRewriter", &["drops"]),
+    ("ICMPPingRewriter", &["drops"]),
+    ("ICMPRewriter", &["drops"]),
     ("DirectIPLookup", &["memory", "drops"]),
     ("RadixIPLookup", &["memory", "drops"]),
     ("LinearIPLookup", &["flush", "memory", "drops"]),

@@ -3,15 +3,16 @@
 //! An IPRewriter mapper that picks a pattern by hashing the source address.
 //!
 //! ## Synopsis
-//! `SourceIPHashMapper(NNODES SEED, PATTERN1, ..., PATTERNn)`
+//! `SourceIPHashMapper(NNODES SEED, PATTERN1 ID1, ..., PATTERNn IDn)`
 //!
 //! ## Ports and processing
 //! No ports.
 //!
 //! ## Description
 //! Each PATTERN is `SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT`, as in
-//! IPRewriter's `pattern` input spec. For each new flow the source address
-//! is hashed onto a ring holding NNODES points per pattern (placed by SEED),
+//! IPRewriter's `pattern` input spec, followed by a server ID (a
+//! non-negative integer). For each new flow the source address is hashed
+//! onto a ring holding NNODES points per server ID (placed by SEED),
 //! and the pattern owning the next point is used: flows from one source
 //! always get the same pattern, and adding a pattern moves few sources
 //! (consistent hashing). The ring is rclick's own, so which source gets
@@ -22,7 +23,7 @@
 //!
 //! ## Example
 //! ```click
-//! m :: SourceIPHashMapper(100 0xbadbeef, - - 10.0.0.1 - 0 1, - - 10.0.0.2 - 0 1);
+//! m :: SourceIPHashMapper(100 0xbadbeef, - - 10.0.0.1 - 0 1 0, - - 10.0.0.2 - 0 1 1);
 //! rw :: IPRewriter(m, drop);
 //! ```
 
@@ -100,25 +101,39 @@ impl Element for SourceIPHashMapper {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let args = split_args(conf);
         let Some((first, rest)) = args.split_first() else {
-            return Err("expected 'NNODES SEED, PATTERN, ...'".into());
+            return Err("no hash seed given".into());
         };
-        let w = space_words(first);
-        let (Some(Ok(nnodes)), Some(Ok(seed))) = (
-            w.first().map(|s| parse_u32(s)),
-            w.get(1).map(|s| parse_u32(s)),
-        ) else {
-            return Err("expected 'NNODES SEED' as the first argument".into());
-        };
-        if w.len() != 2 || nnodes == 0 || nnodes > 10_000 {
-            return Err("expected 'NNODES SEED' as the first argument (NNODES 1 to 10000)".into());
+        if rest.is_empty() {
+            return Err("no patterns given".into());
         }
-        let patterns = parse_mapper_patterns(rest, ctx)?;
+        let w = space_words(first);
+        if w.len() != 2 {
+            return Err("requires 2 config params: numnodes seed".into());
+        }
+        let nnodes = match parse_u32(&w[0]) {
+            Ok(n) if n > 0 && n <= 10_000 => n,
+            _ => return Err("number of nodes must be an integer (1 to 10000)".into()),
+        };
+        let seed = rclick_core::conf::parse_i32(&w[1])
+            .map_err(|_| "hash seed must be an integer".to_string())? as u32;
+        // Each pattern ends with its server ID.
+        let mut ids = Vec::new();
+        let mut pats = Vec::new();
+        for a in rest {
+            let mut words = space_words(a);
+            match words.pop().map(|s| parse_u32(&s)) {
+                Some(Ok(id)) if !words.is_empty() => {
+                    ids.push(id);
+                    pats.push(words.join(" "));
+                }
+                _ => return Err("bad server ID in pattern spec".into()),
+            }
+        }
+        let patterns = parse_mapper_patterns(&pats, ctx)?;
         let mut ring = Vec::new();
-        for i in 0..patterns.len() {
+        for (i, id) in ids.iter().enumerate() {
             for n in 0..nnodes {
-                let h = hash32(
-                    seed ^ hash32((i as u32).wrapping_mul(0x1_0001) ^ n.wrapping_mul(0x9e37)),
-                );
+                let h = hash32(seed ^ hash32(id.wrapping_mul(0x1_0001) ^ n.wrapping_mul(0x9e37)));
                 ring.push((h, i));
             }
         }
