@@ -20,10 +20,12 @@
 //! was the quoted packet's rewritten source (with the destination IP
 //! annotation). Translated messages leave by output 0.
 //!
-//! Other ICMP messages, and errors about flows no rewriter knows, leave by
-//! output 1 (dropped when it is not connected). Packets that are not ICMP,
-//! and errors too short to quote an IP header and 8 bytes, are dropped and
-//! counted in `drops`.
+//! Other ICMP messages, errors about flows no rewriter knows, packets that
+//! are not ICMP, and errors too short to quote an IP header and 8 bytes are
+//! dropped and counted in `drops`. (Click's documentation sends the first
+//! two kinds to output 1, but the Click 2.1 driver drops them; rclick does
+//! as the driver does, which is also what RFC 5508 asks of a NAT for
+//! errors it cannot translate. Output 1 may be connected and stays empty.)
 //!
 //! ## Keywords
 //! - **DST_ANNO** (boolean): set the destination IP annotation when the
@@ -32,7 +34,8 @@
 //!   mapping, as the rewriter's REPLY_ANNO does for replies.
 //!
 //! ## Handlers
-//! - `drops` (read, rclick): packets dropped as not ICMP or malformed.
+//! - `drops` (read, rclick): packets dropped (untranslated, not ICMP, or
+//!   malformed).
 //!
 //! ## Example
 //! ```click
@@ -124,6 +127,12 @@ impl ICMPRewriter {
         None
     }
 
+    /// An ICMP message that is not translated: dropped, as Click 2.1 does.
+    fn untranslated(&mut self) -> Option<(usize, Packet)> {
+        self.drops += 1;
+        None
+    }
+
     /// Output for a packet, or `None` (dropped).
     fn process(&mut self, mut p: Packet, ctx: &Ctx) -> Option<(usize, Packet)> {
         let Some(info) = ip_info(&p) else {
@@ -139,7 +148,7 @@ impl ICMPRewriter {
             return None;
         };
         if !matches!(icmp.icmp_type(), 3 | 4 | 5 | 11 | 12) {
-            return Some((1, p));
+            return self.untranslated();
         }
         let q_off = info.l4_off + 8;
         let Some(Ok(qip)) = p.data().get(q_off..).map(Ipv4Header::new_checked) else {
@@ -163,18 +172,18 @@ impl ICMPRewriter {
             IP_PROTO_TCP | IP_PROTO_UDP => (FlowId::new(qd, dp, qs, sp), 0),
             IP_PROTO_ICMP => {
                 let Some(Ok(qi)) = p.data().get(t_off..).map(IcmpHeader::new_checked) else {
-                    return Some((1, p));
+                    return self.untranslated();
                 };
                 match qi.icmp_type() {
                     8 => (FlowId::new(qd, 0, qs, qi.ident()), 8),
                     0 => (FlowId::new(qd, qi.ident(), qs, 0), 0),
-                    _ => return Some((1, p)),
+                    _ => return self.untranslated(),
                 }
             }
-            _ => return Some((1, p)),
+            _ => return self.untranslated(),
         };
         let Some((nf, anno)) = self.find(ctx, qproto, &key) else {
-            return Some((1, p));
+            return self.untranslated();
         };
         let mut w = Words {
             old: [0; 8],
