@@ -602,6 +602,7 @@ impl Rewriter {
                     FlowClass::Tcp => {
                         if let Some((flags, payload)) = r {
                             track_tcp(fl, dir, flags, payload);
+                            apply_seq(&mut p, &info, fl, dir);
                         }
                     }
                     FlowClass::Udp => track_udp(fl, dir),
@@ -707,5 +708,66 @@ impl Rewriter {
             table: self.table.clone(),
             maps: self.maps,
         }
+    }
+}
+
+impl Rewriter {
+    /// The TCP mapping of `key` (flow index, direction, rewritten flow);
+    /// with `create`, made by that input's spec when absent (Click's
+    /// get_entry). For FTPPortMapper.
+    pub fn tcp_entry(
+        &self,
+        key: &FlowId,
+        create: Option<usize>,
+        now: Jiffies,
+    ) -> Option<(usize, usize, FlowId)> {
+        if !self.has_tcp_table() {
+            return None;
+        }
+        let mut t = lock_table(&self.table);
+        let map = self.maps[0];
+        if let Some((f, d)) = t.lookup(map, key) {
+            return Some((f, d, t.flow(f).rewritten(d)));
+        }
+        let input = create?;
+        let spec = self.specs.get(input)?;
+        let decision = {
+            let m = &t.maps[map];
+            spec.decide(key, &|k: &FlowId| m.contains_key(k))
+        };
+        match decision {
+            Decision::Add(rw, fo, ro) => {
+                let f = t.add_flow(
+                    self.owner,
+                    input,
+                    map,
+                    IP_PROTO_TCP,
+                    FlowClass::Tcp,
+                    *key,
+                    rw,
+                    [fo, ro],
+                    now,
+                )?;
+                Some((f, 0, t.flow(f).rewritten(0)))
+            }
+            Decision::Failed => {
+                if let Some(c) = t.owners[self.owner].failures.get_mut(input) {
+                    *c += 1;
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Moves the sequence numbers of flow `f`'s direction `dir` by `delta`
+    /// from `trigger` on.
+    pub fn update_seqno_delta(&self, f: usize, dir: usize, trigger: u32, delta: i32) -> bool {
+        let mut t = lock_table(&self.table);
+        let fl = t.flow_mut(f);
+        fl.seq
+            .get_or_insert_with(Default::default)
+            .update(dir, trigger, delta)
+            .is_ok()
     }
 }

@@ -750,6 +750,8 @@ pub struct Flow {
     pub l4_delta: u16,
     pub reply_anno: u8,
     live: bool,
+    /// Sequence-number deltas (TCP flows FTPPortMapper changed).
+    pub seq: Option<Box<super::tcp_seq::SeqDeltas>>,
 }
 
 impl Flow {
@@ -1015,6 +1017,7 @@ impl Table {
             l4_delta: 0,
             reply_anno: 0,
             live: true,
+            seq: None,
         };
         fl.expiry = now + if g != 0 { g } else { t.flow_timeout(&fl) };
         let (ow, nw) = (flow.addr_words(), rewritten.addr_words());
@@ -1105,10 +1108,16 @@ impl Table {
             expiry = self.best_effort_expiry(f);
         }
         let secs = (expiry + 500 - now).div_euclid(1000);
+        let seq = match fl.seq.as_ref().map(|s| s.shown(dir)) {
+            Some(d) if d > 0 => format!(" seq +{d}"),
+            Some(d) if d < 0 => format!(" seq {d}"),
+            _ => String::new(),
+        };
         format!(
-            "{} => {} [{}{} {}{}] i{} exp{}",
+            "{} => {}{} [{}{} {}{}] i{} exp{}",
             fl.key[dir],
             fl.rewritten(dir),
+            seq,
             if dir == 0 { "*" } else { "" },
             fl.out[0],
             if dir == 1 { "*" } else { "" },
@@ -1247,6 +1256,22 @@ pub fn apply_flow(
         u.set_src_port(to.sport);
         u.set_dst_port(to.dport);
         None
+    }
+}
+
+/// Applies a TCP flow's sequence-number deltas to a packet of direction
+/// `dir` (after [`apply_flow`]), when the segment's header is complete.
+pub fn apply_seq(p: &mut Packet, info: &IpInfo, fl: &mut Flow, dir: usize) {
+    let Some(seq) = fl.seq.as_mut() else { return };
+    if !info.first_frag || info.proto != IP_PROTO_TCP {
+        return;
+    }
+    if let Some(Ok(mut t)) = p
+        .writable()
+        .get_mut(info.l4_off..)
+        .map(TcpHeader::new_checked)
+    {
+        seq.apply(&mut t, dir);
     }
 }
 
