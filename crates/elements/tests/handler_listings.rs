@@ -222,6 +222,10 @@ const CASES: &[(&str, &str)] = &[
         "rw::IPRewriter(drop)->Idle; Idle->rw; Idle->x::ICMPRewriter(rw)->Idle; x[1]->Idle",
     ),
     ("IPRewriterPatterns", "x::IPRewriterPatterns(a 1.0.0.1 1024-65535 - -)"),
+    (
+        "FTPPortMapper",
+        "Idle->x::FTPPortMapper(rw, rw, 0)->rw::TCPRewriter(drop)->Idle",
+    ),
     ("RoundRobinIPMapper", "x::RoundRobinIPMapper(- - - - 0 0)"),
     (
         "SourceIPHashMapper",
@@ -246,6 +250,7 @@ const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
     ("IPAddrPairRewriter", &["drops"]),
     ("ICMPPingRewriter", &["drops"]),
     ("ICMPRewriter", &["drops"]),
+    ("FTPPortMapper", &["drops"]),
     ("DirectIPLookup", &["memory", "drops"]),
     ("RadixIPLookup", &["memory", "drops"]),
     ("LinearIPLookup", &["flush", "memory", "drops"]),

@@ -593,3 +593,51 @@ proptest! {
         prop_assert!(size <= 4);
     }
 }
+
+// ------------------------------------------------------------ FTP
+
+#[test]
+fn ftp_port_commands_and_sequence_numbers() {
+    let mut r = from_config(
+        "rw :: TCPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+         x :: FTPPortMapper(rw, rw, 0);
+         Idle -> x -> rw -> o0 :: Queue -> Discard; Idle -> [1]rw[1] -> o1 :: Queue -> Discard;",
+    );
+    let x = r.find_element("x").unwrap();
+    let rw = r.find_element("rw").unwrap();
+    let seg = |seq: u32, ack: u32, data: &[u8]| {
+        let mut p = tcp(IN, 30, [2, 0, 0, 2], 21, 0x18, data);
+        p[24..28].copy_from_slice(&seq.to_be_bytes());
+        p[28..32].copy_from_slice(&ack.to_be_bytes());
+        let (h, rest) = p.split_at_mut(20);
+        let _ = h;
+        l4_checksum(IN, [2, 0, 0, 2], 6, rest, 16);
+        p
+    };
+    r.inject_packet(x, 0, marked(&seg(0, 0, b"x")));
+    r.inject_packet(x, 0, marked(&seg(1, 0, b"PORT 10,0,0,4,200,200\r\n")));
+    r.inject_packet(x, 0, marked(&seg(24, 0, b"LIST\r\n")));
+    let out = drain(&mut r, "o0");
+    assert_eq!(out.len(), 3);
+    for p in &out {
+        flow_of(p); // valid checksums
+    }
+    assert_eq!(&out[1][40..], b"PORT 1,0,0,1,4,1\r\n");
+    let seq_of = |p: &[u8]| u32::from_be_bytes(p[24..28].try_into().unwrap());
+    // 23 bytes became 18: the next segment moves back by 5.
+    assert_eq!(seq_of(&out[2]), 19);
+    // The server acknowledges 19; the client sees 24.
+    let mut ack = tcp([2, 0, 0, 2], 21, PUB, 1024, 0x10, b"");
+    ack[28..32].copy_from_slice(&19u32.to_be_bytes());
+    let (_, rest) = ack.split_at_mut(20);
+    l4_checksum([2, 0, 0, 2], PUB, 6, rest, 16);
+    r.inject_packet(rw, 1, marked(&ack));
+    let back = drain(&mut r, "o1");
+    assert_eq!(u32::from_be_bytes(back[0][28..32].try_into().unwrap()), 24);
+    flow_of(&back[0]);
+    // The server's data connection reaches the client's PORT address.
+    r.inject_packet(rw, 1, marked(&tcp([2, 0, 0, 2], 20, PUB, 1025, 0x02, b"")));
+    let data = drain(&mut r, "o1");
+    assert_eq!(flow_of(&data[0]), ([2, 0, 0, 2], 20, IN, 200 * 256 + 200));
+    assert!(read(&mut r, "rw.table").contains("seq -5"));
+}

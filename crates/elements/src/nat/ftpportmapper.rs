@@ -197,6 +197,10 @@ impl Element for FTPPortMapper {
     rclick_core::element_kind!(action);
     rclick_core::handlers!(HANDLERS);
 
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
+
     fn configure_phase(&self) -> i32 {
         // After the rewriters, as Click's CONFIGURE_PHASE_USER.
         rclick_core::element::configure_phase::DEFAULT + 1
