@@ -12,6 +12,9 @@ use rclick_core::wire::{checksum, IcmpHeader, Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Packet, Router, RouterOptions, Timestamp};
 use rclick_elements::testing::{from_config, from_config_with, read, try_from_config};
 
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+
 // ------------------------------------------------------------ packets
 
 fn ip(src: [u8; 4], dst: [u8; 4], proto: u8, payload: &[u8]) -> Vec<u8> {
@@ -640,4 +643,35 @@ fn ftp_port_commands_and_sequence_numbers() {
     let data = drain(&mut r, "o1");
     assert_eq!(flow_of(&data[0]), ([2, 0, 0, 2], 20, IN, 200 * 256 + 200));
     assert!(read(&mut r, "rw.table").contains("seq -5"));
+}
+
+// ------------------------------------------------------------ allocation
+
+#[test]
+fn existing_flows_allocate_nothing_per_packet() {
+    let mut f = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x08, 0x00];
+    f.extend_from_slice(&udp(IN, 40, SRV, 53, &[0u8; 18]));
+    let hex: String = f.iter().map(|b| format!("{b:02x}")).collect();
+    let mut r = from_config(&format!(
+        "InfiniteSource(DATA \\<{hex}>, BURST 32) -> Strip(14) -> CheckIPHeader
+           -> rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)
+           -> c :: Counter -> Discard;
+         Idle -> [1]rw[1] -> Discard;"
+    ));
+    assert_eq!(r.run_limited(200), rclick_core::StopReason::Limit);
+    let before: u64 = read(&mut r, "c.count").parse().unwrap();
+    assert!(before > 0, "nothing rewritten");
+    let a0 = counting_alloc::allocations();
+    assert_eq!(r.run_limited(600), rclick_core::StopReason::Limit);
+    let a1 = counting_alloc::allocations();
+    let after: u64 = read(&mut r, "c.count").parse().unwrap();
+    assert!(after - before > 5_000, "only {} packets", after - before);
+    assert_eq!(
+        a1 - a0,
+        0,
+        "{} allocations for {} packets",
+        a1 - a0,
+        after - before
+    );
+    assert_eq!(read(&mut r, "rw.size"), "1");
 }
