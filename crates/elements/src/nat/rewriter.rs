@@ -768,6 +768,5 @@ impl Rewriter {
         fl.seq
             .get_or_insert_with(Default::default)
             .update(dir, trigger, delta)
-            .is_ok()
     }
 }

@@ -44,17 +44,17 @@ pub struct SeqDeltas {
 
 impl SeqDeltas {
     /// Sequence numbers of direction `dir` from `trigger` on move by `d`
-    /// more. Triggers must not go backwards (`Err`).
-    pub fn update(&mut self, dir: usize, trigger: u32, d: i32) -> Result<(), ()> {
+    /// more. Triggers must not go backwards (refused: `false`).
+    pub fn update(&mut self, dir: usize, trigger: u32, d: i32) -> bool {
         let c = &mut self.dir[dir & 1];
         if let Some(&(t, _)) = c.trans.first() {
             if !seq_geq(trigger, t) {
-                return Err(());
+                return false;
             }
             if t == trigger {
                 let below = c.trans.get(1).map_or(c.base, |x| x.1);
                 c.trans[0].1 = below.wrapping_add(d);
-                return Ok(());
+                return true;
             }
         }
         let top = c.top();
@@ -66,7 +66,7 @@ impl SeqDeltas {
             c.base = c.trans[i].1;
             c.trans.truncate(i);
         }
-        Ok(())
+        true
     }
 
     /// The delta shown in the table for direction `dir`.
