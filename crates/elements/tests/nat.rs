@@ -675,3 +675,34 @@ fn existing_flows_allocate_nothing_per_packet() {
     );
     assert_eq!(read(&mut r, "rw.size"), "1");
 }
+
+// ------------------------------------------------------------ hairpinning
+
+#[test]
+fn hairpinning_through_a_port_forward() {
+    // RFC 4787 REQ-9: a LAN host reaches another LAN host's forwarded port
+    // through the external address, and sees its peer's external address
+    // and port. Built from Click's elements: the rewriter's outbound
+    // output loops packets for the external address back in, to the
+    // port-forward input (a `pattern` spec) or the reply input.
+    let mut r = from_config(
+        "rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop,
+                          pattern - - 10.0.0.5 6000 1 0);
+         Idle -> [0]rw; Idle -> [1]rw;
+         rw[0] -> h :: IPClassifier(dst host 1.0.0.1 and dst udp port 6000, dst host 1.0.0.1, -);
+         h[0] -> [2]rw; h[1] -> [1]rw; h[2] -> wan :: Queue -> Discard;
+         rw[1] -> lan :: Queue -> Discard;",
+    );
+    let rw = r.find_element("rw").unwrap();
+    // A (10.0.0.4) sends to the external address's port 6000.
+    r.inject_packet(rw, 0, marked(&udp(IN, 40, PUB, 6000, b"hello B")));
+    let to_b = drain(&mut r, "lan");
+    assert_eq!(to_b.len(), 1);
+    assert_eq!(flow_of(&to_b[0]), (PUB, 1024, IN2, 6000));
+    // B (10.0.0.5) answers the external address and port it saw.
+    r.inject_packet(rw, 0, marked(&udp(IN2, 6000, PUB, 1024, b"hello A")));
+    let to_a = drain(&mut r, "lan");
+    assert_eq!(to_a.len(), 1);
+    assert_eq!(flow_of(&to_a[0]), (PUB, 6000, IN, 40));
+    assert!(drain(&mut r, "wan").is_empty());
+}
