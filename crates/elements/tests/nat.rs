@@ -706,3 +706,49 @@ fn hairpinning_through_a_port_forward() {
     assert_eq!(flow_of(&to_a[0]), (PUB, 6000, IN, 40));
     assert!(drain(&mut r, "wan").is_empty());
 }
+
+// ------------------------------------------------------------ fragments
+
+#[test]
+fn later_fragments_of_a_mapped_datagram_are_rewritten() {
+    // RFC 4787 REQ-14 (Click drops them).
+    let mut r = harness("IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");
+    let whole = udp(IN, 40, SRV, 53, &[7u8; 24]);
+    // First fragment: IP header + 8 UDP bytes + 8 data bytes, MF.
+    let frag = |payload: &[u8], off8: u16, mf: bool, id: u16| {
+        let mut p = rclick_elements::testing::ipv4_packet(
+            IN,
+            SRV,
+            17,
+            64,
+            (off8 & 0x1fff) | if mf { 0x2000 } else { 0 },
+            &[],
+            payload,
+        );
+        p[4..6].copy_from_slice(&id.to_be_bytes());
+        let mut h = Ipv4Header::new_checked(&mut p[..]).unwrap();
+        h.fill_checksum();
+        p
+    };
+    let l4 = &whole[20..];
+    inject(&mut r, 0, &frag(&l4[..16], 0, true, 9));
+    inject(&mut r, 0, &frag(&l4[16..24], 2, true, 9));
+    inject(&mut r, 0, &frag(&l4[24..], 3, false, 9));
+    // A fragment of another datagram: dropped.
+    inject(&mut r, 0, &frag(&l4[16..24], 2, false, 10));
+    let out = drain(&mut r, "o0");
+    assert_eq!(out.len(), 3);
+    for p in &out {
+        let h = Ipv4Header::new_checked(&p[..]).unwrap();
+        assert!(h.verify_checksum());
+        assert_eq!(h.src().octets(), PUB);
+    }
+    // Reassembled, the datagram's UDP checksum is valid.
+    let mut seg = out[0][20..].to_vec();
+    seg.extend_from_slice(&out[1][20..]);
+    seg.extend_from_slice(&out[2][20..]);
+    let u = UdpHeader::new_checked(&seg[..]).unwrap();
+    assert_eq!(u.src_port(), 1024);
+    assert!(u.verify_checksum(std::net::Ipv4Addr::from(PUB), std::net::Ipv4Addr::from(SRV)));
+    assert_eq!(read(&mut r, "x.drops"), "1");
+}

@@ -30,9 +30,14 @@
 //! - the name of a mapper element (RoundRobinIPMapper, SourceIPHashMapper):
 //!   the mapper picks a pattern for each new flow.
 //!
-//! Packets that are neither TCP nor UDP, non-first fragments, and packets
-//! with fewer than 8 transport bytes go to the input's `pass` output, or are
-//! dropped. IPRewriter updates the IP, TCP and UDP checksums incrementally
+//! Packets that are neither TCP nor UDP, and packets with fewer than 8
+//! transport bytes go to the input's `pass` output, or are dropped. So do
+//! non-first fragments, except those of a datagram whose first fragment
+//! was rewritten: rclick remembers such datagrams (by addresses, protocol
+//! and IP identification; at most 1024, for 30 seconds) and rewrites
+//! their later fragments' addresses, as RFC 4787 REQ-14 requires (Click
+//! drops them; fragments arriving before their first fragment are still
+//! dropped). IPRewriter updates the IP, TCP and UDP checksums incrementally
 //! (RFC 1624), sets the destination IP annotation (DST_ANNO), and tracks TCP
 //! connection state for timeouts.
 //!

@@ -45,6 +45,81 @@ pub struct Rewriter {
     /// Packets this element dropped itself (malformed, unhandled protocol
     /// without a `pass` spec, no mapping, table full).
     pub drops: u64,
+    /// Fragmented datagrams of mapped flows, by their first fragment.
+    frags: Fragments,
+}
+
+/// The datagrams whose first fragment was rewritten, so that their later
+/// fragments are rewritten too (RFC 4787 REQ-14; Click drops them).
+/// Bounded: FRAG_CAPACITY entries of FRAG_TIMEOUT.
+struct Fragments {
+    map: std::collections::HashMap<FragKey, FragEntry, crate::ip::ipcommon::AddrHashBuilder>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct FragKey {
+    saddr: u32,
+    daddr: u32,
+    ident: u16,
+    proto: u8,
+}
+
+#[derive(Clone, Copy)]
+struct FragEntry {
+    flow: usize,
+    dir: usize,
+    /// The flow's key in that direction, to notice a reused slot.
+    key: FlowId,
+    expiry: Jiffies,
+}
+
+const FRAG_CAPACITY: usize = 1024;
+const FRAG_TIMEOUT: Jiffies = 30_000;
+
+impl Default for Fragments {
+    fn default() -> Self {
+        Fragments {
+            map: std::collections::HashMap::with_capacity_and_hasher(
+                FRAG_CAPACITY,
+                Default::default(),
+            ),
+        }
+    }
+}
+
+impl Fragments {
+    fn key(info: &IpInfo) -> FragKey {
+        FragKey {
+            saddr: info.saddr,
+            daddr: info.daddr,
+            ident: info.ident,
+            proto: info.proto,
+        }
+    }
+
+    fn remember(&mut self, info: &IpInfo, e: FragEntry, now: Jiffies) {
+        if self.map.len() >= FRAG_CAPACITY {
+            self.map.retain(|_, v| v.expiry > now);
+            if self.map.len() >= FRAG_CAPACITY {
+                return;
+            }
+        }
+        self.map.insert(Self::key(info), e);
+    }
+
+    fn find(&mut self, info: &IpInfo, t: &Table, now: Jiffies) -> Option<(usize, usize)> {
+        let k = Self::key(info);
+        let e = *self.map.get(&k)?;
+        let ok = e.expiry > now && t.live_flow(e.flow).is_some_and(|f| f.key[e.dir] == e.key);
+        if !ok {
+            self.map.remove(&k);
+            return None;
+        }
+        if !info.more_frags {
+            self.map.remove(&k);
+        }
+        Some((e.flow, e.dir))
+    }
 }
 
 impl Rewriter {
@@ -62,6 +137,7 @@ impl Rewriter {
             reap_interval: 15 * 60 * 1000,
             timer: None,
             drops: 0,
+            frags: Fragments::default(),
         }
     }
 
@@ -491,6 +567,16 @@ impl Rewriter {
                     RwKind::Tcp => info.proto == IP_PROTO_TCP,
                     _ => matches!(info.proto, IP_PROTO_TCP | IP_PROTO_UDP | IP_PROTO_DCCP),
                 };
+                if ok && !info.first_frag {
+                    // A later fragment of a datagram whose first fragment
+                    // was rewritten: the addresses only.
+                    if let Some((f, dir)) = self.frags.find(&info, t, now) {
+                        let fl = t.flow(f);
+                        let out = fl.out[dir];
+                        apply_flow(&mut p, &info, fl, dir, self.dst_anno, None);
+                        return Some((out, p));
+                    }
+                }
                 if !ok || !info.first_frag || info.l4_len < 8 {
                     return self.unhandled(port, p);
                 }
@@ -609,6 +695,16 @@ impl Rewriter {
                     FlowClass::Plain => {}
                 }
             }
+        }
+        if info.more_frags && matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp) {
+            let key = t.flow(f).key[dir];
+            let e = FragEntry {
+                flow: f,
+                dir,
+                key,
+                expiry: now + FRAG_TIMEOUT,
+            };
+            self.frags.remember(&info, e, now);
         }
         t.refresh(f, now);
         Some((out, p))

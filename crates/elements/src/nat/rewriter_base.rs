@@ -755,6 +755,11 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// Whether the flow is in the table (not removed).
+    pub fn is_live(&self) -> bool {
+        self.live
+    }
+
     /// The flow as packets of direction `dir` leave: `key[!dir]` reversed.
     pub fn rewritten(&self, dir: usize) -> FlowId {
         self.key[1 - dir].reverse()
@@ -830,6 +835,11 @@ impl Table {
 
     pub fn flow(&self, i: usize) -> &Flow {
         &self.flows[i]
+    }
+
+    /// Flow `i` if it exists and is live.
+    pub fn live_flow(&self, i: usize) -> Option<&Flow> {
+        self.flows.get(i).filter(|f| f.live)
     }
 
     pub fn flow_mut(&mut self, i: usize) -> &mut Flow {
@@ -1160,6 +1170,9 @@ pub struct IpInfo {
     pub saddr: u32,
     pub daddr: u32,
     pub first_frag: bool,
+    /// More fragments follow (MF).
+    pub more_frags: bool,
+    pub ident: u16,
     /// Bytes from the transport header to the end of the data.
     pub l4_len: usize,
 }
@@ -1177,6 +1190,8 @@ pub fn ip_info(p: &Packet) -> Option<IpInfo> {
         saddr: u32::from(ip.src()),
         daddr: u32::from(ip.dst()),
         first_frag: ip.frag_offset() == 0,
+        more_frags: ip.more_frags(),
+        ident: ip.ident(),
         l4_len: p.len().saturating_sub(l4_off),
     })
 }

@@ -10,8 +10,9 @@
 //!
 //! ## Description
 //! An IPRewriter for TCP only (see IPRewriter for the input specs): other
-//! protocols, non-first fragments and packets with fewer than 8 transport
-//! bytes go to the input's `pass` output or are dropped. Mappings track
+//! protocols, non-first fragments (except those of a datagram whose first
+//! fragment was rewritten, as in IPRewriter) and packets with fewer than 8
+//! transport bytes go to the input's `pass` output or are dropped. Mappings track
 //! TCP state and expire as IPRewriter's TCP mappings do.
 //!
 //! ## Keywords

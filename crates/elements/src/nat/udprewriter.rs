@@ -11,8 +11,9 @@
 //! ## Description
 //! An IPRewriter with one table for UDP, TCP and DCCP flows and one
 //! timeout (see IPRewriter for the input specs). It tracks no TCP state.
-//! Other protocols, non-first fragments and packets with fewer than 8
-//! transport bytes go to the input's `pass` output or are dropped.
+//! Other protocols, non-first fragments (except those of a datagram whose
+//! first fragment was rewritten, as in IPRewriter) and packets with fewer
+//! than 8 transport bytes go to the input's `pass` output or are dropped.
 //!
 //! ## Keywords
 //! - **UDP_TIMEOUT** (or TIMEOUT), **UDP_GUARANTEE** (or GUARANTEE)
