@@ -752,3 +752,50 @@ fn later_fragments_of_a_mapped_datagram_are_rewritten() {
     assert!(u.verify_checksum(std::net::Ipv4Addr::from(PUB), std::net::Ipv4Addr::from(SRV)));
     assert_eq!(read(&mut r, "x.drops"), "1");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// FTPPortMapper in front of a TCPRewriter, fed PORT commands good and
+    /// bad, truncated segments and garbage: no panic, every packet leaves
+    /// or is counted, the table stays bounded.
+    #[test]
+    fn ftp_port_mapper_survives_adversarial_commands(
+        packets in proptest::collection::vec(
+            (any::<[u8; 8]>(), 0usize..6, proptest::collection::vec(any::<u8>(), 0..40)),
+            1..40,
+        ),
+    ) {
+        let mut r = from_config(
+            "rw :: TCPRewriter(pattern 1.0.0.1 1024-1039# - - 0 1, drop, MAPPING_CAPACITY 6);
+             x :: FTPPortMapper(rw, rw, 0);
+             Idle -> x -> rw -> o0 :: Queue(1000) -> Discard; Idle -> [1]rw[1] -> o1 :: Queue(1000) -> Discard;",
+        );
+        let x = r.find_element("x").unwrap();
+        for (j, kind, junk) in &packets {
+            let payload: Vec<u8> = match kind {
+                0 => format!("PORT {},{},{},{},{},{}\r\n", j[0], j[1], j[2], j[3], j[4], j[5]).into_bytes(),
+                1 => {
+                    let mut v = b"PORT ".to_vec();
+                    v.extend_from_slice(junk);
+                    v
+                }
+                2 => format!("PORT {},{},{}", j[0], j[1], 999).into_bytes(),
+                _ => junk.clone(),
+            };
+            let mut p = tcp([10, 0, 0, j[6] & 3], 30 + u16::from(j[7] & 1), [2, 0, 0, 2], 21, 0x18, &payload);
+            if *kind == 5 && !junk.is_empty() {
+                let n = junk[0] as usize % p.len();
+                p.truncate(n.max(1));
+            }
+            let pk = if p.len() >= 20 { marked(&p) } else { Packet::from_slice(&p) };
+            r.inject_packet(x, 0, pk);
+        }
+        let out = drain(&mut r, "o0").len() + drain(&mut r, "o1").len();
+        let drops: usize = read(&mut r, "rw.drops").parse::<usize>().unwrap()
+            + read(&mut r, "x.drops").parse::<usize>().unwrap();
+        prop_assert_eq!(out + drops, packets.len());
+        let size: usize = read(&mut r, "rw.size").parse().unwrap();
+        prop_assert!(size <= 6);
+    }
+}
