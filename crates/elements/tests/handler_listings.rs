@@ -267,6 +267,44 @@ const CASES: &[(&str, &str)] = &[
     ("SetIPECN", "Idle->x::SetIPECN(CE)->Idle"),
     ("DRRSched", "Idle->Queue->x::DRRSched->Discard"),
     ("CoDel", "Idle->Queue->x::CoDel->Discard"),
+    (
+        "IPRewriter",
+        "Idle->x::IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "TCPRewriter",
+        "Idle->x::TCPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "UDPRewriter",
+        "Idle->x::UDPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "IPAddrRewriter",
+        "Idle->x::IPAddrRewriter(pattern 1.0.0.1 - - - 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "IPAddrPairRewriter",
+        "Idle->x::IPAddrPairRewriter(pattern 1.0.0.1 - 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "ICMPPingRewriter",
+        "Idle->x::ICMPPingRewriter(pattern 1.0.0.1 - 0-65535# 0 1, drop)->Idle; Idle->[1]x[1]->Idle",
+    ),
+    (
+        "ICMPRewriter",
+        "rw::IPRewriter(drop)->Idle; Idle->rw; Idle->x::ICMPRewriter(rw)->Idle; x[1]->Idle",
+    ),
+    ("IPRewriterPatterns", "x::IPRewriterPatterns(a 1.0.0.1 1024-65535 - -)"),
+    (
+        "FTPPortMapper",
+        "Idle->x::FTPPortMapper(rw, rw, 0)->rw::TCPRewriter(drop)->Idle",
+    ),
+    ("RoundRobinIPMapper", "x::RoundRobinIPMapper(- - - - 0 0)"),
+    (
+        "SourceIPHashMapper",
+        "x::SourceIPHashMapper(10 1, - - 1.0.0.1 - 0 0 0, - - 1.0.0.2 - 0 0 1)",
+    ),
 ];
 
 /// rclick-only classes, compared with the Click class they stand for.
@@ -299,6 +337,14 @@ const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
     ("EtherSwitch", &["drops"]),
     ("ListenEtherSwitch", &["drops"]),
     ("EtherSpanTree", &["bridge", "port_states", "bad"]),
+    ("IPRewriter", &["drops"]),
+    ("TCPRewriter", &["drops"]),
+    ("UDPRewriter", &["drops"]),
+    ("IPAddrRewriter", &["drops"]),
+    ("IPAddrPairRewriter", &["drops"]),
+    ("ICMPPingRewriter", &["drops"]),
+    ("ICMPRewriter", &["drops"]),
+    ("FTPPortMapper", &["drops"]),
     ("DirectIPLookup", &["memory", "drops"]),
     ("RadixIPLookup", &["memory", "drops"]),
     ("LinearIPLookup", &["flush", "memory", "drops"]),

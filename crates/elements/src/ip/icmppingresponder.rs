@@ -84,6 +84,17 @@ impl Filter for ICMPPingResponder {
                 u16::from_be_bytes([ICMP_ECHOREPLY, 0]),
             );
             icmp.set_checksum(c);
+            // Click's click_update_zero_in_cksum: an incremental update
+            // gives 0x0000 where the whole-message checksum is 0xffff
+            // (a message summing to zero, such as all zeros).
+            if c == 0 {
+                let msg = ip.payload_mut();
+                if rclick_core::wire::checksum::sum(msg, 0) == 0 {
+                    if let Ok(mut icmp) = IcmpHeader::new_checked(msg) {
+                        icmp.set_checksum(0xffff);
+                    }
+                }
+            }
         }
         p.set_dst_ip_anno(src);
         p.set_timestamp_anno(ctx.now());

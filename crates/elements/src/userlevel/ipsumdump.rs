@@ -373,13 +373,18 @@ pub fn parse_timestamp_text(s: &str) -> Result<Timestamp, String> {
         Some((a, b)) => (a, b),
         None => (s, ""),
     };
-    if sec.is_empty() || !sec.bytes().all(|b| b.is_ascii_digit()) {
+    // Click reads ".1" as 0.1 seconds.
+    if (sec.is_empty() && frac.is_empty()) || !sec.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
     if !frac.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
-    let sec: i64 = sec.parse().map_err(|_| bad())?;
+    let sec: i64 = if sec.is_empty() {
+        0
+    } else {
+        sec.parse().map_err(|_| bad())?
+    };
     if sec > i64::from(u32::MAX) {
         return Err(bad());
     }

@@ -1,0 +1,95 @@
+//! # IPRewriter
+//!
+//! Rewrites TCP and UDP packets' addresses and ports (network address and
+//! port translation).
+//!
+//! ## Synopsis
+//! `IPRewriter(INPUTSPEC1, ..., INPUTSPECn [, KEYWORDS])`
+//!
+//! ## Ports and processing
+//! One or more push inputs (one per INPUTSPEC); one or more push outputs.
+//!
+//! ## Description
+//! Rewrites the source address, source port, destination address and
+//! destination port of TCP and UDP flows. A mapping, made when the first
+//! packet of a flow arrives, rewrites that flow and its replies; the
+//! INPUTSPEC of the input the first packet came in on says how to make it:
+//!
+//! - `drop` (or `discard`): packets of flows without a mapping are dropped.
+//! - `pass [OUTPUT]` (or `passthrough`, `nochange`): they leave unchanged
+//!   by OUTPUT (default 0).
+//! - `keep FOUTPUT ROUTPUT`: a mapping that changes nothing; the flow's
+//!   packets leave by FOUTPUT, its replies by ROUTPUT.
+//! - `pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT`: a mapping rewriting
+//!   the flow by the pattern. Each of SADDR, SPORT, DADDR, DPORT is `-`
+//!   (unchanged) or a value; SPORT may be a range `L-H` and SADDR an address
+//!   range `A-B` or prefix `A/LEN`, from which a free value is chosen (a
+//!   suffix `#` chooses sequentially, `?` randomly; without a suffix the
+//!   flow's own source port is kept when free, else a random one). A single
+//!   word names a pattern of an IPRewriterPatterns element.
+//! - the name of a mapper element (RoundRobinIPMapper, SourceIPHashMapper):
+//!   the mapper picks a pattern for each new flow.
+//!
+//! Packets that are neither TCP nor UDP, and packets with fewer than 8
+//! transport bytes go to the input's `pass` output, or are dropped. So do
+//! non-first fragments, except those of a datagram whose first fragment
+//! was rewritten: rclick remembers such datagrams (by addresses, protocol
+//! and IP identification; at most 1024, for 30 seconds) and rewrites
+//! their later fragments' addresses, as RFC 4787 REQ-14 requires (Click
+//! drops them; fragments arriving before their first fragment are still
+//! dropped). IPRewriter updates the IP, TCP and UDP checksums incrementally
+//! (RFC 1624), sets the destination IP annotation (DST_ANNO), and tracks TCP
+//! connection state for timeouts.
+//!
+//! Mappings expire: a TCP mapping after TCP_TIMEOUT once data has flowed
+//! both ways, TCP_DONE_TIMEOUT once both sides sent FIN (or one sent RST),
+//! TCP_NODATA_TIMEOUT otherwise; a UDP mapping after UDP_TIMEOUT. Each
+//! packet guarantees its mapping for GUARANTEE seconds; when the table holds
+//! MAPPING_CAPACITY mappings, a new flow replaces the best-effort mapping
+//! closest to expiry, and is refused (counted in `mapping_failures`) when
+//! every mapping is guaranteed. Expired mappings are reaped every
+//! REAP_INTERVAL.
+//!
+//! Packets that are not IPv4 (no network header, or a bad header) are
+//! dropped and counted in `drops` (Click would crash).
+//!
+//! ## Keywords
+//! - **TCP_TIMEOUT** (seconds, also TIMEOUT): default 86400.
+//! - **TCP_DONE_TIMEOUT** (seconds): default 240.
+//! - **TCP_NODATA_TIMEOUT** (seconds): default 300.
+//! - **TCP_GUARANTEE**, **GUARANTEE** (seconds): default 5.
+//! - **UDP_TIMEOUT** (seconds): default 300.
+//! - **UDP_STREAMING_TIMEOUT** (seconds): for UDP flows with traffic both
+//!   ways; default UDP_TIMEOUT.
+//! - **UDP_GUARANTEE** (seconds): default 5.
+//! - **REAP_INTERVAL** (seconds): default 900.
+//! - **MAPPING_CAPACITY** (or CAPACITY): an integer, or the name of another
+//!   rewriter whose capacity (and table) this one shares. Default
+//!   2147483647.
+//! - **DST_ANNO** (boolean): set the destination IP annotation. Default true.
+//! - **REPLY_ANNO** (annotation): stores the first packet's byte of this
+//!   annotation in the mapping and sets it on replies.
+//!
+//! ## Handlers
+//! - `tcp_table`, `udp_table` (read): the mappings, one line per direction.
+//! - `tcp_lookup` (read with parameter `SADDR SPORT DADDR DPORT`): the
+//!   rewritten flow of a TCP mapping, or nothing.
+//! - `table_size` (read): mappings in the table.
+//! - `nmappings` (read), `mapping_failures` (read): mappings made and
+//!   refused.
+//! - `size` (read): mappings in the table; `capacity` (read/write).
+//! - `patterns` (read), `patternN` (read/write): the input specs; writing
+//!   one replaces it and removes the mappings it made.
+//! - `clear` (write): removes every mapping.
+//! - `drops` (read, rclick): packets dropped by the element itself.
+//!
+//! ## Example
+//! ```click
+//! rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+//! FromDevice(eth0) -> Strip(14) -> CheckIPHeader -> [0]rw[0] -> Discard;
+//! Idle -> [1]rw[1] -> Discard;
+//! ```
+
+use super::rewriter::{Rewriter, RwKind};
+
+rclick_core::element_class!("IPRewriter" => Rewriter::new(RwKind::Ip));

@@ -1,0 +1,868 @@
+//! The rewriter element shared by IPRewriter, TCPRewriter, UDPRewriter,
+//! IPAddrRewriter, IPAddrPairRewriter and ICMPPingRewriter (not an element
+//! class itself: each class's file documents and registers it with its
+//! [`RwKind`]). Configuration, handlers, the reaping timer and the
+//! per-packet path live here; flows and patterns in
+//! [`rewriter_base`](super::rewriter_base).
+
+use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex};
+
+use rclick_core::conf::{parse_bool, parse_seconds, parse_u32, Args};
+use rclick_core::element::hflags;
+use rclick_core::element::HandlerSpec;
+use rclick_core::wire::{IcmpHeader, Ipv4Header, UdpHeader};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, TimerId, Timestamp};
+
+use super::rewriter_base::*;
+use crate::standard::paint::parse_anno;
+
+/// Which class a [`Rewriter`] is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RwKind {
+    Ip,
+    Tcp,
+    Udp,
+    IpAddr,
+    IpAddrPair,
+    IcmpPing,
+}
+
+/// A rewriter element (see the class files for the documentation).
+pub struct Rewriter {
+    pub kind: RwKind,
+    pub table: SharedTable,
+    pub owner: usize,
+    /// The main map, and IPRewriter's UDP map.
+    pub maps: [usize; 2],
+    pub specs: Vec<InputSpec>,
+    noutputs: usize,
+    dst_anno: bool,
+    reply_anno: Option<usize>,
+    pub capacity_ref: Option<String>,
+    reap_interval: Jiffies,
+    timer: Option<TimerId>,
+    /// Packets this element dropped itself (malformed, unhandled protocol
+    /// without a `pass` spec, no mapping, table full).
+    pub drops: u64,
+    /// Fragmented datagrams of mapped flows, by their first fragment.
+    frags: Fragments,
+}
+
+/// The datagrams whose first fragment was rewritten, so that their later
+/// fragments are rewritten too (RFC 4787 REQ-14; Click drops them).
+/// Bounded: FRAG_CAPACITY entries of FRAG_TIMEOUT.
+struct Fragments {
+    map: std::collections::HashMap<FragKey, FragEntry, crate::ip::ipcommon::AddrHashBuilder>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct FragKey {
+    saddr: u32,
+    daddr: u32,
+    ident: u16,
+    proto: u8,
+}
+
+#[derive(Clone, Copy)]
+struct FragEntry {
+    flow: usize,
+    dir: usize,
+    /// The flow's key in that direction, to notice a reused slot.
+    key: FlowId,
+    expiry: Jiffies,
+}
+
+const FRAG_CAPACITY: usize = 1024;
+const FRAG_TIMEOUT: Jiffies = 30_000;
+
+impl Default for Fragments {
+    fn default() -> Self {
+        Fragments {
+            map: std::collections::HashMap::with_capacity_and_hasher(
+                FRAG_CAPACITY,
+                Default::default(),
+            ),
+        }
+    }
+}
+
+impl Fragments {
+    fn key(info: &IpInfo) -> FragKey {
+        FragKey {
+            saddr: info.saddr,
+            daddr: info.daddr,
+            ident: info.ident,
+            proto: info.proto,
+        }
+    }
+
+    fn remember(&mut self, info: &IpInfo, e: FragEntry, now: Jiffies) {
+        if self.map.len() >= FRAG_CAPACITY {
+            self.map.retain(|_, v| v.expiry > now);
+            if self.map.len() >= FRAG_CAPACITY {
+                return;
+            }
+        }
+        self.map.insert(Self::key(info), e);
+    }
+
+    fn find(&mut self, info: &IpInfo, t: &Table, now: Jiffies) -> Option<(usize, usize)> {
+        let k = Self::key(info);
+        let e = *self.map.get(&k)?;
+        let ok = e.expiry > now && t.live_flow(e.flow).is_some_and(|f| f.key[e.dir] == e.key);
+        if !ok {
+            self.map.remove(&k);
+            return None;
+        }
+        if !info.more_frags {
+            self.map.remove(&k);
+        }
+        Some((e.flow, e.dir))
+    }
+}
+
+impl Rewriter {
+    pub fn new(kind: RwKind) -> Self {
+        Rewriter {
+            kind,
+            table: Arc::new(Mutex::new(Table::default())),
+            owner: 0,
+            maps: [0, 0],
+            specs: Vec::new(),
+            noutputs: 1,
+            dst_anno: true,
+            reply_anno: None,
+            capacity_ref: None,
+            reap_interval: 15 * 60 * 1000,
+            timer: None,
+            drops: 0,
+            frags: Fragments::default(),
+        }
+    }
+
+    fn has_tcp_table(&self) -> bool {
+        matches!(self.kind, RwKind::Ip | RwKind::Tcp)
+    }
+}
+
+fn secs(s: &str) -> Result<Jiffies, String> {
+    let d = parse_seconds(s)?;
+    let ms = d.as_millis();
+    // Click reads these as whole seconds.
+    Ok(((ms + 500) / 1000).min(u32::MAX as u128) as Jiffies * 1000)
+}
+
+/// The rewriter that `name` names, as (its table, its capacity reference).
+fn rewriter_at(ctx: &InitCtx, name: &str) -> Option<(SharedTable, Option<String>)> {
+    let idx = ctx.find_element(name)?;
+    ctx.with_element(idx, |e| {
+        e.as_any()
+            .downcast_ref::<Rewriter>()
+            .map(|r| (r.table.clone(), r.capacity_ref.clone()))
+    })
+    .flatten()
+}
+
+impl Element for Rewriter {
+    fn port_count(&self) -> &'static str {
+        "1-/1-"
+    }
+
+    fn processing(&self) -> &'static str {
+        "h/h"
+    }
+
+    fn configure_phase(&self) -> i32 {
+        rclick_core::element::configure_phase::DEFAULT
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let ictx: &InitCtx = ctx;
+        let mut args = Args::new(conf);
+        let mut t = Timeouts {
+            timeout: 300_000,
+            guarantee: 5_000,
+            tcp_data: 86_400_000,
+            tcp_done: 240_000,
+            udp_timeout: 300_000,
+            udp_guarantee: 5_000,
+            udp_streaming: 0,
+        };
+        let mut dst_anno = true;
+        let mut reply_anno = None;
+        let mut udp_streaming = None;
+        match self.kind {
+            RwKind::Ip | RwKind::Tcp => {
+                if self.kind == RwKind::Ip {
+                    if let Some(v) = args.read_with("UDP_TIMEOUT", secs) {
+                        t.udp_timeout = v;
+                    }
+                    udp_streaming = args.read_with("UDP_STREAMING_TIMEOUT", secs);
+                    if let Some(v) = args.read_with("UDP_GUARANTEE", secs) {
+                        t.udp_guarantee = v;
+                    }
+                }
+                if let Some(v) = args.read_with("TCP_NODATA_TIMEOUT", secs) {
+                    t.timeout = v;
+                }
+                if let Some(v) = args.read_with("TCP_GUARANTEE", secs) {
+                    t.guarantee = v;
+                }
+                if let Some(v) = args.read_with("TIMEOUT", secs) {
+                    t.tcp_data = v;
+                }
+                if let Some(v) = args.read_with("TCP_TIMEOUT", secs) {
+                    t.tcp_data = v;
+                }
+                if let Some(v) = args.read_with("TCP_DONE_TIMEOUT", secs) {
+                    t.tcp_done = v;
+                }
+                if let Some(v) = args.read_with("DST_ANNO", parse_bool) {
+                    dst_anno = v;
+                }
+                reply_anno = args.read_with("REPLY_ANNO", |s| parse_anno(s, 1));
+            }
+            RwKind::Udp => {
+                if let Some(v) = args.read_with("DST_ANNO", parse_bool) {
+                    dst_anno = v;
+                }
+                reply_anno = args.read_with("REPLY_ANNO", |s| parse_anno(s, 1));
+                if let Some(v) = args.read_with("UDP_TIMEOUT", secs) {
+                    t.timeout = v;
+                }
+                udp_streaming = args.read_with("UDP_STREAMING_TIMEOUT", secs);
+                if let Some(v) = args.read_with("STREAMING_TIMEOUT", secs) {
+                    udp_streaming = Some(v);
+                }
+                if let Some(v) = args.read_with("UDP_GUARANTEE", secs) {
+                    t.guarantee = v;
+                }
+            }
+            RwKind::IcmpPing => {
+                if let Some(v) = args.read_with("DST_ANNO", parse_bool) {
+                    dst_anno = v;
+                }
+            }
+            RwKind::IpAddr | RwKind::IpAddrPair => {}
+        }
+
+        let capacity_word: Option<String> = args.read("CAPACITY");
+        let capacity_word = args.read::<String>("MAPPING_CAPACITY").or(capacity_word);
+        if let Some(v) = args.read_with("TIMEOUT", secs) {
+            t.timeout = v;
+        }
+        if let Some(v) = args.read_with("GUARANTEE", secs) {
+            t.guarantee = v;
+        }
+        if self.kind == RwKind::Udp {
+            // UDPRewriter's flows are all UDP flows, timed by the base
+            // TIMEOUT and GUARANTEE.
+            t.udp_timeout = t.timeout;
+            t.udp_guarantee = t.guarantee;
+        }
+        t.udp_streaming = udp_streaming.unwrap_or(t.udp_timeout);
+        let mut reap = self.reap_interval;
+        if let Some(v) = args.read_with("REAP_INTERVAL", secs) {
+            reap = v;
+        }
+        if let Some(v) = args.read_with("REAP_TIME", secs) {
+            reap = v;
+        }
+        let rest = args.consume()?;
+        let mut errors: Vec<String> = Vec::new();
+        let mut capacity = None;
+        let mut capacity_ref = None;
+        if let Some(w) = capacity_word {
+            if let Ok(c) = rclick_core::conf::parse_i32(&w) {
+                capacity = Some(c.max(0) as u32);
+            } else if rewriter_at(ictx, &w).is_some() {
+                capacity_ref = Some(w);
+            } else {
+                errors.push("bad MAPPING_CAPACITY".into());
+            }
+        }
+        let ninputs = ictx.ninputs();
+        self.noutputs = ictx.noutputs();
+        if rest.len() != ninputs {
+            errors.push(format!("need {ninputs} arguments, one per input port"));
+            return Err(errors.into());
+        }
+        let mut specs = Vec::new();
+        for (i, s) in rest.iter().enumerate() {
+            match InputSpec::parse(s, i, self.noutputs, ictx) {
+                Ok(spec) => specs.push(spec),
+                Err(e) => errors.push(e),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors.into());
+        }
+        // Commit.
+        let mut table = Table::default();
+        if let Some(c) = capacity {
+            table.capacity = c;
+        }
+        self.owner = table.new_owner(ictx.element_name(), ninputs);
+        table.owners[self.owner].timeouts = t;
+        self.maps[0] = table.new_map();
+        self.maps[1] = if self.kind == RwKind::Ip {
+            table.new_map()
+        } else {
+            self.maps[0]
+        };
+        self.table = Arc::new(Mutex::new(table));
+        self.specs = specs;
+        self.dst_anno = dst_anno;
+        self.reply_anno = reply_anno;
+        self.capacity_ref = capacity_ref;
+        self.reap_interval = reap;
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        // Join the table of the rewriter whose capacity this one shares.
+        if let Some(name) = self.capacity_ref.clone() {
+            let mut cur = name;
+            let mut root = None;
+            for _ in 0..64 {
+                match rewriter_at(ctx, &cur) {
+                    Some((t, None)) => {
+                        root = Some(t);
+                        break;
+                    }
+                    Some((t, Some(next))) => {
+                        root = Some(t);
+                        cur = next;
+                    }
+                    None => break,
+                }
+            }
+            if let Some(root) = root {
+                if !Arc::ptr_eq(&root, &self.table) {
+                    let (t, name, ninputs) = {
+                        let old = lock_table(&self.table);
+                        let o = &old.owners[self.owner];
+                        (o.timeouts, o.name.clone(), o.counts.len())
+                    };
+                    let mut r = lock_table(&root);
+                    self.owner = r.new_owner(&name, ninputs);
+                    r.owners[self.owner].timeouts = t;
+                    let m0 = r.new_map();
+                    let m1 = if self.kind == RwKind::Ip {
+                        r.new_map()
+                    } else {
+                        m0
+                    };
+                    self.maps = [m0, m1];
+                    drop(r);
+                    self.table = root;
+                }
+            }
+        }
+        let timer = ctx.new_timer();
+        self.timer = Some(timer);
+        if self.reap_interval > 0 {
+            ctx.schedule_timer_at(
+                timer,
+                ctx.now() + Timestamp::from_sec_nsec(0, self.reap_interval * 1_000_000),
+            );
+        }
+        Ok(())
+    }
+
+    fn run_timer(&mut self, timer: TimerId, ctx: &mut Ctx) {
+        let now = jiffies(ctx);
+        lock_table(&self.table).shrink(false, now);
+        if self.reap_interval > 0 {
+            ctx.schedule_timer_after(
+                timer,
+                Timestamp::from_sec_nsec(0, self.reap_interval * 1_000_000),
+            );
+        }
+    }
+
+    fn push(&mut self, port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        let now = jiffies(ctx);
+        let table = self.table.clone();
+        let mut t = lock_table(&table);
+        for p in batch.drain() {
+            match self.process(port, p, &mut t, now) {
+                Some((out, p)) => ctx.emit(out, p),
+                None => self.drops += 1,
+            }
+        }
+    }
+
+    fn handlers(&self) -> Vec<HandlerSpec> {
+        let mut v = Vec::new();
+        match self.kind {
+            RwKind::Ip => {
+                v.push(HandlerSpec::read("tcp_table"));
+                v.push(HandlerSpec::read("udp_table"));
+                v.push(HandlerSpec::read("tcp_mappings").with(hflags::DEPRECATED));
+                v.push(HandlerSpec::read("udp_mappings").with(hflags::DEPRECATED));
+                v.push(HandlerSpec::read_param("tcp_lookup"));
+            }
+            RwKind::Tcp => {
+                v.push(HandlerSpec::read("table"));
+                v.push(HandlerSpec::read("mappings").with(hflags::DEPRECATED));
+                v.push(HandlerSpec::read_param("lookup"));
+            }
+            _ => {
+                v.push(HandlerSpec::read("table"));
+                v.push(HandlerSpec::read("mappings").with(hflags::DEPRECATED));
+            }
+        }
+        v.push(HandlerSpec::read("table_size"));
+        v.push(HandlerSpec::read("nmappings").with(hflags::DEPRECATED));
+        v.push(HandlerSpec::read("mapping_failures"));
+        v.push(HandlerSpec::read("patterns"));
+        v.push(HandlerSpec::read("size"));
+        v.push(HandlerSpec::read_write("capacity"));
+        v.push(HandlerSpec::write("clear"));
+        for i in 0..self.specs.len() {
+            v.push(HandlerSpec::read_write(&format!("pattern{i}")));
+        }
+        // rclick's own, listed after Click's.
+        v.insert(0, HandlerSpec::read("drops"));
+        v
+    }
+
+    fn read_handler(&self, name: &str, param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
+        let now = jiffies(ctx);
+        let t = lock_table(&self.table);
+        let owner = &t.owners[self.owner];
+        let tcpish = self.has_tcp_table();
+        let s = match name {
+            "drops" => format!("{}", self.drops),
+            "tcp_table" | "tcp_mappings" if self.kind == RwKind::Ip => {
+                t.unparse_map(self.maps[0], now)
+            }
+            "udp_table" | "udp_mappings" if self.kind == RwKind::Ip => {
+                t.unparse_map(self.maps[1], now)
+            }
+            "table" | "mappings" if self.kind != RwKind::Ip => t.unparse_map(self.maps[0], now),
+            "tcp_lookup" | "lookup"
+                if tcpish && ((name == "tcp_lookup") == (self.kind == RwKind::Ip)) =>
+            {
+                let words = space_words(param.unwrap_or(""));
+                let [sa, sp, da, dp] = words.as_slice() else {
+                    return Err("expected SADDR SPORT DADDR DPORT".into());
+                };
+                let addr = |s: &str| {
+                    rclick_core::conf::parse_ipv4(s)
+                        .map(u32::from)
+                        .map_err(|_| format!("expected IP address, got '{s}'"))
+                };
+                let port = |s: &str| {
+                    rclick_core::conf::parse_u16(s).map_err(|_| format!("expected port, got '{s}'"))
+                };
+                let key = FlowId::new(addr(sa)?, port(sp)?, addr(da)?, port(dp)?);
+                match t.lookup(self.maps[0], &key) {
+                    Some((f, d)) => {
+                        let r = t.flow(f).rewritten(d);
+                        format!(
+                            "{} {} {} {}",
+                            Ipv4Addr::from(r.saddr),
+                            r.sport,
+                            Ipv4Addr::from(r.daddr),
+                            r.dport
+                        )
+                    }
+                    None => String::new(),
+                }
+            }
+            "table_size" => format!("{}", t.size()),
+            "nmappings" => format!("{}", owner.counts.iter().map(|&c| c as u64).sum::<u64>()),
+            "mapping_failures" => {
+                format!("{}", owner.failures.iter().map(|&c| c as u64).sum::<u64>())
+            }
+            "size" => format!("{}", t.size()),
+            "capacity" => format!("{}", t.capacity),
+            "patterns" => {
+                let mut s = String::new();
+                for i in 0..self.specs.len() {
+                    s += &self.pattern_line(i, owner);
+                }
+                s
+            }
+            _ => {
+                let i = name
+                    .strip_prefix("pattern")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|&i| i < self.specs.len())
+                    .ok_or_else(|| rclick_core::element::no_handler(name))?;
+                self.pattern_line(i, owner)
+            }
+        };
+        Ok(s)
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
+        let now = jiffies(ctx);
+        match name {
+            "capacity" => {
+                let c = parse_u32(value.trim()).map_err(|e| format!("CAPACITY: {e}"))?;
+                let mut t = lock_table(&self.table);
+                t.capacity = c.min(DEFAULT_CAPACITY);
+                t.shrink(false, now);
+                Ok(())
+            }
+            "clear" => {
+                lock_table(&self.table).shrink(true, now);
+                Ok(())
+            }
+            _ => {
+                let i = name
+                    .strip_prefix("pattern")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|&i| i < self.specs.len())
+                    .ok_or_else(|| rclick_core::element::no_handler(name))?;
+                let ictx = ctx.init_ctx();
+                let spec = InputSpec::parse(value, i, self.noutputs, &ictx)?;
+                lock_table(&self.table).destroy_input(self.owner, i);
+                self.specs[i] = spec;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Rewriter {
+    fn pattern_line(&self, i: usize, owner: &Owner) -> String {
+        let mut s = self.specs[i].unparse();
+        let c = owner.counts.get(i).copied().unwrap_or(0);
+        if c != 0 {
+            s += &format!(" [{c}]");
+        }
+        s.push('\n');
+        s
+    }
+
+    /// Sends a packet the rewriter does not rewrite to its input's `pass`
+    /// output, or drops it.
+    fn unhandled(&self, port: usize, p: Packet) -> Option<(usize, Packet)> {
+        let spec = self.specs.get(port)?;
+        match spec.kind {
+            SpecKind::NoChange => Some((spec.foutput, p)),
+            _ => None,
+        }
+    }
+
+    /// One packet: its output, or `None` when it is dropped.
+    fn process(
+        &mut self,
+        port: usize,
+        mut p: Packet,
+        t: &mut Table,
+        now: Jiffies,
+    ) -> Option<(usize, Packet)> {
+        let info = ip_info(&p)?;
+        // The flow key and map of the packet, or the unhandled path.
+        let (key, map, class, alt) = match self.kind {
+            RwKind::Ip | RwKind::Tcp | RwKind::Udp => {
+                let ok = match self.kind {
+                    RwKind::Ip => info.proto == IP_PROTO_TCP || info.proto == IP_PROTO_UDP,
+                    RwKind::Tcp => info.proto == IP_PROTO_TCP,
+                    _ => matches!(info.proto, IP_PROTO_TCP | IP_PROTO_UDP | IP_PROTO_DCCP),
+                };
+                if ok && !info.first_frag {
+                    // A later fragment of a datagram whose first fragment
+                    // was rewritten: the addresses only.
+                    if let Some((f, dir)) = self.frags.find(&info, t, now) {
+                        let fl = t.flow(f);
+                        let out = fl.out[dir];
+                        apply_flow(&mut p, &info, fl, dir, self.dst_anno, None);
+                        return Some((out, p));
+                    }
+                }
+                if !ok || !info.first_frag || info.l4_len < 8 {
+                    return self.unhandled(port, p);
+                }
+                let (sp, dp) = ports(&p, &info)?;
+                let key = FlowId::new(info.saddr, sp, info.daddr, dp);
+                let (map, class) = match (self.kind, info.proto) {
+                    (RwKind::Ip, IP_PROTO_UDP) => (self.maps[1], FlowClass::Udp),
+                    (RwKind::Udp, _) => (self.maps[0], FlowClass::Udp),
+                    _ => (self.maps[0], FlowClass::Tcp),
+                };
+                (key, map, class, None)
+            }
+            RwKind::IpAddr => {
+                let key = FlowId::new(info.saddr, 0, 0, 0);
+                let alt = FlowId::new(0, 0, info.daddr, 0);
+                (key, self.maps[0], FlowClass::Plain, Some(alt))
+            }
+            RwKind::IpAddrPair => {
+                let key = FlowId::new(info.saddr, 0, info.daddr, 0);
+                (key, self.maps[0], FlowClass::Plain, None)
+            }
+            RwKind::IcmpPing => {
+                if info.proto != IP_PROTO_ICMP || !info.first_frag {
+                    return self.unhandled(port, p);
+                }
+                let Some(Ok(icmp)) = p.data().get(info.l4_off..).map(IcmpHeader::new_checked)
+                else {
+                    return self.unhandled(port, p);
+                };
+                if icmp.icmp_type() != 8 && icmp.icmp_type() != 0 {
+                    return self.unhandled(port, p);
+                }
+                // Requests carry the identifier as the source "port",
+                // replies as the destination one, so a reply matches the
+                // reverse of its request's rewritten flow.
+                let id = icmp.ident();
+                let key = if icmp.icmp_type() == 8 {
+                    FlowId::new(info.saddr, id, info.daddr, 0)
+                } else {
+                    FlowId::new(info.saddr, 0, info.daddr, id)
+                };
+                (key, self.maps[0], FlowClass::Plain, None)
+            }
+        };
+        let mut found = t.lookup(map, &key);
+        if found.is_none() {
+            if let Some(alt) = alt {
+                found = t.lookup(map, &alt);
+            }
+        }
+        let (f, dir) = match found {
+            Some(x) => x,
+            None => {
+                let spec = self.specs.get(port)?;
+                let decision = {
+                    let m = &t.maps[map];
+                    spec.decide(&key, &|k: &FlowId| m.contains_key(k))
+                };
+                match decision {
+                    Decision::Output(o) => return Some((o, p)),
+                    Decision::Drop => return None,
+                    Decision::Failed => {
+                        if let Some(c) = t.owners[self.owner].failures.get_mut(port) {
+                            *c += 1;
+                        }
+                        return None;
+                    }
+                    Decision::Add(rw, fo, ro) => {
+                        let f = t.add_flow(
+                            self.owner,
+                            port,
+                            map,
+                            info.proto,
+                            class,
+                            key,
+                            rw,
+                            [fo, ro],
+                            now,
+                        )?;
+                        if let Some(a) = self.reply_anno {
+                            t.flow_mut(f).reply_anno = p.anno().get(a).copied().unwrap_or(0);
+                        }
+                        (f, 0)
+                    }
+                }
+            }
+        };
+        let reply_anno = if matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp) {
+            self.reply_anno
+        } else {
+            None
+        };
+        let fl = t.flow(f);
+        let out = fl.out[dir];
+        match self.kind {
+            RwKind::IpAddr | RwKind::IpAddrPair => apply_addrs(
+                &mut p,
+                &info,
+                fl,
+                dir,
+                self.kind == RwKind::IpAddr,
+                self.dst_anno,
+            ),
+            RwKind::IcmpPing => apply_ping(&mut p, &info, fl, dir, self.dst_anno),
+            _ => {
+                let r = apply_flow(&mut p, &info, fl, dir, self.dst_anno, reply_anno);
+                let fl = t.flow_mut(f);
+                match fl.class {
+                    FlowClass::Tcp => {
+                        if let Some((flags, payload)) = r {
+                            track_tcp(fl, dir, flags, payload);
+                            apply_seq(&mut p, &info, fl, dir);
+                        }
+                    }
+                    FlowClass::Udp => track_udp(fl, dir),
+                    FlowClass::Plain => {}
+                }
+            }
+        }
+        if info.more_frags && matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp) {
+            let key = t.flow(f).key[dir];
+            let e = FragEntry {
+                flow: f,
+                dir,
+                key,
+                expiry: now + FRAG_TIMEOUT,
+            };
+            self.frags.remember(&info, e, now);
+        }
+        t.refresh(f, now);
+        Some((out, p))
+    }
+}
+
+/// IPAddrRewriter and IPAddrPairRewriter: the addresses only (one of them
+/// for IPAddrRewriter), with the IP and transport checksums.
+fn apply_addrs(p: &mut Packet, info: &IpInfo, fl: &Flow, dir: usize, one: bool, dst_anno: bool) {
+    let to = fl.rewritten(dir);
+    let data = p.writable();
+    let reverse = dir == 1;
+    if let Some(Ok(mut ip)) = data.get_mut(info.ip_off..).map(Ipv4Header::new_checked) {
+        if !one || dir == 0 {
+            ip.set_src(Ipv4Addr::from(to.saddr));
+        }
+        if !one || dir == 1 {
+            ip.set_dst(Ipv4Addr::from(to.daddr));
+        }
+        let c = apply_delta(ip.checksum(), fl.ip_delta, reverse);
+        ip.set_checksum(c);
+    }
+    if info.first_frag {
+        if let Some(l4) = data.get_mut(info.l4_off..) {
+            if info.proto == IP_PROTO_TCP && info.l4_len >= 18 {
+                let c = u16::from_be_bytes([l4[16], l4[17]]);
+                let c = apply_delta(c, fl.ip_delta, reverse);
+                l4[16..18].copy_from_slice(&c.to_be_bytes());
+            } else if info.proto == IP_PROTO_UDP {
+                if let Ok(mut u) = UdpHeader::new_checked(l4) {
+                    if u.checksum() != 0 {
+                        let c = apply_delta(u.checksum(), fl.ip_delta, reverse);
+                        u.set_checksum(c);
+                    }
+                }
+            }
+        }
+    }
+    if dst_anno {
+        let d = Ipv4Header::new_checked(&p.data()[info.ip_off..]).map(|ip| ip.dst());
+        if let Ok(d) = d {
+            p.set_dst_ip_anno(d);
+        }
+    }
+}
+
+/// ICMPPingRewriter: addresses and the echo identifier.
+fn apply_ping(p: &mut Packet, info: &IpInfo, fl: &Flow, dir: usize, dst_anno: bool) {
+    let to = fl.rewritten(dir);
+    let from = fl.key[dir];
+    if dst_anno {
+        p.set_dst_ip_anno(Ipv4Addr::from(to.daddr));
+    }
+    let data = p.writable();
+    if let Some(Ok(mut ip)) = data.get_mut(info.ip_off..).map(Ipv4Header::new_checked) {
+        ip.set_src(Ipv4Addr::from(to.saddr));
+        ip.set_dst(Ipv4Addr::from(to.daddr));
+        let c = apply_delta(ip.checksum(), fl.ip_delta, dir == 1);
+        ip.set_checksum(c);
+    }
+    if let Some(Ok(mut icmp)) = data.get_mut(info.l4_off..).map(IcmpHeader::new_checked) {
+        let (old_id, new_id) = if icmp.icmp_type() == 8 {
+            (from.sport, to.sport)
+        } else {
+            (from.dport, to.dport)
+        };
+        let d = csum_delta(&[old_id], &[new_id]);
+        icmp.set_ident(new_id);
+        let c = apply_delta(icmp.checksum(), d, false);
+        icmp.set_checksum(c);
+        // As Click: an incremental update yields 0x0000 where the message
+        // sums to zero and its checksum must be 0xffff.
+        if c == 0 {
+            if let Some(msg) = data.get_mut(info.l4_off..) {
+                if rclick_core::wire::checksum::sum(msg, 0) == 0 {
+                    if let Ok(mut icmp) = IcmpHeader::new_checked(msg) {
+                        icmp.set_checksum(0xffff);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What ICMPRewriter needs of a rewriter: its class, table and maps.
+#[derive(Clone)]
+pub struct RewriterRef {
+    pub kind: RwKind,
+    pub table: SharedTable,
+    pub maps: [usize; 2],
+}
+
+impl Rewriter {
+    pub fn reference(&self) -> RewriterRef {
+        RewriterRef {
+            kind: self.kind,
+            table: self.table.clone(),
+            maps: self.maps,
+        }
+    }
+}
+
+impl Rewriter {
+    /// The TCP mapping of `key` (flow index, direction, rewritten flow);
+    /// with `create`, made by that input's spec when absent (Click's
+    /// get_entry). For FTPPortMapper.
+    pub fn tcp_entry(
+        &self,
+        key: &FlowId,
+        create: Option<usize>,
+        now: Jiffies,
+    ) -> Option<(usize, usize, FlowId)> {
+        if !self.has_tcp_table() {
+            return None;
+        }
+        let mut t = lock_table(&self.table);
+        let map = self.maps[0];
+        if let Some((f, d)) = t.lookup(map, key) {
+            return Some((f, d, t.flow(f).rewritten(d)));
+        }
+        let input = create?;
+        let spec = self.specs.get(input)?;
+        let decision = {
+            let m = &t.maps[map];
+            spec.decide(key, &|k: &FlowId| m.contains_key(k))
+        };
+        match decision {
+            Decision::Add(rw, fo, ro) => {
+                let f = t.add_flow(
+                    self.owner,
+                    input,
+                    map,
+                    IP_PROTO_TCP,
+                    FlowClass::Tcp,
+                    *key,
+                    rw,
+                    [fo, ro],
+                    now,
+                )?;
+                Some((f, 0, t.flow(f).rewritten(0)))
+            }
+            Decision::Failed => {
+                if let Some(c) = t.owners[self.owner].failures.get_mut(input) {
+                    *c += 1;
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Moves the sequence numbers of flow `f`'s direction `dir` by `delta`
+    /// from `trigger` on.
+    pub fn update_seqno_delta(&self, f: usize, dir: usize, trigger: u32, delta: i32) -> bool {
+        let mut t = lock_table(&self.table);
+        let fl = t.flow_mut(f);
+        fl.seq
+            .get_or_insert_with(Default::default)
+            .update(dir, trigger, delta)
+    }
+}

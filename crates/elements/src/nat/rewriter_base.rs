@@ -1,0 +1,1314 @@
+//! The machinery shared by the IPRewriter family (not an element class):
+//! flow identifiers, rewrite patterns, input specifications, the mapping
+//! table with its expiry heaps and capacity, and incremental checksum
+//! updates (RFC 1624).
+//!
+//! A [`Table`] holds the flows of every rewriter sharing one capacity
+//! (Click's `MAPPING_CAPACITY OTHER-ELEMENT`), their lookup maps and two
+//! expiry heaps (guaranteed and best-effort flows), as Click's
+//! `IPRewriterHeap`. Rewriters reach it through an `Arc<Mutex<..>>` locked
+//! once per batch of packets; flows live in a slab (a `Vec` with a free
+//! list), so a packet of an existing flow allocates nothing.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rclick_core::conf::split_args;
+use rclick_core::wire::{Ipv4Header, TcpHeader, UdpHeader};
+use rclick_core::{Ctx, Element, InitCtx, Packet};
+
+use crate::ip::ipcommon::AddrHashBuilder;
+
+/// Milliseconds of the router clock (Click's jiffies at user level).
+pub type Jiffies = i64;
+
+/// The router clock in jiffies.
+pub fn jiffies(ctx: &Ctx) -> Jiffies {
+    ctx.now().nanos().div_euclid(1_000_000)
+}
+
+/// A flow: source and destination address and port (or ICMP identifier).
+/// Addresses and ports are in host order.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
+pub struct FlowId {
+    pub saddr: u32,
+    pub daddr: u32,
+    pub sport: u16,
+    pub dport: u16,
+}
+
+impl FlowId {
+    pub fn new(saddr: u32, sport: u16, daddr: u32, dport: u16) -> Self {
+        FlowId {
+            saddr,
+            daddr,
+            sport,
+            dport,
+        }
+    }
+
+    /// The flow of the replies.
+    pub fn reverse(&self) -> Self {
+        FlowId::new(self.daddr, self.dport, self.saddr, self.sport)
+    }
+
+    /// The 16-bit words of the addresses (IP checksum) and of the ports.
+    fn addr_words(&self) -> [u16; 4] {
+        [
+            (self.saddr >> 16) as u16,
+            self.saddr as u16,
+            (self.daddr >> 16) as u16,
+            self.daddr as u16,
+        ]
+    }
+}
+
+impl fmt::Display for FlowId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "({}, {}, {}, {})",
+            Ipv4Addr::from(self.saddr),
+            self.sport,
+            Ipv4Addr::from(self.daddr),
+            self.dport
+        )
+    }
+}
+
+/// One's-complement sum of `~old + new` over word pairs, folded: the
+/// checksum delta of RFC 1624 eqn. 3 for a change from `old` to `new`.
+pub fn csum_delta(old: &[u16], new: &[u16]) -> u16 {
+    let mut s: u32 = 0;
+    for (o, n) in old.iter().zip(new) {
+        s += (!*o as u32 & 0xffff) + *n as u32;
+    }
+    fold(s)
+}
+
+fn fold(mut s: u32) -> u16 {
+    while s >> 16 != 0 {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    s as u16
+}
+
+/// Applies a delta from [`csum_delta`] to a checksum: HC' = ~(~HC + delta).
+/// `reverse` applies the opposite change (new back to old).
+pub fn apply_delta(csum: u16, delta: u16, reverse: bool) -> u16 {
+    let d = if reverse { !delta } else { delta };
+    !fold((!csum as u32 & 0xffff) + d as u32)
+}
+
+/// Adds `a + b` with one's-complement carries (two deltas in one).
+pub fn add_delta(a: u16, b: u16) -> u16 {
+    fold(a as u32 + b as u32)
+}
+
+// ---------------------------------------------------------------------
+// Patterns
+
+/// A rewrite pattern (`SADDR SPORT DADDR DPORT`, Click's
+/// IPRewriterPattern), with its port or address range and the rover for
+/// sequential allocation. Shared between rewriters through
+/// IPRewriterPatterns, so held as `Arc<Mutex<Pattern>>`; it is locked only
+/// when a new flow is made.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    saddr: u32,
+    sport: u16,
+    daddr: u32,
+    dport: u16,
+    variation_top: u32,
+    next_variation: u32,
+    is_napt: bool,
+    sequential: bool,
+    same_first: bool,
+    rng: u64,
+}
+
+pub type SharedPattern = Arc<Mutex<Pattern>>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn parse_int(s: &str) -> Option<i64> {
+    rclick_core::conf::parse_i32(s).ok().map(|v| v as i64)
+}
+
+fn parse_addr(s: &str, ctx: &InitCtx) -> Option<u32> {
+    crate::ip::address::parse_ipv4_arg(s, ctx)
+        .ok()
+        .map(u32::from)
+}
+
+/// Strips a `#` (sequential) or `?` (random, no port preservation) suffix.
+fn variation_suffix<'a>(s: &'a str, sequential: &mut bool, same_first: &mut bool) -> &'a str {
+    if let Some(r) = s.strip_suffix('#') {
+        *sequential = true;
+        *same_first = false;
+        r
+    } else if let Some(r) = s.strip_suffix('?') {
+        *same_first = false;
+        r
+    } else {
+        s
+    }
+}
+
+impl Pattern {
+    /// Parses the words of a pattern (1 to 4); one word names a pattern of
+    /// an IPRewriterPatterns element, found with `named`.
+    pub fn parse(
+        words: &[String],
+        ctx: &InitCtx,
+        named: &dyn Fn(&str) -> Option<SharedPattern>,
+    ) -> Result<SharedPattern, String> {
+        if words.is_empty() || words.len() > 4 {
+            return Err("syntax error".into());
+        }
+        if words.len() == 1 {
+            return named(&words[0]).ok_or_else(|| format!("no such pattern '{}'", words[0]));
+        }
+        let mut p = Pattern {
+            saddr: 0,
+            sport: 0,
+            daddr: 0,
+            dport: 0,
+            variation_top: 0,
+            next_variation: 0,
+            is_napt: words.len() >= 3,
+            sequential: false,
+            same_first: true,
+            rng: 0x2545_f491_4f6c_dd1d,
+        };
+        let mut variation: u32 = 0;
+        // source address
+        let w = words[0].as_str();
+        if w != "-" {
+            if let Some(a) = parse_addr(w, ctx) {
+                p.saddr = a;
+            } else {
+                let (mut seq, mut same) = (p.sequential, p.same_first);
+                let body = variation_suffix(w, &mut seq, &mut same);
+                let v = if let Some((a, b)) = body.split_once('-') {
+                    match (parse_addr(a, ctx), parse_addr(b, ctx)) {
+                        (Some(a), Some(b)) if b >= a => Some((a, b - a)),
+                        _ => None,
+                    }
+                } else {
+                    match rclick_core::conf::parse_ipv4_addr_or_prefix(body) {
+                        Ok(pre) => {
+                            let addr = u32::from(pre.addr);
+                            let mask = u32::from(pre.mask);
+                            if addr == 0 || mask == 0 || pre.prefix_len().is_none() {
+                                None
+                            } else if mask == 0xffff_ffff {
+                                Some((addr, 0))
+                            } else if mask == 0xffff_fffe {
+                                Some((addr & mask, 1))
+                            } else {
+                                Some(((addr & mask) | 1, (!mask).wrapping_sub(2)))
+                            }
+                        }
+                        Err(_) => None,
+                    }
+                };
+                match v {
+                    Some((a, var)) => {
+                        p.saddr = a;
+                        variation = var;
+                        p.sequential = seq;
+                        p.same_first = same;
+                    }
+                    None => return Err("bad source address".into()),
+                }
+            }
+        }
+        let mut i = 0;
+        if words.len() >= 3 {
+            i = if words.len() == 3 { 2 } else { 1 };
+            let w = words[i].as_str();
+            if w != "-" {
+                match parse_int(w) {
+                    Some(v) if v > 0 && v < 65536 => p.sport = v as u16,
+                    _ => {
+                        let (mut seq, mut same) = (p.sequential, p.same_first);
+                        let body = variation_suffix(w, &mut seq, &mut same);
+                        let (a, b) = body.split_once('-').unwrap_or((body, ""));
+                        match (parse_int(a), parse_int(b)) {
+                            (Some(a), Some(b)) if a >= 0 && b >= a && b < 65536 => {
+                                p.sport = a as u16;
+                                variation = (b - a) as u32;
+                                p.sequential = seq;
+                                p.same_first = same;
+                            }
+                            _ => return Err("bad source port".into()),
+                        }
+                    }
+                }
+            }
+            i = if words.len() == 3 { 0 } else { 1 };
+        }
+        i += 1;
+        let w = words[i].as_str();
+        if w != "-" {
+            p.daddr = parse_addr(w, ctx).ok_or("bad destination address")?;
+        }
+        if words.len() == 4 {
+            let w = words[3].as_str();
+            if w != "-" {
+                match parse_int(w) {
+                    Some(v) if v > 0 && v < 65536 => p.dport = v as u16,
+                    _ => return Err("bad destination port".into()),
+                }
+            }
+        }
+        p.variation_top = variation;
+        Ok(Arc::new(Mutex::new(p)))
+    }
+
+    fn random(&mut self) -> u32 {
+        // xorshift64*
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
+    }
+
+    /// The rewritten flow for `flow`, choosing a free port (or address)
+    /// of the range: one whose reply flow `taken` does not know. `None`
+    /// when every value of the range is taken.
+    pub fn rewrite(&mut self, flow: &FlowId, taken: &dyn Fn(&FlowId) -> bool) -> Option<FlowId> {
+        let mut r = *flow;
+        if self.saddr != 0 {
+            r.saddr = self.saddr;
+        }
+        if self.sport != 0 {
+            r.sport = self.sport;
+        }
+        if self.daddr != 0 {
+            r.daddr = self.daddr;
+        }
+        if self.dport != 0 {
+            r.dport = self.dport;
+        }
+        if self.variation_top == 0 {
+            return Some(r);
+        }
+        let top = self.variation_top;
+        let mut lookup = r.reverse();
+        let base = if self.is_napt {
+            self.sport as u32
+        } else {
+            self.saddr
+        };
+        let is_napt = self.is_napt;
+        let set = |lookup: &mut FlowId, val: u32| {
+            if is_napt {
+                lookup.dport = base.wrapping_add(val) as u16;
+            } else {
+                lookup.daddr = base.wrapping_add(val);
+            }
+        };
+        let mut found = None;
+        if self.same_first {
+            let val = (flow.sport as u32).wrapping_sub(base);
+            if val <= top {
+                lookup.dport = flow.sport;
+                if !taken(&lookup) {
+                    found = Some(val);
+                }
+            }
+        }
+        if found.is_none() {
+            let mut val = if self.sequential {
+                if self.next_variation > top {
+                    0
+                } else {
+                    self.next_variation
+                }
+            } else {
+                self.random() % (top.saturating_add(1)).max(1)
+            };
+            let mut count: u64 = 0;
+            while count <= top as u64 {
+                set(&mut lookup, val);
+                if !taken(&lookup) {
+                    found = Some(val);
+                    break;
+                }
+                count += 1;
+                val = if val == top { 0 } else { val + 1 };
+            }
+        }
+        let val = found?;
+        if self.is_napt {
+            r.sport = lookup.dport;
+        } else {
+            r.saddr = lookup.daddr;
+        }
+        self.next_variation = val.wrapping_add(1);
+        Some(r)
+    }
+
+    /// Click's unparse: `SADDR SPORT DADDR DPORT` with ranges.
+    pub fn unparse(&self) -> String {
+        let mut s = String::new();
+        if !self.is_napt && self.variation_top != 0 {
+            s += &format!(
+                "{}-{}",
+                Ipv4Addr::from(self.saddr),
+                Ipv4Addr::from(self.saddr.wrapping_add(self.variation_top))
+            );
+        } else if self.saddr != 0 {
+            s += &Ipv4Addr::from(self.saddr).to_string();
+        } else {
+            s.push('-');
+        }
+        if self.is_napt {
+            if self.sport == 0 {
+                s += " -";
+            } else if self.variation_top != 0 {
+                s += &format!(" {}-{}", self.sport, self.sport as u32 + self.variation_top);
+            } else {
+                s += &format!(" {}", self.sport);
+            }
+        }
+        if self.daddr != 0 {
+            s += &format!(" {}", Ipv4Addr::from(self.daddr));
+        } else {
+            s += " -";
+        }
+        if self.is_napt {
+            if self.dport == 0 {
+                s += " -";
+            } else {
+                s += &format!(" {}", self.dport);
+            }
+        }
+        s
+    }
+}
+
+/// Splits on spaces (Click's `cp_spacevec`).
+pub fn space_words(s: &str) -> Vec<String> {
+    rclick_core::conf::split_words(s)
+}
+
+/// The patterns of the IPRewriterPatterns elements of the router, by
+/// name, for one-word patterns.
+pub fn named_pattern(ctx: &InitCtx, name: &str) -> Option<SharedPattern> {
+    let mut i = 0;
+    while let Some(class) = ctx.element_class_of(i) {
+        i += 1;
+        if class != "IPRewriterPatterns" {
+            continue;
+        }
+        let i = i - 1;
+        let found = ctx
+            .with_element(i, |e| {
+                e.as_any()
+                    .downcast_ref::<super::iprewriterpatterns::IPRewriterPatterns>()
+                    .and_then(|p| p.get(name))
+            })
+            .flatten();
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------
+// Mappers
+
+/// What a mapper element (RoundRobinIPMapper, SourceIPHashMapper) does
+/// for a new flow: picks one of its patterns.
+pub struct Mapper {
+    pub patterns: Vec<(SharedPattern, usize, usize)>,
+    pub kind: MapperKind,
+}
+
+pub enum MapperKind {
+    RoundRobin {
+        next: usize,
+    },
+    /// A ring of (hash point, pattern index), sorted.
+    SourceHash {
+        ring: Vec<(u32, usize)>,
+    },
+}
+
+pub type SharedMapper = Arc<Mutex<Mapper>>;
+
+impl Mapper {
+    /// The pattern for a new flow, with its output ports.
+    fn choose(&mut self, flow: &FlowId) -> Option<(SharedPattern, usize, usize)> {
+        if self.patterns.is_empty() {
+            return None;
+        }
+        let i = match &mut self.kind {
+            MapperKind::RoundRobin { next } => {
+                let i = *next % self.patterns.len();
+                *next = (i + 1) % self.patterns.len();
+                i
+            }
+            MapperKind::SourceHash { ring } => {
+                let h = hash32(flow.saddr);
+                let pos = ring.partition_point(|(p, _)| *p < h);
+                ring.get(pos).or(ring.first()).map_or(0, |(_, i)| *i)
+            }
+        };
+        self.patterns.get(i).cloned()
+    }
+}
+
+/// A 32-bit mix of an address (SourceIPHashMapper's ring).
+pub fn hash32(x: u32) -> u32 {
+    let mut h = x.wrapping_mul(0x9e37_79b9);
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+/// The mapper state of a mapper element, if `e` is one.
+pub fn mapper_of(e: &dyn Element) -> Option<SharedMapper> {
+    if let Some(m) = e
+        .as_any()
+        .downcast_ref::<super::roundrobinipmapper::RoundRobinIPMapper>()
+    {
+        return Some(m.mapper.clone());
+    }
+    e.as_any()
+        .downcast_ref::<super::sourceiphashmapper::SourceIPHashMapper>()
+        .map(|m| m.mapper.clone())
+}
+
+// ---------------------------------------------------------------------
+// Input specifications
+
+#[derive(Clone)]
+pub enum SpecKind {
+    Drop,
+    NoChange,
+    Keep,
+    Pattern(SharedPattern),
+    Mapper(SharedMapper),
+}
+
+/// One input's specification (Click's IPRewriterInput).
+#[derive(Clone)]
+pub struct InputSpec {
+    pub kind: SpecKind,
+    pub foutput: usize,
+    pub routput: usize,
+}
+
+/// What an input spec says about a packet of an unknown flow.
+pub enum Decision {
+    /// Leave it unchanged, to this output.
+    Output(usize),
+    Drop,
+    /// Make a flow rewriting to this flow id, with these outputs.
+    Add(FlowId, usize, usize),
+    /// The pattern found no free port or address.
+    Failed,
+}
+
+impl InputSpec {
+    /// Parses input spec `n` (`pass`, `drop`, `keep F R`, `pattern ... F R`,
+    /// a mapper element name). Errors are prefixed as in Click.
+    pub fn parse(text: &str, n: usize, noutputs: usize, ctx: &InitCtx) -> Result<Self, String> {
+        Self::parse_inner(text, noutputs, ctx).map_err(|e| format!("input spec {n}: {e}"))
+    }
+
+    fn parse_inner(text: &str, noutputs: usize, ctx: &InitCtx) -> Result<Self, String> {
+        let text = text.trim();
+        let (word, rest) = match text.find(|c: char| c.is_ascii_whitespace()) {
+            Some(i) => (&text[..i], text[i..].trim()),
+            None => (text, ""),
+        };
+        if word.is_empty() {
+            return Err("empty argument".into());
+        }
+        let mut spec = InputSpec {
+            kind: SpecKind::Drop,
+            foutput: 0,
+            routput: 0,
+        };
+        let ports = |words: &[String]| -> Result<(usize, usize), String> {
+            let f = match words {
+                [f, _] => parse_int(f),
+                _ => None,
+            }
+            .ok_or("bad forward port")?;
+            let r = parse_int(&words[1]).ok_or("bad reply port")?;
+            if f < 0 || f as usize >= noutputs || r < 0 || r as usize >= noutputs {
+                return Err("output port out of range".to_string());
+            }
+            Ok((f as usize, r as usize))
+        };
+        match word {
+            "pass" | "passthrough" | "nochange" => {
+                let out = if rest.is_empty() {
+                    0
+                } else {
+                    parse_int(rest).ok_or("syntax error, expected 'nochange [OUTPUT]'")?
+                };
+                if out < 0 || out as usize >= noutputs {
+                    return Err("output port out of range".into());
+                }
+                spec.kind = SpecKind::NoChange;
+                spec.foutput = out as usize;
+            }
+            "keep" => {
+                (spec.foutput, spec.routput) = ports(&space_words(rest))?;
+                spec.kind = SpecKind::Keep;
+            }
+            "drop" | "discard" => {
+                if !rest.is_empty() {
+                    return Err(format!("syntax error, expected '{word}'"));
+                }
+            }
+            "pattern" | "xpattern" => {
+                let mut words = space_words(rest);
+                if words.len() <= 2 {
+                    return Err("syntax error".into());
+                }
+                let port_words = words.split_off(words.len() - 2);
+                let named = |name: &str| named_pattern(ctx, name);
+                let pat = Pattern::parse(&words, ctx, &named)?;
+                (spec.foutput, spec.routput) = ports(&port_words)?;
+                spec.kind = SpecKind::Pattern(pat);
+            }
+            _ => {
+                let Some(idx) = ctx.find_element(word) else {
+                    return Err("unknown specification".into());
+                };
+                if !rest.is_empty() {
+                    return Err("syntax error, expected element name".into());
+                }
+                let m = ctx.with_element(idx, mapper_of).flatten();
+                match m {
+                    Some(m) => {
+                        for (_, f, r) in &lock(&m).patterns {
+                            if *f >= noutputs || *r >= noutputs {
+                                return Err("output port out of range".into());
+                            }
+                        }
+                        spec.kind = SpecKind::Mapper(m)
+                    }
+                    None => return Err("element is not an IPMapper".into()),
+                }
+            }
+        }
+        Ok(spec)
+    }
+
+    /// Click's `patterns` line for this spec (without the count).
+    pub fn unparse(&self) -> String {
+        match &self.kind {
+            SpecKind::Drop => "<drop>".into(),
+            SpecKind::NoChange => "<nochange>".into(),
+            SpecKind::Keep => "<keep>".into(),
+            SpecKind::Pattern(p) => lock(p).unparse(),
+            SpecKind::Mapper(_) => "<mapper>".into(),
+        }
+    }
+
+    /// Decides for a packet of flow `flow` that no mapping knows.
+    pub fn decide(&self, flow: &FlowId, taken: &dyn Fn(&FlowId) -> bool) -> Decision {
+        match &self.kind {
+            SpecKind::Drop => Decision::Drop,
+            SpecKind::NoChange => Decision::Output(self.foutput),
+            SpecKind::Keep => Decision::Add(*flow, self.foutput, self.routput),
+            SpecKind::Pattern(p) => match lock(p).rewrite(flow, taken) {
+                Some(r) => Decision::Add(r, self.foutput, self.routput),
+                None => Decision::Failed,
+            },
+            SpecKind::Mapper(m) => {
+                let chosen = lock(m).choose(flow);
+                match chosen {
+                    Some((p, f, r)) => match lock(&p).rewrite(flow, taken) {
+                        Some(rw) => Decision::Add(rw, f, r),
+                        None => Decision::Failed,
+                    },
+                    None => Decision::Failed,
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// Timeouts
+
+/// How a flow's lifetime is computed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FlowClass {
+    /// TIMEOUT and GUARANTEE (UDPRewriter, IPAddrRewriter, ...).
+    Plain,
+    /// TCP: no-data, data and done timeouts, TCP_GUARANTEE.
+    Tcp,
+    /// UDP flows (IPRewriter's, and all of UDPRewriter's): UDP_TIMEOUT,
+    /// UDP_STREAMING_TIMEOUT, UDP_GUARANTEE.
+    Udp,
+}
+
+/// An owner's timeouts, in jiffies.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timeouts {
+    pub timeout: Jiffies,
+    pub guarantee: Jiffies,
+    pub tcp_data: Jiffies,
+    pub tcp_done: Jiffies,
+    pub udp_timeout: Jiffies,
+    pub udp_guarantee: Jiffies,
+    pub udp_streaming: Jiffies,
+}
+
+/// Whether a UDP flow is streaming: a reply seen, and three packets.
+pub fn udp_streaming(tflags: u8) -> bool {
+    tflags & 1 != 0 && tflags >> 1 >= 3
+}
+
+/// Counts a UDP packet in a flow's flags (see [`udp_streaming`]).
+pub fn track_udp(fl: &mut Flow, dir: usize) {
+    if dir == 1 {
+        fl.tflags |= 1;
+    }
+    if fl.tflags >> 1 < 3 {
+        fl.tflags += 2;
+    }
+}
+
+/// TCP state flags of a flow.
+pub const S_FORWARD_DONE: u8 = 1;
+pub const S_BOTH_DONE: u8 = 3;
+pub const S_FORWARD_DATA: u8 = 4;
+pub const S_BOTH_DATA: u8 = 12;
+
+impl Timeouts {
+    fn flow_timeout(&self, f: &Flow) -> Jiffies {
+        match f.class {
+            FlowClass::Plain => self.timeout,
+            FlowClass::Tcp => {
+                if f.tflags & S_BOTH_DONE == S_BOTH_DONE {
+                    self.tcp_done
+                } else if f.tflags & S_BOTH_DATA == S_BOTH_DATA {
+                    self.tcp_data
+                } else {
+                    self.timeout
+                }
+            }
+            FlowClass::Udp => {
+                if udp_streaming(f.tflags) {
+                    self.udp_streaming
+                } else {
+                    self.udp_timeout
+                }
+            }
+        }
+    }
+
+    fn guarantee(&self, class: FlowClass) -> Jiffies {
+        match class {
+            FlowClass::Udp => self.udp_guarantee,
+            _ => self.guarantee,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// The table
+
+/// A mapping: a flow and its rewritten form, in both directions.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// `key[0]`: the original flow; `key[1]`: the reply flow (the
+    /// rewritten flow reversed). Map keys of the two directions.
+    pub key: [FlowId; 2],
+    pub out: [usize; 2],
+    pub owner: usize,
+    pub input: usize,
+    pub map: usize,
+    pub proto: u8,
+    pub class: FlowClass,
+    pub tflags: u8,
+    pub guaranteed: bool,
+    pub expiry: Jiffies,
+    place: usize,
+    pub ip_delta: u16,
+    pub l4_delta: u16,
+    pub reply_anno: u8,
+    live: bool,
+    /// Sequence-number deltas (TCP flows FTPPortMapper changed).
+    pub seq: Option<Box<super::tcp_seq::SeqDeltas>>,
+}
+
+impl Flow {
+    /// Whether the flow is in the table (not removed).
+    pub fn is_live(&self) -> bool {
+        self.live
+    }
+
+    /// The flow as packets of direction `dir` leave: `key[!dir]` reversed.
+    pub fn rewritten(&self, dir: usize) -> FlowId {
+        self.key[1 - dir].reverse()
+    }
+}
+
+/// The bookkeeping of one rewriter sharing the table.
+#[derive(Default)]
+pub struct Owner {
+    pub name: String,
+    pub timeouts: Timeouts,
+    pub counts: Vec<u32>,
+    pub failures: Vec<u32>,
+}
+
+/// The flows of the rewriters sharing one capacity.
+pub struct Table {
+    flows: Vec<Flow>,
+    free: Vec<usize>,
+    heaps: [Vec<usize>; 2],
+    pub capacity: u32,
+    pub maps: Vec<HashMap<FlowId, usize, AddrHashBuilder>>,
+    pub owners: Vec<Owner>,
+}
+
+pub type SharedTable = Arc<Mutex<Table>>;
+
+/// Locks a table (once per batch).
+pub fn lock_table(t: &SharedTable) -> MutexGuard<'_, Table> {
+    lock(t)
+}
+
+pub const DEFAULT_CAPACITY: u32 = 0x7fff_ffff;
+
+impl Default for Table {
+    fn default() -> Self {
+        Table {
+            flows: Vec::new(),
+            free: Vec::new(),
+            heaps: [Vec::new(), Vec::new()],
+            capacity: DEFAULT_CAPACITY,
+            maps: Vec::new(),
+            owners: Vec::new(),
+        }
+    }
+}
+
+/// A map entry: flow index and direction.
+#[inline]
+pub fn entry_of(v: usize) -> (usize, usize) {
+    (v >> 1, v & 1)
+}
+
+impl Table {
+    pub fn new_map(&mut self) -> usize {
+        self.maps.push(HashMap::default());
+        self.maps.len() - 1
+    }
+
+    pub fn new_owner(&mut self, name: &str, ninputs: usize) -> usize {
+        self.owners.push(Owner {
+            name: name.to_string(),
+            timeouts: Timeouts::default(),
+            counts: vec![0; ninputs],
+            failures: vec![0; ninputs],
+        });
+        self.owners.len() - 1
+    }
+
+    pub fn size(&self) -> usize {
+        self.heaps[0].len() + self.heaps[1].len()
+    }
+
+    pub fn flow(&self, i: usize) -> &Flow {
+        &self.flows[i]
+    }
+
+    /// Flow `i` if it exists and is live.
+    pub fn live_flow(&self, i: usize) -> Option<&Flow> {
+        self.flows.get(i).filter(|f| f.live)
+    }
+
+    pub fn flow_mut(&mut self, i: usize) -> &mut Flow {
+        &mut self.flows[i]
+    }
+
+    /// Looks a flow up in map `map`: (flow index, direction).
+    #[inline]
+    pub fn lookup(&self, map: usize, key: &FlowId) -> Option<(usize, usize)> {
+        self.maps.get(map)?.get(key).map(|v| entry_of(*v))
+    }
+
+    // -- heaps (binary heaps ordered by expiry, with places in the flows)
+
+    fn less(&self, a: usize, b: usize) -> bool {
+        self.flows[a].expiry < self.flows[b].expiry
+    }
+
+    fn set_at(&mut self, h: usize, i: usize, f: usize) {
+        self.heaps[h][i] = f;
+        self.flows[f].place = i;
+    }
+
+    fn sift_up(&mut self, h: usize, mut i: usize) -> usize {
+        let f = self.heaps[h][i];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let pf = self.heaps[h][parent];
+            if !self.less(f, pf) {
+                break;
+            }
+            self.set_at(h, i, pf);
+            i = parent;
+        }
+        self.set_at(h, i, f);
+        i
+    }
+
+    fn sift_down(&mut self, h: usize, mut i: usize) {
+        let f = self.heaps[h][i];
+        let n = self.heaps[h].len();
+        loop {
+            let mut c = 2 * i + 1;
+            if c >= n {
+                break;
+            }
+            if c + 1 < n && self.less(self.heaps[h][c + 1], self.heaps[h][c]) {
+                c += 1;
+            }
+            let cf = self.heaps[h][c];
+            if !self.less(cf, f) {
+                break;
+            }
+            self.set_at(h, i, cf);
+            i = c;
+        }
+        self.set_at(h, i, f);
+    }
+
+    fn heap_push(&mut self, h: usize, f: usize) {
+        self.heaps[h].push(f);
+        let i = self.heaps[h].len() - 1;
+        self.flows[f].place = i;
+        self.sift_up(h, i);
+    }
+
+    fn heap_remove(&mut self, f: usize) {
+        let h = self.flows[f].guaranteed as usize;
+        let i = self.flows[f].place;
+        let last = self.heaps[h].len() - 1;
+        if i != last {
+            let lf = self.heaps[h][last];
+            self.set_at(h, i, lf);
+            self.heaps[h].pop();
+            let j = self.sift_up(h, i);
+            if j == i {
+                self.sift_down(h, i);
+            }
+        } else {
+            self.heaps[h].pop();
+        }
+    }
+
+    /// Moves flow `f` to `expiry` in the guaranteed or best-effort heap.
+    pub fn change_expiry(&mut self, f: usize, guaranteed: bool, expiry: Jiffies) {
+        if self.flows[f].guaranteed != guaranteed {
+            self.heap_remove(f);
+            self.flows[f].guaranteed = guaranteed;
+            self.flows[f].expiry = expiry;
+            self.heap_push(guaranteed as usize, f);
+        } else {
+            self.flows[f].expiry = expiry;
+            let h = guaranteed as usize;
+            let i = self.flows[f].place;
+            let j = self.sift_up(h, i);
+            if j == i {
+                self.sift_down(h, i);
+            }
+        }
+    }
+
+    /// After a packet of flow `f`: its guarantee or timeout starts again.
+    pub fn refresh(&mut self, f: usize, now: Jiffies) {
+        let fl = &self.flows[f];
+        let t = &self.owners[fl.owner].timeouts;
+        let g = t.guarantee(fl.class);
+        if g != 0 {
+            self.change_expiry(f, true, now + g);
+        } else {
+            let to = t.flow_timeout(fl);
+            self.change_expiry(f, false, now + to);
+        }
+    }
+
+    /// When a guaranteed flow's guarantee ends, its best-effort expiry.
+    pub fn best_effort_expiry(&self, f: usize) -> Jiffies {
+        let fl = &self.flows[f];
+        let t = &self.owners[fl.owner].timeouts;
+        fl.expiry + t.flow_timeout(fl) - t.guarantee(fl.class)
+    }
+
+    fn shift_best_effort(&mut self, now: Jiffies) {
+        while let Some(&f) = self.heaps[1].first() {
+            if self.flows[f].expiry > now {
+                break;
+            }
+            let e = self.best_effort_expiry(f);
+            self.change_expiry(f, false, e);
+        }
+    }
+
+    /// Removes a flow: from its heap, its maps and its owner's count.
+    pub fn destroy(&mut self, f: usize) {
+        if !self.flows[f].live {
+            return;
+        }
+        self.heap_remove(f);
+        let fl = &self.flows[f];
+        let (map, k0, k1, owner, input) = (fl.map, fl.key[0], fl.key[1], fl.owner, fl.input);
+        if let Some(c) = self.owners[owner].counts.get_mut(input) {
+            *c = c.saturating_sub(1);
+        }
+        let m = &mut self.maps[map];
+        if m.get(&k0) == Some(&(f << 1)) {
+            m.remove(&k0);
+        }
+        if m.get(&k1) == Some(&((f << 1) | 1)) {
+            m.remove(&k1);
+        }
+        self.flows[f].live = false;
+        self.free.push(f);
+    }
+
+    /// Adds a flow from `flow` to `rewritten` (Click's store_flow): maps
+    /// both directions, enters the heap and enforces the capacity, which
+    /// may refuse the new flow (counted as a failure of its input).
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_flow(
+        &mut self,
+        owner: usize,
+        input: usize,
+        map: usize,
+        proto: u8,
+        class: FlowClass,
+        flow: FlowId,
+        rewritten: FlowId,
+        out: [usize; 2],
+        now: Jiffies,
+    ) -> Option<usize> {
+        let t = self.owners[owner].timeouts;
+        let g = t.guarantee(class);
+        let mut fl = Flow {
+            key: [flow, rewritten.reverse()],
+            out,
+            owner,
+            input,
+            map,
+            proto,
+            class,
+            tflags: 0,
+            guaranteed: g != 0,
+            expiry: 0,
+            place: 0,
+            ip_delta: 0,
+            l4_delta: 0,
+            reply_anno: 0,
+            live: true,
+            seq: None,
+        };
+        fl.expiry = now + if g != 0 { g } else { t.flow_timeout(&fl) };
+        let (ow, nw) = (flow.addr_words(), rewritten.addr_words());
+        fl.ip_delta = csum_delta(&ow, &nw);
+        fl.l4_delta = add_delta(
+            fl.ip_delta,
+            csum_delta(
+                &[flow.sport, flow.dport],
+                &[rewritten.sport, rewritten.dport],
+            ),
+        );
+        let f = match self.free.pop() {
+            Some(f) => {
+                self.flows[f] = fl;
+                f
+            }
+            None => {
+                self.flows.push(fl);
+                self.flows.len() - 1
+            }
+        };
+        let k1 = self.flows[f].key[1];
+        self.maps[map].insert(flow, f << 1);
+        if let Some(old) = self.maps[map].insert(k1, (f << 1) | 1) {
+            let (of, _) = entry_of(old);
+            if of != f {
+                self.destroy(of);
+            }
+        }
+        let h = self.flows[f].guaranteed as usize;
+        self.heap_push(h, f);
+        if let Some(c) = self.owners[owner].counts.get_mut(input) {
+            *c += 1;
+        }
+        if self.size() > self.capacity as usize {
+            self.shift_best_effort(now);
+            let dead = match self.heaps[0].first() {
+                Some(&d) => d,
+                None => f,
+            };
+            self.destroy(dead);
+            if dead == f {
+                if let Some(c) = self.owners[owner].failures.get_mut(input) {
+                    *c += 1;
+                }
+                return None;
+            }
+        }
+        Some(f)
+    }
+
+    /// Removes expired flows, then flows beyond the capacity (Click's
+    /// shrink_heap); `clear_all` removes every flow.
+    pub fn shrink(&mut self, clear_all: bool, now: Jiffies) {
+        self.shift_best_effort(now);
+        while let Some(&f) = self.heaps[0].first() {
+            if self.flows[f].expiry > now {
+                break;
+            }
+            self.destroy(f);
+        }
+        let cap = if clear_all { 0 } else { self.capacity as usize };
+        while self.size() > cap {
+            let h = if self.heaps[0].is_empty() { 1 } else { 0 };
+            let f = self.heaps[h][0];
+            self.destroy(f);
+        }
+    }
+
+    /// Removes the flows one input of one owner made (a pattern changed).
+    pub fn destroy_input(&mut self, owner: usize, input: usize) {
+        let victims: Vec<usize> = (0..self.flows.len())
+            .filter(|&f| {
+                let fl = &self.flows[f];
+                fl.live && fl.owner == owner && fl.input == input
+            })
+            .collect();
+        for f in victims {
+            self.destroy(f);
+        }
+    }
+
+    /// Click's table line for map entry (flow `f`, direction `dir`).
+    pub fn unparse_entry(&self, f: usize, dir: usize, now: Jiffies) -> String {
+        let fl = &self.flows[f];
+        let mut expiry = fl.expiry;
+        if fl.guaranteed {
+            expiry = self.best_effort_expiry(f);
+        }
+        let secs = (expiry + 500 - now).div_euclid(1000);
+        let seq = match fl.seq.as_ref().map(|s| s.shown(dir)) {
+            Some(d) if d > 0 => format!(" seq +{d}"),
+            Some(d) if d < 0 => format!(" seq {d}"),
+            _ => String::new(),
+        };
+        format!(
+            "{} => {}{} [{}{} {}{}] i{} exp{}",
+            fl.key[dir],
+            fl.rewritten(dir),
+            seq,
+            if dir == 0 { "*" } else { "" },
+            fl.out[0],
+            if dir == 1 { "*" } else { "" },
+            fl.out[1],
+            fl.input,
+            secs
+        )
+    }
+
+    /// Every entry of map `map`, one line each.
+    pub fn unparse_map(&self, map: usize, now: Jiffies) -> String {
+        let mut lines: Vec<String> = self.maps[map]
+            .values()
+            .map(|v| {
+                let (f, d) = entry_of(*v);
+                self.unparse_entry(f, d, now)
+            })
+            .collect();
+        lines.sort();
+        let mut s = String::new();
+        for l in lines {
+            s += &l;
+            s.push('\n');
+        }
+        s
+    }
+}
+
+// ---------------------------------------------------------------------
+// Packets
+
+/// The parts of an IPv4 packet a rewriter looks at.
+#[derive(Clone, Copy, Debug)]
+pub struct IpInfo {
+    /// Offset of the IP header in the data.
+    pub ip_off: usize,
+    /// Offset of the transport header (after the IP header).
+    pub l4_off: usize,
+    pub proto: u8,
+    pub saddr: u32,
+    pub daddr: u32,
+    pub first_frag: bool,
+    /// More fragments follow (MF).
+    pub more_frags: bool,
+    pub ident: u16,
+    /// Bytes from the transport header to the end of the data.
+    pub l4_len: usize,
+}
+
+/// Parses the IPv4 header at the network header; `None` for anything that
+/// is not a structurally valid IPv4 header.
+pub fn ip_info(p: &Packet) -> Option<IpInfo> {
+    let off = usize::try_from(p.network_offset()?).ok()?;
+    let ip = Ipv4Header::new_checked(p.data().get(off..)?).ok()?;
+    let l4_off = off + ip.header_len();
+    Some(IpInfo {
+        ip_off: off,
+        l4_off,
+        proto: ip.protocol(),
+        saddr: u32::from(ip.src()),
+        daddr: u32::from(ip.dst()),
+        first_frag: ip.frag_offset() == 0,
+        more_frags: ip.more_frags(),
+        ident: ip.ident(),
+        l4_len: p.len().saturating_sub(l4_off),
+    })
+}
+
+/// The two ports (first four transport bytes), if present.
+pub fn ports(p: &Packet, info: &IpInfo) -> Option<(u16, u16)> {
+    let u = UdpHeader::new_checked(p.data().get(info.l4_off..)?).ok()?;
+    Some((u.src_port(), u.dst_port()))
+}
+
+pub const IP_PROTO_ICMP: u8 = 1;
+pub const IP_PROTO_TCP: u8 = 6;
+pub const IP_PROTO_UDP: u8 = 17;
+pub const IP_PROTO_DCCP: u8 = 33;
+
+/// Rewrites a packet of flow `fl` travelling in direction `dir`: the
+/// addresses with the IP checksum, and for first fragments the ports with
+/// the TCP or UDP checksum (Click's IPRewriterFlow::apply). Sets the
+/// destination annotation when `dst_anno`; the reply annotation byte when
+/// `reply_anno` is set and the packet is a reply. Returns whether a TCP
+/// header was rewritten, with its flags and whether it carries payload.
+pub fn apply_flow(
+    p: &mut Packet,
+    info: &IpInfo,
+    fl: &Flow,
+    dir: usize,
+    dst_anno: bool,
+    reply_anno: Option<usize>,
+) -> Option<(u8, bool)> {
+    let to = fl.rewritten(dir);
+    if dst_anno {
+        p.set_dst_ip_anno(Ipv4Addr::from(to.daddr));
+    }
+    if dir == 1 {
+        if let Some(a) = reply_anno {
+            if let Some(b) = p.anno_mut().get_mut(a) {
+                *b = fl.reply_anno;
+            }
+        }
+    }
+    let reverse = dir == 1;
+    let data = p.writable();
+    let mut total_len = 0usize;
+    if let Some(Ok(mut ip)) = data.get_mut(info.ip_off..).map(Ipv4Header::new_checked) {
+        ip.set_src(Ipv4Addr::from(to.saddr));
+        ip.set_dst(Ipv4Addr::from(to.daddr));
+        let c = apply_delta(ip.checksum(), fl.ip_delta, reverse);
+        ip.set_checksum(c);
+        total_len = ip.total_len() as usize;
+    }
+    if !info.first_frag {
+        return None;
+    }
+    let l4 = data.get_mut(info.l4_off..)?;
+    if info.proto == IP_PROTO_TCP {
+        if info.l4_len < 18 {
+            return None;
+        }
+        let mut t = TcpHeader::new_checked(l4).ok()?;
+        t.set_src_port(to.sport);
+        t.set_dst_port(to.dport);
+        let c = apply_delta(t.checksum(), fl.l4_delta, reverse);
+        t.set_checksum(c);
+        let hl = info.l4_off - info.ip_off + t.header_len();
+        Some((t.flags(), hl < total_len))
+    } else if info.proto == IP_PROTO_UDP {
+        let mut u = UdpHeader::new_checked(l4).ok()?;
+        u.set_src_port(to.sport);
+        u.set_dst_port(to.dport);
+        if u.checksum() != 0 {
+            let c = apply_delta(u.checksum(), fl.l4_delta, reverse);
+            u.set_checksum(c);
+        }
+        None
+    } else {
+        let mut u = UdpHeader::new_checked(l4).ok()?;
+        u.set_src_port(to.sport);
+        u.set_dst_port(to.dport);
+        None
+    }
+}
+
+/// Applies a TCP flow's sequence-number deltas to a packet of direction
+/// `dir` (after [`apply_flow`]), when the segment's header is complete.
+pub fn apply_seq(p: &mut Packet, info: &IpInfo, fl: &mut Flow, dir: usize) {
+    let Some(seq) = fl.seq.as_mut() else { return };
+    if !info.first_frag || info.proto != IP_PROTO_TCP {
+        return;
+    }
+    if let Some(Ok(mut t)) = p
+        .writable()
+        .get_mut(info.l4_off..)
+        .map(TcpHeader::new_checked)
+    {
+        seq.apply(&mut t, dir);
+    }
+}
+
+/// TCP state tracking after a packet (Click's TCPFlow::apply).
+pub fn track_tcp(fl: &mut Flow, dir: usize, flags: u8, payload: bool) {
+    const FIN: u8 = 1;
+    const SYN: u8 = 2;
+    const RST: u8 = 4;
+    if flags & RST != 0 {
+        fl.tflags |= S_BOTH_DONE;
+    } else if flags & FIN != 0 {
+        fl.tflags |= S_FORWARD_DONE << dir;
+    } else if flags & SYN != 0 || payload {
+        fl.tflags &= !(S_FORWARD_DONE << dir);
+    }
+    if payload {
+        fl.tflags |= S_FORWARD_DATA << dir;
+    }
+}
+
+/// Splits a configuration into arguments (for rewriters that read
+/// keywords, then one spec per remaining argument).
+pub fn split_config(conf: &str) -> Vec<String> {
+    split_args(conf)
+}
