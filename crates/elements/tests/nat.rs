@@ -799,3 +799,23 @@ proptest! {
         prop_assert!(size <= 6);
     }
 }
+
+/// ICMPRewriter's MAPS is a space-separated list, as in Click (found by
+/// the domain_traffic fuzz configuration: two maps were refused).
+#[test]
+fn icmprewriter_takes_several_maps() {
+    let r = try_from_config(
+        "Idle -> [0]rw :: UDPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, drop); Idle -> [1]rw;
+         rw[0] -> Discard; rw[1] -> Discard;
+         Idle -> [0]pr :: ICMPPingRewriter(pattern 192.0.2.1 - - - 0 1);
+         pr[0] -> Discard; pr[1] -> Discard;
+         Idle -> icr :: ICMPRewriter(rw pr) -> Discard;",
+    );
+    assert!(r.is_ok(), "{:?}", r.err());
+    let errs = rclick_elements::testing::config_errors(
+        "Idle -> [0]rw :: UDPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, drop); Idle -> [1]rw;
+         rw[0] -> Discard; rw[1] -> Discard;
+         Idle -> icr :: ICMPRewriter(rw nosuch) -> Discard;",
+    );
+    assert!(errs.contains("no element named 'nosuch'"), "{errs}");
+}

@@ -315,7 +315,8 @@ impl Element for ICMPRewriter {
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
-        let maps: String = args.read_mp("MAPS");
+        // A space-separated list: the raw argument, not one word.
+        let maps: String = args.read_mp_with("MAPS", |s| Ok(s.to_string()));
         let dst_anno = args.read_or_with("DST_ANNO", parse_bool, true);
         let reply_anno = args.read_with("REPLY_ANNO", |s| parse_anno(s, 1));
         args.complete()?;
