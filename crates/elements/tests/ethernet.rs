@@ -364,6 +364,52 @@ fn root_failure_reconverges() {
 }
 
 #[test]
+fn designated_bridge_answers_even_when_its_upstream_id_is_high() {
+    // A ring of five bridges: r (root) - u - a - n - m - r. a and n both
+    // reach the root at cost 2; a has the lower ID, so a is the designated
+    // bridge of the a-n link and n must block its port there. a's own
+    // upstream u has the highest ID of all. For the first 40 s the a -> n
+    // direction of the link drops everything, so a hears n's (worse)
+    // advertisement before n hears a's. From then on a must still
+    // advertise on the a-n link (what it sends carries a's ID, not u's):
+    // if it compares u's ID with n's and stays silent, n believes itself
+    // designated too and the ring has no blocked port (a loop).
+    let conf = "elementclass Bridge { ADDR $a, PRIO $p |
+           c0 :: Classifier(14/4242, -); c1 :: Classifier(14/4242, -);
+           s :: EtherSwitch; in :: Suppressor; out :: Suppressor;
+           st :: EtherSpanTree($a, in, out, s, PRIORITY $p);
+           input[0] -> c0; input[1] -> c1;
+           c0[0] -> [0]st[0] -> [0]output; c1[0] -> [1]st[1] -> [1]output;
+           c0[1] -> [0]in[0] -> [0]s[0] -> [0]out[0] -> [0]output;
+           c1[1] -> [1]in[1] -> [1]s[1] -> [1]out[1] -> [1]output;
+         }
+         r :: Bridge(ADDR 02:00:00:00:00:01, PRIO 0x1000);
+         a :: Bridge(ADDR 02:00:00:00:00:0a, PRIO 0x2000);
+         n :: Bridge(ADDR 02:00:00:00:00:0e, PRIO 0x3000);
+         m :: Bridge(ADDR 02:00:00:00:00:0d, PRIO 0x4000);
+         u :: Bridge(ADDR 02:00:00:00:00:0b, PRIO 0x9000);
+         cut :: Suppressor;
+         r[0] -> [0]u; u[0] -> [0]r;
+         u[1] -> [0]a; a[0] -> [1]u;
+         a[1] -> cut -> [1]n; n[1] -> [1]a;
+         n[0] -> [1]m; m[1] -> [0]n;
+         m[0] -> [1]r; r[1] -> [0]m;
+         DriverManager(write cut.active0 false, wait 40s, write cut.active0 true,
+           wait 110s, stop);";
+    let mut r = from_config(conf);
+    run(&mut r);
+    let mut not_forwarding = Vec::new();
+    for b in ["r", "u", "a", "n", "m"] {
+        for line in read(&mut r, &format!("{b}/st.port_states")).lines() {
+            if !line.contains("forwarding") {
+                not_forwarding.push(format!("{b}:{line}"));
+            }
+        }
+    }
+    assert_eq!(not_forwarding, vec!["n:1 blocking blocked".to_string()]);
+}
+
+#[test]
 fn malformed_bpdus_are_counted_not_fatal() {
     let d = scratch("bpdu");
     let p = d.join("in.pcap");

@@ -51,6 +51,14 @@
 //!   then look like the best root of all), never sends a TCN (its test
 //!   for the root port never holds) and never acknowledges one or sets
 //!   the topology change flag itself. rclick implements them as above.
+//! - Click decides whether to send a configuration BPDU on a port by
+//!   comparing the neighbour's information with its best message as
+//!   received (with the upstream bridge's ID and port) rather than with
+//!   what it would send (its own ID and that port), while it decides the
+//!   port's role with the latter: when its upstream bridge's ID is higher
+//!   than the neighbour's, it forwards as designated bridge yet stays
+//!   silent, so the neighbour also forwards and the link closes a loop.
+//!   rclick uses its own ID and port for both.
 //! - Click reads every BPDU as 60 bytes whatever its length. rclick drops
 //!   and counts (`bad`) frames too short for their BPDU type, without the
 //!   802.2 LLC header `42 42 03` or protocol ID 0, or of unknown type.
@@ -576,7 +584,16 @@ impl EtherSpanTree {
             p.writable()[20] = TYPE_TCN;
             return Some(p);
         }
-        if self.best.compare(&self.ports[i].msg) <= 0 {
+        // Designated on this port: what we would send (our best root and
+        // cost, with this bridge's ID and port) beats what we heard there.
+        // Click compares with the ID and port of the bridge our best came
+        // from instead, which can disagree with find_tree and leave both
+        // ends of a link forwarding.
+        if self
+            .best
+            .compare_fields(self.bridge_id, i as u16, &self.ports[i].msg)
+            <= 0
+        {
             return None;
         }
         let mut p = self.bpdu_header(38);
