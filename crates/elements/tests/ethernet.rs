@@ -585,3 +585,65 @@ fn switch_configurations_in_conf_parse() {
         assert!(outcome.spec.is_some(), "{f}");
     }
 }
+
+/// A configuration BPDU frame (times in whole seconds).
+fn config_bpdu(root: u64, cost: u32, bridge: u64, port: u16, age: u16, max_age: u16) -> Vec<u8> {
+    let mut f = vec![0u8; 60];
+    f[0..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 0]);
+    f[6..12].copy_from_slice(&bridge.to_be_bytes()[2..]);
+    f[12..14].copy_from_slice(&38u16.to_be_bytes());
+    f[14..17].copy_from_slice(&[0x42, 0x42, 0x03]);
+    f[22..30].copy_from_slice(&root.to_be_bytes());
+    f[30..34].copy_from_slice(&cost.to_be_bytes());
+    f[34..42].copy_from_slice(&bridge.to_be_bytes());
+    f[42..44].copy_from_slice(&port.to_be_bytes());
+    f[44..46].copy_from_slice(&(age * 256).to_be_bytes());
+    f[46..48].copy_from_slice(&(max_age * 256).to_be_bytes());
+    f[48..50].copy_from_slice(&(2u16 * 256).to_be_bytes());
+    f[50..52].copy_from_slice(&(15u16 * 256).to_be_bytes());
+    f
+}
+
+/// A two-port bridge (ID 0xdead/02:00:00:00:00:02) that hears `port0`
+/// on port 0 and `port1` on port 1, all before its first hello.
+fn bridge_hearing(name: &str, port0: &[Vec<u8>], port1: &[Vec<u8>]) -> rclick_core::Router {
+    let d = scratch(name);
+    let (p0, p1) = (d.join("p0.pcap"), d.join("p1.pcap"));
+    let stamp = |v: &[Vec<u8>]| -> Vec<(u64, Vec<u8>)> {
+        v.iter()
+            .enumerate()
+            .map(|(i, f)| (1_000_000 + i as u64, f.clone()))
+            .collect()
+    };
+    write_pcap(&p0, &stamp(port0));
+    write_pcap(&p1, &stamp(port1));
+    let conf = format!(
+        "s :: EtherSwitch; in :: Suppressor; out :: Suppressor;
+         st :: EtherSpanTree(02:00:00:00:00:02, in, out, s);
+         FromDump({}, STOP true, TIMING false) -> [0]st[0] -> Discard;
+         FromDump({}, TIMING false) -> [1]st[1] -> Discard;
+         Idle -> in -> s -> out -> Discard; Idle -> [1]in[1] -> [1]s[1] -> [1]out[1] -> Discard;",
+        p0.display(),
+        p1.display()
+    );
+    let mut r = from_config(&conf);
+    run(&mut r);
+    r
+}
+
+#[test]
+fn root_path_cost_does_not_wrap() {
+    // The same root heard at cost 0xffffffff on port 0 and at cost 5 on
+    // port 1: adding the port's cost must not turn the first into 0.
+    let root: u64 = (0x1000 << 48) | 0x0200_0000_0009;
+    let far: u64 = (0x8000 << 48) | 0x0200_0000_0007;
+    let near: u64 = (0x8000 << 48) | 0x0200_0000_0008;
+    let mut r = bridge_hearing(
+        "costwrap",
+        &[config_bpdu(root, u32::MAX, far, 0x8001, 1, 20)],
+        &[config_bpdu(root, 5, near, 0x8001, 1, 20)],
+    );
+    assert_eq!(bridge_field_single(&mut r, "root_id"), format!("{root:016x}"));
+    assert_eq!(bridge_field_single(&mut r, "root_port"), "1");
+    assert_eq!(bridge_field_single(&mut r, "root_cost"), "6");
+}

@@ -484,7 +484,9 @@ impl EtherSpanTree {
         let mut root_port = None;
         for (i, p) in self.ports.iter().enumerate() {
             let mut m = p.msg;
-            m.cost = m.cost.wrapping_add(1);
+            // Saturating: a path of the greatest cost must not become the
+            // cheapest.
+            m.cost = m.cost.saturating_add(1);
             if best.compare(&m) < 0 {
                 best = m;
                 root_port = Some(i);
