@@ -647,3 +647,21 @@ fn root_path_cost_does_not_wrap() {
     assert_eq!(bridge_field_single(&mut r, "root_port"), "1");
     assert_eq!(bridge_field_single(&mut r, "root_cost"), "6");
 }
+
+#[test]
+fn expired_bpdus_are_ignored() {
+    // A better root, but the BPDU's message age (21 s) is past its max age
+    // (20 s): the information has already expired and must not be used
+    // (Linux bridges discard such BPDUs too).
+    let root: u64 = (0x1000 << 48) | 0x0200_0000_0009;
+    let mut r = bridge_hearing(
+        "expired",
+        &[config_bpdu(root, 4, root, 0x8001, 21, 20)],
+        &[],
+    );
+    assert_eq!(bridge_field_single(&mut r, "root_port"), "-1");
+    assert_eq!(
+        bridge_field_single(&mut r, "root_id"),
+        bridge_field_single(&mut r, "bridge_id")
+    );
+}

@@ -59,6 +59,8 @@
 //!   than the neighbour's, it forwards as designated bridge yet stays
 //!   silent, so the neighbour also forwards and the link closes a loop.
 //!   rclick uses its own ID and port for both.
+//! - Click accepts a configuration BPDU whose message age has reached its
+//!   max age (and uses it until its next hello); rclick ignores it.
 //! - Click reads every BPDU as 60 bytes whatever its length. rclick drops
 //!   and counts (`bad`) frames too short for their BPDU type, without the
 //!   802.2 LLC header `42 42 03` or protocol ID 0, or of unknown type.
@@ -628,6 +630,12 @@ impl EtherSpanTree {
                 self.ports[port].needs_tca = true;
                 self.topology_change_detected(now);
             }
+            return;
+        }
+        // Information whose message age has reached its max age has expired
+        // already (802.1D; Linux bridges drop it too). Click takes it and
+        // expires it at its next hello, flapping the tree meanwhile.
+        if b.message_age() >= b.max_age() {
             return;
         }
         let m = Msg::from_bpdu(&b, now);
