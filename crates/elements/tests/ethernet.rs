@@ -643,7 +643,10 @@ fn root_path_cost_does_not_wrap() {
         &[config_bpdu(root, u32::MAX, far, 0x8001, 1, 20)],
         &[config_bpdu(root, 5, near, 0x8001, 1, 20)],
     );
-    assert_eq!(bridge_field_single(&mut r, "root_id"), format!("{root:016x}"));
+    assert_eq!(
+        bridge_field_single(&mut r, "root_id"),
+        format!("{root:016x}")
+    );
     assert_eq!(bridge_field_single(&mut r, "root_port"), "1");
     assert_eq!(bridge_field_single(&mut r, "root_cost"), "6");
 }
