@@ -364,6 +364,52 @@ fn root_failure_reconverges() {
 }
 
 #[test]
+fn designated_bridge_answers_even_when_its_upstream_id_is_high() {
+    // A ring of five bridges: r (root) - u - a - n - m - r. a and n both
+    // reach the root at cost 2; a has the lower ID, so a is the designated
+    // bridge of the a-n link and n must block its port there. a's own
+    // upstream u has the highest ID of all. For the first 40 s the a -> n
+    // direction of the link drops everything, so a hears n's (worse)
+    // advertisement before n hears a's. From then on a must still
+    // advertise on the a-n link (what it sends carries a's ID, not u's):
+    // if it compares u's ID with n's and stays silent, n believes itself
+    // designated too and the ring has no blocked port (a loop).
+    let conf = "elementclass Bridge { ADDR $a, PRIO $p |
+           c0 :: Classifier(14/4242, -); c1 :: Classifier(14/4242, -);
+           s :: EtherSwitch; in :: Suppressor; out :: Suppressor;
+           st :: EtherSpanTree($a, in, out, s, PRIORITY $p);
+           input[0] -> c0; input[1] -> c1;
+           c0[0] -> [0]st[0] -> [0]output; c1[0] -> [1]st[1] -> [1]output;
+           c0[1] -> [0]in[0] -> [0]s[0] -> [0]out[0] -> [0]output;
+           c1[1] -> [1]in[1] -> [1]s[1] -> [1]out[1] -> [1]output;
+         }
+         r :: Bridge(ADDR 02:00:00:00:00:01, PRIO 0x1000);
+         a :: Bridge(ADDR 02:00:00:00:00:0a, PRIO 0x2000);
+         n :: Bridge(ADDR 02:00:00:00:00:0e, PRIO 0x3000);
+         m :: Bridge(ADDR 02:00:00:00:00:0d, PRIO 0x4000);
+         u :: Bridge(ADDR 02:00:00:00:00:0b, PRIO 0x9000);
+         cut :: Suppressor;
+         r[0] -> [0]u; u[0] -> [0]r;
+         u[1] -> [0]a; a[0] -> [1]u;
+         a[1] -> cut -> [1]n; n[1] -> [1]a;
+         n[0] -> [1]m; m[1] -> [0]n;
+         m[0] -> [1]r; r[1] -> [0]m;
+         DriverManager(write cut.active0 false, wait 40s, write cut.active0 true,
+           wait 110s, stop);";
+    let mut r = from_config(conf);
+    run(&mut r);
+    let mut not_forwarding = Vec::new();
+    for b in ["r", "u", "a", "n", "m"] {
+        for line in read(&mut r, &format!("{b}/st.port_states")).lines() {
+            if !line.contains("forwarding") {
+                not_forwarding.push(format!("{b}:{line}"));
+            }
+        }
+    }
+    assert_eq!(not_forwarding, vec!["n:1 blocking blocked".to_string()]);
+}
+
+#[test]
 fn malformed_bpdus_are_counted_not_fatal() {
     let d = scratch("bpdu");
     let p = d.join("in.pcap");
@@ -538,4 +584,87 @@ fn switch_configurations_in_conf_parse() {
         assert!(errors.is_empty(), "{f}: {errors:?}");
         assert!(outcome.spec.is_some(), "{f}");
     }
+}
+
+/// A configuration BPDU frame (times in whole seconds).
+fn config_bpdu(root: u64, cost: u32, bridge: u64, port: u16, age: u16, max_age: u16) -> Vec<u8> {
+    let mut f = vec![0u8; 60];
+    f[0..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 0]);
+    f[6..12].copy_from_slice(&bridge.to_be_bytes()[2..]);
+    f[12..14].copy_from_slice(&38u16.to_be_bytes());
+    f[14..17].copy_from_slice(&[0x42, 0x42, 0x03]);
+    f[22..30].copy_from_slice(&root.to_be_bytes());
+    f[30..34].copy_from_slice(&cost.to_be_bytes());
+    f[34..42].copy_from_slice(&bridge.to_be_bytes());
+    f[42..44].copy_from_slice(&port.to_be_bytes());
+    f[44..46].copy_from_slice(&(age * 256).to_be_bytes());
+    f[46..48].copy_from_slice(&(max_age * 256).to_be_bytes());
+    f[48..50].copy_from_slice(&(2u16 * 256).to_be_bytes());
+    f[50..52].copy_from_slice(&(15u16 * 256).to_be_bytes());
+    f
+}
+
+/// A two-port bridge (ID 0xdead/02:00:00:00:00:02) that hears `port0`
+/// on port 0 and `port1` on port 1, all before its first hello.
+fn bridge_hearing(name: &str, port0: &[Vec<u8>], port1: &[Vec<u8>]) -> rclick_core::Router {
+    let d = scratch(name);
+    let (p0, p1) = (d.join("p0.pcap"), d.join("p1.pcap"));
+    let stamp = |v: &[Vec<u8>]| -> Vec<(u64, Vec<u8>)> {
+        v.iter()
+            .enumerate()
+            .map(|(i, f)| (1_000_000 + i as u64, f.clone()))
+            .collect()
+    };
+    write_pcap(&p0, &stamp(port0));
+    write_pcap(&p1, &stamp(port1));
+    let conf = format!(
+        "s :: EtherSwitch; in :: Suppressor; out :: Suppressor;
+         st :: EtherSpanTree(02:00:00:00:00:02, in, out, s);
+         FromDump({}, STOP true, TIMING false) -> [0]st[0] -> Discard;
+         FromDump({}, TIMING false) -> [1]st[1] -> Discard;
+         Idle -> in -> s -> out -> Discard; Idle -> [1]in[1] -> [1]s[1] -> [1]out[1] -> Discard;",
+        p0.display(),
+        p1.display()
+    );
+    let mut r = from_config(&conf);
+    run(&mut r);
+    r
+}
+
+#[test]
+fn root_path_cost_does_not_wrap() {
+    // The same root heard at cost 0xffffffff on port 0 and at cost 5 on
+    // port 1: adding the port's cost must not turn the first into 0.
+    let root: u64 = (0x1000 << 48) | 0x0200_0000_0009;
+    let far: u64 = (0x8000 << 48) | 0x0200_0000_0007;
+    let near: u64 = (0x8000 << 48) | 0x0200_0000_0008;
+    let mut r = bridge_hearing(
+        "costwrap",
+        &[config_bpdu(root, u32::MAX, far, 0x8001, 1, 20)],
+        &[config_bpdu(root, 5, near, 0x8001, 1, 20)],
+    );
+    assert_eq!(
+        bridge_field_single(&mut r, "root_id"),
+        format!("{root:016x}")
+    );
+    assert_eq!(bridge_field_single(&mut r, "root_port"), "1");
+    assert_eq!(bridge_field_single(&mut r, "root_cost"), "6");
+}
+
+#[test]
+fn expired_bpdus_are_ignored() {
+    // A better root, but the BPDU's message age (21 s) is past its max age
+    // (20 s): the information has already expired and must not be used
+    // (Linux bridges discard such BPDUs too).
+    let root: u64 = (0x1000 << 48) | 0x0200_0000_0009;
+    let mut r = bridge_hearing(
+        "expired",
+        &[config_bpdu(root, 4, root, 0x8001, 21, 20)],
+        &[],
+    );
+    assert_eq!(bridge_field_single(&mut r, "root_port"), "-1");
+    assert_eq!(
+        bridge_field_single(&mut r, "root_id"),
+        bridge_field_single(&mut r, "bridge_id")
+    );
 }

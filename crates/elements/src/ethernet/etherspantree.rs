@@ -51,6 +51,16 @@
 //!   then look like the best root of all), never sends a TCN (its test
 //!   for the root port never holds) and never acknowledges one or sets
 //!   the topology change flag itself. rclick implements them as above.
+//! - Click decides whether to send a configuration BPDU on a port by
+//!   comparing the neighbour's information with its best message as
+//!   received (with the upstream bridge's ID and port) rather than with
+//!   what it would send (its own ID and that port), while it decides the
+//!   port's role with the latter: when its upstream bridge's ID is higher
+//!   than the neighbour's, it forwards as designated bridge yet stays
+//!   silent, so the neighbour also forwards and the link closes a loop.
+//!   rclick uses its own ID and port for both.
+//! - Click accepts a configuration BPDU whose message age has reached its
+//!   max age (and uses it until its next hello); rclick ignores it.
 //! - Click reads every BPDU as 60 bytes whatever its length. rclick drops
 //!   and counts (`bad`) frames too short for their BPDU type, without the
 //!   802.2 LLC header `42 42 03` or protocol ID 0, or of unknown type.
@@ -476,7 +486,9 @@ impl EtherSpanTree {
         let mut root_port = None;
         for (i, p) in self.ports.iter().enumerate() {
             let mut m = p.msg;
-            m.cost = m.cost.wrapping_add(1);
+            // Saturating: a path of the greatest cost must not become the
+            // cheapest.
+            m.cost = m.cost.saturating_add(1);
             if best.compare(&m) < 0 {
                 best = m;
                 root_port = Some(i);
@@ -576,7 +588,16 @@ impl EtherSpanTree {
             p.writable()[20] = TYPE_TCN;
             return Some(p);
         }
-        if self.best.compare(&self.ports[i].msg) <= 0 {
+        // Designated on this port: what we would send (our best root and
+        // cost, with this bridge's ID and port) beats what we heard there.
+        // Click compares with the ID and port of the bridge our best came
+        // from instead, which can disagree with find_tree and leave both
+        // ends of a link forwarding.
+        if self
+            .best
+            .compare_fields(self.bridge_id, i as u16, &self.ports[i].msg)
+            <= 0
+        {
             return None;
         }
         let mut p = self.bpdu_header(38);
@@ -609,6 +630,12 @@ impl EtherSpanTree {
                 self.ports[port].needs_tca = true;
                 self.topology_change_detected(now);
             }
+            return;
+        }
+        // Information whose message age has reached its max age has expired
+        // already (802.1D; Linux bridges drop it too). Click takes it and
+        // expires it at its next hello, flapping the tree meanwhile.
+        if b.message_age() >= b.max_age() {
             return;
         }
         let m = Msg::from_bpdu(&b, now);

@@ -938,9 +938,19 @@ pub fn materialize(frame: &Frame<'_>, headroom: usize, mut out: impl FnMut(Packe
         if (frame.wire_len as usize) > d.len() {
             return false;
         }
+        // Each segment gets back the tag the kernel took off the super-frame
+        // (the headers were located on the untagged frame).
+        let mut tagged_ok = true;
+        let mut out_tagged = |mut p: Packet| {
+            if frame.status & TP_STATUS_VLAN_VALID == 0 || reinsert_vlan_tag(&mut p, frame) {
+                out(p);
+            } else {
+                tagged_ok = false;
+            }
+        };
         return match gso {
             GSO_TCPV4 | GSO_TCPV6 | GSO_UDP_L4 => {
-                segment(d, usize::from(vnet.gso_size), headroom, &mut out)
+                segment(d, usize::from(vnet.gso_size), headroom, &mut out_tagged) && tagged_ok
             }
             // UFO (IP fragmentation of UDP) is not done in user space.
             GSO_UDP => false,
@@ -1286,6 +1296,43 @@ mod tests {
         assert_eq!(&got[0].data()[..12], &d[..12]);
         assert_eq!(&got[1].data()[12..16], &[0x88, 0xa8, 0xa0, 0x0a]);
         assert_eq!(got[2].data(), &d[..]);
+    }
+
+    #[test]
+    fn vlan_tag_removed_by_the_kernel_is_put_back_on_every_gso_segment() {
+        // A TCP super-frame whose tag the kernel moved to the ring header:
+        // software segmentation must put it back on each segment, or they
+        // all leave in the native VLAN.
+        let d = tcp_frame(3000);
+        let frame = Frame {
+            data: &d,
+            wire_len: d.len() as u32,
+            sec: 0,
+            nsec: 0,
+            pkttype: 0,
+            status: TP_STATUS_VLAN_VALID | TP_STATUS_VLAN_TPID_VALID,
+            vlan_tci: 0x2064,
+            vlan_tpid: 0x8100,
+            vnet: Some(VnetHdr {
+                flags: 0,
+                gso_type: GSO_TCPV4,
+                gso_size: 1448,
+                csum_start: 0,
+                csum_offset: 0,
+            }),
+        };
+        let mut got = Vec::new();
+        assert!(materialize(&frame, 64, |p| got.push(p)));
+        assert_eq!(got.len(), 3);
+        let mut joined = Vec::new();
+        for p in &got {
+            let s = p.data();
+            assert_eq!(&s[..12], &d[..12]);
+            assert_eq!(&s[12..18], &[0x81, 0x00, 0x20, 0x64, 0x08, 0x00]);
+            assert!(checksum::verify(&s[18..38]));
+            joined.extend_from_slice(&s[58..]);
+        }
+        assert_eq!(joined, d[54..]);
     }
 
     #[test]
