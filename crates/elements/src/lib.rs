@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod ip;
+pub mod ipsec;
 pub mod standard;
 pub mod testing;
 pub mod userlevel;

@@ -89,6 +89,7 @@ macro_rules! view {
 
 pub mod arp;
 pub mod checksum;
+pub mod esp;
 pub mod ether;
 pub mod icmp;
 pub mod icmpv6;
@@ -102,6 +103,7 @@ pub mod udp;
 
 pub use arp::{ArpPacket, ArpRepr};
 pub use checksum::PseudoHeader;
+pub use esp::{EspHeader, EspRepr};
 pub use ether::{
     EtherAddr, EtherFrame, EthernetRepr, VlanRepr, VlanTag, ETHERTYPE_ARP, ETHERTYPE_IP,
     ETHERTYPE_IP6,
