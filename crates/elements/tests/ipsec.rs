@@ -810,3 +810,214 @@ fn interop_with_scapy_chacha20poly1305() {
         interop("chacha20poly1305", "CHACHA20-POLY1305", K256, false);
     }
 }
+
+// ---------------------------------------------------------------------
+// conf/vpn-gateway.click: two gateways back to back.
+
+/// The gateway configuration with its devices replaced by pcap files:
+/// `FromDevice($X)` reads `$X.in.pcap`, `ToDevice($X)` writes
+/// `$X.out.pcap` (the configuration is otherwise run as written).
+fn gateway_on_pcaps() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conf/vpn-gateway.click");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut n = 0;
+    let mut out = text.clone();
+    for dev in ["$INSIDE_DEV", "$OUTSIDE_DEV"] {
+        for (from, to) in [
+            (
+                format!("FromDevice({dev})"),
+                format!("FromDump({dev}.in.pcap)"),
+            ),
+            (
+                format!("ToDevice({dev})"),
+                format!("ToDump({dev}.out.pcap)"),
+            ),
+        ] {
+            n += out.matches(&from).count();
+            out = out.replace(&from, &to);
+        }
+    }
+    assert_eq!(
+        n, 4,
+        "the gateway reads and writes its two devices once each"
+    );
+    out
+}
+
+fn run_gateway(vars: &[(&str, String)]) -> Router {
+    // As `rclick conf/vpn-gateway.click NAME=VALUE ...` passes them.
+    let popts = rclick_lang::ParseOptions {
+        variables: vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+        ..Default::default()
+    };
+    let text = gateway_on_pcaps();
+    let reg = rclick_elements::registry();
+    let outcome = rclick_lang::parse_router(&text, "vpn-gateway.click", &reg, &popts);
+    assert!(!outcome.has_errors(), "{:?}", outcome.diagnostics);
+    let spec = outcome.spec.unwrap();
+    let opts = rclick_core::RouterOptions {
+        simtime: Some(rclick_core::Timestamp::from_secs_f64(1e9)),
+        ..Default::default()
+    };
+    let mut r = Router::new(spec, &text, &reg, &opts)
+        .unwrap_or_else(|e| panic!("{:?}", e.iter().map(|x| x.to_string()).collect::<Vec<_>>()));
+    let _ = r.run_limited(200_000);
+    r
+}
+
+fn ether(dst: [u8; 6], src: [u8; 6], ethertype: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = dst.to_vec();
+    f.extend(src);
+    f.extend(ethertype.to_be_bytes());
+    f.extend(payload);
+    f
+}
+
+fn mac(s: &str) -> [u8; 6] {
+    let v: Vec<u8> = s
+        .split(':')
+        .map(|x| u8::from_str_radix(x, 16).unwrap())
+        .collect();
+    v.try_into().unwrap()
+}
+
+#[test]
+fn two_vpn_gateways_back_to_back() {
+    let dir = scratch("gw");
+    let a_in = dir.join("a-inside");
+    let a_out = dir.join("a-outside");
+    let b_in = dir.join("b-inside");
+    let b_out = dir.join("b-outside");
+    const KA: &str = "0x00112233445566778899aabbccddeeff01020304";
+    const KB: &str = "0xffeeddccbbaa99887766554433221100a0b0c0d0";
+    let host_a = mac("02:00:00:00:0a:05");
+    let host_b = mac("02:00:00:00:0b:07");
+    // Site A's host 10.1.0.5 sends to site B's host 10.2.0.7 (one packet
+    // with DSCP EF), and one to a non-protected address, 203.0.113.1.
+    let mut tunnelled = Vec::new();
+    for (i, n) in [0usize, 100, 1000].iter().enumerate() {
+        let mut p = ipv4_packet(
+            [10, 1, 0, 5],
+            [10, 2, 0, 7],
+            17,
+            64,
+            0,
+            &[],
+            &vec![i as u8; *n],
+        );
+        if i == 1 {
+            p[1] = 0xb8;
+            let c = rclick_core::wire::checksum::checksum(&{
+                let mut h = p[..20].to_vec();
+                h[10] = 0;
+                h[11] = 0;
+                h
+            });
+            p[10..12].copy_from_slice(&c.to_be_bytes());
+        }
+        tunnelled.push(p);
+    }
+    let plain = ipv4_packet([10, 1, 0, 5], [203, 0, 113, 1], 17, 64, 0, &[], b"clear");
+    let a_mac = mac("00:00:c0:00:01:01");
+    let mut frames: Vec<Vec<u8>> = tunnelled
+        .iter()
+        .map(|p| ether(a_mac, host_a, 0x0800, p))
+        .collect();
+    frames.push(ether(a_mac, host_a, 0x0800, &plain));
+    write_pcap_ether(&a_in.with_extension("in.pcap"), &frames);
+    write_pcap_ether(&a_out.with_extension("in.pcap"), &[]);
+    let mut ra = run_gateway(&[
+        ("INSIDE_DEV", a_in.display().to_string()),
+        ("OUTSIDE_DEV", a_out.display().to_string()),
+        ("KEY_OUT", KA.into()),
+        ("KEY_IN", KB.into()),
+    ]);
+    assert_eq!(read(&mut ra, "enc.packets"), "3");
+    drop(ra); // flushes the ToDumps
+    let wire = pcap_records(&a_out.with_extension("out.pcap"));
+    assert_eq!(wire.len(), 4, "three ESP packets and one in the clear");
+    let esp: Vec<&Vec<u8>> = wire.iter().filter(|f| f[14 + 9] == 50).collect();
+    assert_eq!(esp.len(), 3);
+    for f in &esp {
+        assert_eq!(&f[..6], &mac("00:00:c0:00:02:fe"));
+        assert_eq!(&f[14 + 12..14 + 20], &[192, 0, 2, 1, 198, 51, 100, 1]);
+        // Nothing of the inner packets is visible.
+        assert!(!f.windows(4).any(|w| w == [10, 2, 0, 7]));
+    }
+    assert_eq!(esp[1][15], 0xb8, "DSCP copied to the outer header");
+
+    // Gateway B receives A's outside traffic; its inside host answers ARP.
+    let b_mac = mac("00:00:c0:00:03:01");
+    let mut arp = vec![0, 1, 8, 0, 6, 4, 0, 2];
+    arp.extend(host_b);
+    arp.extend([10, 2, 0, 7]);
+    arp.extend(b_mac);
+    arp.extend([10, 2, 0, 1]);
+    write_pcap_ether(
+        &b_in.with_extension("in.pcap"),
+        &[ether(b_mac, host_b, 0x0806, &arp)],
+    );
+    let b_wire: Vec<Vec<u8>> = wire
+        .iter()
+        .map(|f| {
+            let mut g = f.clone();
+            g[..6].copy_from_slice(&mac("00:00:c0:00:04:01"));
+            g
+        })
+        .collect();
+    // A replayed copy of the first ESP packet: dropped by B.
+    let mut b_input = b_wire.clone();
+    b_input.push(b_wire.iter().find(|f| f[14 + 9] == 50).unwrap().clone());
+    write_pcap_ether(&b_out.with_extension("in.pcap"), &b_input);
+    let mut rb = run_gateway(&[
+        ("INSIDE_DEV", b_in.display().to_string()),
+        ("OUTSIDE_DEV", b_out.display().to_string()),
+        ("INSIDE_IP", "10.2.0.1".into()),
+        ("INSIDE_NET", "10.2.0.0/16".into()),
+        ("INSIDE_ETH", "00:00:c0:00:03:01".into()),
+        ("OUTSIDE_IP", "198.51.100.1".into()),
+        ("OUTSIDE_NET", "198.51.100.0/24".into()),
+        ("OUTSIDE_GW", "198.51.100.254".into()),
+        ("OUTSIDE_ETH", "00:00:c0:00:04:01".into()),
+        ("PEER_IP", "192.0.2.1".into()),
+        ("REMOTE_NET", "10.1.0.0/16".into()),
+        ("SPI_OUT", "0x2001".into()),
+        ("KEY_OUT", KB.into()),
+        ("SPI_IN", "0x1001".into()),
+        ("KEY_IN", KA.into()),
+    ]);
+    assert_eq!(read(&mut rb, "dec.packets"), "3");
+    assert_eq!(read(&mut rb, "dec.replay_drops"), "1");
+    drop(rb);
+    let delivered: Vec<Vec<u8>> = pcap_records(&b_in.with_extension("out.pcap"))
+        .into_iter()
+        .filter(|f| f[12..14] == [8, 0])
+        .collect();
+    assert_eq!(
+        delivered.len(),
+        3,
+        "the three tunnelled packets reach site B"
+    );
+    for (f, p) in delivered.iter().zip(&tunnelled) {
+        assert_eq!(&f[..6], &host_b);
+        let got = &f[14..];
+        // Forwarded by B: TTL one less (and the checksum updated), the
+        // rest as site A's host sent it.
+        assert_eq!(got.len(), p.len());
+        assert_eq!(got[8], p[8] - 1);
+        assert_eq!(&got[12..], &p[12..]);
+        assert_eq!(got[1], p[1]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn write_pcap_ether(path: &Path, pkts: &[Vec<u8>]) {
+    write_pcap(path, pkts);
+    // Link type Ethernet (1) instead of raw IP.
+    let mut b = std::fs::read(path).unwrap();
+    b[20..24].copy_from_slice(&1u32.to_le_bytes());
+    std::fs::write(path, b).unwrap();
+}
