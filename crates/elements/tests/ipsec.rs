@@ -618,7 +618,7 @@ fn configuration_errors() {
         format!("ESPTunnelEncap(1, {K128}, 1.0.0.1, 1.0.0.2, ALG rot13)"),
         format!("ESPTunnelDecap(1, {K128}, WINDOW 16)"),
         format!("ESPTunnelDecap(SA 1 {K128}, SA 1 {K128})"),
-        format!("ESPTunnelDecap(1)"),
+        "ESPTunnelDecap(1)".to_string(),
     ] {
         let text = format!("Idle -> {bad} -> Discard");
         assert!(try_from_config(&text).is_err(), "{bad} accepted");
