@@ -18,6 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use proptest::prelude::*;
+
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 use rclick_core::{Packet, Router, StopReason};
 use rclick_elements::ipsec::sa::{Alg, Cipher};
 use rclick_elements::testing::{ipv4_packet, read, try_from_config};
@@ -1020,4 +1023,36 @@ fn write_pcap_ether(path: &Path, pkts: &[Vec<u8>]) {
     let mut b = std::fs::read(path).unwrap();
     b[20..24].copy_from_slice(&1u32.to_le_bytes());
     std::fs::write(path, b).unwrap();
+}
+
+// ---------------------------------------------------------------------
+// Steady state: no allocation per packet.
+
+fn source_config(n: usize, limit: &str) -> String {
+    let p = inner(n, 1);
+    format!("InfiniteSource(DATA \\<{}>, BURST 32{limit})", tohex(&p))
+}
+
+#[test]
+fn encap_and_decap_allocate_nothing_per_packet() {
+    for alg in ["aes128gcm16", "chacha20poly1305"] {
+        let key = if alg == "aes128gcm16" { K128 } else { K256 };
+        let text = format!(
+            "{} -> ESPTunnelEncap(0x1001, {key}, 192.0.2.1, 198.51.100.1, ALG {alg}, ESN true) \
+             -> d :: ESPTunnelDecap(0x1001, {key}, ALG {alg}, ESN true) -> c :: Counter -> Discard;",
+            source_config(40, "")
+        );
+        let mut r = try_from_config(&text).unwrap();
+        // Few packets: the ciphers' generic code is compiled into this
+        // crate, unoptimized in a debug build (milliseconds per packet).
+        assert_eq!(r.run_limited(4), StopReason::Limit);
+        let before: u64 = read(&mut r, "c.count").parse().unwrap();
+        let a0 = counting_alloc::allocations();
+        assert_eq!(r.run_limited(10), StopReason::Limit);
+        let a1 = counting_alloc::allocations();
+        let after: u64 = read(&mut r, "c.count").parse().unwrap();
+        assert!(after - before >= 300, "{alg}: {} packets", after - before);
+        assert_eq!(a1 - a0, 0, "{alg}: allocations in steady state");
+        assert_eq!(read(&mut r, "d.auth_failures"), "0");
+    }
 }
