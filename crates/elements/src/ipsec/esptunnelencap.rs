@@ -21,11 +21,14 @@
 //! and prefixed by a new outer IPv4 header from SRC to DST (protocol 50).
 //!
 //! The wire format is RFC 4303's: SPI, sequence number, an 8-byte IV (the
-//! 64-bit sequence number, unique per SA), ciphertext, a 16-byte ICV. The
-//! nonce is the 4-byte salt then the IV; the associated data is the SPI and
-//! the sequence number (all 64 bits of it with ESN, RFC 4106 §5). It
-//! interoperates with Linux (`ip xfrm ... aead 'rfc4106(gcm(aes))' KEY
-//! 128`) and scapy's `SecurityAssociation` given the same key.
+//! 64-bit sequence number XORed with a random value drawn per SA, as
+//! Linux's `seqiv`: unique within the SA, and not repeated when the same
+//! manual key is installed again), ciphertext, a 16-byte ICV. The nonce is
+//! the 4-byte salt then the IV; the associated data is the SPI and the
+//! sequence number (all 64 bits of it with ESN, RFC 4106 §5). The key
+//! layout is the one of Linux's `ip xfrm ... aead 'rfc4106(gcm(aes))' KEY
+//! 128`; the tests check interoperation with scapy's `SecurityAssociation`
+//! given the same key (kernel ESP is not available to them).
 //!
 //! The outer header gets TTL, the inner packet's DSCP and ECN (RFC 4301
 //! §5.1.2.1; or the fixed DSCP given), and the inner packet's DF bit. Bytes

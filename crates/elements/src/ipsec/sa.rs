@@ -14,8 +14,11 @@
 //! ## Wire format (RFC 4303, RFC 4106 §3, RFC 7634 §2)
 //! `SPI(4) SEQ(4) IV(8) ciphertext(inner packet, padding, pad length,
 //! next header) ICV(16)`. The nonce is the 4-byte salt (the last 4 bytes
-//! of the key material) followed by the 8-byte IV; the IV is the 64-bit
-//! sequence number, unique per SA as both RFCs require. The associated
+//! of the key material) followed by the 8-byte IV. The IV is the 64-bit
+//! sequence number XORed with a random value drawn when the SA is made (as
+//! Linux's `seqiv` does): unique within the SA, as both RFCs require, and
+//! not repeated when a manually keyed SA is set up again with the same key
+//! (a router restart starts the sequence numbers at 1 again). The associated
 //! data is `SPI SEQ` (8 bytes), or `SPI SEQ_HIGH SEQ_LOW` (12 bytes) with
 //! extended sequence numbers (RFC 4106 §5).
 
@@ -355,6 +358,26 @@ pub fn parse_key(s: &str) -> Result<Vec<u8>, String> {
     parse_hex(h)
 }
 
+/// 64 random bits from the kernel (made once per SA, off the packet path).
+fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    let mut got = 0;
+    while got < b.len() {
+        // SAFETY: getrandom writes at most the given length into the buffer.
+        let n = unsafe { libc::getrandom(b[got..].as_mut_ptr().cast(), b.len() - got, 0) };
+        if n <= 0 {
+            // No entropy source: fall back on the clock, still distinct
+            // across restarts.
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            return t ^ u64::from(std::process::id()).rotate_left(32);
+        }
+        got += n as usize;
+    }
+    u64::from_ne_bytes(b)
+}
+
 /// Why a packet was not protected or accepted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EspError {
@@ -390,6 +413,8 @@ pub struct Sa {
     pub retire_at: Option<Timestamp>,
     /// Outbound: the last sequence number sent (0: none yet).
     pub seq: u64,
+    /// Outbound: XORed into the sequence number to make the IV.
+    iv_mask: u64,
     /// Inbound: the anti-replay window.
     pub replay: ReplayWindow,
 }
@@ -412,6 +437,7 @@ impl Sa {
             created: None,
             retire_at: None,
             seq: 0,
+            iv_mask: random_u64(),
             replay: ReplayWindow::new(window),
         })
     }
@@ -479,8 +505,9 @@ impl Sa {
         }
         esp[..4].copy_from_slice(&self.spi.to_be_bytes());
         esp[4..8].copy_from_slice(&(seq as u32).to_be_bytes());
-        esp[8..16].copy_from_slice(&seq.to_be_bytes());
-        let nonce = self.nonce(&seq.to_be_bytes());
+        let iv = (seq ^ self.iv_mask).to_be_bytes();
+        esp[8..16].copy_from_slice(&iv);
+        let nonce = self.nonce(&iv);
         let (aad, alen) = self.aad(self.spi, seq);
         let (body, icv) = esp[16..].split_at_mut(n - 16 - ICV_LEN);
         let tag = self
@@ -593,6 +620,39 @@ mod tests {
         w.update(1000);
         assert!(w.check(999));
         assert!(!w.check(936));
+    }
+
+    #[test]
+    fn time_lifetime_and_retirement() {
+        let spec = SaSpec::parse("0x10 000102030405060708090a0b0c0d0e0f10111213").unwrap();
+        let life = Lifetime {
+            time: Some(Timestamp::from_secs_f64(10.0)),
+            ..Lifetime::default()
+        };
+        let mut sa = Sa::new(&spec, false, 64, life).unwrap();
+        let t0 = Timestamp::from_secs_f64(1000.0);
+        assert!(!sa.expired(t0), "not started yet");
+        sa.created = Some(t0);
+        assert!(!sa.expired(Timestamp::from_secs_f64(1009.9)));
+        assert!(sa.expired(Timestamp::from_secs_f64(1010.0)));
+        let mut sa = Sa::new(&spec, false, 64, Lifetime::default()).unwrap();
+        sa.retire_at = Some(Timestamp::from_secs_f64(5.0));
+        assert!(!sa.expired(Timestamp::from_secs_f64(4.0)));
+        assert!(sa.expired(Timestamp::from_secs_f64(5.0)));
+    }
+
+    #[test]
+    fn iv_differs_between_sas_with_the_same_key() {
+        let spec = SaSpec::parse("0x10 000102030405060708090a0b0c0d0e0f10111213").unwrap();
+        let mut bufs = Vec::new();
+        for _ in 0..2 {
+            let mut sa = Sa::new(&spec, false, 64, Lifetime::default()).unwrap();
+            let mut esp = vec![0u8; 8 + IV_LEN + 4 + ICV_LEN];
+            let seq = sa.next_seq().unwrap();
+            sa.seal(&mut esp, seq).unwrap();
+            bufs.push(esp[8..16].to_vec());
+        }
+        assert_ne!(bufs[0], bufs[1], "IVs repeat across SA set-ups");
     }
 
     #[test]
