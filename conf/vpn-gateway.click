@@ -26,7 +26,8 @@
 //   SPI_IN, KEY_IN    SPI and key of the inbound SA               (0x2001, ...)
 //                   Keys are hex: key then 4-byte salt, as RFC 4106 and
 //                   Linux lay them out (AES-GCM-128: 20 bytes; AES-GCM-256
-//                   and ChaCha20-Poly1305: 36 bytes).
+//                   and ChaCha20-Poly1305: 36 bytes). The defaults are
+//                   published test keys: always pass your own.
 //   ALG             aes128gcm16, aes256gcm16 or chacha20poly1305   (aes128gcm16)
 //   ESN             extended sequence numbers, true or false        (false)
 //   WINDOW          anti-replay window                              (128)
