@@ -102,9 +102,11 @@ outpolicy[1] -> Unstrip(14) -> ip;
 c1[3] -> Discard;
 
 // Local delivery: ESP from the peer is decapsulated (Figure 6); the
-// gateway answers pings; the rest is dropped (no host stack here).
+// gateway answers pings; ICMP unreachables go to the encapsulator; the
+// rest is dropped (no host stack here).
 rt[0] -> local :: IPClassifier(ip proto 50 and src host $PEER_IP and dst host $OUTSIDE_IP,
-                               icmp type echo, -);
+                               icmp type echo,
+                               icmp type unreachable and dst host $OUTSIDE_IP, -);
 local[0] -> dec :: ESPTunnelDecap($SPI_IN, $KEY_IN, ALG $ALG, ESN $ESN, WINDOW $WINDOW)
   -> CheckIPHeader
   -> inpolicy :: IPClassifier(src net $REMOTE_NET and dst net $INSIDE_NET, -);
@@ -112,7 +114,7 @@ inpolicy[0] -> GetIPAddress(16) -> rt;
 inpolicy[1] -> policy :: Counter -> Discard;
 dec[1] -> Discard;
 local[1] -> ICMPPingResponder -> rt;
-local[2] -> Discard;
+local[3] -> Discard;
 
 // Into the tunnel (Figure 5): encrypt and encapsulate, then route the ESP
 // packet to the peer. The outer header copies the inner DSCP; inner
@@ -122,6 +124,12 @@ rt[3] -> enc :: ESPTunnelEncap($SPI_OUT, $KEY_OUT, $OUTSIDE_IP, $PEER_IP,
                                 ALG $ALG, ESN $ESN, MTU $MTU)
   -> rt;
 enc[1] -> ICMPError($INSIDE_IP, unreachable, needfrag, PMTU $TUNNEL_PMTU) -> rt;
+// ICMP errors from the unprotected side (RFC 4301 §6.1.1): a
+// fragmentation-needed message about our ESP packets lowers the tunnel's
+// MTU (path MTU, RFC 4301 §8.2.1; enc.inner_mtu then says what fits, while
+// the ICMP errors above still report TUNNEL_PMTU); the others are counted
+// and dropped.
+local[2] -> [1]enc;
 
 // Forwarding path for the inside.
 rt[1] -> DropBroadcasts

@@ -612,6 +612,48 @@ fn path_mtu_sends_big_df_packets_to_output_1() {
     assert!(h.encap(&big).unwrap().len() > 1400);
 }
 
+/// RFC 4301 §6.1.1, §8.2.1: an ICMP fragmentation-needed message from the
+/// unprotected side about this SA's packets lowers the tunnel MTU; others
+/// (another SPI, another tunnel, a larger MTU, nonsense) change nothing.
+#[test]
+fn icmp_needfrag_for_our_esp_packets_lowers_the_mtu() {
+    let mut h = Harness::new(&format!(
+        "ESPTunnelEncap(0x1001, {K128}, 192.0.2.1, 198.51.100.1, MTU 1500)"
+    ));
+    let c = h.encap(&inner(100, 0)).unwrap();
+    let needfrag = |quoted: &[u8], mtu: u16| {
+        let mut icmp = vec![3, 4, 0, 0, 0, 0];
+        icmp.extend(mtu.to_be_bytes());
+        icmp.extend(quoted);
+        ipv4_packet([203, 0, 113, 1], [192, 0, 2, 1], 1, 60, 0, &[], &icmp)
+    };
+    let mut other_spi = c[..28].to_vec();
+    other_spi[23] ^= 1;
+    let mut other_dst = c[..28].to_vec();
+    other_dst[19] ^= 1;
+    let e = h.e.unwrap();
+    for p in [
+        needfrag(&other_spi, 1400),
+        needfrag(&other_dst, 1400),
+        needfrag(&c[..28], 1600),
+        needfrag(&c[..28], 100),
+        needfrag(&c[..10], 1400),
+        inner(10, 0),
+    ] {
+        h.r.inject_packet(e, 1, Packet::from_slice(&p));
+    }
+    assert_eq!(h.read("e.mtu"), "1500");
+    assert_eq!(h.read("e.icmp_ignored"), "6");
+    h.r.inject_packet(e, 1, Packet::from_slice(&needfrag(&c[..28], 1400)));
+    assert_eq!(h.read("e.pmtu_updates"), "1");
+    assert_eq!(h.read("e.mtu"), "1400");
+    assert_eq!(h.read("e.inner_mtu"), "1346");
+    let mut big = inner(1346 - 19, 0);
+    big[6] = 0x40;
+    assert!(h.encap(&big).is_none());
+    assert_eq!(h.read("e.too_big"), "1");
+}
+
 #[test]
 fn configuration_errors() {
     for bad in [

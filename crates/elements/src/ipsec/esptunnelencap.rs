@@ -8,7 +8,8 @@
 //! LIFETIME_PACKETS, LIFETIME_BYTES, LIFETIME, SEQ])`
 //!
 //! ## Ports and processing
-//! One agnostic input; agnostic output 0, push output 1 (optional).
+//! Agnostic input 0, push input 1 (optional: ICMP errors); agnostic output
+//! 0, push output 1 (optional).
 //!
 //! ## Description
 //! An rclick element: Click's IPsec elements (IPsecESPEncap and its
@@ -46,6 +47,14 @@
 //! packets are dropped. Other bad packets (not IPv4, truncated) are counted
 //! and dropped.
 //!
+//! Input 1 takes ICMP errors received on the unprotected side, as IPv4
+//! packets (RFC 4301 §6.1.1, §8.2.1): a fragmentation-needed message
+//! (type 3, code 4) that quotes one of this SA's ESP packets (from SRC to
+//! DST, this SPI) lowers MTU to its next-hop MTU (never below 68 plus the
+//! tunnel's overhead), so later inner packets with DF that no longer fit
+//! go to output 1 with the smaller `inner_mtu`. Every packet on input 1 is
+//! consumed: the others are counted in `icmp_ignored`.
+//!
 //! The destination annotation is set to DST, and the network header to the
 //! outer header.
 //!
@@ -78,6 +87,8 @@
 //!   because they were not IPv4; and packets sent to output 1 (or dropped)
 //!   for the MTU.
 //! - `inner_mtu` (read): the largest inner packet that fits MTU (0: no MTU).
+//! - `pmtu_updates`, `icmp_ignored` (read): ICMP errors on input 1 that
+//!   lowered MTU, and the others.
 //! - `mtu` (read/write): MTU.
 //! - `replace_sa` (write): `SPI KEY [ALG]` installs a new outbound SA
 //!   (rekey); the old one is forgotten at once (the peer's inbound side
@@ -99,9 +110,10 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::{parse_ipv4, parse_u32, parse_u64, parse_u8, Args};
 use rclick_core::element::kinds::FilterOrDrop;
 use rclick_core::wire::esp::{HEADER_LEN as ESP_LEN, PROTO_ESP};
-use rclick_core::wire::ipv4::MIN_HEADER_LEN as IP_LEN;
-use rclick_core::wire::{Ipv4Header, Ipv4Repr};
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
+use rclick_core::wire::icmp::{ICMP_UNREACH, ICMP_UNREACH_NEEDFRAG};
+use rclick_core::wire::ipv4::{MIN_HEADER_LEN as IP_LEN, PROTO_ICMP};
+use rclick_core::wire::{EspHeader, IcmpHeader, Ipv4Header, Ipv4Repr};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::sa::{Alg, Sa, SaOptions, SaSpec, ICV_LEN, IV_LEN};
 
@@ -122,6 +134,8 @@ pub struct ESPTunnelEncap {
     expired_drops: u64,
     malformed_drops: u64,
     too_big: u64,
+    pmtu_updates: u64,
+    icmp_ignored: u64,
 }
 
 impl Default for ESPTunnelEncap {
@@ -144,6 +158,8 @@ impl Default for ESPTunnelEncap {
             expired_drops: 0,
             malformed_drops: 0,
             too_big: 0,
+            pmtu_updates: 0,
+            icmp_ignored: 0,
         }
     }
 }
@@ -157,6 +173,43 @@ impl ESPTunnelEncap {
         // inner + pad + 2 is a multiple of 4 and at most mtu - 52 + 2.
         let room = (self.mtu as usize).saturating_sub(OVERHEAD - 2);
         (room & !3).saturating_sub(2)
+    }
+}
+
+impl ESPTunnelEncap {
+    /// An ICMP error from the unprotected side: a fragmentation-needed
+    /// message about this SA's packets lowers MTU.
+    fn icmp_error(&mut self, p: &Packet) -> bool {
+        let Ok(ip) = Ipv4Header::new_checked(p.data()) else {
+            return false;
+        };
+        if ip.protocol() != PROTO_ICMP || ip.is_fragment() {
+            return false;
+        }
+        let Ok(icmp) = IcmpHeader::new_checked(ip.payload()) else {
+            return false;
+        };
+        if icmp.icmp_type() != ICMP_UNREACH || icmp.code() != ICMP_UNREACH_NEEDFRAG {
+            return false;
+        }
+        let Ok(q) = icmp.quoted_ipv4() else {
+            return false;
+        };
+        let spi = match EspHeader::new_checked(q.payload()) {
+            Ok(h) => h.spi(),
+            Err(_) => return false,
+        };
+        let ours = q.protocol() == PROTO_ESP
+            && q.src() == self.src
+            && q.dst() == self.dst
+            && self.sa.as_ref().is_some_and(|s| s.spi == spi);
+        let mtu = u32::from(icmp.next_hop_mtu());
+        let floor = (68 + OVERHEAD + 3) as u32;
+        if !ours || mtu < floor || (self.mtu != 0 && mtu >= self.mtu) {
+            return false;
+        }
+        self.mtu = mtu;
+        true
     }
 }
 
@@ -285,6 +338,8 @@ const HANDLERS: &[Handler<ESPTunnelEncap>] = &[
     Handler::data("malformed_drops", |e| &e.malformed_drops),
     Handler::data("too_big", |e| &e.too_big),
     Handler::read("inner_mtu", |e, _| e.inner_mtu().to_string()),
+    Handler::data("pmtu_updates", |e| &e.pmtu_updates),
+    Handler::data("icmp_ignored", |e| &e.icmp_ignored),
     Handler::read_write(
         "mtu",
         |e, _| e.mtu.to_string(),
@@ -306,9 +361,33 @@ const HANDLERS: &[Handler<ESPTunnelEncap>] = &[
 rclick_core::element_class!(ESPTunnelEncap);
 
 impl Element for ESPTunnelEncap {
-    rclick_core::element_kind!(filter_or_drop);
     rclick_core::handlers!(HANDLERS);
-    rclick_core::filter_ports!();
+
+    fn port_count(&self) -> &'static str {
+        "1-2/1-2"
+    }
+
+    fn processing(&self) -> &'static str {
+        "ah/ah"
+    }
+
+    fn push(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
+        if port == 0 {
+            rclick_core::element::kinds::filter_or_drop_push(self, batch, ctx);
+            return;
+        }
+        for p in batch {
+            if self.icmp_error(&p) {
+                self.pmtu_updates += 1;
+            } else {
+                self.icmp_ignored += 1;
+            }
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        rclick_core::element::kinds::filter_or_drop_pull(self, max, ctx)
+    }
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
