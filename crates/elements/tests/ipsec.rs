@@ -612,6 +612,34 @@ fn path_mtu_sends_big_df_packets_to_output_1() {
     assert!(h.encap(&big).unwrap().len() > 1400);
 }
 
+/// RFC 6040: the outer header carries the inner ECN field (encapsulation
+/// copies the TOS byte); a CE mark set on the outer header in transit
+/// reaches an ECN-capable inner packet, with its checksum fixed, and
+/// never a Not-ECT one.
+#[test]
+fn ecn_congestion_marks_cross_the_tunnel() {
+    let mut h = pair("aes128gcm16", K128, "");
+    for (inner_ecn, want) in [(0u8, 0u8), (1, 3), (2, 3), (3, 3)] {
+        let mut p = inner(40, 1);
+        p[1] = 0xb8 | inner_ecn;
+        p[10] = 0;
+        p[11] = 0;
+        let c = rclick_core::wire::checksum::checksum(&p[..20]);
+        p[10..12].copy_from_slice(&c.to_be_bytes());
+        let mut e = h.encap(&p).unwrap();
+        assert_eq!(e[1], p[1], "TOS copied");
+        // A router on the way marks congestion (and fixes the checksum).
+        e[1] |= 3;
+        e[10] = 0;
+        e[11] = 0;
+        let c = rclick_core::wire::checksum::checksum(&e[..20]);
+        e[10..12].copy_from_slice(&c.to_be_bytes());
+        let out = h.decap(&e).unwrap();
+        assert_eq!(out[1] & 3, want, "inner ECN {inner_ecn}");
+        assert_eq!(rclick_core::wire::checksum::checksum(&out[..20]), 0);
+    }
+}
+
 /// RFC 4301 §6.1.1, §8.2.1: an ICMP fragmentation-needed message from the
 /// unprotected side about this SA's packets lowers the tunnel MTU; others
 /// (another SPI, another tunnel, a larger MTU, nonsense) change nothing.

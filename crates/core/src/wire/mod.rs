@@ -5,7 +5,7 @@
 //!
 //! * A **view** (`EtherFrame`, `ArpPacket`, `Ipv4Header`, `UdpHeader`,
 //!   `TcpHeader`, `IcmpHeader`, `Ipv6Header`, `Ipv6ExtHeader`,
-//!   `Ipv6FragHeader`, `Icmpv6Header`, `VlanTag`) wraps a byte buffer
+//!   `Ipv6FragHeader`, `Icmpv6Header`, `VlanTag`, `EspHeader`) wraps a byte buffer
 //!   `T: AsRef<[u8]>` (`&[u8]`, `&mut [u8]`, `Vec<u8>`, ...).
 //!   `new_checked` validates the lengths once (the fixed part, and any
 //!   length field that decides where later fields sit); after that every

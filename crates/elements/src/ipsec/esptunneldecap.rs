@@ -20,7 +20,9 @@
 //! authenticated and decrypted; only then does the window move (RFC 4303
 //! §3.4.3). The padding must be 1, 2, 3... and the next header 4 (IPv4);
 //! the inner IPv4 packet leaves by output 0 with its network header and
-//! destination annotation set. Dummy packets (next header 59, RFC 4303
+//! destination annotation set. A congestion mark (CE) on the outer header
+//! of an ECN-capable inner packet is copied to it (RFC 6040 §4.2; the
+//! inner header checksum is updated). Dummy packets (next header 59, RFC 4303
 //! §2.6) are counted and dropped.
 //!
 //! Packets that fail (not ESP, truncated, fragmented, unknown SPI, expired
@@ -125,14 +127,14 @@ impl Default for ESPTunnelDecap {
 
 impl FilterOrDrop for ESPTunnelDecap {
     fn filter_or_drop(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
-        let (hl, total) = match Ipv4Header::new_checked(p.data()) {
+        let (hl, total, outer_ecn) = match Ipv4Header::new_checked(p.data()) {
             Ok(ip)
                 if ip.protocol() == PROTO_ESP
                     && !ip.is_fragment()
                     && (ip.total_len() as usize) >= ip.header_len()
                     && (ip.total_len() as usize) <= p.len() =>
             {
-                (ip.header_len(), ip.total_len() as usize)
+                (ip.header_len(), ip.total_len() as usize, ip.ecn())
             }
             _ => {
                 self.malformed_drops += 1;
@@ -178,13 +180,20 @@ impl FilterOrDrop for ESPTunnelDecap {
                 p.pull(hl + off);
                 p.take(p.len() - inner_len);
                 let inner = match Ipv4Header::new_checked(p.data()) {
-                    Ok(ip) if next == 4 => Some((ip.header_len(), ip.dst())),
+                    Ok(ip) if next == 4 => Some((ip.header_len(), ip.dst(), ip.ecn())),
                     _ => None,
                 };
-                let Some((ihl, dst)) = inner else {
+                let Some((ihl, dst, inner_ecn)) = inner else {
                     self.trailer_drops += 1;
                     return Some(Err(p));
                 };
+                // RFC 6040 §4.2: congestion marked on the outer header of
+                // an ECN-capable inner packet carries over.
+                if outer_ecn == 3 && (inner_ecn == 1 || inner_ecn == 2) {
+                    let mut ip = Ipv4Header::new_unchecked(&mut p.writable()[..ihl]);
+                    ip.set_ecn(3);
+                    ip.fill_checksum();
+                }
                 sa.counters.packets += 1;
                 sa.counters.bytes += inner_len as u64;
                 self.packets += 1;
