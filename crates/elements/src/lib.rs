@@ -5,6 +5,7 @@ pub mod analysis;
 pub mod ethernet;
 pub mod ip;
 pub mod ip6;
+pub mod ipsec;
 pub mod nat;
 pub mod qos;
 pub mod standard;

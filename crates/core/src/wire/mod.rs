@@ -5,7 +5,7 @@
 //!
 //! * A **view** (`EtherFrame`, `ArpPacket`, `Ipv4Header`, `UdpHeader`,
 //!   `TcpHeader`, `IcmpHeader`, `Ipv6Header`, `Ipv6ExtHeader`,
-//!   `Ipv6FragHeader`, `Icmpv6Header`, `VlanTag`) wraps a byte buffer
+//!   `Ipv6FragHeader`, `Icmpv6Header`, `VlanTag`, `EspHeader`) wraps a byte buffer
 //!   `T: AsRef<[u8]>` (`&[u8]`, `&mut [u8]`, `Vec<u8>`, ...).
 //!   `new_checked` validates the lengths once (the fixed part, and any
 //!   length field that decides where later fields sit); after that every
@@ -89,6 +89,7 @@ macro_rules! view {
 
 pub mod arp;
 pub mod checksum;
+pub mod esp;
 pub mod ether;
 pub mod icmp;
 pub mod icmpv6;
@@ -102,6 +103,7 @@ pub mod udp;
 
 pub use arp::{ArpPacket, ArpRepr};
 pub use checksum::PseudoHeader;
+pub use esp::{EspHeader, EspRepr};
 pub use ether::{
     EtherAddr, EtherFrame, EthernetRepr, VlanRepr, VlanTag, ETHERTYPE_ARP, ETHERTYPE_IP,
     ETHERTYPE_IP6,

@@ -302,6 +302,8 @@ enum Req {
     Swap(String, Reply),
     /// A function to run on the router's thread.
     Call(Box<dyn FnOnce() -> String + Send>, Reply),
+    /// A write handler and its value.
+    Write(String, String, Reply),
 }
 
 fn thread_cpu_ns() -> u64 {
@@ -355,6 +357,10 @@ impl Running {
                         Req::Call(f, reply) => {
                             let _ = reply.send(Ok(f()));
                         }
+                        Req::Write(h, value, reply) => {
+                            let r = router.write_handler(&h, &value).map(|()| String::new());
+                            let _ = reply.send(r);
+                        }
                         Req::Swap(text, reply) => {
                             let r = router.hotswap(&text).map(|()| String::new());
                             let _ = reply.send(r.map_err(|d| format!("{d:?}")));
@@ -403,6 +409,12 @@ impl Running {
         let v = self.read(handler);
         v.parse()
             .unwrap_or_else(|_| panic!("{handler} = {v:?}, not a number"))
+    }
+
+    /// Writes a handler; panics with the error if the write fails.
+    #[allow(dead_code)] // not every test binary writes handlers
+    pub fn write(&self, handler: &str, value: &str) {
+        self.ask(|tx| Req::Write(handler.to_string(), value.to_string(), tx));
     }
 
     /// Hot swaps the router to `config`; panics with the errors if the

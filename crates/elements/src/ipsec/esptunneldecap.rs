@@ -1,0 +1,357 @@
+//! # ESPTunnelDecap
+//!
+//! Verifies, decrypts and decapsulates ESP tunnel-mode packets (RFC 4303)
+//! protected with AES-GCM (RFC 4106) or ChaCha20-Poly1305 (RFC 7634).
+//!
+//! ## Synopsis
+//! `ESPTunnelDecap([SPI, KEY,] [SA SPEC ..., ALG, ESN, WINDOW, OVERLAP,
+//! LIFETIME_PACKETS, LIFETIME_BYTES, LIFETIME, SEQ])`
+//!
+//! ## Ports and processing
+//! One agnostic input; agnostic output 0, push output 1 (optional).
+//!
+//! ## Description
+//! An rclick element (Click's IPsecESPUnencap has no AEAD algorithm; see
+//! ESPTunnelEncap). Holds the inbound security association database: the
+//! SAs it accepts, by SPI. Each input packet is an IPv4 packet starting at
+//! its IP header, carrying ESP (protocol 50). The SA is found by SPI; the
+//! sequence number (with ESN, its high half inferred as RFC 4303 Appendix
+//! A2.2 says) is checked against the anti-replay window; the packet is
+//! authenticated and decrypted; only then does the window move (RFC 4303
+//! §3.4.3). The padding must be 1, 2, 3... and the next header 4 (IPv4);
+//! the inner IPv4 packet leaves by output 0 with its network header and
+//! destination annotation set. A congestion mark (CE) on the outer header
+//! of an ECN-capable inner packet is copied to it (RFC 6040 §4.2; the
+//! inner header checksum is updated). Dummy packets (next header 59, RFC 4303
+//! §2.6) are counted and dropped.
+//!
+//! Packets that fail (not ESP, truncated, fragmented, unknown SPI, expired
+//! SA, replayed or too old, failed integrity check, bad padding or next
+//! header) are counted and leave by output 1, or are dropped when it is not
+//! connected. A packet failing the integrity check is left unchanged; one
+//! with a bad trailer has been decrypted. Outer fragments must be
+//! reassembled first (IPReassembler).
+//!
+//! Rekeying: `replace_sa` installs the new SA and keeps accepting the old
+//! one for OVERLAP, so packets in flight under the old key still arrive.
+//!
+//! ## Keywords
+//! - **SPI**, **KEY**: one SA, as ESPTunnelEncap's (with ALG).
+//! - **SA** (`SPI KEY [ALG]`, repeatable): more SAs.
+//! - **ALG** (word): the algorithm of the positional SA (default from the
+//!   key length).
+//! - **ESN** (bool): the SAs use extended sequence numbers. Default false.
+//! - **WINDOW** (64 to 65536): anti-replay window size (rounded up to a
+//!   multiple of 64). Default 64.
+//! - **OVERLAP** (time): how long a replaced SA is still accepted. Default
+//!   30 s.
+//! - **LIFETIME_PACKETS**, **LIFETIME_BYTES**, **LIFETIME**: hard
+//!   lifetimes of each SA, as ESPTunnelEncap's.
+//! - **SEQ** (unsigned): the highest sequence number already accepted by
+//!   the configured SAs (testing aid, the counterpart of ESPTunnelEncap's
+//!   SEQ). Default 0.
+//!
+//! ## Handlers
+//! - `sas` (read): one line per SA: SPI, algorithm, window, packets,
+//!   bytes, replay drops, integrity failures (never the key).
+//! - `sa` (read with parameter SPI): that SA's line.
+//! - `packets`, `bytes` (read): packets and inner bytes forwarded (each
+//!   input packet counts once: here or in one of the drop counters).
+//! - `replay_drops`, `auth_failures`, `malformed_drops`,
+//!   `unknown_spi_drops`, `trailer_drops`, `expired_drops`, `dummy_drops`
+//!   (read): packets refused, by reason.
+//! - `add_sa` (write): `SPI KEY [ALG]` installs an SA (an existing SPI is
+//!   an error).
+//! - `replace_sa` (write): `OLD_SPI SPI KEY [ALG]` installs the new SA and
+//!   retires the old one after OVERLAP.
+//! - `remove_sa` (write): `SPI` removes that SA at once.
+//! - `overlap` (read/write): OVERLAP.
+//!
+//! ## Example
+//! ```click
+//! FromDevice(eth0) -> Strip(14) -> CheckIPHeader -> IPClassifier(ip proto 50)
+//!   -> d :: ESPTunnelDecap(0x1001, 0x4c80e4c1fbe2e4a3b0e3c6f1e7e2a1b2c3d4e5f6)
+//!   -> CheckIPHeader -> ...;
+//! ```
+//!
+//! ## See also
+//! ESPTunnelEncap, IPReassembler
+
+use std::time::Duration;
+
+use rclick_core::conf::{parse_seconds, parse_u64, Args};
+use rclick_core::element::kinds::FilterOrDrop;
+use rclick_core::wire::esp::PROTO_ESP;
+use rclick_core::wire::{EspHeader, Ipv4Header};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
+
+use super::sa::{parse_spi, Alg, EspError, Sa, SaOptions, SaSpec};
+
+pub struct ESPTunnelDecap {
+    sas: Vec<Sa>,
+    opts: SaOptions,
+    overlap: Duration,
+    packets: u64,
+    bytes: u64,
+    replay_drops: u64,
+    auth_failures: u64,
+    malformed_drops: u64,
+    unknown_spi_drops: u64,
+    trailer_drops: u64,
+    expired_drops: u64,
+    dummy_drops: u64,
+}
+
+impl Default for ESPTunnelDecap {
+    fn default() -> Self {
+        ESPTunnelDecap {
+            sas: Vec::new(),
+            opts: SaOptions {
+                esn: false,
+                window: super::sa::MIN_WINDOW,
+                lifetime: Default::default(),
+            },
+            overlap: Duration::from_secs(30),
+            packets: 0,
+            bytes: 0,
+            replay_drops: 0,
+            auth_failures: 0,
+            malformed_drops: 0,
+            unknown_spi_drops: 0,
+            trailer_drops: 0,
+            expired_drops: 0,
+            dummy_drops: 0,
+        }
+    }
+}
+
+impl FilterOrDrop for ESPTunnelDecap {
+    fn filter_or_drop(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
+        let (hl, total, outer_ecn) = match Ipv4Header::new_checked(p.data()) {
+            Ok(ip)
+                if ip.protocol() == PROTO_ESP
+                    && !ip.is_fragment()
+                    && (ip.total_len() as usize) >= ip.header_len()
+                    && (ip.total_len() as usize) <= p.len() =>
+            {
+                (ip.header_len(), ip.total_len() as usize, ip.ecn())
+            }
+            _ => {
+                self.malformed_drops += 1;
+                return Some(Err(p));
+            }
+        };
+        let spi = match p.data().get(hl..total).map(EspHeader::new_checked) {
+            Some(Ok(h)) => h.spi(),
+            _ => {
+                self.malformed_drops += 1;
+                return Some(Err(p));
+            }
+        };
+        let Some(idx) = self.sas.iter().position(|s| s.spi == spi) else {
+            self.unknown_spi_drops += 1;
+            return Some(Err(p));
+        };
+        let now = ctx.recent();
+        let sa = &mut self.sas[idx];
+        if sa.created.is_none() {
+            sa.created = Some(now);
+        }
+        if sa.expired(now) {
+            self.expired_drops += 1;
+            if sa.retire_at.is_some() {
+                // The overlap of a replaced SA is over: forget it.
+                self.sas.swap_remove(idx);
+            }
+            return Some(Err(p));
+        }
+        p.take(p.len() - total);
+        let buf = p.writable();
+        let Some(esp) = buf.get_mut(hl..) else {
+            self.malformed_drops += 1;
+            return Some(Err(p));
+        };
+        match sa.open(esp) {
+            Ok((_seq, off, inner_len, next)) => {
+                if next == 59 {
+                    self.dummy_drops += 1;
+                    return None;
+                }
+                p.pull(hl + off);
+                p.take(p.len() - inner_len);
+                let inner = match Ipv4Header::new_checked(p.data()) {
+                    Ok(ip) if next == 4 => Some((ip.header_len(), ip.dst(), ip.ecn())),
+                    _ => None,
+                };
+                let Some((ihl, dst, inner_ecn)) = inner else {
+                    self.trailer_drops += 1;
+                    return Some(Err(p));
+                };
+                // RFC 6040 §4.2: congestion marked on the outer header of
+                // an ECN-capable inner packet carries over.
+                if outer_ecn == 3 && (inner_ecn == 1 || inner_ecn == 2) {
+                    let mut ip = Ipv4Header::new_unchecked(&mut p.writable()[..ihl]);
+                    ip.set_ecn(3);
+                    ip.fill_checksum();
+                }
+                sa.counters.packets += 1;
+                sa.counters.bytes += inner_len as u64;
+                self.packets += 1;
+                self.bytes += inner_len as u64;
+                p.set_network_header(0, ihl);
+                p.set_dst_ip_anno(dst);
+                Some(Ok(p))
+            }
+            Err(e) => {
+                match e {
+                    EspError::Replay => {
+                        sa.counters.replay_drops += 1;
+                        self.replay_drops += 1;
+                    }
+                    EspError::Auth => {
+                        sa.counters.auth_failures += 1;
+                        self.auth_failures += 1;
+                    }
+                    EspError::BadTrailer => self.trailer_drops += 1,
+                    EspError::Malformed => self.malformed_drops += 1,
+                    EspError::Expired => self.expired_drops += 1,
+                }
+                Some(Err(p))
+            }
+        }
+    }
+}
+
+impl ESPTunnelDecap {
+    fn add(&mut self, spec: &SaSpec, now: Option<Timestamp>) -> Result<(), String> {
+        if self.sas.iter().any(|s| s.spi == spec.spi) {
+            return Err(format!("SPI 0x{:08x} already installed", spec.spi));
+        }
+        let mut sa = self.opts.sa(spec)?;
+        sa.created = now;
+        self.sas.push(sa);
+        Ok(())
+    }
+}
+
+fn read_sa(e: &ESPTunnelDecap, param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
+    let spi = parse_spi(param.ok_or("expected SPI")?)?;
+    e.sas
+        .iter()
+        .find(|s| s.spi == spi)
+        .map(|s| s.describe(ctx.recent()))
+        .ok_or_else(|| format!("no SA with SPI 0x{spi:08x}"))
+}
+
+fn replace_sa(e: &mut ESPTunnelDecap, v: &str, ctx: &mut Ctx) -> Result<(), String> {
+    let v = v.trim();
+    let (old, rest) = v
+        .split_once(char::is_whitespace)
+        .ok_or("expected 'OLD_SPI SPI KEY [ALG]'")?;
+    let old = parse_spi(old)?;
+    let spec = SaSpec::parse(rest)?;
+    let Some(i) = e.sas.iter().position(|s| s.spi == old) else {
+        return Err(format!("no SA with SPI 0x{old:08x}"));
+    };
+    let now = ctx.recent();
+    e.add(&spec, Some(now))?;
+    if e.overlap.is_zero() {
+        e.sas.retain(|s| s.spi != old);
+    } else if let Some(s) = e.sas.get_mut(i) {
+        s.retire_at = Some(now + e.overlap);
+    }
+    Ok(())
+}
+
+const HANDLERS: &[Handler<ESPTunnelDecap>] = &[
+    Handler::read("sas", |e, ctx| {
+        let now = ctx.recent();
+        let mut out = String::new();
+        for s in &e.sas {
+            out.push_str(&s.describe(now));
+            out.push('\n');
+        }
+        out
+    }),
+    Handler::read_param("sa", read_sa),
+    Handler::data("packets", |e| &e.packets),
+    Handler::data("bytes", |e| &e.bytes),
+    Handler::data("replay_drops", |e| &e.replay_drops),
+    Handler::data("auth_failures", |e| &e.auth_failures),
+    Handler::data("malformed_drops", |e| &e.malformed_drops),
+    Handler::data("unknown_spi_drops", |e| &e.unknown_spi_drops),
+    Handler::data("trailer_drops", |e| &e.trailer_drops),
+    Handler::data("expired_drops", |e| &e.expired_drops),
+    Handler::data("dummy_drops", |e| &e.dummy_drops),
+    Handler::write("add_sa", |e, v, ctx| {
+        let spec = SaSpec::parse(v)?;
+        e.add(&spec, Some(ctx.recent()))
+    }),
+    Handler::write("replace_sa", replace_sa),
+    Handler::write("remove_sa", |e, v, _| {
+        let spi = parse_spi(v)?;
+        let n = e.sas.len();
+        e.sas.retain(|s| s.spi != spi);
+        if e.sas.len() == n {
+            return Err(format!("no SA with SPI 0x{spi:08x}"));
+        }
+        Ok(())
+    }),
+    Handler::read_write(
+        "overlap",
+        |e, _| Timestamp::from_duration(e.overlap).to_string(),
+        |e, v, _| {
+            e.overlap = parse_seconds(v.trim())?;
+            Ok(())
+        },
+    ),
+];
+
+rclick_core::element_class!(ESPTunnelDecap);
+
+impl Element for ESPTunnelDecap {
+    rclick_core::element_kind!(filter_or_drop);
+    rclick_core::handlers!(HANDLERS);
+    rclick_core::filter_ports!();
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let spi = args.read_p_with("SPI", parse_spi);
+        let key = args.read_p_with("KEY", super::sa::parse_key);
+        let alg = args.read_with("ALG", Alg::parse);
+        let mut specs = args.read_all_with("SA", SaSpec::parse);
+        let opts = SaOptions::read(&mut args);
+        let overlap = args.read_or_with("OVERLAP", parse_seconds, Duration::from_secs(30));
+        let seq = args.read_or_with("SEQ", parse_u64, 0);
+        match (spi, key) {
+            (Some(spi), Some(key)) => {
+                let alg = match alg {
+                    Some(a) => Ok(a),
+                    None => Alg::for_keymat_len(key.len()),
+                };
+                match alg.and_then(|a| SaSpec::new(spi, key, a)) {
+                    Ok(s) => specs.insert(0, s),
+                    Err(e) => args.error_for("KEY", &e),
+                }
+            }
+            (Some(_), None) => args.error_for("KEY", "required argument missing"),
+            _ => {}
+        }
+        args.complete()?;
+        let mut sas = Vec::with_capacity(specs.len());
+        for s in &specs {
+            if sas.iter().any(|x: &Sa| x.spi == s.spi) {
+                return Err(format!("SA: SPI 0x{:08x} given twice", s.spi).into());
+            }
+            let mut sa = opts.sa(s).map_err(rclick_core::element::Errors::from)?;
+            if seq != 0 {
+                sa.replay.update(seq);
+            }
+            sas.push(sa);
+        }
+        self.sas = sas;
+        self.opts = opts;
+        self.overlap = overlap;
+        Ok(())
+    }
+}

@@ -1,0 +1,7 @@
+//! IPsec: ESP tunnel mode (RFC 4303) with AEAD algorithms (AES-GCM,
+//! RFC 4106; ChaCha20-Poly1305, RFC 7634), the security associations
+//! that carry their keys, sequence numbers and anti-replay windows
+//! (`sa.rs`), and the encapsulating and decapsulating elements.
+
+// Every file of this folder is a module (see build.rs).
+include!(concat!(env!("OUT_DIR"), "/ipsec_modules.rs"));
