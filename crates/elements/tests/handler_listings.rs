@@ -592,6 +592,7 @@ fn every_class_has_a_listing_case() {
         (
             "IP6RouterAdvertiser",
             "rclick only, no Click counterpart (tests/ip6.rs)",
+        ),
         (
             "ESPTunnelEncap",
             "rclick only: Click's IPsec elements have no AEAD ESP (tests/ipsec.rs)",
