@@ -1398,6 +1398,42 @@ fn ip6classifier_primitives() {
     }
 }
 
+/// A bare address after a primitive of another type is a host or net
+/// test that keeps only the previous primitive's src/dst, as in IPFilter
+/// (Click 2.1's IPFilter: `tcp or 1.2.3.4`, `tcp host A or B`, `dst port
+/// 80 or 1.2.3.4`); it used to inherit the protocol and type as well, so
+/// these were refused or tested the protocol.
+#[test]
+fn ip6classifier_bare_address_after_other_primitives() {
+    let echo = Icmpv6Repr::EchoRequest {
+        ident: 1,
+        seq: 1,
+        data: b"x",
+    };
+    let packets = vec![
+        ip6(
+            "2001:db8::1",
+            "2600::1",
+            64,
+            PROTO_TCP,
+            &tcp(1234, 80, 0x02),
+        ),
+        ip6("2600::5", "2001:db8::1", 64, PROTO_UDP, &udp(4)),
+        icmp6("2001:db8::1", "2600::1", 64, &echo),
+        ip6("2600::7", "2600::8", 64, 59, &[]),
+    ];
+    let (s, n) = (Some(0), None);
+    for (pat, want) in [
+        ("udp or 2600::1", [s, s, s, n]),
+        ("tcp host 2600::5 or 2001:db8::1", [s, s, s, n]),
+        ("dst port 80 or 2600::/16", [s, n, s, s]),
+        ("icmp6 type 128 or src 2600::7", [n, n, s, s]),
+    ] {
+        let got = classify_all(&format!("IP6Classifier({pat})"), 1, &packets);
+        assert_eq!(got, want, "pattern {pat}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
