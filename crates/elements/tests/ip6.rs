@@ -904,6 +904,45 @@ fn ip6ndsolicitor_learns_from_solicitations() {
     assert!(read(&mut r, "nds.neighbors").contains("DELAY"));
 }
 
+/// Very long timers (a TIMEOUT meaning "never forget", a long
+/// REACHABLE_TIME) saturate instead of overflowing the due times, which
+/// panicked (debug) or wrapped to the past and expired the entry at once
+/// (release).
+#[test]
+fn ip6ndsolicitor_very_long_timers() {
+    let mut r = from_config(&format!(
+        "Idle -> nds :: IP6NDSolicitor(fe80::a, 02:00:00:00:00:0a,
+                                       TIMEOUT 10000000000, REACHABLE_TIME 10000000000)
+           -> q :: Queue(100) -> Idle;
+         Idle -> [1]nds; nds[1] -> qs :: Queue(100) -> Idle; {BUSY}"
+    ));
+    // Learnt STALE from a solicitation, and REACHABLE from an answer.
+    inject(
+        &mut r,
+        "nds",
+        1,
+        Packet::from_slice(&ns(
+            "fe80::99",
+            "ff02::1:ff00:a",
+            255,
+            "fe80::a",
+            Some(MAC_X),
+        )),
+    );
+    inject(&mut r, "nds", 0, to("fe80::b"));
+    inject(
+        &mut r,
+        "nds",
+        1,
+        Packet::from_slice(&na("fe80::b", "fe80::a", 0x60, "fe80::b", Some(MAC_B))),
+    );
+    advance(&mut r, 1000.0);
+    assert_eq!(
+        read(&mut r, "nds.neighbors"),
+        "fe80::b REACHABLE 02-00-00-00-00-0B\nfe80::99 STALE 02-00-00-00-00-99\n"
+    );
+}
+
 /// Two routers on one simulated link, each with a solicitor and an
 /// advertiser: A's packets to B resolve B by neighbour discovery (B
 /// answers, and learns A from A's solicitation), B's packets to A go out
