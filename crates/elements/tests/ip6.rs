@@ -1078,6 +1078,34 @@ fn rs(src: &str, sll: Option<[u8; 6]>, hlim: u8) -> Vec<u8> {
     )
 }
 
+/// A very long INTERVAL (unsolicited advertisements hardly ever) makes
+/// the next one due at the end of time instead of overflowing after the
+/// three initial advertisements (a panic in debug builds; in release a due
+/// time in the past, so that advertisements went out on every timer run).
+#[test]
+fn ip6routeradvertiser_very_long_interval() {
+    let mut r = from_config(&format!(
+        "Idle -> ra :: IP6RouterAdvertiser(fe80::1, 02:00:00:00:00:01, 2001:db8:1::/64,
+                                           INTERVAL 10000000000)
+           -> q :: Queue(100) -> Idle; {BUSY}"
+    ));
+    r.run_limited(2);
+    for _ in 0..4 {
+        advance(&mut r, 16.0);
+    }
+    // At 0, 16 and 32 s (MAX_INITIAL_RTR_ADVERT_INTERVAL), then no more.
+    assert_eq!(drain(&mut r, "q").len(), 3);
+    assert_eq!(read(&mut r, "ra.sent"), "3");
+    // Solicitations are still answered.
+    inject(
+        &mut r,
+        "ra",
+        0,
+        Packet::from_slice(&rs("fe80::9", Some(MAC_X), 255)),
+    );
+    assert_eq!(drain(&mut r, "q").len(), 1);
+}
+
 #[test]
 fn ip6routeradvertiser_advertises_prefixes() {
     let mut r = from_config(&format!(
