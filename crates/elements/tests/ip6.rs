@@ -589,11 +589,13 @@ fn icmp6pingresponder_answers_echo_requests() {
             data: &[],
         },
     );
-    for b in [&bad, &mcast, &reply] {
+    // From :: (no node to answer; the reply would go to ::).
+    let unspec = icmp6("::", "2001:db8::1", 64, &echo);
+    for b in [&bad, &mcast, &reply, &unspec] {
         inject(&mut r, "p", 0, net(b));
     }
     inject(&mut r, "p", 0, Packet::from_slice(&req));
-    assert_eq!(drain(&mut r, "q1").len(), 4);
+    assert_eq!(drain(&mut r, "q1").len(), 5);
     inject(&mut r, "pm", 0, net(&mcast));
     let v = drain(&mut r, "q2");
     assert_eq!(hdr(&v[0]).src(), a6("2001:db8::1"));
