@@ -360,6 +360,90 @@ proptest! {
     }
 }
 
+/// The trie against brute force with prefixes anywhere in the address
+/// space (not only under 2001:db8::/32, as above) at the lengths where a
+/// stride boundary is crossed or nearly so (/1, /15 to /20, /63 to /65,
+/// /111 to /113, /124 to /128), with removals, probing addresses a few
+/// bits away from the routes; removing every route leaves no node.
+#[test]
+fn trie_matches_brute_force_at_every_length() {
+    const LENS: [u8; 23] = [
+        0, 1, 2, 3, 5, 15, 16, 17, 18, 19, 20, 31, 63, 64, 65, 111, 112, 113, 124, 125, 126, 127,
+        128,
+    ];
+    for seed in 1..40u64 {
+        let mut rng = rclick_elements::testing::Rng(seed * 7919);
+        let near = |rng: &mut rclick_elements::testing::Rng, a: u128, flips: u64| {
+            let mut a = a;
+            for _ in 0..rng.below(flips) {
+                a ^= 1u128 << rng.below(128);
+            }
+            a
+        };
+        let base = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
+        let mut t = RouteTable6::default();
+        let mut routes: Vec<Route6> = Vec::new();
+        for _ in 0..200 {
+            let len = LENS[rng.below(LENS.len() as u64) as usize];
+            if rng.below(3) == 0 && !routes.is_empty() {
+                let v = routes[rng.below(routes.len() as u64) as usize];
+                t.remove(&Route6 { port: -1, ..v }).unwrap();
+                routes.retain(|x| (x.addr, x.len) != (v.addr, v.len));
+            } else {
+                let addr = near(&mut rng, base, 3) & mask6(len.into());
+                let r = Route6 {
+                    addr,
+                    len,
+                    gw: 0,
+                    port: rng.below(4) as i32,
+                };
+                t.add(r, true).unwrap();
+                routes.retain(|x| (x.addr, x.len) != (addr, len));
+                routes.push(r);
+            }
+            for _ in 0..10 {
+                let a = near(&mut rng, base, 4);
+                let want = brute(&routes, a).map_or(-1, |r| r.port);
+                assert_eq!(t.lookup(a).port, want, "seed {seed}, address {a:x}");
+            }
+        }
+        for v in routes {
+            t.remove(&Route6 { port: -1, ..v }).unwrap();
+        }
+        assert_eq!((t.len(), t.trie().nodes()), (0, 0), "seed {seed}");
+        assert_eq!(t.lookup(base).port, -1);
+    }
+    // Sixteen sibling prefixes with one next hop fill a whole node with
+    // one leaf; the node may fold only into an entry their length can
+    // name, or removing one of them later would miss it.
+    for len in [20u8, 64, 128] {
+        let mut t = RouteTable6::default();
+        let top = 0x2001_0db8u128 << 96;
+        let sib = |i: u128| top | (i << (128 - u32::from(len)));
+        for i in 0..16 {
+            t.add(
+                Route6 {
+                    addr: sib(i),
+                    len,
+                    gw: 0,
+                    port: 1,
+                },
+                false,
+            )
+            .unwrap();
+        }
+        t.remove(&Route6 {
+            addr: sib(5),
+            len,
+            gw: 0,
+            port: -1,
+        })
+        .unwrap();
+        assert_eq!(t.lookup(sib(5)).port, -1, "/{len}");
+        assert_eq!(t.lookup(sib(6)).port, 1, "/{len}");
+    }
+}
+
 #[test]
 fn trie_holds_a_large_table() {
     // 200,000 prefixes, most /48 to /32, looked up at their own addresses.
