@@ -790,6 +790,9 @@ fn ip6ndadvertiser_validates_and_answers() {
         ns("::", "ff02::1:ff00:a", 255, "fe80::a", Some(MAC_X)),
         ns("::", "fe80::a", 255, "fe80::a", None),
         ns("fe80::99", "ff02::1:ff00:a", 255, "ff02::a", Some(MAC_X)),
+        // A multicast source (RFC 4291 2.7): the answer would be an
+        // advertisement with S set to a multicast address.
+        ns("ff02::99", "ff02::1:ff00:a", 255, "fe80::a", Some(MAC_X)),
     ];
     let mut c = ns("fe80::99", "ff02::1:ff00:a", 255, "fe80::a", Some(MAC_X));
     c[14 + 42] ^= 1;
