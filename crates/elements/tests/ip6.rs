@@ -360,6 +360,90 @@ proptest! {
     }
 }
 
+/// The trie against brute force with prefixes anywhere in the address
+/// space (not only under 2001:db8::/32, as above) at the lengths where a
+/// stride boundary is crossed or nearly so (/1, /15 to /20, /63 to /65,
+/// /111 to /113, /124 to /128), with removals, probing addresses a few
+/// bits away from the routes; removing every route leaves no node.
+#[test]
+fn trie_matches_brute_force_at_every_length() {
+    const LENS: [u8; 23] = [
+        0, 1, 2, 3, 5, 15, 16, 17, 18, 19, 20, 31, 63, 64, 65, 111, 112, 113, 124, 125, 126, 127,
+        128,
+    ];
+    for seed in 1..40u64 {
+        let mut rng = rclick_elements::testing::Rng(seed * 7919);
+        let near = |rng: &mut rclick_elements::testing::Rng, a: u128, flips: u64| {
+            let mut a = a;
+            for _ in 0..rng.below(flips) {
+                a ^= 1u128 << rng.below(128);
+            }
+            a
+        };
+        let base = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
+        let mut t = RouteTable6::default();
+        let mut routes: Vec<Route6> = Vec::new();
+        for _ in 0..200 {
+            let len = LENS[rng.below(LENS.len() as u64) as usize];
+            if rng.below(3) == 0 && !routes.is_empty() {
+                let v = routes[rng.below(routes.len() as u64) as usize];
+                t.remove(&Route6 { port: -1, ..v }).unwrap();
+                routes.retain(|x| (x.addr, x.len) != (v.addr, v.len));
+            } else {
+                let addr = near(&mut rng, base, 3) & mask6(len.into());
+                let r = Route6 {
+                    addr,
+                    len,
+                    gw: 0,
+                    port: rng.below(4) as i32,
+                };
+                t.add(r, true).unwrap();
+                routes.retain(|x| (x.addr, x.len) != (addr, len));
+                routes.push(r);
+            }
+            for _ in 0..10 {
+                let a = near(&mut rng, base, 4);
+                let want = brute(&routes, a).map_or(-1, |r| r.port);
+                assert_eq!(t.lookup(a).port, want, "seed {seed}, address {a:x}");
+            }
+        }
+        for v in routes {
+            t.remove(&Route6 { port: -1, ..v }).unwrap();
+        }
+        assert_eq!((t.len(), t.trie().nodes()), (0, 0), "seed {seed}");
+        assert_eq!(t.lookup(base).port, -1);
+    }
+    // Sixteen sibling prefixes with one next hop fill a whole node with
+    // one leaf; the node may fold only into an entry their length can
+    // name, or removing one of them later would miss it.
+    for len in [20u8, 64, 128] {
+        let mut t = RouteTable6::default();
+        let top = 0x2001_0db8u128 << 96;
+        let sib = |i: u128| top | (i << (128 - u32::from(len)));
+        for i in 0..16 {
+            t.add(
+                Route6 {
+                    addr: sib(i),
+                    len,
+                    gw: 0,
+                    port: 1,
+                },
+                false,
+            )
+            .unwrap();
+        }
+        t.remove(&Route6 {
+            addr: sib(5),
+            len,
+            gw: 0,
+            port: -1,
+        })
+        .unwrap();
+        assert_eq!(t.lookup(sib(5)).port, -1, "/{len}");
+        assert_eq!(t.lookup(sib(6)).port, 1, "/{len}");
+    }
+}
+
 #[test]
 fn trie_holds_a_large_table() {
     // 200,000 prefixes, most /48 to /32, looked up at their own addresses.
@@ -589,11 +673,13 @@ fn icmp6pingresponder_answers_echo_requests() {
             data: &[],
         },
     );
-    for b in [&bad, &mcast, &reply] {
+    // From :: (no node to answer; the reply would go to ::).
+    let unspec = icmp6("::", "2001:db8::1", 64, &echo);
+    for b in [&bad, &mcast, &reply, &unspec] {
         inject(&mut r, "p", 0, net(b));
     }
     inject(&mut r, "p", 0, Packet::from_slice(&req));
-    assert_eq!(drain(&mut r, "q1").len(), 4);
+    assert_eq!(drain(&mut r, "q1").len(), 5);
     inject(&mut r, "pm", 0, net(&mcast));
     let v = drain(&mut r, "q2");
     assert_eq!(hdr(&v[0]).src(), a6("2001:db8::1"));
@@ -704,6 +790,9 @@ fn ip6ndadvertiser_validates_and_answers() {
         ns("::", "ff02::1:ff00:a", 255, "fe80::a", Some(MAC_X)),
         ns("::", "fe80::a", 255, "fe80::a", None),
         ns("fe80::99", "ff02::1:ff00:a", 255, "ff02::a", Some(MAC_X)),
+        // A multicast source (RFC 4291 2.7): the answer would be an
+        // advertisement with S set to a multicast address.
+        ns("ff02::99", "ff02::1:ff00:a", 255, "fe80::a", Some(MAC_X)),
     ];
     let mut c = ns("fe80::99", "ff02::1:ff00:a", 255, "fe80::a", Some(MAC_X));
     c[14 + 42] ^= 1;
@@ -904,6 +993,45 @@ fn ip6ndsolicitor_learns_from_solicitations() {
     assert!(read(&mut r, "nds.neighbors").contains("DELAY"));
 }
 
+/// Very long timers (a TIMEOUT meaning "never forget", a long
+/// REACHABLE_TIME) saturate instead of overflowing the due times, which
+/// panicked (debug) or wrapped to the past and expired the entry at once
+/// (release).
+#[test]
+fn ip6ndsolicitor_very_long_timers() {
+    let mut r = from_config(&format!(
+        "Idle -> nds :: IP6NDSolicitor(fe80::a, 02:00:00:00:00:0a,
+                                       TIMEOUT 10000000000, REACHABLE_TIME 10000000000)
+           -> q :: Queue(100) -> Idle;
+         Idle -> [1]nds; nds[1] -> qs :: Queue(100) -> Idle; {BUSY}"
+    ));
+    // Learnt STALE from a solicitation, and REACHABLE from an answer.
+    inject(
+        &mut r,
+        "nds",
+        1,
+        Packet::from_slice(&ns(
+            "fe80::99",
+            "ff02::1:ff00:a",
+            255,
+            "fe80::a",
+            Some(MAC_X),
+        )),
+    );
+    inject(&mut r, "nds", 0, to("fe80::b"));
+    inject(
+        &mut r,
+        "nds",
+        1,
+        Packet::from_slice(&na("fe80::b", "fe80::a", 0x60, "fe80::b", Some(MAC_B))),
+    );
+    advance(&mut r, 1000.0);
+    assert_eq!(
+        read(&mut r, "nds.neighbors"),
+        "fe80::b REACHABLE 02-00-00-00-00-0B\nfe80::99 STALE 02-00-00-00-00-99\n"
+    );
+}
+
 /// Two routers on one simulated link, each with a solicitor and an
 /// advertiser: A's packets to B resolve B by neighbour discovery (B
 /// answers, and learns A from A's solicitation), B's packets to A go out
@@ -1037,6 +1165,34 @@ fn rs(src: &str, sll: Option<[u8; 6]>, hlim: u8) -> Vec<u8> {
         MAC_X,
         &icmp6(src, "ff02::2", hlim, &r),
     )
+}
+
+/// A very long INTERVAL (unsolicited advertisements hardly ever) makes
+/// the next one due at the end of time instead of overflowing after the
+/// three initial advertisements (a panic in debug builds; in release a due
+/// time in the past, so that advertisements went out on every timer run).
+#[test]
+fn ip6routeradvertiser_very_long_interval() {
+    let mut r = from_config(&format!(
+        "Idle -> ra :: IP6RouterAdvertiser(fe80::1, 02:00:00:00:00:01, 2001:db8:1::/64,
+                                           INTERVAL 10000000000)
+           -> q :: Queue(100) -> Idle; {BUSY}"
+    ));
+    r.run_limited(2);
+    for _ in 0..4 {
+        advance(&mut r, 16.0);
+    }
+    // At 0, 16 and 32 s (MAX_INITIAL_RTR_ADVERT_INTERVAL), then no more.
+    assert_eq!(drain(&mut r, "q").len(), 3);
+    assert_eq!(read(&mut r, "ra.sent"), "3");
+    // Solicitations are still answered.
+    inject(
+        &mut r,
+        "ra",
+        0,
+        Packet::from_slice(&rs("fe80::9", Some(MAC_X), 255)),
+    );
+    assert_eq!(drain(&mut r, "q").len(), 1);
 }
 
 #[test]
@@ -1395,6 +1551,42 @@ fn ip6classifier_primitives() {
     ] {
         let e = config_errors(&format!("Idle -> {bad} -> Discard;"));
         assert!(e.contains("pattern 0"), "{bad}: {e}");
+    }
+}
+
+/// A bare address after a primitive of another type is a host or net
+/// test that keeps only the previous primitive's src/dst, as in IPFilter
+/// (Click 2.1's IPFilter: `tcp or 1.2.3.4`, `tcp host A or B`, `dst port
+/// 80 or 1.2.3.4`); it used to inherit the protocol and type as well, so
+/// these were refused or tested the protocol.
+#[test]
+fn ip6classifier_bare_address_after_other_primitives() {
+    let echo = Icmpv6Repr::EchoRequest {
+        ident: 1,
+        seq: 1,
+        data: b"x",
+    };
+    let packets = vec![
+        ip6(
+            "2001:db8::1",
+            "2600::1",
+            64,
+            PROTO_TCP,
+            &tcp(1234, 80, 0x02),
+        ),
+        ip6("2600::5", "2001:db8::1", 64, PROTO_UDP, &udp(4)),
+        icmp6("2001:db8::1", "2600::1", 64, &echo),
+        ip6("2600::7", "2600::8", 64, 59, &[]),
+    ];
+    let (s, n) = (Some(0), None);
+    for (pat, want) in [
+        ("udp or 2600::1", [s, s, s, n]),
+        ("tcp host 2600::5 or 2001:db8::1", [s, s, s, n]),
+        ("dst port 80 or 2600::/16", [s, n, s, s]),
+        ("icmp6 type 128 or src 2600::7", [n, n, s, s]),
+    ] {
+        let got = classify_all(&format!("IP6Classifier({pat})"), 1, &packets);
+        assert_eq!(got, want, "pattern {pat}");
     }
 }
 

@@ -21,7 +21,9 @@
 //! leaves on output 0.
 //!
 //! A request sent to a multicast address is answered from SRC, a unicast
-//! address of this node; without SRC it is not answered. Everything else
+//! address of this node; without SRC it is not answered. A request from a
+//! multicast or the unspecified address (`::`) is not answered either:
+//! there is no node to send the reply to. Everything else
 //! (other messages, bad checksums, truncated requests, fragments) goes to
 //! output 1, or is dropped when output 1 is absent.
 //!
@@ -69,7 +71,11 @@ impl ICMP6PingResponder {
             return None;
         }
         let icmp = Icmpv6Header::new_checked(&payload[at..]).ok()?;
-        if !icmp.verify_checksum(h.src(), h.dst()) || h.src().is_multicast() {
+        // A multicast or unspecified source names no node to answer.
+        if !icmp.verify_checksum(h.src(), h.dst())
+            || h.src().is_multicast()
+            || h.src().is_unspecified()
+        {
             return None;
         }
         let src = if h.dst().is_multicast() {

@@ -41,7 +41,9 @@
 //!
 //! Primitives combine with `and`/`&&` (or juxtaposition), `or`/`||`,
 //! `not`/`!`, parentheses and `COND ? A : B`. A value with no qualifier
-//! repeats the previous primitive's: `dst port 80 or 443`. Relations other
+//! repeats the previous primitive's: `dst port 80 or 443`; an address or
+//! prefix alone is a host or net test keeping only the previous src/dst,
+//! as in IPFilter (`tcp or 2001:db8::1`). Relations other
 //! than `==` fail on packets too short to hold the field, so `port != 80`
 //! matches TCP and UDP packets with another port, while `not port 80`
 //! matches everything else too.

@@ -551,9 +551,16 @@ impl Parser<'_, '_> {
         }
         if !qualified {
             // A bare value repeats the previous primitive's qualifiers.
+            let is_address = self.peek().is_some_and(|w| self.addr(w).is_ok());
             if self.prev == Quals::default() {
                 // An address or prefix alone means `host` or `net`.
                 q.ty = None;
+            } else if is_address {
+                // As in IPFilter: an address or prefix is a `host` or
+                // `net` test whatever the previous primitive, keeping only
+                // its src/dst (`tcp or 2001:db8::1`, `dst port 80 or
+                // 2001:db8::/32`, `tcp host A or B`).
+                q.sd = self.prev.sd;
             } else {
                 q = self.prev;
             }

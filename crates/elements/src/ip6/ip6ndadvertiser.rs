@@ -22,7 +22,8 @@
 //! limit 255, ICMPv6 checksum over the whole message, code 0, length,
 //! option lengths, a unicast target, and for a duplicate address
 //! detection probe from `::`, a solicited-node destination and no source
-//! link-layer option); invalid ones are counted and dropped. A probe from
+//! link-layer option), and from a source that is not multicast (RFC 4291
+//! section 2.7); invalid ones are counted and dropped. A probe from
 //! `::` is answered to the all-nodes address ff02::1 with the solicited
 //! flag clear (section 7.2.4), so that the prober learns the address is
 //! taken.

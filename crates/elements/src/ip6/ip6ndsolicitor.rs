@@ -261,7 +261,7 @@ impl IP6NDSolicitor {
                 return;
             }
             self.seq += 1;
-            let due = now + self.retrans;
+            let due = now.saturating_add(self.retrans);
             self.map.insert(
                 ip,
                 Entry {
@@ -286,7 +286,7 @@ impl IP6NDSolicitor {
             }
             NdState::Stale => {
                 let eth = e.eth;
-                self.set_state(ip, NdState::Delay, now + self.delay);
+                self.set_state(ip, NdState::Delay, now.saturating_add(self.delay));
                 self.send(p, eth, ctx);
                 self.reschedule(ctx);
             }
@@ -313,9 +313,9 @@ impl IP6NDSolicitor {
                 e.eth = ll;
                 let held = e.held.take();
                 if solicited {
-                    self.set_state(ip, NdState::Reachable, now + self.reachable);
+                    self.set_state(ip, NdState::Reachable, now.saturating_add(self.reachable));
                 } else {
-                    self.set_state(ip, NdState::Stale, now + self.timeout);
+                    self.set_state(ip, NdState::Stale, now.saturating_add(self.timeout));
                 }
                 if let Some(p) = held {
                     self.send(p, ll, ctx);
@@ -324,16 +324,16 @@ impl IP6NDSolicitor {
                 let differ = m.lladdr.is_some_and(|l| l != e.eth);
                 if !over && differ {
                     if e.state == NdState::Reachable {
-                        self.set_state(ip, NdState::Stale, now + self.timeout);
+                        self.set_state(ip, NdState::Stale, now.saturating_add(self.timeout));
                     }
                 } else {
                     if let Some(l) = m.lladdr {
                         e.eth = l;
                     }
                     if solicited {
-                        self.set_state(ip, NdState::Reachable, now + self.reachable);
+                        self.set_state(ip, NdState::Reachable, now.saturating_add(self.reachable));
                     } else if differ {
-                        self.set_state(ip, NdState::Stale, now + self.timeout);
+                        self.set_state(ip, NdState::Stale, now.saturating_add(self.timeout));
                     }
                 }
             }
@@ -352,7 +352,7 @@ impl IP6NDSolicitor {
                         return;
                     }
                     self.seq += 1;
-                    let due = now + self.timeout;
+                    let due = now.saturating_add(self.timeout);
                     self.map.insert(
                         ip,
                         Entry {
@@ -370,10 +370,10 @@ impl IP6NDSolicitor {
                     if e.state == NdState::Incomplete || e.eth != ll {
                         e.eth = ll;
                         let held = e.held.take();
-                        self.set_state(ip, NdState::Stale, now + self.timeout);
+                        self.set_state(ip, NdState::Stale, now.saturating_add(self.timeout));
                         if let Some(p) = held {
                             // Sending makes a stale entry DELAY.
-                            self.set_state(ip, NdState::Delay, now + self.delay);
+                            self.set_state(ip, NdState::Delay, now.saturating_add(self.delay));
                             self.send(p, ll, ctx);
                         }
                     }
@@ -405,18 +405,20 @@ impl IP6NDSolicitor {
                     } else {
                         let probes = e.probes + 1;
                         let state = e.state;
-                        self.set_state(ip, state, now + self.retrans);
+                        self.set_state(ip, state, now.saturating_add(self.retrans));
                         if let Some(e) = self.map.get_mut(&ip) {
                             e.probes = probes;
                         }
                         self.solicit(ip, unicast, ctx);
                     }
                 }
-                NdState::Reachable => self.set_state(ip, NdState::Stale, now + self.timeout),
+                NdState::Reachable => {
+                    self.set_state(ip, NdState::Stale, now.saturating_add(self.timeout))
+                }
                 NdState::Stale => self.remove(ip),
                 NdState::Delay => {
                     let eth = e.eth;
-                    self.set_state(ip, NdState::Probe, now + self.retrans);
+                    self.set_state(ip, NdState::Probe, now.saturating_add(self.retrans));
                     if let Some(e) = self.map.get_mut(&ip) {
                         e.probes = 1;
                     }

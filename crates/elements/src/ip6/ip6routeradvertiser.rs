@@ -342,7 +342,7 @@ impl Element for IP6RouterAdvertiser {
             self.answer_pending = false;
             self.send(now, ctx);
             if self.active && now >= self.next_periodic {
-                self.next_periodic = now + self.periodic_delay();
+                self.next_periodic = now.saturating_add(self.periodic_delay());
             }
         }
         self.reschedule(ctx);

@@ -52,7 +52,8 @@ pub enum NdError {
 /// Reads an Ethernet frame holding a neighbour solicitation or
 /// advertisement and checks it as RFC 4861 section 7.1 asks: hop limit
 /// 255, ICMPv6 checksum, code 0, at least 24 bytes, options of nonzero
-/// length, a target that is not multicast; a solicitation from `::` must
+/// length, a target that is not multicast, a source that is not multicast
+/// (RFC 4291 section 2.7); a solicitation from `::` must
 /// go to a solicited-node address without a source link-layer option; an
 /// advertisement to a multicast address must not have the solicited flag.
 pub fn parse_nd(frame: &[u8]) -> Result<NdMessage, NdError> {
@@ -75,7 +76,10 @@ pub fn parse_nd(frame: &[u8]) -> Result<NdMessage, NdError> {
     }
     let icmp = Icmpv6Header::new_checked(icmp_bytes).map_err(|_| NdError::Invalid)?;
     let (src, dst) = (h.src(), h.dst());
-    if !icmp.verify_checksum(src, dst) {
+    // A multicast source is never valid (RFC 4291 section 2.7); answering
+    // one would send an advertisement with S set to a multicast address,
+    // which RFC 4861 section 7.1.2 makes invalid in turn.
+    if src.is_multicast() || !icmp.verify_checksum(src, dst) {
         return Err(NdError::Invalid);
     }
     let repr = Icmpv6Repr::parse(&icmp).map_err(|_| NdError::Invalid)?;
