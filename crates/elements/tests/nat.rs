@@ -799,3 +799,57 @@ proptest! {
         prop_assert!(size <= 6);
     }
 }
+
+// ------------------------------------------------------------ review fixes
+
+/// Whether a TCP or UDP segment's checksum verifies, by the full sum
+/// (independent of the header's data offset).
+fn l4_sums_ok(p: &[u8], proto: u8) -> bool {
+    let hl = (p[0] & 0x0f) as usize * 4;
+    let seg = &p[hl..];
+    let ps = checksum::pseudo_header_v4(
+        [p[12], p[13], p[14], p[15]],
+        [p[16], p[17], p[18], p[19]],
+        proto,
+        seg.len() as u16,
+    );
+    checksum::sum(seg, ps) == 0xffff
+}
+
+#[test]
+fn tcp_ports_are_translated_whatever_the_data_offset() {
+    // A segment of a mapped flow whose data offset is out of range (0, or
+    // past the segment) still has its ports and checksum translated: the
+    // addresses alone would send the inside port out with the outside
+    // address.
+    let mut r = harness("IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");
+    inject(&mut r, 0, &tcp(IN, 40, SRV, 80, 0x02, b""));
+    for doff in [0u8, 15] {
+        let mut seg = vec![0u8; 20];
+        seg[0..2].copy_from_slice(&40u16.to_be_bytes());
+        seg[2..4].copy_from_slice(&80u16.to_be_bytes());
+        seg[12] = doff << 4;
+        seg[13] = 0x10;
+        seg.extend_from_slice(b"data");
+        l4_checksum(IN, SRV, 6, &mut seg, 16);
+        inject(&mut r, 0, &ip(IN, SRV, 6, &seg));
+    }
+    // A tiny first fragment (12 bytes of TCP, no checksum field).
+    let mut tiny = ip(IN, SRV, 6, &tcp(IN, 40, SRV, 80, 0x10, b"")[20..32]);
+    tiny[6] = 0x20; // MF
+    tiny[10] = 0;
+    tiny[11] = 0;
+    let c = checksum::checksum(&tiny[..20]);
+    tiny[10..12].copy_from_slice(&c.to_be_bytes());
+    inject(&mut r, 0, &tiny);
+    let out = drain(&mut r, "o0");
+    assert_eq!(out.len(), 4);
+    for p in &out[1..] {
+        assert!(Ipv4Header::new_checked(&p[..]).unwrap().verify_checksum());
+        assert_eq!(&p[12..16], &PUB);
+        assert_eq!(&p[20..22], &1024u16.to_be_bytes(), "inside port leaked");
+        assert_eq!(&p[22..24], &80u16.to_be_bytes());
+    }
+    assert!(l4_sums_ok(&out[1], 6), "TCP checksum (data offset 0)");
+    assert!(l4_sums_ok(&out[2], 6), "TCP checksum (data offset 15)");
+}

@@ -1247,16 +1247,24 @@ pub fn apply_flow(
     }
     let l4 = data.get_mut(info.l4_off..)?;
     if info.proto == IP_PROTO_TCP {
-        if info.l4_len < 18 {
+        // Raw offsets, not a checked TcpHeader: a header too short for
+        // its checksum (a tiny first fragment) or with a data offset that
+        // does not fit still gets its ports translated (Click: the ports
+        // and checksum of 18 bytes or more, whatever the data offset;
+        // nothing below 18, leaking the inside port with the outside
+        // address).
+        if l4.len() < 4 {
             return None;
         }
-        let mut t = TcpHeader::new_checked(l4).ok()?;
-        t.set_src_port(to.sport);
-        t.set_dst_port(to.dport);
-        let c = apply_delta(t.checksum(), fl.l4_delta, reverse);
-        t.set_checksum(c);
-        let hl = info.l4_off - info.ip_off + t.header_len();
-        Some((t.flags(), hl < total_len))
+        l4[0..2].copy_from_slice(&to.sport.to_be_bytes());
+        l4[2..4].copy_from_slice(&to.dport.to_be_bytes());
+        if l4.len() < 18 {
+            return None;
+        }
+        let c = u16::from_be_bytes([l4[16], l4[17]]);
+        l4[16..18].copy_from_slice(&apply_delta(c, fl.l4_delta, reverse).to_be_bytes());
+        let hl = info.l4_off - info.ip_off + usize::from(l4[12] >> 4) * 4;
+        Some((l4[13], hl < total_len))
     } else if info.proto == IP_PROTO_UDP {
         let mut u = UdpHeader::new_checked(l4).ok()?;
         u.set_src_port(to.sport);
