@@ -853,3 +853,60 @@ fn tcp_ports_are_translated_whatever_the_data_offset() {
     assert!(l4_sums_ok(&out[1], 6), "TCP checksum (data offset 0)");
     assert!(l4_sums_ok(&out[2], 6), "TCP checksum (data offset 15)");
 }
+
+/// Two bytes of UDP data for which the datagram `(src, sport) -> (dst,
+/// dport)` has a computed checksum of zero (sent as 0xffff).
+fn zero_sum_data(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16) -> [u8; 2] {
+    let mut u = udp(src, sport, dst, dport, &[0, 0])[20..].to_vec();
+    u[6] = 0;
+    u[7] = 0;
+    let s = checksum::sum(&u, checksum::pseudo_header_v4(src, dst, 17, u.len() as u16));
+    (0xffff - s as u16).to_be_bytes()
+}
+
+#[test]
+fn udp_checksum_that_becomes_zero_is_sent_as_ffff() {
+    // RFC 768: a computed UDP checksum of zero is transmitted as 0xffff;
+    // an incremental update that comes out 0x0000 would tell the
+    // receiver the datagram has no checksum.
+    let check = |r: &mut Router, port: usize, q: &str, input: Vec<u8>| {
+        assert_ne!(&input[26..28], &[0, 0], "input has no checksum");
+        inject(r, port, &input);
+        let out = drain(r, q);
+        assert_eq!(out.len(), 1);
+        assert_eq!(&out[0][26..28], &[0xff, 0xff]);
+        assert!(l4_sums_ok(&out[0], 17));
+    };
+    let mut r = harness("IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");
+    let d = zero_sum_data(PUB, 1024, SRV, 53);
+    check(&mut r, 0, "o0", udp(IN, 40, SRV, 53, &d));
+    let d = zero_sum_data(SRV, 53, IN, 40);
+    check(&mut r, 1, "o1", udp(SRV, 53, PUB, 1024, &d));
+
+    let mut r = harness("IPAddrRewriter(pattern 1.0.0.1 - - - 0 1, drop)");
+    let d = zero_sum_data(PUB, 40, SRV, 53);
+    check(&mut r, 0, "o0", udp(IN, 40, SRV, 53, &d));
+
+    // The quoted datagram of an ICMP error, translated back.
+    let mut r = from_config(
+        "rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+         Idle -> rw; Idle -> [1]rw; rw[0] -> o0 :: Queue -> Discard; rw[1] -> Discard;
+         x :: ICMPRewriter(rw); Idle -> x -> e0 :: Queue -> Discard;",
+    );
+    let rw = r.find_element("rw").unwrap();
+    let d = zero_sum_data(IN, 40, SRV, 53);
+    let mut orig = udp(IN, 40, SRV, 53, &d);
+    assert_eq!(&orig[26..28], &[0, 0]);
+    orig[26..28].copy_from_slice(&[0xff, 0xff]);
+    r.inject_packet(rw, 0, marked(&orig));
+    let sent = drain(&mut r, "o0").remove(0);
+    assert_ne!(&sent[26..28], &[0, 0]);
+    let x = r.find_element("x").unwrap();
+    r.inject_packet(x, 0, marked(&icmp_error([9, 9, 9, 9], PUB, &sent)));
+    let got = drain(&mut r, "e0");
+    assert_eq!(got.len(), 1);
+    assert!(checksum::verify(&got[0][20..]), "ICMP checksum");
+    let quoted = &got[0][28..];
+    assert_eq!(&quoted[26..28], &[0xff, 0xff]);
+    assert_eq!(flow_of(quoted), (IN, 40, SRV, 53));
+}

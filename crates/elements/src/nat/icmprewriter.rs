@@ -229,7 +229,7 @@ impl ICMPRewriter {
                 if let Ok(mut u) = UdpHeader::new_checked(t) {
                     if qproto == IP_PROTO_UDP && u.checksum() != 0 {
                         let oc = u.checksum();
-                        let nc = apply_delta(oc, delta, false);
+                        let nc = apply_udp_delta(oc, delta, false);
                         u.set_checksum(nc);
                         l4_csum = Some((oc, nc));
                     }

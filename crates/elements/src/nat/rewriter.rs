@@ -735,10 +735,8 @@ fn apply_addrs(p: &mut Packet, info: &IpInfo, fl: &Flow, dir: usize, one: bool, 
                 l4[16..18].copy_from_slice(&c.to_be_bytes());
             } else if info.proto == IP_PROTO_UDP {
                 if let Ok(mut u) = UdpHeader::new_checked(l4) {
-                    if u.checksum() != 0 {
-                        let c = apply_delta(u.checksum(), fl.ip_delta, reverse);
-                        u.set_checksum(c);
-                    }
+                    let c = apply_udp_delta(u.checksum(), fl.ip_delta, reverse);
+                    u.set_checksum(c);
                 }
             }
         }

@@ -102,6 +102,20 @@ pub fn apply_delta(csum: u16, delta: u16, reverse: bool) -> u16 {
     !fold((!csum as u32 & 0xffff) + d as u32)
 }
 
+/// Updates a UDP checksum: 0 (no checksum) stays 0, and an update that
+/// comes out 0 is sent as 0xffff (RFC 768: a computed zero is transmitted
+/// as all ones; 0 would tell the receiver there is no checksum). Click
+/// sends the 0.
+pub fn apply_udp_delta(csum: u16, delta: u16, reverse: bool) -> u16 {
+    if csum == 0 {
+        return 0;
+    }
+    match apply_delta(csum, delta, reverse) {
+        0 => 0xffff,
+        c => c,
+    }
+}
+
 /// Adds `a + b` with one's-complement carries (two deltas in one).
 pub fn add_delta(a: u16, b: u16) -> u16 {
     fold(a as u32 + b as u32)
@@ -1269,10 +1283,8 @@ pub fn apply_flow(
         let mut u = UdpHeader::new_checked(l4).ok()?;
         u.set_src_port(to.sport);
         u.set_dst_port(to.dport);
-        if u.checksum() != 0 {
-            let c = apply_delta(u.checksum(), fl.l4_delta, reverse);
-            u.set_checksum(c);
-        }
+        let c = apply_udp_delta(u.checksum(), fl.l4_delta, reverse);
+        u.set_checksum(c);
         None
     } else {
         let mut u = UdpHeader::new_checked(l4).ok()?;
