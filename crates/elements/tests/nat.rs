@@ -910,3 +910,34 @@ fn udp_checksum_that_becomes_zero_is_sent_as_ffff() {
     assert_eq!(&quoted[26..28], &[0xff, 0xff]);
     assert_eq!(flow_of(quoted), (IN, 40, SRV, 53));
 }
+
+#[test]
+fn icmp_errors_allocate_nothing_per_packet() {
+    let quoted = udp(PUB, 1024, SRV, 53, b"query");
+    let mut f = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x08, 0x00];
+    f.extend_from_slice(&icmp_error([9, 9, 9, 9], PUB, &quoted));
+    let hex: String = f.iter().map(|b| format!("{b:02x}")).collect();
+    let mut r = from_config(&format!(
+        "rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+         Idle -> rw -> Discard; Idle -> [1]rw[1] -> Discard;
+         InfiniteSource(DATA \\<{hex}>, BURST 32) -> Strip(14) -> CheckIPHeader
+           -> x :: ICMPRewriter(rw) -> c :: Counter -> Discard;"
+    ));
+    let rw = r.find_element("rw").unwrap();
+    r.inject_packet(rw, 0, marked(&udp(IN, 40, SRV, 53, b"query")));
+    assert_eq!(r.run_limited(200), rclick_core::StopReason::Limit);
+    let before: u64 = read(&mut r, "c.count").parse().unwrap();
+    assert!(before > 0, "nothing translated");
+    let a0 = counting_alloc::allocations();
+    assert_eq!(r.run_limited(600), rclick_core::StopReason::Limit);
+    let a1 = counting_alloc::allocations();
+    let after: u64 = read(&mut r, "c.count").parse().unwrap();
+    assert!(after - before > 5_000, "only {} packets", after - before);
+    assert_eq!(
+        a1 - a0,
+        0,
+        "{} allocations for {} packets",
+        a1 - a0,
+        after - before
+    );
+}
