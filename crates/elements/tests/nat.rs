@@ -941,3 +941,42 @@ fn icmp_errors_allocate_nothing_per_packet() {
         after - before
     );
 }
+
+#[test]
+fn a_full_table_replaces_the_mapping_closest_to_expiry() {
+    // Flows A, B and C are made in that order; A and B get packets later,
+    // so C is the one closest to expiry when D needs room, then B, then
+    // A. Expiry order must follow the latest packet of each flow, however
+    // the table keeps its heap up to date.
+    let mut r = sim_harness(
+        "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, MAPPING_CAPACITY 3, UDP_GUARANTEE 0)",
+    );
+    for port in [1u16, 2, 3] {
+        inject(&mut r, 0, &udp(IN, port, SRV, 53, b"q"));
+    }
+    advance(&mut r, 10);
+    inject(&mut r, 0, &udp(IN, 2, SRV, 53, b"q"));
+    advance(&mut r, 10);
+    inject(&mut r, 0, &udp(IN, 1, SRV, 53, b"q"));
+    advance(&mut r, 10);
+    let live = |r: &mut Router| -> Vec<u16> {
+        let t = read(r, "x.udp_table");
+        let mut v: Vec<u16> = [1u16, 2, 3, 4, 5]
+            .into_iter()
+            .filter(|p| t.contains(&format!("(10.0.0.4, {p}, 18.26.4.44, 53) =>")))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(live(&mut r), vec![1, 2, 3]);
+    inject(&mut r, 0, &udp(IN, 4, SRV, 53, b"q"));
+    assert_eq!(live(&mut r), vec![1, 2, 4]);
+    inject(&mut r, 0, &udp(IN, 5, SRV, 53, b"q"));
+    assert_eq!(live(&mut r), vec![1, 4, 5]);
+    assert_eq!(read(&mut r, "x.mapping_failures"), "0");
+    // Expired flows are reaped in the same order: just past 300 s after
+    // its last packet (t = 20), A (port 1) goes; D and E (t = 30) stay.
+    advance(&mut r, 291);
+    write(&mut r, "x.capacity", "3");
+    assert_eq!(live(&mut r), vec![4, 5]);
+}

@@ -793,7 +793,11 @@ pub struct Owner {
 pub struct Table {
     flows: Vec<Flow>,
     free: Vec<usize>,
-    heaps: [Vec<usize>; 2],
+    /// Heap entries: (key, flow). A key is at most the flow's expiry:
+    /// an expiry that grows (every packet of a flow) leaves the key
+    /// behind, and the entry is sifted down only when it reaches the top
+    /// ([`Table::settle_top`]); one that shrinks is sifted up at once.
+    heaps: [Vec<(Jiffies, usize)>; 2],
     pub capacity: u32,
     pub maps: Vec<HashMap<FlowId, usize, AddrHashBuilder>>,
     pub owners: Vec<Owner>,
@@ -866,55 +870,53 @@ impl Table {
         self.maps.get(map)?.get(key).map(|v| entry_of(*v))
     }
 
-    // -- heaps (binary heaps ordered by expiry, with places in the flows)
+    // -- heaps (binary min-heaps of (key, flow), with places in the flows)
 
-    fn less(&self, a: usize, b: usize) -> bool {
-        self.flows[a].expiry < self.flows[b].expiry
-    }
-
-    fn set_at(&mut self, h: usize, i: usize, f: usize) {
-        self.heaps[h][i] = f;
-        self.flows[f].place = i;
+    fn set_at(&mut self, h: usize, i: usize, e: (Jiffies, usize)) {
+        self.heaps[h][i] = e;
+        self.flows[e.1].place = i;
     }
 
     fn sift_up(&mut self, h: usize, mut i: usize) -> usize {
-        let f = self.heaps[h][i];
+        let e = self.heaps[h][i];
         while i > 0 {
             let parent = (i - 1) / 2;
-            let pf = self.heaps[h][parent];
-            if !self.less(f, pf) {
+            let pe = self.heaps[h][parent];
+            if e.0 >= pe.0 {
                 break;
             }
-            self.set_at(h, i, pf);
+            self.set_at(h, i, pe);
             i = parent;
         }
-        self.set_at(h, i, f);
+        self.set_at(h, i, e);
         i
     }
 
     fn sift_down(&mut self, h: usize, mut i: usize) {
-        let f = self.heaps[h][i];
-        let n = self.heaps[h].len();
+        let heap = &self.heaps[h];
+        let e = heap[i];
+        let n = heap.len();
         loop {
             let mut c = 2 * i + 1;
             if c >= n {
                 break;
             }
-            if c + 1 < n && self.less(self.heaps[h][c + 1], self.heaps[h][c]) {
+            let heap = &self.heaps[h];
+            if c + 1 < n && heap[c + 1].0 < heap[c].0 {
                 c += 1;
             }
-            let cf = self.heaps[h][c];
-            if !self.less(cf, f) {
+            let ce = heap[c];
+            if ce.0 >= e.0 {
                 break;
             }
-            self.set_at(h, i, cf);
+            self.set_at(h, i, ce);
             i = c;
         }
-        self.set_at(h, i, f);
+        self.set_at(h, i, e);
     }
 
     fn heap_push(&mut self, h: usize, f: usize) {
-        self.heaps[h].push(f);
+        self.heaps[h].push((self.flows[f].expiry, f));
         let i = self.heaps[h].len() - 1;
         self.flows[f].place = i;
         self.sift_up(h, i);
@@ -925,8 +927,8 @@ impl Table {
         let i = self.flows[f].place;
         let last = self.heaps[h].len() - 1;
         if i != last {
-            let lf = self.heaps[h][last];
-            self.set_at(h, i, lf);
+            let le = self.heaps[h][last];
+            self.set_at(h, i, le);
             self.heaps[h].pop();
             let j = self.sift_up(h, i);
             if j == i {
@@ -934,6 +936,20 @@ impl Table {
             }
         } else {
             self.heaps[h].pop();
+        }
+    }
+
+    /// Brings the keys at the top of heap `h` up to date, so that its top
+    /// is the flow closest to expiry; returns that flow.
+    fn settle_top(&mut self, h: usize) -> Option<usize> {
+        loop {
+            let &(key, f) = self.heaps[h].first()?;
+            let expiry = self.flows[f].expiry;
+            if key >= expiry {
+                return Some(f);
+            }
+            self.heaps[h][0].0 = expiry;
+            self.sift_down(h, 0);
         }
     }
 
@@ -948,9 +964,9 @@ impl Table {
             self.flows[f].expiry = expiry;
             let h = guaranteed as usize;
             let i = self.flows[f].place;
-            let j = self.sift_up(h, i);
-            if j == i {
-                self.sift_down(h, i);
+            if expiry < self.heaps[h][i].0 {
+                self.heaps[h][i].0 = expiry;
+                self.sift_up(h, i);
             }
         }
     }
@@ -976,7 +992,7 @@ impl Table {
     }
 
     fn shift_best_effort(&mut self, now: Jiffies) {
-        while let Some(&f) = self.heaps[1].first() {
+        while let Some(f) = self.settle_top(1) {
             if self.flows[f].expiry > now {
                 break;
             }
@@ -1078,10 +1094,7 @@ impl Table {
         }
         if self.size() > self.capacity as usize {
             self.shift_best_effort(now);
-            let dead = match self.heaps[0].first() {
-                Some(&d) => d,
-                None => f,
-            };
+            let dead = self.settle_top(0).unwrap_or(f);
             self.destroy(dead);
             if dead == f {
                 if let Some(c) = self.owners[owner].failures.get_mut(input) {
@@ -1097,7 +1110,7 @@ impl Table {
     /// shrink_heap); `clear_all` removes every flow.
     pub fn shrink(&mut self, clear_all: bool, now: Jiffies) {
         self.shift_best_effort(now);
-        while let Some(&f) = self.heaps[0].first() {
+        while let Some(f) = self.settle_top(0) {
             if self.flows[f].expiry > now {
                 break;
             }
@@ -1106,7 +1119,7 @@ impl Table {
         let cap = if clear_all { 0 } else { self.capacity as usize };
         while self.size() > cap {
             let h = if self.heaps[0].is_empty() { 1 } else { 0 };
-            let f = self.heaps[h][0];
+            let Some(f) = self.settle_top(h) else { break };
             self.destroy(f);
         }
     }
