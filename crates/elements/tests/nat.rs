@@ -980,3 +980,38 @@ fn a_full_table_replaces_the_mapping_closest_to_expiry() {
     write(&mut r, "x.capacity", "3");
     assert_eq!(live(&mut r), vec![4, 5]);
 }
+
+#[test]
+fn dccp_checksum_follows_the_rewritten_ports_and_addresses() {
+    // UDPRewriter rewrites DCCP ports; DCCP's checksum (bytes 6-7) covers
+    // them and the pseudo-header, so it must change with them.
+    let mut r = harness("UDPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");
+    let dccp = |src, sport: u16, dst, dport: u16| {
+        let mut seg = vec![0u8; 16];
+        seg[0..2].copy_from_slice(&sport.to_be_bytes());
+        seg[2..4].copy_from_slice(&dport.to_be_bytes());
+        seg[4] = 4; // data offset (words)
+        seg[8] = 0x02 << 1; // type Request, X = 0
+        seg.extend_from_slice(b"dccp data");
+        l4_checksum(src, dst, 33, &mut seg, 6);
+        ip(src, dst, 33, &seg)
+    };
+    inject(&mut r, 0, &dccp(IN, 40, SRV, 5000));
+    let out = drain(&mut r, "o0");
+    assert_eq!(out.len(), 1);
+    assert_eq!(&out[0][12..16], &PUB);
+    assert_eq!(&out[0][20..22], &1024u16.to_be_bytes());
+    assert!(l4_sums_ok(&out[0], 33), "DCCP checksum (forward)");
+    inject(&mut r, 1, &dccp(SRV, 5000, PUB, 1024));
+    let back = drain(&mut r, "o1");
+    assert_eq!(back.len(), 1);
+    assert_eq!(&back[0][16..20], &IN);
+    assert_eq!(&back[0][22..24], &40u16.to_be_bytes());
+    assert!(l4_sums_ok(&back[0], 33), "DCCP checksum (reply)");
+    // IPAddrRewriter: the addresses alone, in the pseudo-header.
+    let mut r = harness("IPAddrRewriter(pattern 1.0.0.1 - - - 0 1, drop)");
+    inject(&mut r, 0, &dccp(IN, 40, SRV, 5000));
+    let out = drain(&mut r, "o0");
+    assert_eq!(&out[0][12..16], &PUB);
+    assert!(l4_sums_ok(&out[0], 33), "DCCP checksum (IPAddrRewriter)");
+}

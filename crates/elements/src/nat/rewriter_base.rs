@@ -1303,6 +1303,12 @@ pub fn apply_flow(
         let mut u = UdpHeader::new_checked(l4).ok()?;
         u.set_src_port(to.sport);
         u.set_dst_port(to.dport);
+        if info.proto == IP_PROTO_DCCP {
+            // DCCP's checksum (bytes 6-7, always present) covers the
+            // pseudo-header and the ports as TCP's does (RFC 4340 9.1).
+            let c = u.checksum();
+            u.set_checksum(apply_delta(c, fl.l4_delta, reverse));
+        }
         None
     }
 }
