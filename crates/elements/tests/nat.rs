@@ -1015,3 +1015,22 @@ fn dccp_checksum_follows_the_rewritten_ports_and_addresses() {
     assert_eq!(&out[0][12..16], &PUB);
     assert!(l4_sums_ok(&out[0], 33), "DCCP checksum (IPAddrRewriter)");
 }
+
+#[test]
+fn rewriters_sharing_a_table_push_into_each_other() {
+    // a and b share one table (and its lock); a's output goes straight
+    // into b. The lock is held for a's batch only while a works on it
+    // (emitted packets reach b after), so this must neither deadlock nor
+    // panic.
+    let mut r = from_config(
+        "a :: UDPRewriter(pattern 1.0.0.2 1024-65535# - - 0 1, drop, MAPPING_CAPACITY b);
+         b :: UDPRewriter(pattern 1.0.0.3 2000-65535# - - 0 1, drop, MAPPING_CAPACITY 10);
+         Idle -> a -> b -> o :: Queue -> Discard; Idle -> [1]a[1] -> Discard; Idle -> [1]b[1] -> Discard;",
+    );
+    let a = r.find_element("a").unwrap();
+    r.inject_packet(a, 0, marked(&udp(IN, 1, SRV, 2, b"x")));
+    let out = drain(&mut r, "o");
+    assert_eq!(out.len(), 1);
+    assert_eq!(flow_of(&out[0]), ([1, 0, 0, 3], 2000, SRV, 2));
+    assert_eq!(read(&mut r, "a.size"), "2");
+}
