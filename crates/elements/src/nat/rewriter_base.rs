@@ -799,7 +799,8 @@ pub struct Table {
     /// ([`Table::settle_top`]); one that shrinks is sifted up at once.
     heaps: [Vec<(Jiffies, usize)>; 2],
     pub capacity: u32,
-    pub maps: Vec<HashMap<FlowId, usize, AddrHashBuilder>>,
+    /// Lookup maps: flow id to [`map_entry`] (16-byte entries).
+    pub maps: Vec<HashMap<FlowId, u32, AddrHashBuilder>>,
     pub owners: Vec<Owner>,
 }
 
@@ -827,8 +828,16 @@ impl Default for Table {
 
 /// A map entry: flow index and direction.
 #[inline]
-pub fn entry_of(v: usize) -> (usize, usize) {
-    (v >> 1, v & 1)
+pub fn entry_of(v: u32) -> (usize, usize) {
+    ((v >> 1) as usize, (v & 1) as usize)
+}
+
+/// The map entry of flow `f`, direction `dir`. Flow indices stay below
+/// 2^31: the slab never holds more than the capacity (at most
+/// 0x7fffffff) plus the one flow being added.
+#[inline]
+fn map_entry(f: usize, dir: u32) -> u32 {
+    ((f as u32) << 1) | dir
 }
 
 impl Table {
@@ -1013,10 +1022,10 @@ impl Table {
             *c = c.saturating_sub(1);
         }
         let m = &mut self.maps[map];
-        if m.get(&k0) == Some(&(f << 1)) {
+        if m.get(&k0) == Some(&map_entry(f, 0)) {
             m.remove(&k0);
         }
-        if m.get(&k1) == Some(&((f << 1) | 1)) {
+        if m.get(&k1) == Some(&map_entry(f, 1)) {
             m.remove(&k1);
         }
         self.flows[f].live = false;
@@ -1080,8 +1089,8 @@ impl Table {
             }
         };
         let k1 = self.flows[f].key[1];
-        self.maps[map].insert(flow, f << 1);
-        if let Some(old) = self.maps[map].insert(k1, (f << 1) | 1) {
+        self.maps[map].insert(flow, map_entry(f, 0));
+        if let Some(old) = self.maps[map].insert(k1, map_entry(f, 1)) {
             let (of, _) = entry_of(old);
             if of != f {
                 self.destroy(of);
