@@ -1034,3 +1034,40 @@ fn rewriters_sharing_a_table_push_into_each_other() {
     assert_eq!(flow_of(&out[0]), ([1, 0, 0, 3], 2000, SRV, 2));
     assert_eq!(read(&mut r, "a.size"), "2");
 }
+
+#[test]
+fn quoted_tcp_checksum_is_translated_when_the_quote_ends_inside_the_header() {
+    // A SYN with 20 bytes of options; an ICMP error about it quoting the
+    // whole segment, and one quoting only 20 bytes of it (its data offset
+    // then points past the quote). The translated checksum is the same in
+    // both, and right (the whole quote verifies).
+    let mut r = from_config(
+        "rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+         Idle -> rw; Idle -> [1]rw; rw[0] -> o0 :: Queue -> Discard; rw[1] -> Discard;
+         x :: ICMPRewriter(rw); Idle -> x -> e0 :: Queue -> Discard;",
+    );
+    let mut seg = vec![0u8; 40];
+    seg[0..2].copy_from_slice(&40u16.to_be_bytes());
+    seg[2..4].copy_from_slice(&80u16.to_be_bytes());
+    seg[4..8].copy_from_slice(&77u32.to_be_bytes());
+    seg[12] = 10 << 4;
+    seg[13] = 0x02;
+    seg[20..24].copy_from_slice(&[2, 4, 5, 0xb4]); // MSS
+    seg[24..40].fill(1); // NOPs
+    l4_checksum(IN, SRV, 6, &mut seg, 16);
+    let rw = r.find_element("rw").unwrap();
+    r.inject_packet(rw, 0, marked(&ip(IN, SRV, 6, &seg)));
+    let sent = drain(&mut r, "o0").remove(0);
+    assert!(l4_sums_ok(&sent, 6));
+    let x = r.find_element("x").unwrap();
+    r.inject_packet(x, 0, marked(&icmp_error([9, 9, 9, 9], PUB, &sent)));
+    r.inject_packet(x, 0, marked(&icmp_error([9, 9, 9, 9], PUB, &sent[..40])));
+    let got = drain(&mut r, "e0");
+    assert_eq!(got.len(), 2);
+    let whole = &got[0][28..];
+    assert_eq!(flow_of(whole), (IN, 40, SRV, 80));
+    let cut = &got[1][28..];
+    assert!(checksum::verify(&got[1][20..]), "ICMP checksum");
+    assert_eq!(&cut[20..24], &whole[20..24], "quoted ports");
+    assert_eq!(&cut[36..38], &whole[36..38], "quoted TCP checksum");
+}

@@ -49,7 +49,7 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_bool, Args};
-use rclick_core::wire::{IcmpHeader, Ipv4Header, TcpHeader, UdpHeader};
+use rclick_core::wire::{IcmpHeader, Ipv4Header, UdpHeader};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::rewriter::{Rewriter, RewriterRef, RwKind};
@@ -217,13 +217,14 @@ impl ICMPRewriter {
                         [nf.sport, nf.dport],
                     ]),
                 );
-                if qproto == IP_PROTO_TCP {
-                    if let Ok(mut th) = TcpHeader::new_checked(&mut *t) {
-                        let oc = th.checksum();
-                        let nc = apply_delta(oc, delta, false);
-                        th.set_checksum(nc);
-                        l4_csum = Some((oc, nc));
-                    }
+                // The quoted TCP checksum, whenever its bytes are quoted
+                // (a quote often ends inside a header with options, whose
+                // data offset then points past the message).
+                if qproto == IP_PROTO_TCP && t.len() >= 18 {
+                    let oc = u16::from_be_bytes([t[16], t[17]]);
+                    let nc = apply_delta(oc, delta, false);
+                    t[16..18].copy_from_slice(&nc.to_be_bytes());
+                    l4_csum = Some((oc, nc));
                 }
                 if let Ok(mut u) = UdpHeader::new_checked(t) {
                     if qproto == IP_PROTO_UDP && u.checksum() != 0 {
