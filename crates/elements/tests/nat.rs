@@ -819,3 +819,275 @@ fn icmprewriter_takes_several_maps() {
     );
     assert!(errs.contains("no element named 'nosuch'"), "{errs}");
 }
+
+// ------------------------------------------------------------ review fixes
+
+/// Whether a TCP or UDP segment's checksum verifies, by the full sum
+/// (independent of the header's data offset).
+fn l4_sums_ok(p: &[u8], proto: u8) -> bool {
+    let hl = (p[0] & 0x0f) as usize * 4;
+    let seg = &p[hl..];
+    let ps = checksum::pseudo_header_v4(
+        [p[12], p[13], p[14], p[15]],
+        [p[16], p[17], p[18], p[19]],
+        proto,
+        seg.len() as u16,
+    );
+    checksum::sum(seg, ps) == 0xffff
+}
+
+#[test]
+fn tcp_ports_are_translated_whatever_the_data_offset() {
+    // A segment of a mapped flow whose data offset is out of range (0, or
+    // past the segment) still has its ports and checksum translated: the
+    // addresses alone would send the inside port out with the outside
+    // address.
+    let mut r = harness("IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");
+    inject(&mut r, 0, &tcp(IN, 40, SRV, 80, 0x02, b""));
+    for doff in [0u8, 15] {
+        let mut seg = vec![0u8; 20];
+        seg[0..2].copy_from_slice(&40u16.to_be_bytes());
+        seg[2..4].copy_from_slice(&80u16.to_be_bytes());
+        seg[12] = doff << 4;
+        seg[13] = 0x10;
+        seg.extend_from_slice(b"data");
+        l4_checksum(IN, SRV, 6, &mut seg, 16);
+        inject(&mut r, 0, &ip(IN, SRV, 6, &seg));
+    }
+    // A tiny first fragment (12 bytes of TCP, no checksum field).
+    let mut tiny = ip(IN, SRV, 6, &tcp(IN, 40, SRV, 80, 0x10, b"")[20..32]);
+    tiny[6] = 0x20; // MF
+    tiny[10] = 0;
+    tiny[11] = 0;
+    let c = checksum::checksum(&tiny[..20]);
+    tiny[10..12].copy_from_slice(&c.to_be_bytes());
+    inject(&mut r, 0, &tiny);
+    let out = drain(&mut r, "o0");
+    assert_eq!(out.len(), 4);
+    for p in &out[1..] {
+        assert!(Ipv4Header::new_checked(&p[..]).unwrap().verify_checksum());
+        assert_eq!(&p[12..16], &PUB);
+        assert_eq!(&p[20..22], &1024u16.to_be_bytes(), "inside port leaked");
+        assert_eq!(&p[22..24], &80u16.to_be_bytes());
+    }
+    assert!(l4_sums_ok(&out[1], 6), "TCP checksum (data offset 0)");
+    assert!(l4_sums_ok(&out[2], 6), "TCP checksum (data offset 15)");
+}
+
+/// Two bytes of UDP data for which the datagram `(src, sport) -> (dst,
+/// dport)` has a computed checksum of zero (sent as 0xffff).
+fn zero_sum_data(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16) -> [u8; 2] {
+    let mut u = udp(src, sport, dst, dport, &[0, 0])[20..].to_vec();
+    u[6] = 0;
+    u[7] = 0;
+    let s = checksum::sum(&u, checksum::pseudo_header_v4(src, dst, 17, u.len() as u16));
+    (0xffff - s as u16).to_be_bytes()
+}
+
+#[test]
+fn udp_checksum_that_becomes_zero_is_sent_as_ffff() {
+    // RFC 768: a computed UDP checksum of zero is transmitted as 0xffff;
+    // an incremental update that comes out 0x0000 would tell the
+    // receiver the datagram has no checksum.
+    let check = |r: &mut Router, port: usize, q: &str, input: Vec<u8>| {
+        assert_ne!(&input[26..28], &[0, 0], "input has no checksum");
+        inject(r, port, &input);
+        let out = drain(r, q);
+        assert_eq!(out.len(), 1);
+        assert_eq!(&out[0][26..28], &[0xff, 0xff]);
+        assert!(l4_sums_ok(&out[0], 17));
+    };
+    let mut r = harness("IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");
+    let d = zero_sum_data(PUB, 1024, SRV, 53);
+    check(&mut r, 0, "o0", udp(IN, 40, SRV, 53, &d));
+    let d = zero_sum_data(SRV, 53, IN, 40);
+    check(&mut r, 1, "o1", udp(SRV, 53, PUB, 1024, &d));
+
+    let mut r = harness("IPAddrRewriter(pattern 1.0.0.1 - - - 0 1, drop)");
+    let d = zero_sum_data(PUB, 40, SRV, 53);
+    check(&mut r, 0, "o0", udp(IN, 40, SRV, 53, &d));
+
+    // The quoted datagram of an ICMP error, translated back.
+    let mut r = from_config(
+        "rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+         Idle -> rw; Idle -> [1]rw; rw[0] -> o0 :: Queue -> Discard; rw[1] -> Discard;
+         x :: ICMPRewriter(rw); Idle -> x -> e0 :: Queue -> Discard;",
+    );
+    let rw = r.find_element("rw").unwrap();
+    let d = zero_sum_data(IN, 40, SRV, 53);
+    let mut orig = udp(IN, 40, SRV, 53, &d);
+    assert_eq!(&orig[26..28], &[0, 0]);
+    orig[26..28].copy_from_slice(&[0xff, 0xff]);
+    r.inject_packet(rw, 0, marked(&orig));
+    let sent = drain(&mut r, "o0").remove(0);
+    assert_ne!(&sent[26..28], &[0, 0]);
+    let x = r.find_element("x").unwrap();
+    r.inject_packet(x, 0, marked(&icmp_error([9, 9, 9, 9], PUB, &sent)));
+    let got = drain(&mut r, "e0");
+    assert_eq!(got.len(), 1);
+    assert!(checksum::verify(&got[0][20..]), "ICMP checksum");
+    let quoted = &got[0][28..];
+    assert_eq!(&quoted[26..28], &[0xff, 0xff]);
+    assert_eq!(flow_of(quoted), (IN, 40, SRV, 53));
+}
+
+#[test]
+fn icmp_errors_allocate_nothing_per_packet() {
+    let quoted = udp(PUB, 1024, SRV, 53, b"query");
+    let mut f = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x08, 0x00];
+    f.extend_from_slice(&icmp_error([9, 9, 9, 9], PUB, &quoted));
+    let hex: String = f.iter().map(|b| format!("{b:02x}")).collect();
+    let mut r = from_config(&format!(
+        "rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+         Idle -> rw -> Discard; Idle -> [1]rw[1] -> Discard;
+         InfiniteSource(DATA \\<{hex}>, BURST 32) -> Strip(14) -> CheckIPHeader
+           -> x :: ICMPRewriter(rw) -> c :: Counter -> Discard;"
+    ));
+    let rw = r.find_element("rw").unwrap();
+    r.inject_packet(rw, 0, marked(&udp(IN, 40, SRV, 53, b"query")));
+    assert_eq!(r.run_limited(200), rclick_core::StopReason::Limit);
+    let before: u64 = read(&mut r, "c.count").parse().unwrap();
+    assert!(before > 0, "nothing translated");
+    let a0 = counting_alloc::allocations();
+    assert_eq!(r.run_limited(600), rclick_core::StopReason::Limit);
+    let a1 = counting_alloc::allocations();
+    let after: u64 = read(&mut r, "c.count").parse().unwrap();
+    assert!(after - before > 5_000, "only {} packets", after - before);
+    assert_eq!(
+        a1 - a0,
+        0,
+        "{} allocations for {} packets",
+        a1 - a0,
+        after - before
+    );
+}
+
+#[test]
+fn a_full_table_replaces_the_mapping_closest_to_expiry() {
+    // Flows A, B and C are made in that order; A and B get packets later,
+    // so C is the one closest to expiry when D needs room, then B, then
+    // A. Expiry order must follow the latest packet of each flow, however
+    // the table keeps its heap up to date.
+    let mut r = sim_harness(
+        "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, MAPPING_CAPACITY 3, UDP_GUARANTEE 0)",
+    );
+    for port in [1u16, 2, 3] {
+        inject(&mut r, 0, &udp(IN, port, SRV, 53, b"q"));
+    }
+    advance(&mut r, 10);
+    inject(&mut r, 0, &udp(IN, 2, SRV, 53, b"q"));
+    advance(&mut r, 10);
+    inject(&mut r, 0, &udp(IN, 1, SRV, 53, b"q"));
+    advance(&mut r, 10);
+    let live = |r: &mut Router| -> Vec<u16> {
+        let t = read(r, "x.udp_table");
+        let mut v: Vec<u16> = [1u16, 2, 3, 4, 5]
+            .into_iter()
+            .filter(|p| t.contains(&format!("(10.0.0.4, {p}, 18.26.4.44, 53) =>")))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(live(&mut r), vec![1, 2, 3]);
+    inject(&mut r, 0, &udp(IN, 4, SRV, 53, b"q"));
+    assert_eq!(live(&mut r), vec![1, 2, 4]);
+    inject(&mut r, 0, &udp(IN, 5, SRV, 53, b"q"));
+    assert_eq!(live(&mut r), vec![1, 4, 5]);
+    assert_eq!(read(&mut r, "x.mapping_failures"), "0");
+    // Expired flows are reaped in the same order: just past 300 s after
+    // its last packet (t = 20), A (port 1) goes; D and E (t = 30) stay.
+    advance(&mut r, 291);
+    write(&mut r, "x.capacity", "3");
+    assert_eq!(live(&mut r), vec![4, 5]);
+}
+
+#[test]
+fn dccp_checksum_follows_the_rewritten_ports_and_addresses() {
+    // UDPRewriter rewrites DCCP ports; DCCP's checksum (bytes 6-7) covers
+    // them and the pseudo-header, so it must change with them.
+    let mut r = harness("UDPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");
+    let dccp = |src, sport: u16, dst, dport: u16| {
+        let mut seg = vec![0u8; 16];
+        seg[0..2].copy_from_slice(&sport.to_be_bytes());
+        seg[2..4].copy_from_slice(&dport.to_be_bytes());
+        seg[4] = 4; // data offset (words)
+        seg[8] = 0x02 << 1; // type Request, X = 0
+        seg.extend_from_slice(b"dccp data");
+        l4_checksum(src, dst, 33, &mut seg, 6);
+        ip(src, dst, 33, &seg)
+    };
+    inject(&mut r, 0, &dccp(IN, 40, SRV, 5000));
+    let out = drain(&mut r, "o0");
+    assert_eq!(out.len(), 1);
+    assert_eq!(&out[0][12..16], &PUB);
+    assert_eq!(&out[0][20..22], &1024u16.to_be_bytes());
+    assert!(l4_sums_ok(&out[0], 33), "DCCP checksum (forward)");
+    inject(&mut r, 1, &dccp(SRV, 5000, PUB, 1024));
+    let back = drain(&mut r, "o1");
+    assert_eq!(back.len(), 1);
+    assert_eq!(&back[0][16..20], &IN);
+    assert_eq!(&back[0][22..24], &40u16.to_be_bytes());
+    assert!(l4_sums_ok(&back[0], 33), "DCCP checksum (reply)");
+    // IPAddrRewriter: the addresses alone, in the pseudo-header.
+    let mut r = harness("IPAddrRewriter(pattern 1.0.0.1 - - - 0 1, drop)");
+    inject(&mut r, 0, &dccp(IN, 40, SRV, 5000));
+    let out = drain(&mut r, "o0");
+    assert_eq!(&out[0][12..16], &PUB);
+    assert!(l4_sums_ok(&out[0], 33), "DCCP checksum (IPAddrRewriter)");
+}
+
+#[test]
+fn rewriters_sharing_a_table_push_into_each_other() {
+    // a and b share one table (and its lock); a's output goes straight
+    // into b. The lock is held for a's batch only while a works on it
+    // (emitted packets reach b after), so this must neither deadlock nor
+    // panic.
+    let mut r = from_config(
+        "a :: UDPRewriter(pattern 1.0.0.2 1024-65535# - - 0 1, drop, MAPPING_CAPACITY b);
+         b :: UDPRewriter(pattern 1.0.0.3 2000-65535# - - 0 1, drop, MAPPING_CAPACITY 10);
+         Idle -> a -> b -> o :: Queue -> Discard; Idle -> [1]a[1] -> Discard; Idle -> [1]b[1] -> Discard;",
+    );
+    let a = r.find_element("a").unwrap();
+    r.inject_packet(a, 0, marked(&udp(IN, 1, SRV, 2, b"x")));
+    let out = drain(&mut r, "o");
+    assert_eq!(out.len(), 1);
+    assert_eq!(flow_of(&out[0]), ([1, 0, 0, 3], 2000, SRV, 2));
+    assert_eq!(read(&mut r, "a.size"), "2");
+}
+
+#[test]
+fn quoted_tcp_checksum_is_translated_when_the_quote_ends_inside_the_header() {
+    // A SYN with 20 bytes of options; an ICMP error about it quoting the
+    // whole segment, and one quoting only 20 bytes of it (its data offset
+    // then points past the quote). The translated checksum is the same in
+    // both, and right (the whole quote verifies).
+    let mut r = from_config(
+        "rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+         Idle -> rw; Idle -> [1]rw; rw[0] -> o0 :: Queue -> Discard; rw[1] -> Discard;
+         x :: ICMPRewriter(rw); Idle -> x -> e0 :: Queue -> Discard;",
+    );
+    let mut seg = vec![0u8; 40];
+    seg[0..2].copy_from_slice(&40u16.to_be_bytes());
+    seg[2..4].copy_from_slice(&80u16.to_be_bytes());
+    seg[4..8].copy_from_slice(&77u32.to_be_bytes());
+    seg[12] = 10 << 4;
+    seg[13] = 0x02;
+    seg[20..24].copy_from_slice(&[2, 4, 5, 0xb4]); // MSS
+    seg[24..40].fill(1); // NOPs
+    l4_checksum(IN, SRV, 6, &mut seg, 16);
+    let rw = r.find_element("rw").unwrap();
+    r.inject_packet(rw, 0, marked(&ip(IN, SRV, 6, &seg)));
+    let sent = drain(&mut r, "o0").remove(0);
+    assert!(l4_sums_ok(&sent, 6));
+    let x = r.find_element("x").unwrap();
+    r.inject_packet(x, 0, marked(&icmp_error([9, 9, 9, 9], PUB, &sent)));
+    r.inject_packet(x, 0, marked(&icmp_error([9, 9, 9, 9], PUB, &sent[..40])));
+    let got = drain(&mut r, "e0");
+    assert_eq!(got.len(), 2);
+    let whole = &got[0][28..];
+    assert_eq!(flow_of(whole), (IN, 40, SRV, 80));
+    let cut = &got[1][28..];
+    assert!(checksum::verify(&got[1][20..]), "ICMP checksum");
+    assert_eq!(&cut[20..24], &whole[20..24], "quoted ports");
+    assert_eq!(&cut[36..38], &whole[36..38], "quoted TCP checksum");
+}

@@ -49,7 +49,7 @@
 use std::net::Ipv4Addr;
 
 use rclick_core::conf::{parse_bool, Args};
-use rclick_core::wire::{IcmpHeader, Ipv4Header, TcpHeader, UdpHeader};
+use rclick_core::wire::{IcmpHeader, Ipv4Header, UdpHeader};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::rewriter::{Rewriter, RewriterRef, RwKind};
@@ -210,26 +210,26 @@ impl ICMPRewriter {
                 }
             } else {
                 let delta = csum_delta(
-                    &[addr_words(qs), addr_words(qd), [sp, dp]].concat_words(),
-                    &[
+                    &concat_words([addr_words(qs), addr_words(qd), [sp, dp]]),
+                    &concat_words([
                         addr_words(nf.saddr),
                         addr_words(nf.daddr),
                         [nf.sport, nf.dport],
-                    ]
-                    .concat_words(),
+                    ]),
                 );
-                if qproto == IP_PROTO_TCP {
-                    if let Ok(mut th) = TcpHeader::new_checked(&mut *t) {
-                        let oc = th.checksum();
-                        let nc = apply_delta(oc, delta, false);
-                        th.set_checksum(nc);
-                        l4_csum = Some((oc, nc));
-                    }
+                // The quoted TCP checksum, whenever its bytes are quoted
+                // (a quote often ends inside a header with options, whose
+                // data offset then points past the message).
+                if qproto == IP_PROTO_TCP && t.len() >= 18 {
+                    let oc = u16::from_be_bytes([t[16], t[17]]);
+                    let nc = apply_delta(oc, delta, false);
+                    t[16..18].copy_from_slice(&nc.to_be_bytes());
+                    l4_csum = Some((oc, nc));
                 }
                 if let Ok(mut u) = UdpHeader::new_checked(t) {
                     if qproto == IP_PROTO_UDP && u.checksum() != 0 {
                         let oc = u.checksum();
-                        let nc = apply_delta(oc, delta, false);
+                        let nc = apply_udp_delta(oc, delta, false);
                         u.set_checksum(nc);
                         l4_csum = Some((oc, nc));
                     }
@@ -245,11 +245,11 @@ impl ICMPRewriter {
         }
         // The quoted IP header.
         if let Some(Ok(mut q)) = data.get_mut(q_off..).map(Ipv4Header::new_checked) {
-            let ow = [addr_words(qs), addr_words(qd)].concat_words();
-            let nw = [addr_words(nf.saddr), addr_words(nf.daddr)].concat_words();
+            let ow = concat_words([addr_words(qs), addr_words(qd)]);
+            let nw = concat_words([addr_words(nf.saddr), addr_words(nf.daddr)]);
             q.set_src(Ipv4Addr::from(nf.saddr));
             q.set_dst(Ipv4Addr::from(nf.daddr));
-            let nc = apply_delta(qcsum, csum_delta(&ow, &nw), false);
+            let nc = apply_delta(qcsum, csum_delta(&ow[..4], &nw[..4]), false);
             q.set_checksum(nc);
             w.push(qcsum, nc);
             for i in 0..4 {
@@ -291,15 +291,15 @@ impl ICMPRewriter {
     }
 }
 
-/// Flattens arrays of address and port words.
-trait ConcatWords {
-    fn concat_words(&self) -> Vec<u16>;
-}
-
-impl<const N: usize> ConcatWords for [[u16; 2]; N] {
-    fn concat_words(&self) -> Vec<u16> {
-        self.iter().flat_map(|a| a.iter().copied()).collect()
+/// Flattens pairs of address and port words into the first 2N of six
+/// words (on the stack: no allocation per packet).
+fn concat_words<const N: usize>(pairs: [[u16; 2]; N]) -> [u16; 6] {
+    let mut w = [0u16; 6];
+    for (i, p) in pairs.iter().enumerate().take(3) {
+        w[2 * i] = p[0];
+        w[2 * i + 1] = p[1];
     }
+    w
 }
 
 impl Element for ICMPRewriter {

@@ -39,7 +39,11 @@
 //! drops them; fragments arriving before their first fragment are still
 //! dropped). IPRewriter updates the IP, TCP and UDP checksums incrementally
 //! (RFC 1624), sets the destination IP annotation (DST_ANNO), and tracks TCP
-//! connection state for timeouts.
+//! connection state for timeouts. A UDP checksum of 0 (none) stays 0, and
+//! one whose update comes out 0 is sent as 0xffff (RFC 768; Click sends 0,
+//! which says "no checksum"). The ports of a TCP first fragment are
+//! translated whenever present, even when it is too short for the checksum
+//! field (Click translates only the addresses then).
 //!
 //! Mappings expire: a TCP mapping after TCP_TIMEOUT once data has flowed
 //! both ways, TCP_DONE_TIMEOUT once both sides sent FIN (or one sent RST),

@@ -733,12 +733,15 @@ fn apply_addrs(p: &mut Packet, info: &IpInfo, fl: &Flow, dir: usize, one: bool, 
                 let c = u16::from_be_bytes([l4[16], l4[17]]);
                 let c = apply_delta(c, fl.ip_delta, reverse);
                 l4[16..18].copy_from_slice(&c.to_be_bytes());
+            } else if info.proto == IP_PROTO_DCCP && info.l4_len >= 8 {
+                // DCCP's checksum covers the pseudo-header (RFC 4340 9.1).
+                let c = u16::from_be_bytes([l4[6], l4[7]]);
+                let c = apply_delta(c, fl.ip_delta, reverse);
+                l4[6..8].copy_from_slice(&c.to_be_bytes());
             } else if info.proto == IP_PROTO_UDP {
                 if let Ok(mut u) = UdpHeader::new_checked(l4) {
-                    if u.checksum() != 0 {
-                        let c = apply_delta(u.checksum(), fl.ip_delta, reverse);
-                        u.set_checksum(c);
-                    }
+                    let c = apply_udp_delta(u.checksum(), fl.ip_delta, reverse);
+                    u.set_checksum(c);
                 }
             }
         }

@@ -102,6 +102,20 @@ pub fn apply_delta(csum: u16, delta: u16, reverse: bool) -> u16 {
     !fold((!csum as u32 & 0xffff) + d as u32)
 }
 
+/// Updates a UDP checksum: 0 (no checksum) stays 0, and an update that
+/// comes out 0 is sent as 0xffff (RFC 768: a computed zero is transmitted
+/// as all ones; 0 would tell the receiver there is no checksum). Click
+/// sends the 0.
+pub fn apply_udp_delta(csum: u16, delta: u16, reverse: bool) -> u16 {
+    if csum == 0 {
+        return 0;
+    }
+    match apply_delta(csum, delta, reverse) {
+        0 => 0xffff,
+        c => c,
+    }
+}
+
 /// Adds `a + b` with one's-complement carries (two deltas in one).
 pub fn add_delta(a: u16, b: u16) -> u16 {
     fold(a as u32 + b as u32)
@@ -779,9 +793,14 @@ pub struct Owner {
 pub struct Table {
     flows: Vec<Flow>,
     free: Vec<usize>,
-    heaps: [Vec<usize>; 2],
+    /// Heap entries: (key, flow). A key is at most the flow's expiry:
+    /// an expiry that grows (every packet of a flow) leaves the key
+    /// behind, and the entry is sifted down only when it reaches the top
+    /// ([`Table::settle_top`]); one that shrinks is sifted up at once.
+    heaps: [Vec<(Jiffies, usize)>; 2],
     pub capacity: u32,
-    pub maps: Vec<HashMap<FlowId, usize, AddrHashBuilder>>,
+    /// Lookup maps: flow id to [`map_entry`] (16-byte entries).
+    pub maps: Vec<HashMap<FlowId, u32, AddrHashBuilder>>,
     pub owners: Vec<Owner>,
 }
 
@@ -809,8 +828,16 @@ impl Default for Table {
 
 /// A map entry: flow index and direction.
 #[inline]
-pub fn entry_of(v: usize) -> (usize, usize) {
-    (v >> 1, v & 1)
+pub fn entry_of(v: u32) -> (usize, usize) {
+    ((v >> 1) as usize, (v & 1) as usize)
+}
+
+/// The map entry of flow `f`, direction `dir`. Flow indices stay below
+/// 2^31: the slab never holds more than the capacity (at most
+/// 0x7fffffff) plus the one flow being added.
+#[inline]
+fn map_entry(f: usize, dir: u32) -> u32 {
+    ((f as u32) << 1) | dir
 }
 
 impl Table {
@@ -852,55 +879,53 @@ impl Table {
         self.maps.get(map)?.get(key).map(|v| entry_of(*v))
     }
 
-    // -- heaps (binary heaps ordered by expiry, with places in the flows)
+    // -- heaps (binary min-heaps of (key, flow), with places in the flows)
 
-    fn less(&self, a: usize, b: usize) -> bool {
-        self.flows[a].expiry < self.flows[b].expiry
-    }
-
-    fn set_at(&mut self, h: usize, i: usize, f: usize) {
-        self.heaps[h][i] = f;
-        self.flows[f].place = i;
+    fn set_at(&mut self, h: usize, i: usize, e: (Jiffies, usize)) {
+        self.heaps[h][i] = e;
+        self.flows[e.1].place = i;
     }
 
     fn sift_up(&mut self, h: usize, mut i: usize) -> usize {
-        let f = self.heaps[h][i];
+        let e = self.heaps[h][i];
         while i > 0 {
             let parent = (i - 1) / 2;
-            let pf = self.heaps[h][parent];
-            if !self.less(f, pf) {
+            let pe = self.heaps[h][parent];
+            if e.0 >= pe.0 {
                 break;
             }
-            self.set_at(h, i, pf);
+            self.set_at(h, i, pe);
             i = parent;
         }
-        self.set_at(h, i, f);
+        self.set_at(h, i, e);
         i
     }
 
     fn sift_down(&mut self, h: usize, mut i: usize) {
-        let f = self.heaps[h][i];
-        let n = self.heaps[h].len();
+        let heap = &self.heaps[h];
+        let e = heap[i];
+        let n = heap.len();
         loop {
             let mut c = 2 * i + 1;
             if c >= n {
                 break;
             }
-            if c + 1 < n && self.less(self.heaps[h][c + 1], self.heaps[h][c]) {
+            let heap = &self.heaps[h];
+            if c + 1 < n && heap[c + 1].0 < heap[c].0 {
                 c += 1;
             }
-            let cf = self.heaps[h][c];
-            if !self.less(cf, f) {
+            let ce = heap[c];
+            if ce.0 >= e.0 {
                 break;
             }
-            self.set_at(h, i, cf);
+            self.set_at(h, i, ce);
             i = c;
         }
-        self.set_at(h, i, f);
+        self.set_at(h, i, e);
     }
 
     fn heap_push(&mut self, h: usize, f: usize) {
-        self.heaps[h].push(f);
+        self.heaps[h].push((self.flows[f].expiry, f));
         let i = self.heaps[h].len() - 1;
         self.flows[f].place = i;
         self.sift_up(h, i);
@@ -911,8 +936,8 @@ impl Table {
         let i = self.flows[f].place;
         let last = self.heaps[h].len() - 1;
         if i != last {
-            let lf = self.heaps[h][last];
-            self.set_at(h, i, lf);
+            let le = self.heaps[h][last];
+            self.set_at(h, i, le);
             self.heaps[h].pop();
             let j = self.sift_up(h, i);
             if j == i {
@@ -920,6 +945,20 @@ impl Table {
             }
         } else {
             self.heaps[h].pop();
+        }
+    }
+
+    /// Brings the keys at the top of heap `h` up to date, so that its top
+    /// is the flow closest to expiry; returns that flow.
+    fn settle_top(&mut self, h: usize) -> Option<usize> {
+        loop {
+            let &(key, f) = self.heaps[h].first()?;
+            let expiry = self.flows[f].expiry;
+            if key >= expiry {
+                return Some(f);
+            }
+            self.heaps[h][0].0 = expiry;
+            self.sift_down(h, 0);
         }
     }
 
@@ -934,9 +973,9 @@ impl Table {
             self.flows[f].expiry = expiry;
             let h = guaranteed as usize;
             let i = self.flows[f].place;
-            let j = self.sift_up(h, i);
-            if j == i {
-                self.sift_down(h, i);
+            if expiry < self.heaps[h][i].0 {
+                self.heaps[h][i].0 = expiry;
+                self.sift_up(h, i);
             }
         }
     }
@@ -962,7 +1001,7 @@ impl Table {
     }
 
     fn shift_best_effort(&mut self, now: Jiffies) {
-        while let Some(&f) = self.heaps[1].first() {
+        while let Some(f) = self.settle_top(1) {
             if self.flows[f].expiry > now {
                 break;
             }
@@ -983,10 +1022,10 @@ impl Table {
             *c = c.saturating_sub(1);
         }
         let m = &mut self.maps[map];
-        if m.get(&k0) == Some(&(f << 1)) {
+        if m.get(&k0) == Some(&map_entry(f, 0)) {
             m.remove(&k0);
         }
-        if m.get(&k1) == Some(&((f << 1) | 1)) {
+        if m.get(&k1) == Some(&map_entry(f, 1)) {
             m.remove(&k1);
         }
         self.flows[f].live = false;
@@ -1050,8 +1089,8 @@ impl Table {
             }
         };
         let k1 = self.flows[f].key[1];
-        self.maps[map].insert(flow, f << 1);
-        if let Some(old) = self.maps[map].insert(k1, (f << 1) | 1) {
+        self.maps[map].insert(flow, map_entry(f, 0));
+        if let Some(old) = self.maps[map].insert(k1, map_entry(f, 1)) {
             let (of, _) = entry_of(old);
             if of != f {
                 self.destroy(of);
@@ -1064,10 +1103,7 @@ impl Table {
         }
         if self.size() > self.capacity as usize {
             self.shift_best_effort(now);
-            let dead = match self.heaps[0].first() {
-                Some(&d) => d,
-                None => f,
-            };
+            let dead = self.settle_top(0).unwrap_or(f);
             self.destroy(dead);
             if dead == f {
                 if let Some(c) = self.owners[owner].failures.get_mut(input) {
@@ -1083,7 +1119,7 @@ impl Table {
     /// shrink_heap); `clear_all` removes every flow.
     pub fn shrink(&mut self, clear_all: bool, now: Jiffies) {
         self.shift_best_effort(now);
-        while let Some(&f) = self.heaps[0].first() {
+        while let Some(f) = self.settle_top(0) {
             if self.flows[f].expiry > now {
                 break;
             }
@@ -1092,7 +1128,7 @@ impl Table {
         let cap = if clear_all { 0 } else { self.capacity as usize };
         while self.size() > cap {
             let h = if self.heaps[0].is_empty() { 1 } else { 0 };
-            let f = self.heaps[h][0];
+            let Some(f) = self.settle_top(h) else { break };
             self.destroy(f);
         }
     }
@@ -1247,29 +1283,41 @@ pub fn apply_flow(
     }
     let l4 = data.get_mut(info.l4_off..)?;
     if info.proto == IP_PROTO_TCP {
-        if info.l4_len < 18 {
+        // Raw offsets, not a checked TcpHeader: a header too short for
+        // its checksum (a tiny first fragment) or with a data offset that
+        // does not fit still gets its ports translated (Click: the ports
+        // and checksum of 18 bytes or more, whatever the data offset;
+        // nothing below 18, leaking the inside port with the outside
+        // address).
+        if l4.len() < 4 {
             return None;
         }
-        let mut t = TcpHeader::new_checked(l4).ok()?;
-        t.set_src_port(to.sport);
-        t.set_dst_port(to.dport);
-        let c = apply_delta(t.checksum(), fl.l4_delta, reverse);
-        t.set_checksum(c);
-        let hl = info.l4_off - info.ip_off + t.header_len();
-        Some((t.flags(), hl < total_len))
+        l4[0..2].copy_from_slice(&to.sport.to_be_bytes());
+        l4[2..4].copy_from_slice(&to.dport.to_be_bytes());
+        if l4.len() < 18 {
+            return None;
+        }
+        let c = u16::from_be_bytes([l4[16], l4[17]]);
+        l4[16..18].copy_from_slice(&apply_delta(c, fl.l4_delta, reverse).to_be_bytes());
+        let hl = info.l4_off - info.ip_off + usize::from(l4[12] >> 4) * 4;
+        Some((l4[13], hl < total_len))
     } else if info.proto == IP_PROTO_UDP {
         let mut u = UdpHeader::new_checked(l4).ok()?;
         u.set_src_port(to.sport);
         u.set_dst_port(to.dport);
-        if u.checksum() != 0 {
-            let c = apply_delta(u.checksum(), fl.l4_delta, reverse);
-            u.set_checksum(c);
-        }
+        let c = apply_udp_delta(u.checksum(), fl.l4_delta, reverse);
+        u.set_checksum(c);
         None
     } else {
         let mut u = UdpHeader::new_checked(l4).ok()?;
         u.set_src_port(to.sport);
         u.set_dst_port(to.dport);
+        if info.proto == IP_PROTO_DCCP {
+            // DCCP's checksum (bytes 6-7, always present) covers the
+            // pseudo-header and the ports as TCP's does (RFC 4340 9.1).
+            let c = u.checksum();
+            u.set_checksum(apply_delta(c, fl.l4_delta, reverse));
+        }
         None
     }
 }

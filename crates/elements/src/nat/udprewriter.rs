@@ -11,6 +11,8 @@
 //! ## Description
 //! An IPRewriter with one table for UDP, TCP and DCCP flows and one
 //! timeout (see IPRewriter for the input specs). It tracks no TCP state.
+//! DCCP packets get their checksum updated with their ports and addresses
+//! (Click leaves it stale, so that receivers drop them).
 //! Other protocols, non-first fragments (except those of a datagram whose
 //! first fragment was rewritten, as in IPRewriter) and packets with fewer
 //! than 8 transport bytes go to the input's `pass` output or are dropped.
