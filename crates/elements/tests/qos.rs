@@ -291,6 +291,31 @@ fn shaper_releases_at_its_rate_not_in_batches() {
     }
 }
 
+/// Behind a polling puller (Unqueue), a Shaper sleeps while its rate holds
+/// packets back and wakes when the next may go: under `--simtime` the run
+/// moves on and the counts are the rate's (Click's Shaper has no notifier,
+/// so its Unqueue spins and the simulated clock, which moves only when
+/// the driver is idle, stood still: the run never reached its Script).
+#[test]
+fn shaper_lets_a_polling_puller_sleep() {
+    // Counts by 10.1 ms, 30.1 ms and 2 s (Click's, where its spinning run
+    // gets that far).
+    for (cls, rate, want) in [
+        ("Shaper", "1000", [11u64, 31, 500]),
+        ("BandwidthShaper", "100kBps", [15, 44, 500]),
+    ] {
+        for (secs, want) in ["0.0101", "0.0301", "2"].into_iter().zip(want) {
+            let mut r = sim(&format!(
+                "InfiniteSource(LIMIT 500) -> Queue -> s :: {cls}({rate})
+                   -> Unqueue -> c :: Counter -> Discard;
+                 Script(wait {secs}, stop);"
+            ));
+            assert_eq!(r.run_limited(200_000), StopReason::Stopped, "{cls} {secs}");
+            assert_eq!(count(&mut r, "c.count"), want, "{cls} by {secs} s");
+        }
+    }
+}
+
 /// Shaper's output 1 carries what output 0 holds back.
 #[test]
 fn shaper_output_one_takes_the_unshaped_packets() {
