@@ -194,6 +194,24 @@ fn codel_follows_its_control_law() {
     assert_eq!(count(&mut r, "k.count"), 150);
 }
 
+/// An INTERVAL of years written live while CoDel is dropping: the next
+/// drop is years away. (The control law's product overflowed 64 bits: a
+/// panic in debug builds, a wrapped drop time in release.)
+#[test]
+fn codel_survives_a_huge_interval_written_live() {
+    let config = "InfiniteSource(LENGTH 100, LIMIT 4000) -> SetTimestamp(FIRST true)
+        -> q :: Queue(1000) -> c :: CoDel(20ms, 100ms) -> k :: Counter -> TimedSink(2ms);";
+    let mut before = run_until(config, "1");
+    let d1 = count(&mut before, "c.drops");
+    assert!(d1 > 0, "not dropping yet");
+    let mut r = sim(&format!(
+        "{config} Script(wait 1, write c.codel_interval 3000000000s, wait 1, stop);"
+    ));
+    assert_eq!(r.run_limited(10_000_000), StopReason::Stopped);
+    let d2 = count(&mut r, "c.drops");
+    assert!((d1..=d1 + 2).contains(&d2), "{d1} drops, then {d2}");
+}
+
 // --------------------------------------------------------- rated elements
 
 /// BandwidthRatedUnqueue(10000Bps, BURST_BYTES 0) with 100-byte packets:
