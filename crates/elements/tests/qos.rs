@@ -623,6 +623,10 @@ fn hfsc_refuses_bad_hierarchies() {
         ("CLASS a INPUT 0 LS 1Mbps, CLASS b PARENT a INPUT 1 LS 1Mbps", "cannot be a parent"),
         ("CLASS a INPUT 0 LS 1Mbps", "input 1 has no class"),
         ("CLASS a INPUT 0, CLASS b INPUT 1 LS 1Mbps", "needs RT or LS"),
+        // Zero curves: served one packet, then held the class for ever.
+        ("CLASS a INPUT 0 RT 0, CLASS b INPUT 1 LS 1Mbps", "RT curve is zero"),
+        ("CLASS a INPUT 0 LS 1Mbps UL 0 0 0, CLASS b INPUT 1 LS 1Mbps", "UL curve is zero"),
+        ("CLASS a INPUT 0 LS 0bps, CLASS b INPUT 1 LS 1Mbps", "LS curve is zero"),
         ("CLASS p RT 1Mbps LS 1Mbps, CLASS a PARENT p INPUT 0 LS 1Mbps, CLASS b INPUT 1 LS 1Mbps", "RT is for leaves"),
     ] {
         let e = match try_from_config(&format!(

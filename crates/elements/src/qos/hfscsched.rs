@@ -21,7 +21,10 @@
 //! interior classes) name as PARENT. A class without PARENT hangs from the
 //! root, which is the link. A CURVE is a rate (`2Mbps`), or `M1 D M2` as in
 //! `tc-hfsc`: rate M1 for the first D of a backlogged period, then M2
-//! (`10Mbps 20ms 2Mbps` gives a burst, `0 10ms 5Mbps` a delay).
+//! (`10Mbps 20ms 2Mbps` gives a burst, `0 10ms 5Mbps` a delay). A curve
+//! that is zero throughout (`RT 0`) is refused: Linux takes it as no curve
+//! at all, and as a curve it would let one packet through and then hold
+//! the class for ever.
 //!
 //! - **RT** (leaves): the real-time curve. Whenever a leaf's head packet is
 //!   eligible (its real-time service so far is behind its eligible curve),
@@ -279,6 +282,9 @@ fn parse_class(spec: &str) -> Result<(Class, Option<String>), String> {
             "RT" | "LS" | "UL" => {
                 let (curve, used) = parse_curve(&words[i..])?;
                 i += used;
+                if curve.m1 == 0.0 && curve.m2 == 0.0 {
+                    return Err(format!("CLASS {name}: {kw} curve is zero"));
+                }
                 match kw {
                     "RT" => c.rt = Some(curve),
                     "LS" => c.ls = Some(curve),
