@@ -229,6 +229,30 @@ fn bandwidth_rated_unqueue_releases_at_its_rate() {
     }
 }
 
+/// A rated unqueue configured at rate 0, then given a rate: it starts at
+/// the new rate at once. (Its task had gone to sleep on a timer ~49 days
+/// away; Click 2.1 leaves it there and releases nothing.) The bucket
+/// refills for the 0.5 s since its last refill, so it starts full: its
+/// 20 ms burst at once (2 packets; 200 of 60 bytes above Click's 131072-byte
+/// threshold), then the rate for a second.
+#[test]
+fn rated_unqueue_wakes_when_a_rate_replaces_zero() {
+    for (elem, rate, want) in [
+        ("RatedUnqueue(0)", "100", 98..=106),
+        ("BandwidthRatedUnqueue(0Bps)", "600000Bps", 10180..=10220),
+    ] {
+        let mut r = run_until(
+            &format!(
+                "InfiniteSource(LENGTH 60) -> Queue(100) -> u :: {elem} -> c :: Counter -> Discard;
+                 Script(wait 0.5, write u.rate {rate});"
+            ),
+            "1.5005",
+        );
+        let n = count(&mut r, "c.count");
+        assert!(want.contains(&n), "{elem} then {rate}: {n} in 1 s");
+    }
+}
+
 /// RatedSplitter(20) fed 50 packets/s: 20 per second leave by output 0
 /// (plus the burst), the rest by output 1.
 #[test]
