@@ -639,6 +639,31 @@ fn hfsc_upper_limit_holds() {
     assert!((rate / 10e6 - 1.0).abs() < 0.02, "{rate} bit/s");
 }
 
+/// An input that holds packets back though its queue has some (a Shaper
+/// whose output 1 is in use has no notifier): HFSCSched keeps its puller
+/// polling, as DRRSched does, and the packets flow at the Shaper's rate.
+/// (It slept once such a pull gave nothing, and no queue ever woke it:
+/// one packet in all.) In real time: under --simtime a polling puller
+/// stops the clock.
+#[test]
+fn hfsc_keeps_polling_an_input_without_a_notifier() {
+    let real_time = RouterOptions {
+        capture_chatter: true,
+        ..RouterOptions::default()
+    };
+    let mut r = from_config_with(
+        "InfiniteSource(LIMIT 100) -> Queue -> s :: Shaper(100)
+           -> HFSCSched(CLASS a INPUT 0 LS 1Mbps) -> Unqueue -> c :: Counter -> Discard;
+         s[1] -> Idle;
+         Script(wait 0.3, stop);",
+        &real_time,
+    );
+    assert_eq!(r.run_limited(1 << 40), StopReason::Stopped);
+    let n = count(&mut r, "c.count");
+    // About 30; more if a loaded machine fires the Script late.
+    assert!(n >= 10, "{n} packets in 0.3 s at 100/s");
+}
+
 #[test]
 fn hfsc_refuses_bad_hierarchies() {
     for (config, why) in [

@@ -42,7 +42,9 @@
 //! is known for the deadline. HFSCSched is an empty notifier: its signal is
 //! down while no input has packets, and while every head packet waits for
 //! an upper limit (a timer raises it when the first may go); a task relays
-//! the queues' notifiers upstream, as DRRSched's does. Times are the
+//! the queues' notifiers upstream, as DRRSched's does. An input whose
+//! queue has packets but that gives none (an element between without a
+//! notifier holds them back) keeps the signal up, as in DRRSched. Times are the
 //! router's clock; rates are kept as bytes per nanosecond. Click has no
 //! H-FSC element: this one is rclick's.
 //!
@@ -218,6 +220,10 @@ pub struct HFSCSched {
     signal: Option<SignalId>,
     task: Option<TaskId>,
     timer: Option<TimerId>,
+    /// The last `fill_heads` pulled nothing from an input whose signal
+    /// said it might have packets (an element upstream without a notifier
+    /// held them back): pullers must keep polling, no queue will wake us.
+    starved: bool,
 }
 
 const KEYWORDS: [&str; 5] = ["PARENT", "INPUT", "RT", "LS", "UL"];
@@ -397,12 +403,15 @@ impl HFSCSched {
     /// Pulls a head packet for each leaf that has none.
     fn fill_heads(&mut self, now: f64, ctx: &mut Ctx) -> bool {
         let mut any = false;
+        self.starved = false;
         for port in 0..self.leaf_of.len() {
             let leaf = self.leaf_of[port];
             if self.classes[leaf].head.is_none() && ctx.signal_active(&self.classes[leaf].signal) {
                 if let Some(p) = ctx.pull(port, 1).and_then(|mut b| b.pop()) {
                     self.classes[leaf].head = Some(p);
                     self.set_active(leaf, now);
+                } else {
+                    self.starved = true;
                 }
             }
             any |= self.classes[leaf].head.is_some();
@@ -657,7 +666,13 @@ impl Element for HFSCSched {
         }
         if out.is_empty() {
             if let Some(s) = self.signal {
-                ctx.sleep_signal(s);
+                if self.starved {
+                    // As DRRSched: an input said it may have packets but
+                    // gave none; no queue will wake us when it does.
+                    ctx.wake_signal(s);
+                } else {
+                    ctx.sleep_signal(s);
+                }
             }
             // Packets wait for an upper limit: wake when the first may go.
             if wait.is_finite() {
