@@ -422,6 +422,14 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
         "DRRSched",
         "rclick's has a task (it relays the queues' notifiers to its own)",
     ),
+    (
+        "Shaper",
+        "rclick's is a notifier and has a task (it relays the queues' notifiers to its own)",
+    ),
+    (
+        "BandwidthShaper",
+        "rclick's is a notifier and has a task (it relays the queues' notifiers to its own)",
+    ),
     ("IPClassifier", "pattern0 rw (one patternN per output)"),
     ("IPPrint", "active rw.c (calm)"),
     (

@@ -28,8 +28,9 @@
 //!
 //! The control law is computed as Click computes it (interval in
 //! milliseconds, a fixed-point integer square root) but in 64-bit
-//! arithmetic: Click's 32-bit product overflows for an INTERVAL above
-//! 268 ms and schedules the next drop too early.
+//! arithmetic (128-bit where an INTERVAL of years needs it): Click's
+//! 32-bit product overflows for an INTERVAL above 268 ms and schedules the
+//! next drop too early.
 //!
 //! The Storage elements upstream (found by flow-based router context, or
 //! named by QUEUES) are only reported by `stats` and `queues`.
@@ -117,8 +118,10 @@ impl CoDel {
     fn control_law(&self, t: i64) -> i64 {
         let interval_ms = (self.interval.nanos() / 1_000_000).max(0) as u64;
         let root = isqrt(u64::from(self.state_drops) * 256).max(1);
-        let ns = interval_ms * 16 * 1_000_000 / root;
-        t.saturating_add(ns as i64)
+        // In 128 bits: an INTERVAL of years (a live `codel_interval`
+        // write) overflows 64.
+        let ns = u128::from(interval_ms) * 16 * 1_000_000 / u128::from(root);
+        t.saturating_add(i64::try_from(ns).unwrap_or(i64::MAX))
     }
 
     /// Pulls a packet and notes whether its sojourn time allows a drop.

@@ -417,7 +417,8 @@ impl GapRate {
             sec += i64::from(count / self.rate);
             count %= self.rate;
         }
-        let us = (u64::from(count) * u64::from(self.ugap)) >> Self::UGAP_SHIFT;
+        // Rounded up: at the floor, `need_update` may still say no.
+        let us = (u64::from(count) * u64::from(self.ugap)).div_ceil(1 << Self::UGAP_SHIFT);
         Some(Timestamp::from_sec_nsec(sec, us as i64 * 1000))
     }
 }

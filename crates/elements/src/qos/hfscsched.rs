@@ -21,7 +21,10 @@
 //! interior classes) name as PARENT. A class without PARENT hangs from the
 //! root, which is the link. A CURVE is a rate (`2Mbps`), or `M1 D M2` as in
 //! `tc-hfsc`: rate M1 for the first D of a backlogged period, then M2
-//! (`10Mbps 20ms 2Mbps` gives a burst, `0 10ms 5Mbps` a delay).
+//! (`10Mbps 20ms 2Mbps` gives a burst, `0 10ms 5Mbps` a delay). A curve
+//! that is zero throughout (`RT 0`) is refused: Linux takes it as no curve
+//! at all, and as a curve it would let one packet through and then hold
+//! the class for ever.
 //!
 //! - **RT** (leaves): the real-time curve. Whenever a leaf's head packet is
 //!   eligible (its real-time service so far is behind its eligible curve),
@@ -39,7 +42,9 @@
 //! is known for the deadline. HFSCSched is an empty notifier: its signal is
 //! down while no input has packets, and while every head packet waits for
 //! an upper limit (a timer raises it when the first may go); a task relays
-//! the queues' notifiers upstream, as DRRSched's does. Times are the
+//! the queues' notifiers upstream, as DRRSched's does. An input whose
+//! queue has packets but that gives none (an element between without a
+//! notifier holds them back) keeps the signal up, as in DRRSched. Times are the
 //! router's clock; rates are kept as bytes per nanosecond. Click has no
 //! H-FSC element: this one is rclick's.
 //!
@@ -215,6 +220,10 @@ pub struct HFSCSched {
     signal: Option<SignalId>,
     task: Option<TaskId>,
     timer: Option<TimerId>,
+    /// The last `fill_heads` pulled nothing from an input whose signal
+    /// said it might have packets (an element upstream without a notifier
+    /// held them back): pullers must keep polling, no queue will wake us.
+    starved: bool,
 }
 
 const KEYWORDS: [&str; 5] = ["PARENT", "INPUT", "RT", "LS", "UL"];
@@ -279,6 +288,9 @@ fn parse_class(spec: &str) -> Result<(Class, Option<String>), String> {
             "RT" | "LS" | "UL" => {
                 let (curve, used) = parse_curve(&words[i..])?;
                 i += used;
+                if curve.m1 == 0.0 && curve.m2 == 0.0 {
+                    return Err(format!("CLASS {name}: {kw} curve is zero"));
+                }
                 match kw {
                     "RT" => c.rt = Some(curve),
                     "LS" => c.ls = Some(curve),
@@ -391,12 +403,15 @@ impl HFSCSched {
     /// Pulls a head packet for each leaf that has none.
     fn fill_heads(&mut self, now: f64, ctx: &mut Ctx) -> bool {
         let mut any = false;
+        self.starved = false;
         for port in 0..self.leaf_of.len() {
             let leaf = self.leaf_of[port];
             if self.classes[leaf].head.is_none() && ctx.signal_active(&self.classes[leaf].signal) {
                 if let Some(p) = ctx.pull(port, 1).and_then(|mut b| b.pop()) {
                     self.classes[leaf].head = Some(p);
                     self.set_active(leaf, now);
+                } else {
+                    self.starved = true;
                 }
             }
             any |= self.classes[leaf].head.is_some();
@@ -651,7 +666,13 @@ impl Element for HFSCSched {
         }
         if out.is_empty() {
             if let Some(s) = self.signal {
-                ctx.sleep_signal(s);
+                if self.starved {
+                    // As DRRSched: an input said it may have packets but
+                    // gave none; no queue will wake us when it does.
+                    ctx.wake_signal(s);
+                } else {
+                    ctx.sleep_signal(s);
+                }
             }
             // Packets wait for an upper limit: wake when the first may go.
             if wait.is_finite() {

@@ -44,7 +44,12 @@
 //!
 //! rclick differs where Click crashes: `RED(0, 0, P)` makes Click divide
 //! by zero (MAX_THRESH 0); rclick drops every packet once the average is
-//! above 0.
+//! above 0. It also differs with STABILITY 0: Click compares the
+//! instantaneous length with the thresholds but computes the probability
+//! from its moving average, which it no longer updates (0 after
+//! initialization), so between the thresholds it never drops; rclick
+//! computes the probability from the instantaneous length, as STABILITY 0
+//! says.
 //!
 //! ## Keywords
 //! - **MIN_THRESH** (unsigned): average queue length at or below which no

@@ -21,8 +21,13 @@
 //! carries the packets the shaper holds back from output 0, for a
 //! scheduler that serves both (`Shaper => RoundRobinSched`).
 //!
-//! A Shaper has no notifier: a puller downstream polls it while the queue
-//! upstream is non-empty.
+//! Unless output 1 is in use, a Shaper is an empty notifier: its signal is
+//! down while the rate holds packets back (a timer raises it when the
+//! next may go) and while the queues upstream are empty, so a polling
+//! puller (Unqueue) sleeps instead of spinning, and under `--simtime` the
+//! clock can move on (Click's Shaper has no notifier; its puller spins).
+//! A Shaper with output 1 in use has none: output 1 has packets exactly
+//! when output 0 has not.
 //!
 //! ## Handlers
 //! - `rate` (read/write): the rate; writing it reconfigures RATE.
@@ -35,7 +40,10 @@
 //! ```
 
 use rclick_core::conf::{parse_bandwidth, Args, Bandwidth};
-use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx};
+use rclick_core::time::Timestamp;
+use rclick_core::{
+    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, NotifierSignal, SignalId, TaskId, TimerId,
+};
 
 use super::common::{reconfigure_from, GapRate};
 use crate::standard::ratedunqueue::unparse_rate;
@@ -45,6 +53,15 @@ use crate::standard::ratedunqueue::unparse_rate;
 pub struct Shaper {
     rate: GapRate,
     bandwidth: bool,
+    /// This element's empty-notifier signal (none while output 1 of a
+    /// packet Shaper is in use).
+    signal: Option<SignalId>,
+    /// The queues' signals upstream.
+    upstream: NotifierSignal,
+    /// Woken by a queue upstream: raises `signal`.
+    task: Option<TaskId>,
+    /// Raises `signal` when the rate lets the next packet go.
+    timer: Option<TimerId>,
 }
 
 impl Shaper {
@@ -53,6 +70,36 @@ impl Shaper {
         Shaper {
             rate: GapRate::default(),
             bandwidth: true,
+            ..Shaper::default()
+        }
+    }
+
+    /// Pullers may try again (the rate or its history changed).
+    fn wake(&self, ctx: &Ctx) {
+        if let Some(s) = self.signal {
+            ctx.wake_signal(s);
+        }
+    }
+
+    /// After a pull that found nothing: lowers the signal while the rate
+    /// holds packets back (until the next may go) or the queues upstream
+    /// are empty (until one wakes).
+    fn idle(&mut self, refused: bool, now: Timestamp, ctx: &mut Ctx) {
+        let Some(s) = self.signal else { return };
+        if refused {
+            // The rate changes its mind at the time `expiry` gives, or at
+            // the next second, when GapRate settles its count.
+            let next_sec = Timestamp::from_sec_nsec(now.sec() + 1, 0);
+            let at = self.rate.expiry().map_or(next_sec, |t| t.min(next_sec));
+            if at <= now {
+                return;
+            }
+            if let Some(t) = self.timer {
+                ctx.schedule_timer_at(t, at);
+            }
+            ctx.sleep_signal(s);
+        } else if !ctx.signal_active(&self.upstream) {
+            ctx.sleep_signal(s);
         }
     }
 
@@ -65,11 +112,14 @@ impl Shaper {
 const HANDLERS: &[Handler<Shaper>] = &[
     Handler::read_write("rate", Shaper::read_rate, |e, v, ctx| {
         let base = unparse_rate(e.rate.rate(), e.bandwidth);
-        reconfigure_from(e, &base, "RATE", Some(0), v, ctx)
+        reconfigure_from(e, &base, "RATE", Some(0), v, ctx)?;
+        e.wake(ctx);
+        Ok(())
     }),
     Handler::read("config", Shaper::read_rate),
-    Handler::write("reset", |e, _, _| {
+    Handler::write("reset", |e, _, ctx| {
         e.rate.reset();
+        e.wake(ctx);
         Ok(())
     }),
 ];
@@ -111,7 +161,35 @@ impl Element for Shaper {
             ));
         }
         self.rate.set_rate(rate, ctx.now());
+        // Output 1 of a packet Shaper has packets exactly when output 0
+        // has not: one signal cannot speak for both.
+        if self.signal.is_none() && (self.bandwidth || ctx.noutputs() < 2) {
+            self.signal = Some(ctx.new_signal(true));
+        }
         Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        if self.signal.is_some() {
+            let t = ctx.new_task(false);
+            self.upstream = ctx.upstream_empty_signal(0, Some(t));
+            self.task = Some(t);
+            self.timer = Some(ctx.new_timer());
+        }
+        Ok(())
+    }
+
+    fn empty_notifier(&self) -> Option<SignalId> {
+        self.signal
+    }
+
+    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
+        self.wake(ctx);
+        false
+    }
+
+    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        self.wake(ctx);
     }
 
     fn pull(&mut self, port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
@@ -127,8 +205,12 @@ impl Element for Shaper {
         // One packet at a time, while the rate allows: never a burst of
         // the batch size.
         let mut out = Batch::new();
-        while out.len() < max.min(rclick_core::batch::BATCH_CAPACITY) && self.rate.need_update(now)
-        {
+        let mut refused = false;
+        while out.len() < max.min(rclick_core::batch::BATCH_CAPACITY) {
+            if !self.rate.need_update(now) {
+                refused = true;
+                break;
+            }
             let Some(b) = ctx.pull(0, 1) else { break };
             for p in b {
                 let n = if self.bandwidth { p.len() as i32 } else { 1 };
@@ -136,6 +218,10 @@ impl Element for Shaper {
                 out.push(p);
             }
         }
-        (!out.is_empty()).then_some(out)
+        if out.is_empty() {
+            self.idle(refused, now, ctx);
+            return None;
+        }
+        Some(out)
     }
 }

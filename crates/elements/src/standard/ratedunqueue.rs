@@ -26,7 +26,10 @@
 //! ## Handlers
 //! - `rate` (read/write): the rate; writing it reconfigures the element
 //!   with that RATE (as in Click, from what `config` reads, so the burst
-//!   keywords return to their defaults).
+//!   keywords return to their defaults). As in Click, a task waiting for
+//!   tokens keeps waiting the time the old rate said; but where the old
+//!   rate was 0 (Click waits ~49 days, its bucket never filling) rclick
+//!   runs it at once.
 //! - `active` (read/write): whether to pull. Default true.
 //! - `calls` (read): task statistics, as in Click.
 //! - `config` (read/write): reads the current RATE; writing it
@@ -202,9 +205,16 @@ const HANDLERS: &[Handler<RatedUnqueue>] = &[
             // what `config` reads (the rate alone), so the burst keywords
             // return to their defaults.
             let base = e.rate_string();
+            let was_idle = e.tb.rate() == 0;
+            crate::qos::common::reconfigure_from(e, &base, "RATE", Some(0), v, ctx)?;
             // Click does not wake the task: one sleeping on its timer
-            // wakes when the old rate said.
-            crate::qos::common::reconfigure_from(e, &base, "RATE", Some(0), v, ctx)
+            // wakes when the old rate said. At rate 0 that timer is ~49
+            // days away (Click's never-filling bucket), so the new rate
+            // would never be seen: rclick wakes the task then.
+            if was_idle {
+                e.wake(ctx)?;
+            }
+            Ok(())
         },
     ),
     Handler::flagged(
