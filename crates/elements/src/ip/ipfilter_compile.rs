@@ -2136,7 +2136,11 @@ impl BoxField {
     }
 
     /// The bit-vector offset for the field's value in `data`.
-    #[inline]
+    // Always inlined, like the other steps of a packet's classification:
+    // with IP6Filter calling the same code, the compiler's heuristics
+    // stopped inlining it (ipfilter100 BURST 32: 613 -> 726
+    // instructions/packet).
+    #[inline(always)]
     fn lookup(&self, data: HeaderData) -> u32 {
         match self.field.read(data[self.field.base as usize]) {
             Some(v) => self.set_of(v),
@@ -2450,7 +2454,7 @@ impl BoxSet {
                 .sum::<usize>()
     }
 
-    #[inline]
+    #[inline(always)]
     fn run(&self, data: HeaderData) -> i32 {
         let nf = self.fields.len();
         if nf == 0 {
@@ -2719,7 +2723,7 @@ impl Compiled {
 
     /// [`classify`](Self::classify) with the Ethernet header before the IP
     /// header (empty when there is none).
-    #[inline]
+    #[inline(always)]
     pub fn classify_ether(&self, ether: &[u8], ip: &[u8], transp: &[u8]) -> Option<usize> {
         let mut buf = [0u8; ETHER_PADDED];
         let ether = if self.uses_ether {
