@@ -21,8 +21,10 @@
 //! §3.4.3). The padding must be 1, 2, 3... and the next header 4 (IPv4);
 //! the inner IPv4 packet leaves by output 0 with its network header and
 //! destination annotation set. A congestion mark (CE) on the outer header
-//! of an ECN-capable inner packet is copied to it (RFC 6040 §4.2; the
-//! inner header checksum is updated). Dummy packets (next header 59, RFC 4303
+//! of an ECN-capable inner packet is copied to it, and an outer ECT(1) to
+//! an inner ECT(0) (RFC 6040 §4.2; the inner header checksum is updated);
+//! a packet whose outer header is CE and whose inner packet is Not-ECT is
+//! dropped and counted in `ecn_drops`, as RFC 6040 requires. Dummy packets (next header 59, RFC 4303
 //! §2.6) are counted and dropped.
 //!
 //! Packets that fail (not ESP, truncated, fragmented, unknown SPI, expired
@@ -58,8 +60,8 @@
 //! - `packets`, `bytes` (read): packets and inner bytes forwarded (each
 //!   input packet counts once: here or in one of the drop counters).
 //! - `replay_drops`, `auth_failures`, `malformed_drops`,
-//!   `unknown_spi_drops`, `trailer_drops`, `expired_drops`, `dummy_drops`
-//!   (read): packets refused, by reason.
+//!   `unknown_spi_drops`, `trailer_drops`, `expired_drops`, `dummy_drops`,
+//!   `ecn_drops` (read): packets refused, by reason.
 //! - `add_sa` (write): `SPI KEY [ALG]` installs an SA (an existing SPI is
 //!   an error).
 //! - `replace_sa` (write): `OLD_SPI SPI KEY [ALG]` installs the new SA and
@@ -100,6 +102,7 @@ pub struct ESPTunnelDecap {
     trailer_drops: u64,
     expired_drops: u64,
     dummy_drops: u64,
+    ecn_drops: u64,
 }
 
 impl Default for ESPTunnelDecap {
@@ -121,6 +124,7 @@ impl Default for ESPTunnelDecap {
             trailer_drops: 0,
             expired_drops: 0,
             dummy_drops: 0,
+            ecn_drops: 0,
         }
     }
 }
@@ -187,11 +191,23 @@ impl FilterOrDrop for ESPTunnelDecap {
                     self.trailer_drops += 1;
                     return Some(Err(p));
                 };
-                // RFC 6040 §4.2: congestion marked on the outer header of
-                // an ECN-capable inner packet carries over.
-                if outer_ecn == 3 && (inner_ecn == 1 || inner_ecn == 2) {
+                // RFC 6040 §4.2 (Figure 4): congestion marked on the outer
+                // header of an ECN-capable inner packet carries over (and
+                // an outer ECT(1) over an inner ECT(0)); a CE mark over a
+                // Not-ECT inner packet cannot be passed on, so the packet
+                // is dropped, as the congestion signal requires.
+                let ecn = match (outer_ecn, inner_ecn) {
+                    (3, 0) => {
+                        self.ecn_drops += 1;
+                        return Some(Err(p));
+                    }
+                    (3, 1 | 2) => Some(3),
+                    (1, 2) => Some(1),
+                    _ => None,
+                };
+                if let Some(ecn) = ecn {
                     let mut ip = Ipv4Header::new_unchecked(&mut p.writable()[..ihl]);
-                    ip.set_ecn(3);
+                    ip.set_ecn(ecn);
                     ip.fill_checksum();
                 }
                 sa.counters.packets += 1;
@@ -283,6 +299,7 @@ const HANDLERS: &[Handler<ESPTunnelDecap>] = &[
     Handler::data("trailer_drops", |e| &e.trailer_drops),
     Handler::data("expired_drops", |e| &e.expired_drops),
     Handler::data("dummy_drops", |e| &e.dummy_drops),
+    Handler::data("ecn_drops", |e| &e.ecn_drops),
     Handler::write("add_sa", |e, v, ctx| {
         let spec = SaSpec::parse(v)?;
         e.add(&spec, Some(ctx.recent()))
