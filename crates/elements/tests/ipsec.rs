@@ -159,6 +159,7 @@ const K256: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab
 
 struct Harness {
     r: Router,
+    text: String,
     e: Option<usize>,
     d: Option<usize>,
     dir: PathBuf,
@@ -260,6 +261,7 @@ impl Harness {
         let d = r.find_element("d");
         Harness {
             r,
+            text,
             e,
             d,
             dir,
@@ -570,6 +572,52 @@ fn rekey_with_overlap_and_removal() {
     h.write("e.remove_sa", "").unwrap();
     assert!(h.encap(&inner(20, 4)).is_none());
     assert_eq!(h.read("e.expired_drops"), "1");
+}
+
+/// A hot swap to a configuration with the same SAs keeps their state: the
+/// outbound sequence number (and IV) goes on, so the peer's window does
+/// not drop the next packets as replays, and the inbound window is kept,
+/// so packets accepted before the swap are still refused as replays.
+/// Before the fix the new elements started from sequence number 0 and an
+/// empty window: the tunnel went dark and every old packet replayed.
+#[test]
+fn hot_swap_keeps_sequence_numbers_and_replay_windows() {
+    let mut h = Harness::new(&format!(
+        "ESPTunnelEncap(0x1001, {K128}, 192.0.2.1, 198.51.100.1) | \
+         ESPTunnelDecap(0x1001, {K128}, WINDOW 128)"
+    ));
+    let pkts: Vec<Vec<u8>> = (0..5).map(|i| h.encap(&inner(30, i)).unwrap()).collect();
+    for p in &pkts[..4] {
+        assert!(h.decap(p).is_some());
+    }
+    let text = h.text.clone();
+    h.r.hotswap(&text).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(h.read("e.seq"), "5", "outbound sequence number kept");
+    assert!(h.read("e.sa").contains("packets 5"));
+    for p in &pkts[..4] {
+        h.r.inject_packet(h.r.find_element("d").unwrap(), 0, Packet::from_slice(p));
+    }
+    assert_eq!(h.read("d.replay_drops"), "4", "replays after the swap");
+    h.r.inject_packet(
+        h.r.find_element("d").unwrap(),
+        0,
+        Packet::from_slice(&pkts[4]),
+    );
+    assert!(h.read("d.sas").contains("packets 5"));
+    // A window of another size keeps what it can and refuses the rest.
+    let text2 = text.replace("WINDOW 128", "WINDOW 64");
+    h.r.hotswap(&text2).unwrap_or_else(|e| panic!("{e:?}"));
+    h.r.inject_packet(
+        h.r.find_element("d").unwrap(),
+        0,
+        Packet::from_slice(&pkts[1]),
+    );
+    assert_eq!(h.read("d.replay_drops"), "1");
+    // Another key under the same SPI is a new SA: fresh state.
+    let text3 = text.replace(K128, "ffffffffffffffffffffffffffffffff01020304");
+    h.r.hotswap(&text3).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(h.read("e.seq"), "0");
+    assert!(h.read("d.sas").contains("top 0"));
 }
 
 #[test]

@@ -36,6 +36,9 @@
 //!
 //! Rekeying: `replace_sa` installs the new SA and keeps accepting the old
 //! one for OVERLAP, so packets in flight under the old key still arrive.
+//! A hot swap keeps the state (window, counters, lifetime clock) of each
+//! configured SA whose SPI, key, algorithm and ESN setting are unchanged;
+//! SAs installed by handlers and not in the new configuration are gone.
 //!
 //! ## Keywords
 //! - **SPI**, **KEY**: one SA, as ESPTunnelEncap's (with ALG).
@@ -330,6 +333,19 @@ impl Element for ESPTunnelDecap {
     rclick_core::element_kind!(filter_or_drop);
     rclick_core::handlers!(HANDLERS);
     rclick_core::filter_ports!();
+
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any_mut().downcast_mut::<ESPTunnelDecap>() else {
+            return false;
+        };
+        let mut took = false;
+        for sa in &mut self.sas {
+            if let Some(old) = o.sas.iter_mut().find(|s| s.spi == sa.spi) {
+                took |= sa.continue_from(old);
+            }
+        }
+        took
+    }
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);

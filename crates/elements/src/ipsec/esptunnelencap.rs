@@ -58,6 +58,10 @@
 //! The destination annotation is set to DST, and the network header to the
 //! outer header.
 //!
+//! A hot swap to a configuration with the same SPI, key, algorithm and ESN
+//! setting continues the SA (sequence number, IV, counters, lifetime
+//! clock); another key starts a new SA.
+//!
 //! ## Keywords
 //! - **SPI** (integer, decimal or 0x hex, not 0): the SA's SPI.
 //! - **KEY** (hex): key then 4-byte salt, as RFC 4106 and Linux lay them
@@ -387,6 +391,16 @@ impl Element for ESPTunnelEncap {
 
     fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
         rclick_core::element::kinds::filter_or_drop_pull(self, max, ctx)
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any_mut().downcast_mut::<ESPTunnelEncap>() else {
+            return false;
+        };
+        match (self.sa.as_mut(), o.sa.as_mut()) {
+            (Some(new), Some(old)) => new.continue_from(old),
+            _ => false,
+        }
     }
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {

@@ -257,6 +257,23 @@ impl ReplayWindow {
         }
     }
 
+    /// A window of `size` with the same top, that refuses what this one
+    /// refuses (sequence numbers this one no longer covers count as seen).
+    pub fn resized(&self, size: usize) -> ReplayWindow {
+        let mut w = ReplayWindow::new(size);
+        w.top = self.top;
+        let low = self.top.saturating_sub(w.size - 1).max(1);
+        for s in low..=self.top {
+            if !self.check(s) {
+                let (i, m) = w.bit(s);
+                if let Some(b) = w.bits.get_mut(i) {
+                    *b |= m;
+                }
+            }
+        }
+        w
+    }
+
     /// The 64-bit sequence number a packet carrying `low` most likely has,
     /// given the window (RFC 4303 Appendix A2.2); `None` when it would lie
     /// below sequence number 0.
@@ -417,6 +434,8 @@ pub struct Sa {
     iv_mask: u64,
     /// Inbound: the anti-replay window.
     pub replay: ReplayWindow,
+    /// The key material, to recognise the same SA across a hot swap.
+    keymat: Vec<u8>,
 }
 
 impl Sa {
@@ -439,7 +458,43 @@ impl Sa {
             seq: 0,
             iv_mask: random_u64(),
             replay: ReplayWindow::new(window),
+            keymat: spec.keymat.clone(),
         })
+    }
+
+    /// Hot swap: when `old` (the SA with this SPI in the old router) has
+    /// the same key, algorithm and sequence number size, this SA continues
+    /// it: `old`'s sequence number, IV mask, window, counters and times
+    /// are taken (this SA's lifetime and window size apply, and the higher
+    /// of the two sequence numbers and window tops). Starting again from
+    /// sequence number 1 under the same key would make the peer drop
+    /// every packet as a replay until it passes the old number, and an
+    /// empty inbound window would accept every old packet again. Returns
+    /// whether anything was taken; another key means a new SA.
+    pub fn continue_from(&mut self, old: &mut Sa) -> bool {
+        if old.spi != self.spi
+            || old.alg != self.alg
+            || old.esn != self.esn
+            || old.keymat != self.keymat
+        {
+            return false;
+        }
+        let (lifetime, window, seq, top) = (
+            self.lifetime,
+            self.replay.size(),
+            self.seq,
+            self.replay.top(),
+        );
+        std::mem::swap(self, old);
+        self.lifetime = lifetime;
+        self.seq = self.seq.max(seq);
+        if self.replay.size() != window {
+            self.replay = self.replay.resized(window as usize);
+        }
+        if top > self.replay.top() {
+            self.replay.update(top);
+        }
+        true
     }
 
     /// Whether the lifetime (or the overlap of a replaced SA) is over at
