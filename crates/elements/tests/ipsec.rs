@@ -1039,9 +1039,12 @@ fn two_vpn_gateways_back_to_back() {
     let host_a = mac("02:00:00:00:0a:05");
     let host_b = mac("02:00:00:00:0b:07");
     // Site A's host 10.1.0.5 sends to site B's host 10.2.0.7 (one packet
-    // with DSCP EF), and one to a non-protected address, 203.0.113.1.
+    // with DSCP EF; one of 1480 bytes without DF, whose ESP packet does not
+    // fit the outside MTU of 1500 and leaves A in two fragments, which B
+    // must reassemble before decapsulating), and one to a non-protected
+    // address, 203.0.113.1.
     let mut tunnelled = Vec::new();
-    for (i, n) in [0usize, 100, 1000].iter().enumerate() {
+    for (i, n) in [0usize, 100, 1460].iter().enumerate() {
         let mut p = ipv4_packet(
             [10, 1, 0, 5],
             [10, 2, 0, 7],
@@ -1081,9 +1084,18 @@ fn two_vpn_gateways_back_to_back() {
     assert_eq!(read(&mut ra, "enc.packets"), "3");
     drop(ra); // flushes the ToDumps
     let wire = pcap_records(&a_out.with_extension("out.pcap"));
-    assert_eq!(wire.len(), 4, "three ESP packets and one in the clear");
+    assert_eq!(
+        wire.len(),
+        5,
+        "three ESP packets (one in two fragments) and one in the clear"
+    );
     let esp: Vec<&Vec<u8>> = wire.iter().filter(|f| f[14 + 9] == 50).collect();
-    assert_eq!(esp.len(), 3);
+    assert_eq!(esp.len(), 4);
+    assert_eq!(
+        esp.iter().filter(|f| f[14 + 6..14 + 8] != [0, 0]).count(),
+        2,
+        "the big ESP packet is fragmented"
+    );
     for f in &esp {
         assert_eq!(&f[..6], &mac("00:00:c0:00:02:fe"));
         assert_eq!(&f[14 + 12..14 + 20], &[192, 0, 2, 1, 198, 51, 100, 1]);
