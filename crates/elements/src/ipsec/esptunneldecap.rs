@@ -351,7 +351,7 @@ impl Element for ESPTunnelDecap {
         let mut args = Args::new(conf);
         let spi = args.read_p_with("SPI", parse_spi);
         let key = args.read_p_with("KEY", super::sa::parse_key);
-        let alg = args.read_with("ALG", Alg::parse);
+        let alg = args.read_with("ALG", rclick_core::conf::parse_word);
         let mut specs = args.read_all_with("SA", SaSpec::parse);
         let opts = SaOptions::read(&mut args);
         let overlap = args.read_or_with("OVERLAP", parse_seconds, Duration::from_secs(30));
@@ -359,7 +359,7 @@ impl Element for ESPTunnelDecap {
         match (spi, key) {
             (Some(spi), Some(key)) => {
                 let alg = match alg {
-                    Some(a) => Ok(a),
+                    Some(a) => Alg::parse_for_key(&a, key.len()),
                     None => Alg::for_keymat_len(key.len()),
                 };
                 match alg.and_then(|a| SaSpec::new(spi, key, a)) {

@@ -68,8 +68,9 @@
 //!   out: 20 bytes for AES-GCM-128, 36 for AES-GCM-256 or
 //!   ChaCha20-Poly1305.
 //! - **SRC**, **DST** (IP address): the tunnel endpoints.
-//! - **ALG** (word): `aes128gcm16`, `aes256gcm16` or `chacha20poly1305`.
-//!   Default from the key length (20: AES-GCM-128, 36: AES-GCM-256).
+//! - **ALG** (word): `aes128gcm16`, `aes256gcm16` or `chacha20poly1305`
+//!   (or Linux's `"rfc4106(gcm(aes))"`: AES-GCM sized by the key). Default
+//!   from the key length (20: AES-GCM-128, 36: AES-GCM-256).
 //! - **ESN** (bool): extended sequence numbers. Default false.
 //! - **TTL** (byte): outer TTL. Default 64.
 //! - **DSCP** (0-63): outer DSCP; default: copied from the inner packet.
@@ -409,7 +410,7 @@ impl Element for ESPTunnelEncap {
         let key: Vec<u8> = args.read_mp_with("KEY", super::sa::parse_key);
         let src = args.read_mp_with("SRC", parse_ipv4);
         let dst = args.read_mp_with("DST", parse_ipv4);
-        let alg = args.read_with("ALG", Alg::parse);
+        let alg = args.read_with("ALG", rclick_core::conf::parse_word);
         let opts = SaOptions::read(&mut args);
         let ttl = args.read_or_with("TTL", parse_u8, 64);
         let dscp = args.read_with("DSCP", parse_dscp);
@@ -417,7 +418,7 @@ impl Element for ESPTunnelEncap {
         let seq = args.read_or_with("SEQ", parse_u64, 0);
         let spec = if args.is_ok() {
             let alg = match alg {
-                Some(a) => Ok(a),
+                Some(a) => Alg::parse_for_key(&a, key.len()),
                 None => Alg::for_keymat_len(key.len()),
             };
             match alg.and_then(|a| SaSpec::new(spi, key, a)) {

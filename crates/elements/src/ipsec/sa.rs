@@ -54,9 +54,10 @@ pub enum Alg {
 }
 
 impl Alg {
-    /// Parses an algorithm name: `aes128gcm16`/`aes-gcm-128`/
-    /// `rfc4106(gcm(aes))` (with a 20-byte key), `aes256gcm16`/
-    /// `aes-gcm-256`, `chacha20poly1305`/`rfc7539esp(chacha20,poly1305)`.
+    /// Parses an algorithm name: `aes128gcm16`/`aes-gcm-128`,
+    /// `aes256gcm16`/`aes-gcm-256`, `chacha20poly1305`/
+    /// `rfc7539esp(chacha20,poly1305)` (Linux's `rfc4106(gcm(aes))` needs
+    /// the key length: [`Alg::parse_for_key`]).
     pub fn parse(s: &str) -> Result<Alg, String> {
         let l = s.trim().to_ascii_lowercase().replace(['-', '_'], "");
         match l.as_str() {
@@ -69,6 +70,17 @@ impl Alg {
                 "unknown algorithm '{s}' (aes128gcm16, aes256gcm16, chacha20poly1305)"
             )),
         }
+    }
+
+    /// Parses an algorithm name for key material of `keymat_len` bytes:
+    /// as [`Alg::parse`], and Linux's `rfc4106(gcm(aes))`, which names
+    /// AES-GCM of either key size, by the key length (20 or 36 bytes).
+    pub fn parse_for_key(s: &str, keymat_len: usize) -> Result<Alg, String> {
+        let l = s.trim().to_ascii_lowercase();
+        if l == "rfc4106(gcm(aes))" {
+            return Alg::for_keymat_len(keymat_len);
+        }
+        Alg::parse(s)
     }
 
     /// Bytes of key material: the key then the 4-byte salt.
@@ -320,7 +332,7 @@ impl SaSpec {
         let spi = parse_spi(words.next().ok_or("missing SPI")?)?;
         let keymat = parse_key(words.next().ok_or("missing KEY")?)?;
         let alg = match words.next() {
-            Some(a) => Alg::parse(a)?,
+            Some(a) => Alg::parse_for_key(a, keymat.len())?,
             None => Alg::for_keymat_len(keymat.len())?,
         };
         if words.next().is_some() {
