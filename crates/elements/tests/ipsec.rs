@@ -761,6 +761,9 @@ fn configuration_errors() {
         format!("ESPTunnelDecap(1, {K128}, WINDOW 16)"),
         format!("ESPTunnelDecap(SA 1 {K128}, SA 1 {K128})"),
         "ESPTunnelDecap(1)".to_string(),
+        // Without ESN a window top above 2^32 - 1 refuses every packet.
+        format!("ESPTunnelDecap(1, {K128}, SEQ 4294967296)"),
+        format!("ESPTunnelEncap(1, {K128}, 1.0.0.1, 1.0.0.2, SEQ 4294967296)"),
     ] {
         let text = format!("Idle -> {bad} -> Discard");
         assert!(try_from_config(&text).is_err(), "{bad} accepted");

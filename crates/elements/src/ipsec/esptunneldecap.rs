@@ -371,6 +371,9 @@ impl Element for ESPTunnelDecap {
             _ => {}
         }
         args.complete()?;
+        if !opts.esn && seq > u64::from(u32::MAX) {
+            return Err("SEQ: too large without ESN".into());
+        }
         let mut sas = Vec::with_capacity(specs.len());
         for s in &specs {
             if sas.iter().any(|x: &Sa| x.spi == s.spi) {
