@@ -574,6 +574,45 @@ fn rekey_with_overlap_and_removal() {
     assert_eq!(h.read("e.expired_drops"), "1");
 }
 
+/// The time lifetime of an inbound SA from the configuration starts with
+/// its first authentic packet: a forged packet with its SPI (which fails
+/// the integrity check) does not start the clock. Before the fix anyone
+/// could start it, so the SA expired early.
+#[test]
+fn forged_packets_do_not_start_the_inbound_lifetime() {
+    let opts = rclick_core::RouterOptions {
+        simtime: Some(rclick_core::time::DEFAULT_SIMTIME_START),
+        ..Default::default()
+    };
+    let mut r = rclick_elements::testing::from_config_with(
+        &format!(
+            "Idle -> e :: ESPTunnelEncap(0x1001, {K128}, 192.0.2.1, 198.51.100.1) \
+             -> d :: ESPTunnelDecap(0x1001, {K128}, LIFETIME 10) -> Discard;"
+        ),
+        &opts,
+    );
+    let at = |r: &mut Router, s: f64| {
+        r.clock().advance_to(
+            rclick_core::time::DEFAULT_SIMTIME_START + rclick_core::Timestamp::from_secs_f64(s),
+        )
+    };
+    let (e, d) = (r.find_element("e").unwrap(), r.find_element("d").unwrap());
+    let mut forged = vec![0, 0, 0x10, 0x01, 0, 0, 0, 1];
+    forged.extend([0u8; 60]);
+    let forged = ipv4_packet([192, 0, 2, 1], [198, 51, 100, 1], 50, 64, 0, &[], &forged);
+    r.inject_packet(d, 0, Packet::from_slice(&forged));
+    assert_eq!(read(&mut r, "d.auth_failures"), "1");
+    at(&mut r, 9.0);
+    r.inject_packet(e, 0, Packet::from_slice(&inner(20, 1)));
+    at(&mut r, 12.0);
+    r.inject_packet(e, 0, Packet::from_slice(&inner(20, 2)));
+    assert_eq!(read(&mut r, "d.expired_drops"), "0");
+    assert_eq!(read(&mut r, "d.packets"), "2");
+    at(&mut r, 19.5);
+    r.inject_packet(e, 0, Packet::from_slice(&inner(20, 3)));
+    assert_eq!(read(&mut r, "d.expired_drops"), "1", "10 s after the first");
+}
+
 /// A hot swap to a configuration with the same SAs keeps their state: the
 /// outbound sequence number (and IV) goes on, so the peer's window does
 /// not drop the next packets as replays, and the inbound window is kept,

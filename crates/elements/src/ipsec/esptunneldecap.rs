@@ -51,7 +51,8 @@
 //! - **OVERLAP** (time): how long a replaced SA is still accepted. Default
 //!   30 s.
 //! - **LIFETIME_PACKETS**, **LIFETIME_BYTES**, **LIFETIME**: hard
-//!   lifetimes of each SA, as ESPTunnelEncap's.
+//!   lifetimes of each SA, as ESPTunnelEncap's (LIFETIME from the SA's
+//!   first authentic packet, or its installation by a handler).
 //! - **SEQ** (unsigned): the highest sequence number already accepted by
 //!   the configured SAs (testing aid, the counterpart of ESPTunnelEncap's
 //!   SEQ). Default 0.
@@ -161,9 +162,6 @@ impl FilterOrDrop for ESPTunnelDecap {
         };
         let now = ctx.recent();
         let sa = &mut self.sas[idx];
-        if sa.created.is_none() {
-            sa.created = Some(now);
-        }
         if sa.expired(now) {
             self.expired_drops += 1;
             if sa.retire_at.is_some() {
@@ -180,6 +178,11 @@ impl FilterOrDrop for ESPTunnelDecap {
         };
         match sa.open(esp) {
             Ok((_seq, off, inner_len, next)) => {
+                // The lifetime clock of a configured SA starts with its
+                // first authentic packet (a forged one must not start it).
+                if sa.created.is_none() {
+                    sa.created = Some(now);
+                }
                 if next == 59 {
                     self.dummy_drops += 1;
                     return None;
