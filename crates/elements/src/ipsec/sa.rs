@@ -690,6 +690,22 @@ mod tests {
     }
 
     #[test]
+    fn resized_window_refuses_what_the_old_one_refused() {
+        let mut w = ReplayWindow::new(128);
+        w.update(290);
+        w.update(300);
+        let small = w.resized(64);
+        assert_eq!(small.top(), 300);
+        assert!(!small.check(290) && !small.check(300) && !small.check(236));
+        assert!(small.check(291) && small.check(237));
+        let big = w.resized(256);
+        // 45..=172 lie below the old window: counted as seen.
+        assert!(!big.check(45) && !big.check(172) && !big.check(290));
+        assert!(big.check(173) && big.check(299));
+        assert!(!big.check(44), "below the new window");
+    }
+
+    #[test]
     fn time_lifetime_and_retirement() {
         let spec = SaSpec::parse("0x10 000102030405060708090a0b0c0d0e0f10111213").unwrap();
         let life = Lifetime {
