@@ -101,13 +101,14 @@ outpolicy[0] -> spoofed :: Counter -> Discard;
 outpolicy[1] -> Unstrip(14) -> ip;
 c1[3] -> Discard;
 
-// Local delivery: ESP from the peer is decapsulated (Figure 6); the
-// gateway answers pings; ICMP unreachables go to the encapsulator; the
-// rest is dropped (no host stack here).
+// Local delivery: ESP from the peer is reassembled (the peer fragments
+// ESP packets larger than its MTU, as this gateway does below) and
+// decapsulated (Figure 6); the gateway answers pings; ICMP unreachables go
+// to the encapsulator; the rest is dropped (no host stack here).
 rt[0] -> local :: IPClassifier(ip proto 50 and src host $PEER_IP and dst host $OUTSIDE_IP,
                                icmp type echo,
                                icmp type unreachable and dst host $OUTSIDE_IP, -);
-local[0] -> dec :: ESPTunnelDecap($SPI_IN, $KEY_IN, ALG $ALG, ESN $ESN, WINDOW $WINDOW)
+local[0] -> IPReassembler -> dec :: ESPTunnelDecap($SPI_IN, $KEY_IN, ALG $ALG, ESN $ESN, WINDOW $WINDOW)
   -> CheckIPHeader
   -> inpolicy :: IPClassifier(src net $REMOTE_NET and dst net $INSIDE_NET, -);
 inpolicy[0] -> GetIPAddress(16) -> rt;

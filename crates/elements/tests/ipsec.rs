@@ -159,6 +159,7 @@ const K256: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab
 
 struct Harness {
     r: Router,
+    text: String,
     e: Option<usize>,
     d: Option<usize>,
     dir: PathBuf,
@@ -260,6 +261,7 @@ impl Harness {
         let d = r.find_element("d");
         Harness {
             r,
+            text,
             e,
             d,
             dir,
@@ -572,6 +574,91 @@ fn rekey_with_overlap_and_removal() {
     assert_eq!(h.read("e.expired_drops"), "1");
 }
 
+/// The time lifetime of an inbound SA from the configuration starts with
+/// its first authentic packet: a forged packet with its SPI (which fails
+/// the integrity check) does not start the clock. Before the fix anyone
+/// could start it, so the SA expired early.
+#[test]
+fn forged_packets_do_not_start_the_inbound_lifetime() {
+    let opts = rclick_core::RouterOptions {
+        simtime: Some(rclick_core::time::DEFAULT_SIMTIME_START),
+        ..Default::default()
+    };
+    let mut r = rclick_elements::testing::from_config_with(
+        &format!(
+            "Idle -> e :: ESPTunnelEncap(0x1001, {K128}, 192.0.2.1, 198.51.100.1) \
+             -> d :: ESPTunnelDecap(0x1001, {K128}, LIFETIME 10) -> Discard;"
+        ),
+        &opts,
+    );
+    let at = |r: &mut Router, s: f64| {
+        r.clock().advance_to(
+            rclick_core::time::DEFAULT_SIMTIME_START + rclick_core::Timestamp::from_secs_f64(s),
+        )
+    };
+    let (e, d) = (r.find_element("e").unwrap(), r.find_element("d").unwrap());
+    let mut forged = vec![0, 0, 0x10, 0x01, 0, 0, 0, 1];
+    forged.extend([0u8; 60]);
+    let forged = ipv4_packet([192, 0, 2, 1], [198, 51, 100, 1], 50, 64, 0, &[], &forged);
+    r.inject_packet(d, 0, Packet::from_slice(&forged));
+    assert_eq!(read(&mut r, "d.auth_failures"), "1");
+    at(&mut r, 9.0);
+    r.inject_packet(e, 0, Packet::from_slice(&inner(20, 1)));
+    at(&mut r, 12.0);
+    r.inject_packet(e, 0, Packet::from_slice(&inner(20, 2)));
+    assert_eq!(read(&mut r, "d.expired_drops"), "0");
+    assert_eq!(read(&mut r, "d.packets"), "2");
+    at(&mut r, 19.5);
+    r.inject_packet(e, 0, Packet::from_slice(&inner(20, 3)));
+    assert_eq!(read(&mut r, "d.expired_drops"), "1", "10 s after the first");
+}
+
+/// A hot swap to a configuration with the same SAs keeps their state: the
+/// outbound sequence number (and IV) goes on, so the peer's window does
+/// not drop the next packets as replays, and the inbound window is kept,
+/// so packets accepted before the swap are still refused as replays.
+/// Before the fix the new elements started from sequence number 0 and an
+/// empty window: the tunnel went dark and every old packet replayed.
+#[test]
+fn hot_swap_keeps_sequence_numbers_and_replay_windows() {
+    let mut h = Harness::new(&format!(
+        "ESPTunnelEncap(0x1001, {K128}, 192.0.2.1, 198.51.100.1) | \
+         ESPTunnelDecap(0x1001, {K128}, WINDOW 128)"
+    ));
+    let pkts: Vec<Vec<u8>> = (0..5).map(|i| h.encap(&inner(30, i)).unwrap()).collect();
+    for p in &pkts[..4] {
+        assert!(h.decap(p).is_some());
+    }
+    let text = h.text.clone();
+    h.r.hotswap(&text).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(h.read("e.seq"), "5", "outbound sequence number kept");
+    assert!(h.read("e.sa").contains("packets 5"));
+    for p in &pkts[..4] {
+        h.r.inject_packet(h.r.find_element("d").unwrap(), 0, Packet::from_slice(p));
+    }
+    assert_eq!(h.read("d.replay_drops"), "4", "replays after the swap");
+    h.r.inject_packet(
+        h.r.find_element("d").unwrap(),
+        0,
+        Packet::from_slice(&pkts[4]),
+    );
+    assert!(h.read("d.sas").contains("packets 5"));
+    // A window of another size keeps what it can and refuses the rest.
+    let text2 = text.replace("WINDOW 128", "WINDOW 64");
+    h.r.hotswap(&text2).unwrap_or_else(|e| panic!("{e:?}"));
+    h.r.inject_packet(
+        h.r.find_element("d").unwrap(),
+        0,
+        Packet::from_slice(&pkts[1]),
+    );
+    assert_eq!(h.read("d.replay_drops"), "1");
+    // Another key under the same SPI is a new SA: fresh state.
+    let text3 = text.replace(K128, "ffffffffffffffffffffffffffffffff01020304");
+    h.r.hotswap(&text3).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(h.read("e.seq"), "0");
+    assert!(h.read("d.sas").contains("top 0"));
+}
+
 #[test]
 fn lifetimes_in_packets_and_bytes() {
     let mut h = Harness::new(&format!(
@@ -614,12 +701,13 @@ fn path_mtu_sends_big_df_packets_to_output_1() {
 
 /// RFC 6040: the outer header carries the inner ECN field (encapsulation
 /// copies the TOS byte); a CE mark set on the outer header in transit
-/// reaches an ECN-capable inner packet, with its checksum fixed, and
-/// never a Not-ECT one.
+/// reaches an ECN-capable inner packet, with its checksum fixed; over a
+/// Not-ECT inner packet it cannot be passed on and the packet is dropped
+/// (RFC 6040 §4.2, Figure 4: "drop"), counted in `ecn_drops`.
 #[test]
 fn ecn_congestion_marks_cross_the_tunnel() {
     let mut h = pair("aes128gcm16", K128, "");
-    for (inner_ecn, want) in [(0u8, 0u8), (1, 3), (2, 3), (3, 3)] {
+    for (inner_ecn, want) in [(0u8, None), (1, Some(3)), (2, Some(3)), (3, Some(3))] {
         let mut p = inner(40, 1);
         p[1] = 0xb8 | inner_ecn;
         p[10] = 0;
@@ -634,10 +722,30 @@ fn ecn_congestion_marks_cross_the_tunnel() {
         e[11] = 0;
         let c = rclick_core::wire::checksum::checksum(&e[..20]);
         e[10..12].copy_from_slice(&c.to_be_bytes());
-        let out = h.decap(&e).unwrap();
-        assert_eq!(out[1] & 3, want, "inner ECN {inner_ecn}");
-        assert_eq!(rclick_core::wire::checksum::checksum(&out[..20]), 0);
+        let out = h.decap(&e);
+        assert_eq!(
+            out.as_ref().map(|o| o[1] & 3),
+            want,
+            "inner ECN {inner_ecn}"
+        );
+        if let Some(out) = out {
+            assert_eq!(rclick_core::wire::checksum::checksum(&out[..20]), 0);
+        }
     }
+    assert_eq!(h.read("d.ecn_drops"), "1");
+    assert_eq!(h.read("d.packets"), "3");
+    // An outer ECT(1) over an inner ECT(0) leaves as ECT(1) (Figure 4).
+    let mut p = inner(40, 2);
+    p[1] = 0xb8 | 2;
+    p[10] = 0;
+    p[11] = 0;
+    let c = rclick_core::wire::checksum::checksum(&p[..20]);
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut e = h.encap(&p).unwrap();
+    e[1] = (e[1] & !3) | 1;
+    let out = h.decap(&e).unwrap();
+    assert_eq!(out[1] & 3, 1);
+    assert_eq!(rclick_core::wire::checksum::checksum(&out[..20]), 0);
 }
 
 /// RFC 4301 §6.1.1, §8.2.1: an ICMP fragmentation-needed message from the
@@ -692,10 +800,41 @@ fn configuration_errors() {
         format!("ESPTunnelDecap(1, {K128}, WINDOW 16)"),
         format!("ESPTunnelDecap(SA 1 {K128}, SA 1 {K128})"),
         "ESPTunnelDecap(1)".to_string(),
+        // Without ESN a window top above 2^32 - 1 refuses every packet.
+        format!("ESPTunnelDecap(1, {K128}, SEQ 4294967296)"),
+        format!("ESPTunnelEncap(1, {K128}, 1.0.0.1, 1.0.0.2, SEQ 4294967296)"),
     ] {
         let text = format!("Idle -> {bad} -> Discard");
         assert!(try_from_config(&text).is_err(), "{bad} accepted");
     }
+}
+
+/// Linux's AEAD name `rfc4106(gcm(aes))`, which the documentation
+/// promises (it names AES-GCM of either key size: the key length decides),
+/// is accepted by SA specs (handlers) and the ALG keyword; it was refused
+/// as an unknown algorithm.
+#[test]
+fn linux_aead_name_is_accepted() {
+    let mut h = Harness::new(&format!(
+        "ESPTunnelEncap(0x1001, {K128}, 192.0.2.1, 198.51.100.1, ALG \"rfc4106(gcm(aes))\") | \
+         ESPTunnelDecap(0x1001, {K128}, ALG \"rfc4106(gcm(aes))\")"
+    ));
+    assert!(h.read("e.sa").contains("aes128gcm16"));
+    h.write("e.replace_sa", &format!("0x1002 {K256} rfc4106(gcm(aes))"))
+        .unwrap();
+    assert!(h.read("e.sa").contains("aes256gcm16"));
+    h.write("d.add_sa", &format!("0x1002 {K256} rfc4106(gcm(aes))"))
+        .unwrap();
+    let c = h.encap(&inner(50, 1)).unwrap();
+    assert!(h.decap(&c).is_some());
+    assert!(
+        h.write(
+            "d.add_sa",
+            "0x1003 00112233445566778899aabbccddeeff0011223344556677 rfc4106(gcm(aes))"
+        )
+        .is_err(),
+        "AES-192 is not supported"
+    );
 }
 
 fn decap_counters_sum(h: &mut Harness) -> u64 {
@@ -708,6 +847,7 @@ fn decap_counters_sum(h: &mut Harness) -> u64 {
         "expired_drops",
         "trailer_drops",
         "dummy_drops",
+        "ecn_drops",
     ]
     .iter()
     .map(|k| h.read(&format!("d.{k}")).parse::<u64>().unwrap())
@@ -969,9 +1109,12 @@ fn two_vpn_gateways_back_to_back() {
     let host_a = mac("02:00:00:00:0a:05");
     let host_b = mac("02:00:00:00:0b:07");
     // Site A's host 10.1.0.5 sends to site B's host 10.2.0.7 (one packet
-    // with DSCP EF), and one to a non-protected address, 203.0.113.1.
+    // with DSCP EF; one of 1480 bytes without DF, whose ESP packet does not
+    // fit the outside MTU of 1500 and leaves A in two fragments, which B
+    // must reassemble before decapsulating), and one to a non-protected
+    // address, 203.0.113.1.
     let mut tunnelled = Vec::new();
-    for (i, n) in [0usize, 100, 1000].iter().enumerate() {
+    for (i, n) in [0usize, 100, 1460].iter().enumerate() {
         let mut p = ipv4_packet(
             [10, 1, 0, 5],
             [10, 2, 0, 7],
@@ -1011,9 +1154,18 @@ fn two_vpn_gateways_back_to_back() {
     assert_eq!(read(&mut ra, "enc.packets"), "3");
     drop(ra); // flushes the ToDumps
     let wire = pcap_records(&a_out.with_extension("out.pcap"));
-    assert_eq!(wire.len(), 4, "three ESP packets and one in the clear");
+    assert_eq!(
+        wire.len(),
+        5,
+        "three ESP packets (one in two fragments) and one in the clear"
+    );
     let esp: Vec<&Vec<u8>> = wire.iter().filter(|f| f[14 + 9] == 50).collect();
-    assert_eq!(esp.len(), 3);
+    assert_eq!(esp.len(), 4);
+    assert_eq!(
+        esp.iter().filter(|f| f[14 + 6..14 + 8] != [0, 0]).count(),
+        2,
+        "the big ESP packet is fragmented"
+    );
     for f in &esp {
         assert_eq!(&f[..6], &mac("00:00:c0:00:02:fe"));
         assert_eq!(&f[14 + 12..14 + 20], &[192, 0, 2, 1, 198, 51, 100, 1]);

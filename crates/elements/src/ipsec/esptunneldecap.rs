@@ -21,8 +21,10 @@
 //! §3.4.3). The padding must be 1, 2, 3... and the next header 4 (IPv4);
 //! the inner IPv4 packet leaves by output 0 with its network header and
 //! destination annotation set. A congestion mark (CE) on the outer header
-//! of an ECN-capable inner packet is copied to it (RFC 6040 §4.2; the
-//! inner header checksum is updated). Dummy packets (next header 59, RFC 4303
+//! of an ECN-capable inner packet is copied to it, and an outer ECT(1) to
+//! an inner ECT(0) (RFC 6040 §4.2; the inner header checksum is updated);
+//! a packet whose outer header is CE and whose inner packet is Not-ECT is
+//! dropped and counted in `ecn_drops`, as RFC 6040 requires. Dummy packets (next header 59, RFC 4303
 //! §2.6) are counted and dropped.
 //!
 //! Packets that fail (not ESP, truncated, fragmented, unknown SPI, expired
@@ -34,6 +36,9 @@
 //!
 //! Rekeying: `replace_sa` installs the new SA and keeps accepting the old
 //! one for OVERLAP, so packets in flight under the old key still arrive.
+//! A hot swap keeps the state (window, counters, lifetime clock) of each
+//! configured SA whose SPI, key, algorithm and ESN setting are unchanged;
+//! SAs installed by handlers and not in the new configuration are gone.
 //!
 //! ## Keywords
 //! - **SPI**, **KEY**: one SA, as ESPTunnelEncap's (with ALG).
@@ -46,7 +51,8 @@
 //! - **OVERLAP** (time): how long a replaced SA is still accepted. Default
 //!   30 s.
 //! - **LIFETIME_PACKETS**, **LIFETIME_BYTES**, **LIFETIME**: hard
-//!   lifetimes of each SA, as ESPTunnelEncap's.
+//!   lifetimes of each SA, as ESPTunnelEncap's (LIFETIME from the SA's
+//!   first authentic packet, or its installation by a handler).
 //! - **SEQ** (unsigned): the highest sequence number already accepted by
 //!   the configured SAs (testing aid, the counterpart of ESPTunnelEncap's
 //!   SEQ). Default 0.
@@ -58,8 +64,8 @@
 //! - `packets`, `bytes` (read): packets and inner bytes forwarded (each
 //!   input packet counts once: here or in one of the drop counters).
 //! - `replay_drops`, `auth_failures`, `malformed_drops`,
-//!   `unknown_spi_drops`, `trailer_drops`, `expired_drops`, `dummy_drops`
-//!   (read): packets refused, by reason.
+//!   `unknown_spi_drops`, `trailer_drops`, `expired_drops`, `dummy_drops`,
+//!   `ecn_drops` (read): packets refused, by reason.
 //! - `add_sa` (write): `SPI KEY [ALG]` installs an SA (an existing SPI is
 //!   an error).
 //! - `replace_sa` (write): `OLD_SPI SPI KEY [ALG]` installs the new SA and
@@ -100,6 +106,7 @@ pub struct ESPTunnelDecap {
     trailer_drops: u64,
     expired_drops: u64,
     dummy_drops: u64,
+    ecn_drops: u64,
 }
 
 impl Default for ESPTunnelDecap {
@@ -121,6 +128,7 @@ impl Default for ESPTunnelDecap {
             trailer_drops: 0,
             expired_drops: 0,
             dummy_drops: 0,
+            ecn_drops: 0,
         }
     }
 }
@@ -154,9 +162,6 @@ impl FilterOrDrop for ESPTunnelDecap {
         };
         let now = ctx.recent();
         let sa = &mut self.sas[idx];
-        if sa.created.is_none() {
-            sa.created = Some(now);
-        }
         if sa.expired(now) {
             self.expired_drops += 1;
             if sa.retire_at.is_some() {
@@ -173,6 +178,11 @@ impl FilterOrDrop for ESPTunnelDecap {
         };
         match sa.open(esp) {
             Ok((_seq, off, inner_len, next)) => {
+                // The lifetime clock of a configured SA starts with its
+                // first authentic packet (a forged one must not start it).
+                if sa.created.is_none() {
+                    sa.created = Some(now);
+                }
                 if next == 59 {
                     self.dummy_drops += 1;
                     return None;
@@ -187,11 +197,23 @@ impl FilterOrDrop for ESPTunnelDecap {
                     self.trailer_drops += 1;
                     return Some(Err(p));
                 };
-                // RFC 6040 §4.2: congestion marked on the outer header of
-                // an ECN-capable inner packet carries over.
-                if outer_ecn == 3 && (inner_ecn == 1 || inner_ecn == 2) {
+                // RFC 6040 §4.2 (Figure 4): congestion marked on the outer
+                // header of an ECN-capable inner packet carries over (and
+                // an outer ECT(1) over an inner ECT(0)); a CE mark over a
+                // Not-ECT inner packet cannot be passed on, so the packet
+                // is dropped, as the congestion signal requires.
+                let ecn = match (outer_ecn, inner_ecn) {
+                    (3, 0) => {
+                        self.ecn_drops += 1;
+                        return Some(Err(p));
+                    }
+                    (3, 1 | 2) => Some(3),
+                    (1, 2) => Some(1),
+                    _ => None,
+                };
+                if let Some(ecn) = ecn {
                     let mut ip = Ipv4Header::new_unchecked(&mut p.writable()[..ihl]);
-                    ip.set_ecn(3);
+                    ip.set_ecn(ecn);
                     ip.fill_checksum();
                 }
                 sa.counters.packets += 1;
@@ -283,6 +305,7 @@ const HANDLERS: &[Handler<ESPTunnelDecap>] = &[
     Handler::data("trailer_drops", |e| &e.trailer_drops),
     Handler::data("expired_drops", |e| &e.expired_drops),
     Handler::data("dummy_drops", |e| &e.dummy_drops),
+    Handler::data("ecn_drops", |e| &e.ecn_drops),
     Handler::write("add_sa", |e, v, ctx| {
         let spec = SaSpec::parse(v)?;
         e.add(&spec, Some(ctx.recent()))
@@ -314,11 +337,24 @@ impl Element for ESPTunnelDecap {
     rclick_core::handlers!(HANDLERS);
     rclick_core::filter_ports!();
 
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any_mut().downcast_mut::<ESPTunnelDecap>() else {
+            return false;
+        };
+        let mut took = false;
+        for sa in &mut self.sas {
+            if let Some(old) = o.sas.iter_mut().find(|s| s.spi == sa.spi) {
+                took |= sa.continue_from(old);
+            }
+        }
+        took
+    }
+
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         let spi = args.read_p_with("SPI", parse_spi);
         let key = args.read_p_with("KEY", super::sa::parse_key);
-        let alg = args.read_with("ALG", Alg::parse);
+        let alg = args.read_with("ALG", rclick_core::conf::parse_word);
         let mut specs = args.read_all_with("SA", SaSpec::parse);
         let opts = SaOptions::read(&mut args);
         let overlap = args.read_or_with("OVERLAP", parse_seconds, Duration::from_secs(30));
@@ -326,7 +362,7 @@ impl Element for ESPTunnelDecap {
         match (spi, key) {
             (Some(spi), Some(key)) => {
                 let alg = match alg {
-                    Some(a) => Ok(a),
+                    Some(a) => Alg::parse_for_key(&a, key.len()),
                     None => Alg::for_keymat_len(key.len()),
                 };
                 match alg.and_then(|a| SaSpec::new(spi, key, a)) {
@@ -338,6 +374,9 @@ impl Element for ESPTunnelDecap {
             _ => {}
         }
         args.complete()?;
+        if !opts.esn && seq > u64::from(u32::MAX) {
+            return Err("SEQ: too large without ESN".into());
+        }
         let mut sas = Vec::with_capacity(specs.len());
         for s in &specs {
             if sas.iter().any(|x: &Sa| x.spi == s.spi) {

@@ -58,14 +58,19 @@
 //! The destination annotation is set to DST, and the network header to the
 //! outer header.
 //!
+//! A hot swap to a configuration with the same SPI, key, algorithm and ESN
+//! setting continues the SA (sequence number, IV, counters, lifetime
+//! clock); another key starts a new SA.
+//!
 //! ## Keywords
 //! - **SPI** (integer, decimal or 0x hex, not 0): the SA's SPI.
 //! - **KEY** (hex): key then 4-byte salt, as RFC 4106 and Linux lay them
 //!   out: 20 bytes for AES-GCM-128, 36 for AES-GCM-256 or
 //!   ChaCha20-Poly1305.
 //! - **SRC**, **DST** (IP address): the tunnel endpoints.
-//! - **ALG** (word): `aes128gcm16`, `aes256gcm16` or `chacha20poly1305`.
-//!   Default from the key length (20: AES-GCM-128, 36: AES-GCM-256).
+//! - **ALG** (word): `aes128gcm16`, `aes256gcm16` or `chacha20poly1305`
+//!   (or Linux's `"rfc4106(gcm(aes))"`: AES-GCM sized by the key). Default
+//!   from the key length (20: AES-GCM-128, 36: AES-GCM-256).
 //! - **ESN** (bool): extended sequence numbers. Default false.
 //! - **TTL** (byte): outer TTL. Default 64.
 //! - **DSCP** (0-63): outer DSCP; default: copied from the inner packet.
@@ -389,13 +394,23 @@ impl Element for ESPTunnelEncap {
         rclick_core::element::kinds::filter_or_drop_pull(self, max, ctx)
     }
 
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any_mut().downcast_mut::<ESPTunnelEncap>() else {
+            return false;
+        };
+        match (self.sa.as_mut(), o.sa.as_mut()) {
+            (Some(new), Some(old)) => new.continue_from(old),
+            _ => false,
+        }
+    }
+
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         let spi = args.read_mp_with("SPI", super::sa::parse_spi);
         let key: Vec<u8> = args.read_mp_with("KEY", super::sa::parse_key);
         let src = args.read_mp_with("SRC", parse_ipv4);
         let dst = args.read_mp_with("DST", parse_ipv4);
-        let alg = args.read_with("ALG", Alg::parse);
+        let alg = args.read_with("ALG", rclick_core::conf::parse_word);
         let opts = SaOptions::read(&mut args);
         let ttl = args.read_or_with("TTL", parse_u8, 64);
         let dscp = args.read_with("DSCP", parse_dscp);
@@ -403,7 +418,7 @@ impl Element for ESPTunnelEncap {
         let seq = args.read_or_with("SEQ", parse_u64, 0);
         let spec = if args.is_ok() {
             let alg = match alg {
-                Some(a) => Ok(a),
+                Some(a) => Alg::parse_for_key(&a, key.len()),
                 None => Alg::for_keymat_len(key.len()),
             };
             match alg.and_then(|a| SaSpec::new(spi, key, a)) {

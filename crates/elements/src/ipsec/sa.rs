@@ -54,9 +54,10 @@ pub enum Alg {
 }
 
 impl Alg {
-    /// Parses an algorithm name: `aes128gcm16`/`aes-gcm-128`/
-    /// `rfc4106(gcm(aes))` (with a 20-byte key), `aes256gcm16`/
-    /// `aes-gcm-256`, `chacha20poly1305`/`rfc7539esp(chacha20,poly1305)`.
+    /// Parses an algorithm name: `aes128gcm16`/`aes-gcm-128`,
+    /// `aes256gcm16`/`aes-gcm-256`, `chacha20poly1305`/
+    /// `rfc7539esp(chacha20,poly1305)` (Linux's `rfc4106(gcm(aes))` needs
+    /// the key length: [`Alg::parse_for_key`]).
     pub fn parse(s: &str) -> Result<Alg, String> {
         let l = s.trim().to_ascii_lowercase().replace(['-', '_'], "");
         match l.as_str() {
@@ -69,6 +70,17 @@ impl Alg {
                 "unknown algorithm '{s}' (aes128gcm16, aes256gcm16, chacha20poly1305)"
             )),
         }
+    }
+
+    /// Parses an algorithm name for key material of `keymat_len` bytes:
+    /// as [`Alg::parse`], and Linux's `rfc4106(gcm(aes))`, which names
+    /// AES-GCM of either key size, by the key length (20 or 36 bytes).
+    pub fn parse_for_key(s: &str, keymat_len: usize) -> Result<Alg, String> {
+        let l = s.trim().to_ascii_lowercase();
+        if l == "rfc4106(gcm(aes))" {
+            return Alg::for_keymat_len(keymat_len);
+        }
+        Alg::parse(s)
     }
 
     /// Bytes of key material: the key then the 4-byte salt.
@@ -257,6 +269,23 @@ impl ReplayWindow {
         }
     }
 
+    /// A window of `size` with the same top, that refuses what this one
+    /// refuses (sequence numbers this one no longer covers count as seen).
+    pub fn resized(&self, size: usize) -> ReplayWindow {
+        let mut w = ReplayWindow::new(size);
+        w.top = self.top;
+        let low = self.top.saturating_sub(w.size - 1).max(1);
+        for s in low..=self.top {
+            if !self.check(s) {
+                let (i, m) = w.bit(s);
+                if let Some(b) = w.bits.get_mut(i) {
+                    *b |= m;
+                }
+            }
+        }
+        w
+    }
+
     /// The 64-bit sequence number a packet carrying `low` most likely has,
     /// given the window (RFC 4303 Appendix A2.2); `None` when it would lie
     /// below sequence number 0.
@@ -303,7 +332,7 @@ impl SaSpec {
         let spi = parse_spi(words.next().ok_or("missing SPI")?)?;
         let keymat = parse_key(words.next().ok_or("missing KEY")?)?;
         let alg = match words.next() {
-            Some(a) => Alg::parse(a)?,
+            Some(a) => Alg::parse_for_key(a, keymat.len())?,
             None => Alg::for_keymat_len(keymat.len())?,
         };
         if words.next().is_some() {
@@ -417,6 +446,8 @@ pub struct Sa {
     iv_mask: u64,
     /// Inbound: the anti-replay window.
     pub replay: ReplayWindow,
+    /// The key material, to recognise the same SA across a hot swap.
+    keymat: Vec<u8>,
 }
 
 impl Sa {
@@ -439,7 +470,43 @@ impl Sa {
             seq: 0,
             iv_mask: random_u64(),
             replay: ReplayWindow::new(window),
+            keymat: spec.keymat.clone(),
         })
+    }
+
+    /// Hot swap: when `old` (the SA with this SPI in the old router) has
+    /// the same key, algorithm and sequence number size, this SA continues
+    /// it: `old`'s sequence number, IV mask, window, counters and times
+    /// are taken (this SA's lifetime and window size apply, and the higher
+    /// of the two sequence numbers and window tops). Starting again from
+    /// sequence number 1 under the same key would make the peer drop
+    /// every packet as a replay until it passes the old number, and an
+    /// empty inbound window would accept every old packet again. Returns
+    /// whether anything was taken; another key means a new SA.
+    pub fn continue_from(&mut self, old: &mut Sa) -> bool {
+        if old.spi != self.spi
+            || old.alg != self.alg
+            || old.esn != self.esn
+            || old.keymat != self.keymat
+        {
+            return false;
+        }
+        let (lifetime, window, seq, top) = (
+            self.lifetime,
+            self.replay.size(),
+            self.seq,
+            self.replay.top(),
+        );
+        std::mem::swap(self, old);
+        self.lifetime = lifetime;
+        self.seq = self.seq.max(seq);
+        if self.replay.size() != window {
+            self.replay = self.replay.resized(window as usize);
+        }
+        if top > self.replay.top() {
+            self.replay.update(top);
+        }
+        true
     }
 
     /// Whether the lifetime (or the overlap of a replaced SA) is over at
@@ -620,6 +687,22 @@ mod tests {
         w.update(1000);
         assert!(w.check(999));
         assert!(!w.check(936));
+    }
+
+    #[test]
+    fn resized_window_refuses_what_the_old_one_refused() {
+        let mut w = ReplayWindow::new(128);
+        w.update(290);
+        w.update(300);
+        let small = w.resized(64);
+        assert_eq!(small.top(), 300);
+        assert!(!small.check(290) && !small.check(300) && !small.check(236));
+        assert!(small.check(291) && small.check(237));
+        let big = w.resized(256);
+        // 45..=172 lie below the old window: counted as seen.
+        assert!(!big.check(45) && !big.check(172) && !big.check(290));
+        assert!(big.check(173) && big.check(299));
+        assert!(!big.check(44), "below the new window");
     }
 
     #[test]
