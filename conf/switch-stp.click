@@ -5,8 +5,11 @@
 //       ADDR=02:00:00:00:01:00 PRIORITY=0x8000
 //
 // Each port's frames are split into 802.1D BPDUs (destination
-// 01:80:c2:00:00:00, LLC 42 42 03), which go to the spanning tree, and the
-// rest, which go through the input Suppressor, the learning switch and
+// 01:80:c2:00:00:00, LLC 42 42 03), which go to the spanning tree; other
+// frames to the reserved link-local group addresses 01:80:c2:00:00:00 to
+// 0f (LLDP, 802.3x pause, 802.1X, ...), which a bridge must not forward
+// (802.1D 7.12.6) and which are counted by `local.count` and dropped; and
+// the rest, which go through the input Suppressor, the learning switch and
 // the output Suppressor. The spanning tree suppresses the ports it blocks
 // (and keeps listening/learning ports from forwarding) and sends its
 // BPDUs out of each port.
@@ -25,26 +28,30 @@ define($DEV0 eth0, $DEV1 eth1, $DEV2 eth2,
 switch :: EtherSwitch(TIMEOUT $TIMEOUT);
 in :: Suppressor;
 out :: Suppressor;
+local :: Counter -> Discard;
 stp :: EtherSpanTree($ADDR, in, out, switch, PRIORITY $PRIORITY,
   HELLO_TIME $HELLO_TIME, MAX_AGE $MAX_AGE, FORWARD_DELAY $FORWARD_DELAY);
 
 // Port 0
 FromDevice($DEV0, PROMISC true)
-  -> c0 :: Classifier(0/0180c2000000 14/4242, -);
+  -> c0 :: Classifier(0/0180c2000000 14/4242, 0/0180c2000000%fffffffffff0, -);
 q0 :: Queue(1000) -> ToDevice($DEV0);
 c0[0] -> [0]stp[0] -> q0;
-c0[1] -> [0]in[0] -> [0]switch[0] -> [0]out[0] -> q0;
+c0[1] -> local;
+c0[2] -> [0]in[0] -> [0]switch[0] -> [0]out[0] -> q0;
 
 // Port 1
 FromDevice($DEV1, PROMISC true)
-  -> c1 :: Classifier(0/0180c2000000 14/4242, -);
+  -> c1 :: Classifier(0/0180c2000000 14/4242, 0/0180c2000000%fffffffffff0, -);
 q1 :: Queue(1000) -> ToDevice($DEV1);
 c1[0] -> [1]stp[1] -> q1;
-c1[1] -> [1]in[1] -> [1]switch[1] -> [1]out[1] -> q1;
+c1[1] -> local;
+c1[2] -> [1]in[1] -> [1]switch[1] -> [1]out[1] -> q1;
 
 // Port 2
 FromDevice($DEV2, PROMISC true)
-  -> c2 :: Classifier(0/0180c2000000 14/4242, -);
+  -> c2 :: Classifier(0/0180c2000000 14/4242, 0/0180c2000000%fffffffffff0, -);
 q2 :: Queue(1000) -> ToDevice($DEV2);
 c2[0] -> [2]stp[2] -> q2;
-c2[1] -> [2]in[2] -> [2]switch[2] -> [2]out[2] -> q2;
+c2[1] -> local;
+c2[2] -> [2]in[2] -> [2]switch[2] -> [2]out[2] -> q2;

@@ -442,7 +442,26 @@ impl<'a> Ctx<'a> {
                 };
                 self.view.elem = elem;
                 self.base = top;
-                e.push(port, batch, self);
+                if let Some((next, next_port)) = core.graph.chain_next(elem) {
+                    // A chaining element: run it and, when it emitted
+                    // nothing else, go straight on to where output 0
+                    // leads; otherwise hand the batch on as its push would.
+                    let onward = e.push_in_chain(&mut batch, self);
+                    drop(e);
+                    if onward && self.disp.work.len() == top && self.disp.tail.is_none() {
+                        if batch.is_empty() {
+                            return;
+                        }
+                        elem = next;
+                        port = next_port;
+                        continue;
+                    }
+                    if onward {
+                        self.emit_batch(0, batch);
+                    }
+                } else {
+                    e.push(port, batch, self);
+                }
             } else {
                 self.push_shared(top, elem, port, batch);
             }

@@ -668,3 +668,89 @@ fn expired_bpdus_are_ignored() {
         bridge_field_single(&mut r, "bridge_id")
     );
 }
+
+/// conf/switch-stp.click with its devices replaced by traces: port 0
+/// reads `in0.pcap`, each port N writes `outN.pcap`.
+fn switch_stp_on_traces(d: &Path) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut text = std::fs::read_to_string(root.join("conf/switch-stp.click")).expect("conf");
+    for n in 0..3 {
+        let from = format!("FromDevice($DEV{n}, PROMISC true)");
+        let to = format!("ToDevice($DEV{n})");
+        assert!(text.contains(&from) && text.contains(&to), "{from} / {to}");
+        let source = if n == 0 {
+            format!("FromDump({}, TIMING true)", d.join("in0.pcap").display())
+        } else {
+            "Idle".to_string()
+        };
+        text = text.replace(&from, &source).replace(
+            &to,
+            &format!(
+                "ToDump({}, ENCAP ETHER)",
+                d.join(format!("out{n}.pcap")).display()
+            ),
+        );
+    }
+    format!("{text}\nDriverManager(wait 60s, stop);")
+}
+
+fn pcap_frames(path: &Path) -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(path).expect("pcap");
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let caplen = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        out.push(bytes[at + 16..at + 16 + caplen].to_vec());
+        at += 16 + caplen;
+    }
+    out
+}
+
+#[test]
+fn the_stp_switch_never_forwards_link_local_group_frames() {
+    // Frames arrive at 40 s, when the ports (of a lone bridge, the root)
+    // have been forwarding for a few seconds: a broadcast is flooded, but LLDP
+    // (01:80:c2:00:00:0e), a pause frame (..:01) and a frame to ..:03
+    // (802.1X) must stay on their link (802.1D 7.12.6).
+    let d = scratch("linklocal");
+    let mut lldp = frame(0, 1, 255);
+    lldp[0..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 0x0e]);
+    lldp[12..14].copy_from_slice(&[0x88, 0xcc]);
+    let mut pause = lldp.clone();
+    pause[5] = 0x01;
+    pause[12..14].copy_from_slice(&[0x88, 0x08]);
+    let mut eapol = lldp.clone();
+    eapol[5] = 0x03;
+    eapol[12..14].copy_from_slice(&[0x88, 0x8e]);
+    let broadcast = frame(0, 1, 255);
+    // 01:80:c2:00:00:10 is outside the reserved block: flooded.
+    let mut outside = lldp.clone();
+    outside[5] = 0x10;
+    write_pcap(
+        &d.join("in0.pcap"),
+        &[
+            // FromDump's TIMING counts from the first frame: this one, at
+            // 0 s, meets a listening port and goes nowhere.
+            (0, frame(0, 9, 8)),
+            (40_000_000, lldp),
+            (40_000_001, pause),
+            (40_000_002, eapol),
+            (40_000_003, broadcast.clone()),
+            (40_000_004, outside.clone()),
+        ],
+    );
+    let mut r = from_config(&switch_stp_on_traces(&d));
+    run(&mut r);
+    assert_eq!(read(&mut r, "local.count").trim(), "3");
+    // ToDump writes its file out at cleanup.
+    drop(r);
+    for n in [1, 2] {
+        // Whatever else a port sent (its own BPDUs), the data frames it
+        // forwarded are exactly the broadcast and the non-reserved group.
+        let data: Vec<Vec<u8>> = pcap_frames(&d.join(format!("out{n}.pcap")))
+            .into_iter()
+            .filter(|f| !(f[0..6] == [0x01, 0x80, 0xc2, 0, 0, 0] && f[14..16] == [0x42, 0x42]))
+            .collect();
+        assert_eq!(data, vec![broadcast.clone(), outside.clone()], "port {n}");
+    }
+}

@@ -119,6 +119,7 @@ const CASES: &[(&str, &str)] = &[
         "Idle->x::EtherEncap(0x800, 0:1:2:3:4:5, 0:1:2:3:4:6)->Idle",
     ),
     ("EtherMirror", "Idle->x::EtherMirror->Idle"),
+    ("IPMirror", "Idle->x::IPMirror->Idle"),
     (
         "EtherRewrite",
         "Idle->x::EtherRewrite(0:1:2:3:4:5, 0:1:2:3:4:6)->Idle",
@@ -334,6 +335,7 @@ const STAND_INS: &[(&str, &str, &str)] = &[
 /// Handlers rclick adds to a class (each documented in the element's
 /// header as an rclick addition), listed just before the standard ones.
 const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
+    ("IPMirror", &["drops"]),
     ("EtherSwitch", &["drops"]),
     ("ListenEtherSwitch", &["drops"]),
     ("EtherSpanTree", &["bridge", "port_states", "bad"]),

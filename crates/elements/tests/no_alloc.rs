@@ -74,6 +74,13 @@ fn source_to_sink_allocates_nothing_per_packet() {
             "src :: InfiniteSource(BURST 1) -> Queue(64) -> d :: Discard;",
             1,
         ),
+        // A straight chain of one-packet kinds (action, observe, filter)
+        // that the dispatcher runs without handoffs between them.
+        (
+            "src :: InfiniteSource(BURST 1) -> Null -> Paint(3) -> Counter \
+             -> CheckLength(2000) -> Null -> d :: Discard;",
+            1,
+        ),
     ] {
         let mut r = rclick_elements::testing::from_config(config);
         assert_eq!(r.run_limited(2_000), StopReason::Limit);

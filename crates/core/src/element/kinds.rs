@@ -34,10 +34,21 @@ pub trait SimpleAction {
 /// the survivors as one batch on output 0.
 #[inline]
 pub fn simple_push<E: SimpleAction + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
-    batch.retain_map(|p| e.action(p, ctx));
-    if !batch.is_empty() {
+    if simple_push_in_chain(e, &mut batch, ctx) && !batch.is_empty() {
         ctx.emit_batch(0, batch);
     }
+}
+
+/// [`Element::push_in_chain`](super::Element::push_in_chain) for a
+/// [`SimpleAction`].
+#[inline]
+pub fn simple_push_in_chain<E: SimpleAction + ?Sized>(
+    e: &mut E,
+    batch: &mut Batch,
+    ctx: &mut Ctx,
+) -> bool {
+    batch.retain_map(|p| e.action(p, ctx));
+    true
 }
 
 /// Pull for a [`SimpleAction`]: pull from input 0 and act on what came.
@@ -76,6 +87,18 @@ pub trait Observe {
 pub fn observe_push<E: Observe + ?Sized>(e: &mut E, batch: Batch, ctx: &mut Ctx) {
     e.observe_batch(&batch, ctx);
     ctx.emit_batch(0, batch);
+}
+
+/// [`Element::push_in_chain`](super::Element::push_in_chain) for an
+/// [`Observe`] element.
+#[inline]
+pub fn observe_push_in_chain<E: Observe + ?Sized>(
+    e: &mut E,
+    batch: &mut Batch,
+    ctx: &mut Ctx,
+) -> bool {
+    e.observe_batch(batch, ctx);
+    true
 }
 
 /// Pull for an [`Observe`] element: pull from input 0 and observe what came.
@@ -209,8 +232,21 @@ pub trait Filter {
 /// otherwise each packet leaves by its output in arrival order, so outputs
 /// 0 and 1 that meet again downstream keep Click's packet order.
 #[inline]
-pub fn filter_push<E: Filter + ?Sized>(e: &mut E, batch: Batch, ctx: &mut Ctx) {
-    checked_push(batch, ctx, |p, ctx| Some(e.filter(p, ctx)))
+pub fn filter_push<E: Filter + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
+    if filter_push_in_chain(e, &mut batch, ctx) && !batch.is_empty() {
+        ctx.emit_batch(0, batch);
+    }
+}
+
+/// [`Element::push_in_chain`](super::Element::push_in_chain) for a
+/// [`Filter`].
+#[inline]
+pub fn filter_push_in_chain<E: Filter + ?Sized>(
+    e: &mut E,
+    batch: &mut Batch,
+    ctx: &mut Ctx,
+) -> bool {
+    checked_push_in_chain(batch, ctx, |p, ctx| Some(e.filter(p, ctx)))
 }
 
 /// Pull for a [`Filter`].
@@ -220,37 +256,39 @@ pub fn filter_pull<E: Filter + ?Sized>(e: &mut E, max: usize, ctx: &mut Ctx) -> 
 }
 
 /// The batch code of the filter kinds: `check` passes (`Ok`), rejects
-/// (`Err`, to output 1) or drops (`None`) each packet.
+/// (`Err`, to output 1) or drops (`None`) each packet. Returns `true` when
+/// every packet left passed (they go on output 0 as one batch); otherwise
+/// it has sent each packet out of its own output, in arrival order, and
+/// left `batch` empty.
 #[inline]
-fn checked_push(
-    mut batch: Batch,
+fn checked_push_in_chain(
+    batch: &mut Batch,
     ctx: &mut Ctx,
     mut check: impl FnMut(Packet, &mut Ctx) -> Option<Result<Packet, Packet>>,
-) {
-    let mut rejected = [false; BATCH_CAPACITY];
-    let mut any_rejected = false;
+) -> bool {
+    // One bit per kept packet: a 64-byte flag array cleared on every call
+    // cost more than the check itself on a batch of one.
+    const _: () = assert!(BATCH_CAPACITY <= 64);
+    let mut rejected: u64 = 0;
     let mut kept = 0;
     batch.retain_map(|p| {
         let p = match check(p, ctx)? {
             Ok(p) => p,
             Err(p) => {
-                rejected[kept] = true;
-                any_rejected = true;
+                rejected |= 1 << kept;
                 p
             }
         };
         kept += 1;
         Some(p)
     });
-    if !any_rejected {
-        if !batch.is_empty() {
-            ctx.emit_batch(0, batch);
-        }
-        return;
+    if rejected == 0 {
+        return true;
     }
-    for (p, bad) in batch.into_iter().zip(rejected) {
-        ctx.emit(usize::from(bad), p);
+    for (i, p) in batch.drain().enumerate() {
+        ctx.emit(((rejected >> i) & 1) as usize, p);
     }
+    false
 }
 
 /// Pull for the filter kinds: output 0 is pulled, rejects are pushed out of
@@ -379,15 +417,19 @@ pub fn sink_run<E: Sink + ?Sized>(e: &mut E, ctx: &mut Ctx) -> bool {
 macro_rules! element_kind {
     (action) => {
         $crate::element_kind!(@through simple_push simple_pull);
+        $crate::element_kind!(@chain simple_push_in_chain);
     };
     (observe) => {
         $crate::element_kind!(@through observe_push observe_pull);
+        $crate::element_kind!(@chain observe_push_in_chain);
     };
     (filter) => {
         $crate::element_kind!(@through filter_push filter_pull);
+        $crate::element_kind!(@chain filter_push_in_chain);
     };
     (filter_or_drop) => {
         $crate::element_kind!(@through filter_or_drop_push filter_or_drop_pull);
+        $crate::element_kind!(@chain filter_or_drop_push_in_chain);
     };
     (classify) => {
         fn push(&mut self, _port: usize, batch: $crate::Batch, ctx: &mut $crate::Ctx) {
@@ -422,6 +464,14 @@ macro_rules! element_kind {
         }
         fn run_task(&mut self, _task: $crate::TaskId, ctx: &mut $crate::Ctx) -> bool {
             $crate::element::kinds::sink_run(self, ctx)
+        }
+    };
+    (@chain $in_chain:ident) => {
+        fn chains(&self) -> bool {
+            true
+        }
+        fn push_in_chain(&mut self, batch: &mut $crate::Batch, ctx: &mut $crate::Ctx) -> bool {
+            $crate::element::kinds::$in_chain(self, batch, ctx)
         }
     };
     (@through $push:ident $pull:ident) => {
@@ -495,8 +545,21 @@ pub trait FilterOrDrop {
 
 /// Push for a [`FilterOrDrop`].
 #[inline]
-pub fn filter_or_drop_push<E: FilterOrDrop + ?Sized>(e: &mut E, batch: Batch, ctx: &mut Ctx) {
-    checked_push(batch, ctx, |p, ctx| e.filter_or_drop(p, ctx))
+pub fn filter_or_drop_push<E: FilterOrDrop + ?Sized>(e: &mut E, mut batch: Batch, ctx: &mut Ctx) {
+    if filter_or_drop_push_in_chain(e, &mut batch, ctx) && !batch.is_empty() {
+        ctx.emit_batch(0, batch);
+    }
+}
+
+/// [`Element::push_in_chain`](super::Element::push_in_chain) for a
+/// [`FilterOrDrop`].
+#[inline]
+pub fn filter_or_drop_push_in_chain<E: FilterOrDrop + ?Sized>(
+    e: &mut E,
+    batch: &mut Batch,
+    ctx: &mut Ctx,
+) -> bool {
+    checked_push_in_chain(batch, ctx, |p, ctx| e.filter_or_drop(p, ctx))
 }
 
 /// Pull for a [`FilterOrDrop`].

@@ -214,6 +214,25 @@ pub trait Element: AsAny + Send {
         drop(batch);
     }
 
+    /// Whether this element's push is [`push_in_chain`](Element::push_in_chain)
+    /// and then the batch on output 0: asked once at initialization. The
+    /// one-packet kinds (`action`, `observe`, `filter`, `filter_or_drop`)
+    /// say yes, and the dispatcher then runs straight chains of them
+    /// without handing each batch back between elements.
+    fn chains(&self) -> bool {
+        false
+    }
+
+    /// Push for an element that [`chains`](Element::chains), except for
+    /// the batch's last step: returns `true` when what is left of `batch`
+    /// goes on output 0 (the dispatcher moves it on), `false` when the
+    /// element sent it on itself. The default pushes the batch.
+    fn push_in_chain(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        let whole = std::mem::take(batch);
+        self.push(0, whole, ctx);
+        false
+    }
+
     /// Returns up to `max` packets pulled from output `port`, or `None`.
     fn pull(&mut self, _port: usize, _max: usize, _ctx: &mut Ctx) -> Option<Batch> {
         None

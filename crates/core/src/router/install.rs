@@ -63,6 +63,8 @@ impl Router {
             .map(|e| e.borrow().forwards_pulls())
             .collect();
         core.graph.set_pull_forwarders(forwarders);
+        let chains: Vec<bool> = core.elements.iter().map(|e| e.borrow().chains()).collect();
+        core.graph.set_chaining(&chains);
         if failed {
             return Err(could_not_initialize(errors));
         }

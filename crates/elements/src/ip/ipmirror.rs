@@ -1,0 +1,123 @@
+//! # IPMirror
+//!
+//! Swaps IP source and destination, and TCP/UDP ports.
+//!
+//! ## Synopsis
+//! `IPMirror([DST_ANNO])`
+//!
+//! ## Ports and processing
+//! One agnostic input, one agnostic output.
+//!
+//! ## Description
+//! Packets need their IP header annotation (MarkIPHeader, CheckIPHeader).
+//! Exchanges each packet's source and destination IPv4 addresses. On the
+//! first fragment of a TCP or UDP packet with at least 8 bytes of
+//! transport header, the source and destination ports are exchanged too,
+//! and on TCP with at least 12 bytes, the sequence and acknowledgment
+//! numbers. No checksum changes: exchanging 16-bit words leaves the
+//! ones'-complement sums as they were.
+//!
+//! With DST_ANNO true (the default), the destination IP address annotation
+//! is set to the new destination address.
+//!
+//! Packets without an IP header annotation, or whose header does not fit
+//! in the data, are dropped and counted (`drops`); Click crashes on them.
+//! A TCP header of 8 to 11 bytes gets its ports exchanged but not its
+//! sequence numbers: Click reads the acknowledgment number past the end
+//! of such a packet.
+//!
+//! ## Keyword arguments
+//! - `DST_ANNO` (boolean, default true): set the destination address
+//!   annotation.
+//!
+//! ## Handlers
+//! - `drops` (read): packets dropped for lacking an IP header.
+//!
+//! ## Example
+//! ```click
+//! // Answer every UDP packet to where it came from.
+//! FromDevice(eth0) -> Strip(14) -> CheckIPHeader -> IPMirror
+//!   -> EtherEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2) -> Queue -> ToDevice(eth0);
+//! ```
+
+use rclick_core::conf::Args;
+use rclick_core::wire::Ipv4Header;
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
+
+use super::ipcommon::net_off;
+
+const PROTO_TCP: u8 = 6;
+const PROTO_UDP: u8 = 17;
+
+pub struct IPMirror {
+    dst_anno: bool,
+    drops: u64,
+}
+
+impl Default for IPMirror {
+    fn default() -> Self {
+        IPMirror {
+            dst_anno: true,
+            drops: 0,
+        }
+    }
+}
+
+impl SimpleAction for IPMirror {
+    fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
+        let Some(off) = net_off(&p) else {
+            self.drops += 1;
+            return None;
+        };
+        let transport = p.transport_offset();
+        let data = p.writable();
+        let (src, proto, mirror_ports, th) = {
+            let Ok(mut ip) = Ipv4Header::new_checked(&mut data[off..]) else {
+                self.drops += 1;
+                return None;
+            };
+            let (src, dst) = (ip.src(), ip.dst());
+            ip.set_src(dst);
+            ip.set_dst(src);
+            let proto = ip.protocol();
+            let mirror_ports = ip.frag_offset() == 0 && (proto == PROTO_TCP || proto == PROTO_UDP);
+            // Click mirrors at the transport header annotation; without
+            // one, the header's own length says where it is.
+            let th = match transport {
+                Some(t) if t >= 0 => t as usize,
+                _ => off + ip.header_len(),
+            };
+            (src, proto, mirror_ports, th)
+        };
+        // As Click: ports only when a UDP header's worth (8 bytes) is there.
+        if mirror_ports && data.len() >= th.saturating_add(8) {
+            data[th..th + 4].rotate_left(2);
+            if proto == PROTO_TCP {
+                if let Some(seq_ack) = data.get_mut(th + 4..th + 12) {
+                    seq_ack.rotate_left(4);
+                }
+            }
+        }
+        if self.dst_anno {
+            p.set_dst_ip_anno(src);
+        }
+        Some(p)
+    }
+}
+
+rclick_core::element_class!(IPMirror);
+
+const HANDLERS: &[Handler<IPMirror>] = &[Handler::data("drops", |e| &e.drops)];
+
+impl Element for IPMirror {
+    rclick_core::element_kind!(action);
+    rclick_core::handlers!(HANDLERS);
+
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let dst_anno = args.read_p::<bool>("DST_ANNO");
+        args.complete()?;
+        self.dst_anno = dst_anno.unwrap_or(true);
+        Ok(())
+    }
+}
