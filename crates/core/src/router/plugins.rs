@@ -394,7 +394,7 @@ impl RouterCore {
             .iter()
             .all(|c| c.to != idx || c.to_port == 0);
         let target = match outs.as_slice() {
-            [o] if o.from_port == 0 && in_ports_ok => (o.to, o.to_port),
+            [o] if o.from_port == 0 && in_ports_ok && !ins.is_empty() => (o.to, o.to_port),
             _ => {
                 return Err(format!(
                     "'{name}' is not an instance between one input and one output: \

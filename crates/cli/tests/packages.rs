@@ -1,0 +1,411 @@
+//! Element packages (docs/packages.md): examples/package-hello is built
+//! with cargo (the toolchain running this test, into target/packages, so
+//! its dependencies build once), then loaded by the real `rclick` binary:
+//! by `require(package "hello")` with `-C DIR` and with CLICKPATH, and at
+//! run time over the control socket (`load_package`), followed by hot
+//! swaps that use its classes, the plugin control path
+//! (`create_instance`, `free_instance`) and `unload_package`, refused
+//! while an element of the package exists. A package built for another
+//! rclick (a fixture whose header carries an altered fingerprint) is
+//! refused with the field that differs; packets made in the package are
+//! freed by the router and the reverse.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const RCLICK: &str = env!("CARGO_BIN_EXE_rclick");
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Where packages are built: `target/packages` of the workspace (or of
+/// CARGO_TARGET_DIR), kept between runs.
+fn target_dir() -> PathBuf {
+    let base = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    base.join("packages")
+}
+
+/// The profile of this test (and of the rclick binary it runs): a package
+/// must be built with the same debug assertions.
+fn profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+/// Builds the crate in `dir` with cargo; returns the directory holding
+/// its library.
+fn cargo_build(dir: &Path, env: &[(&str, &str)]) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_string());
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target_dir());
+    if profile() == "release" {
+        cmd.arg("--release");
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let t0 = Instant::now();
+    let out = cmd.output().expect("run cargo");
+    eprintln!(
+        "built {} in {:.1} s",
+        dir.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(
+        out.status.success(),
+        "cargo build of {} failed:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target_dir().join(profile())
+}
+
+/// The hello package's build directory (built once per test process).
+fn hello() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = cargo_build(&root().join("examples/package-hello"), &[]);
+        assert!(
+            d.join("libhello.so").is_file(),
+            "no libhello.so in {}",
+            d.display()
+        );
+        d
+    })
+}
+
+fn rclick(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(RCLICK);
+    cmd.args(args).env_remove("CLICKPATH");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run rclick")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const COUNT_CONF: &str = "require(package \"hello\");
+    InfiniteSource(LIMIT 7, STOP true) -> c :: HelloCounter -> Discard;";
+
+#[test]
+fn require_loads_from_clickpath_flag_and_environment() {
+    let dir = hello().to_str().unwrap().to_string();
+    let out = rclick(&["-C", &dir, "-e", COUNT_CONF, "-h", "c.count"], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "7");
+    // CLICKPATH, with a directory before it that has no package.
+    let path = format!("/nonexistent:{dir}");
+    let out = rclick(
+        &["-e", COUNT_CONF, "-h", "c.count", "-h", "packages"],
+        &[("CLICKPATH", &path)],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("c.count:\n7\n"), "{stdout}");
+    assert!(
+        stdout.contains("hello\t") && stdout.contains("HelloCounter HelloTee"),
+        "{stdout}"
+    );
+    // `-C` replaces CLICKPATH, as in Click.
+    let out = rclick(
+        &["-C", "/nonexistent", "-q", "-e", COUNT_CONF],
+        &[("CLICKPATH", &dir)],
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("can't find package 'hello'"), "{err}");
+    assert!(err.contains("requirement 'hello' not available"), "{err}");
+    // Without a path: not available, as in Click.
+    let out = rclick(&["-q", "-e", COUNT_CONF], &[]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("requirement 'hello' not available"));
+}
+
+#[test]
+fn a_package_built_for_another_rclick_is_refused() {
+    // This rclick's fingerprint, with another compiler in it.
+    let out = rclick(
+        &["-q", "-e", "Idle -> Discard", "-h", "package_fingerprint"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ours = text(&out.stdout).trim().to_string();
+    assert!(
+        ours.contains("rustc=") && ours.contains("core-src="),
+        "{ours}"
+    );
+    let theirs: Vec<String> = ours
+        .split("; ")
+        .map(|f| {
+            if f.starts_with("rustc=") {
+                "rustc=1.0.0 0000000 LLVM".to_string()
+            } else {
+                f.to_string()
+            }
+        })
+        .collect();
+    let theirs = theirs.join("; ");
+    let dir = cargo_build(
+        &root().join("crates/cli/tests/packages/mismatch"),
+        &[("RCLICK_TEST_FINGERPRINT", &theirs)],
+    );
+    let lib = dir.join("libmismatch.so");
+    let conf = "require(package \"mismatch\"); Idle -> Discard;";
+    let out = rclick(&["-q", "-C", dir.to_str().unwrap(), "-e", conf], &[]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "package '{}' was built for another rclick",
+            lib.canonicalize().unwrap().display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("rustc: package has '1.0.0 0000000 LLVM', rclick has '"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("core-src:"),
+        "only the differing field is named: {err}"
+    );
+    assert!(
+        err.contains("requirement 'mismatch' not available"),
+        "{err}"
+    );
+}
+
+/// A router in the background with a Unix control socket.
+struct Running {
+    child: Child,
+    sock: PathBuf,
+}
+
+impl Running {
+    fn start(args: &[&str], conf: &str, tag: &str) -> Running {
+        let sock =
+            std::env::temp_dir().join(format!("rclick-pkg-{tag}-{}.sock", std::process::id()));
+        let _ = std::fs::remove_file(&sock);
+        let child = Command::new(RCLICK)
+            .args(args)
+            .arg("-u")
+            .arg(&sock)
+            .arg("-e")
+            .arg(conf)
+            .env_remove("CLICKPATH")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start rclick");
+        let t0 = Instant::now();
+        while !sock.exists() {
+            assert!(t0.elapsed() < Duration::from_secs(20), "no control socket");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Running { child, sock }
+    }
+
+    /// `rclick call SOCK HANDLER [VALUE]`: Ok(stdout) or Err(stderr).
+    fn call(&self, handler: &str, value: Option<&str>) -> Result<String, String> {
+        let mut cmd = Command::new(RCLICK);
+        cmd.arg("call").arg(&self.sock).arg(handler);
+        if let Some(v) = value {
+            cmd.arg(v);
+        }
+        let out = cmd.output().expect("rclick call");
+        if out.status.success() {
+            Ok(text(&out.stdout))
+        } else {
+            Err(text(&out.stderr))
+        }
+    }
+
+    fn read_u64(&self, handler: &str) -> u64 {
+        let v = self
+            .call(handler, None)
+            .unwrap_or_else(|e| panic!("{handler}: {e}"));
+        v.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{handler}: '{v}'"))
+    }
+
+    /// Waits until `handler` reads more than `n`.
+    fn wait_above(&self, handler: &str, n: u64) -> u64 {
+        let t0 = Instant::now();
+        loop {
+            if let Ok(v) = self.call(handler, None) {
+                if let Ok(x) = v.trim().parse::<u64>() {
+                    if x > n {
+                        return x;
+                    }
+                }
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "{handler} stayed at or below {n}"
+            );
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.sock);
+    }
+}
+
+#[test]
+fn load_at_run_time_hot_swap_create_free_and_unload() {
+    let dir = hello().to_str().unwrap().to_string();
+    let conf = "src :: RatedSource(RATE 400) -> c0 :: Counter -> Discard;";
+    let r = Running::start(&["-R", "-C", &dir], conf, "run");
+    assert_eq!(r.call("packages", None).unwrap().trim(), "");
+    let t0 = Instant::now();
+    r.call("load_package", Some("hello")).unwrap();
+    eprintln!("load_package over the control socket: {:?}", t0.elapsed());
+    let listed = r.call("packages", None).unwrap();
+    assert!(
+        listed.starts_with("hello\t") && listed.contains("HelloCounter"),
+        "{listed}"
+    );
+    // Loading again is a no-op.
+    r.call("load_package", Some("hello")).unwrap();
+    // A hot swap to a configuration using the package's class; c0 keeps
+    // its count.
+    let before = r.wait_above("c0.count", 10);
+    let swapped = "src :: RatedSource(RATE 400) -> c0 :: Counter -> h :: HelloCounter -> Discard;";
+    r.call("hotconfig", Some(swapped)).unwrap();
+    r.wait_above("h.count", 5);
+    assert!(r.read_u64("c0.count") >= before, "c0 kept its count");
+    // Unloading is refused while h exists.
+    let err = r.call("unload_package", Some("hello")).unwrap_err();
+    assert!(
+        err.contains("package 'hello' is in use by h :: HelloCounter"),
+        "{err}"
+    );
+    // The control path: an instance spliced after c0, state kept.
+    let h_before = r.read_u64("h.count");
+    let t0 = Instant::now();
+    r.call("create_instance", Some("i1 HelloCounter FROM c0[0]"))
+        .unwrap();
+    eprintln!(
+        "create_instance over the control socket: {:?}",
+        t0.elapsed()
+    );
+    let i1 = r.wait_above("i1.count", 5);
+    let h_now = r.read_u64("h.count");
+    assert!(
+        h_now >= h_before + i1 - 2,
+        "h kept its count ({h_before} then {h_now}, i1 {i1})"
+    );
+    let ports = r.call("i1.ports", None).unwrap();
+    assert!(
+        ports.contains("c0 [0]") && ports.contains("[0] h"),
+        "{ports}"
+    );
+    // Not a gate upstream: registering is refused.
+    let err = r
+        .call("register_instance", Some("i1 dst 10.0.0.0/8"))
+        .unwrap_err();
+    assert!(err.contains("does not hang off a gate"), "{err}");
+    let err = r
+        .call("create_instance", Some("i1 HelloCounter FROM c0[0]"))
+        .unwrap_err();
+    assert!(err.contains("exists already"), "{err}");
+    let err = r
+        .call("create_instance", Some("i2 NoSuchClass FROM c0[0]"))
+        .unwrap_err();
+    assert!(err.contains("no element class 'NoSuchClass'"), "{err}");
+    let inst = r.call("instances", None).unwrap();
+    assert!(
+        inst.contains("i1\t-\t-") && inst.contains("h\t-\t-"),
+        "{inst}"
+    );
+    // Freed: c0 leads to h again, which goes on counting.
+    r.call("free_instance", Some("i1")).unwrap();
+    let t = r.read_u64("h.count");
+    r.wait_above("h.count", t + 5);
+    assert!(r.call("i1.count", None).is_err(), "i1 is gone");
+    // Swapped back without h, the package can go.
+    r.call("hotconfig", Some(conf)).unwrap();
+    let t0 = Instant::now();
+    while r.call("h.count", None).is_ok() {
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    r.call("unload_package", Some("hello")).unwrap();
+    assert_eq!(r.call("packages", None).unwrap().trim(), "");
+    let err = r
+        .call("create_instance", Some("i3 HelloCounter FROM c0[0]"))
+        .unwrap_err();
+    assert!(err.contains("no element class 'HelloCounter'"), "{err}");
+    // ... and come back.
+    r.call("load_package", Some(&format!("{dir}/libhello.so")))
+        .unwrap();
+    assert!(r.call("packages", None).unwrap().starts_with("hello\t"));
+    // An element that is not between one input and one output cannot be
+    // freed this way.
+    let err = r.call("free_instance", Some("src")).unwrap_err();
+    assert!(
+        err.contains("not an instance between one input and one output"),
+        "{err}"
+    );
+}
+
+#[test]
+fn packets_cross_the_package_boundary_both_ways() {
+    let dir = hello().to_str().unwrap().to_string();
+    // HelloTee clones (shares) and copies every packet in the package;
+    // the router frees both, and the package clones and frees packets
+    // the router made.
+    let conf = "require(package \"hello\");
+        InfiniteSource(LENGTH 200, LIMIT 20000, BURST 64, STOP true)
+            -> t :: HelloTee -> c0 :: Counter -> Discard;
+        t[1] -> c1 :: Counter -> Discard;";
+    let out = rclick(
+        &[
+            "-C", &dir, "-e", conf, "-h", "c0.count", "-h", "c1.count", "-h", "t.made",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("c0.count:\n20000\n"), "{s}");
+    assert!(s.contains("c1.count:\n40000\n"), "{s}");
+    assert!(s.contains("t.made:\n40000\n"), "{s}");
+    // Across threads: packets the package made on thread 0 are freed on
+    // thread 1, and the package's elements ask the router which thread
+    // runs them.
+    let conf = "require(package \"hello\");
+        InfiniteSource(LENGTH 200, LIMIT 20000, BURST 64, STOP true)
+            -> t :: HelloTee -> c0 :: Counter -> Discard;
+        t[1] -> q :: ThreadSafeQueue(100000) -> u :: Unqueue -> c1 :: HelloCounter -> Discard;
+        StaticThreadSched(u 1);";
+    let out = rclick(
+        &[
+            "-j", "2", "-C", &dir, "-e", conf, "-h", "c0.count", "-h", "t.made",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("c0.count:\n20000\n"), "{s}");
+    assert!(s.contains("t.made:\n40000\n"), "{s}");
+}
