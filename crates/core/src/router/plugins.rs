@@ -480,6 +480,172 @@ impl RouterCore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::element::{Element, HandlerSpec, Registry};
+    use crate::{Router, RouterOptions};
+
+    /// A stand-in for a flow gate: records the filters written to it.
+    #[derive(Default)]
+    struct Gate {
+        filters: Vec<String>,
+    }
+
+    impl Element for Gate {
+        fn port_count(&self) -> &'static str {
+            "1/2"
+        }
+        fn processing(&self) -> &'static str {
+            "h/h"
+        }
+        fn handlers(&self) -> Vec<HandlerSpec> {
+            vec![
+                HandlerSpec::write("add_filter"),
+                HandlerSpec::write("remove_filter"),
+                HandlerSpec::read("filters"),
+            ]
+        }
+        fn read_handler(&self, _: &str, _: Option<&str>, _: &Ctx) -> Result<String, String> {
+            Ok(self.filters.join("\n"))
+        }
+        fn write_handler(&mut self, name: &str, v: &str, _: &mut Ctx) -> Result<(), String> {
+            match name {
+                "add_filter" => self.filters.push(v.to_string()),
+                _ => {
+                    let i = self
+                        .filters
+                        .iter()
+                        .position(|f| f == v)
+                        .ok_or("no such filter")?;
+                    self.filters.remove(i);
+                }
+            }
+            Ok(())
+        }
+        fn take_state(&mut self, old: &mut dyn Element, _: &mut crate::InitCtx) -> bool {
+            match old.as_any_mut().downcast_mut::<Gate>() {
+                Some(o) => {
+                    self.filters = std::mem::take(&mut o.filters);
+                    true
+                }
+                None => false,
+            }
+        }
+    }
+
+    struct Src;
+    impl Element for Src {
+        fn port_count(&self) -> &'static str {
+            "0/1"
+        }
+        fn processing(&self) -> &'static str {
+            "h/h"
+        }
+    }
+    struct Pass;
+    impl Element for Pass {
+        fn processing(&self) -> &'static str {
+            "h/h"
+        }
+    }
+    struct Sink;
+    impl Element for Sink {
+        fn port_count(&self) -> &'static str {
+            "1/0"
+        }
+        fn processing(&self) -> &'static str {
+            "h/h"
+        }
+    }
+
+    fn router(hotswap: bool) -> Router {
+        let mut reg = Registry::new();
+        reg.add("Gate", || Box::new(Gate::default()));
+        reg.add("Src", || Box::new(Src));
+        reg.add("Pass", || Box::new(Pass));
+        reg.add("Sink", || Box::new(Sink));
+        let spec = RouterSpec::from_lists(
+            "t",
+            &[
+                ("src", "Src", ""),
+                ("gate", "Gate", ""),
+                ("a", "Sink", ""),
+                ("b", "Sink", ""),
+            ],
+            &[(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0)],
+        );
+        let opts = RouterOptions {
+            hotswap,
+            capture_chatter: true,
+            ..Default::default()
+        };
+        Router::new(spec, "", &reg, &opts).unwrap_or_else(|d| panic!("{d:?}"))
+    }
+
+    #[test]
+    fn create_register_deregister_free() {
+        let mut r = router(true);
+        r.write_handler("create_instance", "i Pass FROM gate[1]")
+            .unwrap();
+        let ports = r.read_handler("i.ports", None).unwrap();
+        assert!(
+            ports.contains("gate [1]") && ports.contains("[0] b"),
+            "{ports}"
+        );
+        r.write_handler("register_instance", "i dst 10.0.0.0/8 dport 80")
+            .unwrap();
+        r.write_handler("register_instance", "i src 192.168.0.0/16")
+            .unwrap();
+        assert_eq!(
+            r.read_handler("gate.filters", None).unwrap(),
+            "1 dst 10.0.0.0/8 dport 80\n1 src 192.168.0.0/16"
+        );
+        let inst = r.read_handler("instances", None).unwrap();
+        assert!(
+            inst.contains("i\tgate[1]\tdst 10.0.0.0/8 dport 80\n"),
+            "{inst}"
+        );
+        let err = r.write_handler("free_instance", "i").unwrap_err();
+        assert!(err.contains("'i' is registered for 2 filter(s)"), "{err}");
+        // A hot swap of another kind keeps the gate's filters and the
+        // bindings.
+        r.write_handler("create_instance", "j Pass FROM gate[0]")
+            .unwrap();
+        assert!(r
+            .read_handler("instances", None)
+            .unwrap()
+            .contains("i\tgate[1]"));
+        assert_eq!(
+            r.read_handler("gate.filters", None)
+                .unwrap()
+                .lines()
+                .count(),
+            2
+        );
+        r.write_handler("deregister_instance", "i src 192.168.0.0/16")
+            .unwrap();
+        assert_eq!(
+            r.read_handler("gate.filters", None).unwrap(),
+            "1 dst 10.0.0.0/8 dport 80"
+        );
+        r.write_handler("deregister_instance", "i").unwrap();
+        assert_eq!(r.read_handler("gate.filters", None).unwrap(), "");
+        r.write_handler("free_instance", "i").unwrap();
+        assert!(r.find_element("i").is_none());
+        let ports = r.read_handler("gate.ports", None).unwrap();
+        assert!(ports.contains("[0] b"), "gate[1] leads to b again: {ports}");
+        let err = r
+            .write_handler("register_instance", "src dst 1.2.3.4")
+            .unwrap_err();
+        assert!(err.contains("does not hang off a gate"), "{err}");
+    }
+
+    #[test]
+    fn creating_needs_hot_swap() {
+        let mut r = router(false);
+        let err = r
+            .write_handler("create_instance", "i Pass FROM gate[1]")
+            .unwrap_err();
+        assert!(err.contains("-R"), "{err}");
+    }
 
     #[test]
     fn create_syntax() {
