@@ -400,7 +400,20 @@ fn packets_cross_the_package_boundary_both_ways() {
         StaticThreadSched(u 1);";
     let out = rclick(
         &[
-            "-j", "2", "-C", &dir, "-e", conf, "-h", "c0.count", "-h", "t.made",
+            "-j",
+            "2",
+            "-C",
+            &dir,
+            "-e",
+            conf,
+            "-h",
+            "c0.count",
+            "-h",
+            "t.made",
+            "-h",
+            "c1.count",
+            "-h",
+            "c1.thread",
         ],
         &[],
     );
@@ -408,4 +421,15 @@ fn packets_cross_the_package_boundary_both_ways() {
     let s = text(&out.stdout);
     assert!(s.contains("c0.count:\n20000\n"), "{s}");
     assert!(s.contains("t.made:\n40000\n"), "{s}");
+    // The router stops when the source does: what is still queued for
+    // thread 1 then is not counted.
+    let c1: u64 = s
+        .split("c1.count:\n")
+        .nth(1)
+        .and_then(|x| x.lines().next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0);
+    assert!(c1 > 0 && c1 <= 40000, "{s}");
+    // HelloCounter's copy of the kit asks the router which thread runs it.
+    assert!(s.contains("c1.thread:\n1\n"), "{s}");
 }

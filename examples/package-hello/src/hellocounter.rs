@@ -20,6 +20,8 @@
 //! ## Handlers
 //! - `count` (read): packets counted.
 //! - `reset` (write): zero the count.
+//! - `thread` (read): the router thread that counted the latest packets
+//!   (with `-j N`; 0 otherwise).
 //!
 //! ## Example
 //! ```click
@@ -34,16 +36,19 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx};
 #[derive(Default)]
 pub struct HelloCounter {
     count: u64,
+    thread: usize,
 }
 
 impl Observe for HelloCounter {
-    fn observe_batch(&mut self, batch: &Batch, _ctx: &mut Ctx) {
+    fn observe_batch(&mut self, batch: &Batch, ctx: &mut Ctx) {
         self.count += batch.len() as u64;
+        self.thread = ctx.thread_index();
     }
 }
 
 const HANDLERS: &[Handler<HelloCounter>] = &[
     Handler::data("count", |e| &e.count),
+    Handler::data("thread", |e| &e.thread),
     Handler::button("reset", |e, _, _| {
         e.count = 0;
         Ok(())
