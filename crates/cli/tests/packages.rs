@@ -433,3 +433,77 @@ fn packets_cross_the_package_boundary_both_ways() {
     // HelloCounter's copy of the kit asks the router which thread runs it.
     assert!(s.contains("c1.thread:\n1\n"), "{s}");
 }
+
+/// This test binary's allocator: the system's, with a tag before every
+/// block it hands out, checked when the block comes back. A block that
+/// some other allocator made (say, a package allocating from the system
+/// allocator directly) fails the check when the router frees it.
+struct Tagging;
+
+const TAG: u64 = 0x7263_6c69_636b_5447;
+static FOREIGN_FREES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static TAGGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn tag_offset(align: usize) -> usize {
+    align.max(16)
+}
+
+unsafe impl std::alloc::GlobalAlloc for Tagging {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let off = tag_offset(layout.align());
+        let Ok(outer) = std::alloc::Layout::from_size_align(layout.size() + off, off) else {
+            return std::ptr::null_mut();
+        };
+        let p = std::alloc::System.alloc(outer);
+        if p.is_null() {
+            return p;
+        }
+        TAGGED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let user = p.add(off);
+        (user.sub(8) as *mut u64).write_unaligned(TAG);
+        user
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        let off = tag_offset(layout.align());
+        if (ptr.sub(8) as *const u64).read_unaligned() != TAG {
+            // Not ours: leak it rather than free it wrongly.
+            FOREIGN_FREES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        (ptr.sub(8) as *mut u64).write_unaligned(0);
+        let outer = std::alloc::Layout::from_size_align_unchecked(layout.size() + off, off);
+        std::alloc::System.dealloc(ptr.sub(off), outer);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Tagging = Tagging;
+
+#[test]
+fn a_package_loaded_in_process_allocates_through_the_host_allocator() {
+    use rclick_core::package::PackageSet;
+    use rclick_core::{Router, RouterOptions};
+    let set = PackageSet::new(vec![hello().to_path_buf()]);
+    let reg = rclick_elements::registry().with_packages(set);
+    let conf = "require(package \"hello\");
+        InfiniteSource(LENGTH 300, LIMIT 5000, BURST 32, STOP true)
+            -> t :: HelloTee -> c0 :: Counter -> Discard;
+        t[1] -> c1 :: Counter -> Discard;";
+    let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
+    assert!(!parsed.has_errors(), "{:?}", parsed.diagnostics);
+    let before = TAGGED.load(std::sync::atomic::Ordering::Relaxed);
+    let mut r = Router::new(parsed.spec.unwrap(), conf, &reg, &RouterOptions::default())
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    r.run();
+    assert_eq!(r.read_handler("c1.count", None).unwrap().trim(), "10000");
+    assert_eq!(r.read_handler("t.made", None).unwrap().trim(), "10000");
+    r.cleanup();
+    drop(r);
+    assert!(TAGGED.load(std::sync::atomic::Ordering::Relaxed) > before);
+    assert_eq!(
+        FOREIGN_FREES.load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "every block freed here came from this program's allocator"
+    );
+}
