@@ -507,3 +507,70 @@ fn a_package_loaded_in_process_allocates_through_the_host_allocator() {
         "every block freed here came from this program's allocator"
     );
 }
+
+/// The cost of loading a package and of creating and freeing an instance,
+/// in this process (no control socket): run by hand, in release, a few
+/// times (`cargo test --release -p rclick --test packages measure --
+/// --ignored --nocapture`); the numbers are in docs/benchmarks.md.
+#[test]
+#[ignore]
+fn measure_load_and_instance_costs() {
+    use rclick_core::package::PackageSet;
+    use rclick_core::{Router, RouterOptions};
+    let set = PackageSet::new(vec![hello().to_path_buf()]);
+    let reg = rclick_elements::registry().with_packages(set);
+    let conf = "src :: RatedSource(RATE 1000) -> c0 :: Counter -> q :: Queue(1000)
+        -> u :: Unqueue -> Discard;";
+    let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
+    let opts = RouterOptions {
+        hotswap: true,
+        ..Default::default()
+    };
+    let mut r = Router::new(parsed.spec.unwrap(), conf, &reg, &opts).unwrap();
+    let t0 = Instant::now();
+    r.write_handler("load_package", "hello").unwrap();
+    let load = t0.elapsed();
+    let mut create = Vec::new();
+    let mut free = Vec::new();
+    for i in 0..20 {
+        let t0 = Instant::now();
+        r.write_handler("create_instance", &format!("i{i} HelloCounter FROM c0[0]"))
+            .unwrap();
+        create.push(t0.elapsed());
+        let t0 = Instant::now();
+        r.write_handler("free_instance", &format!("i{i}")).unwrap();
+        free.push(t0.elapsed());
+    }
+    let med = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    eprintln!(
+        "load_package (dlopen, fingerprint, init, register): {load:?}; \
+         create_instance median {:?}; free_instance median {:?} (5-element router)",
+        med(&mut create),
+        med(&mut free)
+    );
+    r.cleanup();
+    // A larger router: 200 counters in a chain.
+    let chain: Vec<String> = (0..200).map(|k| format!("k{k} :: Counter")).collect();
+    let conf = format!(
+        "src :: RatedSource(RATE 1000) -> c0 :: Counter -> {} -> Discard;",
+        chain.join(" -> ")
+    );
+    let parsed = rclick_lang::parse_router(&conf, "t", &reg, &Default::default());
+    let mut r = Router::new(parsed.spec.unwrap(), &conf, &reg, &opts).unwrap();
+    let mut create = Vec::new();
+    for i in 0..10 {
+        let t0 = Instant::now();
+        r.write_handler("create_instance", &format!("i{i} HelloCounter FROM c0[0]"))
+            .unwrap();
+        create.push(t0.elapsed());
+        r.write_handler("free_instance", &format!("i{i}")).unwrap();
+    }
+    eprintln!(
+        "create_instance median {:?} (203-element router)",
+        med(&mut create)
+    );
+    r.cleanup();
+}
