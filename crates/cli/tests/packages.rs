@@ -356,7 +356,14 @@ fn load_at_run_time_hot_swap_create_free_and_unload() {
         .call("create_instance", Some("i3 HelloCounter FROM c0[0]"))
         .unwrap_err();
     assert!(err.contains("no element class 'HelloCounter'"), "{err}");
-    // ... and come back.
+    // ... and come back, by file; only files on the package path load.
+    let err = r
+        .call("load_package", Some("/lib/x86_64-linux-gnu/libm.so.6"))
+        .unwrap_err();
+    assert!(
+        err.contains("is not in a CLICKPATH directory") || err.contains("No such file"),
+        "{err}"
+    );
     r.call("load_package", Some(&format!("{dir}/libhello.so")))
         .unwrap();
     assert!(r.call("packages", None).unwrap().starts_with("hello\t"));

@@ -206,7 +206,8 @@ impl PackageSet {
     }
 
     /// `load_package`: a path (it has a `/` or ends in the library suffix)
-    /// is loaded; a name is required as `require(package NAME)` would.
+    /// is loaded if it lies in a directory of the package path; a name is
+    /// required as `require(package NAME)` would.
     /// Returns the package's name.
     pub fn load_spec(&self, spec: &str, builtin: &dyn Fn(&str) -> bool) -> Result<String, String> {
         let spec = spec.trim();
@@ -214,7 +215,25 @@ impl PackageSet {
             return Err("expected a package name or file".into());
         }
         if spec.contains('/') || spec.ends_with(std::env::consts::DLL_SUFFIX) {
-            return self.load(Path::new(spec), None, builtin).map(|p| p.name);
+            // Only files under the package path: a client of the control
+            // socket chooses among the libraries the operator put there,
+            // not any file on the machine.
+            let file = Path::new(spec)
+                .canonicalize()
+                .map_err(|e| format!("package file '{spec}': {e}"))?;
+            let inside = self
+                .inner
+                .search_path
+                .iter()
+                .filter_map(|d| d.canonicalize().ok())
+                .any(|d| file.starts_with(d));
+            if !inside {
+                return Err(format!(
+                    "package file '{}' is not in a CLICKPATH directory",
+                    file.display()
+                ));
+            }
+            return self.load(&file, None, builtin).map(|p| p.name);
         }
         self.require(spec, builtin).map(|()| spec.to_string())
     }
