@@ -2,7 +2,7 @@
 //! about this build (see `src/package/abi.rs` and docs/packages.md): the
 //! compiler, the target and its features, this crate's version and a
 //! hash of its sources, and its enabled features. The rest of the
-//! fingerprint (panic strategy, debug assertions) is read with `cfg!` in
+//! fingerprint (panic strategy, loom) is read with `cfg!` in
 //! the crate itself, where it describes the crate as compiled.
 
 use std::fmt::Write as _;

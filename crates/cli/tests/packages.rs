@@ -30,8 +30,9 @@ fn target_dir() -> PathBuf {
     base.join("packages")
 }
 
-/// The profile of this test (and of the rclick binary it runs): a package
-/// must be built with the same debug assertions.
+/// The profile of this test (and of the rclick binary it runs): packages
+/// are built in it, so that their dependencies are built once per profile
+/// (a release package would load into a debug rclick too).
 fn profile() -> &'static str {
     if cfg!(debug_assertions) {
         "debug"
@@ -137,7 +138,6 @@ fn require_loads_from_clickpath_flag_and_environment() {
 
 #[test]
 fn a_package_built_for_another_rclick_is_refused() {
-    // This rclick's fingerprint, with another compiler in it.
     let out = rclick(
         &["-q", "-e", "Idle -> Discard", "-h", "package_fingerprint"],
         &[],
@@ -148,45 +148,53 @@ fn a_package_built_for_another_rclick_is_refused() {
         ours.contains("rustc=") && ours.contains("core-src="),
         "{ours}"
     );
-    let theirs: Vec<String> = ours
-        .split("; ")
-        .map(|f| {
-            if f.starts_with("rustc=") {
-                "rustc=1.0.0 0000000 LLVM".to_string()
-            } else {
-                f.to_string()
-            }
-        })
-        .collect();
-    let theirs = theirs.join("; ");
-    let dir = cargo_build(
-        &root().join("crates/cli/tests/packages/mismatch"),
-        &[("RCLICK_TEST_FINGERPRINT", &theirs)],
-    );
-    let lib = dir.join("libmismatch.so");
-    let conf = "require(package \"mismatch\"); Idle -> Discard;";
-    let out = rclick(&["-q", "-C", dir.to_str().unwrap(), "-e", conf], &[]);
-    assert!(!out.status.success());
-    let err = text(&out.stderr);
-    assert!(
-        err.contains(&format!(
-            "package '{}' was built for another rclick",
-            lib.canonicalize().unwrap().display()
-        )),
-        "{err}"
-    );
-    assert!(
-        err.contains("rustc: package has '1.0.0 0000000 LLVM', rclick has '"),
-        "{err}"
-    );
-    assert!(
-        !err.contains("core-src:"),
-        "only the differing field is named: {err}"
-    );
-    assert!(
-        err.contains("requirement 'mismatch' not available"),
-        "{err}"
-    );
+    // This rclick's fingerprint with one field changed: another compiler,
+    // then other kit sources.
+    for (field, value) in [
+        ("rustc", "1.0.0 0000000 LLVM"),
+        ("core-src", "0123456789abcdef"),
+    ] {
+        let theirs: Vec<String> = ours
+            .split("; ")
+            .map(|f| {
+                if f.starts_with(&format!("{field}=")) {
+                    format!("{field}={value}")
+                } else {
+                    f.to_string()
+                }
+            })
+            .collect();
+        let theirs = theirs.join("; ");
+        let dir = cargo_build(
+            &root().join("crates/cli/tests/packages/mismatch"),
+            &[("RCLICK_TEST_FINGERPRINT", &theirs)],
+        );
+        let lib = dir.join("libmismatch.so");
+        let conf = "require(package \"mismatch\"); Idle -> Discard;";
+        let out = rclick(&["-q", "-C", dir.to_str().unwrap(), "-e", conf], &[]);
+        assert!(!out.status.success());
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "package '{}' was built for another rclick",
+                lib.canonicalize().unwrap().display()
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("{field}: package has '{value}', rclick has '")),
+            "{err}"
+        );
+        assert_eq!(
+            err.matches(": package has").count(),
+            1,
+            "only the differing field is named: {err}"
+        );
+        assert!(
+            err.contains("requirement 'mismatch' not available"),
+            "{err}"
+        );
+    }
 }
 
 /// A router in the background with a Unix control socket.

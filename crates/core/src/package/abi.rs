@@ -6,8 +6,7 @@
 //! Rust has no stable ABI: `Box<dyn Element>` may cross from a package
 //! into the router only when both sides were compiled by the same rustc,
 //! for the same target and target features, from the same `rclick-core`
-//! and `rclick-lang` sources, with the same panic strategy and debug
-//! assertions. The header is plain C (fixed-size fields, pointer and
+//! and `rclick-lang` sources, with the same panic strategy. The header is plain C (fixed-size fields, pointer and
 //! length pairs) so that the host can read the fingerprint of a package
 //! built by anything; only when it equals the host's own is the package's
 //! `init` called and do Rust types cross.
@@ -50,11 +49,15 @@ const FINGERPRINT_PARTS: &[&str] = &[
     } else {
         "abort"
     },
-    "; debug-assertions=",
-    if cfg!(debug_assertions) { "on" } else { "off" },
     "; loom=",
     if cfg!(loom) { "on" } else { "off" },
 ];
+// Not in it: debug assertions, overflow checks, optimisation level. They
+// change what code does, not type layouts or calling conventions (cargo
+// itself mixes them across the crates of one program with per-package
+// profiles), so a release package loads into a debug rclick. That holds
+// while no item of the kit is compiled only with or without debug
+// assertions: the test `kit_has_no_debug_only_items` checks it.
 
 const fn total_len(parts: &[&str]) -> usize {
     let mut n = 0;
@@ -303,14 +306,7 @@ mod tests {
     #[test]
     fn fingerprint_names_its_fields() {
         let fp = fingerprint();
-        for k in [
-            "rclick-core=",
-            "core-src=",
-            "rustc=",
-            "target=",
-            "panic=",
-            "debug-assertions=",
-        ] {
+        for k in ["rclick-core=", "core-src=", "rustc=", "target=", "panic="] {
             assert!(fp.contains(k), "{k} in {fp}");
         }
         assert!(fingerprint_differences(fp, fp).is_empty());
@@ -318,5 +314,49 @@ mod tests {
         let d = fingerprint_differences(&other, fp);
         assert_eq!(d.len(), 1, "{d:?}");
         assert!(d[0].starts_with("rustc: package has '0.0.1 "), "{d:?}");
+    }
+
+    /// The fingerprint leaves debug assertions out: sound only while no
+    /// item (a struct field, a function, an impl) of the kit or of
+    /// rclick-lang exists only with or only without them. `cfg!` and
+    /// `debug_assert!` only change behaviour and are fine.
+    #[test]
+    fn kit_has_no_debug_only_items() {
+        fn walk(p: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            if p.is_dir() {
+                for e in std::fs::read_dir(p).unwrap().flatten() {
+                    walk(&e.path(), out);
+                }
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p.to_path_buf());
+            }
+        }
+        let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        walk(&base.join("src"), &mut files);
+        walk(&base.join("../lang/src"), &mut files);
+        assert!(files.len() > 20, "found the sources");
+        // Written in pieces, so that this file does not match itself.
+        let da = "debug_assertions";
+        let patterns = [
+            format!("#[cfg({da}"),
+            format!("#[cfg(not({da}"),
+            format!("cfg_attr({da}"),
+        ];
+        let bad: Vec<String> = files
+            .iter()
+            .filter(|f| {
+                let t = std::fs::read_to_string(f)
+                    .unwrap_or_default()
+                    .replace(' ', "");
+                patterns.iter().any(|pat| t.contains(pat.as_str()))
+            })
+            .map(|f| f.display().to_string())
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "items compiled only with or without debug assertions in {bad:?}: \
+             put debug assertions back into the package ABI fingerprint"
+        );
     }
 }
