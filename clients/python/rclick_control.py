@@ -242,6 +242,61 @@ class ControlSocket:
         lines = self.read("list").splitlines()
         return lines[1:]
 
+    # -- element packages and the plugin control path (docs/packages.md)
+    def packages(self):
+        """Loaded element packages: (name, file, [classes]) triples."""
+        out = []
+        for line in self.read("packages").splitlines():
+            if line:
+                name, _, rest = line.partition("\t")
+                path, _, classes = rest.partition("\t")
+                out.append((name, path, classes.split()))
+        return out
+
+    def load_package(self, package):
+        """Loads an element package: a name (found on the router's
+        CLICKPATH, as `require(package NAME)` finds it) or a library file."""
+        return self.write("load_package", package)
+
+    def unload_package(self, name):
+        """Unregisters a package's classes (refused while elements of them
+        exist; the library stays mapped)."""
+        return self.write("unload_package", name)
+
+    def create_instance(self, name, element_class, from_port, to_port=None):
+        """Creates element `name` :: `element_class` (a class with its
+        configuration, e.g. "Counter" or "Queue(10)") and splices it after
+        output `from_port` ("gate[1]"), leading where that output led, or to
+        `to_port` ("out[0]"). The router is hot swapped (it needs -R)."""
+        value = "%s %s FROM %s" % (name, element_class, from_port)
+        if to_port is not None:
+            value += " TO %s" % to_port
+        return self.write("create_instance", value)
+
+    def free_instance(self, name):
+        """Removes an instance (hot swap); refused while it is registered."""
+        return self.write("free_instance", name)
+
+    def register_instance(self, name, filter_spec):
+        """Binds flows matching `filter_spec` ("src 10.0.0.0/8 dport 80") to
+        instance `name`: writes the add_filter handler of the gate it hangs
+        off, with the gate output leading to it."""
+        return self.write("register_instance", "%s %s" % (name, filter_spec))
+
+    def deregister_instance(self, name, filter_spec=""):
+        """Removes one filter of `name`, or all of them."""
+        return self.write("deregister_instance", ("%s %s" % (name, filter_spec)).strip())
+
+    def instances(self):
+        """(instance, gate[port], filter) triples: one per registered filter,
+        then package-class elements with none ("-" for gate and filter)."""
+        out = []
+        for line in self.read("instances").splitlines():
+            if line:
+                parts = line.split("\t")
+                out.append(tuple(parts + ["-"] * (3 - len(parts)))[:3])
+        return out
+
 
 def read_secret_file(path):
     """The secret in `path`: its first line, whitespace removed."""

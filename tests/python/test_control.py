@@ -107,6 +107,28 @@ class ControlTest(unittest.TestCase):
         with ControlSocket("127.0.0.1", port, timeout=5) as tcp:
             self.assertEqual(tcp.read("c.name"), "c")
 
+    def test_zy_control_path(self):
+        with ControlSocket.unix(self.sock) as cs:
+            self.assertEqual(cs.packages(), [])
+            with self.assertRaises(ControlSocketError) as e:
+                cs.load_package("nosuch")
+            self.assertIn("can't find package 'nosuch'", e.exception.message)
+            before = int(cs.read("c.count"))
+            self.assertEqual(cs.create_instance("n1", "Counter", "c[0]"), 200)
+            deadline = time.time() + 10
+            while int(cs.read("n1.count")) < 3:
+                self.assertLess(time.time(), deadline)
+                time.sleep(0.02)
+            self.assertGreaterEqual(int(cs.read("c.count")), before)
+            self.assertIn("c [0]", cs.read("n1.ports"))
+            with self.assertRaises(ControlSocketError) as e:
+                cs.register_instance("n1", "dst 10.0.0.0/8")
+            self.assertIn("does not hang off a gate", e.exception.message)
+            self.assertEqual(cs.instances(), [])
+            self.assertEqual(cs.free_instance("n1"), 200)
+            with self.assertRaises(ControlSocketError):
+                cs.read("n1.count")
+
     def test_zz_hotconfig_keeps_the_connection(self):
         with self.connect() as cs:
             new = CONFIG.replace("c :: Counter", "c2 :: Counter")

@@ -132,6 +132,8 @@ struct Settings {
     warnings: bool,
     exit_handler: Option<String>,
     clickpath: Vec<String>,
+    /// Whether `-C` was given: it replaces CLICKPATH, as in Click.
+    clickpath_given: bool,
     variables: Vec<(String, String)>,
 }
 
@@ -279,9 +281,11 @@ fn parse_settings(
                         return Err(0);
                     }
                     "reconfigure" => s.hotswap = !negated,
-                    "clickpath" => s
-                        .clickpath
-                        .extend(v.split(':').filter(|x| !x.is_empty()).map(str::to_string)),
+                    "clickpath" => {
+                        s.clickpath_given = true;
+                        s.clickpath
+                            .extend(v.split(':').filter(|x| !x.is_empty()).map(str::to_string))
+                    }
                     "expression" => set_router(&mut s, None, Some(v))?,
                     "file" => set_router(&mut s, Some(v), None)?,
                     "handler" => s.handlers.push(v),
@@ -330,7 +334,9 @@ fn parse_settings(
             }
         }
     }
-    if let Ok(cp) = std::env::var("CLICKPATH") {
+    // Click's `-C PATH` stands for CLICKPATH (set_clickpath): the
+    // environment's is used only without it.
+    if let (false, Ok(cp)) = (s.clickpath_given, std::env::var("CLICKPATH")) {
         s.clickpath
             .extend(cp.split(':').filter(|x| !x.is_empty()).map(str::to_string));
     }
@@ -422,7 +428,12 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let registry = rclick_elements::registry();
+    // Element packages (`require(package NAME)`, `load_package`) are
+    // searched on CLICKPATH.
+    let packages = rclick_core::package::PackageSet::new(
+        s.clickpath.iter().map(std::path::PathBuf::from).collect(),
+    );
+    let registry = rclick_elements::registry().with_packages(packages);
     let (text, landmark) = match read_config(&s, &rep) {
         Ok(x) => x,
         Err(code) => return code,

@@ -8,6 +8,7 @@ pub mod batch;
 pub mod conf;
 pub mod ctx;
 pub mod element;
+pub mod package;
 pub mod packet;
 mod pool;
 pub mod ports;

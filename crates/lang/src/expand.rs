@@ -393,12 +393,25 @@ impl<'a> Ctx<'a> {
                 }
                 ("package", 2) => {
                     let name = unquote_string(&words[1]);
-                    if self.opts.provided.contains(&name) {
-                        if !self.requirements.contains(&name) {
-                            self.requirements.push(name);
-                        }
+                    let available = if self.opts.provided.contains(&name) {
+                        true
                     } else {
+                        // An element package: loaded now if it can be,
+                        // so that the declarations after it find its
+                        // classes (Click loads it from the lexer too).
+                        match self.classes.require_package(&name) {
+                            Some(Ok(())) => true,
+                            Some(Err(why)) => {
+                                self.error(loc, format!("while loading package '{name}': {why}"));
+                                false
+                            }
+                            None => false,
+                        }
+                    };
+                    if !available {
                         self.error(loc, format!("requirement '{name}' not available"));
+                    } else if !self.requirements.contains(&name) {
+                        self.requirements.push(name);
                     }
                 }
                 ("library", 2) => {

@@ -21,6 +21,10 @@ mod parser;
 mod vars;
 
 pub use args::split_config_args;
+
+/// A hash of this crate's sources (`src/`, `Cargo.toml`, `build.rs`),
+/// part of the element-package ABI fingerprint of `rclick-core`.
+pub const SOURCE_HASH: &str = include_str!(concat!(env!("OUT_DIR"), "/source_hash.txt"));
 pub use flatten::flatten;
 
 /// Where a piece of configuration came from: `file:line`.
@@ -238,6 +242,16 @@ impl RouterSpec {
 /// registry; tests can use a `HashSet<String>`.
 pub trait ClassLookup {
     fn has_class(&self, name: &str) -> bool;
+
+    /// `require(package NAME)` for a NAME not in
+    /// [`ParseOptions::provided`]: loads the package if this lookup can
+    /// (the runtime's registry loads element packages found on CLICKPATH).
+    /// `None` means packages cannot be loaded here; `Some(Err(why))`, that
+    /// loading failed. Classes loaded are then found by
+    /// [`has_class`](ClassLookup::has_class).
+    fn require_package(&self, _name: &str) -> Option<Result<(), String>> {
+        None
+    }
 }
 
 impl ClassLookup for std::collections::HashSet<String> {

@@ -51,6 +51,9 @@ macro_rules! element_class {
 #[derive(Clone, Default)]
 pub struct Registry {
     classes: BTreeMap<String, ElementClass>,
+    /// Element packages loaded at run time, shared by this registry's
+    /// clones (see [`Registry::with_packages`]).
+    packages: Option<crate::package::PackageSet>,
 }
 
 impl Registry {
@@ -74,6 +77,44 @@ impl Registry {
         reg
     }
 
+    /// Every class registered with [`element_class!`](crate::element_class)
+    /// in this copy of the kit, in registration order (an element
+    /// package's `init` returns these: its own classes).
+    pub(crate) fn linked_classes() -> Vec<ElementClass> {
+        inventory::iter::<ElementClass>
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    /// This registry, able to load element packages (`require(package
+    /// NAME)`, the `load_package` handler) into `set`, which its clones
+    /// share.
+    pub fn with_packages(mut self, set: crate::package::PackageSet) -> Self {
+        self.packages = Some(set);
+        self
+    }
+
+    /// The packages this registry loads into, if it can load any.
+    pub fn packages(&self) -> Option<&crate::package::PackageSet> {
+        self.packages.as_ref()
+    }
+
+    /// Whether `name` is a class of this registry's own (not from a
+    /// package).
+    pub fn has_builtin(&self, name: &str) -> bool {
+        self.classes.contains_key(name)
+    }
+
+    /// `load_package`: loads a package given by name (searched on the
+    /// package set's CLICKPATH) or by file. Returns its name.
+    pub fn load_package(&self, spec: &str) -> Result<String, String> {
+        let Some(set) = &self.packages else {
+            return Err("this router cannot load element packages".into());
+        };
+        set.load_spec(spec, &|n| self.classes.contains_key(n))
+    }
+
     /// Class names registered more than once among the linked classes.
     pub fn duplicates() -> Vec<&'static str> {
         let mut seen = std::collections::BTreeSet::new();
@@ -91,26 +132,39 @@ impl Registry {
             .insert(name.to_string(), ElementClass { name, create });
     }
 
+    /// Class `name`: this registry's own, or a loaded package's.
     pub fn get(&self, name: &str) -> Option<&ElementClass> {
-        self.classes.get(name)
+        self.classes
+            .get(name)
+            .or_else(|| self.packages.as_ref()?.class(name))
     }
 
-    /// Class names in sorted order.
+    /// Class names in sorted order (loaded packages' included).
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.classes.keys().map(|s| s.as_str())
+        let mut v: Vec<&str> = self.classes.keys().map(|s| s.as_str()).collect();
+        if let Some(p) = &self.packages {
+            v.extend(p.class_names());
+            v.sort_unstable();
+        }
+        v.into_iter()
     }
 
     pub fn len(&self) -> usize {
-        self.classes.len()
+        self.classes.len() + self.packages.as_ref().map_or(0, |p| p.class_names().len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.classes.is_empty()
+        self.len() == 0
     }
 }
 
 impl rclick_lang::ClassLookup for Registry {
     fn has_class(&self, name: &str) -> bool {
-        self.classes.contains_key(name)
+        self.get(name).is_some()
+    }
+
+    fn require_package(&self, name: &str) -> Option<Result<(), String>> {
+        let set = self.packages.as_ref()?;
+        Some(set.require(name, &|n| self.classes.contains_key(n)))
     }
 }

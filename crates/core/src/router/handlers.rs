@@ -3,7 +3,7 @@
 //! `home_thread` for elements with tasks), the global ones (`version`,
 //! `config`, `list`, `stop`, `hotconfig`, ...), and calls to elements' own.
 
-use super::{Router, RouterCore};
+use super::{plugins, Router, RouterCore};
 use crate::ctx::{Ctx, InitCtx};
 use crate::element::{hflags, HandlerSpec};
 
@@ -102,6 +102,13 @@ impl RouterCore {
         v.push(HandlerSpec::write("stop"));
         v.push(HandlerSpec::read("classes"));
         v.push(HandlerSpec::read("packages"));
+        v.push(HandlerSpec::read("package_fingerprint"));
+        v.push(HandlerSpec::write("load_package"));
+        v.push(HandlerSpec::write("unload_package"));
+        v.push(HandlerSpec::read("instances"));
+        for h in plugins::CONTROL_WRITES {
+            v.push(HandlerSpec::write(h));
+        }
         if self.hotswap {
             v.push(HandlerSpec::write("hotconfig").with(hflags::RAW));
         }
@@ -230,7 +237,7 @@ impl RouterCore {
                 }
                 s
             }
-            "classes" => self.class_names.iter().map(|c| format!("{c}\n")).collect(),
+            "classes" => self.registry.names().map(|c| format!("{c}\n")).collect(),
             "requirements" => self
                 .spec
                 .requirements
@@ -243,11 +250,17 @@ impl RouterCore {
                 .map(|h| format!("{}\t{}\n", h.name, h.flag_string()))
                 .collect(),
             "runcount" => self.rt.runcount().to_string(),
-            // Element packages loaded at run time: none can be yet.
-            "packages" => String::new(),
+            "packages" | "package_fingerprint" | "instances" => {
+                return self.read_plugin_global(name)
+            }
             "timewarp" if self.rt.clock.is_simulated() => "simulation".into(),
             "timewarp" => self.rt.clock.warp_factor().to_string(),
-            "stop" | "hotconfig" => return Err(format!("'{name}' is a write handler")),
+            "stop" | "hotconfig" | "load_package" | "unload_package" => {
+                return Err(format!("'{name}' is a write handler"))
+            }
+            _ if plugins::CONTROL_WRITES.contains(&name) => {
+                return Err(format!("'{name}' is a write handler"))
+            }
             _ => return Err(format!("no '{name}' handler")),
         })
     }
@@ -262,7 +275,7 @@ impl RouterCore {
     ) -> Result<(), String> {
         let _stopped = self.handler_access(elem, name, true)?;
         let Some(e) = elem else {
-            return self.write_global(name, value);
+            return self.write_global(name, value, ctx);
         };
         let info = &self.info[e];
         let specs = self.element_handlers(e);
@@ -324,8 +337,12 @@ impl RouterCore {
         r
     }
 
-    fn write_global(&self, name: &str, value: &str) -> Result<(), String> {
+    fn write_global(&self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
         match name {
+            "load_package" | "unload_package" => self.write_package_global(name, value),
+            _ if plugins::CONTROL_WRITES.contains(&name) => {
+                self.write_control_path(name, value, ctx)
+            }
             "stop" => {
                 let n = if value.trim().is_empty() {
                     1

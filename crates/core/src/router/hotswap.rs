@@ -211,6 +211,34 @@ impl RouterCore {
         build_router_caught(text, &self.registry, &self.options, simtime)
     }
 
+    /// Initializes `spec` (an edited copy of this router's) as the next
+    /// configuration, on this thread, and leaves it to be installed at
+    /// the next safe point (the plugin control path's hot swaps).
+    pub(crate) fn swap_to_spec(&self, spec: rclick_lang::RouterSpec) -> Result<(), String> {
+        if self.swap_in_progress() || self.pending_swap.borrow().is_some() {
+            return Err(SWAP_IN_PROGRESS.to_string());
+        }
+        let text = rclick_lang::flatten(&spec);
+        let mut opts = self.options.clone();
+        opts.successor = true;
+        if self.rt.clock.is_simulated() {
+            opts.simtime = Some(self.rt.clock.now());
+        }
+        let registry = &self.registry;
+        let built = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            Router::new(spec, &text, registry, &opts)
+        }))
+        .unwrap_or_else(|_| {
+            Err(vec![Diagnostic::error(
+                Landmark::new("", 0),
+                "building the new router panicked",
+            )])
+        });
+        let new = built.map_err(|d| error_text(&d))?;
+        *self.pending_swap.borrow_mut() = Some(Box::new(new));
+        Ok(())
+    }
+
     /// The `hotconfig` write handler, answered at once: builds the
     /// successor here and leaves it to be installed at the next safe
     /// point.
@@ -367,6 +395,7 @@ impl Router {
             let mut ictx = InitCtx::new(&new.core, i);
             ne.take_state(&mut **oe, &mut ictx);
         }
+        *new.core.bindings.borrow_mut() = std::mem::take(&mut *self.core.bindings.borrow_mut());
         new.stop_flag = self.stop_flag.clone();
         new.install_stats = std::mem::take(&mut self.install_stats);
         std::mem::swap(self, &mut new);

@@ -303,7 +303,7 @@ impl RouterCore {
             rt: Runtime::new(clock, opts.capture_chatter),
             spec,
             config_text: config_text.to_string(),
-            class_names: registry.names().map(str::to_string).collect(),
+            bindings: RefCell::new(Vec::new()),
             hotswap: opts.hotswap,
             by_name,
             registry: registry.clone(),

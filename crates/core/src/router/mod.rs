@@ -23,6 +23,7 @@ mod graph;
 mod handlers;
 mod hotswap;
 mod install;
+mod plugins;
 mod processing;
 mod run;
 mod runtime;
@@ -119,7 +120,9 @@ pub struct RouterCore {
     pub(crate) rt: Runtime,
     pub(crate) spec: RouterSpec,
     config_text: String,
-    class_names: Vec<String>,
+    /// Instances registered for flows through `register_instance`
+    /// (the plugin control path): carried from router to router.
+    pub(crate) bindings: RefCell<Vec<plugins::Binding>>,
     hotswap: bool,
     by_name: HashMap<String, usize>,
     /// What built this router, kept so `hotconfig` can build the next one.

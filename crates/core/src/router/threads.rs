@@ -55,6 +55,11 @@ thread_local! {
 /// The router thread this OS thread is (0 unless a worker of `-j N`).
 #[inline]
 pub(crate) fn current_thread() -> usize {
+    // In an element package, the host's thread-local is the one the
+    // router set (the package's own copy of it is never set).
+    if let Some(host) = crate::package::abi::host_current_thread() {
+        return host();
+    }
     CURRENT_THREAD.with(|c| c.get()) as usize
 }
 

@@ -1,0 +1,591 @@
+//! Element packages (docs/packages.md): examples/package-hello is built
+//! with cargo (the toolchain running this test, into target/packages, so
+//! its dependencies build once), then loaded by the real `rclick` binary:
+//! by `require(package "hello")` with `-C DIR` and with CLICKPATH, and at
+//! run time over the control socket (`load_package`), followed by hot
+//! swaps that use its classes, the plugin control path
+//! (`create_instance`, `free_instance`) and `unload_package`, refused
+//! while an element of the package exists. A package built for another
+//! rclick (a fixture whose header carries an altered fingerprint) is
+//! refused with the field that differs; packets made in the package are
+//! freed by the router and the reverse.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const RCLICK: &str = env!("CARGO_BIN_EXE_rclick");
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Where packages are built: `target/packages` of the workspace (or of
+/// CARGO_TARGET_DIR), kept between runs.
+fn target_dir() -> PathBuf {
+    let base = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    base.join("packages")
+}
+
+/// The profile of this test (and of the rclick binary it runs): packages
+/// are built in it, so that their dependencies are built once per profile
+/// (a release package would load into a debug rclick too).
+fn profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+/// Builds the crate in `dir` with cargo; returns the directory holding
+/// its library.
+fn cargo_build(dir: &Path, env: &[(&str, &str)]) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_string());
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target_dir());
+    if profile() == "release" {
+        cmd.arg("--release");
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let t0 = Instant::now();
+    let out = cmd.output().expect("run cargo");
+    eprintln!(
+        "built {} in {:.1} s",
+        dir.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(
+        out.status.success(),
+        "cargo build of {} failed:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target_dir().join(profile())
+}
+
+/// The hello package's build directory (built once per test process).
+fn hello() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = cargo_build(&root().join("examples/package-hello"), &[]);
+        assert!(
+            d.join("libhello.so").is_file(),
+            "no libhello.so in {}",
+            d.display()
+        );
+        d
+    })
+}
+
+fn rclick(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(RCLICK);
+    cmd.args(args).env_remove("CLICKPATH");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run rclick")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const COUNT_CONF: &str = "require(package \"hello\");
+    InfiniteSource(LIMIT 7, STOP true) -> c :: HelloCounter -> Discard;";
+
+#[test]
+fn require_loads_from_clickpath_flag_and_environment() {
+    let dir = hello().to_str().unwrap().to_string();
+    let out = rclick(&["-C", &dir, "-e", COUNT_CONF, "-h", "c.count"], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "7");
+    // CLICKPATH, with a directory before it that has no package.
+    let path = format!("/nonexistent:{dir}");
+    let out = rclick(
+        &["-e", COUNT_CONF, "-h", "c.count", "-h", "packages"],
+        &[("CLICKPATH", &path)],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("c.count:\n7\n"), "{stdout}");
+    assert!(
+        stdout.contains("hello\t") && stdout.contains("HelloCounter HelloTee"),
+        "{stdout}"
+    );
+    // `-C` replaces CLICKPATH, as in Click.
+    let out = rclick(
+        &["-C", "/nonexistent", "-q", "-e", COUNT_CONF],
+        &[("CLICKPATH", &dir)],
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("can't find package 'hello'"), "{err}");
+    assert!(err.contains("requirement 'hello' not available"), "{err}");
+    // Without a path: not available, as in Click.
+    let out = rclick(&["-q", "-e", COUNT_CONF], &[]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("requirement 'hello' not available"));
+}
+
+#[test]
+fn a_package_built_for_another_rclick_is_refused() {
+    let out = rclick(
+        &["-q", "-e", "Idle -> Discard", "-h", "package_fingerprint"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ours = text(&out.stdout).trim().to_string();
+    assert!(
+        ours.contains("rustc=") && ours.contains("core-src="),
+        "{ours}"
+    );
+    // This rclick's fingerprint with one field changed: another compiler,
+    // then other kit sources.
+    for (field, value) in [
+        ("rustc", "1.0.0 0000000 LLVM"),
+        ("core-src", "0123456789abcdef"),
+    ] {
+        let theirs: Vec<String> = ours
+            .split("; ")
+            .map(|f| {
+                if f.starts_with(&format!("{field}=")) {
+                    format!("{field}={value}")
+                } else {
+                    f.to_string()
+                }
+            })
+            .collect();
+        let theirs = theirs.join("; ");
+        let dir = cargo_build(
+            &root().join("crates/cli/tests/packages/mismatch"),
+            &[("RCLICK_TEST_FINGERPRINT", &theirs)],
+        );
+        let lib = dir.join("libmismatch.so");
+        let conf = "require(package \"mismatch\"); Idle -> Discard;";
+        let out = rclick(&["-q", "-C", dir.to_str().unwrap(), "-e", conf], &[]);
+        assert!(!out.status.success());
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "package '{}' was built for another rclick",
+                lib.canonicalize().unwrap().display()
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("{field}: package has '{value}', rclick has '")),
+            "{err}"
+        );
+        assert_eq!(
+            err.matches(": package has").count(),
+            1,
+            "only the differing field is named: {err}"
+        );
+        assert!(
+            err.contains("requirement 'mismatch' not available"),
+            "{err}"
+        );
+    }
+}
+
+/// A router in the background with a Unix control socket.
+struct Running {
+    child: Child,
+    sock: PathBuf,
+}
+
+impl Running {
+    fn start(args: &[&str], conf: &str, tag: &str) -> Running {
+        let sock =
+            std::env::temp_dir().join(format!("rclick-pkg-{tag}-{}.sock", std::process::id()));
+        let _ = std::fs::remove_file(&sock);
+        let child = Command::new(RCLICK)
+            .args(args)
+            .arg("-u")
+            .arg(&sock)
+            .arg("-e")
+            .arg(conf)
+            .env_remove("CLICKPATH")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start rclick");
+        let t0 = Instant::now();
+        while !sock.exists() {
+            assert!(t0.elapsed() < Duration::from_secs(20), "no control socket");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Running { child, sock }
+    }
+
+    /// `rclick call SOCK HANDLER [VALUE]`: Ok(stdout) or Err(stderr).
+    fn call(&self, handler: &str, value: Option<&str>) -> Result<String, String> {
+        let mut cmd = Command::new(RCLICK);
+        cmd.arg("call").arg(&self.sock).arg(handler);
+        if let Some(v) = value {
+            cmd.arg(v);
+        }
+        let out = cmd.output().expect("rclick call");
+        if out.status.success() {
+            Ok(text(&out.stdout))
+        } else {
+            Err(text(&out.stderr))
+        }
+    }
+
+    fn read_u64(&self, handler: &str) -> u64 {
+        let v = self
+            .call(handler, None)
+            .unwrap_or_else(|e| panic!("{handler}: {e}"));
+        v.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{handler}: '{v}'"))
+    }
+
+    /// Waits until `handler` reads more than `n`.
+    fn wait_above(&self, handler: &str, n: u64) -> u64 {
+        let t0 = Instant::now();
+        loop {
+            if let Ok(v) = self.call(handler, None) {
+                if let Ok(x) = v.trim().parse::<u64>() {
+                    if x > n {
+                        return x;
+                    }
+                }
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "{handler} stayed at or below {n}"
+            );
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.sock);
+    }
+}
+
+#[test]
+fn load_at_run_time_hot_swap_create_free_and_unload() {
+    let dir = hello().to_str().unwrap().to_string();
+    let conf = "src :: RatedSource(RATE 400) -> c0 :: Counter -> Discard;";
+    let r = Running::start(&["-R", "-C", &dir], conf, "run");
+    assert_eq!(r.call("packages", None).unwrap().trim(), "");
+    let t0 = Instant::now();
+    r.call("load_package", Some("hello")).unwrap();
+    eprintln!("load_package over the control socket: {:?}", t0.elapsed());
+    let listed = r.call("packages", None).unwrap();
+    assert!(
+        listed.starts_with("hello\t") && listed.contains("HelloCounter"),
+        "{listed}"
+    );
+    // Loading again is a no-op.
+    r.call("load_package", Some("hello")).unwrap();
+    // A hot swap to a configuration using the package's class; c0 keeps
+    // its count.
+    let before = r.wait_above("c0.count", 10);
+    let swapped = "src :: RatedSource(RATE 400) -> c0 :: Counter -> h :: HelloCounter -> Discard;";
+    r.call("hotconfig", Some(swapped)).unwrap();
+    r.wait_above("h.count", 5);
+    assert!(r.read_u64("c0.count") >= before, "c0 kept its count");
+    // Unloading is refused while h exists.
+    let err = r.call("unload_package", Some("hello")).unwrap_err();
+    assert!(
+        err.contains("package 'hello' is in use by h :: HelloCounter"),
+        "{err}"
+    );
+    // The control path: an instance spliced after c0, state kept.
+    let h_before = r.read_u64("h.count");
+    let t0 = Instant::now();
+    r.call("create_instance", Some("i1 HelloCounter FROM c0[0]"))
+        .unwrap();
+    eprintln!(
+        "create_instance over the control socket: {:?}",
+        t0.elapsed()
+    );
+    let i1 = r.wait_above("i1.count", 5);
+    let h_now = r.read_u64("h.count");
+    assert!(
+        h_now >= h_before + i1 - 2,
+        "h kept its count ({h_before} then {h_now}, i1 {i1})"
+    );
+    let ports = r.call("i1.ports", None).unwrap();
+    assert!(
+        ports.contains("c0 [0]") && ports.contains("[0] h"),
+        "{ports}"
+    );
+    // Not a gate upstream: registering is refused.
+    let err = r
+        .call("register_instance", Some("i1 dst 10.0.0.0/8"))
+        .unwrap_err();
+    assert!(err.contains("does not hang off a gate"), "{err}");
+    let err = r
+        .call("create_instance", Some("i1 HelloCounter FROM c0[0]"))
+        .unwrap_err();
+    assert!(err.contains("exists already"), "{err}");
+    let err = r
+        .call("create_instance", Some("i2 NoSuchClass FROM c0[0]"))
+        .unwrap_err();
+    assert!(err.contains("no element class 'NoSuchClass'"), "{err}");
+    let inst = r.call("instances", None).unwrap();
+    assert!(
+        inst.contains("i1\t-\t-") && inst.contains("h\t-\t-"),
+        "{inst}"
+    );
+    // Freed: c0 leads to h again, which goes on counting.
+    r.call("free_instance", Some("i1")).unwrap();
+    let t = r.read_u64("h.count");
+    r.wait_above("h.count", t + 5);
+    assert!(r.call("i1.count", None).is_err(), "i1 is gone");
+    // Swapped back without h, the package can go.
+    r.call("hotconfig", Some(conf)).unwrap();
+    let t0 = Instant::now();
+    while r.call("h.count", None).is_ok() {
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    r.call("unload_package", Some("hello")).unwrap();
+    assert_eq!(r.call("packages", None).unwrap().trim(), "");
+    let err = r
+        .call("create_instance", Some("i3 HelloCounter FROM c0[0]"))
+        .unwrap_err();
+    assert!(err.contains("no element class 'HelloCounter'"), "{err}");
+    // ... and come back, by file; only files on the package path load.
+    let err = r
+        .call("load_package", Some("/lib/x86_64-linux-gnu/libm.so.6"))
+        .unwrap_err();
+    assert!(
+        err.contains("is not in a CLICKPATH directory") || err.contains("No such file"),
+        "{err}"
+    );
+    r.call("load_package", Some(&format!("{dir}/libhello.so")))
+        .unwrap();
+    assert!(r.call("packages", None).unwrap().starts_with("hello\t"));
+    // An element that is not between one input and one output cannot be
+    // freed this way.
+    let err = r.call("free_instance", Some("src")).unwrap_err();
+    assert!(
+        err.contains("not an instance between one input and one output"),
+        "{err}"
+    );
+}
+
+#[test]
+fn packets_cross_the_package_boundary_both_ways() {
+    let dir = hello().to_str().unwrap().to_string();
+    // HelloTee clones (shares) and copies every packet in the package;
+    // the router frees both, and the package clones and frees packets
+    // the router made.
+    let conf = "require(package \"hello\");
+        InfiniteSource(LENGTH 200, LIMIT 20000, BURST 64, STOP true)
+            -> t :: HelloTee -> c0 :: Counter -> Discard;
+        t[1] -> c1 :: Counter -> Discard;";
+    let out = rclick(
+        &[
+            "-C", &dir, "-e", conf, "-h", "c0.count", "-h", "c1.count", "-h", "t.made",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("c0.count:\n20000\n"), "{s}");
+    assert!(s.contains("c1.count:\n40000\n"), "{s}");
+    assert!(s.contains("t.made:\n40000\n"), "{s}");
+    // Across threads: packets the package made on thread 0 are freed on
+    // thread 1, and the package's elements ask the router which thread
+    // runs them.
+    let conf = "require(package \"hello\");
+        InfiniteSource(LENGTH 200, LIMIT 20000, BURST 64, STOP true)
+            -> t :: HelloTee -> c0 :: Counter -> Discard;
+        t[1] -> q :: ThreadSafeQueue(100000) -> u :: Unqueue -> c1 :: HelloCounter -> Discard;
+        StaticThreadSched(u 1);";
+    let out = rclick(
+        &[
+            "-j",
+            "2",
+            "-C",
+            &dir,
+            "-e",
+            conf,
+            "-h",
+            "c0.count",
+            "-h",
+            "t.made",
+            "-h",
+            "c1.count",
+            "-h",
+            "c1.thread",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("c0.count:\n20000\n"), "{s}");
+    assert!(s.contains("t.made:\n40000\n"), "{s}");
+    // The router stops when the source does: what is still queued for
+    // thread 1 then is not counted.
+    let c1: u64 = s
+        .split("c1.count:\n")
+        .nth(1)
+        .and_then(|x| x.lines().next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0);
+    assert!(c1 > 0 && c1 <= 40000, "{s}");
+    // HelloCounter's copy of the kit asks the router which thread runs it.
+    assert!(s.contains("c1.thread:\n1\n"), "{s}");
+}
+
+/// This test binary's allocator: the system's, with a tag before every
+/// block it hands out, checked when the block comes back. A block that
+/// some other allocator made (say, a package allocating from the system
+/// allocator directly) fails the check when the router frees it.
+struct Tagging;
+
+const TAG: u64 = 0x7263_6c69_636b_5447;
+static FOREIGN_FREES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static TAGGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn tag_offset(align: usize) -> usize {
+    align.max(16)
+}
+
+unsafe impl std::alloc::GlobalAlloc for Tagging {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let off = tag_offset(layout.align());
+        let Ok(outer) = std::alloc::Layout::from_size_align(layout.size() + off, off) else {
+            return std::ptr::null_mut();
+        };
+        let p = std::alloc::System.alloc(outer);
+        if p.is_null() {
+            return p;
+        }
+        TAGGED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let user = p.add(off);
+        (user.sub(8) as *mut u64).write_unaligned(TAG);
+        user
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        let off = tag_offset(layout.align());
+        if (ptr.sub(8) as *const u64).read_unaligned() != TAG {
+            // Not ours: leak it rather than free it wrongly.
+            FOREIGN_FREES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        (ptr.sub(8) as *mut u64).write_unaligned(0);
+        let outer = std::alloc::Layout::from_size_align_unchecked(layout.size() + off, off);
+        std::alloc::System.dealloc(ptr.sub(off), outer);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Tagging = Tagging;
+
+#[test]
+fn a_package_loaded_in_process_allocates_through_the_host_allocator() {
+    use rclick_core::package::PackageSet;
+    use rclick_core::{Router, RouterOptions};
+    let set = PackageSet::new(vec![hello().to_path_buf()]);
+    let reg = rclick_elements::registry().with_packages(set);
+    let conf = "require(package \"hello\");
+        InfiniteSource(LENGTH 300, LIMIT 5000, BURST 32, STOP true)
+            -> t :: HelloTee -> c0 :: Counter -> Discard;
+        t[1] -> c1 :: Counter -> Discard;";
+    let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
+    assert!(!parsed.has_errors(), "{:?}", parsed.diagnostics);
+    let before = TAGGED.load(std::sync::atomic::Ordering::Relaxed);
+    let mut r = Router::new(parsed.spec.unwrap(), conf, &reg, &RouterOptions::default())
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    r.run();
+    assert_eq!(r.read_handler("c1.count", None).unwrap().trim(), "10000");
+    assert_eq!(r.read_handler("t.made", None).unwrap().trim(), "10000");
+    r.cleanup();
+    drop(r);
+    assert!(TAGGED.load(std::sync::atomic::Ordering::Relaxed) > before);
+    assert_eq!(
+        FOREIGN_FREES.load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "every block freed here came from this program's allocator"
+    );
+}
+
+/// The cost of loading a package and of creating and freeing an instance,
+/// in this process (no control socket): run by hand, in release, a few
+/// times (`cargo test --release -p rclick --test packages measure --
+/// --ignored --nocapture`); the numbers are in docs/benchmarks.md.
+#[test]
+#[ignore]
+fn measure_load_and_instance_costs() {
+    use rclick_core::package::PackageSet;
+    use rclick_core::{Router, RouterOptions};
+    let set = PackageSet::new(vec![hello().to_path_buf()]);
+    let reg = rclick_elements::registry().with_packages(set);
+    let conf = "src :: RatedSource(RATE 1000) -> c0 :: Counter -> q :: Queue(1000)
+        -> u :: Unqueue -> Discard;";
+    let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
+    let opts = RouterOptions {
+        hotswap: true,
+        ..Default::default()
+    };
+    let mut r = Router::new(parsed.spec.unwrap(), conf, &reg, &opts).unwrap();
+    let t0 = Instant::now();
+    r.write_handler("load_package", "hello").unwrap();
+    let load = t0.elapsed();
+    let mut create = Vec::new();
+    let mut free = Vec::new();
+    for i in 0..20 {
+        let t0 = Instant::now();
+        r.write_handler("create_instance", &format!("i{i} HelloCounter FROM c0[0]"))
+            .unwrap();
+        create.push(t0.elapsed());
+        let t0 = Instant::now();
+        r.write_handler("free_instance", &format!("i{i}")).unwrap();
+        free.push(t0.elapsed());
+    }
+    let med = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    eprintln!(
+        "load_package (dlopen, fingerprint, init, register): {load:?}; \
+         create_instance median {:?}; free_instance median {:?} (5-element router)",
+        med(&mut create),
+        med(&mut free)
+    );
+    r.cleanup();
+    // A larger router: 200 counters in a chain.
+    let chain: Vec<String> = (0..200).map(|k| format!("k{k} :: Counter")).collect();
+    let conf = format!(
+        "src :: RatedSource(RATE 1000) -> c0 :: Counter -> {} -> Discard;",
+        chain.join(" -> ")
+    );
+    let parsed = rclick_lang::parse_router(&conf, "t", &reg, &Default::default());
+    let mut r = Router::new(parsed.spec.unwrap(), &conf, &reg, &opts).unwrap();
+    let mut create = Vec::new();
+    for i in 0..10 {
+        let t0 = Instant::now();
+        r.write_handler("create_instance", &format!("i{i} HelloCounter FROM c0[0]"))
+            .unwrap();
+        create.push(t0.elapsed());
+        r.write_handler("free_instance", &format!("i{i}")).unwrap();
+    }
+    eprintln!(
+        "create_instance median {:?} (203-element router)",
+        med(&mut create)
+    );
+    r.cleanup();
+}
