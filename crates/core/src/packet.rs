@@ -666,6 +666,14 @@ impl Packet {
         h.transport = h.network + len as u32;
     }
 
+    /// Sets the network header to start `offset` bytes into the data,
+    /// leaving the transport header where it was (Click's
+    /// `set_mac_header(p, len)`).
+    pub fn set_network_offset(&mut self, offset: usize) {
+        let h = self.h_mut();
+        h.network = h.start + offset as u32;
+    }
+
     pub fn clear_network_header(&mut self) {
         let h = self.h_mut();
         h.network = NO_OFFSET;

@@ -120,6 +120,9 @@ const CASES: &[(&str, &str)] = &[
     ),
     ("EtherMirror", "Idle->x::EtherMirror->Idle"),
     ("IPMirror", "Idle->x::IPMirror->Idle"),
+    ("AverageCounter", "Idle->x::AverageCounter->Idle"),
+    ("RandomSample", "Idle->x::RandomSample(0.5)->Idle"),
+    ("MarkMACHeader", "Idle->x::MarkMACHeader(0, 14)->Idle"),
     (
         "EtherRewrite",
         "Idle->x::EtherRewrite(0:1:2:3:4:5, 0:1:2:3:4:6)->Idle",
