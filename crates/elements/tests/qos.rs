@@ -749,6 +749,103 @@ fn hfsc_real_time_curve_is_met() {
     }
 }
 
+/// A concave link-sharing curve decouples delay from bandwidth: a class
+/// that becomes backlogged while another holds the link gets its burst
+/// slope M1 for D, then M2. Here `a` (LS 80Mbps 10ms 20Mbps) wakes up at
+/// 50 ms beside a backlogged `b` (LS 80Mbps): for its first 10 ms it
+/// shares the link 80:80 (half), after that 20:80 (a fifth), each within
+/// 5%. A linear LS curve of 20 Mbit/s gets a fifth from the start.
+#[test]
+fn hfsc_concave_link_sharing_curve_gives_the_burst_first() {
+    for (curve, first_share) in [("80Mbps 10ms 20Mbps", 0.5), ("20Mbps", 0.2)] {
+        let mut r = sim(&format!(
+            "h :: HFSCSched(CLASS a INPUT 0 LS {curve}, CLASS b INPUT 1 LS 80Mbps) -> Idle;
+             Idle -> qa :: Queue(3000) -> [0] h;
+             InfiniteSource(LENGTH 1000, LIMIT 3000, BURST 64) -> Queue(3000) -> [1] h;"
+        ));
+        r.run_limited(100_000);
+        let (h, qa) = (idx(&r, "h"), idx(&r, "qa"));
+        let bps = 100e6;
+        let mut t = 0.0f64;
+        let mut trace = Vec::new();
+        let mut filled = false;
+        while t < 0.1e9 {
+            if !filled && t >= 50e6 {
+                let proto = Packet::from_slice(&[0u8; 999]);
+                for _ in 0..20 {
+                    r.inject(qa, 0, Batch::copies_of(&proto, 100));
+                }
+                filled = true;
+            }
+            r.clock().advance_to(at_ms(t / 1e6));
+            match r.pull_from(h, 0, 1).and_then(|mut b| b.pop()) {
+                Some(p) => {
+                    trace.push((t, p.len()));
+                    t += p.len() as f64 * 8.0 / bps * 1e9;
+                }
+                None => t += 10_000.0,
+            }
+        }
+        let share = |from: f64, to: f64| {
+            let w: Vec<&(f64, usize)> = trace
+                .iter()
+                .filter(|(t, _)| *t >= from && *t < to)
+                .collect();
+            let a = w.iter().filter(|(_, l)| *l == 999).count() as f64;
+            a / w.len() as f64
+        };
+        let (burst, after) = (share(50e6, 60e6), share(70e6, 100e6));
+        assert!(
+            (burst / first_share - 1.0).abs() < 0.05,
+            "LS {curve}: a's share in its first 10 ms {burst}, expected {first_share}"
+        );
+        assert!(
+            (after / 0.2 - 1.0).abs() < 0.05,
+            "LS {curve}: a's share after its burst {after}, expected 0.2"
+        );
+    }
+}
+
+/// tc-hfsc's `umax/dmax/rate` curves and `sc`: a 1500-byte packet within
+/// 1 ms at 10 Mbit/s is concave (12 Mbit/s for 1 ms, then 10), a 100-byte
+/// one within 10 ms convex (nothing for 9.92 ms, then 10 Mbit/s); both
+/// give a backlogged RT class (SC: RT and LS) its 10 Mbit/s beside a
+/// link-sharing hog on a 50 Mbit/s link, and an interior SC class is
+/// accepted as link sharing.
+#[test]
+fn hfsc_takes_tc_style_curves() {
+    for curve in [
+        "umax 1500 dmax 1ms rate 10Mbps",
+        "umax 100 dmax 10ms rate 10Mbps",
+    ] {
+        let r = &mut hfsc_router(
+            &format!("CLASS v INPUT 0 SC {curve}, CLASS w INPUT 1 LS 1000Mbps"),
+            &[200, 1500],
+        );
+        let trace = link(r, "h", 50e6, 0.2);
+        let v = bytes_by_len(&trace, 200) * 8.0 / 0.2;
+        assert!((v / 10e6 - 1.0).abs() < 0.05, "{curve}: {v} bit/s");
+    }
+    let r = &mut hfsc_router(
+        "CLASS p SC 30Mbps, CLASS a PARENT p INPUT 0 LS 10Mbps, CLASS b INPUT 1 LS 10Mbps",
+        &[1000, 1001],
+    );
+    let trace = link(r, "h", 40e6, 0.2);
+    let a = bytes_by_len(&trace, 1000);
+    let b = bytes_by_len(&trace, 1001);
+    assert!((a / (a + b) / 0.75 - 1.0).abs() < 0.02, "{a} vs {b}");
+    for bad in [
+        "umax 1500 dmax 1ms",
+        "umax x dmax 1ms rate 1Mbps",
+        "umax 0 dmax 1ms rate 1Mbps",
+    ] {
+        let e = try_from_config(&format!(
+            "h :: HFSCSched(CLASS a INPUT 0 RT {bad}) -> Discard; Idle -> Queue -> [0] h;"
+        ));
+        assert!(e.is_err(), "{bad}: accepted");
+    }
+}
+
 /// Upper limit: a class alone on the link is held to its UL curve (the
 /// link idles), and the limit is met within a packet.
 #[test]
