@@ -8,7 +8,8 @@
 //!   PrioSched that lets everything else (ARP, the reverse path is
 //!   separate) go first; then, in a second run, an HFSCSched shares a
 //!   30 Mbit/s link (LinkUnqueue) among the three classes 5:10:15 by
-//!   link-sharing curves.
+//!   link-sharing curves; in a third, a DRRSched shares it by quanta of
+//!   1514, 3028 and 4542 bytes (one, two and three full frames).
 //! - Linux: the same namespaces with a bridge in the router and `tc htb` on
 //!   the egress veth: classes 5/10/15 Mbit/s with ceilings equal to their
 //!   rates, then under a 30 Mbit/s parent with ceilings of 30 (htb's link
@@ -289,4 +290,46 @@ fn hfsc_shares_a_link_by_its_curves() {
         mbps(&linux)
     );
     check("HFSCSched", &ours, &want);
+}
+
+/// Link sharing by weights: rclick's DRRSched with quanta 1:2:3 (in full
+/// frames) under a 30 Mbit/s LinkUnqueue; htb as for HFSC.
+#[test]
+fn drr_shares_a_link_by_its_quanta() {
+    skip_if!(skip_reason());
+    let want = [5e6, 10e6, 15e6];
+    let topo = Topology::new();
+    let config = format!(
+        "p :: PrioSched;
+         s :: DRRSched(QUANTA 1514 3028 4542);
+         {}
+         cl[0] -> q0 :: Queue(300) -> [0]s;
+         cl[1] -> q1 :: Queue(300) -> [1]s;
+         cl[2] -> q2 :: Queue(300) -> [2]s;
+         cl[3] -> q3 :: Queue(300) -> [0]p;
+         s -> LinkUnqueue(0, 30Mbps) -> q4 :: Queue(300) -> [1]p;
+         p -> td2 :: ToDevice({r2});
+         fd2 :: FromDevice({r2}) -> Queue(1000) -> td1 :: ToDevice({r1});",
+        classes(&topo.r1),
+        r1 = topo.r1,
+        r2 = topo.r2
+    );
+    let router = Running::start(&topo.rt, &config);
+    let ours = topo.iperf(5);
+    router.finish();
+    let linux = linux_htb(
+        &topo,
+        Some("30mbit"),
+        &[
+            ("5mbit", "30mbit"),
+            ("10mbit", "30mbit"),
+            ("15mbit", "30mbit"),
+        ],
+    );
+    println!(
+        "DRR quanta 1:2:3 of 30 Mbit/s, iperf3 goodput (Mbit/s): rclick DRRSched {}; Linux tc htb {}",
+        mbps(&ours),
+        mbps(&linux)
+    );
+    check("DRRSched", &ours, &want);
 }
