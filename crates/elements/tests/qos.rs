@@ -929,6 +929,8 @@ fn qos_elements_allocate_nothing_per_packet() {
     let configs = [
         "InfiniteSource(BURST @B) -> RED(5, 50, 0.02) -> Queue(64) -> d :: Discard;".to_string(),
         "InfiniteSource(BURST @B) -> q :: Queue(64) -> RED(5, 50, 0.1) -> d :: Discard;".to_string(),
+        "InfiniteSource(BURST @B) -> AdaptiveRED(20, 0.02) -> Queue(64) -> d :: Discard;"
+            .to_string(),
         "InfiniteSource(BURST @B) -> SetTimestamp(FIRST true) -> Queue(64) -> CoDel -> d :: Discard;"
             .to_string(),
         "InfiniteSource(BURST @B) -> m :: Meter(1000Bps) -> d :: Discard; m[1] -> d;".to_string(),
@@ -939,6 +941,10 @@ fn qos_elements_allocate_nothing_per_packet() {
         three(
             "HFSCSched(CLASS p LS 10Mbps, CLASS a PARENT p INPUT 0 RT 1Mbps LS 1Mbps,
                CLASS b PARENT p INPUT 1 LS 2Mbps, CLASS c INPUT 2 LS 3Mbps)",
+        ),
+        three(
+            "HFSCSched(CLASS a INPUT 0 SC umax 1500 dmax 1ms rate 1Mbps,
+               CLASS b INPUT 1 LS 2Mbps 10ms 1Mbps UL 5Mbps, CLASS c INPUT 2 LS 3Mbps)",
         ),
     ];
     for config in &configs {
