@@ -445,8 +445,15 @@ fn wred_drops_lower_precedence_first() {
     if let Some(text) = run_click(
         "conf/wred.click",
         &vars(&click_out),
-        &["drop_hi.count", "drop_mid.count", "drop_lo.count"],
+        &[
+            "drop_hi.count",
+            "drop_mid.count",
+            "drop_lo.count",
+            "red_lo.queues",
+        ],
     ) {
+        // Click's router context finds the same two queues.
+        assert!(text.contains("red_lo.queues:\nq0\nq1\n"), "{text}");
         let theirs = per_class(&read_pcap(&click_out));
         eprintln!("WRED delivered per class: rclick {got:?}, Click {theirs:?} (of {offered} each)");
         for c in 0..3 {
