@@ -250,6 +250,7 @@ const CASES: &[(&str, &str)] = &[
     // QoS (issue 15).
     ("RED", "Idle->x::RED(5, 50, 0.02)->Queue->Discard"),
     ("RED (pull, 2 outputs)", "Idle->Queue->x::RED(5, 50, 0.02)->Discard; x[1]->Discard"),
+    ("AdaptiveRED", "Idle->x::AdaptiveRED(20, 0.02)->Queue->Discard"),
     ("FrontDropQueue", "Idle->x::FrontDropQueue->Discard"),
     ("MixedQueue", "Idle->x::MixedQueue->Discard; Idle->[1]x"),
     ("QuickNoteQueue", "Idle->x::QuickNoteQueue->Discard"),

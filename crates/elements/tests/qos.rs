@@ -8,6 +8,9 @@ use rclick_core::time::DEFAULT_SIMTIME_START;
 use rclick_core::{Batch, Packet, Router, StopReason, Timestamp};
 use rclick_elements::testing::{from_config, from_config_with, read, try_from_config};
 
+#[path = "common/reference.rs"]
+mod common_reference;
+
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 use counting_alloc::allocations;
@@ -212,6 +215,129 @@ fn codel_survives_a_huge_interval_written_live() {
     assert_eq!(r.run_limited(10_000_000), StopReason::Stopped);
     let d2 = count(&mut r, "c.drops");
     assert!((d1..=d1 + 2).contains(&d2), "{d1} drops, then {d2}");
+}
+
+// ---------------------------------------------------------- AdaptiveRED
+
+/// Twice the link rate offered to an AdaptiveRED(40) (band 20..60) and to
+/// a plain RED(20, 60) with the same starting MAX_P.
+const ARED_OVERLOAD: &str = "s :: RatedSource(LENGTH 60, RATE 2000, LIMIT -1)
+      -> ar :: AdaptiveRED(40, 0.01) -> q :: Queue(1000) -> RatedUnqueue(1000) -> Discard;
+    s2 :: RatedSource(LENGTH 60, RATE 2000, LIMIT -1)
+      -> r :: RED(20, 60, 0.01) -> q2 :: Queue(1000) -> RatedUnqueue(1000) -> Discard;";
+
+fn real(r: &mut Router, h: &str) -> f64 {
+    read(r, h)
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{h}: {e}"))
+}
+
+/// Adaptive RED's point: under a persistent overload plain RED's average
+/// settles above MAX_THRESH (MAX_P too small for the load: it drops in
+/// the gentle band), while AdaptiveRED raises MAX_P every 500 ms until
+/// the average is back inside its band. Half the packets must be dropped
+/// either way.
+#[test]
+fn adaptive_red_brings_the_average_into_its_band() {
+    let mut r = run_until(ARED_OVERLOAD, "20");
+    let (ar_avg, red_avg) = (
+        real(&mut r, "ar.avg_queue_size"),
+        real(&mut r, "r.avg_queue_size"),
+    );
+    let max_p = real(&mut r, "ar.max_p");
+    assert!(max_p > 0.3, "max_p {max_p}");
+    assert_eq!(real(&mut r, "r.max_p"), 0.01);
+    assert!(
+        (20.0..=60.0).contains(&ar_avg),
+        "AdaptiveRED average {ar_avg}"
+    );
+    assert!(red_avg > 60.0, "RED average {red_avg}");
+    for d in ["ar.drops", "r.drops"] {
+        let drops = count(&mut r, d);
+        assert!((19_500..=20_500).contains(&drops), "{d} {drops}");
+    }
+    // The thresholds come from TARGET; the kill threshold stays.
+    assert_eq!(read(&mut r, "ar.min_thresh"), "20");
+    assert_eq!(read(&mut r, "ar.max_thresh"), "60");
+}
+
+/// With the average below the band MAX_P shrinks to 9/10 every 500 ms,
+/// to no less than 0.01 (Click's 16-bit fixed point: 0.1 is 6554/65536,
+/// 6554 * 58982 >> 16 = 5898, read back as 0.09); drops then never
+/// happen.
+#[test]
+fn adaptive_red_shrinks_max_p_when_idle() {
+    let config = "RatedSource(LENGTH 60, RATE 100, LIMIT -1) -> ar :: AdaptiveRED(20, 0.1)
+        -> q :: Queue(100) -> Unqueue -> Discard;";
+    let mut r = run_until(config, "0.6");
+    assert_eq!(read(&mut r, "ar.max_p"), "0.09");
+    // 6554 shrinks by 9/10 (rounded down) until at most 655, then stays.
+    let mut r = run_until(config, "30");
+    let mut expect = 6554u32;
+    while expect > 655 {
+        expect = (expect * 58982) >> 16;
+    }
+    let max_p = real(&mut r, "ar.max_p");
+    assert!(
+        (max_p * 65536.0 - f64::from(expect)).abs() < 1.0,
+        "{max_p} vs {expect}/65536"
+    );
+    assert_eq!(count(&mut r, "ar.drops"), 0);
+}
+
+/// Click's random() is seeded differently on every run, so drops in the
+/// random band cannot be compared packet for packet (the differential
+/// case compares AdaptiveRED where they are determined). Here the same
+/// overload runs five times under the reference Click: rclick's adapted
+/// MAX_P, average and drops after 20 s must fall in Click's range, widened
+/// by one adaptation step (0.01), 5 packets of average and 0.2% of drops.
+#[test]
+fn adaptive_red_agrees_with_click_statistically() {
+    let click = match common_reference::reference_click() {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("{why}");
+            return;
+        }
+    };
+    let config = "s :: RatedSource(LENGTH 60, RATE 2000, LIMIT -1)
+      -> ar :: AdaptiveRED(40, 0.01) -> q :: Queue(1000) -> RatedUnqueue(1000) -> Discard;";
+    let script = "Script(wait 20, print $(ar.max_p) $(ar.avg_queue_size) $(ar.drops), stop);";
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for _ in 0..5 {
+        let out = std::process::Command::new(&click)
+            .args(["--simtime", "-e", &format!("{config}\n{script}")])
+            .output()
+            .expect("run Click");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v: Vec<f64> = text
+            .split_whitespace()
+            .map(|w| w.parse().unwrap())
+            .collect();
+        assert_eq!(v.len(), 3, "Click printed {text:?}");
+        for i in 0..3 {
+            lo[i] = lo[i].min(v[i]);
+            hi[i] = hi[i].max(v[i]);
+        }
+    }
+    let mut r = run_until(config, "20");
+    let ours = [
+        real(&mut r, "ar.max_p"),
+        real(&mut r, "ar.avg_queue_size"),
+        real(&mut r, "ar.drops"),
+    ];
+    let slack = [0.011, 5.0, hi[2] * 0.002];
+    for (i, what) in ["max_p", "average", "drops"].iter().enumerate() {
+        assert!(
+            ours[i] >= lo[i] - slack[i] && ours[i] <= hi[i] + slack[i],
+            "{what}: rclick {}, Click {}..{}",
+            ours[i],
+            lo[i],
+            hi[i]
+        );
+    }
 }
 
 // --------------------------------------------------------- rated elements
@@ -623,6 +749,103 @@ fn hfsc_real_time_curve_is_met() {
     }
 }
 
+/// A concave link-sharing curve decouples delay from bandwidth: a class
+/// that becomes backlogged while another holds the link gets its burst
+/// slope M1 for D, then M2. Here `a` (LS 80Mbps 10ms 20Mbps) wakes up at
+/// 50 ms beside a backlogged `b` (LS 80Mbps): for its first 10 ms it
+/// shares the link 80:80 (half), after that 20:80 (a fifth), each within
+/// 5%. A linear LS curve of 20 Mbit/s gets a fifth from the start.
+#[test]
+fn hfsc_concave_link_sharing_curve_gives_the_burst_first() {
+    for (curve, first_share) in [("80Mbps 10ms 20Mbps", 0.5), ("20Mbps", 0.2)] {
+        let mut r = sim(&format!(
+            "h :: HFSCSched(CLASS a INPUT 0 LS {curve}, CLASS b INPUT 1 LS 80Mbps) -> Idle;
+             Idle -> qa :: Queue(3000) -> [0] h;
+             InfiniteSource(LENGTH 1000, LIMIT 3000, BURST 64) -> Queue(3000) -> [1] h;"
+        ));
+        r.run_limited(100_000);
+        let (h, qa) = (idx(&r, "h"), idx(&r, "qa"));
+        let bps = 100e6;
+        let mut t = 0.0f64;
+        let mut trace = Vec::new();
+        let mut filled = false;
+        while t < 0.1e9 {
+            if !filled && t >= 50e6 {
+                let proto = Packet::from_slice(&[0u8; 999]);
+                for _ in 0..20 {
+                    r.inject(qa, 0, Batch::copies_of(&proto, 100));
+                }
+                filled = true;
+            }
+            r.clock().advance_to(at_ms(t / 1e6));
+            match r.pull_from(h, 0, 1).and_then(|mut b| b.pop()) {
+                Some(p) => {
+                    trace.push((t, p.len()));
+                    t += p.len() as f64 * 8.0 / bps * 1e9;
+                }
+                None => t += 10_000.0,
+            }
+        }
+        let share = |from: f64, to: f64| {
+            let w: Vec<&(f64, usize)> = trace
+                .iter()
+                .filter(|(t, _)| *t >= from && *t < to)
+                .collect();
+            let a = w.iter().filter(|(_, l)| *l == 999).count() as f64;
+            a / w.len() as f64
+        };
+        let (burst, after) = (share(50e6, 60e6), share(70e6, 100e6));
+        assert!(
+            (burst / first_share - 1.0).abs() < 0.05,
+            "LS {curve}: a's share in its first 10 ms {burst}, expected {first_share}"
+        );
+        assert!(
+            (after / 0.2 - 1.0).abs() < 0.05,
+            "LS {curve}: a's share after its burst {after}, expected 0.2"
+        );
+    }
+}
+
+/// tc-hfsc's `umax/dmax/rate` curves and `sc`: a 1500-byte packet within
+/// 1 ms at 10 Mbit/s is concave (12 Mbit/s for 1 ms, then 10), a 100-byte
+/// one within 10 ms convex (nothing for 9.92 ms, then 10 Mbit/s); both
+/// give a backlogged RT class (SC: RT and LS) its 10 Mbit/s beside a
+/// link-sharing hog on a 50 Mbit/s link, and an interior SC class is
+/// accepted as link sharing.
+#[test]
+fn hfsc_takes_tc_style_curves() {
+    for curve in [
+        "umax 1500 dmax 1ms rate 10Mbps",
+        "umax 100 dmax 10ms rate 10Mbps",
+    ] {
+        let r = &mut hfsc_router(
+            &format!("CLASS v INPUT 0 SC {curve}, CLASS w INPUT 1 LS 1000Mbps"),
+            &[200, 1500],
+        );
+        let trace = link(r, "h", 50e6, 0.2);
+        let v = bytes_by_len(&trace, 200) * 8.0 / 0.2;
+        assert!((v / 10e6 - 1.0).abs() < 0.05, "{curve}: {v} bit/s");
+    }
+    let r = &mut hfsc_router(
+        "CLASS p SC 30Mbps, CLASS a PARENT p INPUT 0 LS 10Mbps, CLASS b INPUT 1 LS 10Mbps",
+        &[1000, 1001],
+    );
+    let trace = link(r, "h", 40e6, 0.2);
+    let a = bytes_by_len(&trace, 1000);
+    let b = bytes_by_len(&trace, 1001);
+    assert!((a / (a + b) / 0.75 - 1.0).abs() < 0.02, "{a} vs {b}");
+    for bad in [
+        "umax 1500 dmax 1ms",
+        "umax x dmax 1ms rate 1Mbps",
+        "umax 0 dmax 1ms rate 1Mbps",
+    ] {
+        let e = try_from_config(&format!(
+            "h :: HFSCSched(CLASS a INPUT 0 RT {bad}) -> Discard; Idle -> Queue -> [0] h;"
+        ));
+        assert!(e.is_err(), "{bad}: accepted");
+    }
+}
+
 /// Upper limit: a class alone on the link is held to its UL curve (the
 /// link idles), and the limit is met within a packet.
 #[test]
@@ -706,6 +929,8 @@ fn qos_elements_allocate_nothing_per_packet() {
     let configs = [
         "InfiniteSource(BURST @B) -> RED(5, 50, 0.02) -> Queue(64) -> d :: Discard;".to_string(),
         "InfiniteSource(BURST @B) -> q :: Queue(64) -> RED(5, 50, 0.1) -> d :: Discard;".to_string(),
+        "InfiniteSource(BURST @B) -> AdaptiveRED(20, 0.02) -> Queue(64) -> d :: Discard;"
+            .to_string(),
         "InfiniteSource(BURST @B) -> SetTimestamp(FIRST true) -> Queue(64) -> CoDel -> d :: Discard;"
             .to_string(),
         "InfiniteSource(BURST @B) -> m :: Meter(1000Bps) -> d :: Discard; m[1] -> d;".to_string(),
@@ -716,6 +941,10 @@ fn qos_elements_allocate_nothing_per_packet() {
         three(
             "HFSCSched(CLASS p LS 10Mbps, CLASS a PARENT p INPUT 0 RT 1Mbps LS 1Mbps,
                CLASS b PARENT p INPUT 1 LS 2Mbps, CLASS c INPUT 2 LS 3Mbps)",
+        ),
+        three(
+            "HFSCSched(CLASS a INPUT 0 SC umax 1500 dmax 1ms rate 1Mbps,
+               CLASS b INPUT 1 LS 2Mbps 10ms 1Mbps UL 5Mbps, CLASS c INPUT 2 LS 3Mbps)",
         ),
     ];
     for config in &configs {

@@ -14,14 +14,19 @@
 //! curves, over a class hierarchy written in the configuration. Each CLASS
 //! argument declares one class:
 //!
-//! `CLASS NAME [PARENT PNAME] [INPUT N] [RT CURVE] [LS CURVE] [UL CURVE]`
+//! `CLASS NAME [PARENT PNAME] [INPUT N] [RT CURVE] [LS CURVE] [SC CURVE] [UL CURVE]`
 //!
 //! A class with INPUT N is a leaf fed by input N (every input has exactly
 //! one leaf); the others are interior classes that leaves (or other
 //! interior classes) name as PARENT. A class without PARENT hangs from the
 //! root, which is the link. A CURVE is a rate (`2Mbps`), or `M1 D M2` as in
 //! `tc-hfsc`: rate M1 for the first D of a backlogged period, then M2
-//! (`10Mbps 20ms 2Mbps` gives a burst, `0 10ms 5Mbps` a delay). A curve
+//! (`10Mbps 20ms 2Mbps` gives a burst, `0 10ms 5Mbps` a delay), or
+//! tc-hfsc's other form `umax BYTES dmax TIME rate RATE` (a packet of
+//! BYTES leaves within TIME, long-term RATE: converted as tc converts it,
+//! concave `BYTES/TIME TIME RATE` when BYTES/TIME exceeds RATE, else
+//! convex `0 TIME-BYTES/RATE RATE`). SC sets RT and LS to the same curve,
+//! as tc's `sc` does (on an interior class, LS only). A curve
 //! that is zero throughout (`RT 0`) is refused: Linux takes it as no curve
 //! at all, and as a curve it would let one packet through and then hold
 //! the class for ever.
@@ -37,6 +42,25 @@
 //!   proportion to their LS curves (by virtual time, smallest first).
 //! - **UL**: the upper limit. A class is not served by link-sharing faster
 //!   than its UL curve allows (a leaf may still get its RT service).
+//!
+//! What is and is not Linux's `sch_hfsc`: the criteria (real time by
+//! eligible time and earliest deadline, with eligible curves as Linux
+//! derives them: the deadline curve for a concave RT curve, its long-term
+//! slope for a convex one; link sharing by smallest virtual time down the
+//! tree; upper limits by fit time, for link sharing only), the runtime
+//! curves updated by Linux's `rtsc_min` on each backlog period, and the
+//! RT service counting toward link sharing are Linux's. Simplified: a
+//! class that becomes active takes the mean of its active siblings'
+//! smallest and largest virtual times (or where its parent's last period
+//! left off), where Linux also tracks backlog periods (`vtperiod`) and
+//! keeps each class's virtual time from falling behind its parent's
+//! minimum (`vtadj`), so a class long idle under an active parent may
+//! briefly get more than Linux would give it; there is no default class,
+//! no per-class queue limit (the Queues upstream are the limits) and no
+//! statistics beyond `stats`; arithmetic is in floating point (bytes per
+//! nanosecond) instead of Linux's scaled integers; and the selection is a
+//! linear scan of the classes per packet instead of Linux's red-black
+//! trees (cost grows with the number of classes: see docs/benchmarks.md).
 //!
 //! Each leaf holds its head packet (pulled from its input) so its length
 //! is known for the deadline. HFSCSched is an empty notifier: its signal is
@@ -188,6 +212,8 @@ struct Class {
     rt: Option<Curve>,
     ls: Option<Curve>,
     ul: Option<Curve>,
+    /// RT came from SC (which an interior class takes as LS only).
+    rt_from_sc: bool,
     // Leaf state.
     head: Option<Packet>,
     signal: NotifierSignal,
@@ -226,17 +252,20 @@ pub struct HFSCSched {
     starved: bool,
 }
 
-const KEYWORDS: [&str; 5] = ["PARENT", "INPUT", "RT", "LS", "UL"];
+const KEYWORDS: [&str; 6] = ["PARENT", "INPUT", "RT", "LS", "UL", "SC"];
 
 /// Bytes per second to bytes per nanosecond.
 fn per_ns(bps: u64) -> f64 {
     bps as f64 / 1e9
 }
 
-/// A curve from its words: `RATE` or `M1 D M2`. Returns it and the words
-/// used.
+/// A curve from its words: `RATE`, `M1 D M2`, or `umax U dmax D rate R`
+/// (tc-hfsc's second form). Returns it and the words used.
 fn parse_curve(words: &[&str]) -> Result<(Curve, usize), String> {
     let rate = |w: &str| parse_bandwidth(w).map_err(|_| format!("bad rate '{w}'"));
+    if words.first() == Some(&"umax") {
+        return parse_umax_curve(words).map(|c| (c, 6));
+    }
     if words.len() >= 3 && !KEYWORDS.contains(&words[1]) {
         if let Ok(d) = parse_timestamp(words[1]) {
             let m1 = per_ns(rate(words[0])?);
@@ -263,6 +292,48 @@ fn parse_curve(words: &[&str]) -> Result<(Curve, usize), String> {
     ))
 }
 
+/// `umax U dmax D rate R`: a packet of U bytes must leave within D, and
+/// the long-term rate is R. As tc does: if U/D is faster than R, the curve
+/// is concave (slope U/D for D, then R); otherwise convex (nothing for
+/// D - U/R, then R).
+fn parse_umax_curve(words: &[&str]) -> Result<Curve, String> {
+    let (Some(&"umax"), Some(u), Some(&"dmax"), Some(d), Some(&"rate"), Some(r)) = (
+        words.first(),
+        words.get(1),
+        words.get(2),
+        words.get(3),
+        words.get(4),
+        words.get(5),
+    ) else {
+        return Err("expected 'umax BYTES dmax TIME rate RATE'".into());
+    };
+    let umax: u64 = u
+        .trim_end_matches('B')
+        .parse()
+        .map_err(|_| format!("bad umax '{u}'"))?;
+    let dmax = parse_timestamp(d)
+        .map_err(|_| format!("bad dmax '{d}'"))?
+        .as_nanos() as f64;
+    let m2 = per_ns(parse_bandwidth(r).map_err(|_| format!("bad rate '{r}'"))?);
+    if umax == 0 || dmax <= 0.0 || m2 <= 0.0 {
+        return Err("umax, dmax and rate must be positive".into());
+    }
+    let umax = umax as f64;
+    Ok(if umax / dmax > m2 {
+        Curve {
+            m1: umax / dmax,
+            d: dmax,
+            m2,
+        }
+    } else {
+        Curve {
+            m1: 0.0,
+            d: (dmax - umax / m2).max(0.0),
+            m2,
+        }
+    })
+}
+
 fn parse_class(spec: &str) -> Result<(Class, Option<String>), String> {
     let words: Vec<&str> = spec.split_ascii_whitespace().collect();
     let name = words.first().ok_or("CLASS needs a name")?;
@@ -285,15 +356,23 @@ fn parse_class(spec: &str) -> Result<(Class, Option<String>), String> {
                 c.input = Some(n.parse().map_err(|_| format!("bad INPUT '{n}'"))?);
                 i += 1;
             }
-            "RT" | "LS" | "UL" => {
+            "RT" | "LS" | "UL" | "SC" => {
                 let (curve, used) = parse_curve(&words[i..])?;
                 i += used;
                 if curve.m1 == 0.0 && curve.m2 == 0.0 {
                     return Err(format!("CLASS {name}: {kw} curve is zero"));
                 }
                 match kw {
-                    "RT" => c.rt = Some(curve),
+                    "RT" => {
+                        c.rt = Some(curve);
+                        c.rt_from_sc = false;
+                    }
                     "LS" => c.ls = Some(curve),
+                    "SC" => {
+                        c.rt = Some(curve);
+                        c.ls = Some(curve);
+                        c.rt_from_sc = true;
+                    }
                     _ => c.ul = Some(curve),
                 }
             }
@@ -597,6 +676,12 @@ impl Element for HFSCSched {
                     return Err(format!("class '{}' is its own ancestor", classes[i].name).into());
                 }
                 k = classes[j].parent;
+            }
+        }
+        // SC on an interior class is its LS curve (real time is for leaves).
+        for c in classes.iter_mut() {
+            if c.input.is_none() && c.rt_from_sc {
+                c.rt = None;
             }
         }
         let n = ctx.ninputs();

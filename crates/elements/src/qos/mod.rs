@@ -1,4 +1,4 @@
-//! Quality of service: active queue management (RED), queue variants
+//! Quality of service: active queue management (RED, AdaptiveRED, CoDel), queue variants
 //! (FrontDropQueue, MixedQueue, QuickNoteQueue), meters and rated
 //! splitters, shapers and delays, and packet schedulers (DRRSched).
 

@@ -101,11 +101,11 @@ pub struct Red {
     c2: u32,
     g1: u32,
     g2: u32,
-    size: DirectEwma,
+    pub(super) size: DirectEwma,
     count: i32,
     random_value: i32,
     last_jiffies: u32,
-    drops: u64,
+    pub(super) drops: u64,
     /// The Storage elements watched: indexes and names.
     queues: Vec<usize>,
     queue_names: Vec<String>,
@@ -150,6 +150,85 @@ fn seed_of(name: &str) -> u64 {
 }
 
 impl Red {
+    /// Checks the parameters and sets them (Click's `finish_configure`,
+    /// shared with AdaptiveRED).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn finish_configure(
+        &mut self,
+        min_thresh: u32,
+        max_thresh: u32,
+        gentle: bool,
+        max_p: u32,
+        stability: u32,
+        queues: Option<String>,
+        ctx: &mut InitCtx,
+    ) -> ConfigResult {
+        if max_thresh > 0xFFFF {
+            return Err("MAX_THRESH must be <= 65535".into());
+        }
+        if min_thresh > max_thresh {
+            return Err("MIN_THRESH must be <= MAX_THRESH".into());
+        }
+        if max_p > ONE {
+            return Err("MAX_P must be between 0 and 1".into());
+        }
+        if stability > 16 {
+            return Err("STABILITY must be between 0 and 16".into());
+        }
+        // As Click: QUEUES is resolved once (a live reconfigure keeps the
+        // queues already found).
+        if let (Some(q), true) = (queues, self.queues.is_empty()) {
+            (self.queues, self.queue_names) = named_queues(ctx, &q)?;
+        }
+        self.min_thresh = min_thresh;
+        self.max_thresh = max_thresh;
+        self.kill_thresh = if gentle && max_p != ONE {
+            max_thresh * 2
+        } else {
+            max_thresh
+        };
+        self.max_p = max_p;
+        self.size.set_stability(stability);
+        self.gentle = gentle;
+        self.set_constants();
+        self.rng = Rng::new(seed_of(ctx.element_name()));
+        Ok(())
+    }
+
+    /// AdaptiveRED's periodic step (Floyd, Gummadi and Shenker's Adaptive
+    /// RED, as Click's AdaptiveRED computes it): with the average (the
+    /// instantaneous length under STABILITY 0) in the lower half of the
+    /// band between the thresholds, MAX_P shrinks to 9/10 (while above
+    /// 0.01); in the upper half it grows by 0.01, or by a quarter of itself
+    /// if that is less (while below 0.5). Only the probability slope
+    /// changes: the kill threshold stays where configuration put it.
+    pub(super) fn adapt(&mut self, ctx: &Ctx) {
+        const ONE_HUNDREDTH: u32 = 655;
+        const NINE_TENTHS: u32 = 58982;
+        let avg = if self.size.stability() == 0 {
+            self.queue_size(ctx).0
+        } else {
+            self.size.unscaled_average()
+        } as u32;
+        let part = (self.max_thresh - self.min_thresh) / 2;
+        if avg < self.min_thresh + part && self.max_p > ONE_HUNDREDTH {
+            self.max_p = (self.max_p * NINE_TENTHS) >> 16;
+        } else if avg > self.max_thresh - part && self.max_p < 0x8000 {
+            self.max_p += ONE_HUNDREDTH.min(self.max_p / 4);
+        }
+        self.set_constants();
+    }
+
+    /// The RED state of `e`, a RED or an AdaptiveRED (Click's cast to
+    /// "RED"), for a hot swap.
+    pub(super) fn of(e: &dyn Element) -> Option<&Red> {
+        let any = e.as_any();
+        any.downcast_ref::<Red>().or_else(|| {
+            any.downcast_ref::<super::adaptivered::AdaptiveRed>()
+                .map(|a| &a.red)
+        })
+    }
+
     fn set_constants(&mut self) {
         if self.min_thresh >= self.max_thresh {
             self.c1 = 0;
@@ -165,7 +244,7 @@ impl Red {
     }
 
     /// Packets held by the watched queues, and their total capacity.
-    fn queue_size(&self, ctx: &Ctx) -> (u64, u64) {
+    pub(super) fn queue_size(&self, ctx: &Ctx) -> (u64, u64) {
         queue_lengths(ctx, &self.queues)
     }
 
@@ -179,8 +258,10 @@ impl Red {
             self.last_jiffies = 0;
             self.size.unscaled_average()
         } else {
-            // Time the queue spent empty, in 20 ms units.
-            let j = (ctx.now().nanos().div_euclid(20_000_000)) as u64 as u32;
+            // Time the queue spent empty, in 20 ms units: as Click's,
+            // milliseconds in 32 bits (Click's jiffies) divided by 20, so
+            // the units start where Click's do.
+            let j = (ctx.now().nanos().div_euclid(1_000_000) as u64 as u32) / 20;
             let n = if self.last_jiffies != 0 {
                 j.wrapping_sub(self.last_jiffies)
             } else {
@@ -231,7 +312,20 @@ impl Red {
         }
     }
 
-    fn read_config(&self, _ctx: &Ctx) -> String {
+    pub(super) fn read_stats(&self, ctx: &Ctx) -> String {
+        format!(
+            "{} current queue\n{} avg queue\n{} drops\n",
+            self.queue_size(ctx).0,
+            self.size.unparse(),
+            self.drops
+        )
+    }
+
+    pub(super) fn read_queues(&self) -> String {
+        self.queue_names.iter().map(|n| format!("{n}\n")).collect()
+    }
+
+    pub(super) fn read_config(&self, _ctx: &Ctx) -> String {
         let mut s = format!(
             "{}, {}, {}, QUEUES",
             self.min_thresh,
@@ -278,17 +372,8 @@ const HANDLERS: &[Handler<Red>] = &[
         },
     ),
     Handler::read("avg_queue_size", |e, _| e.size.unparse()),
-    Handler::read("stats", |e, ctx| {
-        format!(
-            "{} current queue\n{} avg queue\n{} drops\n",
-            e.queue_size(ctx).0,
-            e.size.unparse(),
-            e.drops
-        )
-    }),
-    Handler::read("queues", |e, _| {
-        e.queue_names.iter().map(|n| format!("{n}\n")).collect()
-    }),
+    Handler::read("stats", |e, ctx| e.read_stats(ctx)),
+    Handler::read("queues", |e, _| e.read_queues()),
     Handler::read("config", Red::read_config),
 ];
 
@@ -318,36 +403,9 @@ impl Element for Red {
         let stability: u32 = args.read_or("STABILITY", 4);
         let gentle: bool = args.read_or("GENTLE", true);
         args.complete()?;
-        if max_thresh > 0xFFFF {
-            return Err("MAX_THRESH must be <= 65535".into());
-        }
-        if min_thresh > max_thresh {
-            return Err("MIN_THRESH must be <= MAX_THRESH".into());
-        }
-        if max_p > ONE {
-            return Err("MAX_P must be between 0 and 1".into());
-        }
-        if stability > 16 {
-            return Err("STABILITY must be between 0 and 16".into());
-        }
-        // As Click: QUEUES is resolved once (a live reconfigure keeps the
-        // queues already found).
-        if let (Some(q), true) = (queues, self.queues.is_empty()) {
-            (self.queues, self.queue_names) = named_queues(ctx, &q)?;
-        }
-        self.min_thresh = min_thresh;
-        self.max_thresh = max_thresh;
-        self.kill_thresh = if gentle && max_p != ONE {
-            max_thresh * 2
-        } else {
-            max_thresh
-        };
-        self.max_p = max_p;
-        self.size.set_stability(stability);
-        self.gentle = gentle;
-        self.set_constants();
-        self.rng = Rng::new(seed_of(ctx.element_name()));
-        Ok(())
+        self.finish_configure(
+            min_thresh, max_thresh, gentle, max_p, stability, queues, ctx,
+        )
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
@@ -365,7 +423,7 @@ impl Element for Red {
     }
 
     fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
-        let Some(o) = old.as_any().downcast_ref::<Red>() else {
+        let Some(o) = Red::of(old) else {
             return false;
         };
         let stability = self.size.stability();

@@ -75,7 +75,7 @@ pub const ROUTERS: &[(&str, usize, &str)] = &[
          Idle -> in1 :: Counter -> Strip(14) -> m :: Meter(1000) -> q1 :: FrontDropQueue(50);
          m[1] -> SetIPECN(CE) -> q1;
          q0 -> CoDel -> [0]drr :: DRRSched;
-         q1 -> [1]drr;
+         q1 -> ared :: AdaptiveRED(10, 0.1) -> [1]drr;
          drr -> Shaper(100000) -> Unqueue(BURST 8) -> out :: Counter -> Discard;",
     ),
 ];
