@@ -1,0 +1,297 @@
+//! # FlowGate
+//!
+//! Binds flows to outputs by the most specific six-tuple filter (a Router
+//! Plugins gate).
+//!
+//! ## Synopsis
+//! `FlowGate(SPEC0, SPEC1, ..., [TABLE])`
+//!
+//! ## Ports and processing
+//! One push input; one or more push outputs.
+//!
+//! ## Description
+//! Sends each IPv4 packet to the output of the most specific filter its
+//! flow matches, as a Router Plugins gate hands a packet to the plugin
+//! instance bound to its flow. The outputs lead to the bound instances;
+//! like [Classifier](#classifier), the positional arguments are filters,
+//! SPEC*i* for output *i* (an empty argument installs none for that
+//! output), and more filters are installed and removed while the router
+//! runs with the `add_filter` and `remove_filter` handlers; an output can
+//! have several filters.
+//!
+//! A SPEC is a space-separated list of fields, each optional (a missing
+//! field matches anything):
+//! `src ADDR[/LEN] dst ADDR[/LEN] proto NAME|NUM sport P[-Q] dport P[-Q] iif N`.
+//! `proto` takes `tcp`, `udp`, `icmp`, `igmp`, `ipip`, `dccp`, `gre`,
+//! `esp`, `ah`, `sctp` or a number; ports are single or inclusive ranges;
+//! `iif` is the incoming interface number, read from the PAINT annotation
+//! (set it with [Paint](#paint) after each FromDevice). `-` (or `any`)
+//! alone matches every packet: as the least specific filter it catches
+//! what nothing else does, like Classifier's `-`.
+//!
+//! Unlike Classifier, the order of the filters does not decide: the most
+//! specific matching filter wins, field by field in the order source
+//! prefix, destination prefix, protocol, source port range, destination
+//! port range, incoming interface. The first field where two matching
+//! filters differ decides: the longer prefix, a given protocol over none,
+//! the narrower port range (fewer ports), a given interface over none. So
+//! when filters are ambiguous (one more specific in the destination, the
+//! other in the source), the one more specific in the earlier field wins,
+//! which is the order the Router Plugins DAG's per-level best matches
+//! find. Two filters equally specific in every field (overlapping port
+//! ranges of the same width) go to the one installed first. Installing a
+//! filter identical to an installed one is an error.
+//!
+//! Packets matching no filter are dropped and counted (`nomatch`).
+//! Packets that are not IPv4 (the network header, or the data when no
+//! network header is set, does not hold an IPv4 header) or are truncated
+//! before their ports are dropped and counted (`bad`).
+//!
+//! With a [FlowTable](#flowtable) (the nearest one upstream, or named by
+//! TABLE), the gate looks the filters up once per flow and keeps the
+//! answer in the flow's record; later packets of the flow, at this gate,
+//! use it. A flow's record is found from the packet's flow annotation
+//! when the table or an earlier gate already marked the packet, so gates
+//! after the first do not hash. Installing or removing a filter changes
+//! the gate's generation, which invalidates every cached answer at once:
+//! each flow's next packet looks the filters up again. Without a
+//! FlowTable every packet is looked up.
+//!
+//! The filters are held in a DAG of per-field best matches (see
+//! crates/elements/src/flow/bestmatch.rs), rebuilt on every change.
+//!
+//! ## Keywords
+//! - **TABLE** (element name): the FlowTable to use. Default: the nearest
+//!   one upstream, if any.
+//!
+//! ## Handlers
+//! - `add_filter` (write): `OUTPUT SPEC` installs a filter for OUTPUT.
+//! - `remove_filter` (write): `OUTPUT SPEC` removes that filter; an error
+//!   if it is not installed.
+//! - `filters` (read): the installed filters, one a line, `OUTPUT SPEC`
+//!   in canonical form, in the order they were installed.
+//! - `lookups` (read): packets looked up in the filters; `cached` (read):
+//!   packets sent by their flow's cached answer.
+//! - `nomatch`, `bad` (read): packets dropped as above.
+//!
+//! ## Example
+//! ```click
+//! ft :: FlowTable;
+//! ... -> ft -> g :: FlowGate(src 10.0.0.0/8 proto tcp, dport 53, -);
+//! g[0] -> q0 :: Queue; g[1] -> q1 :: Queue; g[2] -> q2 :: Queue;
+//! ```
+//! Then `write g.add_filter 1 src 10.1.0.0/16 dport 1-1023`.
+
+use rclick_core::conf::Args;
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx};
+
+use super::bestmatch::BestMatch;
+use super::flowtable::find_table;
+use super::sixtuple::{Key, Spec};
+use super::table::SharedTable;
+
+/// The cached answer "no filter matched".
+const NO_MATCH: u32 = u32::MAX;
+
+#[derive(Default)]
+pub struct FlowGate {
+    outs: Vec<usize>,
+    dag: BestMatch,
+    generation: u32,
+    noutputs: usize,
+    table_name: Option<String>,
+    table: Option<(SharedTable, usize)>,
+    lookups: u64,
+    cached: u64,
+    nomatch: u64,
+    bad: u64,
+}
+
+/// Parses `OUTPUT SPEC`.
+fn parse_output_spec(v: &str, noutputs: usize) -> Result<(usize, Spec), String> {
+    let v = v.trim();
+    let (out, spec) = v.split_once(char::is_whitespace).unwrap_or((v, ""));
+    let out: usize = out
+        .parse()
+        .map_err(|_| format!("expected 'OUTPUT SPEC', not '{v}'"))?;
+    if out >= noutputs {
+        return Err(format!("no output {out} (the gate has {noutputs})"));
+    }
+    if spec.trim().is_empty() {
+        return Err("missing filter (use '-' to match every packet)".into());
+    }
+    Ok((out, Spec::parse(spec)?))
+}
+
+impl FlowGate {
+    /// The output for `k`, or `None`: a full lookup.
+    #[inline]
+    pub fn lookup(&self, k: &Key) -> Option<usize> {
+        self.dag.lookup(k).map(|i| self.outs[i])
+    }
+
+    fn install(&mut self, specs: Vec<Spec>, outs: Vec<usize>) {
+        self.dag = BestMatch::new(specs);
+        self.outs = outs;
+        self.generation = self.generation.wrapping_add(1).max(1);
+    }
+
+    /// Installs a filter for `out`.
+    pub fn add_filter(&mut self, out: usize, spec: Spec) -> Result<(), String> {
+        if let Some(i) = self.dag.filters().iter().position(|s| *s == spec) {
+            return Err(format!("filter '{spec}' is already installed for output {}", self.outs[i]));
+        }
+        let mut specs = self.dag.filters().to_vec();
+        let mut outs = self.outs.clone();
+        specs.push(spec);
+        outs.push(out);
+        self.install(specs, outs);
+        Ok(())
+    }
+
+    /// Removes the filter `spec` of `out`.
+    pub fn remove_filter(&mut self, out: usize, spec: Spec) -> Result<(), String> {
+        let Some(i) = (0..self.outs.len())
+            .find(|&i| self.outs[i] == out && self.dag.filters()[i] == spec)
+        else {
+            return Err(format!("no filter '{spec}' for output {out}"));
+        };
+        let mut specs = self.dag.filters().to_vec();
+        let mut outs = self.outs.clone();
+        specs.remove(i);
+        outs.remove(i);
+        self.install(specs, outs);
+        Ok(())
+    }
+
+    /// The `filters` listing.
+    pub fn listing(&self) -> String {
+        let mut s = String::new();
+        for (spec, out) in self.dag.filters().iter().zip(&self.outs) {
+            s.push_str(&format!("{out} {spec}\n"));
+        }
+        s
+    }
+
+    #[inline]
+    fn emit_or_drop(&mut self, out: Option<usize>, p: rclick_core::Packet, ctx: &mut Ctx) {
+        match out {
+            Some(o) => ctx.emit(o, p),
+            None => self.nomatch += 1,
+        }
+    }
+}
+
+const HANDLERS: &[Handler<FlowGate>] = &[
+    Handler::data("bad", |e| &e.bad),
+    Handler::data("nomatch", |e| &e.nomatch),
+    Handler::data("cached", |e| &e.cached),
+    Handler::data("lookups", |e| &e.lookups),
+    Handler::read("filters", |e, _| e.listing()),
+    Handler::write("remove_filter", |e, v, _| {
+        let (out, spec) = parse_output_spec(v, e.noutputs)?;
+        e.remove_filter(out, spec)
+    }),
+    Handler::write("add_filter", |e, v, _| {
+        let (out, spec) = parse_output_spec(v, e.noutputs)?;
+        e.add_filter(out, spec)
+    }),
+];
+
+rclick_core::element_class!(FlowGate);
+
+impl Element for FlowGate {
+    rclick_core::handlers!(HANDLERS);
+
+    fn port_count(&self) -> &'static str {
+        "1/1-"
+    }
+
+    fn processing(&self) -> &'static str {
+        "h/h"
+    }
+
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
+        let mut args = Args::new(conf);
+        let table: Option<String> = args.read("TABLE");
+        let rest = args.take_rest();
+        args.complete()?;
+        let n = ctx.noutputs();
+        if rest.len() > n {
+            return Err(format!(
+                "{} filters but only {n} outputs (one filter argument per output)",
+                rest.len()
+            )
+            .into());
+        }
+        let mut specs = Vec::new();
+        let mut outs = Vec::new();
+        for (i, a) in rest.iter().enumerate() {
+            if a.trim().is_empty() {
+                continue;
+            }
+            let spec = Spec::parse(a).map_err(|e| format!("argument {}: {e}", i + 1))?;
+            if let Some(j) = specs.iter().position(|s| *s == spec) {
+                return Err(
+                    format!("argument {}: same filter as for output {}", i + 1, outs[j]).into(),
+                );
+            }
+            specs.push(spec);
+            outs.push(i);
+        }
+        self.noutputs = n;
+        self.table_name = table;
+        self.install(specs, outs);
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        if let Some(t) = find_table(ctx, self.table_name.as_deref())? {
+            let slot = t.lock().register_slots(1);
+            self.table = Some((t, slot));
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        let Some((table, slot)) = self.table.clone() else {
+            for p in batch {
+                match Key::of(&p) {
+                    Ok(k) => {
+                        self.lookups += 1;
+                        let out = self.lookup(&k);
+                        self.emit_or_drop(out, p, ctx);
+                    }
+                    Err(_) => self.bad += 1,
+                }
+            }
+            return;
+        };
+        let now = ctx.recent().nanos();
+        let mut t = table.lock();
+        let gen = u64::from(self.generation) << 32;
+        for mut p in batch {
+            let Ok(idx) = t.lookup(&mut p, now) else {
+                self.bad += 1;
+                continue;
+            };
+            // The slot: this gate's generation, then output + 1, or
+            // NO_MATCH; 0 when never set.
+            let s = t.slot(idx, slot);
+            let enc = if s & !0xffff_ffff == gen && s as u32 != 0 {
+                self.cached += 1;
+                s as u32
+            } else {
+                self.lookups += 1;
+                let enc = match self.lookup(&t.record(idx).key) {
+                    Some(o) => o as u32 + 1,
+                    None => NO_MATCH,
+                };
+                *t.slot_mut(idx, slot) = gen | u64::from(enc);
+                enc
+            };
+            let out = (enc != NO_MATCH).then(|| enc as usize - 1);
+            self.emit_or_drop(out, p, ctx);
+        }
+    }
+}
