@@ -7,7 +7,8 @@
 //! `FlowTable([CAPACITY, TIMEOUT])`
 //!
 //! ## Ports and processing
-//! None, or one agnostic input and one agnostic output.
+//! None, or one agnostic input and one agnostic output (packets pushed
+//! in with no output connected are dropped).
 //!
 //! ## Description
 //! Holds a record per flow, keyed by the exact six-tuple: source and
@@ -50,10 +51,10 @@
 //! - `size` (read): flows held now (expired ones are dropped first).
 //! - `capacity`, `timeout` (read): the configuration.
 //! - `allocated` (read): records allocated so far (the pools' size).
-//! - `hits`, `misses` (read): lookups that found a live record, and
-//!   lookups that started one; `anno_hits` (read): hits taken from the
-//!   annotation, without hashing; `hit_rate` (read): hits / (hits +
-//!   misses).
+//! - `hits`, `misses` (read): hash lookups that found a live record, and
+//!   lookups that started one (a new or expired flow); `hit_rate` (read):
+//!   hits / (hits + misses). `anno_hits` (read): lookups answered from the
+//!   packet's annotation, without hashing (not counted in `hits`).
 //! - `recycled`, `expired` (read): records reused at capacity, and flows
 //!   expired.
 //! - `flows` (read): one flow a line, most recently used first:
@@ -221,20 +222,15 @@ impl Element for FlowTable {
         Ok(())
     }
 
-    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        if ctx.ninputs() != ctx.noutputs() {
-            return Err("a FlowTable has both an input and an output, or neither".into());
-        }
-        Ok(())
-    }
-
     fn has_interface(&self, name: &str) -> bool {
         name == "FlowTable"
     }
 
     fn push(&mut self, port: usize, mut batch: Batch, ctx: &mut Ctx) {
         self.mark(&mut batch, ctx);
-        ctx.emit_batch(port, batch);
+        if port < ctx.noutputs() {
+            ctx.emit_batch(port, batch);
+        }
     }
 
     fn pull(&mut self, port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {

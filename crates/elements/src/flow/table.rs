@@ -205,7 +205,7 @@ impl Table {
         if let Some(r) = self.recs.get(idx as usize) {
             if r.live && r.stamp == stamp && stamp != 0 {
                 self.anno_hits += 1;
-                self.hits += 1;
+                // Not counted: whoever marked the packet counted it.
                 self.touch(idx, now);
                 return Ok(idx);
             }
@@ -237,6 +237,7 @@ impl Table {
                 self.hits += 1;
             }
             self.touch(idx, now);
+            self.recs[idx as usize].packets += 1;
             return idx;
         }
         self.misses += 1;
@@ -276,7 +277,7 @@ impl Table {
         } else if self.recs.len() < self.pool {
             self.push_record()
         } else if self.pool < self.capacity {
-            self.pool = (self.pool * 2).clamp(FIRST_POOL, self.capacity);
+            self.pool = (self.pool * 2).max(FIRST_POOL).min(self.capacity);
             let more = self.pool - self.recs.len();
             self.recs.reserve_exact(more);
             self.slots.reserve_exact(more * self.nslots);
@@ -357,9 +358,7 @@ impl Table {
 
     #[inline]
     fn touch(&mut self, idx: u32, now: i64) {
-        let r = &mut self.recs[idx as usize];
-        r.last = now;
-        r.packets += 1;
+        self.recs[idx as usize].last = now;
         if self.head != idx {
             self.unlink(idx);
             let r = &mut self.recs[idx as usize];
