@@ -68,8 +68,10 @@
 //! - `add_filter` (write): `OUTPUT SPEC` installs a filter for OUTPUT.
 //! - `remove_filter` (write): `OUTPUT SPEC` removes that filter; an error
 //!   if it is not installed.
-//! - `filters` (read): the installed filters, one a line, `OUTPUT SPEC`
-//!   in canonical form, in the order they were installed.
+//! - `filters` (read/write): the installed filters, one a line, `OUTPUT
+//!   SPEC` in canonical form, in the order they were installed. Writing
+//!   lines in that form replaces every filter at once (one rebuild; an
+//!   error changes nothing).
 //! - `lookups` (read): packets looked up in the filters; `cached` (read):
 //!   packets sent by their flow's cached answer.
 //! - `nomatch`, `bad` (read): packets dropped as above.
@@ -164,6 +166,25 @@ impl FlowGate {
         Ok(())
     }
 
+    /// Replaces every filter at once (one rebuild; for benchmarks and
+    /// bulk loads): `(output, filter)` pairs, distinct filters.
+    pub fn set_filters(&mut self, filters: &[(usize, Spec)]) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        for (out, spec) in filters {
+            if *out >= self.noutputs {
+                return Err(format!("no output {out} (the gate has {})", self.noutputs));
+            }
+            if !seen.insert(*spec) {
+                return Err(format!("filter '{spec}' given twice"));
+            }
+        }
+        self.install(
+            filters.iter().map(|f| f.1).collect(),
+            filters.iter().map(|f| f.0).collect(),
+        );
+        Ok(())
+    }
+
     /// The `filters` listing.
     pub fn listing(&self) -> String {
         let mut s = String::new();
@@ -187,7 +208,13 @@ const HANDLERS: &[Handler<FlowGate>] = &[
     Handler::data("nomatch", |e| &e.nomatch),
     Handler::data("cached", |e| &e.cached),
     Handler::data("lookups", |e| &e.lookups),
-    Handler::read("filters", |e, _| e.listing()),
+    Handler::read_write("filters", |e, _| e.listing(), |e, v, _| {
+        let mut all = Vec::new();
+        for line in v.lines().filter(|l| !l.trim().is_empty()) {
+            all.push(parse_output_spec(line, e.noutputs)?);
+        }
+        e.set_filters(&all)
+    }),
     Handler::write("remove_filter", |e, v, _| {
         let (out, spec) = parse_output_spec(v, e.noutputs)?;
         e.remove_filter(out, spec)
