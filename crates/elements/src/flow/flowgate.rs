@@ -85,6 +85,7 @@
 //! Then `write g.add_filter 1 src 10.1.0.0/16 dport 1-1023`.
 
 use rclick_core::conf::Args;
+use rclick_core::element::kinds::dispatch_push;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx};
 
 use super::bestmatch::BestMatch;
@@ -194,13 +195,6 @@ impl FlowGate {
         s
     }
 
-    #[inline]
-    fn emit_or_drop(&mut self, out: Option<usize>, p: rclick_core::Packet, ctx: &mut Ctx) {
-        match out {
-            Some(o) => ctx.emit(o, p),
-            None => self.nomatch += 1,
-        }
-    }
 }
 
 const HANDLERS: &[Handler<FlowGate>] = &[
@@ -281,44 +275,63 @@ impl Element for FlowGate {
     }
 
     fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        let Some((table, slot)) = self.table.clone() else {
-            for p in batch {
-                match Key::of(&p) {
-                    Ok(k) => {
-                        self.lookups += 1;
-                        let out = self.lookup(&k);
-                        self.emit_or_drop(out, p, ctx);
+        let (mut lookups, mut cached, mut nomatch, mut bad) = (0u64, 0u64, 0u64, 0u64);
+        let (dag, outs) = (&self.dag, &self.outs);
+        let lookup = |k: &Key| dag.lookup(k).map(|i| outs[i]);
+        match &self.table {
+            None => dispatch_push(batch, ctx, |p, _| match Key::of(&p) {
+                Ok(k) => {
+                    lookups += 1;
+                    match lookup(&k) {
+                        Some(o) => Some((o, p)),
+                        None => {
+                            nomatch += 1;
+                            None
+                        }
                     }
-                    Err(_) => self.bad += 1,
                 }
+                Err(_) => {
+                    bad += 1;
+                    None
+                }
+            }),
+            Some((table, slot)) => {
+                let slot = *slot;
+                let now = ctx.recent().nanos();
+                let mut t = table.lock();
+                let gen = u64::from(self.generation) << 32;
+                dispatch_push(batch, ctx, |mut p, _| {
+                    let Ok(idx) = t.lookup(&mut p, now) else {
+                        bad += 1;
+                        return None;
+                    };
+                    // The slot: this gate's generation, then output + 1,
+                    // or NO_MATCH; 0 when never set.
+                    let s = t.slot(idx, slot);
+                    let enc = if s & !0xffff_ffff == gen && s as u32 != 0 {
+                        cached += 1;
+                        s as u32
+                    } else {
+                        lookups += 1;
+                        let enc = match lookup(&t.record(idx).key) {
+                            Some(o) => o as u32 + 1,
+                            None => NO_MATCH,
+                        };
+                        *t.slot_mut(idx, slot) = gen | u64::from(enc);
+                        enc
+                    };
+                    if enc == NO_MATCH {
+                        nomatch += 1;
+                        None
+                    } else {
+                        Some((enc as usize - 1, p))
+                    }
+                });
             }
-            return;
-        };
-        let now = ctx.recent().nanos();
-        let mut t = table.lock();
-        let gen = u64::from(self.generation) << 32;
-        for mut p in batch {
-            let Ok(idx) = t.lookup(&mut p, now) else {
-                self.bad += 1;
-                continue;
-            };
-            // The slot: this gate's generation, then output + 1, or
-            // NO_MATCH; 0 when never set.
-            let s = t.slot(idx, slot);
-            let enc = if s & !0xffff_ffff == gen && s as u32 != 0 {
-                self.cached += 1;
-                s as u32
-            } else {
-                self.lookups += 1;
-                let enc = match self.lookup(&t.record(idx).key) {
-                    Some(o) => o as u32 + 1,
-                    None => NO_MATCH,
-                };
-                *t.slot_mut(idx, slot) = gen | u64::from(enc);
-                enc
-            };
-            let out = (enc != NO_MATCH).then(|| enc as usize - 1);
-            self.emit_or_drop(out, p, ctx);
         }
+        self.lookups += lookups;
+        self.cached += cached;
+        self.nomatch += nomatch;
+        self.bad += bad;
     }
 }

@@ -204,9 +204,9 @@ impl Table {
         let stamp = u32::from_ne_bytes([a[4], a[5], a[6], a[7]]);
         if let Some(r) = self.recs.get(idx as usize) {
             if r.live && r.stamp == stamp && stamp != 0 {
+                // Neither counted nor touched: whoever marked the packet
+                // did both, moments ago.
                 self.anno_hits += 1;
-                // Not counted: whoever marked the packet counted it.
-                self.touch(idx, now);
                 return Ok(idx);
             }
         }
