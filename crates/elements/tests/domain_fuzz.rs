@@ -63,7 +63,9 @@ fn generated_inputs_lose_nothing() {
                     "1 proto icmp",
                     "0 src 10.0.0.0/8",
                 ];
-                SPECS[(rng.next() as usize) % SPECS.len()].as_bytes().to_vec()
+                SPECS[(rng.next() as usize) % SPECS.len()]
+                    .as_bytes()
+                    .to_vec()
             } else if rng.next().is_multiple_of(4) {
                 (0..rng.next() % 120).map(|_| rng.byte()).collect()
             } else {

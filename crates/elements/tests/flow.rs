@@ -15,13 +15,19 @@ use rclick_elements::testing::{self, ipv4_packet, Rng};
 #[test]
 fn spec_parse_and_print() {
     let s = Spec::parse("dport 80 src 10.1.2.3/8 proto tcp sport 1024-65535 iif 2").unwrap();
-    assert_eq!(s.to_string(), "src 10.0.0.0/8 proto tcp sport 1024-65535 dport 80 iif 2");
+    assert_eq!(
+        s.to_string(),
+        "src 10.0.0.0/8 proto tcp sport 1024-65535 dport 80 iif 2"
+    );
     assert_eq!(Spec::parse(&s.to_string()).unwrap(), s);
     for any in ["-", "any", "all", "src 0.0.0.0/0 sport 0-65535"] {
         assert_eq!(Spec::parse(any).unwrap(), Spec::ANY, "{any}");
         assert_eq!(Spec::parse(any).unwrap().to_string(), "-");
     }
-    assert_eq!(Spec::parse("dst 1.2.3.4 proto 47").unwrap().to_string(), "dst 1.2.3.4/32 proto gre");
+    assert_eq!(
+        Spec::parse("dst 1.2.3.4 proto 47").unwrap().to_string(),
+        "dst 1.2.3.4/32 proto gre"
+    );
     assert_eq!(Spec::parse("proto 200").unwrap().to_string(), "proto 200");
     for bad in [
         "src",
@@ -71,7 +77,10 @@ fn ambiguity_goes_to_the_earlier_field() {
 
 fn arb_spec() -> impl Strategy<Value = Spec> {
     // Few distinct values so that filters overlap and nest.
-    let addr = (0u32..4, prop::sample::select(vec![0u8, 1, 2, 8, 16, 24, 31, 32]))
+    let addr = (
+        0u32..4,
+        prop::sample::select(vec![0u8, 1, 2, 8, 16, 24, 31, 32]),
+    )
         .prop_map(|(v, l)| ((v * 0x4000_0001) & mask(l), l));
     let range = prop_oneof![
         Just((0u16, 65535u16)),
@@ -86,16 +95,18 @@ fn arb_spec() -> impl Strategy<Value = Spec> {
         range,
         prop::option::of(0u8..3),
     )
-        .prop_map(|((src, src_len), (dst, dst_len), proto, sport, dport, iif)| Spec {
-            src,
-            src_len,
-            dst,
-            dst_len,
-            proto,
-            sport,
-            dport,
-            iif,
-        })
+        .prop_map(
+            |((src, src_len), (dst, dst_len), proto, sport, dport, iif)| Spec {
+                src,
+                src_len,
+                dst,
+                dst_len,
+                proto,
+                sport,
+                dport,
+                iif,
+            },
+        )
 }
 
 fn arb_key() -> impl Strategy<Value = Key> {
@@ -104,16 +115,22 @@ fn arb_key() -> impl Strategy<Value = Key> {
         (0u32..4, any::<u32>()).prop_map(|(v, r)| (v * 0x4000_0001) ^ (r & 0xff)),
         any::<u32>(),
     ];
-    (addr.clone(), addr, prop::sample::select(vec![6u8, 17, 1]), 0u16..7, 0u16..7, 0u8..4).prop_map(
-        |(src, dst, proto, sport, dport, iif)| Key {
+    (
+        addr.clone(),
+        addr,
+        prop::sample::select(vec![6u8, 17, 1]),
+        0u16..7,
+        0u16..7,
+        0u8..4,
+    )
+        .prop_map(|(src, dst, proto, sport, dport, iif)| Key {
             src,
             dst,
             proto,
             sport,
             dport,
             iif,
-        },
-    )
+        })
 }
 
 fn dedup(v: Vec<Spec>) -> Vec<Spec> {
@@ -144,9 +161,7 @@ proptest! {
 /// A key inside filter `f`, random within each field.
 fn key_in(f: &Spec, rng: &mut Rng) -> Key {
     let r32 = rng.next_u64() as u32;
-    let port = |(lo, hi): (u16, u16), rng: &mut Rng| {
-        lo + rng.below(u64::from(hi - lo) + 1) as u16
-    };
+    let port = |(lo, hi): (u16, u16), rng: &mut Rng| lo + rng.below(u64::from(hi - lo) + 1) as u16;
     Key {
         src: f.src | (r32 & !mask(f.src_len)),
         dst: f.dst | ((rng.next_u64() as u32) & !mask(f.dst_len)),
@@ -159,7 +174,11 @@ fn key_in(f: &Spec, rng: &mut Rng) -> Key {
 
 fn classbench(name: &str) -> Option<Vec<Spec>> {
     let dir = std::env::var("RCLICK_CLASSBENCH").unwrap_or_else(|_| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/classbench").into()
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/classbench"
+        )
+        .into()
     });
     match std::fs::read_to_string(format!("{dir}/{name}")) {
         Ok(t) => Some(parse_classbench(&t).expect("classbench parses")),
@@ -293,10 +312,26 @@ fn table_refuses_non_ip() {
     let mut p = Packet::from_slice(&[0x60; 40]);
     assert!(t.lookup(&mut p, 0).is_err());
     // TCP with two bytes of ports: truncated.
-    let mut q = Packet::from_slice(&ipv4_packet([1, 1, 1, 1], [2, 2, 2, 2], 6, 64, 0, &[], &[0, 1]));
+    let mut q = Packet::from_slice(&ipv4_packet(
+        [1, 1, 1, 1],
+        [2, 2, 2, 2],
+        6,
+        64,
+        0,
+        &[],
+        &[0, 1],
+    ));
     assert!(t.lookup(&mut q, 0).is_err());
     // A later fragment has no ports: keyed with ports 0.
-    let mut r = Packet::from_slice(&ipv4_packet([1, 1, 1, 1], [2, 2, 2, 2], 6, 64, 100, &[], &[0, 1]));
+    let mut r = Packet::from_slice(&ipv4_packet(
+        [1, 1, 1, 1],
+        [2, 2, 2, 2],
+        6,
+        64,
+        100,
+        &[],
+        &[0, 1],
+    ));
     assert!(t.lookup(&mut r, 0).is_ok());
     assert_eq!(Key::of(&r).unwrap().sport, 0);
     assert_eq!(t.bad, 2);
@@ -310,7 +345,10 @@ fn inject(r: &mut rclick_core::Router, elem: &str, p: Packet) {
 }
 
 fn read_u64(r: &mut rclick_core::Router, h: &str) -> u64 {
-    testing::read(r, h).trim().parse().unwrap_or_else(|_| panic!("{h}"))
+    testing::read(r, h)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{h}"))
 }
 
 const GATE: &str = "ft :: FlowTable(CAPACITY 100);
@@ -322,7 +360,11 @@ const GATE: &str = "ft :: FlowTable(CAPACITY 100);
 fn gate_binds_and_caches() {
     let mut r = testing::from_config(GATE);
     let send = |r: &mut rclick_core::Router, src: [u8; 4], proto: u8, dport: u16| {
-        inject(r, "ft", packet(src, [192, 168, 1, 1], proto, 999, dport, 20));
+        inject(
+            r,
+            "ft",
+            packet(src, [192, 168, 1, 1], proto, 999, dport, 20),
+        );
     };
     for _ in 0..3 {
         send(&mut r, [10, 0, 0, 1], 6, 53); // src+proto beats dport
@@ -341,17 +383,24 @@ fn gate_binds_and_caches() {
         "0 src 10.0.0.0/8 proto tcp\n1 dport 53\n2 -\n"
     );
     // A more specific filter for output 1: cached bindings are dropped.
-    r.write_handler("g.add_filter", "1 src 10.0.0.1/32").unwrap();
+    r.write_handler("g.add_filter", "1 src 10.0.0.1/32")
+        .unwrap();
     send(&mut r, [10, 0, 0, 1], 6, 53);
     assert_eq!(read_u64(&mut r, "c1.count"), 4);
     assert_eq!(read_u64(&mut r, "g.lookups"), 4);
-    r.write_handler("g.remove_filter", "1 src 10.0.0.1").unwrap();
+    r.write_handler("g.remove_filter", "1 src 10.0.0.1")
+        .unwrap();
     send(&mut r, [10, 0, 0, 1], 6, 53);
     assert_eq!(read_u64(&mut r, "c0.count"), 4);
     // Errors.
-    assert!(r.write_handler("g.remove_filter", "1 src 10.0.0.1").is_err());
+    assert!(r
+        .write_handler("g.remove_filter", "1 src 10.0.0.1")
+        .is_err());
     assert!(r.write_handler("g.add_filter", "3 -").is_err());
-    assert!(r.write_handler("g.add_filter", "1 -").is_err(), "same as output 2's");
+    assert!(
+        r.write_handler("g.add_filter", "1 -").is_err(),
+        "same as output 2's"
+    );
     assert!(r.write_handler("g.add_filter", "1").is_err());
     assert!(r.write_handler("g.add_filter", "x src 1.2.3.4").is_err());
     assert!(r.write_handler("g.add_filter", "1 sport 9-8").is_err());
@@ -366,7 +415,10 @@ fn gate_binds_and_caches() {
     // Flows listing.
     let flows = testing::read(&mut r, "ft.flows");
     assert_eq!(flows.lines().count(), 3, "{flows}");
-    assert!(flows.starts_with("11.0.0.1 192.168.1.1 17 999 54 0 4 "), "{flows}");
+    assert!(
+        flows.starts_with("11.0.0.1 192.168.1.1 17 999 54 0 4 "),
+        "{flows}"
+    );
     r.write_handler("ft.clear", "").unwrap();
     assert_eq!(read_u64(&mut r, "ft.size"), 0);
 }
@@ -395,7 +447,11 @@ fn gates_share_the_annotation() {
          Idle -> g1 -> g2; g2[0] -> c0 :: Counter -> Discard; g2[1] -> c1 :: Counter -> Discard;",
     );
     for i in 0..4u16 {
-        inject(&mut r, "g1", packet([1, 2, 3, 4], [5, 6, 7, 8], 6, 1000 + i % 2, 80, 20));
+        inject(
+            &mut r,
+            "g1",
+            packet([1, 2, 3, 4], [5, 6, 7, 8], 6, 1000 + i % 2, 80, 20),
+        );
     }
     assert_eq!(read_u64(&mut r, "c0.count"), 4);
     assert_eq!(read_u64(&mut r, "ft.misses"), 2);
@@ -411,7 +467,8 @@ fn gate_configuration_errors() {
         "Idle -> g :: FlowGate(src 1.2.3.4, sport x); g[0] -> Discard; g[1] -> Discard;",
     );
     assert!(e.contains("argument 2: filter: bad port 'x'"), "{e}");
-    let e = testing::config_errors("Idle -> g :: FlowGate(-, any); g[0] -> Discard; g[1] -> Discard;");
+    let e =
+        testing::config_errors("Idle -> g :: FlowGate(-, any); g[0] -> Discard; g[1] -> Discard;");
     assert!(e.contains("same filter"), "{e}");
     let e = testing::config_errors("i :: Idle; i -> g :: FlowGate(-, TABLE i) -> Discard;");
     assert!(e.contains("not a FlowTable"), "{e}");
@@ -426,11 +483,20 @@ fn gate_configuration_errors() {
 
 #[test]
 fn flow_counter_counts_per_flow() {
-    let mut r = testing::from_config(
-        "ft :: FlowTable -> fc :: FlowCounter -> Discard;",
-    );
+    let mut r = testing::from_config("ft :: FlowTable -> fc :: FlowCounter -> Discard;");
     for i in 0..5u16 {
-        inject(&mut r, "ft", packet([1, 2, 3, 4], [5, 6, 7, 8], 17, 7, 9 + i % 2, 20 + usize::from(i)));
+        inject(
+            &mut r,
+            "ft",
+            packet(
+                [1, 2, 3, 4],
+                [5, 6, 7, 8],
+                17,
+                7,
+                9 + i % 2,
+                20 + usize::from(i),
+            ),
+        );
     }
     assert_eq!(read_u64(&mut r, "fc.count"), 5);
     let flows = testing::read(&mut r, "fc.flows");
@@ -439,7 +505,10 @@ fn flow_counter_counts_per_flow() {
     // IP length 20 + payload (20 + i bytes).
     assert_eq!(
         lines,
-        vec!["1.2.3.4 5.6.7.8 17 7 10 0 2 84", "1.2.3.4 5.6.7.8 17 7 9 0 3 126"]
+        vec![
+            "1.2.3.4 5.6.7.8 17 7 10 0 2 84",
+            "1.2.3.4 5.6.7.8 17 7 9 0 3 126"
+        ]
     );
     r.write_handler("fc.reset", "").unwrap();
     assert_eq!(testing::read(&mut r, "fc.flows"), "");
@@ -456,10 +525,22 @@ fn drr_is_fair_between_backlogged_flows() {
     let q = r.find_element("q").unwrap();
     // Backlog: heavy flow 300 packets, light flows 100 each, 100 bytes.
     for i in 0..300 {
-        inject(&mut r, "ft", packet([1, 0, 0, 1], [2, 0, 0, 1], 17, 1, 1, 72));
+        inject(
+            &mut r,
+            "ft",
+            packet([1, 0, 0, 1], [2, 0, 0, 1], 17, 1, 1, 72),
+        );
         if i % 3 == 0 {
-            inject(&mut r, "ft", packet([1, 0, 0, 2], [2, 0, 0, 1], 17, 1, 1, 72));
-            inject(&mut r, "ft", packet([1, 0, 0, 3], [2, 0, 0, 1], 17, 1, 1, 72));
+            inject(
+                &mut r,
+                "ft",
+                packet([1, 0, 0, 2], [2, 0, 0, 1], 17, 1, 1, 72),
+            );
+            inject(
+                &mut r,
+                "ft",
+                packet([1, 0, 0, 3], [2, 0, 0, 1], 17, 1, 1, 72),
+            );
         }
     }
     assert_eq!(read_u64(&mut r, "q.length"), 500);
@@ -492,8 +573,16 @@ fn drr_byte_fairness_and_limits() {
     let q = r.find_element("q").unwrap();
     // Flow A sends 1000-byte packets, flow B 100-byte ones.
     for _ in 0..60 {
-        inject(&mut r, "ft", packet([1, 0, 0, 1], [2, 0, 0, 1], 17, 1, 1, 972));
-        inject(&mut r, "ft", packet([1, 0, 0, 2], [2, 0, 0, 1], 17, 1, 1, 72));
+        inject(
+            &mut r,
+            "ft",
+            packet([1, 0, 0, 1], [2, 0, 0, 1], 17, 1, 1, 972),
+        );
+        inject(
+            &mut r,
+            "ft",
+            packet([1, 0, 0, 2], [2, 0, 0, 1], 17, 1, 1, 72),
+        );
     }
     // A: 50 (per-flow CAPACITY) then dropped; B: 30 until TOTAL 80.
     assert_eq!(read_u64(&mut r, "q.length"), 80);
@@ -531,5 +620,8 @@ fn flow_elements_run_under_two_threads() {
     assert_eq!(read_u64(&mut r, "c0.count"), 3000);
     assert_eq!(read_u64(&mut r, "c1.count"), 3000);
     assert_eq!(read_u64(&mut r, "ft.size"), 2);
-    assert_eq!(read_u64(&mut r, "g0.lookups") + read_u64(&mut r, "g1.lookups"), 2);
+    assert_eq!(
+        read_u64(&mut r, "g0.lookups") + read_u64(&mut r, "g1.lookups"),
+        2
+    );
 }

@@ -66,7 +66,10 @@ fn read_pcap(path: &Path) -> Vec<([u8; 4], [u8; 4])> {
     while i + 16 <= b.len() {
         let caplen = u32::from_le_bytes(b[i + 8..i + 12].try_into().unwrap()) as usize;
         let fr = &b[i + 16..i + 16 + caplen];
-        out.push((fr[26..30].try_into().unwrap(), fr[30..34].try_into().unwrap()));
+        out.push((
+            fr[26..30].try_into().unwrap(),
+            fr[30..34].try_into().unwrap(),
+        ));
         i += 16 + caplen;
     }
     out
@@ -89,7 +92,10 @@ fn flow(src: [u8; 4], dst: [u8; 4], sport: u16, pps: u64, n: u64, len: usize) ->
 /// command line) under simulated time, and runs it to the end.
 fn run_text(text: &str, vars: &[(&str, String)]) -> Router {
     let parse = ParseOptions {
-        variables: vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        variables: vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
         ..Default::default()
     };
     let reg = rclick_elements::registry();
@@ -100,8 +106,15 @@ fn run_text(text: &str, vars: &[(&str, String)]) -> Router {
         parse,
         ..Default::default()
     };
-    let mut r = Router::new(outcome.spec.unwrap(), text, &reg, &opts)
-        .unwrap_or_else(|d| panic!("{}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n")));
+    let mut r = Router::new(outcome.spec.unwrap(), text, &reg, &opts).unwrap_or_else(|d| {
+        panic!(
+            "{}",
+            d.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    });
     r.run();
     r
 }
@@ -168,7 +181,10 @@ fn bound_schedulers_follow_the_filters() {
     in1.extend(
         flow([192, 168, 0, 7], [10, 0, 2, 9], 7, 200, 200, 200)
             .into_iter()
-            .map(|p| Pkt { us: p.us + 5000, ..p }),
+            .map(|p| Pkt {
+                us: p.us + 5000,
+                ..p
+            }),
     );
     in1.sort_by_key(|p| p.us);
     let mut in2 = flow([192, 168, 1, 5], [10, 0, 2, 1], 1, 300, 300, 200);
@@ -190,14 +206,21 @@ fn bound_schedulers_follow_the_filters() {
     drop(r);
     let a = read_pcap(&d.join("a.pcap"));
     let b = read_pcap(&d.join("b.pcap"));
-    assert!(a.iter().all(|(_, dst)| dst[..3] == [10, 0, 1]), "A carries 10.0.1/24 only");
+    assert!(
+        a.iter().all(|(_, dst)| dst[..3] == [10, 0, 1]),
+        "A carries 10.0.1/24 only"
+    );
     assert_eq!(a.len(), 800);
     assert_eq!(b.len(), 600);
-    assert_eq!(b.iter().filter(|(_, dst)| *dst == [172, 16, 0, 1]).count(), 100);
+    assert_eq!(
+        b.iter().filter(|(_, dst)| *dst == [172, 16, 0, 1]).count(),
+        100
+    );
 
     // Rebinding: 192.168.0.7's UDP flows to 10.0.2.0/24 go to A's
     // scheduler (the more specific filter wins over dst 10.0.2.0/24).
-    let text = std::fs::read_to_string(repo_root().join("conf/flow-bound-schedulers.click")).unwrap();
+    let text =
+        std::fs::read_to_string(repo_root().join("conf/flow-bound-schedulers.click")).unwrap();
     let text = text.replace(
         "ft -> gate :: FlowGate(dst 10.0.1.0/24, dst 10.0.2.0/24, -);",
         "ft -> gate :: FlowGate(dst 10.0.1.0/24, dst 10.0.2.0/24, -);
@@ -209,7 +232,10 @@ fn bound_schedulers_follow_the_filters() {
     drop(r);
     let a = read_pcap(&d.join("a.pcap"));
     assert_eq!(a.len(), 1000);
-    assert_eq!(a.iter().filter(|(src, _)| *src == [192, 168, 0, 7]).count(), 200);
+    assert_eq!(
+        a.iter().filter(|(src, _)| *src == [192, 168, 0, 7]).count(),
+        200
+    );
     assert_eq!(read_pcap(&d.join("b.pcap")).len(), 400);
     std::fs::remove_dir_all(&d).ok();
 }

@@ -3,7 +3,7 @@
 //! gate looking every packet up in its filters, on ClassBench filter sets
 //! and a trace with heavy-tailed flow lengths.
 //!
-//! Usage: `flowgate [--rounds R] [--mode all|cached|full|base|dag|brute]
+//! Usage: `flowgate [--rounds R] [--tries T] [--mode all|cached|full|base|dag|brute]
 //! [CLASSBENCH-DIR [SET...]]` (default: the shared sets,
 //! `../shared/data/classbench` from the project root; acl1, fw1, ipc1 at
 //! 1k and 10k).
@@ -27,8 +27,9 @@
 //! and, outside a router, `dag` (the DAG lookup alone on prebuilt keys)
 //! and `brute` (the brute-force scan, 1k sets only). Times are best of 5
 //! and only rough on a shared machine; for instruction counts run one
-//! mode and set under valgrind with two round counts and divide the
-//! difference (scripts/flowgate-instructions does that).
+//! mode and set under valgrind with `--tries 1` and two round counts and
+//! divide the difference by the trace's packets
+//! (scripts/flowgate-instructions does that).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -154,7 +155,13 @@ fn push_rounds(r: &mut Router, pool: &[Packet], rounds: usize, tries: usize) -> 
     best * 1e9
 }
 
-fn bench_set(name: &str, filters: &[Spec], mode: &str, rounds: usize) -> Result<(), String> {
+fn bench_set(
+    name: &str,
+    filters: &[Spec],
+    mode: &str,
+    rounds: usize,
+    tries: usize,
+) -> Result<(), String> {
     let keys = trace(filters);
     let pool: Vec<Packet> = keys.iter().map(packet_of).collect();
     let assigned: String = filters
@@ -162,7 +169,6 @@ fn bench_set(name: &str, filters: &[Spec], mode: &str, rounds: usize) -> Result<
         .enumerate()
         .map(|(i, f)| format!("{} {f}\n", i % 4))
         .collect();
-    let tries = if rounds > 1 { 5 } else { 1 };
     let mut line = format!(
         "{name:>9} {:>5} filters, trace {} packets in {FLOWS} flows",
         filters.len(),
@@ -195,7 +201,10 @@ fn bench_set(name: &str, filters: &[Spec], mode: &str, rounds: usize) -> Result<
             sink = sink.wrapping_add(brute_force(filters, k).unwrap_or(7));
         }
         std::hint::black_box(sink);
-        line += &format!(", brute {:.0} ns", t.elapsed().as_secs_f64() * 1e9 / n as f64);
+        line += &format!(
+            ", brute {:.0} ns",
+            t.elapsed().as_secs_f64() * 1e9 / n as f64
+        );
     }
     let with_gate = |gate: &str, label: &str| -> Result<f64, String> {
         let mut r = router(gate)?;
@@ -230,12 +239,14 @@ fn bench_set(name: &str, filters: &[Spec], mode: &str, rounds: usize) -> Result<
 
 fn main() {
     let mut rounds: Option<usize> = None;
+    let mut tries = 5;
     let mut mode = "all".to_string();
     let mut rest: Vec<String> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()),
+            "--tries" => tries = args.next().and_then(|v| v.parse().ok()).unwrap_or(tries),
             "--mode" => mode = args.next().unwrap_or(mode),
             _ => rest.push(a),
         }
@@ -244,11 +255,16 @@ fn main() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/classbench")
     });
     if !dir.exists() {
-        eprintln!("flowgate: {} not found; pass the ClassBench directory", dir.display());
+        eprintln!(
+            "flowgate: {} not found; pass the ClassBench directory",
+            dir.display()
+        );
         std::process::exit(1);
     }
     let only = &rest[rest.len().min(1)..];
-    for name in ["acl1_1k", "fw1_1k", "ipc1_1k", "acl1_10k", "fw1_10k", "ipc1_10k"] {
+    for name in [
+        "acl1_1k", "fw1_1k", "ipc1_1k", "acl1_10k", "fw1_10k", "ipc1_10k",
+    ] {
         if !only.is_empty() && !only.iter().any(|o| o == name) {
             continue;
         }
@@ -259,7 +275,7 @@ fn main() {
             println!("{name:>9}: missing or unreadable, skipped");
             continue;
         };
-        if let Err(e) = bench_set(name, &filters, &mode, rounds.unwrap_or(4)) {
+        if let Err(e) = bench_set(name, &filters, &mode, rounds.unwrap_or(4), tries) {
             eprintln!("{name}: {e}");
             std::process::exit(1);
         }

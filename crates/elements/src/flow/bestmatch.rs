@@ -81,7 +81,8 @@ impl<C: Level, const SRC: bool> Level for AddrNode<C, SRC> {
         let mut lens: Vec<u8> = entries.iter().map(|e| e.1).collect();
         lens.dedup();
         let map = (entries.len() > SCAN_LIMIT).then(|| {
-            let mut m = HashMap::with_capacity_and_hasher(entries.len(), AddrHashBuilder::default());
+            let mut m =
+                HashMap::with_capacity_and_hasher(entries.len(), AddrHashBuilder::default());
             for (i, e) in entries.iter().enumerate() {
                 m.insert((e.0, e.1), i as u32);
             }
@@ -196,9 +197,7 @@ impl<C: Level, const SPORT: bool> Level for RangeNode<C, SPORT> {
                 if let Some(r) = c.best(k, filters) {
                     width = hi - lo;
                     best = match best {
-                        Some(b)
-                            if !beats(&filters[r as usize], r, &filters[b as usize], b) =>
-                        {
+                        Some(b) if !beats(&filters[r as usize], r, &filters[b as usize], b) => {
                             Some(b)
                         }
                         _ => Some(r),

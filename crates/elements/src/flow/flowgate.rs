@@ -142,7 +142,10 @@ impl FlowGate {
     /// Installs a filter for `out`.
     pub fn add_filter(&mut self, out: usize, spec: Spec) -> Result<(), String> {
         if let Some(i) = self.dag.filters().iter().position(|s| *s == spec) {
-            return Err(format!("filter '{spec}' is already installed for output {}", self.outs[i]));
+            return Err(format!(
+                "filter '{spec}' is already installed for output {}",
+                self.outs[i]
+            ));
         }
         let mut specs = self.dag.filters().to_vec();
         let mut outs = self.outs.clone();
@@ -154,8 +157,8 @@ impl FlowGate {
 
     /// Removes the filter `spec` of `out`.
     pub fn remove_filter(&mut self, out: usize, spec: Spec) -> Result<(), String> {
-        let Some(i) = (0..self.outs.len())
-            .find(|&i| self.outs[i] == out && self.dag.filters()[i] == spec)
+        let Some(i) =
+            (0..self.outs.len()).find(|&i| self.outs[i] == out && self.dag.filters()[i] == spec)
         else {
             return Err(format!("no filter '{spec}' for output {out}"));
         };
@@ -194,7 +197,6 @@ impl FlowGate {
         }
         s
     }
-
 }
 
 const HANDLERS: &[Handler<FlowGate>] = &[
@@ -202,13 +204,17 @@ const HANDLERS: &[Handler<FlowGate>] = &[
     Handler::data("nomatch", |e| &e.nomatch),
     Handler::data("cached", |e| &e.cached),
     Handler::data("lookups", |e| &e.lookups),
-    Handler::read_write("filters", |e, _| e.listing(), |e, v, _| {
-        let mut all = Vec::new();
-        for line in v.lines().filter(|l| !l.trim().is_empty()) {
-            all.push(parse_output_spec(line, e.noutputs)?);
-        }
-        e.set_filters(&all)
-    }),
+    Handler::read_write(
+        "filters",
+        |e, _| e.listing(),
+        |e, v, _| {
+            let mut all = Vec::new();
+            for line in v.lines().filter(|l| !l.trim().is_empty()) {
+                all.push(parse_output_spec(line, e.noutputs)?);
+            }
+            e.set_filters(&all)
+        },
+    ),
     Handler::write("remove_filter", |e, v, _| {
         let (out, spec) = parse_output_spec(v, e.noutputs)?;
         e.remove_filter(out, spec)

@@ -127,7 +127,9 @@ pub fn find_table(ctx: &InitCtx, name: Option<&str>) -> Result<Option<SharedTabl
     };
     let Some(idx) = idx else { return Ok(None) };
     let t = ctx.with_element(idx, |e| {
-        e.as_any().downcast_ref::<FlowTable>().map(FlowTable::shared)
+        e.as_any()
+            .downcast_ref::<FlowTable>()
+            .map(FlowTable::shared)
     });
     match t.flatten() {
         Some(t) => Ok(Some(t)),

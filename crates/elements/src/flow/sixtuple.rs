@@ -236,11 +236,9 @@ impl Spec {
                 "sport" => 3,
                 "dport" => 4,
                 "iif" => 5,
-                _ => {
-                    return Err(format!(
-                        "filter: expected 'src', 'dst', 'proto', 'sport', 'dport' or 'iif', not '{w}'"
-                    ))
-                }
+                _ => return Err(format!(
+                    "filter: expected 'src', 'dst', 'proto', 'sport', 'dport' or 'iif', not '{w}'"
+                )),
             };
             if std::mem::replace(&mut seen[field], true) {
                 return Err(format!("filter: '{w}' given twice"));
@@ -321,10 +319,16 @@ impl fmt::Display for Spec {
             r
         };
         if self.src_len > 0 {
-            field(f, format_args!("src {}/{}", Ipv4Addr::from(self.src), self.src_len))?;
+            field(
+                f,
+                format_args!("src {}/{}", Ipv4Addr::from(self.src), self.src_len),
+            )?;
         }
         if self.dst_len > 0 {
-            field(f, format_args!("dst {}/{}", Ipv4Addr::from(self.dst), self.dst_len))?;
+            field(
+                f,
+                format_args!("dst {}/{}", Ipv4Addr::from(self.dst), self.dst_len),
+            )?;
         }
         if let Some(p) = self.proto {
             match PROTOS.iter().find(|&&(_, n)| n == p) {

@@ -282,7 +282,8 @@ impl Table {
             self.recs.reserve_exact(more);
             self.slots.reserve_exact(more * self.nslots);
             self.map.reserve(self.pool.saturating_sub(self.map.len()));
-            self.free.reserve_exact(self.pool.saturating_sub(self.free.len()));
+            self.free
+                .reserve_exact(self.pool.saturating_sub(self.free.len()));
             self.push_record()
         } else {
             self.recycled += 1;
@@ -316,8 +317,7 @@ impl Table {
             next: NIL,
             live: false,
         });
-        self.slots
-            .extend(std::iter::repeat_n(0, self.nslots));
+        self.slots.extend(std::iter::repeat_n(0, self.nslots));
         (self.recs.len() - 1) as u32
     }
 

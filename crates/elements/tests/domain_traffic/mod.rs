@@ -233,8 +233,14 @@ fn check(r: &mut Router, name: &str) -> Result<(), String> {
                 sum(
                     r,
                     &[
-                        "g.bad", "g.nomatch", "o0.count", "o2.count", "o1.count", "q.length",
-                        "q.drops", "q.bad",
+                        "g.bad",
+                        "g.nomatch",
+                        "o0.count",
+                        "o2.count",
+                        "o1.count",
+                        "q.length",
+                        "q.drops",
+                        "q.bad",
                     ],
                 )?,
             )?;
