@@ -60,6 +60,11 @@
 //! The filters are held in a DAG of per-field best matches (see
 //! crates/elements/src/flow/bestmatch.rs), rebuilt on every change.
 //!
+//! Threads: a gate belongs to one thread (one reached from two threads
+//! is refused at initialization); under `-j N` give each thread its own
+//! gate, all naming one FlowTable, which they share under its lock (taken
+//! once per batch).
+//!
 //! ## Keywords
 //! - **TABLE** (element name): the FlowTable to use. Default: the nearest
 //!   one upstream, if any.
