@@ -92,17 +92,24 @@ impl Key {
     pub fn of(p: &Packet) -> Result<Key, KeyError> {
         let data = p.network_header().unwrap_or_else(|| p.data());
         let ip = Ipv4Header::new_checked(data).map_err(|_| KeyError::NotIp)?;
-        let proto = ip.protocol();
+        let hl = ip.header_len();
+        // The checked view guarantees 20 header bytes; read them as an
+        // array (no further bounds checks).
+        let Some(h) = ip.header().first_chunk::<20>() else {
+            return Err(KeyError::NotIp);
+        };
+        let proto = h[9];
         let (mut sport, mut dport) = (0, 0);
-        if has_ports(proto) && ip.frag_offset() == 0 {
-            let t = data.get(ip.header_len()..ip.header_len() + 4);
-            let t = t.ok_or(KeyError::Truncated)?;
+        if has_ports(proto) && u16::from_be_bytes([h[6], h[7]]) & 0x1fff == 0 {
+            let Some(t) = data.get(hl..).and_then(|t| t.first_chunk::<4>()) else {
+                return Err(KeyError::Truncated);
+            };
             sport = u16::from_be_bytes([t[0], t[1]]);
             dport = u16::from_be_bytes([t[2], t[3]]);
         }
         Ok(Key {
-            src: u32::from(ip.src()),
-            dst: u32::from(ip.dst()),
+            src: u32::from_be_bytes([h[12], h[13], h[14], h[15]]),
+            dst: u32::from_be_bytes([h[16], h[17], h[18], h[19]]),
             proto,
             sport,
             dport,
