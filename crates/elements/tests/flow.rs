@@ -625,3 +625,27 @@ fn flow_elements_run_under_two_threads() {
         2
     );
 }
+
+#[test]
+fn a_flow_table_on_a_path_of_two_threads_runs_as_copies_sharing_one_table() {
+    // One FlowTable element pushed to from two threads: each thread gets a
+    // copy, and every copy holds the same table.
+    let cfg = "s0 :: InfiniteSource(DATA \\<4500001c 00000000 40110000 01000001 02000001 00010002 00080000>, LIMIT 2000, STOP false)
+          -> ft :: FlowTable -> c :: Counter -> Discard;
+        s1 :: InfiniteSource(DATA \\<4500001c 00000000 40110000 01000002 02000001 00010002 00080000>, LIMIT 2000, STOP false)
+          -> ft;
+        StaticThreadSched(s0 0, s1 1);";
+    let opts = rclick_core::RouterOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    let mut r = testing::from_config_with(cfg, &opts);
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(read_u64(&mut r, "c.count"), 4000);
+    assert_eq!(read_u64(&mut r, "ft.size"), 2);
+    assert_eq!(read_u64(&mut r, "ft.misses"), 2);
+    assert_eq!(read_u64(&mut r, "ft.hits"), 3998);
+    let flows = testing::read(&mut r, "ft.flows");
+    assert!(flows.contains("1.0.0.1 2.0.0.1 17 1 2 0 2000 "), "{flows}");
+    assert!(flows.contains("1.0.0.2 2.0.0.1 17 1 2 0 2000 "), "{flows}");
+}

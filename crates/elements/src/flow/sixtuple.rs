@@ -243,9 +243,11 @@ impl Spec {
                 "sport" => 3,
                 "dport" => 4,
                 "iif" => 5,
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "filter: expected 'src', 'dst', 'proto', 'sport', 'dport' or 'iif', not '{w}'"
-                )),
+                ))
+                }
             };
             if std::mem::replace(&mut seen[field], true) {
                 return Err(format!("filter: '{w}' given twice"));
