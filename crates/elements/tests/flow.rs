@@ -649,3 +649,26 @@ fn a_flow_table_on_a_path_of_two_threads_runs_as_copies_sharing_one_table() {
     assert!(flows.contains("1.0.0.1 2.0.0.1 17 1 2 0 2000 "), "{flows}");
     assert!(flows.contains("1.0.0.2 2.0.0.1 17 1 2 0 2000 "), "{flows}");
 }
+
+#[test]
+fn filters_changed_by_handlers_survive_a_hot_swap() {
+    let opts = rclick_core::RouterOptions {
+        simtime: Some(rclick_core::time::DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let v1 = "Idle -> g :: FlowGate(dport 80, dport 53, -); g[0] -> Discard; g[1] -> Discard; g[2] -> Discard;";
+    let mut r = testing::from_config_with(v1, &opts);
+    r.write_handler("g.add_filter", "0 src 10.0.0.1").unwrap();
+    r.write_handler("g.add_filter", "2 src 10.0.0.9").unwrap();
+    r.write_handler("g.remove_filter", "1 dport 53").unwrap();
+    // The new configuration has two outputs and a filter of its own.
+    let v2 =
+        "Idle -> g :: FlowGate(dport 80, dport 53 proto udp); g[0] -> Discard; g[1] -> Discard;";
+    r.hotswap(v2).unwrap();
+    assert_eq!(
+        testing::read(&mut r, "g.filters"),
+        "0 dport 80\n1 proto udp dport 53\n0 src 10.0.0.1/32\n",
+        "added filters carried (output 2 is gone), the removed one stays removed"
+    );
+}

@@ -60,6 +60,11 @@
 //! The filters are held in a DAG of per-field best matches (see
 //! crates/elements/src/flow/bestmatch.rs), rebuilt on every change.
 //!
+//! Hot swap: filters installed and removed through the handlers carry
+//! over to the gate of the same name in the new configuration (on top of
+//! its own filters); cached bindings do not (the new router has a new
+//! flow table).
+//!
 //! Threads: a gate belongs to one thread (one reached from two threads
 //! is refused at initialization); under `-j N` give each thread its own
 //! gate, all naming one FlowTable, which they share under its lock (taken
@@ -109,6 +114,8 @@ pub struct FlowGate {
     noutputs: usize,
     table_name: Option<String>,
     table: Option<(SharedTable, usize)>,
+    /// The filters of the configuration, for hot swap.
+    configured: Vec<(usize, Spec)>,
     lookups: u64,
     cached: u64,
     nomatch: u64,
@@ -273,8 +280,42 @@ impl Element for FlowGate {
         }
         self.noutputs = n;
         self.table_name = table;
+        self.configured = outs.iter().copied().zip(specs.iter().copied()).collect();
         self.install(specs, outs);
         Ok(())
+    }
+
+    /// Hot swap: the filters added and removed by handlers on the old gate
+    /// are added to and removed from this gate's configured ones (added
+    /// filters whose output no longer exists, or that this configuration
+    /// already has, are left out).
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any().downcast_ref::<FlowGate>() else {
+            return false;
+        };
+        let old_now: Vec<(usize, Spec)> = o
+            .outs
+            .iter()
+            .copied()
+            .zip(o.dag.filters().iter().copied())
+            .collect();
+        let mut now: Vec<(usize, Spec)> = self
+            .outs
+            .iter()
+            .copied()
+            .zip(self.dag.filters().iter().copied())
+            .collect();
+        now.retain(|f| !(o.configured.contains(f) && !old_now.contains(f)));
+        for f in &old_now {
+            if !o.configured.contains(f) && f.0 < self.noutputs && !now.iter().any(|g| g.1 == f.1) {
+                now.push(*f);
+            }
+        }
+        self.install(
+            now.iter().map(|f| f.1).collect(),
+            now.iter().map(|f| f.0).collect(),
+        );
+        true
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
