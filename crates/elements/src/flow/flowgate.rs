@@ -305,7 +305,8 @@ impl Element for FlowGate {
             .copied()
             .zip(self.dag.filters().iter().copied())
             .collect();
-        now.retain(|f| !(o.configured.contains(f) && !old_now.contains(f)));
+        // Configured filters the old gate had removed stay removed.
+        now.retain(|f| !o.configured.contains(f) || old_now.contains(f));
         for f in &old_now {
             if !o.configured.contains(f) && f.0 < self.noutputs && !now.iter().any(|g| g.1 == f.1) {
                 now.push(*f);
