@@ -100,6 +100,8 @@ fn main() {
         // for per-element costs (docs/benchmarks.md).
         "ip-router",
         "ip-router-combo",
+        // The same router with a FlowTable and two FlowGates (issue 19).
+        "ip-router-flowgates",
         "ip-router-stage00",
         "ip-router-stage01",
         "ip-router-stage02",

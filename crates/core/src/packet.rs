@@ -55,6 +55,9 @@ pub mod anno {
     pub const EXTRA_PACKETS: usize = 24;
     pub const EXTRA_LENGTH: usize = 28;
     pub const FIRST_TIMESTAMP: usize = 32;
+    /// rclick's flow record (crates/elements/src/flow/table.rs): 8 bytes,
+    /// in a range no annotation of rclick's elements uses.
+    pub const FLOW: usize = 40;
 
     /// Resolves a Click annotation name (`PAINT`, `DST_IP`, ...) to its
     /// offset and size in bytes.

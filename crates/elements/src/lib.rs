@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod ethernet;
+pub mod flow;
 pub mod ip;
 pub mod ip6;
 pub mod ipsec;

@@ -52,7 +52,21 @@ fn generated_inputs_lose_nothing() {
     for round in 0..600u32 {
         let mut data = vec![(round as usize % ROUTERS.len()) as u8];
         for _ in 0..(1 + rng.next() % 6) {
-            let mut frame = if rng.next().is_multiple_of(4) {
+            let flow = ROUTERS[round as usize % ROUTERS.len()].0 == "flow";
+            let mut frame = if flow && rng.next().is_multiple_of(3) {
+                // A filter for the gates' handlers (port bit 6 below).
+                const SPECS: &[&str] = &[
+                    "0 src 10.0.0.2 proto udp",
+                    "1 dst 198.51.100.0/24 dport 53-80",
+                    "2 -",
+                    "0 iif 1 sport 1024-65535",
+                    "1 proto icmp",
+                    "0 src 10.0.0.0/8",
+                ];
+                SPECS[(rng.next() as usize) % SPECS.len()]
+                    .as_bytes()
+                    .to_vec()
+            } else if rng.next().is_multiple_of(4) {
                 (0..rng.next() % 120).map(|_| rng.byte()).collect()
             } else {
                 seeds[(rng.next() as usize) % seeds.len()].clone()

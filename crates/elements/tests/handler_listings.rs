@@ -600,6 +600,22 @@ fn every_class_has_a_listing_case() {
         ("HTTPServer", "rclick only, no Click counterpart"),
         ("HFSCSched", "rclick only, no Click counterpart"),
         (
+            "FlowTable",
+            "rclick only, no Click counterpart (tests/flow.rs)",
+        ),
+        (
+            "FlowGate",
+            "rclick only, no Click counterpart (tests/flow.rs)",
+        ),
+        (
+            "FlowCounter",
+            "rclick only, no Click counterpart (tests/flow.rs)",
+        ),
+        (
+            "FlowDRRQueue",
+            "rclick only, no Click counterpart (tests/flow.rs)",
+        ),
+        (
             "IP6Classifier",
             "rclick only; IP6Filter is compared with IPFilter (tests/ip6.rs)",
         ),

@@ -1,5 +1,6 @@
 //! Arbitrary packets through the domain routers (IPv6 forwarding, NAT,
-//! the learning switch with VLANs, QoS queueing and scheduling): none may
+//! the learning switch with VLANs, QoS queueing and scheduling, flow
+//! gates on a flow table with per-flow state): none may
 //! panic, and where the elements count what they drop, every packet must
 //! be accounted for. Shared by the `domain_traffic` fuzz target
 //! (fuzz/fuzz_targets/domain_traffic.rs, nightly) and the stable tests in
@@ -8,7 +9,10 @@
 //!
 //! Input format: byte 0 picks the router; then records `[port][len][len
 //! bytes]`: `port` picks the injected input (`in0`..), `len` the frame
-//! length (bit 7 of `port` multiplies it by 8, for long frames).
+//! length (bit 7 of `port` multiplies it by 8, for long frames). In the
+//! `flow` router, a record whose `port` has bit 6 set is a handler write
+//! instead (its bytes, as text, to the gates' `add_filter`,
+//! `remove_filter` or `filters`): the filter SPEC parser is fuzzed too.
 #![allow(dead_code)]
 
 use rclick_core::{Packet, Router};
@@ -78,6 +82,27 @@ pub const ROUTERS: &[(&str, usize, &str)] = &[
          q1 -> ared :: AdaptiveRED(10, 0.1) -> [1]drr;
          drr -> Shaper(100000) -> Unqueue(BURST 8) -> out :: Counter -> Discard;",
     ),
+    (
+        "flow",
+        2,
+        "Idle -> in0 :: Counter -> Strip(14) -> ft :: FlowTable(CAPACITY 8, TIMEOUT 1)
+           -> fc :: FlowCounter -> g :: FlowGate(src 10.0.0.0/8, proto udp dport 53, -);
+         g[0] -> o0 :: Counter -> Discard;
+         g[1] -> q :: FlowDRRQueue(QUANTUM 100, CAPACITY 4, TOTAL 16) -> Unqueue(BURST 8) -> o1 :: Counter -> Discard;
+         g[2] -> o2 :: Counter -> Discard;
+         Idle -> in1 :: Counter -> Paint(1) -> g2 :: FlowGate(iif 1 proto tcp, -, TABLE ft);
+         g2[0] -> o3 :: Counter -> Discard; g2[1] -> o4 :: Counter -> Discard;",
+    ),
+];
+
+/// The handlers the `flow` router's handler-write records go to.
+const FLOW_WRITES: &[&str] = &[
+    "g.add_filter",
+    "g.remove_filter",
+    "g.filters",
+    "g2.add_filter",
+    "g2.remove_filter",
+    "ft.clear",
 ];
 
 /// Runs one input; panics (the fuzzer's failure) on a lost packet.
@@ -99,6 +124,11 @@ pub fn domain_traffic(data: &[u8]) {
         let len = if port & 0x80 != 0 { len * 8 } else { len }.min(rest.len() - 2);
         let frame = &rest[2..2 + len];
         rest = &rest[2 + len..];
+        if name == "flow" && port & 0x40 != 0 {
+            let h = FLOW_WRITES[usize::from(port & 0x3f) % FLOW_WRITES.len()];
+            let _ = r.write_handler(h, &String::from_utf8_lossy(frame));
+            continue;
+        }
         let elem = inputs[(port & 0x7f) as usize % inputs.len()];
         r.inject_packet(elem, 0, Packet::from_slice(frame));
         injected += 1;
@@ -194,6 +224,34 @@ fn check(r: &mut Router, name: &str) -> Result<(), String> {
             }
             if num(r, "out.count")? > sum(r, &["in0.count", "in1.count"])? {
                 return Err("more out than in".into());
+            }
+        }
+        "flow" => {
+            eq(
+                "in0 = bad + unmatched + out + queued + dropped",
+                num(r, "in0.count")?,
+                sum(
+                    r,
+                    &[
+                        "g.bad",
+                        "g.nomatch",
+                        "o0.count",
+                        "o2.count",
+                        "o1.count",
+                        "q.length",
+                        "q.drops",
+                        "q.bad",
+                    ],
+                )?,
+            )?;
+            eq(
+                "in1 = bad + unmatched + out",
+                num(r, "in1.count")?,
+                sum(r, &["g2.bad", "g2.nomatch", "o3.count", "o4.count"])?,
+            )?;
+            let flows = r.read_handler("ft.size", None)?;
+            if flows.trim().parse::<u64>().unwrap_or(99) > 8 {
+                return Err(format!("the flow table holds {flows} flows > CAPACITY 8"));
             }
         }
         _ => {}

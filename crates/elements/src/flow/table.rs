@@ -1,0 +1,424 @@
+//! The flow table shared by a FlowTable element and the gates and
+//! stateful flow elements that use it (not an element class).
+//!
+//! A record per flow, keyed by the exact six-tuple (`sixtuple::Key`: five
+//! tuple plus incoming interface), in a hash map from key to record index.
+//! Each record has a row of 64-bit state slots: every element using the
+//! table registers the slots it needs at initialization (a gate one, for
+//! its cached binding; FlowCounter two; FlowDRRQueue one) and reads and
+//! writes its own slots of the packet's record. A record is found by the
+//! packet's flow annotation (`FLOW_ANNO`: record index + 1 and the
+//! record's stamp) when an element upstream already looked it up, else by
+//! hashing the key; a stale annotation (the record was recycled since: its
+//! stamp changed) falls back to hashing.
+//!
+//! Records live in pools that grow 1024, 2048, 4096, ... up to CAPACITY
+//! (each growth reserves once; nothing allocates per packet afterwards).
+//! At CAPACITY the least recently used record is recycled; a record idle
+//! for longer than TIMEOUT expires: it is recycled first, and a packet
+//! finding its own flow's record expired starts it afresh (state slots
+//! cleared). Recycling gives a record a new stamp, so annotations on
+//! packets still in flight no longer name it.
+//!
+//! Threads: the table is an `Arc<Mutex<..>>`, locked once per batch by
+//! each element using it (as the IPRewriter family's table), so gates on
+//! several threads share one table and a packet may cross threads with
+//! its annotation.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rclick_core::Packet;
+
+use super::sixtuple::{Key, KeyError};
+use crate::ip::ipcommon::AddrHashBuilder;
+
+/// The annotation bytes holding a packet's flow record: the record index
+/// plus one (0: none) and the record's stamp, both 32-bit native order.
+/// Bytes 40..48 of the 48-byte area (Click 2.x layout), which no other
+/// rclick element uses.
+pub const FLOW_ANNO: usize = rclick_core::packet::anno::FLOW;
+
+const NIL: u32 = u32::MAX;
+const FIRST_POOL: usize = 1024;
+
+/// Stamps are unique across every table of the process (until 2^32
+/// records have been allocated), so an annotation set by one table never
+/// names a record of another.
+static STAMPS: AtomicU32 = AtomicU32::new(1);
+
+fn next_stamp() -> u32 {
+    loop {
+        let s = STAMPS.fetch_add(1, Ordering::Relaxed);
+        if s != 0 {
+            return s;
+        }
+    }
+}
+
+/// One flow.
+#[derive(Clone, Copy)]
+pub struct Record {
+    pub key: Key,
+    pub stamp: u32,
+    /// Last packet, router clock nanoseconds.
+    pub last: i64,
+    /// When the record was (re)started.
+    pub first: i64,
+    pub packets: u64,
+    prev: u32,
+    next: u32,
+    live: bool,
+}
+
+/// The table (behind the shared handle's mutex).
+pub struct Table {
+    map: HashMap<Key, u32, AddrHashBuilder>,
+    recs: Vec<Record>,
+    slots: Vec<u64>,
+    nslots: usize,
+    free: Vec<u32>,
+    /// Most recently used first.
+    head: u32,
+    tail: u32,
+    live: usize,
+    pool: usize,
+    capacity: usize,
+    /// Idle timeout in nanoseconds; 0: none.
+    timeout: i64,
+    pub hits: u64,
+    pub misses: u64,
+    pub anno_hits: u64,
+    pub recycled: u64,
+    pub expired: u64,
+    pub bad: u64,
+}
+
+/// A shared handle to a table.
+#[derive(Clone)]
+pub struct SharedTable(Arc<Mutex<Table>>);
+
+impl SharedTable {
+    pub fn new(capacity: usize, timeout_ns: i64) -> SharedTable {
+        SharedTable(Arc::new(Mutex::new(Table::new(capacity, timeout_ns))))
+    }
+
+    /// Locks the table (once per batch). A panic in another holder does
+    /// not poison it for good: the table is consistent between calls.
+    #[inline]
+    pub fn lock(&self) -> MutexGuard<'_, Table> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn same(&self, other: &SharedTable) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Table {
+    pub fn new(capacity: usize, timeout_ns: i64) -> Table {
+        Table {
+            map: HashMap::with_hasher(AddrHashBuilder::default()),
+            recs: Vec::new(),
+            slots: Vec::new(),
+            nslots: 0,
+            free: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            live: 0,
+            pool: 0,
+            capacity: capacity.max(1),
+            timeout: timeout_ns.max(0),
+            hits: 0,
+            misses: 0,
+            anno_hits: 0,
+            recycled: 0,
+            expired: 0,
+            bad: 0,
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Records allocated so far (the pools' size).
+    pub fn allocated(&self) -> usize {
+        self.recs.len()
+    }
+
+    /// Live flows.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    pub fn timeout_ns(&self) -> i64 {
+        self.timeout
+    }
+
+    /// Reserves `n` state slots per record for one element; returns the
+    /// first. Existing records get the new slots zeroed.
+    pub fn register_slots(&mut self, n: usize) -> usize {
+        let base = self.nslots;
+        let new = base + n;
+        if !self.recs.is_empty() && n > 0 {
+            let mut slots = Vec::with_capacity(self.recs.capacity() * new);
+            slots.resize(self.recs.len() * new, 0u64);
+            for r in 0..self.recs.len() {
+                slots[r * new..r * new + base]
+                    .copy_from_slice(&self.slots[r * base..r * base + base]);
+            }
+            self.slots = slots;
+        }
+        self.nslots = new;
+        base
+    }
+
+    #[inline]
+    pub fn record(&self, idx: u32) -> &Record {
+        &self.recs[idx as usize]
+    }
+
+    #[inline]
+    pub fn slot(&self, idx: u32, slot: usize) -> u64 {
+        self.slots[idx as usize * self.nslots + slot]
+    }
+
+    #[inline]
+    pub fn slot_mut(&mut self, idx: u32, slot: usize) -> &mut u64 {
+        &mut self.slots[idx as usize * self.nslots + slot]
+    }
+
+    /// The record of `p`'s flow, found by annotation or key, created if
+    /// new; marks `p` with it and counts the packet.
+    #[inline]
+    pub fn lookup(&mut self, p: &mut Packet, now: i64) -> Result<u32, KeyError> {
+        let a: [u8; 8] = p.anno_bytes(FLOW_ANNO);
+        let idx = u32::from_ne_bytes([a[0], a[1], a[2], a[3]]).wrapping_sub(1);
+        let stamp = u32::from_ne_bytes([a[4], a[5], a[6], a[7]]);
+        if let Some(r) = self.recs.get(idx as usize) {
+            if r.live && r.stamp == stamp && stamp != 0 {
+                // Neither counted nor touched: whoever marked the packet
+                // did both, moments ago.
+                self.anno_hits += 1;
+                return Ok(idx);
+            }
+        }
+        let key = match Key::of(p) {
+            Ok(k) => k,
+            Err(e) => {
+                self.bad += 1;
+                return Err(e);
+            }
+        };
+        let idx = self.find_or_insert(&key, now);
+        let r = &self.recs[idx as usize];
+        let mut a = [0u8; 8];
+        a[..4].copy_from_slice(&(idx + 1).to_ne_bytes());
+        a[4..].copy_from_slice(&r.stamp.to_ne_bytes());
+        p.set_anno_bytes(FLOW_ANNO, &a);
+        Ok(idx)
+    }
+
+    /// The record of `key`, created (or restarted, if expired) as needed.
+    pub fn find_or_insert(&mut self, key: &Key, now: i64) -> u32 {
+        if let Some(&idx) = self.map.get(key) {
+            if self.is_expired(idx, now) {
+                self.expired += 1;
+                self.misses += 1;
+                self.restart(idx, now);
+            } else {
+                self.hits += 1;
+            }
+            self.touch(idx, now);
+            self.recs[idx as usize].packets += 1;
+            return idx;
+        }
+        self.misses += 1;
+        let idx = self.allocate(now);
+        self.map.insert(*key, idx);
+        let r = &mut self.recs[idx as usize];
+        r.key = *key;
+        r.packets = 1;
+        idx
+    }
+
+    #[inline]
+    fn is_expired(&self, idx: u32, now: i64) -> bool {
+        self.timeout > 0 && now.saturating_sub(self.recs[idx as usize].last) > self.timeout
+    }
+
+    fn restart(&mut self, idx: u32, now: i64) {
+        let n = self.nslots;
+        self.slots[idx as usize * n..idx as usize * n + n].fill(0);
+        let r = &mut self.recs[idx as usize];
+        r.stamp = next_stamp();
+        r.first = now;
+        r.last = now;
+        r.packets = 0;
+    }
+
+    /// A fresh live record at the head of the LRU list (key unset).
+    fn allocate(&mut self, now: i64) -> u32 {
+        // An expired record is reused before the pools grow.
+        if self.tail != NIL && self.is_expired(self.tail, now) {
+            self.expired += 1;
+            let t = self.tail;
+            self.release(t);
+        }
+        let idx = if let Some(i) = self.free.pop() {
+            i
+        } else if self.recs.len() < self.pool {
+            self.push_record()
+        } else if self.pool < self.capacity {
+            self.pool = (self.pool * 2).max(FIRST_POOL).min(self.capacity);
+            let more = self.pool - self.recs.len();
+            self.recs.reserve_exact(more);
+            self.slots.reserve_exact(more * self.nslots);
+            self.map.reserve(self.pool.saturating_sub(self.map.len()));
+            self.free
+                .reserve_exact(self.pool.saturating_sub(self.free.len()));
+            self.push_record()
+        } else {
+            self.recycled += 1;
+            let t = self.tail;
+            self.release(t);
+            self.free.pop().unwrap_or(t)
+        };
+        self.restart(idx, now);
+        let r = &mut self.recs[idx as usize];
+        r.live = true;
+        r.prev = NIL;
+        r.next = self.head;
+        if self.head != NIL {
+            self.recs[self.head as usize].prev = idx;
+        } else {
+            self.tail = idx;
+        }
+        self.head = idx;
+        self.live += 1;
+        idx
+    }
+
+    fn push_record(&mut self) -> u32 {
+        self.recs.push(Record {
+            key: Key::default(),
+            stamp: 0,
+            last: 0,
+            first: 0,
+            packets: 0,
+            prev: NIL,
+            next: NIL,
+            live: false,
+        });
+        self.slots.extend(std::iter::repeat_n(0, self.nslots));
+        (self.recs.len() - 1) as u32
+    }
+
+    fn unlink(&mut self, idx: u32) {
+        let (prev, next) = {
+            let r = &self.recs[idx as usize];
+            (r.prev, r.next)
+        };
+        if prev != NIL {
+            self.recs[prev as usize].next = next;
+        } else {
+            self.head = next;
+        }
+        if next != NIL {
+            self.recs[next as usize].prev = prev;
+        } else {
+            self.tail = prev;
+        }
+    }
+
+    /// Removes a live record: off the LRU list and the map, onto the free
+    /// list, its stamp cleared.
+    fn release(&mut self, idx: u32) {
+        if idx == NIL || !self.recs[idx as usize].live {
+            return;
+        }
+        self.unlink(idx);
+        let key = self.recs[idx as usize].key;
+        if self.map.get(&key) == Some(&idx) {
+            self.map.remove(&key);
+        }
+        let r = &mut self.recs[idx as usize];
+        r.live = false;
+        r.stamp = 0;
+        self.live -= 1;
+        self.free.push(idx);
+    }
+
+    #[inline]
+    fn touch(&mut self, idx: u32, now: i64) {
+        self.recs[idx as usize].last = now;
+        if self.head != idx {
+            self.unlink(idx);
+            let r = &mut self.recs[idx as usize];
+            r.prev = NIL;
+            r.next = self.head;
+            if self.head != NIL {
+                self.recs[self.head as usize].prev = idx;
+            } else {
+                self.tail = idx;
+            }
+            self.head = idx;
+        }
+    }
+
+    /// Releases every record idle for longer than the timeout.
+    pub fn expire(&mut self, now: i64) {
+        while self.tail != NIL && self.is_expired(self.tail, now) {
+            self.expired += 1;
+            let t = self.tail;
+            self.release(t);
+        }
+    }
+
+    /// Drops every flow (records stay allocated; their stamps change).
+    pub fn clear(&mut self) {
+        while self.head != NIL {
+            let h = self.head;
+            self.release(h);
+        }
+    }
+
+    /// Live records, most recently used first.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &Record)> {
+        let mut i = self.head;
+        std::iter::from_fn(move || {
+            if i == NIL {
+                return None;
+            }
+            let idx = i;
+            let r = &self.recs[i as usize];
+            i = r.next;
+            Some((idx, r))
+        })
+    }
+
+    /// The `flows` listing: one flow a line, most recently used first:
+    /// `SRC DST PROTO SPORT DPORT IIF PACKETS IDLE` (IDLE in seconds).
+    pub fn listing(&self, now: i64) -> String {
+        let mut s = String::new();
+        for (_, r) in self.iter() {
+            let idle = now.saturating_sub(r.last).max(0);
+            let _ = writeln!(
+                s,
+                "{} {} {}.{:03}",
+                r.key,
+                r.packets,
+                idle / 1_000_000_000,
+                idle % 1_000_000_000 / 1_000_000
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,674 @@
+//! The flow domain (Router Plugins): six-tuple filters and their
+//! most-specific order, the best-match DAG against brute force (property
+//! tests and ClassBench sets), the flow table (pools, recycling, timeouts,
+//! annotations), FlowGate, FlowCounter and FlowDRRQueue.
+
+use proptest::prelude::*;
+use rclick_core::{Packet, StopReason};
+use rclick_elements::flow::bestmatch::BestMatch;
+use rclick_elements::flow::sixtuple::{brute_force, mask, parse_classbench, Key, Spec};
+use rclick_elements::flow::table::Table;
+use rclick_elements::testing::{self, ipv4_packet, Rng};
+
+// ---- filters ----
+
+#[test]
+fn spec_parse_and_print() {
+    let s = Spec::parse("dport 80 src 10.1.2.3/8 proto tcp sport 1024-65535 iif 2").unwrap();
+    assert_eq!(
+        s.to_string(),
+        "src 10.0.0.0/8 proto tcp sport 1024-65535 dport 80 iif 2"
+    );
+    assert_eq!(Spec::parse(&s.to_string()).unwrap(), s);
+    for any in ["-", "any", "all", "src 0.0.0.0/0 sport 0-65535"] {
+        assert_eq!(Spec::parse(any).unwrap(), Spec::ANY, "{any}");
+        assert_eq!(Spec::parse(any).unwrap().to_string(), "-");
+    }
+    assert_eq!(
+        Spec::parse("dst 1.2.3.4 proto 47").unwrap().to_string(),
+        "dst 1.2.3.4/32 proto gre"
+    );
+    assert_eq!(Spec::parse("proto 200").unwrap().to_string(), "proto 200");
+    for bad in [
+        "src",
+        "src 1.2.3.4/33",
+        "src 1.2.3",
+        "proto tcpx",
+        "proto 256",
+        "sport 5-4",
+        "sport 70000",
+        "dport 1 dport 2",
+        "iif 300",
+        "port 80",
+        "- src 1.2.3.4",
+    ] {
+        assert!(Spec::parse(bad).is_err(), "{bad} should fail");
+    }
+}
+
+#[test]
+fn ambiguity_goes_to_the_earlier_field() {
+    // A is more specific in the source, B in the destination port: A wins.
+    let a = Spec::parse("src 10.0.0.0/16").unwrap();
+    let b = Spec::parse("src 10.0.0.0/8 dst 192.168.1.0/24 proto tcp dport 80").unwrap();
+    let k = Key {
+        src: 0x0a00_0001,
+        dst: 0xc0a8_0105,
+        proto: 6,
+        sport: 1000,
+        dport: 80,
+        iif: 0,
+    };
+    let filters = vec![b, a];
+    assert_eq!(brute_force(&filters, &k), Some(1));
+    assert_eq!(BestMatch::new(filters.clone()).lookup(&k), Some(1));
+    // Equal up to the ports: the narrower source range wins over a given
+    // destination port.
+    let c = Spec::parse("sport 1000-1001").unwrap();
+    let d = Spec::parse("sport 0-2000 dport 80").unwrap();
+    assert_eq!(BestMatch::new(vec![d, c]).lookup(&k), Some(1));
+    // Equal width overlapping ranges: the first installed.
+    let e = Spec::parse("sport 999-1000").unwrap();
+    let f = Spec::parse("sport 1000-1001").unwrap();
+    assert_eq!(BestMatch::new(vec![e, f]).lookup(&k), Some(0));
+    assert_eq!(BestMatch::new(vec![f, e]).lookup(&k), Some(0));
+    assert_eq!(brute_force(&[f, e], &k), Some(0));
+}
+
+fn arb_spec() -> impl Strategy<Value = Spec> {
+    // Few distinct values so that filters overlap and nest.
+    let addr = (
+        0u32..4,
+        prop::sample::select(vec![0u8, 1, 2, 8, 16, 24, 31, 32]),
+    )
+        .prop_map(|(v, l)| ((v * 0x4000_0001) & mask(l), l));
+    let range = prop_oneof![
+        Just((0u16, 65535u16)),
+        (0u16..6).prop_map(|p| (p, p)),
+        (0u16..6, 0u16..6).prop_map(|(a, b)| (a.min(b), a.max(b))),
+    ];
+    (
+        addr.clone(),
+        addr,
+        prop::option::of(prop::sample::select(vec![6u8, 17])),
+        range.clone(),
+        range,
+        prop::option::of(0u8..3),
+    )
+        .prop_map(
+            |((src, src_len), (dst, dst_len), proto, sport, dport, iif)| Spec {
+                src,
+                src_len,
+                dst,
+                dst_len,
+                proto,
+                sport,
+                dport,
+                iif,
+            },
+        )
+}
+
+fn arb_key() -> impl Strategy<Value = Key> {
+    let addr = prop_oneof![
+        (0u32..4).prop_map(|v| v * 0x4000_0001),
+        (0u32..4, any::<u32>()).prop_map(|(v, r)| (v * 0x4000_0001) ^ (r & 0xff)),
+        any::<u32>(),
+    ];
+    (
+        addr.clone(),
+        addr,
+        prop::sample::select(vec![6u8, 17, 1]),
+        0u16..7,
+        0u16..7,
+        0u8..4,
+    )
+        .prop_map(|(src, dst, proto, sport, dport, iif)| Key {
+            src,
+            dst,
+            proto,
+            sport,
+            dport,
+            iif,
+        })
+}
+
+fn dedup(v: Vec<Spec>) -> Vec<Spec> {
+    let mut out: Vec<Spec> = Vec::new();
+    for s in v {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    #[test]
+    fn dag_equals_brute_force(
+        filters in prop::collection::vec(arb_spec(), 0..60),
+        keys in prop::collection::vec(arb_key(), 1..60),
+    ) {
+        let filters = dedup(filters);
+        let dag = BestMatch::new(filters.clone());
+        for k in &keys {
+            prop_assert_eq!(dag.lookup(k), brute_force(&filters, k), "key {}", k);
+        }
+    }
+}
+
+/// A key inside filter `f`, random within each field.
+fn key_in(f: &Spec, rng: &mut Rng) -> Key {
+    let r32 = rng.next_u64() as u32;
+    let port = |(lo, hi): (u16, u16), rng: &mut Rng| lo + rng.below(u64::from(hi - lo) + 1) as u16;
+    Key {
+        src: f.src | (r32 & !mask(f.src_len)),
+        dst: f.dst | ((rng.next_u64() as u32) & !mask(f.dst_len)),
+        proto: f.proto.unwrap_or(rng.below(256) as u8),
+        sport: port(f.sport, rng),
+        dport: port(f.dport, rng),
+        iif: 0,
+    }
+}
+
+fn classbench(name: &str) -> Option<Vec<Spec>> {
+    let dir = std::env::var("RCLICK_CLASSBENCH").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/classbench"
+        )
+        .into()
+    });
+    match std::fs::read_to_string(format!("{dir}/{name}")) {
+        Ok(t) => Some(parse_classbench(&t).expect("classbench parses")),
+        Err(e) => {
+            eprintln!("skipping {name}: no ClassBench set in {dir} ({e})");
+            None
+        }
+    }
+}
+
+#[test]
+fn dag_equals_brute_force_on_classbench() {
+    for (name, packets) in [
+        ("acl1_1k", 4000),
+        ("fw1_1k", 4000),
+        ("ipc1_1k", 4000),
+        ("acl1_10k", 600),
+        ("fw1_10k", 600),
+    ] {
+        let Some(filters) = classbench(name) else {
+            return;
+        };
+        assert!(filters.len() > 500, "{name}: {} filters", filters.len());
+        let dag = BestMatch::new(filters.clone());
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut matched = 0;
+        for i in 0..packets {
+            let k = if i % 4 == 3 {
+                key_in(&Spec::ANY, &mut rng)
+            } else {
+                let f = &filters[rng.below(filters.len() as u64) as usize];
+                key_in(f, &mut rng)
+            };
+            let want = brute_force(&filters, &k);
+            matched += want.is_some() as usize;
+            assert_eq!(dag.lookup(&k), want, "{name}: key {k}");
+        }
+        assert!(matched >= packets * 3 / 4, "{name}: only {matched} matched");
+    }
+}
+
+// ---- the flow table ----
+
+fn packet(src: [u8; 4], dst: [u8; 4], proto: u8, sport: u16, dport: u16, len: usize) -> Packet {
+    let mut payload = vec![0u8; len.max(8)];
+    payload[..2].copy_from_slice(&sport.to_be_bytes());
+    payload[2..4].copy_from_slice(&dport.to_be_bytes());
+    Packet::from_slice(&ipv4_packet(src, dst, proto, 64, 0, &[], &payload))
+}
+
+#[test]
+fn table_finds_marks_and_recycles() {
+    let mut t = Table::new(3, 0);
+    let mut p = packet([1, 0, 0, 1], [2, 0, 0, 2], 6, 10, 80, 20);
+    let a = t.lookup(&mut p, 0).unwrap();
+    assert_eq!((t.misses, t.hits, t.anno_hits), (1, 0, 0));
+    // Same packet again: found by its annotation, no hashing.
+    assert_eq!(t.lookup(&mut p, 1).unwrap(), a);
+    assert_eq!((t.hits, t.anno_hits), (0, 1));
+    // A fresh packet of the same flow: found by hashing.
+    let mut q = packet([1, 0, 0, 1], [2, 0, 0, 2], 6, 10, 80, 40);
+    assert_eq!(t.lookup(&mut q, 2).unwrap(), a);
+    assert_eq!((t.hits, t.anno_hits), (1, 1));
+    // Two more flows fill the table; a fourth recycles the least recently
+    // used (flow a was used last at 2; b at 3, c at 4: a goes).
+    for (i, port) in [11u16, 12].iter().enumerate() {
+        let mut r = packet([1, 0, 0, 1], [2, 0, 0, 2], 6, *port, 80, 20);
+        t.lookup(&mut r, 3 + i as i64).unwrap();
+    }
+    assert_eq!(t.len(), 3);
+    let mut d = packet([9, 0, 0, 1], [2, 0, 0, 2], 17, 1, 2, 20);
+    let di = t.lookup(&mut d, 10).unwrap();
+    assert_eq!(di, a, "the oldest record is reused");
+    assert_eq!((t.len(), t.recycled), (3, 1));
+    // p's annotation names a recycled record: its stamp no longer
+    // matches, so the flow is looked up again (and recycles the oldest).
+    let before = t.anno_hits;
+    let pi = t.lookup(&mut p, 11).unwrap();
+    assert_eq!(t.anno_hits, before);
+    assert_eq!(t.record(pi).key, Key::of(&p).unwrap());
+    assert_eq!(t.recycled, 2);
+}
+
+#[test]
+fn table_pools_grow_to_capacity() {
+    let mut t = Table::new(3000, 0);
+    for i in 0..5000u32 {
+        let b = i.to_be_bytes();
+        let mut p = packet([10, b[1], b[2], b[3]], [2, 0, 0, 2], 17, 1, 2, 8);
+        t.lookup(&mut p, i64::from(i)).unwrap();
+        let want = match i + 1 {
+            n if n <= 1024 => 1024,
+            n if n <= 2048 => 2048,
+            _ => 3000,
+        };
+        assert!(t.allocated() <= want);
+    }
+    assert_eq!((t.len(), t.allocated(), t.recycled), (3000, 3000, 2000));
+}
+
+#[test]
+fn table_timeouts() {
+    let s = 1_000_000_000i64;
+    let mut t = Table::new(100, 5 * s);
+    let slot = t.register_slots(1);
+    let mut p = packet([1, 0, 0, 1], [2, 0, 0, 2], 6, 10, 80, 20);
+    let a = t.lookup(&mut p, 0).unwrap();
+    *t.slot_mut(a, slot) = 7;
+    let mut q = packet([1, 0, 0, 1], [2, 0, 0, 3], 6, 10, 80, 20);
+    t.lookup(&mut q, 3 * s).unwrap();
+    // 4 s idle: still there, state kept.
+    let mut p2 = packet([1, 0, 0, 1], [2, 0, 0, 2], 6, 10, 80, 20);
+    assert_eq!(t.lookup(&mut p2, 4 * s).unwrap(), a);
+    assert_eq!(t.slot(a, slot), 7);
+    // At 8.5 s q (idle since 3 s) has expired, p (since 4 s) not yet; at
+    // 10 s p's flow has, and its next packet restarts it with cleared
+    // state.
+    t.expire(8 * s + s / 2);
+    assert_eq!((t.len(), t.expired), (1, 1));
+    let mut p3 = packet([1, 0, 0, 1], [2, 0, 0, 2], 6, 10, 80, 20);
+    let a3 = t.lookup(&mut p3, 10 * s).unwrap();
+    assert_eq!(a3, a);
+    assert_eq!(t.slot(a, slot), 0, "an expired flow's state is cleared");
+    assert_eq!(t.expired, 2);
+    assert_eq!(t.record(a).packets, 1);
+}
+
+#[test]
+fn table_refuses_non_ip() {
+    let mut t = Table::new(10, 0);
+    let mut p = Packet::from_slice(&[0x60; 40]);
+    assert!(t.lookup(&mut p, 0).is_err());
+    // TCP with two bytes of ports: truncated.
+    let mut q = Packet::from_slice(&ipv4_packet(
+        [1, 1, 1, 1],
+        [2, 2, 2, 2],
+        6,
+        64,
+        0,
+        &[],
+        &[0, 1],
+    ));
+    assert!(t.lookup(&mut q, 0).is_err());
+    // A later fragment has no ports: keyed with ports 0.
+    let mut r = Packet::from_slice(&ipv4_packet(
+        [1, 1, 1, 1],
+        [2, 2, 2, 2],
+        6,
+        64,
+        100,
+        &[],
+        &[0, 1],
+    ));
+    assert!(t.lookup(&mut r, 0).is_ok());
+    assert_eq!(Key::of(&r).unwrap().sport, 0);
+    assert_eq!(t.bad, 2);
+}
+
+// ---- elements ----
+
+fn inject(r: &mut rclick_core::Router, elem: &str, p: Packet) {
+    let i = r.find_element(elem).expect("element");
+    r.inject_packet(i, 0, p);
+}
+
+fn read_u64(r: &mut rclick_core::Router, h: &str) -> u64 {
+    testing::read(r, h)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{h}"))
+}
+
+const GATE: &str = "ft :: FlowTable(CAPACITY 100);
+    g :: FlowGate(src 10.0.0.0/8 proto tcp, dport 53, -);
+    c0 :: Counter; c1 :: Counter; c2 :: Counter;
+    ft -> g; g[0] -> c0 -> Discard; g[1] -> c1 -> Discard; g[2] -> c2 -> Discard;";
+
+#[test]
+fn gate_binds_and_caches() {
+    let mut r = testing::from_config(GATE);
+    let send = |r: &mut rclick_core::Router, src: [u8; 4], proto: u8, dport: u16| {
+        inject(
+            r,
+            "ft",
+            packet(src, [192, 168, 1, 1], proto, 999, dport, 20),
+        );
+    };
+    for _ in 0..3 {
+        send(&mut r, [10, 0, 0, 1], 6, 53); // src+proto beats dport
+        send(&mut r, [11, 0, 0, 1], 17, 53);
+        send(&mut r, [11, 0, 0, 1], 17, 54);
+    }
+    assert_eq!(read_u64(&mut r, "c0.count"), 3);
+    assert_eq!(read_u64(&mut r, "c1.count"), 3);
+    assert_eq!(read_u64(&mut r, "c2.count"), 3);
+    assert_eq!(read_u64(&mut r, "g.lookups"), 3);
+    assert_eq!(read_u64(&mut r, "g.cached"), 6);
+    assert_eq!(read_u64(&mut r, "ft.size"), 3);
+    assert_eq!(testing::read(&mut r, "ft.hit_rate"), "0.666667");
+    assert_eq!(
+        testing::read(&mut r, "g.filters"),
+        "0 src 10.0.0.0/8 proto tcp\n1 dport 53\n2 -\n"
+    );
+    // A more specific filter for output 1: cached bindings are dropped.
+    r.write_handler("g.add_filter", "1 src 10.0.0.1/32")
+        .unwrap();
+    send(&mut r, [10, 0, 0, 1], 6, 53);
+    assert_eq!(read_u64(&mut r, "c1.count"), 4);
+    assert_eq!(read_u64(&mut r, "g.lookups"), 4);
+    r.write_handler("g.remove_filter", "1 src 10.0.0.1")
+        .unwrap();
+    send(&mut r, [10, 0, 0, 1], 6, 53);
+    assert_eq!(read_u64(&mut r, "c0.count"), 4);
+    // Errors.
+    assert!(r
+        .write_handler("g.remove_filter", "1 src 10.0.0.1")
+        .is_err());
+    assert!(r.write_handler("g.add_filter", "3 -").is_err());
+    assert!(
+        r.write_handler("g.add_filter", "1 -").is_err(),
+        "same as output 2's"
+    );
+    assert!(r.write_handler("g.add_filter", "1").is_err());
+    assert!(r.write_handler("g.add_filter", "x src 1.2.3.4").is_err());
+    assert!(r.write_handler("g.add_filter", "1 sport 9-8").is_err());
+    // Remove the wildcard: unmatched packets are dropped and counted.
+    r.write_handler("g.remove_filter", "2 any").unwrap();
+    send(&mut r, [11, 0, 0, 1], 17, 54);
+    assert_eq!(read_u64(&mut r, "g.nomatch"), 1);
+    assert_eq!(read_u64(&mut r, "c2.count"), 3);
+    // Non-IP.
+    inject(&mut r, "ft", Packet::from_slice(&[0u8; 30]));
+    assert_eq!(read_u64(&mut r, "g.bad"), 1);
+    // Flows listing.
+    let flows = testing::read(&mut r, "ft.flows");
+    assert_eq!(flows.lines().count(), 3, "{flows}");
+    assert!(
+        flows.starts_with("11.0.0.1 192.168.1.1 17 999 54 0 4 "),
+        "{flows}"
+    );
+    r.write_handler("ft.clear", "").unwrap();
+    assert_eq!(read_u64(&mut r, "ft.size"), 0);
+}
+
+#[test]
+fn gate_without_table_looks_up_every_packet() {
+    let mut r = testing::from_config(
+        "Idle -> g :: FlowGate(iif 1, -); g[0] -> c0 :: Counter -> Discard; g[1] -> c1 :: Counter -> Discard;",
+    );
+    for paint in [1u8, 1, 0] {
+        let mut p = packet([1, 2, 3, 4], [5, 6, 7, 8], 1, 0, 0, 20);
+        p.set_paint_anno(paint);
+        inject(&mut r, "g", p);
+    }
+    assert_eq!(read_u64(&mut r, "c0.count"), 2);
+    assert_eq!(read_u64(&mut r, "c1.count"), 1);
+    assert_eq!(read_u64(&mut r, "g.lookups"), 3);
+}
+
+#[test]
+fn gates_share_the_annotation() {
+    // Two gates on one path: the second takes the record from the
+    // annotation the first set.
+    let mut r = testing::from_config(
+        "ft :: FlowTable; g1 :: FlowGate(TABLE ft, -); g2 :: FlowGate(dport 80, -, TABLE ft);
+         Idle -> g1 -> g2; g2[0] -> c0 :: Counter -> Discard; g2[1] -> c1 :: Counter -> Discard;",
+    );
+    for i in 0..4u16 {
+        inject(
+            &mut r,
+            "g1",
+            packet([1, 2, 3, 4], [5, 6, 7, 8], 6, 1000 + i % 2, 80, 20),
+        );
+    }
+    assert_eq!(read_u64(&mut r, "c0.count"), 4);
+    assert_eq!(read_u64(&mut r, "ft.misses"), 2);
+    assert_eq!(read_u64(&mut r, "ft.anno_hits"), 4, "g2 never hashes");
+    assert_eq!(read_u64(&mut r, "g2.lookups"), 2);
+}
+
+#[test]
+fn gate_configuration_errors() {
+    let e = testing::config_errors("Idle -> FlowGate(src 1.2.3.4, sport x) -> Discard;");
+    assert!(e.contains("filters but only 1 outputs"), "{e}");
+    let e = testing::config_errors(
+        "Idle -> g :: FlowGate(src 1.2.3.4, sport x); g[0] -> Discard; g[1] -> Discard;",
+    );
+    assert!(e.contains("argument 2: filter: bad port 'x'"), "{e}");
+    let e =
+        testing::config_errors("Idle -> g :: FlowGate(-, any); g[0] -> Discard; g[1] -> Discard;");
+    assert!(e.contains("same filter"), "{e}");
+    let e = testing::config_errors("i :: Idle; i -> g :: FlowGate(-, TABLE i) -> Discard;");
+    assert!(e.contains("not a FlowTable"), "{e}");
+    let e = testing::config_errors("Idle -> FlowCounter -> Discard;");
+    assert!(e.contains("no FlowTable"), "{e}");
+    // Empty positional arguments install nothing for their output.
+    let mut r = testing::from_config(
+        "g :: FlowGate(, dport 1); Idle -> g; g[0] -> Discard; g[1] -> Discard;",
+    );
+    assert_eq!(testing::read(&mut r, "g.filters"), "1 dport 1\n");
+}
+
+#[test]
+fn flow_counter_counts_per_flow() {
+    let mut r = testing::from_config("ft :: FlowTable -> fc :: FlowCounter -> Discard;");
+    for i in 0..5u16 {
+        inject(
+            &mut r,
+            "ft",
+            packet(
+                [1, 2, 3, 4],
+                [5, 6, 7, 8],
+                17,
+                7,
+                9 + i % 2,
+                20 + usize::from(i),
+            ),
+        );
+    }
+    assert_eq!(read_u64(&mut r, "fc.count"), 5);
+    let flows = testing::read(&mut r, "fc.flows");
+    let mut lines: Vec<&str> = flows.lines().collect();
+    lines.sort();
+    // IP length 20 + payload (20 + i bytes).
+    assert_eq!(
+        lines,
+        vec![
+            "1.2.3.4 5.6.7.8 17 7 10 0 2 84",
+            "1.2.3.4 5.6.7.8 17 7 9 0 3 126"
+        ]
+    );
+    r.write_handler("fc.reset", "").unwrap();
+    assert_eq!(testing::read(&mut r, "fc.flows"), "");
+}
+
+/// Per-flow DRR: a heavy flow (3 packets per round of arrivals) and two
+/// light ones share the output equally while all are backlogged.
+#[test]
+fn drr_is_fair_between_backlogged_flows() {
+    let mut r = testing::from_config(
+        "ft :: FlowTable; q :: FlowDRRQueue(QUANTUM 100, CAPACITY 1000, TOTAL 5000);
+         ft -> q -> Discard;",
+    );
+    let q = r.find_element("q").unwrap();
+    // Backlog: heavy flow 300 packets, light flows 100 each, 100 bytes.
+    for i in 0..300 {
+        inject(
+            &mut r,
+            "ft",
+            packet([1, 0, 0, 1], [2, 0, 0, 1], 17, 1, 1, 72),
+        );
+        if i % 3 == 0 {
+            inject(
+                &mut r,
+                "ft",
+                packet([1, 0, 0, 2], [2, 0, 0, 1], 17, 1, 1, 72),
+            );
+            inject(
+                &mut r,
+                "ft",
+                packet([1, 0, 0, 3], [2, 0, 0, 1], 17, 1, 1, 72),
+            );
+        }
+    }
+    assert_eq!(read_u64(&mut r, "q.length"), 500);
+    assert_eq!(read_u64(&mut r, "q.active_flows"), 3);
+    // The first 240 packets out: 80 of each flow.
+    let mut per = std::collections::HashMap::new();
+    let mut n = 0;
+    while n < 240 {
+        let b = r.pull_from(q, 0, 7.min(240 - n)).expect("packets");
+        for p in b.packets() {
+            *per.entry(Key::of(p).unwrap().src).or_insert(0) += 1;
+            n += 1;
+        }
+    }
+    let mut counts: Vec<i32> = per.values().copied().collect();
+    counts.sort();
+    assert!(counts[0] == 80 && counts[2] == 80, "{counts:?}");
+    // Then the light flows run out and the heavy one gets everything.
+    while r.pull_from(q, 0, 64).is_some() {}
+    assert_eq!(read_u64(&mut r, "q.length"), 0);
+    assert_eq!(read_u64(&mut r, "q.active_flows"), 0);
+    assert_eq!(read_u64(&mut r, "q.drops"), 0);
+}
+
+#[test]
+fn drr_byte_fairness_and_limits() {
+    let mut r = testing::from_config(
+        "ft :: FlowTable; q :: FlowDRRQueue(QUANTUM 500, CAPACITY 50, TOTAL 80); ft -> q -> Discard;",
+    );
+    let q = r.find_element("q").unwrap();
+    // Flow A sends 1000-byte packets, flow B 100-byte ones.
+    for _ in 0..60 {
+        inject(
+            &mut r,
+            "ft",
+            packet([1, 0, 0, 1], [2, 0, 0, 1], 17, 1, 1, 972),
+        );
+        inject(
+            &mut r,
+            "ft",
+            packet([1, 0, 0, 2], [2, 0, 0, 1], 17, 1, 1, 72),
+        );
+    }
+    // A: 50 (per-flow CAPACITY) then dropped; B: 30 until TOTAL 80.
+    assert_eq!(read_u64(&mut r, "q.length"), 80);
+    assert_eq!(read_u64(&mut r, "q.drops"), 40);
+    let (mut a, mut b) = (0usize, 0usize);
+    for _ in 0..20 {
+        let p = r.pull_from(q, 0, 1).unwrap();
+        let p = &p.packets()[0];
+        if Key::of(p).unwrap().src == 0x0100_0001 {
+            a += p.len();
+        } else {
+            b += p.len();
+        }
+    }
+    // Bytes within one quantum plus a packet of each other.
+    assert!(a.abs_diff(b) <= 1500, "a {a} b {b}");
+}
+
+#[test]
+fn flow_elements_run_under_two_threads() {
+    // Two sources on two threads, each through its own gate, sharing one
+    // table named by TABLE.
+    let cfg = "ft :: FlowTable;
+        s0 :: InfiniteSource(DATA \\<4500001c 00000000 40110000 01000001 02000001 00010002 00080000>, LIMIT 3000, STOP false)
+          -> g0 :: FlowGate(src 1.0.0.1, -, TABLE ft) -> c0 :: Counter -> Discard; g0[1] -> Discard;
+        s1 :: InfiniteSource(DATA \\<4500001c 00000000 40110000 01000002 02000001 00010002 00080000>, LIMIT 3000, STOP false)
+          -> g1 :: FlowGate(src 1.0.0.1, -, TABLE ft) -> Discard; g1[1] -> c1 :: Counter -> Discard;
+        StaticThreadSched(s0 0, s1 1);";
+    let opts = rclick_core::RouterOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    let mut r = testing::from_config_with(cfg, &opts);
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(read_u64(&mut r, "c0.count"), 3000);
+    assert_eq!(read_u64(&mut r, "c1.count"), 3000);
+    assert_eq!(read_u64(&mut r, "ft.size"), 2);
+    assert_eq!(
+        read_u64(&mut r, "g0.lookups") + read_u64(&mut r, "g1.lookups"),
+        2
+    );
+}
+
+#[test]
+fn a_flow_table_on_a_path_of_two_threads_runs_as_copies_sharing_one_table() {
+    // One FlowTable element pushed to from two threads: each thread gets a
+    // copy, and every copy holds the same table.
+    let cfg = "s0 :: InfiniteSource(DATA \\<4500001c 00000000 40110000 01000001 02000001 00010002 00080000>, LIMIT 2000, STOP false)
+          -> ft :: FlowTable -> c :: Counter -> Discard;
+        s1 :: InfiniteSource(DATA \\<4500001c 00000000 40110000 01000002 02000001 00010002 00080000>, LIMIT 2000, STOP false)
+          -> ft;
+        StaticThreadSched(s0 0, s1 1);";
+    let opts = rclick_core::RouterOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    let mut r = testing::from_config_with(cfg, &opts);
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(read_u64(&mut r, "c.count"), 4000);
+    assert_eq!(read_u64(&mut r, "ft.size"), 2);
+    assert_eq!(read_u64(&mut r, "ft.misses"), 2);
+    assert_eq!(read_u64(&mut r, "ft.hits"), 3998);
+    let flows = testing::read(&mut r, "ft.flows");
+    assert!(flows.contains("1.0.0.1 2.0.0.1 17 1 2 0 2000 "), "{flows}");
+    assert!(flows.contains("1.0.0.2 2.0.0.1 17 1 2 0 2000 "), "{flows}");
+}
+
+#[test]
+fn filters_changed_by_handlers_survive_a_hot_swap() {
+    let opts = rclick_core::RouterOptions {
+        simtime: Some(rclick_core::time::DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let v1 = "Idle -> g :: FlowGate(dport 80, dport 53, -); g[0] -> Discard; g[1] -> Discard; g[2] -> Discard;";
+    let mut r = testing::from_config_with(v1, &opts);
+    r.write_handler("g.add_filter", "0 src 10.0.0.1").unwrap();
+    r.write_handler("g.add_filter", "2 src 10.0.0.9").unwrap();
+    r.write_handler("g.remove_filter", "1 dport 53").unwrap();
+    // The new configuration has two outputs and a filter of its own.
+    let v2 =
+        "Idle -> g :: FlowGate(dport 80, dport 53 proto udp); g[0] -> Discard; g[1] -> Discard;";
+    r.hotswap(v2).unwrap();
+    assert_eq!(
+        testing::read(&mut r, "g.filters"),
+        "0 dport 80\n1 proto udp dport 53\n0 src 10.0.0.1/32\n",
+        "added filters carried (output 2 is gone), the removed one stays removed"
+    );
+}
