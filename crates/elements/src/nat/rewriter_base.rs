@@ -764,6 +764,10 @@ pub struct Flow {
     pub l4_delta: u16,
     pub reply_anno: u8,
     live: bool,
+    /// Installed by a write handler (`add_mapping`): never expires, is
+    /// never replaced to make room, and is left alone when a pattern is
+    /// rewritten; only `remove_mapping` and `clear` remove it.
+    pub pinned: bool,
     /// Sequence-number deltas (TCP flows FTPPortMapper changed).
     pub seq: Option<Box<super::tcp_seq::SeqDeltas>>,
 }
@@ -812,6 +816,12 @@ pub fn lock_table(t: &SharedTable) -> MutexGuard<'_, Table> {
 }
 
 pub const DEFAULT_CAPACITY: u32 = 0x7fff_ffff;
+
+/// The `input` of mappings installed by `add_mapping` (no input made them).
+pub const PINNED_INPUT: usize = usize::MAX;
+
+/// The expiry of pinned mappings: never (far beyond any clock).
+const PINNED_EXPIRY: Jiffies = Jiffies::MAX / 4;
 
 impl Default for Table {
     fn default() -> Self {
@@ -983,6 +993,9 @@ impl Table {
     /// After a packet of flow `f`: its guarantee or timeout starts again.
     pub fn refresh(&mut self, f: usize, now: Jiffies) {
         let fl = &self.flows[f];
+        if fl.pinned {
+            return;
+        }
         let t = &self.owners[fl.owner].timeouts;
         let g = t.guarantee(fl.class);
         if g != 0 {
@@ -1066,6 +1079,7 @@ impl Table {
             l4_delta: 0,
             reply_anno: 0,
             live: true,
+            pinned: false,
             seq: None,
         };
         fl.expiry = now + if g != 0 { g } else { t.flow_timeout(&fl) };
@@ -1115,6 +1129,56 @@ impl Table {
         Some(f)
     }
 
+    /// Installs a mapping from outside (the `add_mapping` handler): `flow`
+    /// is rewritten to `rewritten`, its replies back. A mapping already
+    /// holding either direction's key is removed first. The new mapping is
+    /// pinned (see [`Flow::pinned`]). `None` when the table is full of
+    /// guaranteed mappings.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_pinned(
+        &mut self,
+        owner: usize,
+        map: usize,
+        proto: u8,
+        class: FlowClass,
+        flow: FlowId,
+        rewritten: FlowId,
+        out: [usize; 2],
+        now: Jiffies,
+    ) -> Option<usize> {
+        for k in [flow, rewritten.reverse()] {
+            if let Some((f, _)) = self.lookup(map, &k) {
+                self.destroy(f);
+            }
+        }
+        let f = self.add_flow(
+            owner,
+            PINNED_INPUT,
+            map,
+            proto,
+            class,
+            flow,
+            rewritten,
+            out,
+            now,
+        )?;
+        self.change_expiry(f, true, PINNED_EXPIRY);
+        self.flows[f].pinned = true;
+        Some(f)
+    }
+
+    /// Removes the mapping whose original or reply flow is `key` (the
+    /// `remove_mapping` handler); whether there was one.
+    pub fn remove_key(&mut self, map: usize, key: &FlowId) -> bool {
+        match self.lookup(map, key) {
+            Some((f, _)) => {
+                self.destroy(f);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Removes expired flows, then flows beyond the capacity (Click's
     /// shrink_heap); `clear_all` removes every flow.
     pub fn shrink(&mut self, clear_all: bool, now: Jiffies) {
@@ -1150,6 +1214,17 @@ impl Table {
     pub fn unparse_entry(&self, f: usize, dir: usize, now: Jiffies) -> String {
         let fl = &self.flows[f];
         let mut expiry = fl.expiry;
+        if fl.pinned {
+            return format!(
+                "{} => {} [{}{} {}{}] pinned",
+                fl.key[dir],
+                fl.rewritten(dir),
+                if dir == 0 { "*" } else { "" },
+                fl.out[0],
+                if dir == 1 { "*" } else { "" },
+                fl.out[1],
+            );
+        }
         if fl.guaranteed {
             expiry = self.best_effort_expiry(f);
         }
