@@ -343,3 +343,33 @@ fn bad_mapping_writes_are_refused() {
         ([1, 1, 1, 1], 1, [3, 3, 3, 3], 3)
     );
 }
+
+#[test]
+fn a_dynamic_mapping_expires_as_a_spec_made_one() {
+    let mut r = harness(
+        "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, UDP_TIMEOUT 10, UDP_GUARANTEE 0, REAP_INTERVAL 1)",
+    );
+    write(
+        &mut r,
+        "x.add_mapping",
+        "udp 18.26.4.44 53 1.0.0.1 5353 => 18.26.4.44 53 10.0.0.5 53 1 0 dynamic",
+    )
+    .unwrap();
+    let table = read(&mut r, "x.udp_table");
+    assert!(table.contains("[*1 0] i- exp10"), "{table}");
+    // Traffic refreshes it (the reaper would run here in real time; its
+    // expiry is what matters).
+    for _ in 0..3 {
+        advance(&mut r, 6);
+        assert!(read(&mut r, "x.udp_table").contains("exp4"));
+        inject(&mut r, 1, &udp(CLIENT, 53, PUB, 5353, b"x"));
+        assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 53, LAN_B, 53));
+        assert!(read(&mut r, "x.udp_table").contains("exp10"));
+    }
+    // ...and silence ends it.
+    advance(&mut r, 11);
+    r.run_limited(50);
+    assert_eq!(read(&mut r, "x.size"), "0");
+    inject(&mut r, 1, &udp(CLIENT, 53, PUB, 5353, b"x"));
+    assert!(drain(&mut r, "lan").is_empty());
+}

@@ -520,11 +520,22 @@ impl Element for Rewriter {
             "add_mapping" if matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp) => {
                 let (left, right) = value
                     .split_once("=>")
-                    .ok_or("expected 'PROTO SADDR SPORT DADDR DPORT => NEWSADDR NEWSPORT NEWDADDR NEWDPORT [FOUTPUT ROUTPUT]'")?;
+                    .ok_or("expected 'PROTO SADDR SPORT DADDR DPORT => NEWSADDR NEWSPORT NEWDADDR NEWDPORT [FOUTPUT ROUTPUT] [dynamic]'")?;
                 let (proto, flow) = self.parse_flow(left)?;
-                let words = space_words(right);
+                let mut words = space_words(right);
+                let pinned = match words.last().map(|w| w.to_ascii_lowercase()) {
+                    Some(w) if w == "dynamic" => {
+                        words.pop();
+                        false
+                    }
+                    Some(w) if w == "pinned" => {
+                        words.pop();
+                        true
+                    }
+                    _ => true,
+                };
                 if words.len() != 4 && words.len() != 6 {
-                    return Err("expected 'NEWSADDR NEWSPORT NEWDADDR NEWDPORT [FOUTPUT ROUTPUT]' after '=>'".into());
+                    return Err("expected 'NEWSADDR NEWSPORT NEWDADDR NEWDPORT [FOUTPUT ROUTPUT] [dynamic]' after '=>'".into());
                 }
                 let rw = parse_flow_words(&words[..4])?;
                 let out = if words.len() == 6 {
@@ -542,7 +553,7 @@ impl Element for Rewriter {
                 };
                 let (map, class) = self.map_of(proto);
                 let mut t = lock_table(&self.table);
-                t.add_pinned(self.owner, map, proto, class, flow, rw, out, now)
+                t.add_manual(pinned, self.owner, map, proto, class, flow, rw, out, now)
                     .map(|_| ())
                     .ok_or_else(|| "mapping table full".to_string())
             }

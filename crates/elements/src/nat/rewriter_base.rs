@@ -817,8 +817,9 @@ pub fn lock_table(t: &SharedTable) -> MutexGuard<'_, Table> {
 
 pub const DEFAULT_CAPACITY: u32 = 0x7fff_ffff;
 
-/// The `input` of mappings installed by `add_mapping` (no input made them).
-pub const PINNED_INPUT: usize = usize::MAX;
+/// The `input` of mappings installed by `add_mapping` (no input made them;
+/// shown as `i-`).
+pub const MANUAL_INPUT: usize = usize::MAX;
 
 /// The expiry of pinned mappings: never (far beyond any clock).
 const PINNED_EXPIRY: Jiffies = Jiffies::MAX / 4;
@@ -1131,12 +1132,14 @@ impl Table {
 
     /// Installs a mapping from outside (the `add_mapping` handler): `flow`
     /// is rewritten to `rewritten`, its replies back. A mapping already
-    /// holding either direction's key is removed first. The new mapping is
-    /// pinned (see [`Flow::pinned`]). `None` when the table is full of
-    /// guaranteed mappings.
+    /// holding either direction's key is removed first. With `pinned` the
+    /// new mapping is pinned (see [`Flow::pinned`]); otherwise it expires
+    /// as a spec-made one. `None` when the table is full of guaranteed
+    /// mappings.
     #[allow(clippy::too_many_arguments)]
-    pub fn add_pinned(
+    pub fn add_manual(
         &mut self,
+        pinned: bool,
         owner: usize,
         map: usize,
         proto: u8,
@@ -1153,7 +1156,7 @@ impl Table {
         }
         let f = self.add_flow(
             owner,
-            PINNED_INPUT,
+            MANUAL_INPUT,
             map,
             proto,
             class,
@@ -1162,8 +1165,10 @@ impl Table {
             out,
             now,
         )?;
-        self.change_expiry(f, true, PINNED_EXPIRY);
-        self.flows[f].pinned = true;
+        if pinned {
+            self.change_expiry(f, true, PINNED_EXPIRY);
+            self.flows[f].pinned = true;
+        }
         Some(f)
     }
 
@@ -1234,6 +1239,11 @@ impl Table {
             Some(d) if d < 0 => format!(" seq {d}"),
             _ => String::new(),
         };
+        let input = if fl.input == MANUAL_INPUT {
+            "-".to_string()
+        } else {
+            fl.input.to_string()
+        };
         format!(
             "{} => {}{} [{}{} {}{}] i{} exp{}",
             fl.key[dir],
@@ -1243,7 +1253,7 @@ impl Table {
             fl.out[0],
             if dir == 1 { "*" } else { "" },
             fl.out[1],
-            fl.input,
+            input,
             secs
         )
     }
