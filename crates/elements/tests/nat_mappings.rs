@@ -232,9 +232,9 @@ fn removing_a_dynamic_mapping_lets_the_pattern_make_a_new_one() {
 
 #[test]
 fn added_mappings_are_pinned() {
-    let mut r = harness(&format!(
-        "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, MAPPING_CAPACITY 2, GUARANTEE 0, UDP_GUARANTEE 0, UDP_TIMEOUT 10, REAP_INTERVAL 1)"
-    ));
+    let mut r = harness(
+        "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, MAPPING_CAPACITY 2, GUARANTEE 0, UDP_GUARANTEE 0, UDP_TIMEOUT 10, REAP_INTERVAL 1)",
+    );
     write(
         &mut r,
         "x.add_mapping",
