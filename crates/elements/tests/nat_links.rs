@@ -38,8 +38,14 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The rclick binary next to this test's target directory.
+/// The rclick binary: $RCLICK_BIN (e.g. a release build, for the
+/// comparison with Linux), else the one next to this test's target
+/// directory.
 fn rclick_bin() -> Option<PathBuf> {
+    if let Some(b) = std::env::var_os("RCLICK_BIN") {
+        let b = PathBuf::from(b);
+        return b.exists().then_some(b);
+    }
     let exe = std::env::current_exe().ok()?;
     let bin = exe.parent()?.parent()?.join("rclick");
     bin.exists().then_some(bin)
@@ -560,4 +566,109 @@ print(n)
     assert!(mlog.contains("new tcp 192.168.1.10"), "{mlog}");
     let log = net.router.take().unwrap().stop();
     assert!(!log.contains("panicked"), "{log}");
+}
+
+/// One measurement round on a ready topology: the seconds of a 16 MB HTTP
+/// fetch from S to A, and iperf3 TCP from A to S in Mbit/s (0 without
+/// iperf3).
+fn measure(net: &Net, round: usize) -> (f64, f64) {
+    let t = Instant::now();
+    let got = net
+        .fetch(&net.a, &format!("http://{SRV}:8000/big"), &format!("m{round}"), 120)
+        .unwrap_or_else(|e| panic!("fetch failed: {e}"));
+    let secs = t.elapsed().as_secs_f64();
+    assert!(same(&got, &net.big), "the fetched file differs");
+    let mut rate = 0.0;
+    if have(&["iperf3", "--version"]) {
+        let (ok, out) = net
+            .a
+            .run(30, &["iperf3", "-c", SRV, "-t", "3", "-f", "m"]);
+        assert!(ok, "{out}");
+        rate = out
+            .lines()
+            .filter(|l| l.contains("receiver"))
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                let i = w.iter().position(|x| *x == "Mbits/sec")?;
+                w.get(i - 1)?.parse::<f64>().ok()
+            })
+            .next()
+            .unwrap_or(0.0);
+    }
+    (secs, rate)
+}
+
+fn range(v: &[f64]) -> String {
+    let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    format!("{lo:.2}-{hi:.2}")
+}
+
+/// The same topology with Linux's own NAT (nftables masquerade in the
+/// gateway's namespace) instead of rclick, measured side by side with
+/// rclick: HTTP fetch time and iperf3 TCP throughput, three rounds each,
+/// printed as ranges. Checks that Linux's NAT carries the same fetch
+/// byte-exact; the numbers are for docs/nat-gateway.md (the machine is
+/// shared, so only ranges mean anything). Set RCLICK_BIN to a release
+/// build for a fair comparison.
+#[test]
+fn comparison_with_linux_nftables_masquerade() {
+    skip_if!(skip_reason());
+    if !have(&["nft", "--version"]) {
+        println!("SKIP: nft not installed (Debian package nftables)");
+        return;
+    }
+    let rounds = 3;
+    let iperf = have(&["iperf3", "--version"]);
+    let mut results = Vec::new();
+    for linux in [true, false] {
+        let mut net = Net::new();
+        let mut iperf_server = None;
+        if linux {
+            let gw = &net.gw;
+            gw.exec(&["ip", "addr", "add", "192.168.1.1/24", "dev", "ntlan"]);
+            gw.exec(&["ip", "addr", "add", "192.0.2.1/24", "dev", "ntwan"]);
+            gw.exec(&["sysctl", "-qw", "net.ipv4.ip_forward=1"]);
+            gw.exec(&["nft", "add", "table", "ip", "nat"]);
+            gw.exec(&[
+                "nft",
+                "add chain ip nat post { type nat hook postrouting priority 100; }",
+            ]);
+            gw.exec(&[
+                "nft", "add", "rule", "ip", "nat", "post", "oifname", "ntwan", "masquerade",
+            ]);
+        } else {
+            net.start_router();
+        }
+        net.web_server(false, SRV, "8000");
+        if iperf {
+            iperf_server = Some(Bg::start(
+                &net.s,
+                net.dir.join("iperf3.log"),
+                &["iperf3", "-s", "-B", SRV],
+            ));
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        let mut fetch = Vec::new();
+        let mut tput = Vec::new();
+        for round in 0..rounds {
+            let (f, t) = measure(&net, round);
+            fetch.push(f);
+            tput.push(t);
+        }
+        if linux {
+            // The server saw the masqueraded address.
+            assert!(net.servers[0].output().contains(&format!("{WAN_IP} - - ")));
+        }
+        drop(iperf_server);
+        results.push((if linux { "Linux nftables" } else { "rclick" }, fetch, tput));
+    }
+    println!("NAT comparison, {rounds} rounds each (ranges; shared, loaded machine):");
+    for (who, fetch, tput) in &results {
+        println!(
+            "  {who:15} HTTP 16 MB fetch {} s   iperf3 TCP {} Mbit/s",
+            range(fetch),
+            range(tput)
+        );
+    }
 }
