@@ -35,7 +35,8 @@
 // NAPT: rw (IPRewriter) maps LAN TCP and UDP flows to WAN_IP with ports
 // 1024-65535, keeping a flow's own port when free (endpoint-independent
 // mapping, RFC 4787 and RFC 5382; the replies of any WAN host to the
-// mapped port come back). Pings go through ping (ICMPPingRewriter); ICMP
+// mapped port come back). FTP's PORT commands are rewritten
+// (FTPPortMapper). Pings go through ping (ICMPPingRewriter); ICMP
 // errors about mapped flows are translated inside their payload by
 // icmp_in and icmp_out (ICMPRewriter, RFC 5508). Later fragments of a
 // mapped datagram are rewritten with its first fragment's mapping; packets
@@ -109,7 +110,12 @@ lan_ip[1] -> Discard;
 lan_ip[2] -> [0]ping;
 lan_ip[3] -> icmp_out;
 outbound :: IPFilter(allow all);
-lan_ip[4] -> outbound -> lan_tap :: Tee(2) -> [0]rw;
+lan_ip[4] -> outbound -> lan_tap :: Tee(2) -> ftp_c :: IPClassifier(tcp dst port 21, -);
+// FTP control connections: PORT commands name the data connection's
+// outside address and port, with the sequence-number deltas (active FTP;
+// passive FTP needs nothing more than the NAPT).
+ftp_c[0] -> FTPPortMapper(rw, rw, 0) -> [0]rw;
+ftp_c[1] -> [0]rw;
 lan_ip[5] -> Discard;
 
 // Copies of selected new outbound connections to the Manager.

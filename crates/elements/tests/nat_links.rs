@@ -574,15 +574,18 @@ print(n)
 fn measure(net: &Net, round: usize) -> (f64, f64) {
     let t = Instant::now();
     let got = net
-        .fetch(&net.a, &format!("http://{SRV}:8000/big"), &format!("m{round}"), 120)
+        .fetch(
+            &net.a,
+            &format!("http://{SRV}:8000/big"),
+            &format!("m{round}"),
+            120,
+        )
         .unwrap_or_else(|e| panic!("fetch failed: {e}"));
     let secs = t.elapsed().as_secs_f64();
     assert!(same(&got, &net.big), "the fetched file differs");
     let mut rate = 0.0;
     if have(&["iperf3", "--version"]) {
-        let (ok, out) = net
-            .a
-            .run(30, &["iperf3", "-c", SRV, "-t", "3", "-f", "m"]);
+        let (ok, out) = net.a.run(30, &["iperf3", "-c", SRV, "-t", "3", "-f", "m"]);
         assert!(ok, "{out}");
         rate = out
             .lines()
@@ -635,7 +638,15 @@ fn comparison_with_linux_nftables_masquerade() {
                 "add chain ip nat post { type nat hook postrouting priority 100; }",
             ]);
             gw.exec(&[
-                "nft", "add", "rule", "ip", "nat", "post", "oifname", "ntwan", "masquerade",
+                "nft",
+                "add",
+                "rule",
+                "ip",
+                "nat",
+                "post",
+                "oifname",
+                "ntwan",
+                "masquerade",
             ]);
         } else {
             net.start_router();
@@ -671,4 +682,84 @@ fn comparison_with_linux_nftables_masquerade() {
             range(tput)
         );
     }
+}
+
+/// Active and passive FTP from A to an FTP server on S (pyftpdlib, when
+/// installed: `pip install pyftpdlib`), through the gateway's
+/// FTPPortMapper: A's PORT command names its private address; the gateway
+/// rewrites it to the public address and a mapped port, and S's data
+/// connection (from port 20, as RFC 959 has it; pyftpdlib is told to)
+/// reaches A. Both transfers byte-exact.
+#[test]
+fn ftp_active_and_passive_through_the_napt() {
+    skip_if!(skip_reason());
+    if !run_t(10, &["python3", "-c", "import pyftpdlib"]).0 {
+        println!("SKIP: pyftpdlib not installed (pip install pyftpdlib)");
+        return;
+    }
+    let mut net = Net::new();
+    net.start_router();
+    let dir = net.dir.to_str().unwrap().to_string();
+    // pyftpdlib opens active data connections from a random port; RFC 959
+    // servers (vsftpd, proftpd) use port 20, which FTPPortMapper's data
+    // mapping expects.
+    let server = format!(
+        "import socket
+from pyftpdlib.authorizers import DummyAuthorizer
+from pyftpdlib.handlers import FTPHandler
+from pyftpdlib.handlers.ftp import dispatchers
+from pyftpdlib.servers import FTPServer
+orig = dispatchers.ActiveDTP.connect_af_unspecified
+def from_port_20(self, addr, source_address=None):
+    return orig(self, addr, (source_address[0], 20))
+dispatchers.ActiveDTP.connect_af_unspecified = from_port_20
+a = DummyAuthorizer()
+a.add_anonymous({dir:?})
+FTPHandler.authorizer = a
+FTPServer(('{SRV}', 21), FTPHandler).serve_forever()
+"
+    );
+    let srv = Bg::start(
+        &net.s,
+        net.dir.join("ftpd.log"),
+        &["python3", "-c", &server],
+    );
+    net.servers.push(srv);
+    let client = |active: bool, name: &str| {
+        let out = net.dir.join(name);
+        format!(
+            "import ftplib, time
+for i in range(50):
+    try:
+        f = ftplib.FTP('{SRV}', timeout=20)
+        break
+    except OSError:
+        time.sleep(0.1)
+f.login()
+f.set_pasv({pasv})
+with open({out:?}, 'wb') as o:
+    f.retrbinary('RETR big', o.write)
+f.quit()
+print('done')
+",
+            pasv = if active { "False" } else { "True" },
+        )
+    };
+    for (active, name) in [(true, "ftp-active"), (false, "ftp-passive")] {
+        let (ok, out) = net.a.run(90, &["python3", "-c", &client(active, name)]);
+        assert!(
+            ok && out.contains("done"),
+            "{name}: {out}\nserver: {}",
+            net.servers[0].output()
+        );
+        let got = std::fs::read(net.dir.join(name)).unwrap();
+        assert!(same(&got, &net.big), "{name}: the file differs");
+    }
+    // The data connection of the active transfer came from S's port 20 to
+    // a mapping FTPPortMapper made.
+    let table = net.call("rw.tcp_table").unwrap();
+    assert!(
+        table.contains(&format!("({SRV}, 20, {WAN_IP}, ")),
+        "{table}"
+    );
 }
