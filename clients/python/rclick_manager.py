@@ -116,7 +116,9 @@ class Manager:
     """The Manager: a UDP endpoint for the router's frames and a control
     connection to reconfigure it.
 
-    control  -- a ControlSocket (rclick_control), or (host, port)
+    control  -- a ControlSocket (rclick_control), or (host, port); any
+                object with its read(handler, param) and write(handler,
+                value) and close() will do (a test double)
     listen   -- (address, port) the router's `manager` Socket sends to
     wan_ip   -- the gateway's public address (WAN_IP)
     lan_net  -- the home prefix (LAN_NET): frames from it are copies of
@@ -130,7 +132,7 @@ class Manager:
     def __init__(self, control, listen=("127.0.0.1", 7779), wan_ip=None,
                  lan_net="192.168.1.0/24", rewriter="rw", inbound="inbound",
                  outbound="outbound"):
-        if not isinstance(control, ControlSocket):
+        if isinstance(control, tuple):
             control = ControlSocket(*control)
         self.control = control
         self.rewriter = rewriter
