@@ -88,11 +88,13 @@ pub fn csum_delta(old: &[u16], new: &[u16]) -> u16 {
     fold(s)
 }
 
-fn fold(mut s: u32) -> u16 {
-    while s >> 16 != 0 {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    s as u16
+/// Folds a 32-bit one's-complement sum to 16 bits: two folds always
+/// suffice (the first leaves at most 0x1fffe, the second at most 0xffff),
+/// without the loop's branches.
+#[inline]
+fn fold(s: u32) -> u16 {
+    let s = (s & 0xffff) + (s >> 16);
+    ((s & 0xffff) + (s >> 16)) as u16
 }
 
 /// Applies a delta from [`csum_delta`] to a checksum: HC' = ~(~HC + delta).
@@ -992,18 +994,36 @@ impl Table {
     }
 
     /// After a packet of flow `f`: its guarantee or timeout starts again.
+    #[inline]
     pub fn refresh(&mut self, f: usize, now: Jiffies) {
-        let fl = &self.flows[f];
+        let Some(fl) = self.flows.get_mut(f) else {
+            return;
+        };
         if fl.pinned {
             return;
         }
-        let t = &self.owners[fl.owner].timeouts;
+        let Some(owner) = self.owners.get(fl.owner) else {
+            return;
+        };
+        let t = &owner.timeouts;
         let g = t.guarantee(fl.class);
-        if g != 0 {
-            self.change_expiry(f, true, now + g);
+        let (guaranteed, expiry) = if g != 0 {
+            (true, now + g)
         } else {
-            let to = t.flow_timeout(fl);
-            self.change_expiry(f, false, now + to);
+            (false, now + t.flow_timeout(fl))
+        };
+        if fl.guaranteed != guaranteed {
+            return self.change_expiry(f, guaranteed, expiry);
+        }
+        // The common case, inline: same heap, and an expiry that grows
+        // leaves the heap key behind (settled lazily, see `heaps`).
+        fl.expiry = expiry;
+        let (h, i) = (guaranteed as usize, fl.place);
+        if let Some(e) = self.heaps[h].get_mut(i) {
+            if expiry < e.0 {
+                e.0 = expiry;
+                self.sift_up(h, i);
+            }
         }
     }
 
