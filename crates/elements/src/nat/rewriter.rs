@@ -687,7 +687,7 @@ impl Rewriter {
                     // was rewritten: the addresses only.
                     if let Some((f, dir)) = self.frags.find(&info, t, now) {
                         let fl = t.flow(f);
-                        let out = fl.out[dir];
+                        let out = fl.out[dir] as usize;
                         apply_flow(&mut p, &info, fl, dir, self.dst_anno, None);
                         return Some((out, p));
                     }
@@ -785,7 +785,7 @@ impl Rewriter {
             None
         };
         let fl = t.flow(f);
-        let out = fl.out[dir];
+        let out = fl.out[dir] as usize;
         match self.kind {
             RwKind::IpAddr | RwKind::IpAddrPair => apply_addrs(
                 &mut p,

@@ -752,16 +752,18 @@ pub struct Flow {
     /// `key[0]`: the original flow; `key[1]`: the reply flow (the
     /// rewritten flow reversed). Map keys of the two directions.
     pub key: [FlowId; 2],
-    pub out: [usize; 2],
-    pub owner: usize,
-    pub input: usize,
-    pub map: usize,
+    /// Output ports (u32, and u32 indices below, to keep `Flow` small: 80
+    /// bytes, where usize fields made it 104).
+    pub out: [u32; 2],
+    pub owner: u32,
+    pub input: u32,
+    pub map: u32,
     pub proto: u8,
     pub class: FlowClass,
     pub tflags: u8,
     pub guaranteed: bool,
     pub expiry: Jiffies,
-    place: usize,
+    place: u32,
     pub ip_delta: u16,
     pub l4_delta: u16,
     pub reply_anno: u8,
@@ -773,6 +775,10 @@ pub struct Flow {
     /// Sequence-number deltas (TCP flows FTPPortMapper changed).
     pub seq: Option<Box<super::tcp_seq::SeqDeltas>>,
 }
+
+// The flow entry is the cache line an established flow's packet misses
+// on: keep it small.
+const _: () = assert!(std::mem::size_of::<Flow>() <= 80);
 
 impl Flow {
     /// Whether the flow is in the table (not removed).
@@ -821,7 +827,7 @@ pub const DEFAULT_CAPACITY: u32 = 0x7fff_ffff;
 
 /// The `input` of mappings installed by `add_mapping` (no input made them;
 /// shown as `i-`).
-pub const MANUAL_INPUT: usize = usize::MAX;
+pub const MANUAL_INPUT: usize = u32::MAX as usize;
 
 /// The expiry of pinned mappings: never (far beyond any clock).
 const PINNED_EXPIRY: Jiffies = Jiffies::MAX / 4;
@@ -896,7 +902,7 @@ impl Table {
 
     fn set_at(&mut self, h: usize, i: usize, e: (Jiffies, usize)) {
         self.heaps[h][i] = e;
-        self.flows[e.1].place = i;
+        self.flows[e.1].place = i as u32;
     }
 
     fn sift_up(&mut self, h: usize, mut i: usize) -> usize {
@@ -940,13 +946,13 @@ impl Table {
     fn heap_push(&mut self, h: usize, f: usize) {
         self.heaps[h].push((self.flows[f].expiry, f));
         let i = self.heaps[h].len() - 1;
-        self.flows[f].place = i;
+        self.flows[f].place = i as u32;
         self.sift_up(h, i);
     }
 
     fn heap_remove(&mut self, f: usize) {
         let h = self.flows[f].guaranteed as usize;
-        let i = self.flows[f].place;
+        let i = self.flows[f].place as usize;
         let last = self.heaps[h].len() - 1;
         if i != last {
             let le = self.heaps[h][last];
@@ -985,7 +991,7 @@ impl Table {
         } else {
             self.flows[f].expiry = expiry;
             let h = guaranteed as usize;
-            let i = self.flows[f].place;
+            let i = self.flows[f].place as usize;
             if expiry < self.heaps[h][i].0 {
                 self.heaps[h][i].0 = expiry;
                 self.sift_up(h, i);
@@ -1002,7 +1008,7 @@ impl Table {
         if fl.pinned {
             return;
         }
-        let Some(owner) = self.owners.get(fl.owner) else {
+        let Some(owner) = self.owners.get(fl.owner as usize) else {
             return;
         };
         let t = &owner.timeouts;
@@ -1018,7 +1024,7 @@ impl Table {
         // The common case, inline: same heap, and an expiry that grows
         // leaves the heap key behind (settled lazily, see `heaps`).
         fl.expiry = expiry;
-        let (h, i) = (guaranteed as usize, fl.place);
+        let (h, i) = (guaranteed as usize, fl.place as usize);
         if let Some(e) = self.heaps[h].get_mut(i) {
             if expiry < e.0 {
                 e.0 = expiry;
@@ -1030,7 +1036,7 @@ impl Table {
     /// When a guaranteed flow's guarantee ends, its best-effort expiry.
     pub fn best_effort_expiry(&self, f: usize) -> Jiffies {
         let fl = &self.flows[f];
-        let t = &self.owners[fl.owner].timeouts;
+        let t = &self.owners[fl.owner as usize].timeouts;
         fl.expiry + t.flow_timeout(fl) - t.guarantee(fl.class)
     }
 
@@ -1051,7 +1057,13 @@ impl Table {
         }
         self.heap_remove(f);
         let fl = &self.flows[f];
-        let (map, k0, k1, owner, input) = (fl.map, fl.key[0], fl.key[1], fl.owner, fl.input);
+        let (map, k0, k1, owner, input) = (
+            fl.map as usize,
+            fl.key[0],
+            fl.key[1],
+            fl.owner as usize,
+            fl.input as usize,
+        );
         if let Some(c) = self.owners[owner].counts.get_mut(input) {
             *c = c.saturating_sub(1);
         }
@@ -1086,10 +1098,10 @@ impl Table {
         let g = t.guarantee(class);
         let mut fl = Flow {
             key: [flow, rewritten.reverse()],
-            out,
-            owner,
-            input,
-            map,
+            out: [out[0] as u32, out[1] as u32],
+            owner: owner as u32,
+            input: input as u32,
+            map: map as u32,
             proto,
             class,
             tflags: 0,
@@ -1227,7 +1239,7 @@ impl Table {
         let victims: Vec<usize> = (0..self.flows.len())
             .filter(|&f| {
                 let fl = &self.flows[f];
-                fl.live && fl.owner == owner && fl.input == input
+                fl.live && fl.owner as usize == owner && fl.input as usize == input
             })
             .collect();
         for f in victims {
@@ -1259,7 +1271,7 @@ impl Table {
             Some(d) if d < 0 => format!(" seq {d}"),
             _ => String::new(),
         };
-        let input = if fl.input == MANUAL_INPUT {
+        let input = if fl.input as usize == MANUAL_INPUT {
             "-".to_string()
         } else {
             fl.input.to_string()
