@@ -133,6 +133,8 @@ struct Net {
     servers: Vec<Bg>,
     /// The file the web servers serve (as `/big`).
     big: Vec<u8>,
+    /// Whether the sniffer device ntsniff exists.
+    sniff: bool,
 }
 
 impl Net {
@@ -167,6 +169,11 @@ impl Net {
         for ns in [&a, &b] {
             ns.exec(&["ip", "route", "add", "default", "via", "192.168.1.1"]);
         }
+        // The sniffer tap's device (an ifb: this kernel may lack dummy).
+        let sniff = gw
+            .try_exec(&["ip", "link", "add", "ntsniff", "type", "ifb"])
+            .and_then(|_| gw.try_exec(&["ip", "link", "set", "ntsniff", "mtu", "65535", "up"]))
+            .is_ok();
         Net {
             a,
             b,
@@ -177,6 +184,7 @@ impl Net {
             router: None,
             servers: Vec::new(),
             big,
+            sniff,
         }
     }
 
@@ -466,6 +474,10 @@ fn the_manager_forwards_a_port_at_run_time() {
             "tcp:8001",
         ],
     );
+    // The sniffer tap shows what the Manager gets, without the host stack.
+    let dump = net
+        .sniff
+        .then(|| Tcpdump::start(&net.gw, 120, &["-l", "-n", "-i", "ntsniff", "tcp"]));
     // S fetches B's file through the forward admitted by the Manager.
     let got = net
         .fetch(&net.s, &format!("http://{WAN_IP}:8080/big"), "s-big", 120)
@@ -473,6 +485,17 @@ fn the_manager_forwards_a_port_at_run_time() {
     assert!(same(&got, &net.big), "the forwarded file differs");
     // B saw S's own address (a port forward keeps the source).
     assert!(net.servers[0].output().contains(&format!("{SRV} - - ")));
+    match dump {
+        Some(d) => {
+            let seen = d.stop();
+            assert!(
+                seen.contains(&format!("{SRV}."))
+                    && seen.contains(&format!("> {WAN_IP}.8080: Flags [S]")),
+                "the sniffer saw: {seen}"
+            );
+        }
+        None => println!("sniffer part skipped: no ifb device"),
+    }
 
     // Hairpinning: A reaches B's forwarded port through the public
     // address; B sees the public address as the source.
