@@ -401,6 +401,35 @@ except socket.timeout:
                 if reverse { "WAN to LAN" } else { "LAN to WAN" }
             );
         }
+        // UDP both ways at a modest rate: datagrams arrive through the
+        // mapping (the reverse direction only through it).
+        for reverse in [false, true] {
+            let mut cmd = vec!["iperf3", "-c", SRV, "-u", "-b", "20M", "-t", "2", "-J"];
+            if reverse {
+                cmd.push("-R");
+            }
+            let (ok, out) = net.a.run(30, &cmd);
+            assert!(ok, "iperf3 {cmd:?}: {out}");
+            let field = |name: &str| -> Option<f64> {
+                let sum = out.rfind("\"sum\"")?;
+                let rest = &out[sum..];
+                let at = rest.find(&format!("\"{name}\":"))? + name.len() + 3;
+                rest[at..]
+                    .trim_start()
+                    .split([',', '\n', '}'])
+                    .next()?
+                    .trim()
+                    .parse()
+                    .ok()
+            };
+            let (packets, lost) = (field("packets").unwrap_or(0.0), field("lost_packets"));
+            assert!(packets > 0.0, "{out}");
+            println!(
+                "iperf3 UDP 20 Mbit/s through rclick ({}): {packets} datagrams, {} lost",
+                if reverse { "WAN to LAN" } else { "LAN to WAN" },
+                lost.map_or("?".to_string(), |l| l.to_string())
+            );
+        }
         server.stop();
     } else {
         println!("iperf3 part skipped: iperf3 not installed (Debian package iperf3)");
