@@ -386,11 +386,30 @@ impl Element for Rewriter {
         let now = jiffies(ctx);
         let table = self.table.clone();
         let mut t = lock_table(&table);
-        for p in batch.drain() {
-            match self.process(port, p, &mut t, now) {
-                Some((out, p)) => ctx.emit(out, p),
-                None => self.drops += 1,
+        // The batch is rewritten in place and leaves whole by the output
+        // of its first packet; packets bound elsewhere are emitted one by
+        // one (each output keeps its order).
+        let mut main: Option<usize> = None;
+        batch.retain_map(|p| match self.process(port, p, &mut t, now) {
+            Some((out, p)) => match main {
+                None => {
+                    main = Some(out);
+                    Some(p)
+                }
+                Some(m) if m == out => Some(p),
+                Some(_) => {
+                    ctx.emit(out, p);
+                    None
+                }
+            },
+            None => {
+                self.drops += 1;
+                None
             }
+        });
+        drop(t);
+        if let Some(m) = main {
+            ctx.emit_batch(m, batch);
         }
     }
 
