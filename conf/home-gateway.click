@@ -72,10 +72,10 @@ define($LAN_DEV eth0, $LAN_IP 192.168.1.1, $LAN_ETH 00:00:c0:00:01:01,
 
 // ---------------------------------------------------------------- rewriters
 
-// The two output paths (TTL, fragmentation, next hop, ARP; below) and the
+// The two output paths (fragmentation, next hop, ARP; below) and the
 // Manager channel's entry.
-to_wan :: DecIPTTL;
-to_lan :: DecIPTTL;
+to_wan :: IPFragmenter($MTU);
+to_lan :: IPFragmenter($MTU);
 to_manager_q :: Counter;
 
 // Input 0: from the LAN; input 1: from the WAN. Output 0: toward the WAN;
@@ -100,23 +100,30 @@ lan_c[3] -> Discard;
 lan_ip :: IPClassifier(
     dst host $LAN_IP and icmp type echo,    // pings to the gateway
     dst host $LAN_IP,                       // other traffic to the gateway
-    src net $LAN_NET and icmp type echo,    // pings out
-    src net $LAN_NET and icmp,              // ICMP errors about inbound flows
-    src net $LAN_NET and (tcp or udp),      // the NAPT
+    src net $LAN_NET,                       // to be forwarded
     -);
 lan_c[2] -> Strip(14) -> CheckIPHeader(INTERFACES $LAN_IP/32) -> lan_ip;
 lan_ip[0] -> ICMPPingResponder -> to_lan;
 lan_ip[1] -> Discard;
-lan_ip[2] -> [0]ping;
-lan_ip[3] -> icmp_out;
+lan_ip[3] -> Discard;
+// The TTL is decremented before the translation, so that "time exceeded"
+// quotes the packet as the LAN host sent it (traceroute's first hop).
+lan_ip[2] -> lan_ttl :: DecIPTTL -> lan_fwd :: IPClassifier(
+    icmp type echo,                         // pings out
+    icmp,                                   // ICMP errors about inbound flows
+    tcp or udp,                             // the NAPT
+    -);
+lan_ttl[1] -> ICMPError($LAN_IP, timeexceeded) -> to_lan;
+lan_fwd[0] -> [0]ping;
+lan_fwd[1] -> icmp_out;
+lan_fwd[3] -> Discard;
 outbound :: IPFilter(allow all);
-lan_ip[4] -> outbound -> lan_tap :: Tee(2) -> ftp_c :: IPClassifier(tcp dst port 21, -);
+lan_fwd[2] -> outbound -> lan_tap :: Tee(2) -> ftp_c :: IPClassifier(tcp dst port 21, -);
 // FTP control connections: PORT commands name the data connection's
 // outside address and port, with the sequence-number deltas (active FTP;
 // passive FTP needs nothing more than the NAPT).
 ftp_c[0] -> FTPPortMapper(rw, rw, 0) -> [0]rw;
 ftp_c[1] -> [0]rw;
-lan_ip[5] -> Discard;
 
 // Copies of selected new outbound connections to the Manager.
 lan_tap[1] -> manager_class :: IPClassifier($MANAGER_CLASS, -) -> to_manager_q;
@@ -135,16 +142,21 @@ wan_c[3] -> Discard;
 inbound :: IPFilter(allow all);
 wan_ip :: IPClassifier(
     dst host $WAN_IP and icmp type echo,        // pings to the gateway
-    dst host $WAN_IP and icmp type echo-reply,  // replies to LAN pings
-    dst host $WAN_IP and icmp,                  // ICMP errors about LAN flows
-    dst host $WAN_IP and (tcp or udp),          // replies, port forwards
+    dst host $WAN_IP,                           // to be translated
     -);
 wan_c[2] -> Strip(14) -> CheckIPHeader(INTERFACES $WAN_IP/32) -> inbound -> wan_ip;
 wan_ip[0] -> ICMPPingResponder -> to_wan;
-wan_ip[1] -> [1]ping;
-wan_ip[2] -> icmp_in;
-wan_ip[3] -> [1]rw;
-wan_ip[4] -> dropped_inbound :: Counter -> Discard;
+wan_ip[1] -> wan_ttl :: DecIPTTL -> wan_fwd :: IPClassifier(
+    icmp type echo-reply,                       // replies to LAN pings
+    icmp,                                       // ICMP errors about LAN flows
+    tcp or udp,                                 // replies, port forwards
+    -);
+wan_ttl[1] -> ICMPError($WAN_IP, timeexceeded) -> to_wan;
+wan_fwd[0] -> [1]ping;
+wan_fwd[1] -> icmp_in;
+wan_fwd[2] -> [1]rw;
+wan_fwd[3] -> dropped_inbound :: Counter -> Discard;
+wan_ip[2] -> dropped_inbound;
 
 // ---------------------------------------------------------------- NAPT outputs
 
@@ -162,15 +174,16 @@ icmp_in[0] -> to_lan;
 // Unsolicited inbound packets: to the Manager.
 rw[2] -> to_manager_q;
 
-to_wan -> wan_frag :: IPFragmenter($MTU)
-    -> wan_rt :: StaticIPLookup($WAN_NET 0, 0.0.0.0/0 $WAN_GW 0)
+// A packet too big for the MTU with DF set has been translated already:
+// the "fragmentation needed" about it goes through the ICMP translator of
+// its direction, which sends it to the right host with the quoted packet
+// as that host sent it.
+to_wan -> wan_rt :: StaticIPLookup($WAN_NET 0, 0.0.0.0/0 $WAN_GW 0)
     -> [0]wan_arpq;
-to_wan[1] -> ICMPError($LAN_IP, timeexceeded) -> to_lan;
-wan_frag[1] -> ICMPError($LAN_IP, unreachable, needfrag, PMTU $MTU) -> to_lan;
+to_wan[1] -> ICMPError($WAN_IP, unreachable, needfrag, PMTU $MTU) -> icmp_in;
 
-to_lan -> lan_frag :: IPFragmenter($MTU) -> [0]lan_arpq;
-to_lan[1] -> ICMPError($WAN_IP, timeexceeded) -> to_wan;
-lan_frag[1] -> ICMPError($WAN_IP, unreachable, needfrag, PMTU $MTU) -> to_wan;
+to_lan -> [0]lan_arpq;
+to_lan[1] -> ICMPError($WAN_IP, unreachable, needfrag, PMTU $MTU) -> icmp_out;
 
 // ---------------------------------------------------------------- Manager
 

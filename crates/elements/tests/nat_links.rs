@@ -340,6 +340,16 @@ fn lan_host_reaches_the_wan_through_the_napt() {
         "{table}"
     );
 
+    // The gateway answers pings on both its addresses.
+    let (ok, out) = net.a.run(
+        15,
+        &["ping", "-c", "2", "-i", "0.2", "-W", "2", "192.168.1.1"],
+    );
+    assert!(ok && ping_loss(&out) == Some(0.0), "{out}");
+    let (ok, out) = net
+        .s
+        .run(15, &["ping", "-c", "2", "-i", "0.2", "-W", "2", WAN_IP]);
+    assert!(ok && ping_loss(&out) == Some(0.0), "{out}");
     // Ping through the NAT (ICMPPingRewriter).
     let (ok, out) = net
         .a
@@ -366,6 +376,23 @@ except socket.timeout:
     );
     let (_, out) = net.a.run(10, &["python3", "-c", &probe]);
     assert_eq!(out.trim(), "refused", "{}", net.router_log());
+
+    // traceroute (UDP probes): hop 1 is the gateway's time exceeded, hop 2
+    // S's port unreachable, translated back through the probe's mapping.
+    if have(&["traceroute", "--version"]) {
+        let (ok, out) = net.a.run(
+            30,
+            &["traceroute", "-n", "-q", "1", "-w", "2", "-m", "4", SRV],
+        );
+        assert!(ok, "{out}");
+        let hops: Vec<&str> = out.lines().skip(1).collect();
+        assert!(
+            hops.len() == 2 && hops[0].contains("192.168.1.1 ") && hops[1].contains(SRV),
+            "{out}"
+        );
+    } else {
+        println!("traceroute part skipped: traceroute not installed");
+    }
 
     // Two LAN hosts to the same server get distinct external ports.
     net.fetch(&net.b, &format!("http://{SRV}:8000/"), "b-index", 20)
