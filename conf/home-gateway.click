@@ -38,9 +38,11 @@
 // mapped port come back). FTP's PORT commands are rewritten
 // (FTPPortMapper). Pings go through ping (ICMPPingRewriter); ICMP
 // errors about mapped flows are translated inside their payload by
-// icmp_in and icmp_out (ICMPRewriter, RFC 5508). Later fragments of a
-// mapped datagram are rewritten with its first fragment's mapping; packets
-// too big for the MTU are fragmented, or answered with "fragmentation
+// icmp_in and icmp_out (ICMPRewriter, RFC 5508). Fragments are reassembled
+// on arrival on both sides (IPReassembler, as Linux's NAT does), so that
+// every datagram is classified and translated whole (ICMPPingRewriter and
+// the classifiers see only first fragments' headers); packets too big for
+// the MTU are fragmented on the way out, or answered with "fragmentation
 // needed" when DF is set. Hairpinning (RFC 4787 REQ-9): a LAN packet to
 // WAN_IP goes through the NAPT and back in on the WAN side.
 //
@@ -102,7 +104,8 @@ lan_ip :: IPClassifier(
     dst host $LAN_IP,                       // other traffic to the gateway
     src net $LAN_NET,                       // to be forwarded
     -);
-lan_c[2] -> Strip(14) -> CheckIPHeader(INTERFACES $LAN_IP/32) -> lan_ip;
+lan_c[2] -> Strip(14) -> CheckIPHeader(INTERFACES $LAN_IP/32)
+    -> IPReassembler -> lan_ip;
 lan_ip[0] -> ICMPPingResponder -> to_lan;
 lan_ip[1] -> Discard;
 lan_ip[3] -> Discard;
@@ -144,7 +147,8 @@ wan_ip :: IPClassifier(
     dst host $WAN_IP and icmp type echo,        // pings to the gateway
     dst host $WAN_IP,                           // to be translated
     -);
-wan_c[2] -> Strip(14) -> CheckIPHeader(INTERFACES $WAN_IP/32) -> inbound -> wan_ip;
+wan_c[2] -> Strip(14) -> CheckIPHeader(INTERFACES $WAN_IP/32)
+    -> IPReassembler -> inbound -> wan_ip;
 wan_ip[0] -> ICMPPingResponder -> to_wan;
 wan_ip[1] -> wan_ttl :: DecIPTTL -> wan_fwd :: IPClassifier(
     icmp type echo-reply,                       // replies to LAN pings

@@ -394,6 +394,56 @@ except socket.timeout:
         println!("traceroute part skipped: traceroute not installed");
     }
 
+    // Path MTU discovery: with a 4000-byte MTU on the LAN (A, the bridge,
+    // the gateway's LAN device), A's 2000-byte DF ping does not fit the
+    // gateway's MTU 1500 on the WAN; the gateway's "fragmentation needed"
+    // reaches A through the ICMP translator (it is about the translated
+    // packet).
+    for link in net
+        ._lan
+        .ns
+        .try_exec(&["ip", "-o", "link", "show"])
+        .unwrap()
+        .lines()
+    {
+        if let Some(name) = link
+            .split(": ")
+            .nth(1)
+            .map(|n| n.split('@').next().unwrap_or(n))
+        {
+            if name != "lo" {
+                net._lan
+                    .ns
+                    .exec(&["ip", "link", "set", name, "mtu", "4000"]);
+            }
+        }
+    }
+    net.a.exec(&["ip", "link", "set", "ntA", "mtu", "4000"]);
+    net.gw.exec(&["ip", "link", "set", "ntlan", "mtu", "4000"]);
+    let (_, out) = net.a.run(
+        15,
+        &[
+            "ping", "-c", "2", "-i", "0.3", "-W", "2", "-M", "do", "-s", "2000", SRV,
+        ],
+    );
+    assert!(
+        out.contains("mtu = 1500") || out.contains("mtu=1500"),
+        "no fragmentation needed: {out}\n{:?} {:?} {:?} {:?}",
+        net.call("icmp_in.drops"),
+        net.call("ping.table"),
+        net.call("lan_in.count"),
+        net.call("to_wan.fragments")
+    );
+    // Without DF the gateway fragments, and S answers.
+    let (ok, out) = net.a.run(
+        15,
+        &[
+            "ping", "-c", "2", "-i", "0.3", "-W", "2", "-M", "dont", "-s", "2000", SRV,
+        ],
+    );
+    assert!(ok && ping_loss(&out) == Some(0.0), "{out}");
+    net.a.exec(&["ip", "link", "set", "ntA", "mtu", "1500"]);
+
     // Two LAN hosts to the same server get distinct external ports.
     net.fetch(&net.b, &format!("http://{SRV}:8000/"), "b-index", 20)
         .unwrap();
