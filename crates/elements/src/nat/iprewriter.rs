@@ -86,6 +86,26 @@
 //!   one replaces it and removes the mappings it made.
 //! - `clear` (write): removes every mapping.
 //! - `drops` (read, rclick): packets dropped by the element itself.
+//! - `add_mapping` (write, rclick): installs one mapping, both directions:
+//!   `PROTO SADDR SPORT DADDR DPORT => NEWSADDR NEWSPORT NEWDADDR NEWDPORT
+//!   [FOUTPUT ROUTPUT] [dynamic]`. PROTO is `tcp` or `udp`. Packets of the flow
+//!   `SADDR SPORT DADDR DPORT` leave rewritten to `NEWSADDR NEWSPORT
+//!   NEWDADDR NEWDPORT` by FOUTPUT; its replies (from NEWDADDR NEWDPORT to
+//!   NEWSADDR NEWSPORT) leave rewritten back by ROUTPUT, whichever input
+//!   they arrive on. Without FOUTPUT ROUTPUT, the outputs of the first
+//!   `pattern` or `keep` input spec, else 0 and 1. A mapping already
+//!   holding either direction is replaced. Added mappings are pinned: they
+//!   never expire, are never replaced to make room for new flows, and
+//!   survive `patternN` writes; they count in `size` (not `nmappings`), are
+//!   listed in the tables with `pinned` instead of their input and expiry,
+//!   and go with `clear`. With the final word `dynamic` the mapping is not
+//!   pinned: it expires as a spec-made mapping of its protocol does (a
+//!   Manager admitting one connection), is listed with input `i-`, and is
+//!   also left alone by `patternN` writes. Fails when the table is full of guaranteed
+//!   mappings. Click has no such handler (kohler/click#215, #472).
+//! - `remove_mapping` (write, rclick): `PROTO SADDR SPORT DADDR DPORT`
+//!   removes the mapping whose original or reply flow this is (added or
+//!   made by a spec), both directions; fails when there is none.
 //!
 //! ## Example
 //! ```click

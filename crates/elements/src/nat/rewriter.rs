@@ -386,11 +386,30 @@ impl Element for Rewriter {
         let now = jiffies(ctx);
         let table = self.table.clone();
         let mut t = lock_table(&table);
-        for p in batch.drain() {
-            match self.process(port, p, &mut t, now) {
-                Some((out, p)) => ctx.emit(out, p),
-                None => self.drops += 1,
+        // The batch is rewritten in place and leaves whole by the output
+        // of its first packet; packets bound elsewhere are emitted one by
+        // one (each output keeps its order).
+        let mut main: Option<usize> = None;
+        batch.retain_map(|p| match self.process(port, p, &mut t, now) {
+            Some((out, p)) => match main {
+                None => {
+                    main = Some(out);
+                    Some(p)
+                }
+                Some(m) if m == out => Some(p),
+                Some(_) => {
+                    ctx.emit(out, p);
+                    None
+                }
+            },
+            None => {
+                self.drops += 1;
+                None
             }
+        });
+        drop(t);
+        if let Some(m) = main {
+            ctx.emit_batch(m, batch);
         }
     }
 
@@ -425,6 +444,10 @@ impl Element for Rewriter {
             v.push(HandlerSpec::read_write(&format!("pattern{i}")));
         }
         // rclick's own, listed after Click's.
+        if matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp) {
+            v.insert(0, HandlerSpec::write("remove_mapping"));
+            v.insert(0, HandlerSpec::write("add_mapping"));
+        }
         v.insert(0, HandlerSpec::read("drops"));
         v
     }
@@ -513,6 +536,55 @@ impl Element for Rewriter {
                 lock_table(&self.table).shrink(true, now);
                 Ok(())
             }
+            "add_mapping" if matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp) => {
+                let (left, right) = value
+                    .split_once("=>")
+                    .ok_or("expected 'PROTO SADDR SPORT DADDR DPORT => NEWSADDR NEWSPORT NEWDADDR NEWDPORT [FOUTPUT ROUTPUT] [dynamic]'")?;
+                let (proto, flow) = self.parse_flow(left)?;
+                let mut words = space_words(right);
+                let pinned = match words.last().map(|w| w.to_ascii_lowercase()) {
+                    Some(w) if w == "dynamic" => {
+                        words.pop();
+                        false
+                    }
+                    Some(w) if w == "pinned" => {
+                        words.pop();
+                        true
+                    }
+                    _ => true,
+                };
+                if words.len() != 4 && words.len() != 6 {
+                    return Err("expected 'NEWSADDR NEWSPORT NEWDADDR NEWDPORT [FOUTPUT ROUTPUT] [dynamic]' after '=>'".into());
+                }
+                let rw = parse_flow_words(&words[..4])?;
+                let out = if words.len() == 6 {
+                    let mut o = [0usize; 2];
+                    for (i, w) in words[4..].iter().enumerate() {
+                        o[i] = w
+                            .parse::<usize>()
+                            .ok()
+                            .filter(|&v| v < self.noutputs)
+                            .ok_or_else(|| format!("output port out of range: '{w}'"))?;
+                    }
+                    o
+                } else {
+                    self.default_outputs()
+                };
+                let (map, class) = self.map_of(proto);
+                let mut t = lock_table(&self.table);
+                t.add_manual(pinned, self.owner, map, proto, class, flow, rw, out, now)
+                    .map(|_| ())
+                    .ok_or_else(|| "mapping table full".to_string())
+            }
+            "remove_mapping" if matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp) => {
+                let (proto, flow) = self.parse_flow(value)?;
+                let (map, _) = self.map_of(proto);
+                if lock_table(&self.table).remove_key(map, &flow) {
+                    Ok(())
+                } else {
+                    Err(format!("no mapping for {flow}"))
+                }
+            }
             _ => {
                 let i = name
                     .strip_prefix("pattern")
@@ -529,7 +601,69 @@ impl Element for Rewriter {
     }
 }
 
+/// `SADDR SPORT DADDR DPORT` as a flow.
+fn parse_flow_words(words: &[String]) -> Result<FlowId, String> {
+    let [sa, sp, da, dp] = words else {
+        return Err("expected SADDR SPORT DADDR DPORT".into());
+    };
+    let addr = |s: &str| {
+        rclick_core::conf::parse_ipv4(s)
+            .map(u32::from)
+            .map_err(|_| format!("expected IP address, got '{s}'"))
+    };
+    let port =
+        |s: &str| rclick_core::conf::parse_u16(s).map_err(|_| format!("expected port, got '{s}'"));
+    Ok(FlowId::new(addr(sa)?, port(sp)?, addr(da)?, port(dp)?))
+}
+
 impl Rewriter {
+    /// `PROTO SADDR SPORT DADDR DPORT` (PROTO `tcp`, `udp`, or a number)
+    /// for the mapping handlers, checked against the class.
+    fn parse_flow(&self, text: &str) -> Result<(u8, FlowId), String> {
+        let words = space_words(text);
+        let Some((p, rest)) = words.split_first() else {
+            return Err("expected PROTO SADDR SPORT DADDR DPORT".into());
+        };
+        let proto = match p.to_ascii_lowercase().as_str() {
+            "tcp" => IP_PROTO_TCP,
+            "udp" => IP_PROTO_UDP,
+            "dccp" => IP_PROTO_DCCP,
+            w => w
+                .parse::<u8>()
+                .map_err(|_| format!("expected 'tcp' or 'udp', got '{p}'"))?,
+        };
+        let ok = match self.kind {
+            RwKind::Ip => matches!(proto, IP_PROTO_TCP | IP_PROTO_UDP),
+            RwKind::Tcp => proto == IP_PROTO_TCP,
+            _ => matches!(proto, IP_PROTO_TCP | IP_PROTO_UDP | IP_PROTO_DCCP),
+        };
+        if !ok {
+            return Err(format!("protocol '{p}' is not rewritten by this element"));
+        }
+        Ok((proto, parse_flow_words(rest)?))
+    }
+
+    /// The map and flow class of a protocol's flows.
+    fn map_of(&self, proto: u8) -> (usize, FlowClass) {
+        match (self.kind, proto) {
+            (RwKind::Ip, IP_PROTO_UDP) => (self.maps[1], FlowClass::Udp),
+            (RwKind::Udp, _) => (self.maps[0], FlowClass::Udp),
+            _ => (self.maps[0], FlowClass::Tcp),
+        }
+    }
+
+    /// The outputs of an added mapping without FOUTPUT ROUTPUT: those of
+    /// the first input spec that has them, else 0 and 1 (0 and 0 with a
+    /// single output).
+    fn default_outputs(&self) -> [usize; 2] {
+        for s in &self.specs {
+            if matches!(s.kind, SpecKind::Keep | SpecKind::Pattern(_)) {
+                return [s.foutput, s.routput];
+            }
+        }
+        [0, 1.min(self.noutputs.saturating_sub(1))]
+    }
+
     fn pattern_line(&self, i: usize, owner: &Owner) -> String {
         let mut s = self.specs[i].unparse();
         let c = owner.counts.get(i).copied().unwrap_or(0);
@@ -572,7 +706,7 @@ impl Rewriter {
                     // was rewritten: the addresses only.
                     if let Some((f, dir)) = self.frags.find(&info, t, now) {
                         let fl = t.flow(f);
-                        let out = fl.out[dir];
+                        let out = fl.out[dir] as usize;
                         apply_flow(&mut p, &info, fl, dir, self.dst_anno, None);
                         return Some((out, p));
                     }
@@ -670,7 +804,7 @@ impl Rewriter {
             None
         };
         let fl = t.flow(f);
-        let out = fl.out[dir];
+        let out = fl.out[dir] as usize;
         match self.kind {
             RwKind::IpAddr | RwKind::IpAddrPair => apply_addrs(
                 &mut p,

@@ -88,11 +88,13 @@ pub fn csum_delta(old: &[u16], new: &[u16]) -> u16 {
     fold(s)
 }
 
-fn fold(mut s: u32) -> u16 {
-    while s >> 16 != 0 {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    s as u16
+/// Folds a 32-bit one's-complement sum to 16 bits: two folds always
+/// suffice (the first leaves at most 0x1fffe, the second at most 0xffff),
+/// without the loop's branches.
+#[inline]
+fn fold(s: u32) -> u16 {
+    let s = (s & 0xffff) + (s >> 16);
+    ((s & 0xffff) + (s >> 16)) as u16
 }
 
 /// Applies a delta from [`csum_delta`] to a checksum: HC' = ~(~HC + delta).
@@ -750,23 +752,33 @@ pub struct Flow {
     /// `key[0]`: the original flow; `key[1]`: the reply flow (the
     /// rewritten flow reversed). Map keys of the two directions.
     pub key: [FlowId; 2],
-    pub out: [usize; 2],
-    pub owner: usize,
-    pub input: usize,
-    pub map: usize,
+    /// Output ports (u32, and u32 indices below, to keep `Flow` small: 80
+    /// bytes, where usize fields made it 104).
+    pub out: [u32; 2],
+    pub owner: u32,
+    pub input: u32,
+    pub map: u32,
     pub proto: u8,
     pub class: FlowClass,
     pub tflags: u8,
     pub guaranteed: bool,
     pub expiry: Jiffies,
-    place: usize,
+    place: u32,
     pub ip_delta: u16,
     pub l4_delta: u16,
     pub reply_anno: u8,
     live: bool,
+    /// Installed by a write handler (`add_mapping`): never expires, is
+    /// never replaced to make room, and is left alone when a pattern is
+    /// rewritten; only `remove_mapping` and `clear` remove it.
+    pub pinned: bool,
     /// Sequence-number deltas (TCP flows FTPPortMapper changed).
     pub seq: Option<Box<super::tcp_seq::SeqDeltas>>,
 }
+
+// The flow entry is the cache line an established flow's packet misses
+// on: keep it small.
+const _: () = assert!(std::mem::size_of::<Flow>() <= 80);
 
 impl Flow {
     /// Whether the flow is in the table (not removed).
@@ -812,6 +824,13 @@ pub fn lock_table(t: &SharedTable) -> MutexGuard<'_, Table> {
 }
 
 pub const DEFAULT_CAPACITY: u32 = 0x7fff_ffff;
+
+/// The `input` of mappings installed by `add_mapping` (no input made them;
+/// shown as `i-`).
+pub const MANUAL_INPUT: usize = u32::MAX as usize;
+
+/// The expiry of pinned mappings: never (far beyond any clock).
+const PINNED_EXPIRY: Jiffies = Jiffies::MAX / 4;
 
 impl Default for Table {
     fn default() -> Self {
@@ -883,7 +902,7 @@ impl Table {
 
     fn set_at(&mut self, h: usize, i: usize, e: (Jiffies, usize)) {
         self.heaps[h][i] = e;
-        self.flows[e.1].place = i;
+        self.flows[e.1].place = i as u32;
     }
 
     fn sift_up(&mut self, h: usize, mut i: usize) -> usize {
@@ -927,13 +946,13 @@ impl Table {
     fn heap_push(&mut self, h: usize, f: usize) {
         self.heaps[h].push((self.flows[f].expiry, f));
         let i = self.heaps[h].len() - 1;
-        self.flows[f].place = i;
+        self.flows[f].place = i as u32;
         self.sift_up(h, i);
     }
 
     fn heap_remove(&mut self, f: usize) {
         let h = self.flows[f].guaranteed as usize;
-        let i = self.flows[f].place;
+        let i = self.flows[f].place as usize;
         let last = self.heaps[h].len() - 1;
         if i != last {
             let le = self.heaps[h][last];
@@ -972,7 +991,7 @@ impl Table {
         } else {
             self.flows[f].expiry = expiry;
             let h = guaranteed as usize;
-            let i = self.flows[f].place;
+            let i = self.flows[f].place as usize;
             if expiry < self.heaps[h][i].0 {
                 self.heaps[h][i].0 = expiry;
                 self.sift_up(h, i);
@@ -981,22 +1000,43 @@ impl Table {
     }
 
     /// After a packet of flow `f`: its guarantee or timeout starts again.
+    #[inline]
     pub fn refresh(&mut self, f: usize, now: Jiffies) {
-        let fl = &self.flows[f];
-        let t = &self.owners[fl.owner].timeouts;
+        let Some(fl) = self.flows.get_mut(f) else {
+            return;
+        };
+        if fl.pinned {
+            return;
+        }
+        let Some(owner) = self.owners.get(fl.owner as usize) else {
+            return;
+        };
+        let t = &owner.timeouts;
         let g = t.guarantee(fl.class);
-        if g != 0 {
-            self.change_expiry(f, true, now + g);
+        let (guaranteed, expiry) = if g != 0 {
+            (true, now + g)
         } else {
-            let to = t.flow_timeout(fl);
-            self.change_expiry(f, false, now + to);
+            (false, now + t.flow_timeout(fl))
+        };
+        if fl.guaranteed != guaranteed {
+            return self.change_expiry(f, guaranteed, expiry);
+        }
+        // The common case, inline: same heap, and an expiry that grows
+        // leaves the heap key behind (settled lazily, see `heaps`).
+        fl.expiry = expiry;
+        let (h, i) = (guaranteed as usize, fl.place as usize);
+        if let Some(e) = self.heaps[h].get_mut(i) {
+            if expiry < e.0 {
+                e.0 = expiry;
+                self.sift_up(h, i);
+            }
         }
     }
 
     /// When a guaranteed flow's guarantee ends, its best-effort expiry.
     pub fn best_effort_expiry(&self, f: usize) -> Jiffies {
         let fl = &self.flows[f];
-        let t = &self.owners[fl.owner].timeouts;
+        let t = &self.owners[fl.owner as usize].timeouts;
         fl.expiry + t.flow_timeout(fl) - t.guarantee(fl.class)
     }
 
@@ -1017,7 +1057,13 @@ impl Table {
         }
         self.heap_remove(f);
         let fl = &self.flows[f];
-        let (map, k0, k1, owner, input) = (fl.map, fl.key[0], fl.key[1], fl.owner, fl.input);
+        let (map, k0, k1, owner, input) = (
+            fl.map as usize,
+            fl.key[0],
+            fl.key[1],
+            fl.owner as usize,
+            fl.input as usize,
+        );
         if let Some(c) = self.owners[owner].counts.get_mut(input) {
             *c = c.saturating_sub(1);
         }
@@ -1052,10 +1098,10 @@ impl Table {
         let g = t.guarantee(class);
         let mut fl = Flow {
             key: [flow, rewritten.reverse()],
-            out,
-            owner,
-            input,
-            map,
+            out: [out[0] as u32, out[1] as u32],
+            owner: owner as u32,
+            input: input as u32,
+            map: map as u32,
             proto,
             class,
             tflags: 0,
@@ -1066,6 +1112,7 @@ impl Table {
             l4_delta: 0,
             reply_anno: 0,
             live: true,
+            pinned: false,
             seq: None,
         };
         fl.expiry = now + if g != 0 { g } else { t.flow_timeout(&fl) };
@@ -1115,6 +1162,60 @@ impl Table {
         Some(f)
     }
 
+    /// Installs a mapping from outside (the `add_mapping` handler): `flow`
+    /// is rewritten to `rewritten`, its replies back. A mapping already
+    /// holding either direction's key is removed first. With `pinned` the
+    /// new mapping is pinned (see [`Flow::pinned`]); otherwise it expires
+    /// as a spec-made one. `None` when the table is full of guaranteed
+    /// mappings.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_manual(
+        &mut self,
+        pinned: bool,
+        owner: usize,
+        map: usize,
+        proto: u8,
+        class: FlowClass,
+        flow: FlowId,
+        rewritten: FlowId,
+        out: [usize; 2],
+        now: Jiffies,
+    ) -> Option<usize> {
+        for k in [flow, rewritten.reverse()] {
+            if let Some((f, _)) = self.lookup(map, &k) {
+                self.destroy(f);
+            }
+        }
+        let f = self.add_flow(
+            owner,
+            MANUAL_INPUT,
+            map,
+            proto,
+            class,
+            flow,
+            rewritten,
+            out,
+            now,
+        )?;
+        if pinned {
+            self.change_expiry(f, true, PINNED_EXPIRY);
+            self.flows[f].pinned = true;
+        }
+        Some(f)
+    }
+
+    /// Removes the mapping whose original or reply flow is `key` (the
+    /// `remove_mapping` handler); whether there was one.
+    pub fn remove_key(&mut self, map: usize, key: &FlowId) -> bool {
+        match self.lookup(map, key) {
+            Some((f, _)) => {
+                self.destroy(f);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Removes expired flows, then flows beyond the capacity (Click's
     /// shrink_heap); `clear_all` removes every flow.
     pub fn shrink(&mut self, clear_all: bool, now: Jiffies) {
@@ -1138,7 +1239,7 @@ impl Table {
         let victims: Vec<usize> = (0..self.flows.len())
             .filter(|&f| {
                 let fl = &self.flows[f];
-                fl.live && fl.owner == owner && fl.input == input
+                fl.live && fl.owner as usize == owner && fl.input as usize == input
             })
             .collect();
         for f in victims {
@@ -1150,6 +1251,17 @@ impl Table {
     pub fn unparse_entry(&self, f: usize, dir: usize, now: Jiffies) -> String {
         let fl = &self.flows[f];
         let mut expiry = fl.expiry;
+        if fl.pinned {
+            return format!(
+                "{} => {} [{}{} {}{}] pinned",
+                fl.key[dir],
+                fl.rewritten(dir),
+                if dir == 0 { "*" } else { "" },
+                fl.out[0],
+                if dir == 1 { "*" } else { "" },
+                fl.out[1],
+            );
+        }
         if fl.guaranteed {
             expiry = self.best_effort_expiry(f);
         }
@@ -1158,6 +1270,11 @@ impl Table {
             Some(d) if d > 0 => format!(" seq +{d}"),
             Some(d) if d < 0 => format!(" seq {d}"),
             _ => String::new(),
+        };
+        let input = if fl.input as usize == MANUAL_INPUT {
+            "-".to_string()
+        } else {
+            fl.input.to_string()
         };
         format!(
             "{} => {}{} [{}{} {}{}] i{} exp{}",
@@ -1168,7 +1285,7 @@ impl Table {
             fl.out[0],
             if dir == 1 { "*" } else { "" },
             fl.out[1],
-            fl.input,
+            input,
             secs
         )
     }

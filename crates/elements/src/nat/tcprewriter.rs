@@ -31,6 +31,8 @@
 //! - `capacity` (read/write), `clear` (write), `patterns` (read),
 //!   `patternN` (read/write): as in IPRewriter.
 //! - `drops` (read, rclick): packets dropped by the element itself.
+//! - `add_mapping`, `remove_mapping` (write, rclick): as in IPRewriter;
+//!   PROTO is `tcp` only.
 //!
 //! ## Example
 //! ```click

@@ -30,6 +30,8 @@
 //! - `capacity` (read/write), `clear` (write), `patterns` (read),
 //!   `patternN` (read/write): as in IPRewriter.
 //! - `drops` (read, rclick): packets dropped by the element itself.
+//! - `add_mapping`, `remove_mapping` (write, rclick): as in IPRewriter;
+//!   PROTO is `udp` (or `tcp`, `dccp`: UDPRewriter keeps them in one table).
 //!
 //! ## Example
 //! ```click

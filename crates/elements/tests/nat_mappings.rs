@@ -1,0 +1,375 @@
+//! The rewriters' `add_mapping` and `remove_mapping` write handlers (rclick
+//! additions; what kohler/click#215 and #472 ask for): a mapping installed
+//! from outside rewrites both directions with valid checksums, is pinned
+//! (no expiry, no eviction, survives pattern writes), and once removed
+//! stops rewriting.
+
+use rclick_core::time::DEFAULT_SIMTIME_START;
+use rclick_core::wire::{checksum, Ipv4Header, TcpHeader, UdpHeader};
+use rclick_core::{Packet, Router, RouterOptions, Timestamp};
+use rclick_elements::testing::{from_config_with, read};
+
+fn ip(src: [u8; 4], dst: [u8; 4], proto: u8, payload: &[u8]) -> Vec<u8> {
+    rclick_elements::testing::ipv4_packet(src, dst, proto, 64, 0, &[], payload)
+}
+
+fn l4_checksum(src: [u8; 4], dst: [u8; 4], proto: u8, seg: &mut [u8], at: usize) {
+    seg[at] = 0;
+    seg[at + 1] = 0;
+    let ps = checksum::pseudo_header_v4(src, dst, proto, seg.len() as u16);
+    let c = !(checksum::sum(seg, ps) as u16);
+    seg[at..at + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+fn udp(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, data: &[u8]) -> Vec<u8> {
+    let mut u = Vec::new();
+    u.extend_from_slice(&sport.to_be_bytes());
+    u.extend_from_slice(&dport.to_be_bytes());
+    u.extend_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+    u.extend_from_slice(&[0, 0]);
+    u.extend_from_slice(data);
+    l4_checksum(src, dst, 17, &mut u, 6);
+    ip(src, dst, 17, &u)
+}
+
+fn tcp(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, flags: u8, data: &[u8]) -> Vec<u8> {
+    let mut t = vec![0u8; 20];
+    t[0..2].copy_from_slice(&sport.to_be_bytes());
+    t[2..4].copy_from_slice(&dport.to_be_bytes());
+    t[4..8].copy_from_slice(&1000u32.to_be_bytes());
+    t[12] = 5 << 4;
+    t[13] = flags;
+    t[14] = 0xff;
+    t[15] = 0xff;
+    t.extend_from_slice(data);
+    l4_checksum(src, dst, 6, &mut t, 16);
+    ip(src, dst, 6, &t)
+}
+
+fn marked(bytes: &[u8]) -> Packet {
+    let mut p = Packet::from_slice(bytes);
+    let hl = ((bytes[0] & 0x0f) as usize * 4).min(bytes.len());
+    p.set_network_header(0, hl);
+    p
+}
+
+/// `x` has two inputs (0: LAN, 1: WAN) and two outputs (0: toward the
+/// WAN, 1: toward the LAN), each output to a queue; simulated time.
+fn harness(decl: &str) -> Router {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        ..Default::default()
+    };
+    from_config_with(
+        &format!(
+            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
+        ),
+        &opts,
+    )
+}
+
+fn inject(r: &mut Router, port: usize, bytes: &[u8]) {
+    let i = r.find_element("x").unwrap();
+    r.inject_packet(i, port, marked(bytes));
+}
+
+fn drain(r: &mut Router, q: &str) -> Vec<Vec<u8>> {
+    let i = r.find_element(q).unwrap();
+    let mut out = Vec::new();
+    while let Some(b) = r.pull_from(i, 0, 64) {
+        if b.is_empty() {
+            break;
+        }
+        out.extend(b.packets().iter().map(|p| p.data().to_vec()));
+    }
+    out
+}
+
+fn write(r: &mut Router, h: &str, v: &str) -> Result<(), String> {
+    r.write_handler(h, v)
+        .map(|_| ())
+        .map_err(|e| format!("{e:?}"))
+}
+
+fn advance(r: &mut Router, secs: i64) {
+    let now = r.clock().now();
+    r.clock()
+        .advance_to(now + Timestamp::from_sec_nsec(secs, 0));
+}
+
+/// (src, sport, dst, dport) of a TCP or UDP packet, checking its checksums.
+fn flow_of(p: &[u8]) -> ([u8; 4], u16, [u8; 4], u16) {
+    let h = Ipv4Header::new_checked(p).unwrap();
+    assert!(h.verify_checksum(), "bad IP checksum");
+    let (s, d) = (h.src(), h.dst());
+    let seg = &p[h.header_len()..];
+    let ports = match h.protocol() {
+        6 => {
+            let t = TcpHeader::new_checked(seg).unwrap();
+            assert!(t.verify_checksum(s, d), "bad TCP checksum");
+            (t.src_port(), t.dst_port())
+        }
+        17 => {
+            let u = UdpHeader::new_checked(seg).unwrap();
+            assert!(u.verify_checksum(s, d), "bad UDP checksum");
+            (u.src_port(), u.dst_port())
+        }
+        _ => panic!("not TCP or UDP"),
+    };
+    (s.octets(), ports.0, d.octets(), ports.1)
+}
+
+const LAN_B: [u8; 4] = [10, 0, 0, 5];
+const CLIENT: [u8; 4] = [18, 26, 4, 44];
+const PUB: [u8; 4] = [1, 0, 0, 1];
+const NAPT: &str = "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)";
+
+#[test]
+fn an_added_port_forward_rewrites_both_directions() {
+    let mut r = harness(NAPT);
+    // Before: the WAN client's SYN to the public port finds no mapping.
+    inject(&mut r, 1, &tcp(CLIENT, 5000, PUB, 8080, 0x02, b""));
+    assert!(drain(&mut r, "lan").is_empty());
+    assert_eq!(read(&mut r, "x.drops"), "1");
+    write(
+        &mut r,
+        "x.add_mapping",
+        "tcp 18.26.4.44 5000 1.0.0.1 8080 => 18.26.4.44 5000 10.0.0.5 80 1 0",
+    )
+    .unwrap();
+    assert_eq!(read(&mut r, "x.size"), "1");
+    // The retransmitted SYN now reaches B's port 80.
+    inject(&mut r, 1, &tcp(CLIENT, 5000, PUB, 8080, 0x02, b""));
+    let to_b = drain(&mut r, "lan");
+    assert_eq!(to_b.len(), 1);
+    assert_eq!(flow_of(&to_b[0]), (CLIENT, 5000, LAN_B, 80));
+    // B's answer, arriving on the LAN input, goes back from the public
+    // address and port, by the reply output.
+    inject(&mut r, 0, &tcp(LAN_B, 80, CLIENT, 5000, 0x12, b""));
+    let to_client = drain(&mut r, "wan");
+    assert_eq!(to_client.len(), 1);
+    assert_eq!(flow_of(&to_client[0]), (PUB, 8080, CLIENT, 5000));
+    // Data both ways, still rewritten.
+    inject(
+        &mut r,
+        1,
+        &tcp(CLIENT, 5000, PUB, 8080, 0x18, b"GET / HTTP/1.0\r\n\r\n"),
+    );
+    inject(
+        &mut r,
+        0,
+        &tcp(LAN_B, 80, CLIENT, 5000, 0x18, b"HTTP/1.0 200 OK\r\n"),
+    );
+    assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 5000, LAN_B, 80));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 8080, CLIENT, 5000));
+    let table = read(&mut r, "x.tcp_table");
+    assert!(
+        table.contains(
+            "(18.26.4.44, 5000, 1.0.0.1, 8080) => (18.26.4.44, 5000, 10.0.0.5, 80) [*1 0] pinned"
+        ),
+        "{table}"
+    );
+    assert!(
+        table.contains(
+            "(10.0.0.5, 80, 18.26.4.44, 5000) => (1.0.0.1, 8080, 18.26.4.44, 5000) [1 *0] pinned"
+        ),
+        "{table}"
+    );
+    // Only the spec-made count: added mappings are not input 0's.
+    assert_eq!(read(&mut r, "x.nmappings"), "0");
+}
+
+#[test]
+fn a_removed_mapping_stops_rewriting() {
+    let mut r = harness(NAPT);
+    write(
+        &mut r,
+        "x.add_mapping",
+        "udp 18.26.4.44 53 1.0.0.1 5353 => 18.26.4.44 53 10.0.0.5 53",
+    )
+    .unwrap();
+    // Default outputs: those of the pattern spec (0 forward, 1 reply), so
+    // here the inbound flow leaves by 0, its replies by 1.
+    inject(&mut r, 1, &udp(CLIENT, 53, PUB, 5353, b"x"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (CLIENT, 53, LAN_B, 53));
+    inject(&mut r, 0, &udp(LAN_B, 53, CLIENT, 53, b"y"));
+    assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (PUB, 5353, CLIENT, 53));
+    assert!(read(&mut r, "x.udp_table").contains("pinned"));
+    // Removed by its reply flow: both directions go.
+    write(&mut r, "x.remove_mapping", "udp 10.0.0.5 53 18.26.4.44 53").unwrap();
+    assert_eq!(read(&mut r, "x.size"), "0");
+    assert_eq!(read(&mut r, "x.udp_table"), "");
+    inject(&mut r, 1, &udp(CLIENT, 53, PUB, 5353, b"x"));
+    assert!(drain(&mut r, "wan").is_empty() && drain(&mut r, "lan").is_empty());
+    assert_eq!(read(&mut r, "x.drops"), "1");
+    // A second removal finds nothing.
+    let e = write(&mut r, "x.remove_mapping", "udp 18.26.4.44 53 1.0.0.1 5353");
+    assert!(e.is_err(), "{e:?}");
+    // The TCP table is another map: a TCP removal of the UDP flow fails too.
+    write(
+        &mut r,
+        "x.add_mapping",
+        "udp 18.26.4.44 53 1.0.0.1 5353 => 18.26.4.44 53 10.0.0.5 53",
+    )
+    .unwrap();
+    assert!(write(&mut r, "x.remove_mapping", "tcp 18.26.4.44 53 1.0.0.1 5353").is_err());
+    write(&mut r, "x.remove_mapping", "udp 18.26.4.44 53 1.0.0.1 5353").unwrap();
+}
+
+#[test]
+fn removing_a_dynamic_mapping_lets_the_pattern_make_a_new_one() {
+    let mut r = harness(NAPT);
+    inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 1024, CLIENT, 53));
+    write(&mut r, "x.remove_mapping", "udp 10.0.0.5 40 18.26.4.44 53").unwrap();
+    // The reply to the old public port is no longer mapped back.
+    inject(&mut r, 1, &udp(CLIENT, 53, PUB, 1024, b"a"));
+    assert!(drain(&mut r, "lan").is_empty());
+    // The next outbound packet gets a new mapping (sequential: 1025).
+    inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 1025, CLIENT, 53));
+}
+
+#[test]
+fn added_mappings_are_pinned() {
+    let mut r = harness(
+        "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, MAPPING_CAPACITY 2, GUARANTEE 0, UDP_GUARANTEE 0, UDP_TIMEOUT 10, REAP_INTERVAL 1)",
+    );
+    write(
+        &mut r,
+        "x.add_mapping",
+        "tcp 18.26.4.44 5000 1.0.0.1 8080 => 18.26.4.44 5000 10.0.0.5 80 1 0",
+    )
+    .unwrap();
+    inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
+    assert_eq!(read(&mut r, "x.size"), "2");
+    // A third flow replaces the dynamic mapping, not the pinned one.
+    inject(&mut r, 0, &udp(LAN_B, 41, CLIENT, 53, b"q"));
+    assert_eq!(read(&mut r, "x.size"), "2");
+    assert_eq!(read(&mut r, "x.tcp_table").lines().count(), 2);
+    // Time passes far beyond every timeout, the reaper runs: the dynamic
+    // mapping expires, the pinned one stays.
+    advance(&mut r, 100_000);
+    r.run_limited(200);
+    assert_eq!(read(&mut r, "x.size"), "1");
+    assert_eq!(read(&mut r, "x.udp_table"), "");
+    // A pattern write removes the flows its input made, not added ones.
+    write(&mut r, "x.pattern0", "pattern 1.0.0.2 1024-65535# - - 0 1").unwrap();
+    assert_eq!(read(&mut r, "x.size"), "1");
+    inject(&mut r, 1, &tcp(CLIENT, 5000, PUB, 8080, 0x02, b""));
+    assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 5000, LAN_B, 80));
+    // With the table full of pinned mappings, one more is refused.
+    write(
+        &mut r,
+        "x.add_mapping",
+        "tcp 18.26.4.44 5001 1.0.0.1 8081 => 18.26.4.44 5001 10.0.0.5 81 1 0",
+    )
+    .unwrap();
+    let e = write(
+        &mut r,
+        "x.add_mapping",
+        "tcp 18.26.4.44 5002 1.0.0.1 8082 => 18.26.4.44 5002 10.0.0.5 82 1 0",
+    );
+    assert!(e.is_err(), "{e:?}");
+    assert_eq!(read(&mut r, "x.size"), "2");
+    // `clear` removes them all.
+    write(&mut r, "x.clear", "").unwrap();
+    assert_eq!(read(&mut r, "x.size"), "0");
+}
+
+#[test]
+fn adding_over_an_existing_mapping_replaces_it() {
+    let mut r = harness(NAPT);
+    inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 1024, CLIENT, 53));
+    // Pin the flow to another public port.
+    write(
+        &mut r,
+        "x.add_mapping",
+        "udp 10.0.0.5 40 18.26.4.44 53 => 1.0.0.1 2000 18.26.4.44 53 0 1",
+    )
+    .unwrap();
+    assert_eq!(read(&mut r, "x.size"), "1");
+    inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 2000, CLIENT, 53));
+    inject(&mut r, 1, &udp(CLIENT, 53, PUB, 2000, b"a"));
+    assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 53, LAN_B, 40));
+    inject(&mut r, 1, &udp(CLIENT, 53, PUB, 1024, b"a"));
+    assert!(drain(&mut r, "lan").is_empty());
+}
+
+#[test]
+fn bad_mapping_writes_are_refused() {
+    let mut r = harness(NAPT);
+    for bad in [
+        "",
+        "tcp 18.26.4.44 5000 1.0.0.1 8080",
+        "tcp 18.26.4.44 5000 1.0.0.1 => 1.0.0.1 1 2.0.0.1 2",
+        "icmp 18.26.4.44 5000 1.0.0.1 80 => 18.26.4.44 5000 10.0.0.5 80",
+        "tcp 18.26.4.44 5000 1.0.0.1 80 => 18.26.4.44 5000 10.0.0.5 80 2 0",
+        "tcp 18.26.4.44 5000 1.0.0.1 80 => 18.26.4.44 5000 10.0.0.5 80 1",
+        "tcp 18.26.4.44 70000 1.0.0.1 80 => 18.26.4.44 5000 10.0.0.5 80",
+        "tcp 18.26.4.x 5000 1.0.0.1 80 => 18.26.4.44 5000 10.0.0.5 80",
+    ] {
+        assert!(write(&mut r, "x.add_mapping", bad).is_err(), "{bad:?}");
+    }
+    assert!(write(&mut r, "x.remove_mapping", "tcp 1.2.3.4 5").is_err());
+    assert_eq!(read(&mut r, "x.size"), "0");
+    // TCPRewriter takes only TCP; UDPRewriter has the handlers too.
+    let mut t = harness("TCPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");
+    assert!(write(
+        &mut t,
+        "x.add_mapping",
+        "udp 1.1.1.1 1 2.2.2.2 2 => 1.1.1.1 1 3.3.3.3 3"
+    )
+    .is_err());
+    write(
+        &mut t,
+        "x.add_mapping",
+        "tcp 1.1.1.1 1 2.2.2.2 2 => 1.1.1.1 1 3.3.3.3 3",
+    )
+    .unwrap();
+    assert!(read(&mut t, "x.table").contains("pinned"));
+    let mut u = harness("UDPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");
+    write(
+        &mut u,
+        "x.add_mapping",
+        "udp 1.1.1.1 1 2.2.2.2 2 => 1.1.1.1 1 3.3.3.3 3",
+    )
+    .unwrap();
+    inject(&mut u, 1, &udp([1, 1, 1, 1], 1, [2, 2, 2, 2], 2, b"z"));
+    assert_eq!(
+        flow_of(&drain(&mut u, "wan")[0]),
+        ([1, 1, 1, 1], 1, [3, 3, 3, 3], 3)
+    );
+}
+
+#[test]
+fn a_dynamic_mapping_expires_as_a_spec_made_one() {
+    let mut r = harness(
+        "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, UDP_TIMEOUT 10, UDP_GUARANTEE 0, REAP_INTERVAL 1)",
+    );
+    write(
+        &mut r,
+        "x.add_mapping",
+        "udp 18.26.4.44 53 1.0.0.1 5353 => 18.26.4.44 53 10.0.0.5 53 1 0 dynamic",
+    )
+    .unwrap();
+    let table = read(&mut r, "x.udp_table");
+    assert!(table.contains("[*1 0] i- exp10"), "{table}");
+    // Traffic refreshes it (the reaper would run here in real time; its
+    // expiry is what matters).
+    for _ in 0..3 {
+        advance(&mut r, 6);
+        assert!(read(&mut r, "x.udp_table").contains("exp4"));
+        inject(&mut r, 1, &udp(CLIENT, 53, PUB, 5353, b"x"));
+        assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 53, LAN_B, 53));
+        assert!(read(&mut r, "x.udp_table").contains("exp10"));
+    }
+    // ...and silence ends it.
+    advance(&mut r, 11);
+    r.run_limited(50);
+    assert_eq!(read(&mut r, "x.size"), "0");
+    inject(&mut r, 1, &udp(CLIENT, 53, PUB, 5353, b"x"));
+    assert!(drain(&mut r, "lan").is_empty());
+}
