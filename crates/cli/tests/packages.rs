@@ -205,10 +205,24 @@ struct Running {
 
 impl Running {
     fn start(args: &[&str], conf: &str, tag: &str) -> Running {
+        Running::start_with(&[], args, conf, tag)
+    }
+
+    /// As [`Running::start`], with `rclick` run by `launcher` (for example
+    /// `ip netns exec NS`).
+    fn start_with(launcher: &[&str], args: &[&str], conf: &str, tag: &str) -> Running {
         let sock =
             std::env::temp_dir().join(format!("rclick-pkg-{tag}-{}.sock", std::process::id()));
         let _ = std::fs::remove_file(&sock);
-        let child = Command::new(RCLICK)
+        let mut cmd = match launcher.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(RCLICK);
+                c
+            }
+            None => Command::new(RCLICK),
+        };
+        let child = cmd
             .args(args)
             .arg("-u")
             .arg(&sock)
@@ -588,4 +602,204 @@ fn measure_load_and_instance_costs() {
         med(&mut create)
     );
     r.cleanup();
+}
+
+/// Runs a command, panicking with its output when it fails.
+fn sh(cmd: &[&str]) -> String {
+    let out = Command::new(cmd[0])
+        .args(&cmd[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// Network namespaces deleted on drop (with their devices).
+struct Namespaces(Vec<String>);
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for ns in &self.0 {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
+
+/// Why the namespace test cannot run here, if it cannot.
+fn netns_skip_reason() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    for (tool, why) in [("ip", "iproute2"), ("python3", "python3")] {
+        let found = Command::new(tool)
+            .arg(if tool == "ip" { "-V" } else { "--version" })
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            return Some(format!("{why} not installed"));
+        }
+    }
+    None
+}
+
+/// A TCP sink on S: for each of `ports`, accepts one connection, reads it
+/// to the end and writes `BYTES SHA256` to `DIR/PORT`.
+const SINK_PY: &str = r#"
+import hashlib, socket, sys, threading
+d = sys.argv[1]
+def serve(port):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port)); s.listen(1)
+    c, _ = s.accept(); h = hashlib.sha256(); n = 0
+    while True:
+        b = c.recv(65536)
+        if not b: break
+        h.update(b); n += len(b)
+    open(f"{d}/{port}", "w").write(f"{n} {h.hexdigest()}")
+ts = [threading.Thread(target=serve, args=(int(p),)) for p in sys.argv[2:]]
+[t.start() for t in ts]; [t.join() for t in ts]
+"#;
+
+/// A TCP source on A: sends CHUNKS chunks of 64 KiB (a seeded pattern) to
+/// HOST:PORT, sleeping PAUSE seconds between them; prints `BYTES SHA256`.
+const SOURCE_PY: &str = r#"
+import hashlib, random, socket, sys, time
+host, port, chunks, pause = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+rng = random.Random(port); h = hashlib.sha256(); n = 0
+for attempt in range(100):
+    try:
+        c = socket.create_connection((host, port), timeout=10); break
+    except OSError:
+        time.sleep(0.1)
+for _ in range(chunks):
+    b = rng.randbytes(65536); c.sendall(b); h.update(b); n += len(b)
+    time.sleep(pause)
+c.close()
+print(n, h.hexdigest())
+"#;
+
+/// Issue 19's end-to-end case, on real links: hosts A and S in network
+/// namespaces, joined through rclick in a third (an Ethernet forwarder
+/// whose A-to-S IPv4 path runs through a FlowTable, a FlowCounter and a
+/// FlowGate). While a paced TCP transfer (flow 2, to port 5002) runs,
+/// the hello package is loaded over the control socket, a HelloCounter
+/// instance is created on a new gate output and registered for
+/// `proto tcp dport 5001`; then flow 1 (to port 5001) runs. The instance
+/// must count exactly flow 1's packets from A (as the FlowCounter counted
+/// them) and none of flow 2's; both transfers arrive byte for byte, and
+/// every frame that entered the router from A left it towards S.
+#[test]
+fn a_flow_is_bound_to_a_loaded_instance_while_traffic_flows() {
+    if let Some(why) = netns_skip_reason() {
+        println!("SKIP: {why}");
+        return;
+    }
+    let dir = hello().to_str().unwrap().to_string();
+    let tag = std::process::id() % 100_000;
+    let (a, s, r) = (
+        format!("pkA{tag}"),
+        format!("pkS{tag}"),
+        format!("pkR{tag}"),
+    );
+    let _namespaces = Namespaces(vec![a.clone(), s.clone(), r.clone()]);
+    for ns in [&a, &s, &r] {
+        sh(&["ip", "netns", "add", ns]);
+        sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
+        sh(&["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
+        sh(&["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
+    }
+    for (host, addr, port) in [(&a, "10.77.0.1/24", "pa"), (&s, "10.77.0.2/24", "ps")] {
+        sh(&[
+            "ip", "link", "add", "eth0", "netns", host, "type", "veth", "peer", "name", port,
+            "netns", &r,
+        ]);
+        sh(&["ip", "-n", host, "addr", "add", addr, "dev", "eth0"]);
+        // One frame per packet: the router forwards frames as they come.
+        let _ = Command::new("ip")
+            .args(["netns", "exec", host, "ethtool", "-K", "eth0", "tso", "off", "gso", "off"])
+            .output();
+        sh(&["ip", "-n", host, "link", "set", "eth0", "up"]);
+        sh(&["ip", "-n", &r, "link", "set", port, "up"]);
+    }
+    let conf = "FromDevice(pa, PROMISC true) -> fromA :: Counter
+           -> ca :: Classifier(12/0800, -);
+         ca[0] -> MarkIPHeader(14) -> ft :: FlowTable -> fc :: FlowCounter
+           -> gate :: FlowGate(-) -> toS :: Counter;
+         ca[1] -> toS;
+         toS -> qs :: Queue(10000) -> ToDevice(ps);
+         FromDevice(ps, PROMISC true) -> qa :: Queue(10000) -> ToDevice(pa);";
+    let netns_exec = ["ip", "netns", "exec", r.as_str()];
+    let router = Running::start_with(&netns_exec, &["-R", "-C", &dir], conf, "bind");
+
+    let out = std::env::temp_dir().join(format!("rclick-pkg-bind-{tag}"));
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let out_s = out.to_str().unwrap().to_string();
+    let mut sink = Command::new("ip")
+        .args(["netns", "exec", &s, "python3", "-c", SINK_PY, &out_s, "5001", "5002"])
+        .spawn()
+        .expect("start the sink");
+    let source = |port: &str, chunks: &str, pause: &str| {
+        Command::new("ip")
+            .args(["netns", "exec", &a, "python3", "-c", SOURCE_PY, "10.77.0.2", port, chunks, pause])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start a source")
+    };
+    // Flow 2: 48 chunks, 50 ms apart (about 2.4 s).
+    let flow2 = source("5002", "48", "0.05");
+    router.wait_above("toS.count", 100);
+
+    // While flow 2 runs: load, create, register.
+    router.call("load_package", Some("hello")).unwrap();
+    router
+        .call("create_instance", Some("h HelloCounter FROM gate[1] TO toS[0]"))
+        .unwrap();
+    router
+        .call("register_instance", Some("h proto tcp dport 5001"))
+        .unwrap();
+    let filters = router.call("gate.filters", None).unwrap();
+    assert!(filters.contains("1 proto tcp dport 5001"), "{filters}");
+    assert_eq!(router.read_u64("h.count"), 0, "nothing bound yet reached h");
+
+    // Flow 1: 32 chunks, unpaced.
+    let flow1 = source("5001", "32", "0");
+    let sent1 = text(&flow1.wait_with_output().unwrap().stdout);
+    let sent2 = text(&flow2.wait_with_output().unwrap().stdout);
+    let t0 = Instant::now();
+    while sink.try_wait().unwrap().is_none() {
+        assert!(t0.elapsed() < Duration::from_secs(30), "the sink did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (port, sent) in [("5001", &sent1), ("5002", &sent2)] {
+        let got = std::fs::read_to_string(out.join(port)).unwrap_or_default();
+        assert_eq!(got.trim(), sent.trim(), "flow to port {port}: received vs sent");
+    }
+
+    // Exactly flow 1's packets from A went through h.
+    let h = router.read_u64("h.count");
+    let flows = router.call("fc.flows", None).unwrap();
+    let flow1_packets: u64 = flows
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() >= 7 && f[0].starts_with("10.77.0.1") && f[4] == "5001")
+        .and_then(|f| f[6].parse().ok())
+        .unwrap_or_else(|| panic!("no flow to 5001 in fc.flows:\n{flows}"));
+    assert!(h > 0);
+    assert_eq!(h, flow1_packets, "h counted flow 1 only\n{flows}");
+    assert_eq!(router.read_u64("gate.nomatch"), 0);
+    assert_eq!(router.read_u64("gate.bad"), 0);
+    // Nothing lost inside the router, through the hot swap and the new
+    // binding: every frame from A was sent on towards S.
+    let (from_a, to_s) = (router.read_u64("fromA.count"), router.read_u64("toS.count"));
+    assert_eq!(from_a, to_s, "frames from A {from_a}, towards S {to_s}");
+    assert_eq!(router.read_u64("qs.drops"), 0);
+    let _ = sink.kill();
+    let _ = std::fs::remove_dir_all(&out);
 }
