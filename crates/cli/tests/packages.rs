@@ -384,6 +384,51 @@ fn load_at_run_time_hot_swap_create_free_and_unload() {
     );
 }
 
+/// `unload_package` written right after a `create_instance` (two commands
+/// in one read of the control socket, so both run before the swap is
+/// installed) must be refused: the successor waiting to be installed holds
+/// an element of the package that the running router has not yet.
+#[test]
+fn unload_is_refused_while_a_pending_hot_swap_holds_its_elements() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = hello().to_str().unwrap().to_string();
+    let conf = "src :: RatedSource(RATE 400) -> c0 :: Counter -> Discard;";
+    let r = Running::start(&["-R", "-C", &dir], conf, "pending");
+    r.call("load_package", Some("hello")).unwrap();
+    let mut s = std::os::unix::net::UnixStream::connect(&r.sock).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut rd = BufReader::new(s.try_clone().unwrap());
+    let mut reply = || {
+        // Lines `CODE-text` continue a reply, `CODE text` ends it.
+        let mut all = String::new();
+        loop {
+            let mut line = String::new();
+            assert!(rd.read_line(&mut line).unwrap() > 0, "socket closed");
+            all.push_str(&line);
+            if line.as_bytes().get(3) != Some(&b'-') {
+                return all;
+            }
+        }
+    };
+    let greeting = reply();
+    assert!(greeting.starts_with("Click::ControlSocket"), "{greeting}");
+    s.write_all(
+        b"WRITE create_instance i1 HelloCounter FROM c0[0]\r\nWRITE unload_package hello\r\n",
+    )
+    .unwrap();
+    let created = reply();
+    assert!(created.starts_with("200"), "{created}");
+    let unloaded = reply();
+    assert!(
+        unloaded.starts_with("5") && unloaded.contains("hot swap"),
+        "unload_package was accepted with i1 :: HelloCounter about to be installed: {unloaded}"
+    );
+    r.wait_above("i1.count", 3);
+    assert!(r.call("packages", None).unwrap().starts_with("hello\t"));
+    let err = r.call("unload_package", Some("hello")).unwrap_err();
+    assert!(err.contains("in use by i1 :: HelloCounter"), "{err}");
+}
+
 #[test]
 fn packets_cross_the_package_boundary_both_ways() {
     let dir = hello().to_str().unwrap().to_string();

@@ -246,6 +246,14 @@ impl RouterCore {
                 if set.find(value).is_none() {
                     return Err(format!("no package '{value}' is loaded"));
                 }
+                // A successor built (by create_instance, hotconfig) but
+                // not installed yet may hold elements of the package that
+                // the running router has not: refuse until it is in.
+                if self.swap_in_progress() || self.pending_swap.borrow().is_some() {
+                    return Err(format!(
+                        "a hot swap is being installed: unload package '{value}' after it"
+                    ));
+                }
                 let users = self.package_elements(Some(value));
                 if !users.is_empty() {
                     let names: Vec<String> = users
