@@ -382,6 +382,7 @@ impl Router {
         let t0 = std::time::Instant::now();
         // Per-thread copies hand on their counts through their element.
         self.core.fold_thread_copies();
+        let mut took = vec![false; new.core.info.len()];
         for i in 0..new.core.info.len() {
             let Some(&old_idx) = self.core.by_name.get(&new.core.info[i].name) else {
                 continue;
@@ -393,9 +394,10 @@ impl Router {
                 continue;
             };
             let mut ictx = InitCtx::new(&new.core, i);
-            ne.take_state(&mut **oe, &mut ictx);
+            took[i] = ne.take_state(&mut **oe, &mut ictx);
         }
-        *new.core.bindings.borrow_mut() = std::mem::take(&mut *self.core.bindings.borrow_mut());
+        let bindings = std::mem::take(&mut *self.core.bindings.borrow_mut());
+        *new.core.bindings.borrow_mut() = new.core.carried_bindings(bindings, &took);
         new.stop_flag = self.stop_flag.clone();
         new.install_stats = std::mem::take(&mut self.install_stats);
         std::mem::swap(self, &mut new);

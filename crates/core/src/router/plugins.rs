@@ -295,6 +295,28 @@ impl RouterCore {
         }
     }
 
+    /// The registrations of the router this one replaces that still hold
+    /// here: the instance exists and still hangs off output `port` of the
+    /// gate, and the gate took its predecessor's state (its filters).
+    /// Others are dropped, or they would be listed by `instances` and
+    /// block `free_instance` of a later element of the same name for a
+    /// filter no gate has (`deregister_instance` then fails too).
+    pub(crate) fn carried_bindings(&self, old: Vec<Binding>, took: &[bool]) -> Vec<Binding> {
+        old.into_iter()
+            .filter(|b| {
+                let (Some(&g), Some(&i)) = (self.by_name.get(&b.gate), self.by_name.get(&b.instance))
+                else {
+                    return false;
+                };
+                took.get(g).copied().unwrap_or(false)
+                    && self.graph.ins[i]
+                        .iter()
+                        .flatten()
+                        .any(|&(from, port)| from == g && port == b.port)
+            })
+            .collect()
+    }
+
     fn need_hotswap(&self, what: &str) -> Result<(), String> {
         if self.hotswap {
             Ok(())
@@ -644,6 +666,42 @@ mod tests {
             .write_handler("register_instance", "src dst 1.2.3.4")
             .unwrap_err();
         assert!(err.contains("does not hang off a gate"), "{err}");
+    }
+
+    #[test]
+    fn a_hot_swap_drops_registrations_of_instances_it_removes() {
+        let mut r = router(true);
+        r.write_handler("create_instance", "i Pass FROM gate[1]")
+            .unwrap();
+        r.write_handler("register_instance", "i dst 10.0.0.0/8")
+            .unwrap();
+        // A configuration without i: its registration goes with it.
+        r.hotswap("src :: Src -> gate :: Gate -> a :: Sink; gate[1] -> b :: Sink;")
+            .unwrap_or_else(|d| panic!("{d:?}"));
+        let inst = r.read_handler("instances", None).unwrap();
+        assert_eq!(inst, "", "i is gone, and so is its registration");
+        // A new i can be created and freed again.
+        r.write_handler("create_instance", "i Pass FROM gate[1]")
+            .unwrap();
+        r.write_handler("free_instance", "i")
+            .unwrap_or_else(|e| panic!("free_instance of the new i: {e}"));
+        // Kept when the instance stays and the gate keeps its filters.
+        r.write_handler("create_instance", "k Pass FROM gate[0]")
+            .unwrap();
+        r.write_handler("register_instance", "k src 1.0.0.0/8")
+            .unwrap();
+        r.hotswap(
+            "src :: Src -> gate :: Gate -> k :: Pass -> a :: Sink; gate[1] -> b :: Sink;",
+        )
+        .unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(
+            r.read_handler("instances", None).unwrap(),
+            "k\tgate[0]\tsrc 1.0.0.0/8\n"
+        );
+        // Dropped when the gate is replaced by one that keeps no filters.
+        r.hotswap("src :: Src -> gate :: Pass -> k :: Pass -> a :: Sink;")
+            .unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(r.read_handler("instances", None).unwrap(), "");
     }
 
     #[test]
