@@ -59,6 +59,21 @@ fn parse_port_ref(s: &str) -> Result<(String, usize), String> {
     }
 }
 
+/// Whether `s` can name an element in a configuration, as the lexer reads
+/// names: words of letters, digits, `_` and `@` joined by single `/`, and
+/// not a keyword. Anything else would make the router's flattened
+/// configuration (its `config` handler, what later hot swaps start from)
+/// unreadable, and its handlers unreachable.
+fn is_element_name(s: &str) -> bool {
+    let word = |w: &str| {
+        !w.is_empty()
+            && w
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'@')
+    };
+    s.split('/').all(word) && !matches!(s, "elementclass" | "require" | "provide" | "define")
+}
+
 /// A parsed `create_instance` value.
 #[derive(Debug, PartialEq, Eq)]
 struct CreateSpec {
@@ -117,6 +132,12 @@ fn parse_create(v: &str) -> Result<CreateSpec, String> {
     }
     if name.is_empty() || class.is_empty() {
         return Err(USAGE.into());
+    }
+    if !is_element_name(name) {
+        return Err(format!(
+            "'{name}' is not an element name (letters, digits, '_' and '@', \
+             in parts joined by single '/')"
+        ));
     }
     // FROM GATE[PORT] [TO TARGET[PORT]], keywords in any case.
     let upper = rest.to_ascii_uppercase();
@@ -705,6 +726,19 @@ mod tests {
     }
 
     #[test]
+    fn an_instance_name_must_be_an_element_name() {
+        let mut r = router(true);
+        let err = r
+            .write_handler("create_instance", "a;b Pass FROM gate[1]")
+            .unwrap_err();
+        assert!(err.contains("not an element name"), "{err}");
+        assert!(r.find_element("a;b").is_none());
+        // The configuration stays readable.
+        let conf = r.read_handler("config", None).unwrap();
+        assert!(!conf.contains("a;b"), "{conf}");
+    }
+
+    #[test]
     fn creating_needs_hot_swap() {
         let mut r = router(false);
         let err = r
@@ -729,5 +763,10 @@ mod tests {
         assert!(parse_create("i1 HelloCounter").is_err());
         assert!(parse_create("i1 X(1 FROM g").is_err());
         assert!(parse_create("i1 X FROM g[x]").is_err());
+        assert!(parse_create("a/b_1@2 X FROM g").is_ok());
+        for bad in ["a;b", "a.b", "a//b", "/a", "a->b", "x::y", "require", "a,b"] {
+            let err = parse_create(&format!("{bad} X FROM g")).unwrap_err();
+            assert!(err.contains("is not an element name"), "{bad}: {err}");
+        }
     }
 }
