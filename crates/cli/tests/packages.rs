@@ -136,6 +136,33 @@ fn require_loads_from_clickpath_flag_and_environment() {
     assert!(text(&out.stderr).contains("requirement 'hello' not available"));
 }
 
+/// A file that is a link to a package already loaded is that package:
+/// `require(package "alias")` through `libalias.so -> libhello.so` is
+/// refused for naming another package, whether or not hello came first.
+#[test]
+fn a_link_to_a_loaded_package_does_not_provide_another_name() {
+    let dir = hello().to_str().unwrap().to_string();
+    let links = target_dir().join(format!("alias-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&links);
+    std::fs::create_dir_all(&links).unwrap();
+    std::os::unix::fs::symlink(
+        Path::new(&dir).join("libhello.so"),
+        links.join("libalias.so"),
+    )
+    .unwrap();
+    let path = format!("{}:{dir}", links.display());
+    for conf in [
+        "require(package \"hello\"); require(package \"alias\"); Idle -> HelloCounter -> Discard;",
+        "require(package \"alias\"); Idle -> HelloCounter -> Discard;",
+    ] {
+        let out = rclick(&["-C", &path, "-q", "-e", conf], &[]);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{conf}: accepted");
+        assert!(err.contains("is package 'hello', not 'alias'"), "{conf}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&links);
+}
+
 #[test]
 fn a_package_built_for_another_rclick_is_refused() {
     let out = rclick(

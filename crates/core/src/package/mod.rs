@@ -252,8 +252,19 @@ impl PackageSet {
         let shown = path.display().to_string();
         let mut st = self.state();
         if let Some(i) = st.packages.iter().position(|p| p.path == path) {
-            // Loaded before: register its classes again if unloaded.
+            // Loaded before (maybe under another file name: a link to it).
+            let name = st.packages[i].name.clone();
+            if let Some(want) = expect {
+                if name != want {
+                    return Err(format!("'{shown}' is package '{name}', not '{want}'"));
+                }
+            }
+            // Register its classes again if unloaded, unless another
+            // package of its name came in meanwhile.
             if !st.packages[i].registered {
+                if st.packages.iter().any(|p| p.name == name && p.registered) {
+                    return Err(format!("a package named '{name}' is already loaded"));
+                }
                 let classes = st.all_classes[i].clone();
                 check_names(&st, &classes, builtin, &st.packages[i].name)?;
                 for c in classes {
