@@ -595,6 +595,30 @@ fn a_package_loaded_in_process_allocates_through_the_host_allocator() {
     );
 }
 
+/// `load_package` of a relative file takes it in the package path's
+/// directories, not in the working directory; `..` cannot leave them.
+#[test]
+fn load_package_takes_a_relative_file_in_the_package_path() {
+    use rclick_core::package::PackageSet;
+    use rclick_core::{Router, RouterOptions};
+    let dir = hello().to_path_buf();
+    assert!(!Path::new("libhello.so").exists(), "run from another directory");
+    let reg = rclick_elements::registry().with_packages(PackageSet::new(vec![dir.clone()]));
+    let conf = "Idle -> Discard;";
+    let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
+    let mut r = Router::new(parsed.spec.unwrap(), conf, &reg, &RouterOptions::default())
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    // target/packages/PROFILE/../../PROFILE/rclick: a file outside.
+    let outside = format!("../../{}/rclick", profile());
+    assert!(dir.join(&outside).is_file(), "{}", dir.join(&outside).display());
+    let err = r.write_handler("load_package", &outside).unwrap_err();
+    assert!(err.contains("not in a CLICKPATH directory"), "{err}");
+    r.write_handler("load_package", "libhello.so")
+        .unwrap_or_else(|e| panic!("load_package libhello.so: {e}"));
+    assert!(r.read_handler("packages", None).unwrap().starts_with("hello\t"));
+    r.cleanup();
+}
+
 /// The cost of loading a package and of creating and freeing an instance,
 /// in this process (no control socket): run by hand, in release, a few
 /// times (`cargo test --release -p rclick --test packages measure --

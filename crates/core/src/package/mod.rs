@@ -205,8 +205,9 @@ impl PackageSet {
         Err(errors.join("\n"))
     }
 
-    /// `load_package`: a path (it has a `/` or ends in the library suffix)
-    /// is loaded if it lies in a directory of the package path; a name is
+    /// `load_package`: a path (it has a `/` or ends in the library suffix;
+    /// a relative one is taken in the package path's directories) is
+    /// loaded if it lies in a directory of the package path; a name is
     /// required as `require(package NAME)` would.
     /// Returns the package's name.
     pub fn load_spec(&self, spec: &str, builtin: &dyn Fn(&str) -> bool) -> Result<String, String> {
@@ -218,9 +219,21 @@ impl PackageSet {
             // Only files under the package path: a client of the control
             // socket chooses among the libraries the operator put there,
             // not any file on the machine.
-            let file = Path::new(spec)
-                .canonicalize()
-                .map_err(|e| format!("package file '{spec}': {e}"))?;
+            // A relative file is looked for in the package path's
+            // directories, in order (not in rclick's working directory).
+            let given = Path::new(spec);
+            let file = if given.is_absolute() {
+                given.canonicalize()
+            } else {
+                self.inner
+                    .search_path
+                    .iter()
+                    .map(|d| d.join(given))
+                    .find(|f| f.is_file())
+                    .unwrap_or_else(|| given.to_path_buf())
+                    .canonicalize()
+            }
+            .map_err(|e| format!("package file '{spec}': {e}"))?;
             let inside = self
                 .inner
                 .search_path
