@@ -349,6 +349,16 @@ impl RouterCore {
         }
     }
 
+    /// A copy of this router's spec to edit, with one landmark per
+    /// connection (a spec built by hand may have fewer; the edits below
+    /// keep the two lists in step).
+    fn editable_spec(&self) -> RouterSpec {
+        let mut spec = self.spec.clone();
+        spec.connection_landmarks
+            .resize(spec.connections.len(), Landmark::new("", 0));
+        spec
+    }
+
     fn spec_index(spec: &RouterSpec, name: &str) -> Option<usize> {
         spec.elements.iter().position(|e| e.name == name)
     }
@@ -365,7 +375,7 @@ impl RouterCore {
                 c.class
             ));
         }
-        let mut spec = self.spec.clone();
+        let mut spec = self.editable_spec();
         let gate = Self::spec_index(&spec, &c.from.0)
             .ok_or_else(|| format!("no element named '{}'", c.from.0))?;
         let gport = c.from.1;
@@ -430,7 +440,7 @@ impl RouterCore {
                 bound.join("; ")
             ));
         }
-        let mut spec = self.spec.clone();
+        let mut spec = self.editable_spec();
         let idx =
             Self::spec_index(&spec, name).ok_or_else(|| format!("no element named '{name}'"))?;
         let ins: Vec<(usize, usize)> = spec
@@ -608,6 +618,10 @@ mod tests {
     }
 
     fn router(hotswap: bool) -> Router {
+        router_with(hotswap, |_| {})
+    }
+
+    fn router_with(hotswap: bool, edit: impl FnOnce(&mut RouterSpec)) -> Router {
         let mut reg = Registry::new();
         reg.add("Gate", || Box::new(Gate::default()));
         reg.add("Src", || Box::new(Src));
@@ -623,6 +637,8 @@ mod tests {
             ],
             &[(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0)],
         );
+        let mut spec = spec;
+        edit(&mut spec);
         let opts = RouterOptions {
             hotswap,
             capture_chatter: true,
@@ -736,6 +752,21 @@ mod tests {
         // The configuration stays readable.
         let conf = r.read_handler("config", None).unwrap();
         assert!(!conf.contains("a;b"), "{conf}");
+    }
+
+    #[test]
+    fn a_spec_without_connection_landmarks_can_be_edited() {
+        // RouterSpec's fields are public: a spec built by hand may leave
+        // the landmarks out.
+        let mut r = router_with(true, |s| s.connection_landmarks.clear());
+        r.write_handler("create_instance", "i Pass FROM gate[1]")
+            .unwrap();
+        let ports = r.read_handler("i.ports", None).unwrap();
+        assert!(ports.contains("gate [1]") && ports.contains("[0] b"), "{ports}");
+        r.write_handler("free_instance", "i").unwrap();
+        let ports = r.read_handler("gate.ports", None).unwrap();
+        assert!(ports.contains("[0] a") && ports.contains("[0] b"), "{ports}");
+        assert!(r.read_handler("src.ports", None).unwrap().contains("[0] gate"));
     }
 
     #[test]
