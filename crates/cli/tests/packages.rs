@@ -619,6 +619,39 @@ fn load_package_takes_a_relative_file_in_the_package_path() {
     r.cleanup();
 }
 
+/// A link the operator put in a package directory loads by file as it
+/// does by name, wherever it points; a link to a package directory's
+/// file from elsewhere does not make that file loadable by its outside
+/// name.
+#[test]
+fn load_package_by_file_takes_a_link_in_the_package_path() {
+    use rclick_core::package::PackageSet;
+    use rclick_core::{Router, RouterOptions};
+    let real = hello().join("libhello.so");
+    let links = target_dir().join(format!("links-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&links);
+    std::fs::create_dir_all(links.join("pkgs")).unwrap();
+    std::os::unix::fs::symlink(&real, links.join("pkgs/libhello.so")).unwrap();
+    std::os::unix::fs::symlink(&real, links.join("outside.so")).unwrap();
+    let reg = rclick_elements::registry()
+        .with_packages(PackageSet::new(vec![links.join("pkgs")]));
+    let conf = "Idle -> Discard;";
+    let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
+    let mut r = Router::new(parsed.spec.unwrap(), conf, &reg, &RouterOptions::default())
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    let err = r
+        .write_handler("load_package", links.join("outside.so").to_str().unwrap())
+        .unwrap_err();
+    assert!(err.contains("not in a CLICKPATH directory"), "{err}");
+    let err = r.write_handler("load_package", "../outside.so").unwrap_err();
+    assert!(err.contains("not in a CLICKPATH directory"), "{err}");
+    r.write_handler("load_package", links.join("pkgs/libhello.so").to_str().unwrap())
+        .unwrap_or_else(|e| panic!("a link in the package path: {e}"));
+    assert!(r.read_handler("packages", None).unwrap().starts_with("hello\t"));
+    r.cleanup();
+    let _ = std::fs::remove_dir_all(&links);
+}
+
 /// The cost of loading a package and of creating and freeing an instance,
 /// in this process (no control socket): run by hand, in release, a few
 /// times (`cargo test --release -p rclick --test packages measure --

@@ -223,7 +223,7 @@ impl PackageSet {
             // directories, in order (not in rclick's working directory).
             let given = Path::new(spec);
             let file = if given.is_absolute() {
-                given.canonicalize()
+                given.to_path_buf()
             } else {
                 self.inner
                     .search_path
@@ -231,9 +231,23 @@ impl PackageSet {
                     .map(|d| d.join(given))
                     .find(|f| f.is_file())
                     .unwrap_or_else(|| given.to_path_buf())
-                    .canonicalize()
+            };
+            // Where the file lies: its directory resolved (links, `..`),
+            // the file itself not, so that a link the operator put in a
+            // package directory loads by file as it does by name.
+            let err = |e: std::io::Error| format!("package file '{spec}': {e}");
+            let (Some(dir), Some(fname)) = (file.parent(), file.file_name()) else {
+                return Err(format!("package file '{spec}': not a file"));
+            };
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            let file = dir.canonicalize().map_err(err)?.join(fname);
+            if !file.is_file() {
+                return Err(format!("package file '{spec}': not a file"));
             }
-            .map_err(|e| format!("package file '{spec}': {e}"))?;
             let inside = self
                 .inner
                 .search_path
