@@ -158,7 +158,10 @@ fn a_link_to_a_loaded_package_does_not_provide_another_name() {
         let out = rclick(&["-C", &path, "-q", "-e", conf], &[]);
         let err = text(&out.stderr);
         assert!(!out.status.success(), "{conf}: accepted");
-        assert!(err.contains("is package 'hello', not 'alias'"), "{conf}: {err}");
+        assert!(
+            err.contains("is package 'hello', not 'alias'"),
+            "{conf}: {err}"
+        );
     }
     let _ = std::fs::remove_dir_all(&links);
 }
@@ -602,7 +605,10 @@ fn load_package_takes_a_relative_file_in_the_package_path() {
     use rclick_core::package::PackageSet;
     use rclick_core::{Router, RouterOptions};
     let dir = hello().to_path_buf();
-    assert!(!Path::new("libhello.so").exists(), "run from another directory");
+    assert!(
+        !Path::new("libhello.so").exists(),
+        "run from another directory"
+    );
     let reg = rclick_elements::registry().with_packages(PackageSet::new(vec![dir.clone()]));
     let conf = "Idle -> Discard;";
     let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
@@ -610,12 +616,19 @@ fn load_package_takes_a_relative_file_in_the_package_path() {
         .unwrap_or_else(|d| panic!("{d:?}"));
     // target/packages/PROFILE/../../PROFILE/rclick: a file outside.
     let outside = format!("../../{}/rclick", profile());
-    assert!(dir.join(&outside).is_file(), "{}", dir.join(&outside).display());
+    assert!(
+        dir.join(&outside).is_file(),
+        "{}",
+        dir.join(&outside).display()
+    );
     let err = r.write_handler("load_package", &outside).unwrap_err();
     assert!(err.contains("not in a CLICKPATH directory"), "{err}");
     r.write_handler("load_package", "libhello.so")
         .unwrap_or_else(|e| panic!("load_package libhello.so: {e}"));
-    assert!(r.read_handler("packages", None).unwrap().starts_with("hello\t"));
+    assert!(r
+        .read_handler("packages", None)
+        .unwrap()
+        .starts_with("hello\t"));
     r.cleanup();
 }
 
@@ -633,8 +646,7 @@ fn load_package_by_file_takes_a_link_in_the_package_path() {
     std::fs::create_dir_all(links.join("pkgs")).unwrap();
     std::os::unix::fs::symlink(&real, links.join("pkgs/libhello.so")).unwrap();
     std::os::unix::fs::symlink(&real, links.join("outside.so")).unwrap();
-    let reg = rclick_elements::registry()
-        .with_packages(PackageSet::new(vec![links.join("pkgs")]));
+    let reg = rclick_elements::registry().with_packages(PackageSet::new(vec![links.join("pkgs")]));
     let conf = "Idle -> Discard;";
     let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
     let mut r = Router::new(parsed.spec.unwrap(), conf, &reg, &RouterOptions::default())
@@ -643,11 +655,19 @@ fn load_package_by_file_takes_a_link_in_the_package_path() {
         .write_handler("load_package", links.join("outside.so").to_str().unwrap())
         .unwrap_err();
     assert!(err.contains("not in a CLICKPATH directory"), "{err}");
-    let err = r.write_handler("load_package", "../outside.so").unwrap_err();
+    let err = r
+        .write_handler("load_package", "../outside.so")
+        .unwrap_err();
     assert!(err.contains("not in a CLICKPATH directory"), "{err}");
-    r.write_handler("load_package", links.join("pkgs/libhello.so").to_str().unwrap())
-        .unwrap_or_else(|e| panic!("a link in the package path: {e}"));
-    assert!(r.read_handler("packages", None).unwrap().starts_with("hello\t"));
+    r.write_handler(
+        "load_package",
+        links.join("pkgs/libhello.so").to_str().unwrap(),
+    )
+    .unwrap_or_else(|e| panic!("a link in the package path: {e}"));
+    assert!(r
+        .read_handler("packages", None)
+        .unwrap()
+        .starts_with("hello\t"));
     r.cleanup();
     let _ = std::fs::remove_dir_all(&links);
 }

@@ -67,8 +67,7 @@ fn parse_port_ref(s: &str) -> Result<(String, usize), String> {
 fn is_element_name(s: &str) -> bool {
     let word = |w: &str| {
         !w.is_empty()
-            && w
-                .bytes()
+            && w.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'@')
     };
     s.split('/').all(word) && !matches!(s, "elementclass" | "require" | "provide" | "define")
@@ -325,7 +324,8 @@ impl RouterCore {
     pub(crate) fn carried_bindings(&self, old: Vec<Binding>, took: &[bool]) -> Vec<Binding> {
         old.into_iter()
             .filter(|b| {
-                let (Some(&g), Some(&i)) = (self.by_name.get(&b.gate), self.by_name.get(&b.instance))
+                let (Some(&g), Some(&i)) =
+                    (self.by_name.get(&b.gate), self.by_name.get(&b.instance))
                 else {
                     return false;
                 };
@@ -727,10 +727,8 @@ mod tests {
             .unwrap();
         r.write_handler("register_instance", "k src 1.0.0.0/8")
             .unwrap();
-        r.hotswap(
-            "src :: Src -> gate :: Gate -> k :: Pass -> a :: Sink; gate[1] -> b :: Sink;",
-        )
-        .unwrap_or_else(|d| panic!("{d:?}"));
+        r.hotswap("src :: Src -> gate :: Gate -> k :: Pass -> a :: Sink; gate[1] -> b :: Sink;")
+            .unwrap_or_else(|d| panic!("{d:?}"));
         assert_eq!(
             r.read_handler("instances", None).unwrap(),
             "k\tgate[0]\tsrc 1.0.0.0/8\n"
@@ -762,11 +760,20 @@ mod tests {
         r.write_handler("create_instance", "i Pass FROM gate[1]")
             .unwrap();
         let ports = r.read_handler("i.ports", None).unwrap();
-        assert!(ports.contains("gate [1]") && ports.contains("[0] b"), "{ports}");
+        assert!(
+            ports.contains("gate [1]") && ports.contains("[0] b"),
+            "{ports}"
+        );
         r.write_handler("free_instance", "i").unwrap();
         let ports = r.read_handler("gate.ports", None).unwrap();
-        assert!(ports.contains("[0] a") && ports.contains("[0] b"), "{ports}");
-        assert!(r.read_handler("src.ports", None).unwrap().contains("[0] gate"));
+        assert!(
+            ports.contains("[0] a") && ports.contains("[0] b"),
+            "{ports}"
+        );
+        assert!(r
+            .read_handler("src.ports", None)
+            .unwrap()
+            .contains("[0] gate"));
     }
 
     #[test]
