@@ -632,6 +632,42 @@ fn load_package_takes_a_relative_file_in_the_package_path() {
     r.cleanup();
 }
 
+/// An instance of a package class created at run time makes the router's
+/// configuration require the package, so that the `config` handler's text
+/// runs again in a new rclick (it did not: unknown element class).
+#[test]
+fn create_instance_of_a_package_class_requires_its_package() {
+    use rclick_core::package::PackageSet;
+    use rclick_core::{Router, RouterOptions};
+    let path = vec![hello().to_path_buf()];
+    let reg = rclick_elements::registry().with_packages(PackageSet::new(path.clone()));
+    let conf = "src :: RatedSource(RATE 10) -> c0 :: Counter -> Discard;";
+    let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
+    let opts = RouterOptions {
+        hotswap: true,
+        ..Default::default()
+    };
+    let mut r =
+        Router::new(parsed.spec.unwrap(), conf, &reg, &opts).unwrap_or_else(|d| panic!("{d:?}"));
+    r.write_handler("load_package", "hello").unwrap();
+    r.write_handler("create_instance", "h HelloCounter FROM c0")
+        .unwrap();
+    r.write_handler("create_instance", "h2 HelloCounter FROM h")
+        .unwrap();
+    let saved = r.read_handler("config", None).unwrap();
+    let requires: Vec<&str> = saved
+        .lines()
+        .filter(|l| l.starts_with("require("))
+        .collect();
+    assert_eq!(requires.len(), 1, "{saved}");
+    assert_eq!(requires[0].matches("hello").count(), 1, "{saved}");
+    r.cleanup();
+    // A new program (its own package set, nothing loaded) runs it.
+    let reg = rclick_elements::registry().with_packages(PackageSet::new(path));
+    let parsed = rclick_lang::parse_router(&saved, "saved", &reg, &Default::default());
+    assert!(!parsed.has_errors(), "{:?}\n{saved}", parsed.diagnostics);
+}
+
 /// A link the operator put in a package directory loads by file as it
 /// does by name, wherever it points; a link to a package directory's
 /// file from elsewhere does not make that file loadable by its outside

@@ -120,6 +120,13 @@ impl PackageSet {
         self.state().classes.get(name).map(|(c, _)| *c)
     }
 
+    /// The name of the registered package that provides class `name`.
+    pub fn package_of(&self, name: &str) -> Option<String> {
+        let st = self.state();
+        let &(_, i) = st.classes.get(name)?;
+        Some(st.packages[i].name.clone())
+    }
+
     /// Names of the registered package classes.
     pub fn class_names(&self) -> Vec<&'static str> {
         self.state().classes.keys().copied().collect()

@@ -409,6 +409,17 @@ impl RouterCore {
             spec.connections.remove(k);
             spec.connection_landmarks.remove(k);
         }
+        // The configuration now needs the class's package: say so, so
+        // that the router's `config` loads it when run again.
+        if let Some(package) = self
+            .registry
+            .packages()
+            .and_then(|s| s.package_of(&c.class))
+        {
+            if !spec.requirements.contains(&package) {
+                spec.requirements.push(package);
+            }
+        }
         let idx = spec.elements.len();
         spec.elements.push(ElementDecl {
             name: c.name.clone(),
