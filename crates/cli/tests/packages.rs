@@ -136,6 +136,36 @@ fn require_loads_from_clickpath_flag_and_environment() {
     assert!(text(&out.stderr).contains("requirement 'hello' not available"));
 }
 
+/// A file that is a link to a package already loaded is that package:
+/// `require(package "alias")` through `libalias.so -> libhello.so` is
+/// refused for naming another package, whether or not hello came first.
+#[test]
+fn a_link_to_a_loaded_package_does_not_provide_another_name() {
+    let dir = hello().to_str().unwrap().to_string();
+    let links = target_dir().join(format!("alias-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&links);
+    std::fs::create_dir_all(&links).unwrap();
+    std::os::unix::fs::symlink(
+        Path::new(&dir).join("libhello.so"),
+        links.join("libalias.so"),
+    )
+    .unwrap();
+    let path = format!("{}:{dir}", links.display());
+    for conf in [
+        "require(package \"hello\"); require(package \"alias\"); Idle -> HelloCounter -> Discard;",
+        "require(package \"alias\"); Idle -> HelloCounter -> Discard;",
+    ] {
+        let out = rclick(&["-C", &path, "-q", "-e", conf], &[]);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{conf}: accepted");
+        assert!(
+            err.contains("is package 'hello', not 'alias'"),
+            "{conf}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&links);
+}
+
 #[test]
 fn a_package_built_for_another_rclick_is_refused() {
     let out = rclick(
@@ -398,6 +428,51 @@ fn load_at_run_time_hot_swap_create_free_and_unload() {
     );
 }
 
+/// `unload_package` written right after a `create_instance` (two commands
+/// in one read of the control socket, so both run before the swap is
+/// installed) must be refused: the successor waiting to be installed holds
+/// an element of the package that the running router has not yet.
+#[test]
+fn unload_is_refused_while_a_pending_hot_swap_holds_its_elements() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = hello().to_str().unwrap().to_string();
+    let conf = "src :: RatedSource(RATE 400) -> c0 :: Counter -> Discard;";
+    let r = Running::start(&["-R", "-C", &dir], conf, "pending");
+    r.call("load_package", Some("hello")).unwrap();
+    let mut s = std::os::unix::net::UnixStream::connect(&r.sock).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut rd = BufReader::new(s.try_clone().unwrap());
+    let mut reply = || {
+        // Lines `CODE-text` continue a reply, `CODE text` ends it.
+        let mut all = String::new();
+        loop {
+            let mut line = String::new();
+            assert!(rd.read_line(&mut line).unwrap() > 0, "socket closed");
+            all.push_str(&line);
+            if line.as_bytes().get(3) != Some(&b'-') {
+                return all;
+            }
+        }
+    };
+    let greeting = reply();
+    assert!(greeting.starts_with("Click::ControlSocket"), "{greeting}");
+    s.write_all(
+        b"WRITE create_instance i1 HelloCounter FROM c0[0]\r\nWRITE unload_package hello\r\n",
+    )
+    .unwrap();
+    let created = reply();
+    assert!(created.starts_with("200"), "{created}");
+    let unloaded = reply();
+    assert!(
+        unloaded.starts_with("5") && unloaded.contains("hot swap"),
+        "unload_package was accepted with i1 :: HelloCounter about to be installed: {unloaded}"
+    );
+    r.wait_above("i1.count", 3);
+    assert!(r.call("packages", None).unwrap().starts_with("hello\t"));
+    let err = r.call("unload_package", Some("hello")).unwrap_err();
+    assert!(err.contains("in use by i1 :: HelloCounter"), "{err}");
+}
+
 #[test]
 fn packets_cross_the_package_boundary_both_ways() {
     let dir = hello().to_str().unwrap().to_string();
@@ -535,6 +610,116 @@ fn a_package_loaded_in_process_allocates_through_the_host_allocator() {
         0,
         "every block freed here came from this program's allocator"
     );
+}
+
+/// `load_package` of a relative file takes it in the package path's
+/// directories, not in the working directory; `..` cannot leave them.
+#[test]
+fn load_package_takes_a_relative_file_in_the_package_path() {
+    use rclick_core::package::PackageSet;
+    use rclick_core::{Router, RouterOptions};
+    let dir = hello().to_path_buf();
+    assert!(
+        !Path::new("libhello.so").exists(),
+        "run from another directory"
+    );
+    let reg = rclick_elements::registry().with_packages(PackageSet::new(vec![dir.clone()]));
+    let conf = "Idle -> Discard;";
+    let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
+    let mut r = Router::new(parsed.spec.unwrap(), conf, &reg, &RouterOptions::default())
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    // target/packages/PROFILE/../../PROFILE/rclick: a file outside.
+    let outside = format!("../../{}/rclick", profile());
+    assert!(
+        dir.join(&outside).is_file(),
+        "{}",
+        dir.join(&outside).display()
+    );
+    let err = r.write_handler("load_package", &outside).unwrap_err();
+    assert!(err.contains("not in a CLICKPATH directory"), "{err}");
+    r.write_handler("load_package", "libhello.so")
+        .unwrap_or_else(|e| panic!("load_package libhello.so: {e}"));
+    assert!(r
+        .read_handler("packages", None)
+        .unwrap()
+        .starts_with("hello\t"));
+    r.cleanup();
+}
+
+/// An instance of a package class created at run time makes the router's
+/// configuration require the package, so that the `config` handler's text
+/// runs again in a new rclick (it did not: unknown element class).
+#[test]
+fn create_instance_of_a_package_class_requires_its_package() {
+    use rclick_core::package::PackageSet;
+    use rclick_core::{Router, RouterOptions};
+    let path = vec![hello().to_path_buf()];
+    let reg = rclick_elements::registry().with_packages(PackageSet::new(path.clone()));
+    let conf = "src :: RatedSource(RATE 10) -> c0 :: Counter -> Discard;";
+    let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
+    let opts = RouterOptions {
+        hotswap: true,
+        ..Default::default()
+    };
+    let mut r =
+        Router::new(parsed.spec.unwrap(), conf, &reg, &opts).unwrap_or_else(|d| panic!("{d:?}"));
+    r.write_handler("load_package", "hello").unwrap();
+    r.write_handler("create_instance", "h HelloCounter FROM c0")
+        .unwrap();
+    r.write_handler("create_instance", "h2 HelloCounter FROM h")
+        .unwrap();
+    let saved = r.read_handler("config", None).unwrap();
+    let requires: Vec<&str> = saved
+        .lines()
+        .filter(|l| l.starts_with("require("))
+        .collect();
+    assert_eq!(requires.len(), 1, "{saved}");
+    assert_eq!(requires[0].matches("hello").count(), 1, "{saved}");
+    r.cleanup();
+    // A new program (its own package set, nothing loaded) runs it.
+    let reg = rclick_elements::registry().with_packages(PackageSet::new(path));
+    let parsed = rclick_lang::parse_router(&saved, "saved", &reg, &Default::default());
+    assert!(!parsed.has_errors(), "{:?}\n{saved}", parsed.diagnostics);
+}
+
+/// A link the operator put in a package directory loads by file as it
+/// does by name, wherever it points; a link to a package directory's
+/// file from elsewhere does not make that file loadable by its outside
+/// name.
+#[test]
+fn load_package_by_file_takes_a_link_in_the_package_path() {
+    use rclick_core::package::PackageSet;
+    use rclick_core::{Router, RouterOptions};
+    let real = hello().join("libhello.so");
+    let links = target_dir().join(format!("links-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&links);
+    std::fs::create_dir_all(links.join("pkgs")).unwrap();
+    std::os::unix::fs::symlink(&real, links.join("pkgs/libhello.so")).unwrap();
+    std::os::unix::fs::symlink(&real, links.join("outside.so")).unwrap();
+    let reg = rclick_elements::registry().with_packages(PackageSet::new(vec![links.join("pkgs")]));
+    let conf = "Idle -> Discard;";
+    let parsed = rclick_lang::parse_router(conf, "t", &reg, &Default::default());
+    let mut r = Router::new(parsed.spec.unwrap(), conf, &reg, &RouterOptions::default())
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    let err = r
+        .write_handler("load_package", links.join("outside.so").to_str().unwrap())
+        .unwrap_err();
+    assert!(err.contains("not in a CLICKPATH directory"), "{err}");
+    let err = r
+        .write_handler("load_package", "../outside.so")
+        .unwrap_err();
+    assert!(err.contains("not in a CLICKPATH directory"), "{err}");
+    r.write_handler(
+        "load_package",
+        links.join("pkgs/libhello.so").to_str().unwrap(),
+    )
+    .unwrap_or_else(|e| panic!("a link in the package path: {e}"));
+    assert!(r
+        .read_handler("packages", None)
+        .unwrap()
+        .starts_with("hello\t"));
+    r.cleanup();
+    let _ = std::fs::remove_dir_all(&links);
 }
 
 /// The cost of loading a package and of creating and freeing an instance,

@@ -316,6 +316,45 @@ mod tests {
         assert!(d[0].starts_with("rustc: package has '0.0.1 "), "{d:?}");
     }
 
+    /// The fingerprint leaves out the versions of the kit's third-party
+    /// dependencies (a package's own Cargo.lock may resolve others than
+    /// rclick's): sound only while no type of theirs is in a type that
+    /// crosses the boundary, but for libc's C structs (`pollfd`,
+    /// `epoll_event`), whose layout the target fixes. `inventory` and
+    /// `libloading` are used inside each side only. A new dependency of
+    /// the kit or of rclick-lang must be judged the same way (or its
+    /// version put into the fingerprint) before it is added here.
+    #[test]
+    fn kit_dependencies_are_the_judged_ones() {
+        fn deps(manifest: &str) -> Vec<String> {
+            let text = std::fs::read_to_string(manifest).unwrap();
+            let mut out = Vec::new();
+            let mut on = false;
+            for line in text.lines().map(str::trim) {
+                if line.starts_with('[') {
+                    // [dependencies] and [target.'cfg(..)'.dependencies]
+                    on = line.ends_with("dependencies]") && !line.contains("dev-");
+                } else if on && !line.is_empty() && !line.starts_with('#') {
+                    let name = line.split(['=', '.', ' ']).next().unwrap_or("");
+                    out.push(name.trim().to_string());
+                }
+            }
+            out.sort();
+            out
+        }
+        let base = env!("CARGO_MANIFEST_DIR");
+        assert_eq!(
+            deps(&format!("{base}/Cargo.toml")),
+            ["inventory", "libc", "libloading", "loom", "rclick-lang"],
+            "rclick-core's dependencies changed: see this test's comment"
+        );
+        assert_eq!(
+            deps(&format!("{base}/../lang/Cargo.toml")),
+            Vec::<String>::new(),
+            "rclick-lang's dependencies changed: see this test's comment"
+        );
+    }
+
     /// The fingerprint leaves debug assertions out: sound only while no
     /// item (a struct field, a function, an impl) of the kit or of
     /// rclick-lang exists only with or only without them. `cfg!` and

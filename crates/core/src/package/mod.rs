@@ -120,6 +120,13 @@ impl PackageSet {
         self.state().classes.get(name).map(|(c, _)| *c)
     }
 
+    /// The name of the registered package that provides class `name`.
+    pub fn package_of(&self, name: &str) -> Option<String> {
+        let st = self.state();
+        let &(_, i) = st.classes.get(name)?;
+        Some(st.packages[i].name.clone())
+    }
+
     /// Names of the registered package classes.
     pub fn class_names(&self) -> Vec<&'static str> {
         self.state().classes.keys().copied().collect()
@@ -205,8 +212,9 @@ impl PackageSet {
         Err(errors.join("\n"))
     }
 
-    /// `load_package`: a path (it has a `/` or ends in the library suffix)
-    /// is loaded if it lies in a directory of the package path; a name is
+    /// `load_package`: a path (it has a `/` or ends in the library suffix;
+    /// a relative one is taken in the package path's directories) is
+    /// loaded if it lies in a directory of the package path; a name is
     /// required as `require(package NAME)` would.
     /// Returns the package's name.
     pub fn load_spec(&self, spec: &str, builtin: &dyn Fn(&str) -> bool) -> Result<String, String> {
@@ -218,9 +226,35 @@ impl PackageSet {
             // Only files under the package path: a client of the control
             // socket chooses among the libraries the operator put there,
             // not any file on the machine.
-            let file = Path::new(spec)
-                .canonicalize()
-                .map_err(|e| format!("package file '{spec}': {e}"))?;
+            // A relative file is looked for in the package path's
+            // directories, in order (not in rclick's working directory).
+            let given = Path::new(spec);
+            let file = if given.is_absolute() {
+                given.to_path_buf()
+            } else {
+                self.inner
+                    .search_path
+                    .iter()
+                    .map(|d| d.join(given))
+                    .find(|f| f.is_file())
+                    .unwrap_or_else(|| given.to_path_buf())
+            };
+            // Where the file lies: its directory resolved (links, `..`),
+            // the file itself not, so that a link the operator put in a
+            // package directory loads by file as it does by name.
+            let err = |e: std::io::Error| format!("package file '{spec}': {e}");
+            let (Some(dir), Some(fname)) = (file.parent(), file.file_name()) else {
+                return Err(format!("package file '{spec}': not a file"));
+            };
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            let file = dir.canonicalize().map_err(err)?.join(fname);
+            if !file.is_file() {
+                return Err(format!("package file '{spec}': not a file"));
+            }
             let inside = self
                 .inner
                 .search_path
@@ -252,8 +286,19 @@ impl PackageSet {
         let shown = path.display().to_string();
         let mut st = self.state();
         if let Some(i) = st.packages.iter().position(|p| p.path == path) {
-            // Loaded before: register its classes again if unloaded.
+            // Loaded before (maybe under another file name: a link to it).
+            let name = st.packages[i].name.clone();
+            if let Some(want) = expect {
+                if name != want {
+                    return Err(format!("'{shown}' is package '{name}', not '{want}'"));
+                }
+            }
+            // Register its classes again if unloaded, unless another
+            // package of its name came in meanwhile.
             if !st.packages[i].registered {
+                if st.packages.iter().any(|p| p.name == name && p.registered) {
+                    return Err(format!("a package named '{name}' is already loaded"));
+                }
                 let classes = st.all_classes[i].clone();
                 check_names(&st, &classes, builtin, &st.packages[i].name)?;
                 for c in classes {

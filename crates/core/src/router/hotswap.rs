@@ -382,20 +382,24 @@ impl Router {
         let t0 = std::time::Instant::now();
         // Per-thread copies hand on their counts through their element.
         self.core.fold_thread_copies();
-        for i in 0..new.core.info.len() {
-            let Some(&old_idx) = self.core.by_name.get(&new.core.info[i].name) else {
-                continue;
-            };
-            let (Ok(mut ne), Ok(mut oe)) = (
-                new.core.elements[i].try_borrow_mut(),
-                self.core.elements[old_idx].try_borrow_mut(),
-            ) else {
-                continue;
-            };
-            let mut ictx = InitCtx::new(&new.core, i);
-            ne.take_state(&mut **oe, &mut ictx);
-        }
-        *new.core.bindings.borrow_mut() = std::mem::take(&mut *self.core.bindings.borrow_mut());
+        // Whether each new element took state from its predecessor.
+        let took: Vec<bool> = (0..new.core.info.len())
+            .map(|i| {
+                let Some(&old_idx) = self.core.by_name.get(&new.core.info[i].name) else {
+                    return false;
+                };
+                let (Ok(mut ne), Ok(mut oe)) = (
+                    new.core.elements[i].try_borrow_mut(),
+                    self.core.elements[old_idx].try_borrow_mut(),
+                ) else {
+                    return false;
+                };
+                let mut ictx = InitCtx::new(&new.core, i);
+                ne.take_state(&mut **oe, &mut ictx)
+            })
+            .collect();
+        let bindings = std::mem::take(&mut *self.core.bindings.borrow_mut());
+        *new.core.bindings.borrow_mut() = new.core.carried_bindings(bindings, &took);
         new.stop_flag = self.stop_flag.clone();
         new.install_stats = std::mem::take(&mut self.install_stats);
         std::mem::swap(self, &mut new);

@@ -59,6 +59,20 @@ fn parse_port_ref(s: &str) -> Result<(String, usize), String> {
     }
 }
 
+/// Whether `s` can name an element in a configuration, as the lexer reads
+/// names: words of letters, digits, `_` and `@` joined by single `/`, and
+/// not a keyword. Anything else would make the router's flattened
+/// configuration (its `config` handler, what later hot swaps start from)
+/// unreadable, and its handlers unreachable.
+fn is_element_name(s: &str) -> bool {
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'@')
+    };
+    s.split('/').all(word) && !matches!(s, "elementclass" | "require" | "provide" | "define")
+}
+
 /// A parsed `create_instance` value.
 #[derive(Debug, PartialEq, Eq)]
 struct CreateSpec {
@@ -117,6 +131,12 @@ fn parse_create(v: &str) -> Result<CreateSpec, String> {
     }
     if name.is_empty() || class.is_empty() {
         return Err(USAGE.into());
+    }
+    if !is_element_name(name) {
+        return Err(format!(
+            "'{name}' is not an element name (letters, digits, '_' and '@', \
+             in parts joined by single '/')"
+        ));
     }
     // FROM GATE[PORT] [TO TARGET[PORT]], keywords in any case.
     let upper = rest.to_ascii_uppercase();
@@ -246,6 +266,14 @@ impl RouterCore {
                 if set.find(value).is_none() {
                     return Err(format!("no package '{value}' is loaded"));
                 }
+                // A successor built (by create_instance, hotconfig) but
+                // not installed yet may hold elements of the package that
+                // the running router has not: refuse until it is in.
+                if self.swap_in_progress() || self.pending_swap.borrow().is_some() {
+                    return Err(format!(
+                        "a hot swap is being installed: unload package '{value}' after it"
+                    ));
+                }
                 let users = self.package_elements(Some(value));
                 if !users.is_empty() {
                     let names: Vec<String> = users
@@ -287,6 +315,29 @@ impl RouterCore {
         }
     }
 
+    /// The registrations of the router this one replaces that still hold
+    /// here: the instance exists and still hangs off output `port` of the
+    /// gate, and the gate took its predecessor's state (its filters).
+    /// Others are dropped, or they would be listed by `instances` and
+    /// block `free_instance` of a later element of the same name for a
+    /// filter no gate has (`deregister_instance` then fails too).
+    pub(crate) fn carried_bindings(&self, old: Vec<Binding>, took: &[bool]) -> Vec<Binding> {
+        old.into_iter()
+            .filter(|b| {
+                let (Some(&g), Some(&i)) =
+                    (self.by_name.get(&b.gate), self.by_name.get(&b.instance))
+                else {
+                    return false;
+                };
+                took.get(g).copied().unwrap_or(false)
+                    && self.graph.ins[i]
+                        .iter()
+                        .flatten()
+                        .any(|&(from, port)| from == g && port == b.port)
+            })
+            .collect()
+    }
+
     fn need_hotswap(&self, what: &str) -> Result<(), String> {
         if self.hotswap {
             Ok(())
@@ -296,6 +347,16 @@ impl RouterCore {
                  (--allow-reconfigure) option"
             ))
         }
+    }
+
+    /// A copy of this router's spec to edit, with one landmark per
+    /// connection (a spec built by hand may have fewer; the edits below
+    /// keep the two lists in step).
+    fn editable_spec(&self) -> RouterSpec {
+        let mut spec = self.spec.clone();
+        spec.connection_landmarks
+            .resize(spec.connections.len(), Landmark::new("", 0));
+        spec
     }
 
     fn spec_index(spec: &RouterSpec, name: &str) -> Option<usize> {
@@ -314,7 +375,7 @@ impl RouterCore {
                 c.class
             ));
         }
-        let mut spec = self.spec.clone();
+        let mut spec = self.editable_spec();
         let gate = Self::spec_index(&spec, &c.from.0)
             .ok_or_else(|| format!("no element named '{}'", c.from.0))?;
         let gport = c.from.1;
@@ -348,6 +409,17 @@ impl RouterCore {
             spec.connections.remove(k);
             spec.connection_landmarks.remove(k);
         }
+        // The configuration now needs the class's package: say so, so
+        // that the router's `config` loads it when run again.
+        if let Some(package) = self
+            .registry
+            .packages()
+            .and_then(|s| s.package_of(&c.class))
+        {
+            if !spec.requirements.contains(&package) {
+                spec.requirements.push(package);
+            }
+        }
         let idx = spec.elements.len();
         spec.elements.push(ElementDecl {
             name: c.name.clone(),
@@ -379,7 +451,7 @@ impl RouterCore {
                 bound.join("; ")
             ));
         }
-        let mut spec = self.spec.clone();
+        let mut spec = self.editable_spec();
         let idx =
             Self::spec_index(&spec, name).ok_or_else(|| format!("no element named '{name}'"))?;
         let ins: Vec<(usize, usize)> = spec
@@ -557,6 +629,10 @@ mod tests {
     }
 
     fn router(hotswap: bool) -> Router {
+        router_with(hotswap, |_| {})
+    }
+
+    fn router_with(hotswap: bool, edit: impl FnOnce(&mut RouterSpec)) -> Router {
         let mut reg = Registry::new();
         reg.add("Gate", || Box::new(Gate::default()));
         reg.add("Src", || Box::new(Src));
@@ -572,6 +648,8 @@ mod tests {
             ],
             &[(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0)],
         );
+        let mut spec = spec;
+        edit(&mut spec);
         let opts = RouterOptions {
             hotswap,
             capture_chatter: true,
@@ -639,6 +717,77 @@ mod tests {
     }
 
     #[test]
+    fn a_hot_swap_drops_registrations_of_instances_it_removes() {
+        let mut r = router(true);
+        r.write_handler("create_instance", "i Pass FROM gate[1]")
+            .unwrap();
+        r.write_handler("register_instance", "i dst 10.0.0.0/8")
+            .unwrap();
+        // A configuration without i: its registration goes with it.
+        r.hotswap("src :: Src -> gate :: Gate -> a :: Sink; gate[1] -> b :: Sink;")
+            .unwrap_or_else(|d| panic!("{d:?}"));
+        let inst = r.read_handler("instances", None).unwrap();
+        assert_eq!(inst, "", "i is gone, and so is its registration");
+        // A new i can be created and freed again.
+        r.write_handler("create_instance", "i Pass FROM gate[1]")
+            .unwrap();
+        r.write_handler("free_instance", "i")
+            .unwrap_or_else(|e| panic!("free_instance of the new i: {e}"));
+        // Kept when the instance stays and the gate keeps its filters.
+        r.write_handler("create_instance", "k Pass FROM gate[0]")
+            .unwrap();
+        r.write_handler("register_instance", "k src 1.0.0.0/8")
+            .unwrap();
+        r.hotswap("src :: Src -> gate :: Gate -> k :: Pass -> a :: Sink; gate[1] -> b :: Sink;")
+            .unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(
+            r.read_handler("instances", None).unwrap(),
+            "k\tgate[0]\tsrc 1.0.0.0/8\n"
+        );
+        // Dropped when the gate is replaced by one that keeps no filters.
+        r.hotswap("src :: Src -> gate :: Pass -> k :: Pass -> a :: Sink;")
+            .unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(r.read_handler("instances", None).unwrap(), "");
+    }
+
+    #[test]
+    fn an_instance_name_must_be_an_element_name() {
+        let mut r = router(true);
+        let err = r
+            .write_handler("create_instance", "a;b Pass FROM gate[1]")
+            .unwrap_err();
+        assert!(err.contains("not an element name"), "{err}");
+        assert!(r.find_element("a;b").is_none());
+        // The configuration stays readable.
+        let conf = r.read_handler("config", None).unwrap();
+        assert!(!conf.contains("a;b"), "{conf}");
+    }
+
+    #[test]
+    fn a_spec_without_connection_landmarks_can_be_edited() {
+        // RouterSpec's fields are public: a spec built by hand may leave
+        // the landmarks out.
+        let mut r = router_with(true, |s| s.connection_landmarks.clear());
+        r.write_handler("create_instance", "i Pass FROM gate[1]")
+            .unwrap();
+        let ports = r.read_handler("i.ports", None).unwrap();
+        assert!(
+            ports.contains("gate [1]") && ports.contains("[0] b"),
+            "{ports}"
+        );
+        r.write_handler("free_instance", "i").unwrap();
+        let ports = r.read_handler("gate.ports", None).unwrap();
+        assert!(
+            ports.contains("[0] a") && ports.contains("[0] b"),
+            "{ports}"
+        );
+        assert!(r
+            .read_handler("src.ports", None)
+            .unwrap()
+            .contains("[0] gate"));
+    }
+
+    #[test]
     fn creating_needs_hot_swap() {
         let mut r = router(false);
         let err = r
@@ -663,5 +812,10 @@ mod tests {
         assert!(parse_create("i1 HelloCounter").is_err());
         assert!(parse_create("i1 X(1 FROM g").is_err());
         assert!(parse_create("i1 X FROM g[x]").is_err());
+        assert!(parse_create("a/b_1@2 X FROM g").is_ok());
+        for bad in ["a;b", "a.b", "a//b", "/a", "a->b", "x::y", "require", "a,b"] {
+            let err = parse_create(&format!("{bad} X FROM g")).unwrap_err();
+            assert!(err.contains("is not an element name"), "{bad}: {err}");
+        }
     }
 }
