@@ -229,6 +229,7 @@ const CASES: &[(&str, &str)] = &[
     ("GetIP6Address", "Idle->x::GetIP6Address(24)->Idle"),
     ("SetIP6Address", "Idle->x::SetIP6Address(::1)->Idle"),
     ("DecIP6HLIM", "Idle->x::DecIP6HLIM->Idle"),
+    ("IP6Fragmenter", "Idle->x::IP6Fragmenter(1280)->Idle"),
     ("SetIP6DSCP", "Idle->x::SetIP6DSCP(0)->Idle"),
     ("IP6Print", "Idle->x::IP6Print->Idle"),
     ("LookupIP6Route", "Idle->x::LookupIP6Route(::/0 0)->Idle"),
@@ -329,6 +330,16 @@ const STAND_INS: &[(&str, &str, &str)] = &[
         "Idle->x::IP6Filter(allow all)->Idle",
         "Idle->x::IPFilter(allow all)->Idle",
     ),
+    (
+        "IP6Reassembler",
+        "Idle->x::IP6Reassembler->Idle",
+        "Idle->x::IPReassembler->Idle",
+    ),
+    (
+        "CheckICMP6Header",
+        "Idle->x::CheckICMP6Header->Idle",
+        "Idle->x::CheckICMPHeader->Idle",
+    ),
 ];
 
 /// Handlers rclick adds to a class (each documented in the element's
@@ -351,6 +362,7 @@ const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
     ("StaticIPLookup", &["memory", "drops"]),
     ("LookupIPRoute", &["memory", "drops"]),
     ("IPReassembler", &["mem_used"]),
+    ("IP6Reassembler", &["mem_used", "drops"]),
     ("RangeIPLookup", &["memory", "drops"]),
     ("SetIPDSCP", &["drops"]),
     ("SetIPECN", &["drops"]),
@@ -600,6 +612,14 @@ fn every_class_has_a_listing_case() {
         (
             "IP6RouterAdvertiser",
             "rclick only, no Click counterpart (tests/ip6.rs)",
+        ),
+        (
+            "IP6HopByHop",
+            "rclick only, no Click counterpart (tests/ip6_ext.rs)",
+        ),
+        (
+            "IP6Routing",
+            "rclick only, no Click counterpart (tests/ip6_ext.rs)",
         ),
         (
             "ESPTunnelEncap",
