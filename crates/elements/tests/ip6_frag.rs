@@ -394,7 +394,7 @@ fn we_reassemble_scapys_fragments() {
         fs=fragment6(IPv6(bytes(raw)), 1280)\n\
         fs.reverse()\n\
         [print(bytes(f).hex()) for f in fs]";
-    let frags = run_scapy(script, &[orig.clone()]);
+    let frags = run_scapy(script, std::slice::from_ref(&orig));
     assert!(frags.len() >= 4, "{}", frags.len());
     assert!(frags.iter().all(|f| f.len() <= 1280));
     let (_, back) = reassemble(&frags);
