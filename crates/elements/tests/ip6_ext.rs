@@ -271,6 +271,31 @@ fn check_icmp6_header() {
     );
 }
 
+#[test]
+fn erase_ip_payload_drops_what_it_cannot_read() {
+    let mut r = from_config("Idle -> x :: EraseIPPayload -> q0 :: Queue -> Idle;");
+    let mut later = vec![PROTO_UDP, 0, 0, 8, 0, 0, 0, 1];
+    later.extend_from_slice(b"not a header");
+    for b in [
+        ip6(PROTO_FRAGMENT, &later),
+        ip6(47, b"gre"),
+        vec![0x45, 0, 0],
+        b"\x60 short".to_vec(),
+    ] {
+        assert!(route(&mut r, &b).is_none());
+    }
+    assert_eq!(read(&mut r, "x.drops"), "4");
+    // A first fragment's UDP payload is erased.
+    let mut first = vec![PROTO_UDP, 0, 0, 1, 0, 0, 0, 1];
+    first.extend_from_slice(&[0, 1, 0, 2, 0, 20, 0xab, 0xcd]);
+    first.extend_from_slice(b"payload!");
+    let (_, p) = route(&mut r, &ip6(PROTO_FRAGMENT, &first)).unwrap();
+    assert_eq!(
+        &p.data()[HEADER_LEN + 8..],
+        &[0, 1, 0, 2, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    );
+}
+
 proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(
@@ -282,9 +307,10 @@ proptest! {
         if cut % 4 == 0 {
             pkt.truncate(cut as usize);
         }
-        for class in ["IP6HopByHop", "IP6Routing", "CheckICMP6Header"] {
+        for class in ["IP6HopByHop", "IP6Routing", "CheckICMP6Header", "EraseIPPayload"] {
+            let second = if class == "EraseIPPayload" { "" } else { "x[1] -> q1 :: Queue -> Idle;" };
             let mut r = from_config(&format!(
-                "Idle -> x :: {class} -> q0 :: Queue -> Idle; x[1] -> q1 :: Queue -> Idle;"
+                "Idle -> x :: {class} -> q0 :: Queue -> Idle; {second}"
             ));
             let _ = route(&mut r, &pkt);
         }
