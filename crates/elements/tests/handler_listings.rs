@@ -341,6 +341,11 @@ const STAND_INS: &[(&str, &str, &str)] = &[
         "Idle->x::CheckICMP6Header->Idle",
         "Idle->x::CheckICMPHeader->Idle",
     ),
+    (
+        "SetRandIP6Address",
+        "Idle->x::SetRandIP6Address(2001:db8::/32)->Idle",
+        "Idle->x::SetRandIPAddress(10.0.0.0/8)->Idle",
+    ),
 ];
 
 /// Handlers rclick adds to a class (each documented in the element's
@@ -621,6 +626,10 @@ fn every_class_has_a_listing_case() {
         ),
         (
             "IP6Routing",
+            "rclick only, no Click counterpart (tests/ip6_ext.rs)",
+        ),
+        (
+            "SetIP6FlowLabel",
             "rclick only, no Click counterpart (tests/ip6_ext.rs)",
         ),
         (

@@ -296,6 +296,49 @@ fn erase_ip_payload_drops_what_it_cannot_read() {
     );
 }
 
+#[test]
+fn flow_label_and_random_addresses() {
+    let mut r = from_config("Idle -> x :: SetIP6FlowLabel(0xabcde) -> q0 :: Queue -> Idle;");
+    let mut pkt = ip6(PROTO_UDP, &UDP);
+    pkt[0..4].copy_from_slice(&[0x6b, 0x81, 0x23, 0x45]);
+    let (_, p) = route(&mut r, &pkt).unwrap();
+    assert_eq!(&p.data()[..4], &[0x6b, 0x8a, 0xbc, 0xde]);
+    assert_eq!(&p.data()[4..], &pkt[4..]);
+    r.write_handler("x.flow", "7").unwrap();
+    let (_, p) = route(&mut r, &pkt).unwrap();
+    assert_eq!(&p.data()[..4], &[0x6b, 0x80, 0x00, 0x07]);
+    assert!(r.write_handler("x.flow", "0x100000").is_err());
+    assert!(route(&mut r, &pkt[..30]).is_none());
+    assert_eq!(read(&mut r, "x.drops"), "1");
+
+    let addrs = |conf: &str, n: usize| {
+        let mut r = from_config(&format!(
+            "Idle -> x :: SetRandIP6Address({conf}) -> q0 :: Queue -> Idle;"
+        ));
+        (0..n)
+            .map(|_| {
+                route(&mut r, &ip6(PROTO_UDP, &UDP))
+                    .unwrap()
+                    .1
+                    .dst_ip6_anno()
+            })
+            .collect::<Vec<_>>()
+    };
+    let v = addrs("2001:db8:7::/48, SEED 1", 200);
+    assert!(v.iter().all(|a| a.segments()[..3] == [0x2001, 0xdb8, 7]));
+    let distinct: std::collections::BTreeSet<_> = v.iter().collect();
+    assert!(distinct.len() > 190);
+    assert_eq!(v, addrs("2001:db8:7::/48, SEED 1", 200));
+    assert_ne!(v, addrs("2001:db8:7::/48, SEED 2", 200));
+    let few: std::collections::BTreeSet<_> = addrs("2001:db8::/120, 3, SEED 9", 100)
+        .into_iter()
+        .collect();
+    assert!(few.len() <= 3 && !few.is_empty());
+    assert!(few
+        .iter()
+        .all(|a| a.segments()[..7] == [0x2001, 0xdb8, 0, 0, 0, 0, 0]));
+}
+
 proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(
@@ -307,8 +350,15 @@ proptest! {
         if cut % 4 == 0 {
             pkt.truncate(cut as usize);
         }
-        for class in ["IP6HopByHop", "IP6Routing", "CheckICMP6Header", "EraseIPPayload"] {
-            let second = if class == "EraseIPPayload" { "" } else { "x[1] -> q1 :: Queue -> Idle;" };
+        for class in [
+            "IP6HopByHop",
+            "IP6Routing",
+            "CheckICMP6Header",
+            "EraseIPPayload",
+            "SetIP6FlowLabel(5)",
+            "SetRandIP6Address(2001:db8::/32)",
+        ] {
+            let second = if class.starts_with("IP6") || class.starts_with("Check") { "x[1] -> q1 :: Queue -> Idle;" } else { "" };
             let mut r = from_config(&format!(
                 "Idle -> x :: {class} -> q0 :: Queue -> Idle; {second}"
             ));
