@@ -33,6 +33,9 @@
 //! follows RFC 7915. Packets larger than 1280 bytes with DF clear are not
 //! fragmented here: put an IP6Fragmenter after the translator.
 //!
+//! The translated packet keeps the input's annotations (Click's starts
+//! without any).
+//!
 //! ## Keywords
 //! - **PREFIX** (IPv6 prefix, a /96): where IPv4 addresses sit in IPv6
 //!   addresses (RFC 6052). Default `::ffff:0:0/96`, the IPv4-mapped

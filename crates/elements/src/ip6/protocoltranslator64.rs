@@ -31,6 +31,9 @@
 //! Differences from Click 2.1, whose translator follows RFC 2765: Click
 //! always sets DF, where RFC 7915 sets it only above 1260 bytes.
 //!
+//! The translated packet keeps the input's annotations (Click's starts
+//! without any).
+//!
 //! ## Keywords
 //! - **PREFIX** (IPv6 prefix, a /96): where IPv4 addresses sit in IPv6
 //!   addresses (RFC 6052). Default `::ffff:0:0/96`, the IPv4-mapped
