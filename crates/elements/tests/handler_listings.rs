@@ -233,6 +233,10 @@ const CASES: &[(&str, &str)] = &[
     ("EraseIPPayload", "Idle->x::EraseIPPayload->Idle"),
     ("ProtocolTranslator46", "Idle->x::ProtocolTranslator46->Idle"),
     ("ProtocolTranslator64", "Idle->x::ProtocolTranslator64->Idle"),
+    (
+        "AddressTranslator",
+        "Idle->x::AddressTranslator(0, 1, 0, 0, ::1.0.0.1)->Idle; Idle->[1]x[1]->Idle",
+    ),
     ("SetIP6DSCP", "Idle->x::SetIP6DSCP(0)->Idle"),
     ("IP6Print", "Idle->x::IP6Print->Idle"),
     ("LookupIP6Route", "Idle->x::LookupIP6Route(::/0 0)->Idle"),
@@ -374,6 +378,7 @@ const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
     ("EraseIPPayload", &["drops"]),
     ("ProtocolTranslator46", &["drops"]),
     ("ProtocolTranslator64", &["drops"]),
+    ("AddressTranslator", &["drops", "mappings"]),
     ("RangeIPLookup", &["memory", "drops"]),
     ("SetIPDSCP", &["drops"]),
     ("SetIPECN", &["drops"]),

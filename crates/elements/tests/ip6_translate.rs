@@ -181,3 +181,146 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------------------ AddressTranslator
+
+fn v6_udp(src: &str, dst: &str, sport: u16, dport: u16, data: &[u8]) -> Vec<u8> {
+    let (s, d): (std::net::Ipv6Addr, std::net::Ipv6Addr) =
+        (src.parse().unwrap(), dst.parse().unwrap());
+    let mut b = vec![0x60, 0, 0, 0, 0, 0, 17, 64];
+    b[4..6].copy_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+    b.extend_from_slice(&s.octets());
+    b.extend_from_slice(&d.octets());
+    b.extend_from_slice(&sport.to_be_bytes());
+    b.extend_from_slice(&dport.to_be_bytes());
+    b.extend_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+    b.extend_from_slice(&[0, 0]);
+    b.extend_from_slice(data);
+    b
+}
+
+fn udp_ok(p: &[u8]) -> bool {
+    let mut s = [0u8; 16];
+    s.copy_from_slice(&p[8..24]);
+    let mut d = [0u8; 16];
+    d.copy_from_slice(&p[24..40]);
+    rclick_core::wire::checksum::verify_pseudo(
+        std::net::Ipv6Addr::from(s),
+        std::net::Ipv6Addr::from(d),
+        17,
+        &p[40..],
+    )
+}
+
+fn at_run(r: &mut Router, port: usize, pkt: &[u8]) -> Option<Vec<u8>> {
+    let i = r.find_element("x").unwrap();
+    r.inject_packet(i, port, net(pkt));
+    let q = r.find_element(&format!("q{port}")).unwrap();
+    let mut out = Vec::new();
+    while let Some(b) = r.pull_from(q, 0, 8) {
+        out.extend(b.into_iter().map(|p| p.data().to_vec()));
+    }
+    out.pop()
+}
+
+#[test]
+fn address_translator_static_and_dynamic() {
+    let mut r = from_config(
+        "Idle -> x :: AddressTranslator(2, true, 3ffe::1 53 ::1.0.0.1 5353, 3ffe::2 80 ::1.0.0.2 8080, 1, 1, 0, ::1.0.0.9 2000 2001);
+         Idle -> [1]x; x[0] -> q0 :: Queue -> Idle; x[1] -> q1 :: Queue -> Idle;",
+    );
+    // Static: address and port.
+    let o = at_run(
+        &mut r,
+        0,
+        &v6_udp("3ffe::1", "::ffff:1.2.3.4", 53, 99, b"s"),
+    )
+    .unwrap();
+    assert_eq!(
+        &o[8..24],
+        &"::1.0.0.1".parse::<std::net::Ipv6Addr>().unwrap().octets()
+    );
+    assert_eq!(&o[40..42], &5353u16.to_be_bytes());
+    assert!(udp_ok(&o));
+    let i = at_run(
+        &mut r,
+        1,
+        &v6_udp("::ffff:1.2.3.4", "::1.0.0.2", 99, 8080, b"t"),
+    )
+    .unwrap();
+    assert_eq!(
+        &i[24..40],
+        &"3ffe::2".parse::<std::net::Ipv6Addr>().unwrap().octets()
+    );
+    assert_eq!(&i[42..44], &80u16.to_be_bytes());
+    assert!(udp_ok(&i));
+    // Dynamic ports: two flows, then the range is used up.
+    let a = at_run(&mut r, 0, &v6_udp("3ffe::7", "::ffff:1.2.3.4", 1, 2, b"a")).unwrap();
+    let b = at_run(&mut r, 0, &v6_udp("3ffe::8", "::ffff:1.2.3.4", 1, 2, b"b")).unwrap();
+    assert_eq!(
+        (&a[40..42], &b[40..42]),
+        (&2000u16.to_be_bytes()[..], &2001u16.to_be_bytes()[..])
+    );
+    assert!(at_run(&mut r, 0, &v6_udp("3ffe::9", "::ffff:1.2.3.4", 1, 2, b"c")).is_none());
+    // The reply to the second flow.
+    let back = at_run(
+        &mut r,
+        1,
+        &v6_udp("::ffff:1.2.3.4", "::1.0.0.9", 2, 2001, b"r"),
+    )
+    .unwrap();
+    assert_eq!(
+        &back[24..40],
+        &"3ffe::8".parse::<std::net::Ipv6Addr>().unwrap().octets()
+    );
+    assert_eq!(&back[42..44], &1u16.to_be_bytes());
+    assert!(udp_ok(&back));
+    // Inward to an unmapped port, malformed packets: dropped.
+    assert!(at_run(
+        &mut r,
+        1,
+        &v6_udp("::ffff:1.2.3.4", "::1.0.0.9", 2, 2005, b"r")
+    )
+    .is_none());
+    let good = v6_udp("3ffe::7", "::ffff:1.2.3.4", 1, 2, b"a");
+    assert!(at_run(&mut r, 0, &good[..44]).is_none());
+    let mut gre = good.clone();
+    gre[6] = 47;
+    assert!(at_run(&mut r, 0, &gre).is_none());
+    assert_eq!(read(&mut r, "x.drops"), "4");
+    assert!(read(&mut r, "x.mappings").contains("3ffe::8 1 > ::ffff:1.2.3.4 2 => ::1.0.0.9 2001"));
+    for bad in [
+        "AddressTranslator(x)",
+        "AddressTranslator(1, true, 3ffe::1 ::1.0.0.1, 0)",
+        "AddressTranslator(0, 1, 1, 0, ::1 5 4)",
+        "AddressTranslator(0)",
+    ] {
+        assert!(
+            rclick_elements::testing::try_from_config(&format!(
+                "Idle -> x :: {bad} -> Idle; Idle -> [1]x[1] -> Idle;"
+            ))
+            .is_err(),
+            "{bad}"
+        );
+    }
+}
+
+proptest! {
+    #[test]
+    fn address_translator_never_panics(
+        body in proptest::collection::vec(any::<u8>(), 0..100),
+        nh in prop_oneof![Just(6u8), Just(17), Just(58), any::<u8>()],
+        port in 0usize..2,
+    ) {
+        let mut r = from_config(
+            "Idle -> x :: AddressTranslator(0, 1, 1, 0, ::1.0.0.9 2000 2001);
+             Idle -> [1]x; x[0] -> q0 :: Queue -> Idle; x[1] -> q1 :: Queue -> Idle;",
+        );
+        let mut b = v6_udp("3ffe::7", "::1.0.0.9", 1, 2000, &body);
+        b[6] = nh;
+        if body.len() % 3 == 0 {
+            b[4] = body.first().copied().unwrap_or(0);
+        }
+        let _ = at_run(&mut r, port, &b);
+    }
+}
