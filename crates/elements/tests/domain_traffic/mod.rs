@@ -84,7 +84,8 @@ pub const ROUTERS: &[(&str, usize, &str)] = &[
         "Idle -> in0 :: Counter -> Strip(14) -> chk :: CheckIP6Header -> ok :: Counter
            -> hbh :: IP6HopByHop -> n0 :: Counter -> rh :: IP6Routing -> n1 :: Counter
            -> ra :: IP6Reassembler(HIMEM 65536) -> whole :: Counter -> fr :: IP6Fragmenter(1280)
-           -> fo :: Counter -> ci :: CheckICMP6Header -> io :: Counter -> Discard;
+           -> fo :: Counter -> ci :: CheckICMP6Header -> io :: Counter
+           -> pt :: ProtocolTranslator64 -> p4 :: Counter -> Discard;
          hbh[1] -> h1 :: Counter -> Discard; hbh[2] -> h2 :: Counter -> Discard;
          hbh[3] -> h3 :: Counter -> Discard;
          hbh[4] -> h4 :: Counter -> ICMP6Error(2001:db8::1, 4, 2) -> Discard;
