@@ -45,13 +45,17 @@ const CLICK_INITIALIZES: &[&str] = &[
 /// Click 2.1's user-level ToHost (fromhost-tunnel: DEVNAME required), by
 /// its pull-only ToDevice (ip601: a push output into it), or by its
 /// CheckIP6Header, which cannot read a list of bad addresses
-/// (ip6ndsolicitor). delay, localdelay and sampler use the kernel
+/// (ip6ndsolicitor, and the IPv4/IPv6 translators ip64-nat, ip64-nat2,
+/// ip64-nat4). delay, localdelay and sampler use the kernel
 /// module's PollDevice with QoS elements.
 const RCLICK_ALSO: &[&str] = &[
     "delay.click",
     "fastudpsrc.click",
     "fromhost-tunnel.click",
     "ip601.click",
+    "ip64-nat.click",
+    "ip64-nat2.click",
+    "ip64-nat4.click",
     "ip6ndsolicitor.click",
     "localdelay.click",
     "sampler.click",

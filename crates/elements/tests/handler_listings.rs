@@ -233,6 +233,14 @@ const CASES: &[(&str, &str)] = &[
     ("GetIP6Address", "Idle->x::GetIP6Address(24)->Idle"),
     ("SetIP6Address", "Idle->x::SetIP6Address(::1)->Idle"),
     ("DecIP6HLIM", "Idle->x::DecIP6HLIM->Idle"),
+    ("IP6Fragmenter", "Idle->x::IP6Fragmenter(1280)->Idle"),
+    ("EraseIPPayload", "Idle->x::EraseIPPayload->Idle"),
+    ("ProtocolTranslator46", "Idle->x::ProtocolTranslator46->Idle"),
+    ("ProtocolTranslator64", "Idle->x::ProtocolTranslator64->Idle"),
+    (
+        "AddressTranslator",
+        "Idle->x::AddressTranslator(0, 1, 0, 0, ::1.0.0.1)->Idle; Idle->[1]x[1]->Idle",
+    ),
     ("SetIP6DSCP", "Idle->x::SetIP6DSCP(0)->Idle"),
     ("IP6Print", "Idle->x::IP6Print->Idle"),
     ("LookupIP6Route", "Idle->x::LookupIP6Route(::/0 0)->Idle"),
@@ -334,6 +342,21 @@ const STAND_INS: &[(&str, &str, &str)] = &[
         "Idle->x::IP6Filter(allow all)->Idle",
         "Idle->x::IPFilter(allow all)->Idle",
     ),
+    (
+        "IP6Reassembler",
+        "Idle->x::IP6Reassembler->Idle",
+        "Idle->x::IPReassembler->Idle",
+    ),
+    (
+        "CheckICMP6Header",
+        "Idle->x::CheckICMP6Header->Idle",
+        "Idle->x::CheckICMPHeader->Idle",
+    ),
+    (
+        "SetRandIP6Address",
+        "Idle->x::SetRandIP6Address(2001:db8::/32)->Idle",
+        "Idle->x::SetRandIPAddress(10.0.0.0/8)->Idle",
+    ),
 ];
 
 /// Handlers rclick adds to a class (each documented in the element's
@@ -357,6 +380,11 @@ const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
     ("StaticIPLookup", &["memory", "drops"]),
     ("LookupIPRoute", &["memory", "drops"]),
     ("IPReassembler", &["mem_used"]),
+    ("IP6Reassembler", &["mem_used", "drops"]),
+    ("EraseIPPayload", &["drops"]),
+    ("ProtocolTranslator46", &["drops"]),
+    ("ProtocolTranslator64", &["drops"]),
+    ("AddressTranslator", &["drops", "mappings"]),
     ("RangeIPLookup", &["memory", "drops"]),
     ("SetIPDSCP", &["drops"]),
     ("SetIPECN", &["drops"]),
@@ -622,6 +650,18 @@ fn every_class_has_a_listing_case() {
         (
             "IP6RouterAdvertiser",
             "rclick only, no Click counterpart (tests/ip6.rs)",
+        ),
+        (
+            "IP6HopByHop",
+            "rclick only, no Click counterpart (tests/ip6_ext.rs)",
+        ),
+        (
+            "IP6Routing",
+            "rclick only, no Click counterpart (tests/ip6_ext.rs)",
+        ),
+        (
+            "SetIP6FlowLabel",
+            "rclick only, no Click counterpart (tests/ip6_ext.rs)",
         ),
         (
             "ESPTunnelEncap",

@@ -5,9 +5,11 @@
 use std::net::Ipv6Addr;
 
 use rclick_core::conf::{parse_ipv6, parse_ipv6_addr_or_prefix, Ipv6Prefix};
-use rclick_core::wire::ipv6::PROTO_ICMPV6;
-use rclick_core::wire::ipv6ext::upper_layer;
-use rclick_core::wire::Ipv6Header;
+use rclick_core::wire::ipv6::{
+    PROTO_DSTOPTS, PROTO_FRAGMENT, PROTO_HOPOPTS, PROTO_ICMPV6, PROTO_ROUTING,
+};
+use rclick_core::wire::ipv6ext::{upper_layer, Ipv6ExtHeader};
+use rclick_core::wire::{Ipv6Header, WireError};
 use rclick_core::{InitCtx, Packet};
 
 use crate::ip::address::lookup_entry;
@@ -110,6 +112,92 @@ pub fn parse_ipv6_prefix_arg(s: &str, ctx: &InitCtx) -> Result<Ipv6Prefix, Strin
             .and_then(|e| e.ipv6_prefix.or(e.ipv6.map(|a| Ipv6Prefix::new(a, 128)))),
     };
     found.ok_or_else(|| "expected IPv6 address or prefix".to_string())
+}
+
+/// The split of an IPv6 packet for fragmenting (RFC 8200 section 4.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FragSplit {
+    /// Bytes of extension headers in the unfragmentable part: a
+    /// hop-by-hop header, then destination options and routing headers up
+    /// to the last routing header.
+    pub unfrag_ext: usize,
+    /// Offset in the payload of the unfragmentable header whose next-header
+    /// byte names the fragmentable part; `None` for the fixed header's.
+    pub nh_field: Option<usize>,
+    /// The first header type of the fragmentable part.
+    pub frag_nh: u8,
+    /// Offset in the payload where the upper-layer header (or a header not
+    /// walked: ESP, no next header, fragment) starts.
+    pub chain_end: usize,
+    /// The type of that header.
+    pub chain_end_nh: u8,
+}
+
+/// Walks the extension headers of `payload` (after a fixed header naming
+/// `next_header`) and finds the unfragmentable part. A hop-by-hop header
+/// counts only first. Errors on truncated headers.
+pub fn frag_split(next_header: u8, payload: &[u8]) -> Result<FragSplit, WireError> {
+    let mut s = FragSplit {
+        unfrag_ext: 0,
+        nh_field: None,
+        frag_nh: next_header,
+        chain_end: 0,
+        chain_end_nh: next_header,
+    };
+    let mut nh = next_header;
+    let mut at = 0;
+    loop {
+        match nh {
+            PROTO_HOPOPTS if at == 0 => {}
+            PROTO_DSTOPTS | PROTO_ROUTING => {}
+            _ => break,
+        }
+        let h = Ipv6ExtHeader::new_checked(&payload[at..])?;
+        let this = at;
+        let is_routing = nh == PROTO_ROUTING;
+        nh = h.next_header();
+        at += h.header_len();
+        if is_routing || this == 0 && next_header == PROTO_HOPOPTS {
+            s.unfrag_ext = at;
+            s.nh_field = Some(this);
+            s.frag_nh = nh;
+        }
+    }
+    let (end_nh, end) = match nh {
+        PROTO_FRAGMENT => (nh, at),
+        _ => {
+            let (n, off) = upper_layer(nh, &payload[at..])?;
+            (n, at + off)
+        }
+    };
+    s.chain_end = end;
+    s.chain_end_nh = end_nh;
+    Ok(s)
+}
+
+/// Finds the fragment header of an IPv6 packet's payload: the offset of
+/// the header whose next-header byte names it (`None`: the fixed header),
+/// and the fragment header's offset. `Ok(None)` when there is none
+/// (walking hop-by-hop, destination options and routing headers only).
+pub fn find_frag_header(
+    next_header: u8,
+    payload: &[u8],
+) -> Result<Option<(Option<usize>, usize)>, WireError> {
+    let mut nh = next_header;
+    let mut at = 0;
+    let mut field = None;
+    loop {
+        match nh {
+            PROTO_FRAGMENT => return Ok(Some((field, at))),
+            PROTO_HOPOPTS if at == 0 => {}
+            PROTO_DSTOPTS | PROTO_ROUTING => {}
+            _ => return Ok(None),
+        }
+        let h = Ipv6ExtHeader::new_checked(&payload[at..])?;
+        field = Some(at);
+        nh = h.next_header();
+        at += h.header_len();
+    }
 }
 
 #[cfg(test)]

@@ -93,6 +93,21 @@ pub const ROUTERS: &[(&str, usize, &str)] = &[
          Idle -> in1 :: Counter -> Paint(1) -> g2 :: FlowGate(iif 1 proto tcp, -, TABLE ft);
          g2[0] -> o3 :: Counter -> Discard; g2[1] -> o4 :: Counter -> Discard;",
     ),
+    (
+        "ip6-ext",
+        1,
+        "Idle -> in0 :: Counter -> Strip(14) -> chk :: CheckIP6Header -> ok :: Counter
+           -> hbh :: IP6HopByHop -> n0 :: Counter -> rh :: IP6Routing -> n1 :: Counter
+           -> ra :: IP6Reassembler(HIMEM 65536) -> whole :: Counter -> fr :: IP6Fragmenter(1280)
+           -> fo :: Counter -> ci :: CheckICMP6Header -> io :: Counter
+           -> pt :: ProtocolTranslator64 -> p4 :: Counter -> Discard;
+         hbh[1] -> h1 :: Counter -> Discard; hbh[2] -> h2 :: Counter -> Discard;
+         hbh[3] -> h3 :: Counter -> Discard;
+         hbh[4] -> h4 :: Counter -> ICMP6Error(2001:db8::1, 4, 2) -> Discard;
+         rh[1] -> r1 :: Counter -> ICMP6Error(2001:db8::1, 4, 0) -> Discard;
+         ra[1] -> ICMP6Error(2001:db8::1, 3, 1) -> Discard;
+         fr[1] -> f1 :: Counter -> Discard; ci[1] -> c1 :: Counter -> Discard;",
+    ),
 ];
 
 /// The handlers the `flow` router's handler-write records go to.
@@ -197,6 +212,54 @@ fn check(r: &mut Router, name: &str) -> Result<(), String> {
             if num(r, "icmp.count")? > exp {
                 return Err("ICMP6Error answered more than it got".into());
             }
+        }
+        "ip6-ext" => {
+            eq(
+                "in = bad + ok",
+                num(r, "in0.count")?,
+                sum(r, &["chk.drops", "ok.count"])?,
+            )?;
+            eq(
+                "IP6HopByHop: in = drops + outputs",
+                num(r, "ok.count")?,
+                sum(
+                    r,
+                    &[
+                        "hbh.drops",
+                        "n0.count",
+                        "h1.count",
+                        "h2.count",
+                        "h3.count",
+                        "h4.count",
+                    ],
+                )?,
+            )?;
+            eq(
+                "IP6Routing: in = drops + outputs",
+                num(r, "n0.count")?,
+                sum(r, &["rh.drops", "n1.count", "r1.count"])?,
+            )?;
+            if num(r, "whole.count")? > num(r, "n1.count")? {
+                return Err("IP6Reassembler: more out than in".into());
+            }
+            eq(
+                "IP6Fragmenter drops",
+                num(r, "fr.drops")?,
+                num(r, "f1.count")?,
+            )?;
+            if num(r, "fo.count")? + num(r, "f1.count")? < num(r, "whole.count")? {
+                return Err("IP6Fragmenter lost packets".into());
+            }
+            eq(
+                "CheckICMP6Header: in = good + bad",
+                num(r, "fo.count")?,
+                sum(r, &["io.count", "c1.count"])?,
+            )?;
+            eq(
+                "CheckICMP6Header drops",
+                num(r, "ci.drops")?,
+                num(r, "c1.count")?,
+            )?;
         }
         "nat" => {
             eq(
