@@ -896,8 +896,24 @@ fn a_flow_is_bound_to_a_loaded_instance_while_traffic_flows() {
     for ns in [&a, &s, &r] {
         sh(&["ip", "netns", "add", ns]);
         sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
-        sh(&["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
-        sh(&["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
+        sh(&[
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "sysctl",
+            "-qw",
+            "net.ipv6.conf.all.disable_ipv6=1",
+        ]);
+        sh(&[
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "sysctl",
+            "-qw",
+            "net.ipv6.conf.default.disable_ipv6=1",
+        ]);
     }
     for (host, addr, port) in [(&a, "10.77.0.1/24", "pa"), (&s, "10.77.0.2/24", "ps")] {
         sh(&[
@@ -907,7 +923,9 @@ fn a_flow_is_bound_to_a_loaded_instance_while_traffic_flows() {
         sh(&["ip", "-n", host, "addr", "add", addr, "dev", "eth0"]);
         // One frame per packet: the router forwards frames as they come.
         let _ = Command::new("ip")
-            .args(["netns", "exec", host, "ethtool", "-K", "eth0", "tso", "off", "gso", "off"])
+            .args([
+                "netns", "exec", host, "ethtool", "-K", "eth0", "tso", "off", "gso", "off",
+            ])
             .output();
         sh(&["ip", "-n", host, "link", "set", "eth0", "up"]);
         sh(&["ip", "-n", &r, "link", "set", port, "up"]);
@@ -927,12 +945,25 @@ fn a_flow_is_bound_to_a_loaded_instance_while_traffic_flows() {
     std::fs::create_dir_all(&out).unwrap();
     let out_s = out.to_str().unwrap().to_string();
     let mut sink = Command::new("ip")
-        .args(["netns", "exec", &s, "python3", "-c", SINK_PY, &out_s, "5001", "5002"])
+        .args([
+            "netns", "exec", &s, "python3", "-c", SINK_PY, &out_s, "5001", "5002",
+        ])
         .spawn()
         .expect("start the sink");
     let source = |port: &str, chunks: &str, pause: &str| {
         Command::new("ip")
-            .args(["netns", "exec", &a, "python3", "-c", SOURCE_PY, "10.77.0.2", port, chunks, pause])
+            .args([
+                "netns",
+                "exec",
+                &a,
+                "python3",
+                "-c",
+                SOURCE_PY,
+                "10.77.0.2",
+                port,
+                chunks,
+                pause,
+            ])
             .stdout(Stdio::piped())
             .spawn()
             .expect("start a source")
@@ -944,7 +975,10 @@ fn a_flow_is_bound_to_a_loaded_instance_while_traffic_flows() {
     // While flow 2 runs: load, create, register.
     router.call("load_package", Some("hello")).unwrap();
     router
-        .call("create_instance", Some("h HelloCounter FROM gate[1] TO toS[0]"))
+        .call(
+            "create_instance",
+            Some("h HelloCounter FROM gate[1] TO toS[0]"),
+        )
         .unwrap();
     router
         .call("register_instance", Some("h proto tcp dport 5001"))
@@ -959,12 +993,19 @@ fn a_flow_is_bound_to_a_loaded_instance_while_traffic_flows() {
     let sent2 = text(&flow2.wait_with_output().unwrap().stdout);
     let t0 = Instant::now();
     while sink.try_wait().unwrap().is_none() {
-        assert!(t0.elapsed() < Duration::from_secs(30), "the sink did not finish");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the sink did not finish"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     for (port, sent) in [("5001", &sent1), ("5002", &sent2)] {
         let got = std::fs::read_to_string(out.join(port)).unwrap_or_default();
-        assert_eq!(got.trim(), sent.trim(), "flow to port {port}: received vs sent");
+        assert_eq!(
+            got.trim(),
+            sent.trim(),
+            "flow to port {port}: received vs sent"
+        );
     }
 
     // Exactly flow 1's packets from A went through h.
