@@ -116,10 +116,17 @@ fn main() {
         "ip-router-stage11",
         "ip-router-stage12",
     ];
+    // Any other configuration of conf/bench runs when named exactly.
+    let other: Vec<&str> = filter
+        .as_deref()
+        .filter(|f| !names.contains(f) && conf_dir().join(format!("{f}.click")).is_file())
+        .into_iter()
+        .collect();
+    let names: &[&str] = if other.is_empty() { &names } else { &other };
     println!("| configuration | BURST | ns/packet | Mpps |");
     println!("|---|---:|---:|---:|");
     let mut results: Vec<(String, usize, f64)> = Vec::new();
-    for name in names {
+    for &name in names {
         let exact = filter.as_deref().is_some_and(|f| names.contains(&f));
         if filter
             .as_deref()

@@ -54,6 +54,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use rclick_core::batch::BATCH_CAPACITY;
 use rclick_core::conf::{parse_seconds, Args};
 use rclick_core::element::processing;
 use rclick_core::wire::ether::{EtherAddr, EtherFrame};
@@ -428,12 +429,34 @@ impl Element for EtherSwitch {
         self.learner.configure(conf)
     }
 
-    fn push(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
-        for p in batch {
-            match self.learner.route(port, &p) {
-                Some(Route::Flood) => flood(ctx, port, p),
-                Some(Route::Port(out)) => ctx.emit(out, p),
-                Some(Route::Back) | None => {}
+    fn push(&mut self, port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        // Learn and route every frame first (nothing downstream runs before
+        // this returns), then send the batch on whole when every frame
+        // takes the same port: the usual case between two busy hosts.
+        // Otherwise each frame leaves by its own way, in arrival order.
+        const FLOOD: u32 = u32::MAX;
+        const DROP: u32 = u32::MAX - 1;
+        let mut routes = [DROP; BATCH_CAPACITY];
+        let mut common = None;
+        let mut uniform = true;
+        for (slot, p) in routes.iter_mut().zip(batch.packets()) {
+            *slot = match self.learner.route(port, p) {
+                Some(Route::Flood) => FLOOD,
+                Some(Route::Port(out)) => out as u32,
+                Some(Route::Back) | None => DROP,
+            };
+            uniform &= *slot < DROP && *common.get_or_insert(*slot) == *slot;
+        }
+        match common {
+            Some(out) if uniform => ctx.emit_batch(out as usize, batch),
+            _ => {
+                for (p, route) in batch.drain().zip(routes) {
+                    match route {
+                        FLOOD => flood(ctx, port, p),
+                        DROP => {}
+                        out => ctx.emit(out as usize, p),
+                    }
+                }
             }
         }
     }
