@@ -146,7 +146,9 @@ impl Element for AdaptiveRed {
         args.complete()?;
         let target = target.max(10);
         let min_thresh = target / 2;
-        let max_thresh = target.saturating_add(min_thresh);
+        // Unsigned arithmetic as Click's: a TARGET near 2^32 wraps, and the
+        // error is then Click's (MIN_THRESH above MAX_THRESH).
+        let max_thresh = target.wrapping_add(min_thresh);
         self.red
             .finish_configure(min_thresh, max_thresh, true, max_p, stability, queues, ctx)
     }
