@@ -900,6 +900,8 @@ fn hfsc_refuses_bad_hierarchies() {
         ("CLASS a INPUT 0 LS 1Mbps UL 0 0 0, CLASS b INPUT 1 LS 1Mbps", "UL curve is zero"),
         ("CLASS a INPUT 0 LS 0bps, CLASS b INPUT 1 LS 1Mbps", "LS curve is zero"),
         ("CLASS p RT 1Mbps LS 1Mbps, CLASS a PARENT p INPUT 0 LS 1Mbps, CLASS b INPUT 1 LS 1Mbps", "RT is for leaves"),
+        // tc: an upper limit without link sharing would limit nothing.
+        ("CLASS a INPUT 0 RT 1Mbps UL 1Mbps, CLASS b INPUT 1 LS 1Mbps", "UL needs LS"),
     ] {
         let e = match try_from_config(&format!(
             "h :: HFSCSched({config}) -> Discard; Idle -> Queue -> [0] h; Idle -> Queue -> [1] h;"

@@ -42,7 +42,8 @@
 //!   guarantees is shared among the backlogged children of each class in
 //!   proportion to their LS curves (by virtual time, smallest first).
 //! - **UL**: the upper limit. A class is not served by link-sharing faster
-//!   than its UL curve allows (a leaf may still get its RT service).
+//!   than its UL curve allows (a leaf may still get its RT service). As in
+//!   tc, UL needs LS (or SC) on the same class: it limits nothing else.
 //!
 //! What is and is not Linux's `sch_hfsc`: the criteria (real time by
 //! eligible time and earliest deadline, with eligible curves as Linux
@@ -717,6 +718,11 @@ impl Element for HFSCSched {
                     leaf_of[port] = i;
                     if c.rt.is_none() && c.ls.is_none() {
                         return Err(format!("class '{}' needs RT or LS", c.name).into());
+                    }
+                    // As tc: an upper limit bounds link sharing only, so
+                    // without LS it would limit nothing.
+                    if c.ul.is_some() && c.ls.is_none() {
+                        return Err(format!("class '{}': UL needs LS (or SC)", c.name).into());
                     }
                 }
                 None => {
