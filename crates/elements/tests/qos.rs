@@ -286,6 +286,31 @@ fn adaptive_red_shrinks_max_p_when_idle() {
     assert_eq!(count(&mut r, "ar.drops"), 0);
 }
 
+/// AdaptiveRED aims at the middle of its band (TARGET) itself, not at a
+/// range around it: with TARGET 40 (band 20..60) and STABILITY 0, queues
+/// held at 45, 40 and 35 packets make MAX_P grow by 0.01, stay, and
+/// shrink to 9/10 at the first step (as Click: 0.11, 0.1, 0.09).
+#[test]
+fn adaptive_red_aims_at_the_middle_of_its_band() {
+    let mut config = String::new();
+    for (name, len) in [("hi", 45), ("mid", 40), ("lo", 35)] {
+        config.push_str(&format!(
+            "InfiniteSource(LENGTH 60, LIMIT {len}, BURST {len}) -> q{name} :: Queue(100)
+               -> Unqueue(ACTIVE false) -> Discard;
+             Idle -> {name} :: AdaptiveRED(40, 0.1, QUEUES q{name}, STABILITY 0) -> Discard;\n"
+        ));
+    }
+    let mut r = run_until(&config, "0.6");
+    for (name, len, max_p) in [("hi", 45, "0.11"), ("mid", 40, "0.1"), ("lo", 35, "0.09")] {
+        assert_eq!(count(&mut r, &format!("q{name}.length")), len);
+        assert_eq!(
+            read(&mut r, &format!("{name}.max_p")),
+            max_p,
+            "queue at {len}"
+        );
+    }
+}
+
 /// Click's random() is seeded differently on every run, so drops in the
 /// random band cannot be compared packet for packet (the differential
 /// case compares AdaptiveRED where they are determined). Here the same
@@ -900,6 +925,8 @@ fn hfsc_refuses_bad_hierarchies() {
         ("CLASS a INPUT 0 LS 1Mbps UL 0 0 0, CLASS b INPUT 1 LS 1Mbps", "UL curve is zero"),
         ("CLASS a INPUT 0 LS 0bps, CLASS b INPUT 1 LS 1Mbps", "LS curve is zero"),
         ("CLASS p RT 1Mbps LS 1Mbps, CLASS a PARENT p INPUT 0 LS 1Mbps, CLASS b INPUT 1 LS 1Mbps", "RT is for leaves"),
+        // tc: an upper limit without link sharing would limit nothing.
+        ("CLASS a INPUT 0 RT 1Mbps UL 1Mbps, CLASS b INPUT 1 LS 1Mbps", "UL needs LS"),
     ] {
         let e = match try_from_config(&format!(
             "h :: HFSCSched({config}) -> Discard; Idle -> Queue -> [0] h; Idle -> Queue -> [1] h;"

@@ -18,11 +18,13 @@
 //!
 //! Every 500 milliseconds, from initialization on, the element looks at
 //! the average queue length (the instantaneous length with STABILITY 0).
-//! Below the middle of the band between the thresholds less one quarter
-//! of the band (below TARGET, roughly), MAX_P shrinks to nine tenths of
-//! itself, unless it is already at most 0.01; above the middle plus a
-//! quarter, it grows by 0.01, or by a quarter of itself if that is
-//! smaller, unless it is already at least 0.5. In between it stays. The
+//! Below the middle of the band between the thresholds (TARGET, give or
+//! take the rounding of TARGET/2), MAX_P shrinks to nine tenths of
+//! itself, unless it is already at most 0.01; above the middle, it grows
+//! by 0.01, or by a quarter of itself if that is smaller, unless it is
+//! already at least 0.5. Only at the middle itself does it stay. (Floyd,
+//! Gummadi and Shenker aim at a range around the middle, 0.4 to 0.6 of
+//! the band; Click's AdaptiveRED, and so this one, at the middle.) The
 //! probabilities are Click's 16-bit fixed point (0.01 is 655/65536, nine
 //! tenths 58982/65536), so `max_p` reads exactly what Click's would.
 //!
@@ -146,7 +148,9 @@ impl Element for AdaptiveRed {
         args.complete()?;
         let target = target.max(10);
         let min_thresh = target / 2;
-        let max_thresh = target.saturating_add(min_thresh);
+        // Unsigned arithmetic as Click's: a TARGET near 2^32 wraps, and the
+        // error is then Click's (MIN_THRESH above MAX_THRESH).
+        let max_thresh = target.wrapping_add(min_thresh);
         self.red
             .finish_configure(min_thresh, max_thresh, true, max_p, stability, queues, ctx)
     }

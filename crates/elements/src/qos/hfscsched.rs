@@ -23,7 +23,8 @@
 //! `tc-hfsc`: rate M1 for the first D of a backlogged period, then M2
 //! (`10Mbps 20ms 2Mbps` gives a burst, `0 10ms 5Mbps` a delay), or
 //! tc-hfsc's other form `umax BYTES dmax TIME rate RATE` (a packet of
-//! BYTES leaves within TIME, long-term RATE: converted as tc converts it,
+//! BYTES, in tc's units: `1500`, `1500b`, `2kb`, leaves within TIME,
+//! long-term RATE: converted as tc converts it,
 //! concave `BYTES/TIME TIME RATE` when BYTES/TIME exceeds RATE, else
 //! convex `0 TIME-BYTES/RATE RATE`). SC sets RT and LS to the same curve,
 //! as tc's `sc` does (on an interior class, LS only). A curve
@@ -41,7 +42,8 @@
 //!   guarantees is shared among the backlogged children of each class in
 //!   proportion to their LS curves (by virtual time, smallest first).
 //! - **UL**: the upper limit. A class is not served by link-sharing faster
-//!   than its UL curve allows (a leaf may still get its RT service).
+//!   than its UL curve allows (a leaf may still get its RT service). As in
+//!   tc, UL needs LS (or SC) on the same class: it limits nothing else.
 //!
 //! What is and is not Linux's `sch_hfsc`: the criteria (real time by
 //! eligible time and earliest deadline, with eligible curves as Linux
@@ -307,18 +309,14 @@ fn parse_umax_curve(words: &[&str]) -> Result<Curve, String> {
     ) else {
         return Err("expected 'umax BYTES dmax TIME rate RATE'".into());
     };
-    let umax: u64 = u
-        .trim_end_matches('B')
-        .parse()
-        .map_err(|_| format!("bad umax '{u}'"))?;
+    let umax = parse_tc_size(u).ok_or_else(|| format!("bad umax '{u}'"))?;
     let dmax = parse_timestamp(d)
         .map_err(|_| format!("bad dmax '{d}'"))?
         .as_nanos() as f64;
     let m2 = per_ns(parse_bandwidth(r).map_err(|_| format!("bad rate '{r}'"))?);
-    if umax == 0 || dmax <= 0.0 || m2 <= 0.0 {
+    if umax <= 0.0 || dmax <= 0.0 || m2 <= 0.0 {
         return Err("umax, dmax and rate must be positive".into());
     }
-    let umax = umax as f64;
     Ok(if umax / dmax > m2 {
         Curve {
             m1: umax / dmax,
@@ -332,6 +330,28 @@ fn parse_umax_curve(words: &[&str]) -> Result<Curve, String> {
             m2,
         }
     })
+}
+
+/// A size in bytes as tc(8) writes one: a number, bare or with `b`
+/// (bytes), `k`/`kb`, `m`/`mb`, `g`/`gb` (powers of 1024 bytes) or
+/// `kbit`/`mbit`/`gbit` (powers of 1024 bits), any case; `B` as well.
+fn parse_tc_size(w: &str) -> Option<f64> {
+    let split = w
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(w.len());
+    let (num, unit) = w.split_at(split);
+    let v: f64 = num.parse().ok()?;
+    let scale = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1024.0,
+        "m" | "mb" => 1024.0 * 1024.0,
+        "g" | "gb" => 1024.0 * 1024.0 * 1024.0,
+        "kbit" => 1024.0 / 8.0,
+        "mbit" => 1024.0 * 1024.0 / 8.0,
+        "gbit" => 1024.0 * 1024.0 * 1024.0 / 8.0,
+        _ => return None,
+    };
+    Some(v * scale).filter(|v| v.is_finite())
 }
 
 fn parse_class(spec: &str) -> Result<(Class, Option<String>), String> {
@@ -699,6 +719,11 @@ impl Element for HFSCSched {
                     if c.rt.is_none() && c.ls.is_none() {
                         return Err(format!("class '{}' needs RT or LS", c.name).into());
                     }
+                    // As tc: an upper limit bounds link sharing only, so
+                    // without LS it would limit nothing.
+                    if c.ul.is_some() && c.ls.is_none() {
+                        return Err(format!("class '{}': UL needs LS (or SC)", c.name).into());
+                    }
                 }
                 None => {
                     if c.ls.is_none() {
@@ -780,6 +805,52 @@ impl Element for HFSCSched {
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
         if let Some(s) = self.signal {
             ctx.wake_signal(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(text: &str) -> Result<Curve, String> {
+        let words: Vec<&str> = text.split_ascii_whitespace().collect();
+        let (c, used) = parse_curve(&words)?;
+        assert_eq!(used, words.len(), "{text}");
+        Ok(c)
+    }
+
+    /// tc-hfsc's `umax/dmax/rate` form with umax in tc's size units
+    /// (`1500b` was refused), converted as tc converts it: concave when
+    /// umax/dmax beats the rate (slope umax/dmax for dmax), else convex (a
+    /// delay of dmax - umax/rate).
+    #[test]
+    fn umax_curves_take_tc_sizes_and_convert_as_tc() {
+        let concave = curve("umax 1500 dmax 1ms rate 10Mbps").unwrap();
+        for text in [
+            "umax 1500b dmax 1ms rate 10Mbps",
+            "umax 1500B dmax 1ms rate 10Mbps",
+        ] {
+            assert_eq!(curve(text).unwrap(), concave, "{text}");
+        }
+        // 1500 bytes a millisecond, for a millisecond, then 10 Mbit/s.
+        assert!((concave.m1 - 1.5e-3).abs() < 1e-12, "{concave:?}");
+        assert_eq!(concave.d, 1e6);
+        assert!((concave.m2 - 1.25e-3).abs() < 1e-12, "{concave:?}");
+        // 2kb = 2048 bytes within 10 ms at 10 Mbit/s: convex, nothing for
+        // 10 ms - 2048 B / 1.25 MB/s = 8.3616 ms.
+        let convex = curve("umax 2kb dmax 10ms rate 10Mbps").unwrap();
+        assert_eq!(convex.m1, 0.0);
+        assert!((convex.d - 8.3616e6).abs() < 1.0, "{convex:?}");
+        assert_eq!(curve("umax 2KB dmax 10ms rate 10Mbps").unwrap(), convex);
+        assert_eq!(curve("umax 16kbit dmax 10ms rate 10Mbps").unwrap(), convex);
+        for bad in [
+            "umax 1500BBB dmax 1ms rate 10Mbps",
+            "umax 1500x dmax 1ms rate 10Mbps",
+            "umax b dmax 1ms rate 10Mbps",
+            "umax 0b dmax 1ms rate 10Mbps",
+        ] {
+            assert!(curve(bad).is_err(), "{bad}: accepted");
         }
     }
 }
