@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use rclick_core::conf::{parse_bool, parse_seconds, parse_u32, Args};
 use rclick_core::element::hflags;
+use rclick_core::element::kinds::dispatch_push;
 use rclick_core::element::HandlerSpec;
 use rclick_core::wire::{IcmpHeader, Ipv4Header, UdpHeader};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, TimerId, Timestamp};
@@ -382,35 +383,20 @@ impl Element for Rewriter {
         }
     }
 
-    fn push(&mut self, port: usize, mut batch: Batch, ctx: &mut Ctx) {
+    fn push(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
         let now = jiffies(ctx);
         let table = self.table.clone();
         let mut t = lock_table(&table);
-        // The batch is rewritten in place and leaves whole by the output
-        // of its first packet; packets bound elsewhere are emitted one by
-        // one (each output keeps its order).
-        let mut main: Option<usize> = None;
-        batch.retain_map(|p| match self.process(port, p, &mut t, now) {
-            Some((out, p)) => match main {
-                None => {
-                    main = Some(out);
-                    Some(p)
-                }
-                Some(m) if m == out => Some(p),
-                Some(_) => {
-                    ctx.emit(out, p);
-                    None
-                }
-            },
-            None => {
+        // The batch is rewritten in place; it leaves whole when every
+        // packet takes the same output, else packet by packet in arrival
+        // order (Click's order where two outputs meet again downstream).
+        dispatch_push(batch, ctx, |p, _| {
+            let r = self.process(port, p, &mut t, now);
+            if r.is_none() {
                 self.drops += 1;
-                None
             }
+            r
         });
-        drop(t);
-        if let Some(m) = main {
-            ctx.emit_batch(m, batch);
-        }
     }
 
     fn handlers(&self) -> Vec<HandlerSpec> {
