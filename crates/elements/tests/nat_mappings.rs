@@ -373,3 +373,36 @@ fn a_dynamic_mapping_expires_as_a_spec_made_one() {
     inject(&mut r, 1, &udp(CLIENT, 53, PUB, 5353, b"x"));
     assert!(drain(&mut r, "lan").is_empty());
 }
+
+/// Lowering the capacity evicts dynamic mappings, never pinned ones (they
+/// are "never evicted"; only `remove_mapping` and `clear` remove them).
+#[test]
+fn lowering_the_capacity_keeps_pinned_mappings() {
+    let mut r = harness(NAPT);
+    for i in 0..3u16 {
+        write(
+            &mut r,
+            "x.add_mapping",
+            &format!("tcp 18.26.4.44 {} 1.0.0.1 {} => 18.26.4.44 {} 10.0.0.5 80 1 0", 5000 + i, 8080 + i, 5000 + i),
+        )
+        .unwrap();
+    }
+    inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
+    inject(&mut r, 0, &udp(LAN_B, 41, CLIENT, 53, b"q"));
+    assert_eq!(drain(&mut r, "wan").len(), 2);
+    assert_eq!(read(&mut r, "x.size"), "5");
+    write(&mut r, "x.capacity", "1").unwrap();
+    // The dynamic ones go; the three pinned stay, though above capacity.
+    assert_eq!(read(&mut r, "x.size"), "3");
+    assert_eq!(read(&mut r, "x.udp_table"), "");
+    for i in 0..3u16 {
+        inject(&mut r, 1, &tcp(CLIENT, 5000 + i, PUB, 8080 + i, 0x02, b""));
+        assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 5000 + i, LAN_B, 80));
+    }
+    // A new dynamic flow finds no room.
+    inject(&mut r, 0, &udp(LAN_B, 42, CLIENT, 53, b"q"));
+    assert!(drain(&mut r, "wan").is_empty());
+    assert_eq!(read(&mut r, "x.size"), "3");
+    write(&mut r, "x.clear", "").unwrap();
+    assert_eq!(read(&mut r, "x.size"), "0");
+}

@@ -1230,6 +1230,12 @@ impl Table {
         while self.size() > cap {
             let h = if self.heaps[0].is_empty() { 1 } else { 0 };
             let Some(f) = self.settle_top(h) else { break };
+            // Pinned mappings (at the bottom of the guaranteed heap: their
+            // expiry is the latest) are never evicted to make room, even
+            // when the capacity is lowered; only `clear` removes them.
+            if self.flows[f].pinned && !clear_all {
+                break;
+            }
             self.destroy(f);
         }
     }
