@@ -406,3 +406,55 @@ fn lowering_the_capacity_keeps_pinned_mappings() {
     write(&mut r, "x.clear", "").unwrap();
     assert_eq!(read(&mut r, "x.size"), "0");
 }
+
+/// A hot swap keeps the rewriter's mappings: a pinned port forward and a
+/// spec-made flow both go on being translated under the new configuration
+/// (here with another TCP timeout), and the spec-made flow keeps its
+/// public port (a new mapping would take the next one). Before, the new
+/// rewriter started empty: every connection through the NAT was cut.
+#[test]
+fn mappings_survive_a_hot_swap() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let conf = |decl: &str| {
+        format!(
+            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
+        )
+    };
+    let mut r = from_config_with(&conf(NAPT), &opts);
+    write(
+        &mut r,
+        "x.add_mapping",
+        "tcp 18.26.4.44 5000 1.0.0.1 8080 => 18.26.4.44 5000 10.0.0.5 80 1 0",
+    )
+    .unwrap();
+    inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
+    inject(&mut r, 0, &udp(LAN_B, 41, CLIENT, 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[1]), (PUB, 1025, CLIENT, 53));
+    write(&mut r, "x.remove_mapping", "udp 10.0.0.5 40 18.26.4.44 53").unwrap();
+    r.hotswap(&conf(
+        "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, TCP_TIMEOUT 7440)",
+    ))
+    .unwrap();
+    assert_eq!(read(&mut r, "x.size"), "2");
+    assert_eq!(read(&mut r, "x.nmappings"), "1");
+    let table = read(&mut r, "x.tcp_table");
+    assert!(table.contains("pinned"), "{table}");
+    inject(&mut r, 1, &tcp(CLIENT, 5000, PUB, 8080, 0x02, b""));
+    assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 5000, LAN_B, 80));
+    inject(&mut r, 1, &udp(CLIENT, 53, PUB, 1025, b"a"));
+    assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 53, LAN_B, 41));
+    inject(&mut r, 0, &udp(LAN_B, 41, CLIENT, 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 1025, CLIENT, 53));
+    // The freed flow's slot and the new table work as before.
+    inject(&mut r, 0, &udp(LAN_B, 42, CLIENT, 53, b"q"));
+    assert_eq!(read(&mut r, "x.size"), "3");
+    // A new configuration with a single output: the mappings that use
+    // output 1 cannot be kept.
+    r.hotswap("x :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 0, drop); Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard;")
+        .unwrap();
+    assert_eq!(read(&mut r, "x.size"), "0");
+}

@@ -372,6 +372,26 @@ impl Element for Rewriter {
         Ok(())
     }
 
+    /// Hot swap: the mappings of the rewriter of the same name and class
+    /// carry over (spec-made, dynamic and pinned ones alike), so that a
+    /// new configuration does not cut the connections through the NAT; a
+    /// mapping whose output or input is gone stays behind. An rclick
+    /// addition (Click's rewriters start empty).
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any().downcast_ref::<Rewriter>() else {
+            return false;
+        };
+        if o.kind != self.kind || Arc::ptr_eq(&o.table, &self.table) {
+            return false;
+        }
+        let maps = [(o.maps[0], self.maps[0]), (o.maps[1], self.maps[1])];
+        let old_t = lock_table(&o.table);
+        let mut t = lock_table(&self.table);
+        t.adopt(&old_t, o.owner, self.owner, &maps, self.noutputs);
+        self.drops = o.drops;
+        true
+    }
+
     fn run_timer(&mut self, timer: TimerId, ctx: &mut Ctx) {
         let now = jiffies(ctx);
         lock_table(&self.table).shrink(false, now);
