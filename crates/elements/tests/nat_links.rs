@@ -622,11 +622,24 @@ fn the_manager_forwards_a_port_at_run_time() {
     let dump = net
         .sniff
         .then(|| Tcpdump::start(&net.gw, 120, &["-l", "-n", "-i", "ntsniff", "tcp"]));
+    // What reaches B of S's connections: the first SYN comes through the
+    // Manager (sent back after the mapping is installed), yet crosses the
+    // gateway once: its TTL is decremented once (S sends 64).
+    let b_dump = Tcpdump::start(
+        &net.b,
+        120,
+        &["-l", "-n", "-v", "-i", "ntB", "tcp dst port 8000 and tcp[13] & 2 != 0"],
+    );
     // S fetches B's file through the forward admitted by the Manager.
     let got = net
         .fetch(&net.s, &format!("http://{WAN_IP}:8080/big"), "s-big", 120)
         .unwrap_or_else(|e| panic!("forwarded fetch failed: {e}\n{}", m.output()));
     assert!(same(&got, &net.big), "the forwarded file differs");
+    let syns = b_dump.stop();
+    assert!(
+        syns.contains("ttl 63") && !syns.contains("ttl 62"),
+        "B saw the SYN with: {syns}"
+    );
     // B saw S's own address (a port forward keeps the source).
     assert!(net.servers[0].output().contains(&format!("{SRV} - - ")));
     match dump {
