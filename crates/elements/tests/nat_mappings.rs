@@ -458,3 +458,35 @@ fn mappings_survive_a_hot_swap() {
         .unwrap();
     assert_eq!(read(&mut r, "x.size"), "0");
 }
+
+/// A new flow whose rewritten reply would take a pinned mapping's key
+/// (a pattern without a port range cannot choose another) is refused and
+/// counted in `mapping_failures`; before, it silently replaced the pinned
+/// port forward, which then led the WAN client to the other host.
+#[test]
+fn a_new_flow_does_not_displace_a_pinned_mapping() {
+    let mut r = harness("IPRewriter(pattern 1.0.0.1 - - - 0 1, drop)");
+    write(
+        &mut r,
+        "x.add_mapping",
+        "tcp 18.26.4.44 5000 1.0.0.1 80 => 18.26.4.44 5000 10.0.0.5 80 1 0",
+    )
+    .unwrap();
+    // Another LAN host, from port 80 to the same client: its rewritten
+    // flow (1.0.0.1 80 -> 18.26.4.44 5000) is the port forward's reply.
+    const LAN_C: [u8; 4] = [10, 0, 0, 6];
+    inject(&mut r, 0, &tcp(LAN_C, 80, CLIENT, 5000, 0x02, b""));
+    assert!(drain(&mut r, "wan").is_empty());
+    assert_eq!(read(&mut r, "x.mapping_failures"), "1");
+    assert_eq!(read(&mut r, "x.size"), "1");
+    assert!(read(&mut r, "x.tcp_table").contains("pinned"));
+    // The forward still leads to B.
+    inject(&mut r, 1, &tcp(CLIENT, 5000, PUB, 80, 0x02, b""));
+    assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 5000, LAN_B, 80));
+    // A dynamic mapping in the way is replaced, as Click does.
+    inject(&mut r, 0, &tcp(LAN_C, 81, CLIENT, 5001, 0x02, b""));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 81, CLIENT, 5001));
+    inject(&mut r, 0, &tcp([10, 0, 0, 7], 81, CLIENT, 5001, 0x02, b""));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 81, CLIENT, 5001));
+    assert_eq!(read(&mut r, "x.size"), "2");
+}

@@ -103,7 +103,9 @@
 //!   `pattern` or `keep` input spec, else 0 and 1. A mapping already
 //!   holding either direction is replaced. Added mappings are pinned: they
 //!   never expire, are never replaced to make room for new flows (nor
-//!   removed when `capacity` is lowered), and
+//!   removed when `capacity` is lowered; a new flow whose rewritten reply
+//!   would be a pinned mapping's is refused and counted in
+//!   `mapping_failures`, where Click replaces the older mapping), and
 //!   survive `patternN` writes; they count in `size` (not `nmappings`), are
 //!   listed in the tables with `pinned` instead of their input and expiry,
 //!   and go with `clear`. With the final word `dynamic` the mapping is not

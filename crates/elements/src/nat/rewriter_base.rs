@@ -1094,6 +1094,17 @@ impl Table {
         out: [usize; 2],
         now: Jiffies,
     ) -> Option<usize> {
+        // A reply key held by a pinned mapping (a rewrite without a range
+        // to choose from) is not taken over: the new flow is refused.
+        if let Some(&old) = self.maps[map].get(&rewritten.reverse()) {
+            let (of, _) = entry_of(old);
+            if self.flows[of].live && self.flows[of].pinned {
+                if let Some(c) = self.owners[owner].failures.get_mut(input) {
+                    *c += 1;
+                }
+                return None;
+            }
+        }
         let t = self.owners[owner].timeouts;
         let g = t.guarantee(class);
         let mut fl = Flow {
