@@ -451,7 +451,17 @@ except socket.timeout:
         let url = format!("http://{SRV}:8000/");
         let (ok, out) = ns.run(
             25,
-            &["curl", "-sS", "-o", "/dev/null", "--max-time", "20", "--local-port", "40000", &url],
+            &[
+                "curl",
+                "-sS",
+                "-o",
+                "/dev/null",
+                "--max-time",
+                "20",
+                "--local-port",
+                "40000",
+                &url,
+            ],
         );
         assert!(ok, "fetch from {host}:40000: {out}");
         let table = net.call("rw.tcp_table").unwrap();
@@ -539,10 +549,11 @@ fn wait_listening(ns: &Netns, server: &mut Bg, port: u16) {
     let want = format!(":{port}");
     loop {
         let (_, out) = ns.run(5, &["ss", "-Hltn"]);
-        if out
-            .lines()
-            .any(|l| l.split_whitespace().nth(3).is_some_and(|a| a.ends_with(&want)))
-        {
+        if out.lines().any(|l| {
+            l.split_whitespace()
+                .nth(3)
+                .is_some_and(|a| a.ends_with(&want))
+        }) {
             return;
         }
         assert!(server.alive(), "server exited: {}", server.output());
@@ -628,7 +639,14 @@ fn the_manager_forwards_a_port_at_run_time() {
     let b_dump = Tcpdump::start(
         &net.b,
         120,
-        &["-l", "-n", "-v", "-i", "ntB", "tcp dst port 8000 and tcp[13] & 2 != 0"],
+        &[
+            "-l",
+            "-n",
+            "-v",
+            "-i",
+            "ntB",
+            "tcp dst port 8000 and tcp[13] & 2 != 0",
+        ],
     );
     // S fetches B's file through the forward admitted by the Manager.
     let got = net

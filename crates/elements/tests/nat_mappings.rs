@@ -383,7 +383,12 @@ fn lowering_the_capacity_keeps_pinned_mappings() {
         write(
             &mut r,
             "x.add_mapping",
-            &format!("tcp 18.26.4.44 {} 1.0.0.1 {} => 18.26.4.44 {} 10.0.0.5 80 1 0", 5000 + i, 8080 + i, 5000 + i),
+            &format!(
+                "tcp 18.26.4.44 {} 1.0.0.1 {} => 18.26.4.44 {} 10.0.0.5 80 1 0",
+                5000 + i,
+                8080 + i,
+                5000 + i
+            ),
         )
         .unwrap();
     }
@@ -397,7 +402,10 @@ fn lowering_the_capacity_keeps_pinned_mappings() {
     assert_eq!(read(&mut r, "x.udp_table"), "");
     for i in 0..3u16 {
         inject(&mut r, 1, &tcp(CLIENT, 5000 + i, PUB, 8080 + i, 0x02, b""));
-        assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 5000 + i, LAN_B, 80));
+        assert_eq!(
+            flow_of(&drain(&mut r, "lan")[0]),
+            (CLIENT, 5000 + i, LAN_B, 80)
+        );
     }
     // A new dynamic flow finds no room.
     inject(&mut r, 0, &udp(LAN_B, 42, CLIENT, 53, b"q"));

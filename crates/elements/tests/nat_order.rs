@@ -74,16 +74,18 @@ fn run(name: &str, decl: &str, mapping: Option<&str>) -> (Vec<String>, Option<Ve
     r.run();
     drop(r);
     let got = data_lines(&std::fs::read_to_string(&ours).unwrap());
-    let theirs = reference_click().filter(|_| mapping.is_none()).map(|click| {
-        let out = dir.join("click.txt");
-        let st = Command::new(click)
-            .arg("-e")
-            .arg(body("", &out))
-            .status()
-            .expect("run reference click");
-        assert!(st.success());
-        data_lines(&std::fs::read_to_string(&out).unwrap())
-    });
+    let theirs = reference_click()
+        .filter(|_| mapping.is_none())
+        .map(|click| {
+            let out = dir.join("click.txt");
+            let st = Command::new(click)
+                .arg("-e")
+                .arg(body("", &out))
+                .status()
+                .expect("run reference click");
+            assert!(st.success());
+            data_lines(&std::fs::read_to_string(&out).unwrap())
+        });
     let _ = std::fs::remove_dir_all(&dir);
     (got, theirs)
 }
