@@ -56,9 +56,10 @@
 // datagram from the router's `manager` Socket to MANAGER_IP:MANAGER_PORT
 // (the IP packet, from its IP header). Datagrams the Manager sends back to
 // that socket are IP packets the router processes as if they had arrived
-// on the WAN side, after the firewall. The same packets are copied, with
-// an Ethernet header, to the sniffers on SNIFF_DEV (ToHostSniffers: tcpdump
-// -i sniff0 sees them, the host stack does not).
+// on the WAN side, after the firewall and the TTL decrement (packets not
+// to WAN_IP are dropped). The same packets are copied, with an Ethernet
+// header, to the sniffers on SNIFF_DEV (ToHostSniffers: tcpdump -i sniff0
+// sees them, the host stack does not).
 //
 // Counters: lan_in, wan_in, to_manager, from_manager, dropped_inbound
 // (Counter), rw.table_size and the rewriters' tables.
@@ -195,4 +196,10 @@ to_manager_q -> to_manager :: Tee(2);
 to_manager[0] -> manager :: Socket(UDP, $MANAGER_IP, $MANAGER_PORT, CLIENT true);
 to_manager[1] -> EtherEncap(0x0800, $WAN_ETH, $LAN_ETH)
     -> ToHostSniffers($SNIFF_DEV, ALLOW_NONEXISTENT true);
-manager -> from_manager :: Counter -> CheckIPHeader -> wan_ip;
+// They come back after the firewall and after the TTL decrement they had
+// on their first pass (through wan_ttl or, hairpinned, lan_ttl): a packet
+// crosses the gateway with its TTL decremented once.
+manager -> from_manager :: Counter -> CheckIPHeader
+    -> from_manager_ip :: IPClassifier(dst host $WAN_IP, -);
+from_manager_ip[0] -> wan_fwd;
+from_manager_ip[1] -> dropped_inbound;

@@ -153,7 +153,8 @@ class Manager:
         self._stop = threading.Event()
         self._thread = None
         self.stats = {"frames": 0, "inbound": 0, "admitted": 0,
-                      "refused": 0, "new_connections": 0, "bad": 0}
+                      "refused": 0, "new_connections": 0, "bad": 0,
+                      "errors": 0}
         self.log = []
 
     @property
@@ -301,10 +302,21 @@ class Manager:
         self.handle(frame)
         return True
 
+    def serve(self, timeout=0.2):
+        """poll(), but a failed handler write (the mapping table full, the
+        control connection lost) costs that frame only: it is counted in
+        stats["errors"] and logged, and serving goes on."""
+        try:
+            return self.poll(timeout)
+        except ControlSocketError as e:
+            self.stats["errors"] += 1
+            self.log.append("error %s" % e)
+            return True
+
     def serve_forever(self):
         """Handles frames until stop()."""
         while not self._stop.is_set():
-            self.poll()
+            self.serve()
 
     def start(self):
         """Serves in a background thread."""
@@ -363,7 +375,7 @@ def _main(argv):
     shown = 0
     try:
         while not m._stop.is_set():
-            m.poll()
+            m.serve()
             if a.log:
                 for line in m.log[shown:]:
                     print(line, flush=True)

@@ -7,6 +7,7 @@ import os
 import socket
 import struct
 import sys
+import threading
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -188,6 +189,26 @@ class ManagerTest(unittest.TestCase):
             self.router.recvfrom(65535)
         self.m.stop()
         self.assertEqual(self.m.stats["admitted"], 5)
+
+    def test_a_failed_write_does_not_stop_the_serving_thread(self):
+        # A refused mapping (table full, a lost control connection) costs
+        # that frame only: the Manager goes on serving the next ones.
+        self.m.forward_port("udp", 5000, "192.168.1.20", 5000)
+        self.cs.failing.add("rw.add_mapping")
+        self.m.start()
+        self.router.sendto(udp("198.51.100.7", 6000, "192.0.2.1", 5000), self.m.address)
+        for _ in range(100):
+            if self.m.stats["errors"]:
+                break
+            threading.Event().wait(0.02)
+        self.assertEqual(self.m.stats["errors"], 1)
+        self.cs.failing.clear()
+        self.router.sendto(udp("198.51.100.7", 6001, "192.0.2.1", 5000), self.m.address)
+        data, _ = self.router.recvfrom(65535)
+        self.assertEqual(Frame(data).sport, 6001)
+        self.m.stop()
+        self.assertEqual(self.m.stats["admitted"], 1)
+        self.assertTrue(any(line.startswith("error") for line in self.m.log), self.m.log)
 
 
 if __name__ == "__main__":

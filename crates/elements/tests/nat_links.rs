@@ -444,17 +444,41 @@ except socket.timeout:
     assert!(ok && ping_loss(&out) == Some(0.0), "{out}");
     net.a.exec(&["ip", "link", "set", "ntA", "mtu", "1500"]);
 
-    // Two LAN hosts to the same server get distinct external ports.
-    net.fetch(&net.b, &format!("http://{SRV}:8000/"), "b-index", 20)
-        .unwrap();
-    let table = net.call("rw.tcp_table").unwrap();
-    assert!(table.contains(&format!("({B_IP}, ")), "{table}");
+    // Two LAN hosts to the same server get distinct external ports, even
+    // from the same source port (the second cannot keep it).
+    let mut external = Vec::new();
+    for (ns, host) in [(&net.a, A_IP), (&net.b, B_IP)] {
+        let url = format!("http://{SRV}:8000/");
+        let (ok, out) = ns.run(
+            25,
+            &[
+                "curl",
+                "-sS",
+                "-o",
+                "/dev/null",
+                "--max-time",
+                "20",
+                "--local-port",
+                "40000",
+                &url,
+            ],
+        );
+        assert!(ok, "fetch from {host}:40000: {out}");
+        let table = net.call("rw.tcp_table").unwrap();
+        let key = format!("({host}, 40000, {SRV}, 8000) => ({WAN_IP}, ");
+        let port: u16 = table
+            .lines()
+            .find_map(|l| l.strip_prefix(&key)?.split(',').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no mapping of {host}:40000: {table}"));
+        external.push(port);
+    }
+    assert_ne!(external[0], external[1], "A and B share an external port");
 
     // iperf3 TCP both ways, when installed.
     if have(&["iperf3", "--version"]) {
         let log = net.dir.join("iperf3.log");
-        let server = Bg::start(&net.s, log, &["iperf3", "-s", "-B", SRV]);
-        std::thread::sleep(Duration::from_millis(500));
+        let mut server = Bg::start(&net.s, log, &["iperf3", "-s", "-B", SRV]);
+        wait_listening(&net.s, &mut server, 5201);
         for reverse in [false, true] {
             let mut cmd = vec!["iperf3", "-c", SRV, "-t", "3", "-f", "m"];
             if reverse {
@@ -515,6 +539,31 @@ except socket.timeout:
     assert!(router.alive_check(), "rclick died");
     let log = router.stop();
     assert!(!log.contains("panicked"), "{log}");
+}
+
+/// Waits until `server` listens on TCP `port` in `ns` (`ss`), rather than
+/// a fixed pause a loaded machine may outlast (the client then fails with
+/// "connection refused").
+fn wait_listening(ns: &Netns, server: &mut Bg, port: u16) {
+    let t = Instant::now();
+    let want = format!(":{port}");
+    loop {
+        let (_, out) = ns.run(5, &["ss", "-Hltn"]);
+        if out.lines().any(|l| {
+            l.split_whitespace()
+                .nth(3)
+                .is_some_and(|a| a.ends_with(&want))
+        }) {
+            return;
+        }
+        assert!(server.alive(), "server exited: {}", server.output());
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "nothing listens on port {port}: {out}\n{}",
+            server.output()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 trait AliveCheck {
@@ -584,11 +633,31 @@ fn the_manager_forwards_a_port_at_run_time() {
     let dump = net
         .sniff
         .then(|| Tcpdump::start(&net.gw, 120, &["-l", "-n", "-i", "ntsniff", "tcp"]));
+    // What reaches B of S's connections: the first SYN comes through the
+    // Manager (sent back after the mapping is installed), yet crosses the
+    // gateway once: its TTL is decremented once (S sends 64).
+    let b_dump = Tcpdump::start(
+        &net.b,
+        120,
+        &[
+            "-l",
+            "-n",
+            "-v",
+            "-i",
+            "ntB",
+            "tcp dst port 8000 and tcp[13] & 2 != 0",
+        ],
+    );
     // S fetches B's file through the forward admitted by the Manager.
     let got = net
         .fetch(&net.s, &format!("http://{WAN_IP}:8080/big"), "s-big", 120)
         .unwrap_or_else(|e| panic!("forwarded fetch failed: {e}\n{}", m.output()));
     assert!(same(&got, &net.big), "the forwarded file differs");
+    let syns = b_dump.stop();
+    assert!(
+        syns.contains("ttl 63") && !syns.contains("ttl 62"),
+        "B saw the SYN with: {syns}"
+    );
     // B saw S's own address (a port forward keeps the source).
     assert!(net.servers[0].output().contains(&format!("{SRV} - - ")));
     match dump {
@@ -782,12 +851,13 @@ fn comparison_with_linux_nftables_masquerade() {
         }
         net.web_server(false, SRV, "8000");
         if iperf {
-            iperf_server = Some(Bg::start(
+            let mut server = Bg::start(
                 &net.s,
                 net.dir.join("iperf3.log"),
                 &["iperf3", "-s", "-B", SRV],
-            ));
-            std::thread::sleep(Duration::from_millis(500));
+            );
+            wait_listening(&net.s, &mut server, 5201);
+            iperf_server = Some(server);
         }
         let mut fetch = Vec::new();
         let mut tput = Vec::new();

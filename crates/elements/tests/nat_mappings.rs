@@ -373,3 +373,128 @@ fn a_dynamic_mapping_expires_as_a_spec_made_one() {
     inject(&mut r, 1, &udp(CLIENT, 53, PUB, 5353, b"x"));
     assert!(drain(&mut r, "lan").is_empty());
 }
+
+/// Lowering the capacity evicts dynamic mappings, never pinned ones (they
+/// are "never evicted"; only `remove_mapping` and `clear` remove them).
+#[test]
+fn lowering_the_capacity_keeps_pinned_mappings() {
+    let mut r = harness(NAPT);
+    for i in 0..3u16 {
+        write(
+            &mut r,
+            "x.add_mapping",
+            &format!(
+                "tcp 18.26.4.44 {} 1.0.0.1 {} => 18.26.4.44 {} 10.0.0.5 80 1 0",
+                5000 + i,
+                8080 + i,
+                5000 + i
+            ),
+        )
+        .unwrap();
+    }
+    inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
+    inject(&mut r, 0, &udp(LAN_B, 41, CLIENT, 53, b"q"));
+    assert_eq!(drain(&mut r, "wan").len(), 2);
+    assert_eq!(read(&mut r, "x.size"), "5");
+    write(&mut r, "x.capacity", "1").unwrap();
+    // The dynamic ones go; the three pinned stay, though above capacity.
+    assert_eq!(read(&mut r, "x.size"), "3");
+    assert_eq!(read(&mut r, "x.udp_table"), "");
+    for i in 0..3u16 {
+        inject(&mut r, 1, &tcp(CLIENT, 5000 + i, PUB, 8080 + i, 0x02, b""));
+        assert_eq!(
+            flow_of(&drain(&mut r, "lan")[0]),
+            (CLIENT, 5000 + i, LAN_B, 80)
+        );
+    }
+    // A new dynamic flow finds no room.
+    inject(&mut r, 0, &udp(LAN_B, 42, CLIENT, 53, b"q"));
+    assert!(drain(&mut r, "wan").is_empty());
+    assert_eq!(read(&mut r, "x.size"), "3");
+    write(&mut r, "x.clear", "").unwrap();
+    assert_eq!(read(&mut r, "x.size"), "0");
+}
+
+/// A hot swap keeps the rewriter's mappings: a pinned port forward and a
+/// spec-made flow both go on being translated under the new configuration
+/// (here with another TCP timeout), and the spec-made flow keeps its
+/// public port (a new mapping would take the next one). Before, the new
+/// rewriter started empty: every connection through the NAT was cut.
+#[test]
+fn mappings_survive_a_hot_swap() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let conf = |decl: &str| {
+        format!(
+            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
+        )
+    };
+    let mut r = from_config_with(&conf(NAPT), &opts);
+    write(
+        &mut r,
+        "x.add_mapping",
+        "tcp 18.26.4.44 5000 1.0.0.1 8080 => 18.26.4.44 5000 10.0.0.5 80 1 0",
+    )
+    .unwrap();
+    inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
+    inject(&mut r, 0, &udp(LAN_B, 41, CLIENT, 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[1]), (PUB, 1025, CLIENT, 53));
+    write(&mut r, "x.remove_mapping", "udp 10.0.0.5 40 18.26.4.44 53").unwrap();
+    r.hotswap(&conf(
+        "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, TCP_TIMEOUT 7440)",
+    ))
+    .unwrap();
+    assert_eq!(read(&mut r, "x.size"), "2");
+    assert_eq!(read(&mut r, "x.nmappings"), "1");
+    let table = read(&mut r, "x.tcp_table");
+    assert!(table.contains("pinned"), "{table}");
+    inject(&mut r, 1, &tcp(CLIENT, 5000, PUB, 8080, 0x02, b""));
+    assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 5000, LAN_B, 80));
+    inject(&mut r, 1, &udp(CLIENT, 53, PUB, 1025, b"a"));
+    assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 53, LAN_B, 41));
+    inject(&mut r, 0, &udp(LAN_B, 41, CLIENT, 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 1025, CLIENT, 53));
+    // The freed flow's slot and the new table work as before.
+    inject(&mut r, 0, &udp(LAN_B, 42, CLIENT, 53, b"q"));
+    assert_eq!(read(&mut r, "x.size"), "3");
+    // A new configuration with a single output: the mappings that use
+    // output 1 cannot be kept.
+    r.hotswap("x :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 0, drop); Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard;")
+        .unwrap();
+    assert_eq!(read(&mut r, "x.size"), "0");
+}
+
+/// A new flow whose rewritten reply would take a pinned mapping's key
+/// (a pattern without a port range cannot choose another) is refused and
+/// counted in `mapping_failures`; before, it silently replaced the pinned
+/// port forward, which then led the WAN client to the other host.
+#[test]
+fn a_new_flow_does_not_displace_a_pinned_mapping() {
+    let mut r = harness("IPRewriter(pattern 1.0.0.1 - - - 0 1, drop)");
+    write(
+        &mut r,
+        "x.add_mapping",
+        "tcp 18.26.4.44 5000 1.0.0.1 80 => 18.26.4.44 5000 10.0.0.5 80 1 0",
+    )
+    .unwrap();
+    // Another LAN host, from port 80 to the same client: its rewritten
+    // flow (1.0.0.1 80 -> 18.26.4.44 5000) is the port forward's reply.
+    const LAN_C: [u8; 4] = [10, 0, 0, 6];
+    inject(&mut r, 0, &tcp(LAN_C, 80, CLIENT, 5000, 0x02, b""));
+    assert!(drain(&mut r, "wan").is_empty());
+    assert_eq!(read(&mut r, "x.mapping_failures"), "1");
+    assert_eq!(read(&mut r, "x.size"), "1");
+    assert!(read(&mut r, "x.tcp_table").contains("pinned"));
+    // The forward still leads to B.
+    inject(&mut r, 1, &tcp(CLIENT, 5000, PUB, 80, 0x02, b""));
+    assert_eq!(flow_of(&drain(&mut r, "lan")[0]), (CLIENT, 5000, LAN_B, 80));
+    // A dynamic mapping in the way is replaced, as Click does.
+    inject(&mut r, 0, &tcp(LAN_C, 81, CLIENT, 5001, 0x02, b""));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 81, CLIENT, 5001));
+    inject(&mut r, 0, &tcp([10, 0, 0, 7], 81, CLIENT, 5001, 0x02, b""));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 81, CLIENT, 5001));
+    assert_eq!(read(&mut r, "x.size"), "2");
+}

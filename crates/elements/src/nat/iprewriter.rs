@@ -54,6 +54,13 @@
 //! every mapping is guaranteed. Expired mappings are reaped every
 //! REAP_INTERVAL.
 //!
+//! A hot swap carries the mappings over to the rewriter of the same name
+//! and class in the new configuration (rclick; Click's starts empty, which
+//! cuts every connection through the NAT), with their expiries, TCP state
+//! and pinning; one whose output or input is gone stays behind. The same
+//! holds for TCPRewriter, UDPRewriter, IPAddrRewriter, IPAddrPairRewriter
+//! and ICMPPingRewriter.
+//!
 //! Packets that are not IPv4 (no network header, or a bad header) are
 //! dropped and counted in `drops` (Click would crash).
 //!
@@ -95,7 +102,10 @@
 //!   they arrive on. Without FOUTPUT ROUTPUT, the outputs of the first
 //!   `pattern` or `keep` input spec, else 0 and 1. A mapping already
 //!   holding either direction is replaced. Added mappings are pinned: they
-//!   never expire, are never replaced to make room for new flows, and
+//!   never expire, are never replaced to make room for new flows (nor
+//!   removed when `capacity` is lowered; a new flow whose rewritten reply
+//!   would be a pinned mapping's is refused and counted in
+//!   `mapping_failures`, where Click replaces the older mapping), and
 //!   survive `patternN` writes; they count in `size` (not `nmappings`), are
 //!   listed in the tables with `pinned` instead of their input and expiry,
 //!   and go with `clear`. With the final word `dynamic` the mapping is not

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use rclick_core::conf::{parse_bool, parse_seconds, parse_u32, Args};
 use rclick_core::element::hflags;
+use rclick_core::element::kinds::dispatch_push;
 use rclick_core::element::HandlerSpec;
 use rclick_core::wire::{IcmpHeader, Ipv4Header, UdpHeader};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, TimerId, Timestamp};
@@ -371,6 +372,26 @@ impl Element for Rewriter {
         Ok(())
     }
 
+    /// Hot swap: the mappings of the rewriter of the same name and class
+    /// carry over (spec-made, dynamic and pinned ones alike), so that a
+    /// new configuration does not cut the connections through the NAT; a
+    /// mapping whose output or input is gone stays behind. An rclick
+    /// addition (Click's rewriters start empty).
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        let Some(o) = old.as_any().downcast_ref::<Rewriter>() else {
+            return false;
+        };
+        if o.kind != self.kind || Arc::ptr_eq(&o.table, &self.table) {
+            return false;
+        }
+        let maps = [(o.maps[0], self.maps[0]), (o.maps[1], self.maps[1])];
+        let old_t = lock_table(&o.table);
+        let mut t = lock_table(&self.table);
+        t.adopt(&old_t, o.owner, self.owner, &maps, self.noutputs);
+        self.drops = o.drops;
+        true
+    }
+
     fn run_timer(&mut self, timer: TimerId, ctx: &mut Ctx) {
         let now = jiffies(ctx);
         lock_table(&self.table).shrink(false, now);
@@ -382,35 +403,20 @@ impl Element for Rewriter {
         }
     }
 
-    fn push(&mut self, port: usize, mut batch: Batch, ctx: &mut Ctx) {
+    fn push(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
         let now = jiffies(ctx);
         let table = self.table.clone();
         let mut t = lock_table(&table);
-        // The batch is rewritten in place and leaves whole by the output
-        // of its first packet; packets bound elsewhere are emitted one by
-        // one (each output keeps its order).
-        let mut main: Option<usize> = None;
-        batch.retain_map(|p| match self.process(port, p, &mut t, now) {
-            Some((out, p)) => match main {
-                None => {
-                    main = Some(out);
-                    Some(p)
-                }
-                Some(m) if m == out => Some(p),
-                Some(_) => {
-                    ctx.emit(out, p);
-                    None
-                }
-            },
-            None => {
+        // The batch is rewritten in place; it leaves whole when every
+        // packet takes the same output, else packet by packet in arrival
+        // order (Click's order where two outputs meet again downstream).
+        dispatch_push(batch, ctx, |p, _| {
+            let r = self.process(port, p, &mut t, now);
+            if r.is_none() {
                 self.drops += 1;
-                None
             }
+            r
         });
-        drop(t);
-        if let Some(m) = main {
-            ctx.emit_batch(m, batch);
-        }
     }
 
     fn handlers(&self) -> Vec<HandlerSpec> {

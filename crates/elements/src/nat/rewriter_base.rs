@@ -1094,6 +1094,17 @@ impl Table {
         out: [usize; 2],
         now: Jiffies,
     ) -> Option<usize> {
+        // A reply key held by a pinned mapping (a rewrite without a range
+        // to choose from) is not taken over: the new flow is refused.
+        if let Some(&old) = self.maps[map].get(&rewritten.reverse()) {
+            let (of, _) = entry_of(old);
+            if self.flows[of].live && self.flows[of].pinned {
+                if let Some(c) = self.owners[owner].failures.get_mut(input) {
+                    *c += 1;
+                }
+                return None;
+            }
+        }
         let t = self.owners[owner].timeouts;
         let g = t.guarantee(class);
         let mut fl = Flow {
@@ -1216,6 +1227,71 @@ impl Table {
         }
     }
 
+    /// Hot swap: copies the live flows `old_owner` of `old` owned into
+    /// this table as `owner`'s, with `maps` giving the new map of each old
+    /// one (`(old map, new map)` pairs). A flow is left behind when its
+    /// map has no counterpart, an output or its input no longer exists,
+    /// either of its keys is taken already, or the table is full (pinned
+    /// flows are copied first). Expiries, TCP state, sequence-number
+    /// deltas and pinning carry over. Returns how many were copied.
+    pub fn adopt(
+        &mut self,
+        old: &Table,
+        old_owner: usize,
+        owner: usize,
+        maps: &[(usize, usize)],
+        noutputs: usize,
+    ) -> usize {
+        let ninputs = self.owners.get(owner).map_or(0, |o| o.counts.len());
+        let mut order: Vec<usize> = (0..old.flows.len())
+            .filter(|&f| {
+                let fl = &old.flows[f];
+                fl.live && fl.owner as usize == old_owner
+            })
+            .collect();
+        order.sort_by_key(|&f| !old.flows[f].pinned);
+        let mut n = 0;
+        for f in order {
+            let fl = &old.flows[f];
+            let Some(&(_, map)) = maps.iter().find(|m| m.0 == fl.map as usize) else {
+                continue;
+            };
+            let input = fl.input as usize;
+            if fl.out.iter().any(|&o| o as usize >= noutputs)
+                || (input != MANUAL_INPUT && input >= ninputs)
+                || self.maps[map].contains_key(&fl.key[0])
+                || self.maps[map].contains_key(&fl.key[1])
+            {
+                continue;
+            }
+            if self.size() >= self.capacity as usize && !fl.pinned {
+                continue;
+            }
+            let mut nf = fl.clone();
+            nf.owner = owner as u32;
+            nf.map = map as u32;
+            let i = match self.free.pop() {
+                Some(i) => {
+                    self.flows[i] = nf;
+                    i
+                }
+                None => {
+                    self.flows.push(nf);
+                    self.flows.len() - 1
+                }
+            };
+            let (k0, k1) = (self.flows[i].key[0], self.flows[i].key[1]);
+            self.maps[map].insert(k0, map_entry(i, 0));
+            self.maps[map].insert(k1, map_entry(i, 1));
+            self.heap_push(self.flows[i].guaranteed as usize, i);
+            if let Some(c) = self.owners[owner].counts.get_mut(input) {
+                *c += 1;
+            }
+            n += 1;
+        }
+        n
+    }
+
     /// Removes expired flows, then flows beyond the capacity (Click's
     /// shrink_heap); `clear_all` removes every flow.
     pub fn shrink(&mut self, clear_all: bool, now: Jiffies) {
@@ -1230,6 +1306,12 @@ impl Table {
         while self.size() > cap {
             let h = if self.heaps[0].is_empty() { 1 } else { 0 };
             let Some(f) = self.settle_top(h) else { break };
+            // Pinned mappings (at the bottom of the guaranteed heap: their
+            // expiry is the latest) are never evicted to make room, even
+            // when the capacity is lowered; only `clear` removes them.
+            if self.flows[f].pinned && !clear_all {
+                break;
+            }
             self.destroy(f);
         }
     }
