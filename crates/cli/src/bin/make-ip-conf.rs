@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! make-ip-conf [--trace DIR] [--mtu N] [--combo] [--lookup CLASS]
-//!              [--library FILE] IFNAME:ADDR/PREFIXLEN:ETHER ...
+//!              [--library FILE] [--ip6 IFNAME:ADDR6/PREFIXLEN ...]
+//!              IFNAME:ADDR/PREFIXLEN:ETHER ...
 //! ```
 //!
 //! Each interface is `name:ip/len:ether`, e.g. `eth0:10.0.0.1/24:00:00:c0:ae:67:ef`
@@ -30,9 +31,22 @@
 //! lookup as `rt :: CLASS` with no arguments: FILE must define CLASS, with
 //! the whole routing table (local routes included), as
 //! `tools/make-fulltable-routes.py` does.
+//!
+//! `--ip6 IFNAME:ADDR6/PREFIXLEN` (once per interface, for any of them)
+//! makes the router dual-stack: that interface also routes IPv6. Its
+//! classifier's last output feeds an IPv6 path: neighbour discovery (an
+//! IP6NDAdvertiser answering for ADDR6 and the interface's EUI-64
+//! link-local address, an IP6NDSolicitor resolving next hops), router
+//! advertisements of the interface's prefix (IP6RouterAdvertiser, so
+//! hosts configure themselves by SLAAC), CheckIP6Header, GetIP6Address
+//! and one LookupIP6Route `rt6` for all interfaces (local addresses to
+//! output 0, where pings are answered; each prefix to its interface). On
+//! the way out: DecIP6HLIM (time exceeded from the address of the
+//! interface the packet came in on), and packets bigger than the MTU get
+//! packet too big with the MTU (routers do not fragment IPv6).
 
 use std::fmt::Write as _;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::process::ExitCode;
 
 struct Interface {
@@ -40,6 +54,8 @@ struct Interface {
     addr: Ipv4Addr,
     len: u8,
     ether: String,
+    /// The interface's IPv6 address and prefix length (`--ip6`).
+    ip6: Option<(Ipv6Addr, u8)>,
 }
 
 impl Interface {
@@ -56,6 +72,63 @@ impl Interface {
     fn broadcast(&self) -> Ipv4Addr {
         Ipv4Addr::from(u32::from(self.addr) | !self.mask())
     }
+
+    /// The link-local address made from the Ethernet address (EUI-64,
+    /// RFC 4291 appendix A), which hosts learn as their default router.
+    fn link_local(&self) -> Ipv6Addr {
+        let o: Vec<u8> = self
+            .ether
+            .split(':')
+            .map(|x| u8::from_str_radix(x, 16).unwrap_or(0))
+            .collect();
+        Ipv6Addr::from([
+            0xfe,
+            0x80,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            o[0] ^ 2,
+            o[1],
+            o[2],
+            0xff,
+            0xfe,
+            o[3],
+            o[4],
+            o[5],
+        ])
+    }
+}
+
+/// The network of `addr/len`.
+fn network6(addr: Ipv6Addr, len: u8) -> Ipv6Addr {
+    let mask = if len == 0 {
+        0
+    } else {
+        u128::MAX << (128 - u32::from(len))
+    };
+    Ipv6Addr::from(u128::from(addr) & mask)
+}
+
+/// Parses `--ip6 IFNAME:ADDR6/LEN`.
+fn parse_ip6(s: &str) -> Result<(String, Ipv6Addr, u8), String> {
+    let (name, net) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}': expected IFNAME:ADDR6/LEN"))?;
+    let (addr, len) = net
+        .split_once('/')
+        .ok_or_else(|| format!("'{net}': expected ADDR6/LEN"))?;
+    let addr: Ipv6Addr = addr
+        .parse()
+        .map_err(|_| format!("'{addr}': bad IPv6 address"))?;
+    let len: u8 = len
+        .parse()
+        .ok()
+        .filter(|l| *l <= 128)
+        .ok_or_else(|| format!("'{len}': bad prefix length"))?;
+    Ok((name.to_string(), addr, len))
 }
 
 fn parse_interface(s: &str) -> Result<Interface, String> {
@@ -94,6 +167,7 @@ fn parse_interface(s: &str) -> Result<Interface, String> {
         addr,
         len,
         ether: octets.join(":"),
+        ip6: None,
     })
 }
 
@@ -214,7 +288,11 @@ fn generate(ifs: &[Interface], o: &Options) -> String {
         } else {
             let _ = writeln!(c, "c{i}[2] -> Paint({}) -> ip;", i + 1);
         }
-        let _ = writeln!(c, "c{i}[3] -> Print(\"{} non-IP\") -> Discard;", f.name);
+        if f.ip6.is_some() {
+            let _ = writeln!(c, "c{i}[3] -> v6c{i} :: {V6_CLASSIFIER};");
+        } else {
+            let _ = writeln!(c, "c{i}[3] -> Print(\"{} non-IP\") -> Discard;", f.name);
+        }
         c.push('\n');
     }
     let _ = writeln!(c, "// Local delivery");
@@ -283,6 +361,9 @@ fn generate(ifs: &[Interface], o: &Options) -> String {
         );
         c.push('\n');
     }
+    if ifs.iter().any(|f| f.ip6.is_some()) {
+        generate_ip6(&mut c, ifs, mtu);
+    }
     if trace.is_some() {
         let _ = writeln!(c, "// Every trace read: drain the queues, then stop.");
         let lengths: Vec<String> = (0..n).map(|i| format!("$(out{i}.length)")).collect();
@@ -295,15 +376,111 @@ fn generate(ifs: &[Interface], o: &Options) -> String {
     c
 }
 
+/// An IPv6 interface's classifier (after the IPv4 one): neighbour
+/// solicitations, neighbour advertisements, router solicitations, other
+/// IPv6, the rest.
+const V6_CLASSIFIER: &str =
+    "Classifier(12/86dd 20/3aff 54/87, 12/86dd 20/3aff 54/88, 12/86dd 20/3aff 54/85, 12/86dd, -)";
+
+/// The IPv6 half of a dual-stack router: a path per `--ip6` interface,
+/// fed by its classifier's last output and sharing its queue `out{i}`.
+fn generate_ip6(c: &mut String, ifs: &[Interface], mtu: u32) {
+    let n = ifs.len();
+    let _ = writeln!(c, "// IPv6: routing table (local addresses to 0)");
+    let mut routes = Vec::new();
+    for f in ifs {
+        if let Some((a, _)) = f.ip6 {
+            routes.push(format!("{a}/128 0"));
+        }
+    }
+    for (i, f) in ifs.iter().enumerate() {
+        if let Some((a, len)) = f.ip6 {
+            routes.push(format!("{}/{len} {}", network6(a, len), i + 1));
+        }
+    }
+    let _ = writeln!(c, "rt6 :: LookupIP6Route({});", routes.join(", "));
+    let _ = writeln!(
+        c,
+        "rt6[0] -> ping6 :: ICMP6PingResponder -> GetIP6Address(24) -> rt6;"
+    );
+    let _ = writeln!(c, "ping6[1] -> Discard;");
+    // Errors come from the address of the interface a packet came in on
+    // (its paint, 1 to n); an interface without IPv6 lends the first one
+    // that has it.
+    let fallback = ifs.iter().find_map(|f| f.ip6).map(|(a, _)| a);
+    let source = |i: usize| ifs[i].ip6.map(|(a, _)| a).or(fallback);
+    for kind in ["hlim", "big"] {
+        let _ = writeln!(c, "err_{kind} :: PaintSwitch;");
+        let _ = writeln!(c, "err_{kind}[0] -> Discard;");
+        for i in 0..n {
+            let p = i + 1;
+            let Some(a) = source(i) else { continue };
+            let (ty, code, extra) = if kind == "hlim" {
+                (3, 0, String::new())
+            } else {
+                (2, 0, format!(", MTU {mtu}"))
+            };
+            let _ = writeln!(
+                c,
+                "err_{kind}[{p}] -> ICMP6Error({a}, {ty}, {code}{extra}) -> rt6;"
+            );
+        }
+    }
+    c.push('\n');
+    for (i, f) in ifs.iter().enumerate() {
+        let Some((a, len)) = f.ip6 else { continue };
+        let p = i + 1;
+        let ll = f.link_local();
+        let e = &f.ether;
+        let net = network6(a, len);
+        let _ = writeln!(c, "// IPv6 on {}: {a}/{len}, link-local {ll}", f.name);
+        let _ = writeln!(c, "nds{i} :: IP6NDSolicitor({a}, {e}) -> out{i};");
+        let _ = writeln!(
+            c,
+            "v6c{i}[0] -> ndt{i} :: Tee -> IP6NDAdvertiser({a} {ll} {e}) -> out{i};"
+        );
+        let _ = writeln!(c, "ndt{i}[1] -> [1]nds{i};");
+        let _ = writeln!(c, "v6c{i}[1] -> [1]nds{i};");
+        let _ = writeln!(
+            c,
+            "v6c{i}[2] -> IP6RouterAdvertiser({ll}, {e}, {net}/{len}) -> out{i};"
+        );
+        let _ = writeln!(
+            c,
+            "v6c{i}[3] -> Paint({p}) -> Strip(14) -> CheckIP6Header({a}) -> GetIP6Address(24) -> rt6;"
+        );
+        let _ = writeln!(c, "v6c{i}[4] -> Print(\"{} non-IP\") -> Discard;", f.name);
+        let _ = writeln!(
+            c,
+            "rt6[{p}] -> dh{p} :: DecIP6HLIM -> mtu{p} :: CheckLength({mtu}) -> nds{i};"
+        );
+        let _ = writeln!(c, "dh{p}[1] -> err_hlim;");
+        let _ = writeln!(c, "mtu{p}[1] -> err_big;");
+        c.push('\n');
+    }
+}
+
 fn main() -> ExitCode {
     let mut o = Options {
         mtu: 1500,
         ..Default::default()
     };
     let mut ifs = Vec::new();
+    let mut ip6 = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
+            "--ip6" => match args.next().as_deref().map(parse_ip6) {
+                Some(Ok(x)) => ip6.push(x),
+                Some(Err(e)) => {
+                    eprintln!("make-ip-conf: {e}");
+                    return ExitCode::from(1);
+                }
+                None => {
+                    eprintln!("make-ip-conf: --ip6 expects IFNAME:ADDR6/PREFIXLEN");
+                    return ExitCode::from(1);
+                }
+            },
             "--trace" => o.trace = args.next(),
             "--combo" => o.combo = true,
             "--lookup" => o.lookup = args.next(),
@@ -317,7 +494,7 @@ fn main() -> ExitCode {
             },
             "-h" | "--help" => {
                 println!(
-                    "Usage: make-ip-conf [--trace DIR] [--mtu N] [--combo] [--lookup CLASS] [--library FILE] IFNAME:ADDR/PREFIXLEN:ETHER ..."
+                    "Usage: make-ip-conf [--trace DIR] [--mtu N] [--combo] [--lookup CLASS] [--library FILE] [--ip6 IFNAME:ADDR6/PREFIXLEN ...] IFNAME:ADDR/PREFIXLEN:ETHER ..."
                 );
                 println!("Writes the Click paper's IP router (Figure 8) for the given interfaces.");
                 return ExitCode::SUCCESS;
@@ -334,6 +511,19 @@ fn main() -> ExitCode {
     if ifs.is_empty() {
         eprintln!("make-ip-conf: no interfaces given (try --help)");
         return ExitCode::from(1);
+    }
+    for (name, addr, len) in ip6 {
+        match ifs.iter_mut().find(|f| f.name == name) {
+            Some(f) if f.ip6.is_none() => f.ip6 = Some((addr, len)),
+            Some(_) => {
+                eprintln!("make-ip-conf: --ip6 given twice for {name}");
+                return ExitCode::from(1);
+            }
+            None => {
+                eprintln!("make-ip-conf: --ip6 names {name}, which is not an interface");
+                return ExitCode::from(1);
+            }
+        }
     }
     print!("{}", generate(&ifs, &o));
     ExitCode::SUCCESS
@@ -405,5 +595,47 @@ mod tests {
             l.starts_with("require(library t.click);") || l.contains("\nrequire(library t.click);")
         );
         assert!(l.contains("-> rt :: FullTable;"));
+    }
+
+    #[test]
+    fn dual_stack_interfaces() {
+        let mut ifs = vec![
+            parse_interface("a:10.0.0.1/24:02:00:00:00:0a:01").unwrap(),
+            parse_interface("b:10.0.1.1/24:02:00:00:00:0b:01").unwrap(),
+            parse_interface("c:10.0.2.1/24:02:00:00:00:0c:01").unwrap(),
+        ];
+        let (_, a, len) = parse_ip6("a:2001:db8:a::1/64").unwrap();
+        ifs[0].ip6 = Some((a, len));
+        let (name, b, len) = parse_ip6("b:2001:db8:b::1/64").unwrap();
+        assert_eq!(name, "b");
+        ifs[1].ip6 = Some((b, len));
+        assert!(parse_ip6("b:2001:db8:b::1").is_err());
+        assert!(parse_ip6("b:2001:db8:b::1/129").is_err());
+        assert_eq!(
+            ifs[1].link_local(),
+            "fe80::ff:fe00:b01".parse::<Ipv6Addr>().unwrap()
+        );
+        let c = generate(
+            &ifs,
+            &Options {
+                mtu: 1500,
+                trace: Some("tr".into()),
+                ..Default::default()
+            },
+        );
+        assert!(c.contains(
+            "rt6 :: LookupIP6Route(2001:db8:a::1/128 0, 2001:db8:b::1/128 0, 2001:db8:a::/64 1, 2001:db8:b::/64 2);"
+        ));
+        assert!(c.contains("c1[3] -> v6c1 :: Classifier(12/86dd"));
+        // An interface without --ip6 keeps IPv4 only.
+        assert!(c.contains("c2[3] -> Print(\"c non-IP\") -> Discard;"));
+        assert!(!c.contains("v6c2"));
+        assert!(c.contains(
+            "IP6RouterAdvertiser(fe80::ff:fe00:b01, 02:00:00:00:0b:01, 2001:db8:b::/64)"
+        ));
+        assert!(c.contains("rt6[2] -> dh2 :: DecIP6HLIM -> mtu2 :: CheckLength(1500) -> nds1;"));
+        // Errors about packets from c (no IPv6 of its own) come from a's address.
+        assert!(c.contains("err_hlim[3] -> ICMP6Error(2001:db8:a::1, 3, 0) -> rt6;"));
+        assert!(c.contains("err_big[2] -> ICMP6Error(2001:db8:b::1, 2, 0, MTU 1500) -> rt6;"));
     }
 }
