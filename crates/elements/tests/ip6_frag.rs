@@ -306,6 +306,33 @@ fn reassembler_drops_malformed_fragments() {
     assert_eq!(read(&mut r, "ra.drops"), "1");
 }
 
+/// RFC 8200 section 4.5: a fragment is refused when the reassembled
+/// payload (unfragmentable headers and data, no fragment header) would
+/// exceed 65535 bytes; a datagram of exactly 65535 bytes of payload, as
+/// `ping -s 65527` sends, is whole again.
+#[test]
+fn largest_datagram_fragmented_and_reassembled() {
+    let orig = ip6(PROTO_UDP, &udp(65535 - 8));
+    let (frags, rejected) = fragment("1280", &orig);
+    assert!(rejected.is_empty());
+    assert_eq!(frags.len(), 54);
+    let (mut r, out) = reassemble(&frags);
+    assert_eq!(read(&mut r, "ra.drops"), "0");
+    assert_eq!(out, vec![orig.clone()]);
+    // A last fragment ending at 65535 is held; one ending at 65536 is
+    // refused.
+    let tail = |n: usize| {
+        let mut f = frag_of(&orig, 0, n, false, 5);
+        Ipv6FragHeader::new_unchecked(&mut f[HEADER_LEN..]).set_offset_and_more(65528, false);
+        f
+    };
+    let (mut r, _) = reassemble(&[tail(7)]);
+    assert_eq!(read(&mut r, "ra.drops"), "0");
+    assert!(read(&mut r, "ra.dump").contains(" 5 (65528,65535)"));
+    let (mut r, _) = reassemble(&[tail(8)]);
+    assert_eq!(read(&mut r, "ra.drops"), "1");
+}
+
 #[test]
 fn reassembler_memory_is_bounded() {
     let mut r = from_config(&format!(

@@ -28,7 +28,9 @@
 //!
 //! Dropped and counted in `drops` (never held): a packet whose headers are
 //! truncated; a fragment with M set whose data is not a multiple of 8 bytes
-//! or is empty; one that would end the datagram beyond 65535 bytes; a first
+//! or is empty; one that would make the reassembled payload exceed 65535
+//! bytes (RFC 8200 section 4.5: headers before the fragment header and
+//! data; the fragment header is gone); a first
 //! fragment that does not hold the whole header chain up to the upper-layer
 //! header (RFC 7112); a fragment inconsistent with a last fragment already
 //! received. Overlapping fragments (RFC 5722) make the whole datagram be
@@ -338,7 +340,9 @@ impl IP6Reassembler {
         let unfrag = f.frag_at;
         if f.end == f.start
             || (f.more && (f.end - f.start) % 8 != 0)
-            || unfrag + FRAG_HEADER_LEN + f.end > 0xffff
+            // The reassembled packet has no fragment header: its payload is
+            // the unfragmentable extension headers and the data.
+            || unfrag + f.end > 0xffff
         {
             return self.drop_frag();
         }
