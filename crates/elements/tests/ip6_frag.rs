@@ -212,6 +212,46 @@ fn fragmenter_passes_small_and_rejects_what_it_cannot_fragment() {
     assert_eq!(fragment("1280", &padded), (vec![padded.clone()], vec![]));
 }
 
+/// The identification of a fragment.
+fn ident_of(frag: &[u8]) -> u32 {
+    Ipv6FragHeader::new_checked(&frag[HEADER_LEN..])
+        .unwrap()
+        .ident()
+}
+
+/// RFC 7739: identifications must not be predictable from those seen. A
+/// generator whose output is its state (the xorshift this element had)
+/// gives every next identification to whoever sees one; RFC 7739 section
+/// 5.3's hash and counters give one destination's packets successive
+/// identifications (no repeat) and another destination's unrelated ones.
+#[test]
+fn fragmenter_identifications_are_not_predictable() {
+    let mut r = fragmenter("1280");
+    let big = ip6(PROTO_UDP, &udp(2000));
+    let mut other = big.clone();
+    other[24..40].copy_from_slice(&a6("2001:db8:2::7").octets());
+    for p in [&big, &big, &other] {
+        inject(&mut r, "f", net(p));
+    }
+    let frags = drain(&mut r, "q0");
+    assert_eq!(frags.len(), 6);
+    let ids: Vec<u32> = frags.iter().map(|f| ident_of(f)).collect();
+    assert_eq!((ids[0], ids[2], ids[4]), (ids[1], ids[3], ids[5]));
+    let xorshift = |mut x: u32| {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x
+    };
+    assert_ne!(ids[2], xorshift(ids[0]), "the state is the output");
+    assert_eq!(ids[2], ids[0].wrapping_add(1));
+    assert_ne!(ids[4], ids[2].wrapping_add(1), "one global sequence");
+    // Another element's key is another secret.
+    let mut r2 = fragmenter("1280");
+    inject(&mut r2, "f", net(&big));
+    assert_ne!(ident_of(&drain(&mut r2, "q0")[0]), ids[0]);
+}
+
 // ------------------------------------------------------------ IP6Reassembler
 
 #[test]

@@ -25,9 +25,13 @@
 //! fragment is at most MTU bytes, and the payload length of each is its
 //! own. Fragments leave in order, each a new packet starting at its IPv6
 //! header with a copy of the original's annotations (link-level bytes
-//! before the network header are not copied). Identifications come from a
-//! generator seeded at configuration time, so they are not predictable
-//! (RFC 7739).
+//! before the network header are not copied). Identifications follow RFC
+//! 7739 section 5.3: a keyed hash (a secret key drawn at configuration) of
+//! the source and destination addresses chooses an offset and one of 256
+//! counters, and the identification is offset plus counter, so packets to
+//! one destination do not repeat an identification for 2^32 packets, and
+//! nobody can tell from one destination's identifications what another's
+//! will be.
 //!
 //! Routers do not fragment packets in transit (RFC 8200 section 5): with
 //! FORWARDING true, every packet larger than MTU goes to output 1 unchanged
@@ -65,7 +69,8 @@
 //! frag[1] -> ICMP6Error(fe80::1, 2, 0, MTU 1280) -> rt;
 //! ```
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
 
 use rclick_core::conf::{parse_bool, parse_u32, parse_usize, Args};
 use rclick_core::packet::DEFAULT_HEADROOM;
@@ -84,18 +89,26 @@ pub struct IP6Fragmenter {
     headroom: usize,
     drops: u64,
     fragments: u64,
-    rand: u32,
+    /// The secret key of the identification hash.
+    key: RandomState,
+    /// RFC 7739 section 5.3's counters.
+    counters: Vec<u32>,
 }
 
+/// Counters of the identification generator.
+const ID_COUNTERS: usize = 256;
+
 impl IP6Fragmenter {
-    fn next_ident(&mut self) -> u32 {
-        // xorshift32, seeded at configuration.
-        let mut x = self.rand;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.rand = x;
-        x
+    /// The identification of a packet from `addrs` (source and destination
+    /// addresses, 32 bytes).
+    fn next_ident(&mut self, addrs: &[u8]) -> u32 {
+        let h = self.key.hash_one(addrs);
+        let i = (h >> 32) as usize % ID_COUNTERS;
+        let Some(c) = self.counters.get_mut(i) else {
+            return h as u32;
+        };
+        *c = c.wrapping_add(1);
+        (h as u32).wrapping_add(*c)
     }
 
     fn reject(&mut self, p: Packet, ctx: &mut Ctx) {
@@ -141,8 +154,8 @@ impl IP6Fragmenter {
             self.reject(p, ctx);
             return;
         }
-        let ident = self.next_ident();
         let data = &p.data()[off..off + HEADER_LEN + plen];
+        let ident = self.next_ident(&data[8..40]);
         let rest = &data[unfrag..];
         let mut pos = 0;
         while pos < rest.len() {
@@ -208,10 +221,8 @@ impl Element for IP6Fragmenter {
         self.mtu = mtu as usize;
         self.forwarding = forwarding;
         self.headroom = headroom.min(4096);
-        let seed = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos() ^ d.as_secs() as u32);
-        self.rand = seed | 1;
+        self.key = RandomState::new();
+        self.counters = vec![0; ID_COUNTERS];
         Ok(())
     }
 
