@@ -68,7 +68,7 @@
 //! reasm[1] -> ICMP6Error(2001:db8::1, 3, 1) -> rt;
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::Ipv6Addr;
 use std::time::Duration;
 
@@ -146,6 +146,10 @@ pub struct IP6Reassembler {
     himem: usize,
     timeout: Timestamp,
     map: HashMap<Key, Datagram>,
+    /// The datagrams by age (creation time, key), oldest first; an entry
+    /// whose datagram is gone (or was made again later) is stale and
+    /// skipped. Expiry, eviction and the timer look at the front only.
+    ages: VecDeque<(Timestamp, Key)>,
     mem_used: usize,
     frags_seen: u64,
     good: u64,
@@ -161,6 +165,7 @@ impl Default for IP6Reassembler {
             himem: 256 * 1024,
             timeout: Timestamp::from_sec_nsec(60, 0),
             map: HashMap::new(),
+            ages: VecDeque::new(),
             mem_used: 0,
             frags_seen: 0,
             good: 0,
@@ -273,40 +278,58 @@ impl IP6Reassembler {
         }
     }
 
-    fn reap(&mut self, now: Timestamp, ctx: &mut Ctx) {
-        let timeout = self.timeout;
-        let mut expired: Vec<(Timestamp, Key)> = self
-            .map
-            .iter()
-            .filter(|(_, d)| d.created + timeout <= now)
-            .map(|(k, d)| (d.created, *k))
-            .collect();
-        if expired.is_empty() {
-            return;
+    /// Whether an age entry is its datagram's.
+    fn live(&self, t: Timestamp, k: &Key) -> bool {
+        self.map.get(k).is_some_and(|d| d.created == t)
+    }
+
+    /// Drops stale entries from the front of the age queue, and compacts it
+    /// when stale entries (of completed datagrams) outnumber live ones, so
+    /// that it stays within twice the datagrams held.
+    fn tidy_ages(&mut self) {
+        while let Some(&(t, k)) = self.ages.front() {
+            if self.live(t, &k) {
+                break;
+            }
+            self.ages.pop_front();
         }
-        expired.sort_by_key(|&(t, k)| (t, u128::from(k.src), u128::from(k.dst), k.id));
-        for (_, k) in expired {
-            self.give_up(k, ctx, true);
+        if self.ages.len() > 2 * self.map.len() + 64 {
+            let map = &self.map;
+            self.ages
+                .retain(|(t, k)| map.get(k).is_some_and(|d| d.created == *t));
+        }
+    }
+
+    fn reap(&mut self, now: Timestamp, ctx: &mut Ctx) {
+        while let Some(&(t, k)) = self.ages.front() {
+            if !self.live(t, &k) {
+                self.ages.pop_front();
+            } else if t + self.timeout <= now {
+                self.ages.pop_front();
+                self.give_up(k, ctx, true);
+            } else {
+                break;
+            }
         }
     }
 
     fn reap_overfull(&mut self, ctx: &mut Ctx) {
         let low = self.himem / 4 * 3;
-        let mut by_age: Vec<(Timestamp, Key)> =
-            self.map.iter().map(|(k, d)| (d.created, *k)).collect();
-        by_age.sort_by_key(|&(t, k)| (t, u128::from(k.src), u128::from(k.dst), k.id));
-        for (_, k) in by_age {
-            if self.mem_used <= low {
+        while self.mem_used > low {
+            let Some((t, k)) = self.ages.pop_front() else {
                 break;
+            };
+            if self.live(t, &k) {
+                self.give_up(k, ctx, false);
             }
-            self.give_up(k, ctx, false);
         }
     }
 
-    fn schedule(&self, ctx: &mut Ctx) {
+    fn schedule(&mut self, ctx: &mut Ctx) {
+        self.tidy_ages();
         if let Some(t) = self.timer {
-            match self.map.values().map(|d| d.created).min() {
-                Some(first) => ctx.schedule_timer_at(t, first + self.timeout),
+            match self.ages.front() {
+                Some(&(first, _)) => ctx.schedule_timer_at(t, first + self.timeout),
                 None => ctx.unschedule_timer(t),
             }
         }
@@ -375,6 +398,7 @@ impl IP6Reassembler {
         });
         if is_new {
             self.mem_used += d.mem();
+            self.ages.push_back((now, key));
         }
         if d.poisoned {
             self.drops += 1;
