@@ -69,9 +69,6 @@
 //! frag[1] -> ICMP6Error(fe80::1, 2, 0, MTU 1280) -> rt;
 //! ```
 
-use std::collections::hash_map::RandomState;
-use std::hash::BuildHasher;
-
 use rclick_core::conf::{parse_bool, parse_u32, parse_usize, Args};
 use rclick_core::packet::DEFAULT_HEADROOM;
 use rclick_core::wire::ipv6::{HEADER_LEN, PROTO_FRAGMENT};
@@ -79,7 +76,7 @@ use rclick_core::wire::ipv6ext::FRAG_HEADER_LEN;
 use rclick_core::wire::{Ipv6FragHeader, Ipv6FragRepr, Ipv6Header};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::common::{frag_split, ip6_hdr};
+use super::common::{frag_split, ip6_hdr, IdGen};
 use crate::ip::ipcommon::net_off;
 
 #[derive(Default)]
@@ -89,27 +86,10 @@ pub struct IP6Fragmenter {
     headroom: usize,
     drops: u64,
     fragments: u64,
-    /// The secret key of the identification hash.
-    key: RandomState,
-    /// RFC 7739 section 5.3's counters.
-    counters: Vec<u32>,
+    ids: IdGen,
 }
 
-/// Counters of the identification generator.
-const ID_COUNTERS: usize = 256;
-
 impl IP6Fragmenter {
-    /// The identification of a packet from `addrs` (source and destination
-    /// addresses, 32 bytes).
-    fn next_ident(&mut self, addrs: &[u8]) -> u32 {
-        let h = self.key.hash_one(addrs);
-        let i = (h >> 32) as usize % ID_COUNTERS;
-        let Some(c) = self.counters.get_mut(i) else {
-            return h as u32;
-        };
-        *c = c.wrapping_add(1);
-        (h as u32).wrapping_add(*c)
-    }
 
     fn reject(&mut self, p: Packet, ctx: &mut Ctx) {
         self.drops += 1;
@@ -155,7 +135,7 @@ impl IP6Fragmenter {
             return;
         }
         let data = &p.data()[off..off + HEADER_LEN + plen];
-        let ident = self.next_ident(&data[8..40]);
+        let ident = self.ids.next(&data[8..40]);
         let rest = &data[unfrag..];
         let mut pos = 0;
         while pos < rest.len() {
@@ -221,8 +201,7 @@ impl Element for IP6Fragmenter {
         self.mtu = mtu as usize;
         self.forwarding = forwarding;
         self.headroom = headroom.min(4096);
-        self.key = RandomState::new();
-        self.counters = vec![0; ID_COUNTERS];
+        self.ids = IdGen::default();
         Ok(())
     }
 
