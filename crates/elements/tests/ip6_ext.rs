@@ -220,13 +220,17 @@ fn routing_headers() {
     // Segments left beyond the list: pointer to segments left.
     let (port, p) = route(&mut r, &rh(4, 3, &["2001:db8::30", "2001:db8::20"], false)).unwrap();
     assert_eq!((port, p.icmp_param_prob_anno()), (1, 43));
+    // A multicast next segment is dropped, not forwarded to the group.
+    assert!(route(&mut r, &rh(4, 1, &["ff0e::1"], false)).is_none());
+    assert_eq!(read(&mut r, "x.forwarded"), "2");
+    assert_eq!(read(&mut r, "x.drops"), "1");
     // Truncated.
     assert!(route(
         &mut r,
         &ip6(PROTO_ROUTING, &[PROTO_UDP, 2, 4, 1, 0, 0, 0, 0])
     )
     .is_none());
-    assert_eq!(read(&mut r, "x.drops"), "1");
+    assert_eq!(read(&mut r, "x.drops"), "2");
 }
 
 fn icmp6(src: &str, dst: &str, r: &Icmpv6Repr) -> Vec<u8> {
