@@ -206,6 +206,17 @@ fn fragmenter_passes_small_and_rejects_what_it_cannot_fragment() {
     let chain = ip6(60, &long_dst);
     assert_eq!(fragment("600", &chain).0.len(), 0);
     assert_eq!(fragment("1280", &chain).0.len(), 3);
+    // With MTU 64 a first fragment has 16 bytes of data: a UDP header fits,
+    // a TCP header (20 bytes) does not, and a first fragment without it
+    // would be dropped by reassemblers (RFC 7112; ours included).
+    let (frags, rejected) = fragment("64", &ip6(PROTO_UDP, &udp(100)));
+    assert_eq!((frags.len(), rejected.len()), (7, 0));
+    assert_eq!(reassemble(&frags).1, vec![ip6(PROTO_UDP, &udp(100))]);
+    let mut tcp = vec![0u8; 100];
+    tcp[12] = 0x50;
+    let tcp = ip6(6, &tcp);
+    assert_eq!(fragment("64", &tcp), (vec![], vec![tcp.clone()]));
+    assert_eq!(fragment("72", &tcp).0.len(), 5);
     // Padding beyond the payload length is not data.
     let mut padded = small.clone();
     padded.resize(1400, 0);

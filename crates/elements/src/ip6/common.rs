@@ -151,6 +151,19 @@ impl IdGen {
     }
 }
 
+/// The length of the upper-layer header a first fragment must hold whole
+/// (RFC 7112): TCP's and UDP's fixed headers, ICMPv6's first 4 bytes, one
+/// byte of anything else.
+pub fn upper_header_min(nh: u8) -> usize {
+    use rclick_core::wire::ipv6::{PROTO_TCP, PROTO_UDP};
+    match nh {
+        PROTO_TCP => 20,
+        PROTO_UDP => 8,
+        PROTO_ICMPV6 => 4,
+        _ => 1,
+    }
+}
+
 /// The split of an IPv6 packet for fragmenting (RFC 8200 section 4.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FragSplit {

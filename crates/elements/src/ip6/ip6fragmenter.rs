@@ -76,7 +76,7 @@ use rclick_core::wire::ipv6ext::FRAG_HEADER_LEN;
 use rclick_core::wire::{Ipv6FragHeader, Ipv6FragRepr, Ipv6Header};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::common::{frag_split, ip6_hdr, IdGen};
+use super::common::{frag_split, ip6_hdr, upper_header_min, IdGen};
 use crate::ip::ipcommon::net_off;
 
 #[derive(Default)]
@@ -128,9 +128,10 @@ impl IP6Fragmenter {
         }
         let unfrag = HEADER_LEN + s.unfrag_ext;
         let per_frag = self.mtu.saturating_sub(unfrag + FRAG_HEADER_LEN) & !7;
-        // The whole header chain and some data in the first fragment.
-        let chain = HEADER_LEN + s.chain_end - unfrag;
-        if s.chain_end_nh == PROTO_FRAGMENT || per_frag < 8 || per_frag < chain + 8 {
+        // The whole header chain, the upper-layer header included (RFC
+        // 7112), and at least 8 bytes in the first fragment.
+        let chain = HEADER_LEN + s.chain_end - unfrag + upper_header_min(s.chain_end_nh);
+        if s.chain_end_nh == PROTO_FRAGMENT || per_frag < 8 || per_frag < chain {
             self.reject(p, ctx);
             return;
         }

@@ -74,15 +74,13 @@ use std::time::Duration;
 
 use rclick_core::conf::{parse_seconds, parse_u32, Args};
 use rclick_core::packet::DEFAULT_HEADROOM;
-use rclick_core::wire::ipv6::{
-    HEADER_LEN, PROTO_ESP, PROTO_ICMPV6, PROTO_NONE, PROTO_TCP, PROTO_UDP,
-};
+use rclick_core::wire::ipv6::{HEADER_LEN, PROTO_ESP, PROTO_NONE};
 use rclick_core::wire::ipv6ext::{upper_layer, FRAG_HEADER_LEN};
 use rclick_core::wire::{Ipv6FragHeader, Ipv6Header};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 use rclick_core::{TimerId, Timestamp};
 
-use super::common::{find_frag_header, fmt_ip6};
+use super::common::{find_frag_header, fmt_ip6, upper_header_min};
 use crate::ip::ipcommon::net_off;
 
 /// Bytes counted per datagram besides its data.
@@ -190,18 +188,6 @@ struct Frag {
     start: usize,
     end: usize,
     more: bool,
-}
-
-/// The length of the upper-layer header a first fragment must hold whole
-/// (RFC 7112): TCP's and UDP's fixed headers, ICMPv6's first 4 bytes, one
-/// byte of anything else.
-fn upper_header_min(nh: u8) -> usize {
-    match nh {
-        PROTO_TCP => 20,
-        PROTO_UDP => 8,
-        PROTO_ICMPV6 => 4,
-        _ => 1,
-    }
 }
 
 /// Removes the fragment header at `frag_at` (in the payload) from a packet
