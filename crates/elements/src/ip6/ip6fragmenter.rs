@@ -90,7 +90,6 @@ pub struct IP6Fragmenter {
 }
 
 impl IP6Fragmenter {
-
     fn reject(&mut self, p: Packet, ctx: &mut Ctx) {
         self.drops += 1;
         ctx.emit(1, p);
