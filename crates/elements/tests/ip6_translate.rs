@@ -185,6 +185,32 @@ fn round_trip_and_drops() {
     .is_err());
 }
 
+/// The destination annotation is the other family's address on input (an
+/// IPv6 next hop, an IPv4 destination); a route lookup after translation
+/// must not see it reinterpreted (Click's translated packets start with no
+/// annotations).
+#[test]
+fn destination_annotation_cleared() {
+    let pull = |r: &mut Router, p: Packet| {
+        let i = r.find_element("x").unwrap();
+        r.inject_packet(i, 0, p);
+        let q = r.find_element("q").unwrap();
+        r.pull_from(q, 0, 8).unwrap().into_iter().next().unwrap()
+    };
+    let mut r46 = translator("46", "::ffff:0:0/96");
+    let mut p = net(&v4_udp(b"x"));
+    p.set_dst_ip_anno("10.0.0.2".parse().unwrap());
+    p.set_paint_anno(3);
+    let v6 = pull(&mut r46, p);
+    assert_eq!(v6.dst_ip6_anno(), std::net::Ipv6Addr::UNSPECIFIED);
+    assert_eq!(v6.paint_anno(), 3, "other annotations are kept");
+    let mut r64 = translator("64", "::ffff:0:0/96");
+    let mut p = net(v6.data());
+    p.set_dst_ip6_anno("3ffe:1ce1::1".parse().unwrap());
+    let v4 = pull(&mut r64, p);
+    assert_eq!(v4.dst_ip_anno(), std::net::Ipv4Addr::UNSPECIFIED);
+}
+
 proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(

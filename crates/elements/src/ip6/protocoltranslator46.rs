@@ -34,7 +34,9 @@
 //! fragmented here: put an IP6Fragmenter after the translator.
 //!
 //! The translated packet keeps the input's annotations (Click's starts
-//! without any).
+//! without any), but for the destination address annotation, which is
+//! cleared: it held the other family's address, and a route lookup on it
+//! would have sent the packet astray.
 //!
 //! ## Keywords
 //! - **PREFIX** (IPv6 prefix, a /96): where IPv4 addresses sit in IPv6
@@ -89,6 +91,10 @@ impl SimpleAction for ProtocolTranslator46 {
         };
         q.take(room - n);
         q.copy_annotations(&p);
+        // The destination annotation was the other family's address (or
+        // next hop): as in Click, whose translated packet starts without
+        // annotations, it is cleared, for GetIP6Address to set.
+        q.set_dst_ip6_anno(std::net::Ipv6Addr::UNSPECIFIED);
         q.set_network_header(0, HEADER_LEN.min(n));
         Some(q)
     }

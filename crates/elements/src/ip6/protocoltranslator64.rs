@@ -37,7 +37,9 @@
 //! above 1260 bytes (so identifications of smaller packets differ).
 //!
 //! The translated packet keeps the input's annotations (Click's starts
-//! without any).
+//! without any), but for the destination address annotation, which is
+//! cleared: it held the other family's address, and a route lookup on it
+//! would have sent the packet astray.
 //!
 //! ## Keywords
 //! - **PREFIX** (IPv6 prefix, a /96): where IPv4 addresses sit in IPv6
@@ -117,6 +119,10 @@ impl SimpleAction for ProtocolTranslator64 {
             }
         }
         q.copy_annotations(&p);
+        // The destination annotation was the other family's address (or
+        // next hop): as in Click, whose translated packet starts without
+        // annotations, it is cleared, for GetIPAddress to set.
+        q.set_dst_ip6_anno(std::net::Ipv6Addr::UNSPECIFIED);
         q.set_network_header(0, siit::V4_LEN.min(n));
         Some(q)
     }
