@@ -156,6 +156,33 @@ fn round_trip_and_drops() {
     frag_nosum[6] = 0x20;
     frag_nosum[26..28].fill(0);
     bad.push(frag_nosum);
+    // IPv4 options: a source route not used up is not translated (RFC
+    // 7915 section 4.1), nor are options that cannot be walked; other
+    // options are left out.
+    let with_opts = |opts: &[u8]| {
+        let mut b = good[..20].to_vec();
+        b[0] = 0x45 + (opts.len() / 4) as u8;
+        b.extend_from_slice(opts);
+        b.extend_from_slice(&good[20..]);
+        let total = b.len() as u16;
+        b[2..4].copy_from_slice(&total.to_be_bytes());
+        b[10..12].fill(0);
+        let c = rclick_core::wire::checksum::checksum(&b[..20 + opts.len()]);
+        b[10..12].copy_from_slice(&c.to_be_bytes());
+        b
+    };
+    let lsrr = [1, 131, 7, 4, 192, 0, 2, 1];
+    let ssrr = [137, 7, 4, 192, 0, 2, 1, 0];
+    let used_up = [1, 131, 7, 8, 192, 0, 2, 1];
+    let record = [7, 7, 4, 0, 0, 0, 0, 0];
+    let broken = [1, 68, 9, 0];
+    bad.push(with_opts(&lsrr));
+    bad.push(with_opts(&ssrr));
+    bad.push(with_opts(&broken));
+    for opts in [&used_up[..], &record[..]] {
+        let v6 = run(&mut r46, &with_opts(opts)).unwrap();
+        assert_eq!(v6, run(&mut r46, &good).unwrap());
+    }
     for b in &bad {
         assert!(run(&mut r46, b).is_none(), "{}", hex(b));
     }

@@ -13,7 +13,9 @@
 //! packet when it is not set) and emits each as a new IPv6 packet (without
 //! the link header) by RFC 7915 section 4: traffic class from the TOS, flow
 //! label 0, hop limit from the TTL (decrement it before or after, as a
-//! router does), the addresses under PREFIX, IPv4 options left out, and a
+//! router does), the addresses under PREFIX, IPv4 options left out (but a
+//! packet with an unexpired loose or strict source route option, or
+//! options that cannot be walked, is dropped: RFC 7915 section 4.1), and a
 //! fragment header carrying the offset, M flag and identification when the
 //! IPv4 packet is a fragment. TCP and UDP checksums are adjusted for the
 //! new pseudo-header (a zero UDP checksum is computed, or the packet
