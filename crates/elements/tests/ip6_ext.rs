@@ -128,14 +128,30 @@ fn hop_by_hop_outputs() {
     let mut bad = jumbo.clone();
     bad[4..6].copy_from_slice(&[0, 8]);
     let (port, p) = route(&mut r, &bad).unwrap();
+    // RFC 2675 section 3: pointing to the jumbo option's type byte.
+    assert_eq!((port, p.icmp_param_prob_anno()), (3, 42));
+    // Payload length 0 without a jumbo option: pointing to the payload
+    // length.
+    let mut nojumbo = ip6(PROTO_HOPOPTS, &hbh(&[0, 0], &UDP));
+    nojumbo[4..6].copy_from_slice(&[0, 0]);
+    let (port, p) = route(&mut r, &nojumbo).unwrap();
     assert_eq!((port, p.icmp_param_prob_anno()), (3, 4));
+    // Options are read up to the payload length: an option in link
+    // padding past it is not looked at, and a header overrunning the
+    // payload is truncated.
+    let mut padded = ip6(PROTO_HOPOPTS, &hbh(&[0, 0], &UDP));
+    padded.extend_from_slice(&[0; 16]);
+    assert_eq!(route(&mut r, &padded).unwrap().0, 0);
+    let mut short = ip6(PROTO_HOPOPTS, &hbh(&[1, 4, 0, 0, 0, 0, 0x9e, 0], &UDP));
+    short[4..6].copy_from_slice(&[0, 8]);
+    assert!(route(&mut r, &short).is_none());
     let small = ip6(PROTO_HOPOPTS, &hbh(&[0xc2, 4, 0, 0, 0, 100], &UDP));
     let (port, p) = route(&mut r, &small).unwrap();
     assert_eq!((port, p.icmp_param_prob_anno()), (3, 44));
     let misaligned = ip6(PROTO_HOPOPTS, &hbh(&[0, 0xc2, 4, 0, 1, 0, 0], &UDP));
     let (port, p) = route(&mut r, &misaligned).unwrap();
     assert_eq!((port, p.icmp_param_prob_anno()), (3, 43));
-    assert_eq!(read(&mut r, "x.drops"), "2");
+    assert_eq!(read(&mut r, "x.drops"), "3");
     assert_eq!(read(&mut r, "x.router_alerts"), "1");
     assert_eq!(read(&mut r, "x.jumbos"), "1");
     // Malformed: truncated header, option overrunning it, bad alert length.
@@ -146,7 +162,7 @@ fn hop_by_hop_outputs() {
     ] {
         assert!(route(&mut r, &b).is_none());
     }
-    assert_eq!(read(&mut r, "x.drops"), "5");
+    assert_eq!(read(&mut r, "x.drops"), "6");
     // With output 0 only: router alerts pass, problems are dropped.
     let mut r = hbh_router(1);
     assert_eq!(route(&mut r, &ra).unwrap().0, 0);
@@ -204,13 +220,17 @@ fn routing_headers() {
     // Segments left beyond the list: pointer to segments left.
     let (port, p) = route(&mut r, &rh(4, 3, &["2001:db8::30", "2001:db8::20"], false)).unwrap();
     assert_eq!((port, p.icmp_param_prob_anno()), (1, 43));
+    // A multicast next segment is dropped, not forwarded to the group.
+    assert!(route(&mut r, &rh(4, 1, &["ff0e::1"], false)).is_none());
+    assert_eq!(read(&mut r, "x.forwarded"), "2");
+    assert_eq!(read(&mut r, "x.drops"), "1");
     // Truncated.
     assert!(route(
         &mut r,
         &ip6(PROTO_ROUTING, &[PROTO_UDP, 2, 4, 1, 0, 0, 0, 0])
     )
     .is_none());
-    assert_eq!(read(&mut r, "x.drops"), "1");
+    assert_eq!(read(&mut r, "x.drops"), "2");
 }
 
 fn icmp6(src: &str, dst: &str, r: &Icmpv6Repr) -> Vec<u8> {

@@ -206,10 +206,61 @@ fn fragmenter_passes_small_and_rejects_what_it_cannot_fragment() {
     let chain = ip6(60, &long_dst);
     assert_eq!(fragment("600", &chain).0.len(), 0);
     assert_eq!(fragment("1280", &chain).0.len(), 3);
+    // With MTU 64 a first fragment has 16 bytes of data: a UDP header fits,
+    // a TCP header (20 bytes) does not, and a first fragment without it
+    // would be dropped by reassemblers (RFC 7112; ours included).
+    let (frags, rejected) = fragment("64", &ip6(PROTO_UDP, &udp(100)));
+    assert_eq!((frags.len(), rejected.len()), (7, 0));
+    assert_eq!(reassemble(&frags).1, vec![ip6(PROTO_UDP, &udp(100))]);
+    let mut tcp = vec![0u8; 100];
+    tcp[12] = 0x50;
+    let tcp = ip6(6, &tcp);
+    assert_eq!(fragment("64", &tcp), (vec![], vec![tcp.clone()]));
+    assert_eq!(fragment("72", &tcp).0.len(), 5);
     // Padding beyond the payload length is not data.
     let mut padded = small.clone();
     padded.resize(1400, 0);
     assert_eq!(fragment("1280", &padded), (vec![padded.clone()], vec![]));
+}
+
+/// The identification of a fragment.
+fn ident_of(frag: &[u8]) -> u32 {
+    Ipv6FragHeader::new_checked(&frag[HEADER_LEN..])
+        .unwrap()
+        .ident()
+}
+
+/// RFC 7739: identifications must not be predictable from those seen. A
+/// generator whose output is its state (the xorshift this element had)
+/// gives every next identification to whoever sees one; RFC 7739 section
+/// 5.3's hash and counters give one destination's packets successive
+/// identifications (no repeat) and another destination's unrelated ones.
+#[test]
+fn fragmenter_identifications_are_not_predictable() {
+    let mut r = fragmenter("1280");
+    let big = ip6(PROTO_UDP, &udp(2000));
+    let mut other = big.clone();
+    other[24..40].copy_from_slice(&a6("2001:db8:2::7").octets());
+    for p in [&big, &big, &other] {
+        inject(&mut r, "f", net(p));
+    }
+    let frags = drain(&mut r, "q0");
+    assert_eq!(frags.len(), 6);
+    let ids: Vec<u32> = frags.iter().map(|f| ident_of(f)).collect();
+    assert_eq!((ids[0], ids[2], ids[4]), (ids[1], ids[3], ids[5]));
+    let xorshift = |mut x: u32| {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x
+    };
+    assert_ne!(ids[2], xorshift(ids[0]), "the state is the output");
+    assert_eq!(ids[2], ids[0].wrapping_add(1));
+    assert_ne!(ids[4], ids[2].wrapping_add(1), "one global sequence");
+    // Another element's key is another secret.
+    let mut r2 = fragmenter("1280");
+    inject(&mut r2, "f", net(&big));
+    assert_ne!(ident_of(&drain(&mut r2, "q0")[0]), ids[0]);
 }
 
 // ------------------------------------------------------------ IP6Reassembler
@@ -306,6 +357,33 @@ fn reassembler_drops_malformed_fragments() {
     assert_eq!(read(&mut r, "ra.drops"), "1");
 }
 
+/// RFC 8200 section 4.5: a fragment is refused when the reassembled
+/// payload (unfragmentable headers and data, no fragment header) would
+/// exceed 65535 bytes; a datagram of exactly 65535 bytes of payload, as
+/// `ping -s 65527` sends, is whole again.
+#[test]
+fn largest_datagram_fragmented_and_reassembled() {
+    let orig = ip6(PROTO_UDP, &udp(65535 - 8));
+    let (frags, rejected) = fragment("1280", &orig);
+    assert!(rejected.is_empty());
+    assert_eq!(frags.len(), 54);
+    let (mut r, out) = reassemble(&frags);
+    assert_eq!(read(&mut r, "ra.drops"), "0");
+    assert_eq!(out, vec![orig.clone()]);
+    // A last fragment ending at 65535 is held; one ending at 65536 is
+    // refused.
+    let tail = |n: usize| {
+        let mut f = frag_of(&orig, 0, n, false, 5);
+        Ipv6FragHeader::new_unchecked(&mut f[HEADER_LEN..]).set_offset_and_more(65528, false);
+        f
+    };
+    let (mut r, _) = reassemble(&[tail(7)]);
+    assert_eq!(read(&mut r, "ra.drops"), "0");
+    assert!(read(&mut r, "ra.dump").contains(" 5 (65528,65535)"));
+    let (mut r, _) = reassemble(&[tail(8)]);
+    assert_eq!(read(&mut r, "ra.drops"), "1");
+}
+
 #[test]
 fn reassembler_memory_is_bounded() {
     let mut r = from_config(&format!(
@@ -319,6 +397,41 @@ fn reassembler_memory_is_bounded() {
     }
     // Evictions are silent.
     assert!(drain(&mut r, "q1").is_empty());
+}
+
+/// The work per fragment does not grow with the datagrams held: the
+/// reassembler once scanned every pending datagram twice per fragment
+/// (expiry and timer), so with HIMEM large a fragment flood cost O(n)
+/// each. Compares the time per fragment with few and with 30000
+/// datagrams pending (the best of several rounds each, to ride out a
+/// busy machine); the scan made the second some 15 times the first.
+#[test]
+fn reassembler_work_per_fragment_does_not_grow() {
+    let mut r = from_config(&format!(
+        "Idle -> ra :: IP6Reassembler(HIMEM 100000000) -> q0 :: Queue(1000) -> Idle; ra[1] -> q1 :: Queue -> Idle; {BUSY}"
+    ));
+    let orig = ip6(PROTO_UDP, &udp(2992));
+    let frags: Vec<Vec<u8>> = (0..30000)
+        .map(|id| frag_of(&orig, 8, 16, true, id))
+        .collect();
+    let i = r.find_element("ra").unwrap();
+    let mut round = |from: usize| {
+        let t = std::time::Instant::now();
+        for f in &frags[from..from + 200] {
+            r.inject_packet(i, 0, net(f));
+        }
+        t.elapsed()
+    };
+    let early = (0..5).map(|k| round(k * 200)).min().unwrap();
+    for k in 5..140 {
+        round(k * 200);
+    }
+    let late = (140..150).map(|k| round(k * 200)).min().unwrap();
+    assert_eq!(read(&mut r, "ra.dump").lines().count(), 30000 + 5);
+    assert!(
+        late < early * 5 + std::time::Duration::from_millis(20),
+        "{late:?} per 200 fragments with 30000 pending, {early:?} with few"
+    );
 }
 
 // ------------------------------------------------------------ against scapy
@@ -423,5 +536,49 @@ proptest! {
         inject(&mut r, "ra2", net(&pkt[..pkt.len() / 2]));
         let _ = drain(&mut r, "q0");
         advance(&mut r, 61.0);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Hostile fragment sequences (any offsets, lengths, M flags, a few
+    /// identifications, time passing, a small HIMEM): no panic; whatever
+    /// comes out whole is a consistent IPv6 packet holding the original's
+    /// bytes; held memory stays near HIMEM and is all given back once
+    /// everything timed out.
+    #[test]
+    fn hostile_fragment_sequences(
+        frags in proptest::collection::vec(
+            (0usize..400, 0usize..300, any::<bool>(), 0u32..4, 0u8..3),
+            1..60,
+        ),
+    ) {
+        let orig = ip6(PROTO_UDP, &udp(800));
+        let mut r = from_config(&format!(
+            "Idle -> ra :: IP6Reassembler(HIMEM 3000, TIMEOUT 10) -> q0 :: Queue(1000) -> Idle; ra[1] -> q1 :: Queue(1000) -> Idle; {BUSY}"
+        ));
+        for (start, len, more, id, wait) in frags {
+            let start = start * 8 % 808;
+            let end = (start + len).min(808);
+            inject(&mut r, "ra", net(&frag_of(&orig, start, end, more, id)));
+            if wait > 0 {
+                advance(&mut r, f64::from(wait) * 4.0);
+            }
+            let used: usize = read(&mut r, "ra.mem_used").parse().unwrap();
+            prop_assert!(used <= 3000 + 1200, "{}", used);
+        }
+        for p in drain(&mut r, "q0") {
+            let h = Ipv6Header::new_checked(&p[..]).unwrap();
+            prop_assert_eq!(h.payload_len() as usize + HEADER_LEN, p.len());
+            prop_assert_eq!(h.next_header(), PROTO_UDP);
+            prop_assert_eq!(&p[HEADER_LEN..], &orig[HEADER_LEN..p.len()]);
+        }
+        advance(&mut r, 11.0);
+        prop_assert_eq!(read(&mut r, "ra.mem_used"), "0");
+        // A time exceeded only ever carries a first fragment.
+        for p in drain(&mut r, "q1") {
+            let f = Ipv6FragHeader::new_checked(&p[HEADER_LEN..]).unwrap();
+            prop_assert_eq!(f.frag_offset(), 0);
+        }
     }
 }

@@ -114,6 +114,56 @@ pub fn parse_ipv6_prefix_arg(s: &str, ctx: &InitCtx) -> Result<Ipv6Prefix, Strin
     found.ok_or_else(|| "expected IPv6 address or prefix".to_string())
 }
 
+/// Fragment identifications by RFC 7739 section 5.3: a keyed hash (the key
+/// a secret drawn when made) of the flow (addresses, protocol) picks an
+/// offset and one of 256 counters; the identification is offset plus
+/// counter. One flow's identifications do not repeat before the counter
+/// wraps, and those of one flow say nothing of another's. Also serves
+/// IPv4 identifications (RFC 6864: unique per source, destination and
+/// protocol while a datagram may be fragmented), truncated to 16 bits.
+pub struct IdGen {
+    key: std::collections::hash_map::RandomState,
+    counters: Vec<u32>,
+}
+
+const ID_COUNTERS: usize = 256;
+
+impl Default for IdGen {
+    fn default() -> Self {
+        IdGen {
+            key: std::collections::hash_map::RandomState::new(),
+            counters: vec![0; ID_COUNTERS],
+        }
+    }
+}
+
+impl IdGen {
+    /// The next identification for the flow named by `flow`'s bytes.
+    pub fn next(&mut self, flow: &[u8]) -> u32 {
+        use std::hash::BuildHasher;
+        let h = self.key.hash_one(flow);
+        let i = (h >> 32) as usize % ID_COUNTERS;
+        let Some(c) = self.counters.get_mut(i) else {
+            return h as u32;
+        };
+        *c = c.wrapping_add(1);
+        (h as u32).wrapping_add(*c)
+    }
+}
+
+/// The length of the upper-layer header a first fragment must hold whole
+/// (RFC 7112): TCP's and UDP's fixed headers, ICMPv6's first 4 bytes, one
+/// byte of anything else.
+pub fn upper_header_min(nh: u8) -> usize {
+    use rclick_core::wire::ipv6::{PROTO_TCP, PROTO_UDP};
+    match nh {
+        PROTO_TCP => 20,
+        PROTO_UDP => 8,
+        PROTO_ICMPV6 => 4,
+        _ => 1,
+    }
+}
+
 /// The split of an IPv6 packet for fragmenting (RFC 8200 section 4.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FragSplit {

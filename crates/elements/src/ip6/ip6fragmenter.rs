@@ -25,9 +25,13 @@
 //! fragment is at most MTU bytes, and the payload length of each is its
 //! own. Fragments leave in order, each a new packet starting at its IPv6
 //! header with a copy of the original's annotations (link-level bytes
-//! before the network header are not copied). Identifications come from a
-//! generator seeded at configuration time, so they are not predictable
-//! (RFC 7739).
+//! before the network header are not copied). Identifications follow RFC
+//! 7739 section 5.3: a keyed hash (a secret key drawn at configuration) of
+//! the source and destination addresses chooses an offset and one of 256
+//! counters, and the identification is offset plus counter, so packets to
+//! one destination do not repeat an identification for 2^32 packets, and
+//! nobody can tell from one destination's identifications what another's
+//! will be.
 //!
 //! Routers do not fragment packets in transit (RFC 8200 section 5): with
 //! FORWARDING true, every packet larger than MTU goes to output 1 unchanged
@@ -65,8 +69,6 @@
 //! frag[1] -> ICMP6Error(fe80::1, 2, 0, MTU 1280) -> rt;
 //! ```
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use rclick_core::conf::{parse_bool, parse_u32, parse_usize, Args};
 use rclick_core::packet::DEFAULT_HEADROOM;
 use rclick_core::wire::ipv6::{HEADER_LEN, PROTO_FRAGMENT};
@@ -74,7 +76,7 @@ use rclick_core::wire::ipv6ext::FRAG_HEADER_LEN;
 use rclick_core::wire::{Ipv6FragHeader, Ipv6FragRepr, Ipv6Header};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::common::{frag_split, ip6_hdr};
+use super::common::{frag_split, ip6_hdr, upper_header_min, IdGen};
 use crate::ip::ipcommon::net_off;
 
 #[derive(Default)]
@@ -84,20 +86,10 @@ pub struct IP6Fragmenter {
     headroom: usize,
     drops: u64,
     fragments: u64,
-    rand: u32,
+    ids: IdGen,
 }
 
 impl IP6Fragmenter {
-    fn next_ident(&mut self) -> u32 {
-        // xorshift32, seeded at configuration.
-        let mut x = self.rand;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.rand = x;
-        x
-    }
-
     fn reject(&mut self, p: Packet, ctx: &mut Ctx) {
         self.drops += 1;
         ctx.emit(1, p);
@@ -135,14 +127,15 @@ impl IP6Fragmenter {
         }
         let unfrag = HEADER_LEN + s.unfrag_ext;
         let per_frag = self.mtu.saturating_sub(unfrag + FRAG_HEADER_LEN) & !7;
-        // The whole header chain and some data in the first fragment.
-        let chain = HEADER_LEN + s.chain_end - unfrag;
-        if s.chain_end_nh == PROTO_FRAGMENT || per_frag < 8 || per_frag < chain + 8 {
+        // The whole header chain, the upper-layer header included (RFC
+        // 7112), and at least 8 bytes in the first fragment.
+        let chain = HEADER_LEN + s.chain_end - unfrag + upper_header_min(s.chain_end_nh);
+        if s.chain_end_nh == PROTO_FRAGMENT || per_frag < 8 || per_frag < chain {
             self.reject(p, ctx);
             return;
         }
-        let ident = self.next_ident();
         let data = &p.data()[off..off + HEADER_LEN + plen];
+        let ident = self.ids.next(&data[8..40]);
         let rest = &data[unfrag..];
         let mut pos = 0;
         while pos < rest.len() {
@@ -208,10 +201,7 @@ impl Element for IP6Fragmenter {
         self.mtu = mtu as usize;
         self.forwarding = forwarding;
         self.headroom = headroom.min(4096);
-        let seed = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos() ^ d.as_secs() as u32);
-        self.rand = seed | 1;
+        self.ids = IdGen::default();
         Ok(())
     }
 

@@ -24,9 +24,11 @@
 //! - output 3, with ICMP_PARAMPROB set as RFC 2675 section 3 says, when a
 //!   jumbo payload option is wrong: its length is not 4, it is not at an
 //!   offset 4n+2, its value is at most 65535 (pointer: the option's value),
-//!   the payload length field is not zero (pointer: 4), the packet has a
-//!   fragment header, or the jumbo length disagrees with the packet
-//!   (connect `ICMP6Error(ADDR, 4, 0)`);
+//!   the payload length field is not zero (pointer: the option's type
+//!   byte), the packet has a fragment header, or the jumbo length
+//!   disagrees with the packet; or when the payload length is zero and
+//!   there is no jumbo payload option (pointer: 4) (connect
+//!   `ICMP6Error(ADDR, 4, 0)`);
 //! - output 2 when a router alert option (RFC 2711, value length 2) is
 //!   present: the packet is for the router to look at;
 //! - output 1 when a valid jumbo payload option is present;
@@ -95,8 +97,13 @@ fn examine(p: &Packet) -> Verdict {
     }
     let multicast = ip.dst().is_multicast();
     let plen = ip.payload_len();
-    // A jumbogram's payload runs to the end of the buffer.
-    let all = &ip.clone().into_inner()[HEADER_LEN..];
+    // A jumbogram's payload runs to the end of the buffer; any other
+    // packet's ends at its payload length (link padding is not options).
+    let buf = ip.clone().into_inner();
+    let all = match plen {
+        0 => &buf[HEADER_LEN..],
+        n => &buf[HEADER_LEN..(HEADER_LEN + n as usize).min(buf.len())],
+    };
     let Ok(h) = Ipv6ExtHeader::new_checked(all) else {
         return Verdict::Drop;
     };
@@ -126,7 +133,8 @@ fn examine(p: &Packet) -> Verdict {
                     return Verdict::Problem(3, at + 2);
                 }
                 if plen != 0 {
-                    return Verdict::Problem(3, 4);
+                    // RFC 2675 section 3: pointing to the option type.
+                    return Verdict::Problem(3, at);
                 }
                 if len as usize != all.len() {
                     return Verdict::Problem(3, at + 2);
@@ -141,6 +149,11 @@ fn examine(p: &Packet) -> Verdict {
                 _ => return Verdict::Problem(4, at),
             },
         }
+    }
+    if plen == 0 && !jumbo {
+        // RFC 2675 section 3: payload length 0 without a jumbo payload
+        // option; the pointer is the payload length's high-order byte.
+        return Verdict::Problem(3, 4);
     }
     if jumbo {
         if let Ok(Some((_, frag_at))) = find_frag_header(h.next_header(), h.payload()) {

@@ -28,7 +28,9 @@
 //!
 //! Dropped and counted in `drops` (never held): a packet whose headers are
 //! truncated; a fragment with M set whose data is not a multiple of 8 bytes
-//! or is empty; one that would end the datagram beyond 65535 bytes; a first
+//! or is empty; one that would make the reassembled payload exceed 65535
+//! bytes (RFC 8200 section 4.5: headers before the fragment header and
+//! data; the fragment header is gone); a first
 //! fragment that does not hold the whole header chain up to the upper-layer
 //! header (RFC 7112); a fragment inconsistent with a last fragment already
 //! received. Overlapping fragments (RFC 5722) make the whole datagram be
@@ -66,21 +68,19 @@
 //! reasm[1] -> ICMP6Error(2001:db8::1, 3, 1) -> rt;
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::Ipv6Addr;
 use std::time::Duration;
 
 use rclick_core::conf::{parse_seconds, parse_u32, Args};
 use rclick_core::packet::DEFAULT_HEADROOM;
-use rclick_core::wire::ipv6::{
-    HEADER_LEN, PROTO_ESP, PROTO_ICMPV6, PROTO_NONE, PROTO_TCP, PROTO_UDP,
-};
+use rclick_core::wire::ipv6::{HEADER_LEN, PROTO_ESP, PROTO_NONE};
 use rclick_core::wire::ipv6ext::{upper_layer, FRAG_HEADER_LEN};
 use rclick_core::wire::{Ipv6FragHeader, Ipv6Header};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 use rclick_core::{TimerId, Timestamp};
 
-use super::common::{find_frag_header, fmt_ip6};
+use super::common::{find_frag_header, fmt_ip6, upper_header_min};
 use crate::ip::ipcommon::net_off;
 
 /// Bytes counted per datagram besides its data.
@@ -144,6 +144,10 @@ pub struct IP6Reassembler {
     himem: usize,
     timeout: Timestamp,
     map: HashMap<Key, Datagram>,
+    /// The datagrams by age (creation time, key), oldest first; an entry
+    /// whose datagram is gone (or was made again later) is stale and
+    /// skipped. Expiry, eviction and the timer look at the front only.
+    ages: VecDeque<(Timestamp, Key)>,
     mem_used: usize,
     frags_seen: u64,
     good: u64,
@@ -159,6 +163,7 @@ impl Default for IP6Reassembler {
             himem: 256 * 1024,
             timeout: Timestamp::from_sec_nsec(60, 0),
             map: HashMap::new(),
+            ages: VecDeque::new(),
             mem_used: 0,
             frags_seen: 0,
             good: 0,
@@ -183,18 +188,6 @@ struct Frag {
     start: usize,
     end: usize,
     more: bool,
-}
-
-/// The length of the upper-layer header a first fragment must hold whole
-/// (RFC 7112): TCP's and UDP's fixed headers, ICMPv6's first 4 bytes, one
-/// byte of anything else.
-fn upper_header_min(nh: u8) -> usize {
-    match nh {
-        PROTO_TCP => 20,
-        PROTO_UDP => 8,
-        PROTO_ICMPV6 => 4,
-        _ => 1,
-    }
 }
 
 /// Removes the fragment header at `frag_at` (in the payload) from a packet
@@ -271,40 +264,58 @@ impl IP6Reassembler {
         }
     }
 
-    fn reap(&mut self, now: Timestamp, ctx: &mut Ctx) {
-        let timeout = self.timeout;
-        let mut expired: Vec<(Timestamp, Key)> = self
-            .map
-            .iter()
-            .filter(|(_, d)| d.created + timeout <= now)
-            .map(|(k, d)| (d.created, *k))
-            .collect();
-        if expired.is_empty() {
-            return;
+    /// Whether an age entry is its datagram's.
+    fn live(&self, t: Timestamp, k: &Key) -> bool {
+        self.map.get(k).is_some_and(|d| d.created == t)
+    }
+
+    /// Drops stale entries from the front of the age queue, and compacts it
+    /// when stale entries (of completed datagrams) outnumber live ones, so
+    /// that it stays within twice the datagrams held.
+    fn tidy_ages(&mut self) {
+        while let Some(&(t, k)) = self.ages.front() {
+            if self.live(t, &k) {
+                break;
+            }
+            self.ages.pop_front();
         }
-        expired.sort_by_key(|&(t, k)| (t, u128::from(k.src), u128::from(k.dst), k.id));
-        for (_, k) in expired {
-            self.give_up(k, ctx, true);
+        if self.ages.len() > 2 * self.map.len() + 64 {
+            let map = &self.map;
+            self.ages
+                .retain(|(t, k)| map.get(k).is_some_and(|d| d.created == *t));
+        }
+    }
+
+    fn reap(&mut self, now: Timestamp, ctx: &mut Ctx) {
+        while let Some(&(t, k)) = self.ages.front() {
+            if !self.live(t, &k) {
+                self.ages.pop_front();
+            } else if t + self.timeout <= now {
+                self.ages.pop_front();
+                self.give_up(k, ctx, true);
+            } else {
+                break;
+            }
         }
     }
 
     fn reap_overfull(&mut self, ctx: &mut Ctx) {
         let low = self.himem / 4 * 3;
-        let mut by_age: Vec<(Timestamp, Key)> =
-            self.map.iter().map(|(k, d)| (d.created, *k)).collect();
-        by_age.sort_by_key(|&(t, k)| (t, u128::from(k.src), u128::from(k.dst), k.id));
-        for (_, k) in by_age {
-            if self.mem_used <= low {
+        while self.mem_used > low {
+            let Some((t, k)) = self.ages.pop_front() else {
                 break;
+            };
+            if self.live(t, &k) {
+                self.give_up(k, ctx, false);
             }
-            self.give_up(k, ctx, false);
         }
     }
 
-    fn schedule(&self, ctx: &mut Ctx) {
+    fn schedule(&mut self, ctx: &mut Ctx) {
+        self.tidy_ages();
         if let Some(t) = self.timer {
-            match self.map.values().map(|d| d.created).min() {
-                Some(first) => ctx.schedule_timer_at(t, first + self.timeout),
+            match self.ages.front() {
+                Some(&(first, _)) => ctx.schedule_timer_at(t, first + self.timeout),
                 None => ctx.unschedule_timer(t),
             }
         }
@@ -338,7 +349,9 @@ impl IP6Reassembler {
         let unfrag = f.frag_at;
         if f.end == f.start
             || (f.more && (f.end - f.start) % 8 != 0)
-            || unfrag + FRAG_HEADER_LEN + f.end > 0xffff
+            // The reassembled packet has no fragment header: its payload is
+            // the unfragmentable extension headers and the data.
+            || unfrag + f.end > 0xffff
         {
             return self.drop_frag();
         }
@@ -371,6 +384,7 @@ impl IP6Reassembler {
         });
         if is_new {
             self.mem_used += d.mem();
+            self.ages.push_back((now, key));
         }
         if d.poisoned {
             self.drops += 1;

@@ -26,7 +26,8 @@
 //!   decremented, the destination address becomes segment list[segments
 //!   left], the destination IPv6 annotation is set to it, and the packet
 //!   leaves on output 0 to be routed again (hop limit checks are
-//!   DecIP6HLIM's);
+//!   DecIP6HLIM's); a packet whose next segment is a multicast address is
+//!   dropped and counted in `drops`;
 //! - any other type with segments left non-zero, including type 0, which
 //!   RFC 5095 deprecates and nodes must not process, and type 2 (Mobile
 //!   IPv6, not implemented here): output 1, the ICMP_PARAMPROB annotation
@@ -122,7 +123,13 @@ fn examine(p: &Packet) -> Verdict {
     let i = (left - 1) * 16;
     let mut a = [0u8; 16];
     a.copy_from_slice(&list[i..i + 16]);
-    Verdict::Forward(off, Ipv6Addr::from(a))
+    let next = Ipv6Addr::from(a);
+    if next.is_multicast() {
+        // A segment list cannot steer a packet to a group (Linux's SRH
+        // input drops it too): that would be an amplifier.
+        return Verdict::Drop;
+    }
+    Verdict::Forward(off, next)
 }
 
 impl Dispatch for IP6Routing {

@@ -13,7 +13,9 @@
 //! packet when it is not set) and emits each as a new IPv6 packet (without
 //! the link header) by RFC 7915 section 4: traffic class from the TOS, flow
 //! label 0, hop limit from the TTL (decrement it before or after, as a
-//! router does), the addresses under PREFIX, IPv4 options left out, and a
+//! router does), the addresses under PREFIX, IPv4 options left out (but a
+//! packet with an unexpired loose or strict source route option, or
+//! options that cannot be walked, is dropped: RFC 7915 section 4.1), and a
 //! fragment header carrying the offset, M flag and identification when the
 //! IPv4 packet is a fragment. TCP and UDP checksums are adjusted for the
 //! new pseudo-header (a zero UDP checksum is computed, or the packet
@@ -34,7 +36,9 @@
 //! fragmented here: put an IP6Fragmenter after the translator.
 //!
 //! The translated packet keeps the input's annotations (Click's starts
-//! without any).
+//! without any), but for the destination address annotation, which is
+//! cleared: it held the other family's address, and a route lookup on it
+//! would have sent the packet astray.
 //!
 //! ## Keywords
 //! - **PREFIX** (IPv6 prefix, a /96): where IPv4 addresses sit in IPv6
@@ -89,6 +93,10 @@ impl SimpleAction for ProtocolTranslator46 {
         };
         q.take(room - n);
         q.copy_annotations(&p);
+        // The destination annotation was the other family's address (or
+        // next hop): as in Click, whose translated packet starts without
+        // annotations, it is cleared, for GetIP6Address to set.
+        q.set_dst_ip6_anno(std::net::Ipv6Addr::UNSPECIFIED);
         q.set_network_header(0, HEADER_LEN.min(n));
         Some(q)
     }

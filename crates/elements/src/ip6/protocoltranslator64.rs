@@ -15,8 +15,12 @@
 //! section 5: TOS from the traffic class, TTL from the hop limit, no
 //! options; hop-by-hop, destination options and routing headers (with no
 //! segments left) are dropped from the packet; a fragment header becomes
-//! the IPv4 identification (low 16 bits), offset and MF flag; otherwise the
-//! identification is 0 and DF is set only for packets over 1260 bytes. The
+//! the IPv4 identification (low 16 bits), offset and MF flag; otherwise DF
+//! is set only for packets over 1260 bytes, and a packet without DF, which
+//! IPv4 routers may fragment, gets its identification from a generator
+//! (RFC 6864: not repeated for its addresses and protocol while it may
+//! be fragmented; an RFC 7739-style keyed hash and counters, so not
+//! predictable); a packet with DF keeps identification 0. The
 //! header checksum is computed and TCP and UDP checksums adjusted. ICMPv6
 //! becomes ICMP (section 5.2): echo request and reply; destination
 //! unreachable (codes 0, 2, 3 to host unreachable, 1 to administratively
@@ -29,10 +33,13 @@
 //! counted.
 //!
 //! Differences from Click 2.1, whose translator follows RFC 2765: Click
-//! always sets DF, where RFC 7915 sets it only above 1260 bytes.
+//! always sets DF (with identification 0), where RFC 7915 sets it only
+//! above 1260 bytes (so identifications of smaller packets differ).
 //!
 //! The translated packet keeps the input's annotations (Click's starts
-//! without any).
+//! without any), but for the destination address annotation, which is
+//! cleared: it held the other family's address, and a route lookup on it
+//! would have sent the packet astray.
 //!
 //! ## Keywords
 //! - **PREFIX** (IPv6 prefix, a /96): where IPv4 addresses sit in IPv6
@@ -52,12 +59,16 @@ use rclick_core::conf::Args;
 use rclick_core::packet::DEFAULT_HEADROOM;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
+use rclick_core::wire::{checksum, Ipv6Header};
+
+use super::common::{find_frag_header, IdGen};
 use super::siit::{self, Prefix96};
 use crate::ip::ipcommon::net_off;
 
 pub struct ProtocolTranslator64 {
     prefix: Prefix96,
     drops: u64,
+    ids: IdGen,
 }
 
 impl Default for ProtocolTranslator64 {
@@ -65,6 +76,7 @@ impl Default for ProtocolTranslator64 {
         ProtocolTranslator64 {
             prefix: siit::MAPPED,
             drops: 0,
+            ids: IdGen::default(),
         }
     }
 }
@@ -84,7 +96,33 @@ impl SimpleAction for ProtocolTranslator64 {
             return None;
         };
         q.take(room - n);
+        // RFC 7915 section 5.1 clears DF up to 1260 bytes; such a datagram
+        // may be fragmented on its way, so its identification comes from a
+        // generator (RFC 6864: not repeated for a source, destination and
+        // protocol). A translated fragment keeps its own.
+        let unfragmented = Ipv6Header::new_checked(input)
+            .ok()
+            .and_then(|h| find_frag_header(h.next_header(), h.payload()).ok())
+            .is_some_and(|f| f.is_none());
+        if unfragmented {
+            if let Some(h) = q.writable().get_mut(..siit::V4_LEN) {
+                if h[6..8] == [0, 0] {
+                    let mut flow = [0u8; 9];
+                    flow[..8].copy_from_slice(&h[12..20]);
+                    flow[8] = h[9];
+                    let id = self.ids.next(&flow) as u16;
+                    h[4..6].copy_from_slice(&id.to_be_bytes());
+                    h[10..12].fill(0);
+                    let c = checksum::checksum(h);
+                    h[10..12].copy_from_slice(&c.to_be_bytes());
+                }
+            }
+        }
         q.copy_annotations(&p);
+        // The destination annotation was the other family's address (or
+        // next hop): as in Click, whose translated packet starts without
+        // annotations, it is cleared, for GetIPAddress to set.
+        q.set_dst_ip6_anno(std::net::Ipv6Addr::UNSPECIFIED);
         q.set_network_header(0, siit::V4_LEN.min(n));
         Some(q)
     }

@@ -109,6 +109,9 @@ pub fn translate46(v4: &[u8], prefix: &Prefix96, out: &mut [u8], inner: bool) ->
     if total < hl || (!inner && total > v4.len()) {
         return None;
     }
+    if !inner && source_routed(v4.get(V4_LEN..hl)?) {
+        return None;
+    }
     let payload = &v4[hl..total.min(v4.len())];
     let proto = h.protocol();
     let (mf, off) = (h.more_frags(), h.frag_offset());
@@ -179,6 +182,39 @@ pub fn translate46(v4: &[u8], prefix: &Prefix96, out: &mut [u8], inner: bool) ->
         }
     }
     Some(hdr + body_len)
+}
+
+/// Whether IPv4 options hold an unexpired loose or strict source route
+/// (RFC 7915 section 4.1: such a packet must be discarded, not translated
+/// with its options ignored), or cannot be walked.
+fn source_routed(opts: &[u8]) -> bool {
+    const LSRR: u8 = 131;
+    const SSRR: u8 = 137;
+    let mut at = 0;
+    while let Some(&kind) = opts.get(at) {
+        match kind {
+            0 => return false,
+            1 => at += 1,
+            _ => {
+                let Some(&len) = opts.get(at + 1) else {
+                    return true;
+                };
+                let len = len as usize;
+                if len < 2 || at + len > opts.len() {
+                    return true;
+                }
+                // The pointer (1-based, in the option) is past the route
+                // once the route is used up.
+                if (kind == LSRR || kind == SSRR)
+                    && opts.get(at + 2).is_some_and(|&p| (p as usize) <= len)
+                {
+                    return true;
+                }
+                at += len;
+            }
+        }
+    }
+    false
 }
 
 /// ICMPv4 parameter problem pointer to ICMPv6's (RFC 7915 section 4.2).
