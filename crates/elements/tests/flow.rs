@@ -460,6 +460,44 @@ fn gates_share_the_annotation() {
 }
 
 #[test]
+fn an_annotation_naming_another_flow_is_not_trusted() {
+    // A packet carrying another packet's annotations (copied by an
+    // element that builds a packet from another), or whose header was
+    // rewritten after it was marked, names a live record of a different
+    // flow: the table must not take that record for the packet's own.
+    let mut t = Table::new(16, 0);
+    let mut p = packet([1, 0, 0, 1], [2, 0, 0, 2], 6, 10, 80, 20);
+    let a = t.lookup(&mut p, 0).unwrap();
+    let mut q = packet([3, 0, 0, 3], [4, 0, 0, 4], 17, 53, 53, 20);
+    q.copy_annotations(&p);
+    let b = t.lookup(&mut q, 1).unwrap();
+    assert_ne!(a, b);
+    assert_eq!(t.record(b).key, Key::of(&q).unwrap());
+    assert_eq!((t.misses, t.anno_hits), (2, 0));
+    // q is now marked with its own record, which a later lookup trusts.
+    assert_eq!(t.lookup(&mut q, 2).unwrap(), b);
+    assert_eq!(t.anno_hits, 1);
+
+    // On a path: the destination rewritten between two gates sharing the
+    // table; the second gate must bind the packet by its new destination.
+    let mut r = testing::from_config(
+        "ft :: FlowTable; g1 :: FlowGate(TABLE ft, -); g2 :: FlowGate(dst 10.0.0.9, -, TABLE ft);
+         Idle -> g1 -> StoreIPAddress(10.0.0.9, 16) -> g2;
+         g2[0] -> c0 :: Counter -> Discard; g2[1] -> c1 :: Counter -> Discard;",
+    );
+    for _ in 0..2 {
+        inject(
+            &mut r,
+            "g1",
+            packet([1, 2, 3, 4], [5, 6, 7, 8], 6, 1000, 80, 20),
+        );
+    }
+    assert_eq!(read_u64(&mut r, "c0.count"), 2);
+    assert_eq!(read_u64(&mut r, "c1.count"), 0);
+    assert_eq!(read_u64(&mut r, "ft.size"), 2, "the flow before and after");
+}
+
+#[test]
 fn gate_configuration_errors() {
     let e = testing::config_errors("Idle -> FlowGate(src 1.2.3.4, sport x) -> Discard;");
     assert!(e.contains("filters but only 1 outputs"), "{e}");
