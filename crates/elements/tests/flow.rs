@@ -41,8 +41,30 @@ fn spec_parse_and_print() {
         "iif 300",
         "port 80",
         "- src 1.2.3.4",
+        "src ::1",
+        "dst fe80::1/64",
+        "sport 99999999999999999999",
+        "dport 1-99999999999999999999",
+        "src 1.2.3.4/-1",
+        "src 1.2.3.4/8/8",
+        "src 1.2.3.4/",
+        "sport -5",
+        "sport 5-",
+        "sport 1-2-3",
+        "iif -1",
+        "proto",
     ] {
         assert!(Spec::parse(bad).is_err(), "{bad} should fail");
+    }
+    for bad in [
+        "@",
+        "@1.2.3.4/40 0.0.0.0/0 0 : 65535 0 : 65535 0x06/0xFF",
+        "@1.2.3.4/8 0.0.0.0/0 9 : 8 0 : 65535 0x06/0xFF",
+        "@1.2.3.4/8 0.0.0.0/0 0 : 65535 0 : 65535 0x06",
+        "@1.2.3.4/8 0.0.0.0/0 0 : 65535 0 : 65536 0x06/0xFF",
+        "@1.2.3.4/8 0.0.0.0/0 0 : 65535 0 : 65535 0x/0xFF",
+    ] {
+        assert!(parse_classbench(bad).is_err(), "{bad} should fail");
     }
 }
 
@@ -601,6 +623,55 @@ fn drr_is_fair_between_backlogged_flows() {
     assert_eq!(read_u64(&mut r, "q.length"), 0);
     assert_eq!(read_u64(&mut r, "q.active_flows"), 0);
     assert_eq!(read_u64(&mut r, "q.drops"), 0);
+}
+
+/// A flow's record recycled while its packets wait in the DRR queue: the
+/// packets are still sent (none lost, none counted twice), and the
+/// queues are freed and reused.
+#[test]
+fn drr_sends_the_packets_of_a_recycled_record() {
+    let mut r = testing::from_config(
+        "ft :: FlowTable(CAPACITY 1); q :: FlowDRRQueue(QUANTUM 10000, CAPACITY 4, TOTAL 100);
+         ft -> q -> Discard;",
+    );
+    let q = r.find_element("q").unwrap();
+    let a = || packet([1, 0, 0, 1], [2, 0, 0, 1], 17, 1, 1, 72);
+    let b = || packet([1, 0, 0, 2], [2, 0, 0, 1], 17, 1, 1, 72);
+    for p in [a(), a(), a(), b(), a(), a()] {
+        inject(&mut r, "ft", p);
+    }
+    assert_eq!(read_u64(&mut r, "ft.recycled"), 2);
+    assert_eq!(read_u64(&mut r, "q.length"), 6);
+    assert_eq!(
+        read_u64(&mut r, "q.active_flows"),
+        3,
+        "A's old queue, B, A's new"
+    );
+    let mut out = Vec::new();
+    while let Some(batch) = r.pull_from(q, 0, 64) {
+        out.extend(batch.packets().iter().map(|p| Key::of(p).unwrap().src));
+    }
+    assert_eq!(
+        out,
+        [
+            0x0100_0001,
+            0x0100_0001,
+            0x0100_0001,
+            0x0100_0002,
+            0x0100_0001,
+            0x0100_0001
+        ]
+    );
+    assert_eq!(read_u64(&mut r, "q.length"), 0);
+    assert_eq!(read_u64(&mut r, "q.active_flows"), 0);
+    assert_eq!(read_u64(&mut r, "q.drops"), 0);
+    // Freed queues are reused.
+    for p in [a(), b()] {
+        inject(&mut r, "ft", p);
+    }
+    assert_eq!(read_u64(&mut r, "q.length"), 2);
+    assert_eq!(r.pull_from(q, 0, 64).map(|b| b.len()), Some(2));
+    assert_eq!(read_u64(&mut r, "q.active_flows"), 0);
 }
 
 #[test]
