@@ -237,7 +237,14 @@ impl Table {
 
     /// The record of `key`, created (or restarted, if expired) as needed.
     pub fn find_or_insert(&mut self, key: &Key, now: i64) -> u32 {
-        if let Some(&idx) = self.map.get(key) {
+        // The most recently used record first (a train of packets of one
+        // flow): a live record's key is its map key, so no hashing.
+        let head = self.head;
+        let found = match self.recs.get(head as usize) {
+            Some(r) if r.key == *key => Some(head),
+            _ => self.map.get(key).copied(),
+        };
+        if let Some(idx) = found {
             if self.is_expired(idx, now) {
                 self.expired += 1;
                 self.misses += 1;
