@@ -702,6 +702,7 @@ impl Packet {
     }
 
     /// Bytes from the network header to the end of the data.
+    #[inline]
     pub fn network_header(&self) -> Option<&[u8]> {
         let h = self.h();
         let end = h.start as usize + h.len as usize;

@@ -41,8 +41,30 @@ fn spec_parse_and_print() {
         "iif 300",
         "port 80",
         "- src 1.2.3.4",
+        "src ::1",
+        "dst fe80::1/64",
+        "sport 99999999999999999999",
+        "dport 1-99999999999999999999",
+        "src 1.2.3.4/-1",
+        "src 1.2.3.4/8/8",
+        "src 1.2.3.4/",
+        "sport -5",
+        "sport 5-",
+        "sport 1-2-3",
+        "iif -1",
+        "proto",
     ] {
         assert!(Spec::parse(bad).is_err(), "{bad} should fail");
+    }
+    for bad in [
+        "@",
+        "@1.2.3.4/40 0.0.0.0/0 0 : 65535 0 : 65535 0x06/0xFF",
+        "@1.2.3.4/8 0.0.0.0/0 9 : 8 0 : 65535 0x06/0xFF",
+        "@1.2.3.4/8 0.0.0.0/0 0 : 65535 0 : 65535 0x06",
+        "@1.2.3.4/8 0.0.0.0/0 0 : 65535 0 : 65536 0x06/0xFF",
+        "@1.2.3.4/8 0.0.0.0/0 0 : 65535 0 : 65535 0x/0xFF",
+    ] {
+        assert!(parse_classbench(bad).is_err(), "{bad} should fail");
     }
 }
 
@@ -460,6 +482,44 @@ fn gates_share_the_annotation() {
 }
 
 #[test]
+fn an_annotation_naming_another_flow_is_not_trusted() {
+    // A packet carrying another packet's annotations (copied by an
+    // element that builds a packet from another), or whose header was
+    // rewritten after it was marked, names a live record of a different
+    // flow: the table must not take that record for the packet's own.
+    let mut t = Table::new(16, 0);
+    let mut p = packet([1, 0, 0, 1], [2, 0, 0, 2], 6, 10, 80, 20);
+    let a = t.lookup(&mut p, 0).unwrap();
+    let mut q = packet([3, 0, 0, 3], [4, 0, 0, 4], 17, 53, 53, 20);
+    q.copy_annotations(&p);
+    let b = t.lookup(&mut q, 1).unwrap();
+    assert_ne!(a, b);
+    assert_eq!(t.record(b).key, Key::of(&q).unwrap());
+    assert_eq!((t.misses, t.anno_hits), (2, 0));
+    // q is now marked with its own record, which a later lookup trusts.
+    assert_eq!(t.lookup(&mut q, 2).unwrap(), b);
+    assert_eq!(t.anno_hits, 1);
+
+    // On a path: the destination rewritten between two gates sharing the
+    // table; the second gate must bind the packet by its new destination.
+    let mut r = testing::from_config(
+        "ft :: FlowTable; g1 :: FlowGate(TABLE ft, -); g2 :: FlowGate(dst 10.0.0.9, -, TABLE ft);
+         Idle -> g1 -> StoreIPAddress(10.0.0.9, 16) -> g2;
+         g2[0] -> c0 :: Counter -> Discard; g2[1] -> c1 :: Counter -> Discard;",
+    );
+    for _ in 0..2 {
+        inject(
+            &mut r,
+            "g1",
+            packet([1, 2, 3, 4], [5, 6, 7, 8], 6, 1000, 80, 20),
+        );
+    }
+    assert_eq!(read_u64(&mut r, "c0.count"), 2);
+    assert_eq!(read_u64(&mut r, "c1.count"), 0);
+    assert_eq!(read_u64(&mut r, "ft.size"), 2, "the flow before and after");
+}
+
+#[test]
 fn gate_configuration_errors() {
     let e = testing::config_errors("Idle -> FlowGate(src 1.2.3.4, sport x) -> Discard;");
     assert!(e.contains("filters but only 1 outputs"), "{e}");
@@ -563,6 +623,55 @@ fn drr_is_fair_between_backlogged_flows() {
     assert_eq!(read_u64(&mut r, "q.length"), 0);
     assert_eq!(read_u64(&mut r, "q.active_flows"), 0);
     assert_eq!(read_u64(&mut r, "q.drops"), 0);
+}
+
+/// A flow's record recycled while its packets wait in the DRR queue: the
+/// packets are still sent (none lost, none counted twice), and the
+/// queues are freed and reused.
+#[test]
+fn drr_sends_the_packets_of_a_recycled_record() {
+    let mut r = testing::from_config(
+        "ft :: FlowTable(CAPACITY 1); q :: FlowDRRQueue(QUANTUM 10000, CAPACITY 4, TOTAL 100);
+         ft -> q -> Discard;",
+    );
+    let q = r.find_element("q").unwrap();
+    let a = || packet([1, 0, 0, 1], [2, 0, 0, 1], 17, 1, 1, 72);
+    let b = || packet([1, 0, 0, 2], [2, 0, 0, 1], 17, 1, 1, 72);
+    for p in [a(), a(), a(), b(), a(), a()] {
+        inject(&mut r, "ft", p);
+    }
+    assert_eq!(read_u64(&mut r, "ft.recycled"), 2);
+    assert_eq!(read_u64(&mut r, "q.length"), 6);
+    assert_eq!(
+        read_u64(&mut r, "q.active_flows"),
+        3,
+        "A's old queue, B, A's new"
+    );
+    let mut out = Vec::new();
+    while let Some(batch) = r.pull_from(q, 0, 64) {
+        out.extend(batch.packets().iter().map(|p| Key::of(p).unwrap().src));
+    }
+    assert_eq!(
+        out,
+        [
+            0x0100_0001,
+            0x0100_0001,
+            0x0100_0001,
+            0x0100_0002,
+            0x0100_0001,
+            0x0100_0001
+        ]
+    );
+    assert_eq!(read_u64(&mut r, "q.length"), 0);
+    assert_eq!(read_u64(&mut r, "q.active_flows"), 0);
+    assert_eq!(read_u64(&mut r, "q.drops"), 0);
+    // Freed queues are reused.
+    for p in [a(), b()] {
+        inject(&mut r, "ft", p);
+    }
+    assert_eq!(read_u64(&mut r, "q.length"), 2);
+    assert_eq!(r.pull_from(q, 0, 64).map(|b| b.len()), Some(2));
+    assert_eq!(read_u64(&mut r, "q.active_flows"), 0);
 }
 
 #[test]

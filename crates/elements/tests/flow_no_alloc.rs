@@ -52,3 +52,33 @@ fn flow_elements_allocate_nothing_per_packet() {
         assert_eq!(r.read_handler("ft.size", None).unwrap(), "3");
     }
 }
+
+#[test]
+fn a_full_table_recycles_without_allocating() {
+    // New flows arriving at a table at CAPACITY: each recycles the least
+    // recently used record (map entries removed and inserted, leaving
+    // tombstones); after a warm-up nothing allocates.
+    use rclick_elements::flow::sixtuple::Key;
+    use rclick_elements::flow::table::Table;
+    let mut t = Table::new(1000, 0);
+    t.register_slots(2);
+    let key = |i: u32| Key {
+        src: 0x0a00_0000 | i,
+        dst: 0x0b00_0001,
+        proto: 17,
+        sport: (i % 65536) as u16,
+        dport: 53,
+        iif: 0,
+    };
+    for i in 0..50_000 {
+        t.find_or_insert(&key(i), i64::from(i));
+    }
+    let a0 = allocations();
+    for i in 50_000..250_000 {
+        t.find_or_insert(&key(i), i64::from(i));
+    }
+    let a1 = allocations();
+    assert_eq!(t.len(), 1000);
+    assert_eq!(t.recycled, 249_000);
+    assert_eq!(a1 - a0, 0, "{} allocations", a1 - a0);
+}

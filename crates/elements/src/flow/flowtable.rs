@@ -25,9 +25,12 @@
 //! six-tuple and stores the record's index in the packet's flow
 //! annotation (8 bytes at offset 40 of the annotation area: index and the
 //! record's stamp); later elements on the path take the record from the
-//! annotation without hashing. When the FlowTable is itself on the path,
-//! it does that first lookup and passes every packet on unchanged
-//! (non-IP packets too, unmarked).
+//! annotation without hashing (each still reads the packet's six-tuple
+//! and checks it against the record's, so a packet whose header was
+//! rewritten since it was marked, or that carries another packet's
+//! annotations, is looked up by hashing). When the FlowTable is itself
+//! on the path, it does that first lookup and passes every packet on
+//! unchanged (non-IP packets too, unmarked).
 //!
 //! Records are allocated in pools growing 1024, 2048, ... up to CAPACITY;
 //! then the least recently used flow is recycled. A flow idle for longer

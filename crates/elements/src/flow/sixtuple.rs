@@ -88,7 +88,7 @@ impl Key {
     /// The key of `p`: its network header (or, when none is set, its data
     /// from the start) is an IPv4 header; the incoming interface is the
     /// PAINT annotation.
-    #[inline]
+    #[inline(always)]
     pub fn of(p: &Packet) -> Result<Key, KeyError> {
         let data = p.network_header().unwrap_or_else(|| p.data());
         let ip = Ipv4Header::new_checked(data).map_err(|_| KeyError::NotIp)?;

@@ -10,7 +10,10 @@
 //! packet's flow annotation (`FLOW_ANNO`: record index + 1 and the
 //! record's stamp) when an element upstream already looked it up, else by
 //! hashing the key; a stale annotation (the record was recycled since: its
-//! stamp changed) falls back to hashing.
+//! stamp changed; or it names another flow's record, the packet's key
+//! having changed or the annotation having been copied from another
+//! packet) falls back to hashing. The packet's key is parsed either way;
+//! the annotation saves the hash and the probe.
 //!
 //! Records live in pools that grow 1024, 2048, 4096, ... up to CAPACITY
 //! (each growth reserves once; nothing allocates per packet afterwards).
@@ -199,17 +202,6 @@ impl Table {
     /// new; marks `p` with it and counts the packet.
     #[inline]
     pub fn lookup(&mut self, p: &mut Packet, now: i64) -> Result<u32, KeyError> {
-        let a: [u8; 8] = p.anno_bytes(FLOW_ANNO);
-        let idx = u32::from_ne_bytes([a[0], a[1], a[2], a[3]]).wrapping_sub(1);
-        let stamp = u32::from_ne_bytes([a[4], a[5], a[6], a[7]]);
-        if let Some(r) = self.recs.get(idx as usize) {
-            if r.live && r.stamp == stamp && stamp != 0 {
-                // Neither counted nor touched: whoever marked the packet
-                // did both, moments ago.
-                self.anno_hits += 1;
-                return Ok(idx);
-            }
-        }
         let key = match Key::of(p) {
             Ok(k) => k,
             Err(e) => {
@@ -217,6 +209,23 @@ impl Table {
                 return Err(e);
             }
         };
+        let a: [u8; 8] = p.anno_bytes(FLOW_ANNO);
+        let idx = u32::from_ne_bytes([a[0], a[1], a[2], a[3]]).wrapping_sub(1);
+        let stamp = u32::from_ne_bytes([a[4], a[5], a[6], a[7]]);
+        if let Some(r) = self.recs.get(idx as usize) {
+            // The key is compared too: the annotation may have been
+            // copied onto another packet (an element building a packet
+            // from another copies its annotations), or the header
+            // rewritten since the packet was marked (a NAT, StoreIPAddress,
+            // ICMPPingResponder), and it then names a live record of
+            // another flow.
+            if r.live && r.stamp == stamp && stamp != 0 && r.key == key {
+                // Neither counted nor touched: whoever marked the packet
+                // did both, moments ago.
+                self.anno_hits += 1;
+                return Ok(idx);
+            }
+        }
         let idx = self.find_or_insert(&key, now);
         let r = &self.recs[idx as usize];
         let mut a = [0u8; 8];
@@ -228,7 +237,14 @@ impl Table {
 
     /// The record of `key`, created (or restarted, if expired) as needed.
     pub fn find_or_insert(&mut self, key: &Key, now: i64) -> u32 {
-        if let Some(&idx) = self.map.get(key) {
+        // The most recently used record first (a train of packets of one
+        // flow): a live record's key is its map key, so no hashing.
+        let head = self.head;
+        let found = match self.recs.get(head as usize) {
+            Some(r) if r.key == *key => Some(head),
+            _ => self.map.get(key).copied(),
+        };
+        if let Some(idx) = found {
             if self.is_expired(idx, now) {
                 self.expired += 1;
                 self.misses += 1;
