@@ -6,6 +6,8 @@
 //! (network namespaces; skipped with the reason when they cannot be made).
 
 mod common;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
 use std::net::Ipv6Addr;
 
@@ -143,7 +145,10 @@ print(c == ICMPv6EchoRequest(bytes(IPv6(bytes(p)).payload)).cksum and IPv6(bytes
         }
         Ok(o) => eprintln!(
             "SKIP: scapy not usable: {}",
-            String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
         ),
         Err(e) => eprintln!("SKIP: python3 not found: {e}"),
     }
@@ -198,7 +203,10 @@ fn replies_give_round_trip_times_duplicates_and_reset() {
     assert_eq!(read(&mut r, "ps.rtt_max"), "0.05s");
     r.write_handler("ps.reset_counts", "").unwrap();
     assert_eq!(read(&mut r, "ps.count"), "0");
-    assert_eq!(read(&mut r, "ps.summary"), "0 packets transmitted, 0 received");
+    assert_eq!(
+        read(&mut r, "ps.summary"),
+        "0 packets transmitted, 0 received"
+    );
     assert_eq!(read(&mut r, "ps.rtt_min"), "0s");
 }
 
@@ -222,13 +230,13 @@ fn malformed_and_foreign_replies_are_ignored() {
         bad_sum,
         bad_len,
         odd_code,
-        good[..47].to_vec(),                        // ICMPv6 header cut
-        good[..30].to_vec(),                        // IPv6 header cut
-        echo(DST, SRC, 128, 5, 1, b"data"),         // a request, not a reply
-        echo(DST, SRC, 1, 5, 1, b"data"),           // an error
-        echo(DST, SRC, 129, 6, 1, b"data"),         // another identifier
-        echo(DST, SRC, 129, 5, 3, b"data"),         // never sent
-        echo(DST, SRC, 129, 5, 0, b"data"),         // never sent
+        good[..47].to_vec(),                // ICMPv6 header cut
+        good[..30].to_vec(),                // IPv6 header cut
+        echo(DST, SRC, 128, 5, 1, b"data"), // a request, not a reply
+        echo(DST, SRC, 1, 5, 1, b"data"),   // an error
+        echo(DST, SRC, 129, 6, 1, b"data"), // another identifier
+        echo(DST, SRC, 129, 5, 3, b"data"), // never sent
+        echo(DST, SRC, 129, 5, 0, b"data"), // never sent
         Vec::new(),
     ];
     for c in &cases {
@@ -237,7 +245,8 @@ fn malformed_and_foreign_replies_are_ignored() {
     // Without a network header.
     inject(&mut r, "ps", 0, Packet::from_slice(&good));
     // IPv4 bytes.
-    let v4 = rclick_elements::testing::ipv4_packet([1, 0, 0, 1], [1, 0, 0, 2], 1, 64, 0, &[], &[0; 8]);
+    let v4 =
+        rclick_elements::testing::ipv4_packet([1, 0, 0, 1], [1, 0, 0, 2], 1, 64, 0, &[], &[0; 8]);
     inject(&mut r, "ps", 0, net_packet(&v4, now));
     // Arbitrary bytes (a fixed pseudo-random sequence).
     let mut x: u32 = 0x1234_5678;
@@ -252,13 +261,19 @@ fn malformed_and_foreign_replies_are_ignored() {
         inject(&mut r, "ps", 0, net_packet(&b, now));
     }
     let s = read(&mut r, "ps.summary");
-    assert!(s.starts_with("2 packets transmitted, 0 received, 100% packet loss"), "{s}");
+    assert!(
+        s.starts_with("2 packets transmitted, 0 received, 100% packet loss"),
+        "{s}"
+    );
     let c = r.take_chatter();
     assert!(!c.iter().any(|l| l.contains("bytes from")), "{c:?}");
     // The good reply still counts.
     inject(&mut r, "ps", 0, net_packet(&good, now));
     let s = read(&mut r, "ps.summary");
-    assert!(s.starts_with("2 packets transmitted, 1 received, 50% packet loss"), "{s}");
+    assert!(
+        s.starts_with("2 packets transmitted, 1 received, 50% packet loss"),
+        "{s}"
+    );
     // Behind an extension header (destination options, 8 bytes of PadN).
     let mut ext = echo(DST, SRC, 129, 5, 2, b"data");
     ext[6] = 60;
@@ -267,7 +282,60 @@ fn malformed_and_foreign_replies_are_ignored() {
     ext.splice(40..40, [58, 0, 1, 4, 0, 0, 0, 0]);
     inject(&mut r, "ps", 0, net_packet(&ext, now));
     let s = read(&mut r, "ps.summary");
-    assert!(s.starts_with("2 packets transmitted, 2 received, 0% packet loss"), "{s}");
+    assert!(
+        s.starts_with("2 packets transmitted, 2 received, 0% packet loss"),
+        "{s}"
+    );
+}
+
+/// Matching replies (good, duplicate and malformed) allocates nothing
+/// (VERBOSE false: printing a line allocates its text).
+#[test]
+fn reply_matching_allocates_nothing() {
+    let mut r = from_config(&format!(
+        "ps :: ICMP6PingSource({SRC}, {DST}, LIMIT 50, INTERVAL 0.01, IDENTIFIER 5, VERBOSE false)
+         -> q :: Queue(100) -> Idle; Idle -> ps; Idle -> d :: Discard;"
+    ));
+    r.run_limited(1000);
+    assert_eq!(drain(&mut r, "q").len(), 50);
+    let now = r.clock().now();
+    let mut bad = echo(DST, SRC, 129, 5, 3, b"data");
+    bad[44] ^= 0x40;
+    let ps = r.find_element("ps").unwrap();
+    // Warm-up: freed packets go to a recycling pool, which grows while
+    // the first ones are freed; the same number through a Discard first.
+    let d = r.find_element("d").unwrap();
+    let warm: Vec<Packet> = (0..150).map(|_| net_packet(&bad, now)).collect();
+    for p in warm {
+        r.inject_packet(d, 0, p);
+    }
+    // Made after the warm-up, from the pool.
+    let replies: Vec<Packet> = (1..=50u16)
+        .flat_map(|seq| {
+            let good = echo(DST, SRC, 129, 5, seq, b"data");
+            [
+                net_packet(&good, now),
+                net_packet(&good, now),
+                net_packet(&bad, now),
+            ]
+        })
+        .collect();
+    // And a first reply through the element.
+    let mut replies = replies.into_iter();
+    for p in replies.by_ref().take(3) {
+        r.inject_packet(ps, 0, p);
+    }
+    let a0 = counting_alloc::allocations();
+    for p in replies {
+        r.inject_packet(ps, 0, p);
+    }
+    let a1 = counting_alloc::allocations();
+    assert_eq!(a1 - a0, 0, "allocations while matching 147 replies");
+    let s = read(&mut r, "ps.summary");
+    assert!(
+        s.starts_with("50 packets transmitted, 50 received, +50 duplicates"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -347,7 +415,10 @@ fn hot_swap_keeps_sequence_phase_and_statistics() {
     r.hotswap(conf).unwrap();
     assert_eq!(step_until(&mut r, 4), 4.0, "the phase carries over");
     let s = read(&mut r, "ps.summary");
-    assert!(s.starts_with("4 packets transmitted, 4 received, 0% packet loss"), "{s}");
+    assert!(
+        s.starts_with("4 packets transmitted, 4 received, 0% packet loss"),
+        "{s}"
+    );
     let q = r.find_element("q").unwrap();
     let seqs: Vec<u16> = r
         .pull_from(q, 0, 64)

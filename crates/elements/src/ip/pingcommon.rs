@@ -43,8 +43,13 @@ pub trait PingFamily: Send + 'static {
     /// An address as the handlers and VERBOSE print it.
     fn unparse(a: Self::Addr) -> String;
     /// The request packet, network header set, destination annotation DST.
-    fn request(src: Self::Addr, dst: Self::Addr, ident: u16, seq: u16, data: &[u8])
-        -> Option<Packet>;
+    fn request(
+        src: Self::Addr,
+        dst: Self::Addr,
+        ident: u16,
+        seq: u16,
+        data: &[u8],
+    ) -> Option<Packet>;
     /// The echo reply `p` holds, if it is one (of any identifier).
     fn reply(p: &Packet) -> Option<EchoReply<Self::Addr>>;
 }

@@ -71,7 +71,9 @@ use std::net::Ipv6Addr;
 
 use rclick_core::conf::parse_ipv6;
 use rclick_core::packet::DEFAULT_HEADROOM;
-use rclick_core::wire::icmpv6::{HEADER_LEN as ICMP6_HEADER_LEN, ICMP6_ECHO_REPLY, ICMP6_ECHO_REQUEST};
+use rclick_core::wire::icmpv6::{
+    HEADER_LEN as ICMP6_HEADER_LEN, ICMP6_ECHO_REPLY, ICMP6_ECHO_REQUEST,
+};
 use rclick_core::wire::ipv6::{HEADER_LEN, PROTO_ICMPV6};
 use rclick_core::wire::{Icmpv6Header, Ipv6Header, Ipv6Repr};
 use rclick_core::{InitCtx, Packet};
