@@ -399,7 +399,7 @@ fn hot_swap_keeps_sequence_phase_and_statistics() {
         ..Default::default()
     };
     let mut r = rclick_elements::testing::from_config_with(conf, &opts);
-    let mut step_until = |r: &mut Router, n: u64| {
+    let step_until = |r: &mut Router, n: u64| {
         for _ in 0..10_000 {
             let then = r.clock().now();
             r.run_limited(1);
