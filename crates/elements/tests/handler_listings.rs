@@ -338,6 +338,16 @@ const STAND_INS: &[(&str, &str, &str)] = &[
         "Idle->x::ICMPPingResponder->Idle",
     ),
     (
+        "ICMP6PingSource",
+        "x::ICMP6PingSource(::1, ::2)->Discard",
+        "x::ICMPPingSource(1.0.0.1, 1.0.0.2)->Discard",
+    ),
+    (
+        "ICMP6PingSource (input)",
+        "x::ICMP6PingSource(::1, ::2)->Discard; Idle->x",
+        "x::ICMPPingSource(1.0.0.1, 1.0.0.2)->Discard; Idle->x",
+    ),
+    (
         "IP6Filter",
         "Idle->x::IP6Filter(allow all)->Idle",
         "Idle->x::IPFilter(allow all)->Idle",

@@ -60,108 +60,48 @@
 //! ```
 
 use std::net::Ipv4Addr;
-use std::time::Duration;
 
-use rclick_core::conf::{
-    parse_bool, parse_i64, parse_ipv4, parse_seconds, parse_string, parse_u16, Args,
-};
-use rclick_core::element::handlers::{read_from, specs_of, write_to};
-use rclick_core::element::{hflags, HandlerSpec};
+use rclick_core::conf::parse_ipv4;
 use rclick_core::wire::icmp::{HEADER_LEN as ICMP_HEADER_LEN, ICMP_ECHOREPLY};
 use rclick_core::wire::ipv4::{MIN_HEADER_LEN, PROTO_ICMP};
 use rclick_core::wire::{IcmpHeader, IcmpRepr, Ipv4Header, Ipv4Repr};
-use rclick_core::{
-    Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TimerId, Timestamp,
-};
+use rclick_core::{InitCtx, Packet};
 
 use super::address::parse_ipv4_arg;
 use super::ipcommon::ip_hdr;
+use super::pingcommon::{EchoReply, PingFamily, PingSource};
 
-#[derive(Default)]
-struct Receiver {
-    /// Send time (ns) per sequence number; negative once answered, 0 if
-    /// never sent.
-    sent: Vec<i64>,
-    nreceived: u64,
-    nduplicate: u64,
-    time_min: u64,
-    time_max: u64,
-    time_sum: u64,
-    time_sq_sum: u128,
-}
+/// The IPv4 part of the ping source (the rest is in
+/// [`pingcommon`](super::pingcommon), shared with ICMP6PingSource).
+pub struct Icmp4;
 
-pub struct ICMPPingSource {
-    src: Ipv4Addr,
-    dst: Ipv4Addr,
-    interval_ms: u64,
-    ident: u16,
-    limit: i64,
-    data: Vec<u8>,
-    active: bool,
-    verbose: bool,
-    stop: bool,
-    count: u64,
-    timer: Option<TimerId>,
-    /// When the timer is due, while it is scheduled (hot swap keeps the
-    /// phase).
-    due: Option<Timestamp>,
-    push_out: bool,
-    receiver: Option<Receiver>,
-    decl: String,
-}
+pub type ICMPPingSource = PingSource<Icmp4>;
 
-impl Default for ICMPPingSource {
-    fn default() -> Self {
-        ICMPPingSource {
-            src: Ipv4Addr::UNSPECIFIED,
-            dst: Ipv4Addr::UNSPECIFIED,
-            interval_ms: 1000,
-            ident: 0,
-            limit: -1,
-            data: Vec::new(),
-            active: true,
-            verbose: true,
-            stop: false,
-            count: 0,
-            timer: None,
-            due: None,
-            push_out: true,
-            receiver: None,
-            decl: String::new(),
-        }
-    }
-}
+rclick_core::element_class!(ICMPPingSource);
 
-/// Click's `cp_unparse_microseconds`.
-fn unparse_us(us: u64) -> String {
-    if us > 0 && us < 1000 {
-        return format!("{us}us");
-    }
-    let (i, f) = (us / 1_000_000, us % 1_000_000);
-    if f == 0 {
-        format!("{i}s")
-    } else {
-        let frac = format!("{f:06}");
-        format!("{i}.{}s", frac.trim_end_matches('0'))
-    }
-}
+impl PingFamily for Icmp4 {
+    type Addr = Ipv4Addr;
+    const CLASS: &'static str = "ICMPPingSource";
+    const UNSPECIFIED: Ipv4Addr = Ipv4Addr::UNSPECIFIED;
 
-impl ICMPPingSource {
-    fn under_limit(&self) -> bool {
-        self.limit < 0 || (self.count as i64) < self.limit
+    fn parse_arg(s: &str, ctx: &InitCtx) -> Result<Ipv4Addr, String> {
+        parse_ipv4_arg(s, ctx)
     }
 
-    fn make_packet(&mut self, now: Timestamp) -> Option<Packet> {
-        let seq = ((self.count % 0xffff) + 1) as u16;
-        let icmp = IcmpRepr::EchoRequest {
-            ident: self.ident,
-            seq,
-            data: &self.data,
-        };
+    fn parse_handler(s: &str) -> Result<Ipv4Addr, String> {
+        parse_ipv4(s).map_err(|e| e.to_string())
+    }
+
+    fn unparse(a: Ipv4Addr) -> String {
+        a.to_string()
+    }
+
+    fn request(src: Ipv4Addr, dst: Ipv4Addr, ident: u16, seq: u16, data: &[u8]) -> Option<Packet> {
+        let icmp = IcmpRepr::EchoRequest { ident, seq, data };
         let total = MIN_HEADER_LEN + icmp.buffer_len();
         let ip = Ipv4Repr {
-            src: self.src,
-            dst: self.dst,
+            src,
+            dst,
             protocol: PROTO_ICMP,
             // The length field saturates for oversized DATA.
             payload_len: total.min(65535) - MIN_HEADER_LEN,
@@ -174,378 +114,24 @@ impl ICMPPingSource {
         ip.emit(&mut Ipv4Header::new_unchecked(ib));
         icmp.emit(&mut IcmpHeader::new_unchecked(cb));
         p.set_network_header(0, MIN_HEADER_LEN);
-        p.set_dst_ip_anno(self.dst);
-        p.set_timestamp_anno(now);
-        if let Some(r) = self.receiver.as_mut() {
-            if let Some(slot) = r.sent.get_mut(seq as usize) {
-                *slot = now.nanos().max(1);
-            }
-        }
+        p.set_dst_ip_anno(dst);
         Some(p)
     }
 
-    fn receive(&mut self, p: &Packet, ctx: &mut Ctx) {
-        let Some(h) = ip_hdr(p) else { return };
+    fn reply(p: &Packet) -> Option<EchoReply<Ipv4Addr>> {
+        let h = ip_hdr(p)?;
         let hl = h.header_len();
         // The reply as far as the packet goes, whatever its IP length says.
-        let Ok(icmp) = IcmpHeader::new_checked(&h.clone().into_inner()[hl..]) else {
-            return;
-        };
-        if h.protocol() != PROTO_ICMP
-            || icmp.icmp_type() != ICMP_ECHOREPLY
-            || icmp.ident() != self.ident
-        {
-            return;
+        let icmp = IcmpHeader::new_checked(&h.clone().into_inner()[hl..]).ok()?;
+        if h.protocol() != PROTO_ICMP || icmp.icmp_type() != ICMP_ECHOREPLY {
+            return None;
         }
-        let seq = icmp.seq();
-        let Some(r) = self.receiver.as_mut() else {
-            return;
-        };
-        let Some(slot) = r.sent.get_mut(seq as usize) else {
-            return;
-        };
-        if *slot == 0 {
-            return;
-        }
-        if *slot < 0 {
-            r.nduplicate += 1;
-            *slot = -*slot;
-        }
-        let recv = if p.timestamp_anno().nanos() != 0 {
-            p.timestamp_anno()
-        } else {
-            ctx.now()
-        };
-        let diff = ((recv.nanos() - *slot).max(0) / 1000) as u64;
-        if diff < r.time_min || r.nreceived == 0 {
-            r.time_min = diff;
-        }
-        if diff > r.time_max || r.nreceived == 0 {
-            r.time_max = diff;
-        }
-        r.time_sum += diff;
-        r.time_sq_sum += (diff as u128) * (diff as u128);
-        r.nreceived += 1;
-        *slot = -*slot;
-        if self.verbose {
-            let bytes = (h.total_len() as usize).saturating_sub(hl + ICMP_HEADER_LEN);
-            ctx.chatter(&format!(
-                "{}: {} bytes from {}: icmp_seq={} ttl={} time={}.{:03} ms",
-                self.decl,
-                bytes,
-                h.src(),
-                seq,
-                h.ttl(),
-                diff / 1000,
-                diff % 1000
-            ));
-        }
-    }
-
-    fn summary(&self) -> String {
-        let Some(r) = &self.receiver else {
-            return String::new();
-        };
-        let mut s = format!(
-            "{} packets transmitted, {} received",
-            self.count,
-            r.nreceived.saturating_sub(r.nduplicate)
-        );
-        if r.nduplicate > 0 {
-            s.push_str(&format!(", +{} duplicates", r.nduplicate));
-        }
-        if self.count > 0 {
-            let lost = (self.count as i64 - r.nreceived as i64 - r.nduplicate as i64) * 100
-                / self.count as i64;
-            s.push_str(&format!(", {lost}% packet loss\n"));
-        }
-        if r.nreceived > 0 {
-            let n = r.nreceived;
-            let avg = r.time_sum / n;
-            let avg_sq = r.time_sq_sum / n as u128;
-            let var = avg_sq.saturating_sub((avg as u128) * (avg as u128));
-            let mdev = (var as f64).sqrt() as u64;
-            let ms = |v: u64| format!("{}.{:03}", v / 1000, v % 1000);
-            s.push_str(&format!(
-                "rtt min/avg/max/mdev = {}/{}/{}/{}\n",
-                ms(r.time_min),
-                ms(avg),
-                ms(r.time_max),
-                ms(mdev)
-            ));
-        }
-        s
-    }
-
-    fn arm(&mut self, ctx: &Ctx) {
-        if let Some(t) = self.timer {
-            if self.push_out && self.active && self.under_limit() && ctx.timer_expiry(t).is_none() {
-                let when = ctx.now() + self.interval();
-                ctx.schedule_timer_at(t, when);
-                self.due = Some(when);
-            }
-        }
-    }
-
-    fn interval(&self) -> Timestamp {
-        Timestamp(self.interval_ms as i64 * 1_000_000)
-    }
-}
-
-impl ICMPPingSource {
-    fn handler_table(&self) -> &'static [Handler<Self>] {
-        if self.receiver.is_some() {
-            HANDLERS
-        } else {
-            &HANDLERS[..HANDLERS.len() - RECEIVER_HANDLERS]
-        }
-    }
-
-    fn write_active(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        self.active = parse_bool(value.trim()).map_err(|_| "type mismatch".to_string())?;
-        match self.timer {
-            Some(t) if self.active && self.push_out && ctx.timer_expiry(t).is_none() => {
-                ctx.schedule_timer_at(t, ctx.now());
-                self.due = Some(ctx.now());
-            }
-            Some(t) if !self.active => {
-                ctx.unschedule_timer(t);
-                self.due = None;
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    fn write_limit(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        self.limit =
-            parse_i64(value.trim()).map_err(|_| "'limit' should be integer".to_string())?;
-        self.arm(ctx);
-        Ok(())
-    }
-
-    fn write_interval(&mut self, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        let d = parse_seconds(value.trim())
-            .map_err(|_| "'interval' should be an interval".to_string())?;
-        self.interval_ms = d.as_millis().min(u64::MAX as u128) as u64;
-        Ok(())
-    }
-
-    fn reset_counts(&mut self, _value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        self.count = 0;
-        if let Some(r) = self.receiver.as_mut() {
-            let sent = std::mem::take(&mut r.sent);
-            *r = Receiver {
-                sent,
-                ..Receiver::default()
-            };
-            r.sent.fill(0);
-        }
-        self.arm(ctx);
-        Ok(())
-    }
-
-    fn rtt(&self, f: fn(&Receiver) -> u64) -> String {
-        unparse_us(self.receiver.as_ref().map_or(0, f))
-    }
-}
-
-fn parse_addr(value: &str) -> Result<Ipv4Addr, String> {
-    parse_ipv4(value.trim()).map_err(|_| "syntax error".to_string())
-}
-
-/// How many handlers at the end of [`HANDLERS`] need the input.
-const RECEIVER_HANDLERS: usize = 4;
-
-const HANDLERS: &[Handler<ICMPPingSource>] = &[
-    Handler::flagged(
-        hflags::CHECKBOX,
-        Handler::data_write("active", |e| &e.active, ICMPPingSource::write_active),
-    ),
-    Handler::flagged(
-        hflags::CALM,
-        Handler::data_write(
-            "src",
-            |e| &e.src,
-            |e, v, _| {
-                e.src = parse_addr(v)?;
-                Ok(())
-            },
-        ),
-    ),
-    Handler::flagged(
-        hflags::CALM,
-        Handler::data_write(
-            "dst",
-            |e| &e.dst,
-            |e, v, _| {
-                e.dst = parse_addr(v)?;
-                Ok(())
-            },
-        ),
-    ),
-    Handler::data("count", |e| &e.count),
-    Handler::flagged(
-        hflags::CALM,
-        Handler::write("limit", ICMPPingSource::write_limit),
-    ),
-    Handler::write("interval", ICMPPingSource::write_interval),
-    Handler::button("reset_counts", ICMPPingSource::reset_counts),
-    Handler::read("summary", |e, _| e.summary()),
-    Handler::read("rtt_min", |e, _| e.rtt(|r| r.time_min)),
-    Handler::read("rtt_avg", |e, _| e.rtt(|r| r.time_sum / r.nreceived.max(1))),
-    Handler::read("rtt_max", |e, _| e.rtt(|r| r.time_max)),
-];
-
-rclick_core::element_class!(ICMPPingSource);
-
-impl Element for ICMPPingSource {
-    fn port_count(&self) -> &'static str {
-        "0-1/1"
-    }
-
-    fn processing(&self) -> &'static str {
-        "h/a"
-    }
-
-    fn flow_code(&self) -> &'static str {
-        "x/y"
-    }
-
-    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
-        let ictx: &InitCtx = ctx;
-        let mut args = Args::new(conf);
-        let src: Ipv4Addr = args.read_mp_with("SRC", |s| parse_ipv4_arg(s, ictx));
-        let dst: Ipv4Addr = args.read_mp_with("DST", |s| parse_ipv4_arg(s, ictx));
-        let interval: Duration =
-            args.read_or_with("INTERVAL", parse_seconds, Duration::from_secs(1));
-        let ident = args.read_or_with("IDENTIFIER", parse_u16, 0);
-        let data = args.read_or_with("DATA", parse_string, String::new());
-        let limit = args.read_or_with("LIMIT", parse_i64, -1);
-        let active = args.read_or_with("ACTIVE", parse_bool, true);
-        let verbose = args.read_or_with("VERBOSE", parse_bool, true);
-        let stop = args.read_or_with("STOP", parse_bool, false);
-        args.complete()?;
-        self.src = src;
-        self.dst = dst;
-        self.interval_ms = interval.as_millis().min(u64::MAX as u128) as u64;
-        self.ident = ident;
-        self.data = data.into_bytes();
-        self.limit = limit;
-        self.active = active;
-        self.verbose = verbose;
-        self.stop = stop;
-        self.decl = format!("{} :: ICMPPingSource", ctx.element_name());
-        if self.interval_ms == 0 {
-            ctx.chatter(&format!(
-                "{}: warning: INTERVAL so small that it is zero",
-                self.decl
-            ));
-        }
-        Ok(())
-    }
-
-    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        self.count = 0;
-        self.push_out = ctx.output_is_push(0);
-        let t = ctx.new_timer();
-        self.timer = Some(t);
-        if self.limit != 0 && self.active && self.push_out {
-            let when = ctx.now() + self.interval();
-            ctx.schedule_timer_at(t, when);
-            self.due = Some(when);
-        }
-        if ctx.ninputs() == 1 {
-            self.receiver = Some(Receiver {
-                sent: vec![0; 65536],
-                ..Receiver::default()
-            });
-        }
-        Ok(())
-    }
-
-    /// Hot swap: the count (so sequence numbers go on) and the timer's
-    /// phase carry over: the next request leaves one (new) INTERVAL after
-    /// the predecessor's last one, or at once if that time has passed.
-    /// With the same IDENTIFIER and both having an input, the reply
-    /// statistics and the send times of requests not yet answered carry
-    /// over too (and the predecessor prints no summary). Click starts
-    /// afresh.
-    fn take_state(&mut self, old: &mut dyn Element, ctx: &mut InitCtx) -> bool {
-        let Some(o) = old.as_any_mut().downcast_mut::<ICMPPingSource>() else {
-            return false;
-        };
-        self.count = o.count;
-        if self.receiver.is_some() && o.receiver.is_some() && self.ident == o.ident {
-            self.receiver = o.receiver.take();
-        }
-        if let (Some(t), Some(due)) = (self.timer, o.due) {
-            // Only if this one armed its timer (active, push, under LIMIT).
-            if self.due.is_some() && o.active {
-                let when = Timestamp(due.nanos() - o.interval().nanos() + self.interval().nanos());
-                let when = when.max(ctx.now());
-                ctx.schedule_timer_at(t, when);
-                self.due = Some(when);
-            }
-        }
-        true
-    }
-
-    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
-        self.due = None;
-        if !self.active || !self.under_limit() {
-            return;
-        }
-        if let Some(p) = self.make_packet(ctx.now()) {
-            ctx.emit(0, p);
-        }
-        self.count += 1;
-        if self.under_limit() {
-            self.arm(ctx);
-        } else if self.stop {
-            ctx.please_stop();
-        }
-    }
-
-    fn pull(&mut self, _port: usize, _max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        if self.under_limit() {
-            let p = self.make_packet(ctx.now());
-            self.count += 1;
-            p.map(Batch::single)
-        } else {
-            if self.stop {
-                ctx.please_stop();
-            }
-            None
-        }
-    }
-
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        for p in batch {
-            self.receive(&p, ctx);
-        }
-    }
-
-    fn cleanup(&mut self) {
-        if self.verbose && self.receiver.is_some() {
-            // As Click's chatter, a line always ends the message.
-            let s = self.summary();
-            let nl = if s.ends_with('\n') { "" } else { "\n" };
-            eprint!("{}: {s}{nl}", self.decl);
-        }
-    }
-
-    // The reply statistics exist only with an input: the handler set
-    // depends on the configuration.
-    fn handlers(&self) -> Vec<HandlerSpec> {
-        specs_of(self.handler_table())
-    }
-
-    fn read_handler(&self, name: &str, param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
-        read_from(self.handler_table(), self, name, param, ctx)
-    }
-
-    fn write_handler(&mut self, name: &str, value: &str, ctx: &mut Ctx) -> Result<(), String> {
-        write_to(self.handler_table(), self, name, value, ctx)
+        Some(EchoReply {
+            ident: icmp.ident(),
+            seq: icmp.seq(),
+            bytes: (h.total_len() as usize).saturating_sub(hl + ICMP_HEADER_LEN),
+            src: h.src(),
+            ttl: h.ttl(),
+        })
     }
 }
