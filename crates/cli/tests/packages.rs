@@ -252,7 +252,7 @@ impl Running {
             }
             None => Command::new(RCLICK),
         };
-        let child = cmd
+        let mut child = cmd
             .args(args)
             .arg("-u")
             .arg(&sock)
@@ -263,8 +263,13 @@ impl Running {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start rclick");
+        // The socket file appears at bind, before the router listens:
+        // wait until a connection is accepted.
         let t0 = Instant::now();
-        while !sock.exists() {
+        while std::os::unix::net::UnixStream::connect(&sock).is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("rclick exited before its control socket was up: {status}");
+            }
             assert!(t0.elapsed() < Duration::from_secs(20), "no control socket");
             std::thread::sleep(Duration::from_millis(20));
         }
