@@ -480,10 +480,11 @@ impl<F: PingFamily> Element for PingSource<F> {
 
     fn cleanup(&mut self) {
         if self.verbose && self.receiver.is_some() {
-            // As Click's chatter, a line always ends the message.
-            let s = self.summary();
-            let nl = if s.ends_with('\n') { "" } else { "\n" };
-            eprint!("{}: {s}{nl}", self.decl);
+            // As Click's chatter: every line carries the prefix (the rtt
+            // line too) and ends with a newline.
+            for line in self.summary().lines() {
+                eprintln!("{}: {line}", self.decl);
+            }
         }
     }
 
