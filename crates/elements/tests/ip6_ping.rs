@@ -618,3 +618,33 @@ fn hot_swap_between_families_starts_afresh() {
         assert_eq!(u16::from_be_bytes([p.data()[seq_at], p.data()[seq_at + 1]]), 1);
     }
 }
+
+/// A hot swap whose new LIMIT the carried-over count already reaches:
+/// nothing more is sent, and with STOP the router stops (it used to stay
+/// running forever, its timer finding the limit reached and returning).
+#[test]
+fn hot_swap_past_limit_with_stop_stops() {
+    let old = "ps :: ICMPPingSource(1.0.0.1, 2.0.0.2, INTERVAL 1, VERBOSE false) \
+               -> q :: Queue(100) -> Discard(ACTIVE false);";
+    let new = "ps :: ICMPPingSource(1.0.0.1, 2.0.0.2, INTERVAL 1, LIMIT 2, STOP true, \
+               VERBOSE false) -> q :: Queue(100) -> Discard(ACTIVE false);";
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let mut r = rclick_elements::testing::from_config_with(old, &opts);
+    for _ in 0..10_000 {
+        r.run_limited(1);
+        if read(&mut r, "ps.count") == "3" {
+            break;
+        }
+    }
+    assert_eq!(read(&mut r, "ps.count"), "3");
+    let queued = read(&mut r, "q.length");
+    r.hotswap(new).unwrap();
+    assert_eq!(r.run_limited(1000), StopReason::Stopped);
+    assert_eq!(read(&mut r, "ps.count"), "3");
+    // The Queue keeps what it held across the swap; nothing was added.
+    assert_eq!(read(&mut r, "q.length"), queued);
+}

@@ -445,7 +445,14 @@ impl<F: PingFamily> Element for PingSource<F> {
 
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
         self.due = None;
-        if !self.active || !self.under_limit() {
+        if !self.active {
+            return;
+        }
+        if !self.under_limit() {
+            // Reached before this run: a hot swap's carried-over count.
+            if self.stop {
+                ctx.please_stop();
+            }
             return;
         }
         if let Some(p) = self.make_packet(ctx.now()) {
