@@ -534,7 +534,10 @@ fn linux_host_answers_icmp6pingsource() {
 /// refuses such values too and the element keeps running.
 #[test]
 fn interval_out_of_range_is_refused_not_a_panic() {
-    for class in ["ICMPPingSource(1.0.0.1, 2.0.0.2", "ICMP6PingSource(::1, ::2"] {
+    for class in [
+        "ICMPPingSource(1.0.0.1, 2.0.0.2",
+        "ICMP6PingSource(::1, ::2",
+    ] {
         let ok = format!("p :: {class}, INTERVAL 4294967.295) -> Discard");
         let mut r = from_config(&ok);
         r.run_limited(10);
@@ -615,7 +618,10 @@ fn hot_swap_between_families_starts_afresh() {
         let v6 = p.data()[0] >> 4 == 6;
         let seq_at = if v6 { 46 } else { 26 };
         assert_eq!(v6, b.contains("ICMP6"));
-        assert_eq!(u16::from_be_bytes([p.data()[seq_at], p.data()[seq_at + 1]]), 1);
+        assert_eq!(
+            u16::from_be_bytes([p.data()[seq_at], p.data()[seq_at + 1]]),
+            1
+        );
     }
 }
 

@@ -184,7 +184,9 @@ impl<F: PingFamily> PingSource<F> {
             r.time_max = diff;
         }
         r.time_sum = r.time_sum.saturating_add(diff);
-        r.time_sq_sum = r.time_sq_sum.saturating_add((diff as u128) * (diff as u128));
+        r.time_sq_sum = r
+            .time_sq_sum
+            .saturating_add((diff as u128) * (diff as u128));
         r.nreceived += 1;
         *slot = -*slot;
         if self.verbose {
