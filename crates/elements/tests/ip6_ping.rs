@@ -525,3 +525,132 @@ fn linux_host_answers_icmp6pingsource() {
         "{line}"
     );
 }
+
+// ------------------------------------------------------------ review fixes
+
+/// INTERVAL is kept in milliseconds that must fit 32 bits, as Click's:
+/// beyond 4294967.295 s it is "out of range" (rclick used to accept it and
+/// then panic multiplying it into nanoseconds). The `interval` handler
+/// refuses such values too and the element keeps running.
+#[test]
+fn interval_out_of_range_is_refused_not_a_panic() {
+    for class in [
+        "ICMPPingSource(1.0.0.1, 2.0.0.2",
+        "ICMP6PingSource(::1, ::2",
+    ] {
+        let ok = format!("p :: {class}, INTERVAL 4294967.295) -> Discard");
+        let mut r = from_config(&ok);
+        r.run_limited(10);
+        for v in ["4294967.296", "100000000000000"] {
+            let bad = format!("p :: {class}, INTERVAL {v}) -> Discard");
+            let e = rclick_elements::testing::config_errors(&bad);
+            assert!(e.contains("INTERVAL: out of range"), "{bad}: {e}");
+            assert!(r.write_handler("p.interval", v).is_err(), "{class} {v}");
+        }
+        r.write_handler("p.interval", "0.5").unwrap();
+        r.write_handler("p.active", "true").unwrap();
+        r.run_limited(10);
+    }
+}
+
+/// A reply whose timestamp annotation lies far from the request's (a
+/// clock jump, a replayed trace) gives a clamped time, never an overflow
+/// panic, however often it comes back (duplicates count every time).
+#[test]
+fn absurd_reply_timestamps_do_not_overflow() {
+    let mut r = from_config(&format!(
+        "ps :: ICMP6PingSource({SRC}, {DST}, LIMIT 1, INTERVAL 1, VERBOSE false)
+         -> q :: Queue(100) -> Idle; Idle -> ps;"
+    ));
+    r.run_limited(1000);
+    assert_eq!(drain(&mut r, "q").len(), 1);
+    let rep = echo(DST, SRC, 129, 0, 1, b"");
+    inject(&mut r, "ps", 0, net_packet(&rep, Timestamp(i64::MIN + 1)));
+    for _ in 0..3000 {
+        inject(&mut r, "ps", 0, net_packet(&rep, Timestamp(i64::MAX)));
+    }
+    let s = read(&mut r, "ps.summary");
+    assert!(
+        s.starts_with("1 packets transmitted, 1 received, +3000 duplicates"),
+        "{s}"
+    );
+    assert!(s.contains("rtt min/avg/max/mdev = 0.000/"), "{s}");
+}
+
+/// Hot swap between an ICMPPingSource and an ICMP6PingSource of the same
+/// name: the types differ, so nothing carries over (the new one starts at
+/// sequence 1 and count 0) and nothing panics, in both directions.
+#[test]
+fn hot_swap_between_families_starts_afresh() {
+    let v4 = "ps :: ICMPPingSource(1.0.0.1, 2.0.0.2, INTERVAL 1, VERBOSE false) \
+              -> q :: Queue(100) -> Discard(ACTIVE false); Idle -> ps;";
+    let v6 = format!(
+        "ps :: ICMP6PingSource({SRC}, {DST}, INTERVAL 1, VERBOSE false) \
+         -> q :: Queue(100) -> Discard(ACTIVE false); Idle -> ps;"
+    );
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    for (a, b) in [(v4, v6.as_str()), (v6.as_str(), v4)] {
+        let mut r = rclick_elements::testing::from_config_with(a, &opts);
+        for _ in 0..10_000 {
+            r.run_limited(1);
+            if read(&mut r, "ps.count") == "3" {
+                break;
+            }
+        }
+        assert_eq!(read(&mut r, "ps.count"), "3");
+        r.hotswap(b).unwrap();
+        assert_eq!(read(&mut r, "ps.count"), "0", "{a} -> {b}");
+        assert_eq!(
+            read(&mut r, "ps.summary"),
+            "0 packets transmitted, 0 received"
+        );
+        for _ in 0..10_000 {
+            r.run_limited(1);
+            if read(&mut r, "ps.count") == "1" {
+                break;
+            }
+        }
+        let p = drain(&mut r, "q").pop().expect("a request after the swap");
+        let v6 = p.data()[0] >> 4 == 6;
+        let seq_at = if v6 { 46 } else { 26 };
+        assert_eq!(v6, b.contains("ICMP6"));
+        assert_eq!(
+            u16::from_be_bytes([p.data()[seq_at], p.data()[seq_at + 1]]),
+            1
+        );
+    }
+}
+
+/// A hot swap whose new LIMIT the carried-over count already reaches:
+/// nothing more is sent, and with STOP the router stops (it used to stay
+/// running forever, its timer finding the limit reached and returning).
+#[test]
+fn hot_swap_past_limit_with_stop_stops() {
+    let old = "ps :: ICMPPingSource(1.0.0.1, 2.0.0.2, INTERVAL 1, VERBOSE false) \
+               -> q :: Queue(100) -> Discard(ACTIVE false);";
+    let new = "ps :: ICMPPingSource(1.0.0.1, 2.0.0.2, INTERVAL 1, LIMIT 2, STOP true, \
+               VERBOSE false) -> q :: Queue(100) -> Discard(ACTIVE false);";
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let mut r = rclick_elements::testing::from_config_with(old, &opts);
+    for _ in 0..10_000 {
+        r.run_limited(1);
+        if read(&mut r, "ps.count") == "3" {
+            break;
+        }
+    }
+    assert_eq!(read(&mut r, "ps.count"), "3");
+    let queued = read(&mut r, "q.length");
+    r.hotswap(new).unwrap();
+    assert_eq!(r.run_limited(1000), StopReason::Stopped);
+    assert_eq!(read(&mut r, "ps.count"), "3");
+    // The Queue keeps what it held across the swap; nothing was added.
+    assert_eq!(read(&mut r, "q.length"), queued);
+}

@@ -110,6 +110,16 @@ impl<F: PingFamily> Default for PingSource<F> {
     }
 }
 
+/// An interval in seconds that fits Click's 32-bit milliseconds (at most
+/// 4294967.295 s): larger ones are "out of range", as in Click.
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_seconds(s)?;
+    if d.as_millis() > u32::MAX as u128 {
+        return Err("out of range".into());
+    }
+    Ok(d)
+}
+
 /// Click's `cp_unparse_microseconds`.
 fn unparse_us(us: u64) -> String {
     if us > 0 && us < 1000 {
@@ -165,15 +175,18 @@ impl<F: PingFamily> PingSource<F> {
         } else {
             ctx.now()
         };
-        let diff = ((recv.nanos() - *slot).max(0) / 1000) as u64;
+        // A reply stamped before its request counts 0; times saturate.
+        let diff = (recv.nanos().saturating_sub(*slot).max(0) / 1000) as u64;
         if diff < r.time_min || r.nreceived == 0 {
             r.time_min = diff;
         }
         if diff > r.time_max || r.nreceived == 0 {
             r.time_max = diff;
         }
-        r.time_sum += diff;
-        r.time_sq_sum += (diff as u128) * (diff as u128);
+        r.time_sum = r.time_sum.saturating_add(diff);
+        r.time_sq_sum = r
+            .time_sq_sum
+            .saturating_add((diff as u128) * (diff as u128));
         r.nreceived += 1;
         *slot = -*slot;
         if self.verbose {
@@ -271,9 +284,9 @@ impl<F: PingFamily> PingSource<F> {
     }
 
     fn write_interval(&mut self, value: &str, _ctx: &mut Ctx) -> Result<(), String> {
-        let d = parse_seconds(value.trim())
+        let d = parse_interval(value.trim())
             .map_err(|_| "'interval' should be an interval".to_string())?;
-        self.interval_ms = d.as_millis().min(u64::MAX as u128) as u64;
+        self.interval_ms = d.as_millis() as u64;
         Ok(())
     }
 
@@ -359,7 +372,7 @@ impl<F: PingFamily> Element for PingSource<F> {
         let src: F::Addr = args.read_mp_with("SRC", |s| F::parse_arg(s, ictx));
         let dst: F::Addr = args.read_mp_with("DST", |s| F::parse_arg(s, ictx));
         let interval: Duration =
-            args.read_or_with("INTERVAL", parse_seconds, Duration::from_secs(1));
+            args.read_or_with("INTERVAL", parse_interval, Duration::from_secs(1));
         let ident = args.read_or_with("IDENTIFIER", parse_u16, 0);
         let data = args.read_or_with("DATA", parse_string, String::new());
         let limit = args.read_or_with("LIMIT", parse_i64, -1);
@@ -369,7 +382,7 @@ impl<F: PingFamily> Element for PingSource<F> {
         args.complete()?;
         self.src = src;
         self.dst = dst;
-        self.interval_ms = interval.as_millis().min(u64::MAX as u128) as u64;
+        self.interval_ms = interval.as_millis() as u64;
         self.ident = ident;
         self.data = data.into_bytes();
         self.limit = limit;
@@ -434,7 +447,14 @@ impl<F: PingFamily> Element for PingSource<F> {
 
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
         self.due = None;
-        if !self.active || !self.under_limit() {
+        if !self.active {
+            return;
+        }
+        if !self.under_limit() {
+            // Reached before this run: a hot swap's carried-over count.
+            if self.stop {
+                ctx.please_stop();
+            }
             return;
         }
         if let Some(p) = self.make_packet(ctx.now()) {
@@ -469,10 +489,11 @@ impl<F: PingFamily> Element for PingSource<F> {
 
     fn cleanup(&mut self) {
         if self.verbose && self.receiver.is_some() {
-            // As Click's chatter, a line always ends the message.
-            let s = self.summary();
-            let nl = if s.ends_with('\n') { "" } else { "\n" };
-            eprint!("{}: {s}{nl}", self.decl);
+            // As Click's chatter: every line carries the prefix (the rtt
+            // line too) and ends with a newline.
+            for line in self.summary().lines() {
+                eprintln!("{}: {line}", self.decl);
+            }
         }
     }
 
