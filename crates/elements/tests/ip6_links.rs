@@ -402,7 +402,7 @@ fn make_ip_conf_dual_stack_initializes_with_an_ipv4_only_first_interface() {
         0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0,
     ];
     for f in ["a", "b"] {
-        std::fs::write(dir.join(format!("{f}.in.pcap")), &header).unwrap();
+        std::fs::write(dir.join(format!("{f}.in.pcap")), header).unwrap();
     }
     let d = dir.to_string_lossy().into_owned();
     let conf = match make_ip_conf(&[
