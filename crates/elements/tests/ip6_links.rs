@@ -388,3 +388,46 @@ fn dual_stack_ipv4_and_ipv6_at_once() {
     assert!(router.read("nds1.table").contains(&format!("{B} 1 ")));
     drop(router);
 }
+
+/// make-ip-conf's dual-stack router initializes when an interface before
+/// the last `--ip6` one has no IPv6 (its `rt6` output, which no route
+/// names, still needs a connection). Trace form, so it needs no devices
+/// and no root.
+#[test]
+fn make_ip_conf_dual_stack_initializes_with_an_ipv4_only_first_interface() {
+    let dir = std::env::temp_dir().join(format!("rclick-mipc6-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // An empty pcap file (header only) for each interface's input trace.
+    let header: [u8; 24] = [
+        0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0,
+    ];
+    for f in ["a", "b"] {
+        std::fs::write(dir.join(format!("{f}.in.pcap")), header).unwrap();
+    }
+    let d = dir.to_string_lossy().into_owned();
+    let conf = match make_ip_conf(&[
+        "--trace",
+        &d,
+        "--ip6",
+        "b:2001:db8:b::1/64",
+        "a:10.0.0.1/24:02:00:00:00:0a:01",
+        "b:10.0.1.1/24:02:00:00:00:0b:01",
+    ]) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("SKIP: make-ip-conf binary not built: {e}");
+            return;
+        }
+    };
+    let reg = rclick_elements::registry();
+    let outcome =
+        rclick_lang::parse_router(&conf, "test", &reg, &rclick_lang::ParseOptions::default());
+    assert!(!outcome.has_errors(), "{conf}");
+    let spec = outcome.spec.expect("a router");
+    let r = rclick_core::Router::new(spec, &conf, &reg, &rclick_core::RouterOptions::default());
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(errs) = r {
+        let msgs: Vec<String> = errs.iter().map(|e| format!("{e:?}")).collect();
+        panic!("{}\n{conf}", msgs.join("\n"));
+    }
+}

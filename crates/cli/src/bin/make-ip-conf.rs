@@ -404,6 +404,15 @@ fn generate_ip6(c: &mut String, ifs: &[Interface], mtu: u32) {
         "rt6[0] -> ping6 :: ICMP6PingResponder -> GetIP6Address(24) -> rt6;"
     );
     let _ = writeln!(c, "ping6[1] -> Discard;");
+    // rt6 has an output per interface up to the last with IPv6; an
+    // interface without IPv6 before that has no route to its output, but
+    // the output must be connected for the router to initialize.
+    let last6 = ifs.iter().rposition(|f| f.ip6.is_some()).unwrap_or(0);
+    for (i, f) in ifs.iter().enumerate().take(last6) {
+        if f.ip6.is_none() {
+            let _ = writeln!(c, "rt6[{}] -> Discard;", i + 1);
+        }
+    }
     // Errors come from the address of the interface a packet came in on
     // (its paint, 1 to n); an interface without IPv6 lends the first one
     // that has it.
