@@ -14,6 +14,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=Cargo.toml");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../lang/source_hash.rs");
     println!("cargo:rerun-if-env-changed=RUSTC");
     let src = source_hash(&dir, &["src", "Cargo.toml", "build.rs"]);
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
@@ -61,44 +62,4 @@ fn main() {
     std::fs::write(out_dir.join("fingerprint.rs"), out).expect("write fingerprint.rs");
 }
 
-/// FNV-1a (64 bits) over every file under `roots`, in sorted path order,
-/// each framed by its relative path and length (the same as rclick-lang's
-/// build script).
-fn source_hash(base: &Path, roots: &[&str]) -> u64 {
-    let mut files = Vec::new();
-    for r in roots {
-        collect(&base.join(r), &mut files);
-    }
-    files.sort();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
-    for f in files {
-        let rel = f
-            .strip_prefix(base)
-            .unwrap_or(&f)
-            .to_string_lossy()
-            .into_owned();
-        let data = std::fs::read(&f).unwrap_or_default();
-        eat(rel.as_bytes());
-        eat(&(data.len() as u64).to_le_bytes());
-        eat(&data);
-    }
-    h
-}
-
-fn collect(p: &Path, out: &mut Vec<PathBuf>) {
-    if p.is_dir() {
-        if let Ok(rd) = std::fs::read_dir(p) {
-            for e in rd.flatten() {
-                collect(&e.path(), out);
-            }
-        }
-    } else if p.is_file() {
-        out.push(p.to_path_buf());
-    }
-}
+include!("../lang/source_hash.rs");
