@@ -122,10 +122,9 @@ fn differential() {
         ),
         Err(why) => {
             println!(
-                "differential: SKIPPED comparing with Click: {why}; checking only that the {} cases parse and rclick runs them",
+                "SKIP PART: differential: comparing with Click: {why}; checking only that the {} cases parse and rclick runs them",
                 cases.len()
             );
-            eprintln!("differential: skipping the comparison: {why}");
         }
     }
     let (root, rclick) = scratch();

@@ -205,7 +205,7 @@ fn classbench(name: &str) -> Option<Vec<Spec>> {
     match std::fs::read_to_string(format!("{dir}/{name}")) {
         Ok(t) => Some(parse_classbench(&t).expect("classbench parses")),
         Err(e) => {
-            eprintln!("skipping {name}: no ClassBench set in {dir} ({e})");
+            println!("SKIP PART: {name}: no ClassBench set in {dir} ({e})");
             None
         }
     }

@@ -575,8 +575,7 @@ fn handler_listings_match_click() {
     let click = match reference_click() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("{e}");
-            println!("{e}");
+            println!("SKIP: {e}");
             return;
         }
     };

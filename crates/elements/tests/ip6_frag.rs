@@ -443,7 +443,7 @@ fn scapy() -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("skipping: python3 with scapy is not available");
+        println!("SKIP: python3 with scapy is not available");
     }
     ok
 }

@@ -53,7 +53,7 @@ fn matches_scapys_packets() {
     let out = match out {
         Ok(o) if o.status.success() => o,
         _ => {
-            eprintln!("skipping: python3 with scapy is not available");
+            println!("SKIP: python3 with scapy is not available");
             return;
         }
     };

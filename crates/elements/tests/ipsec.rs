@@ -894,7 +894,7 @@ fn scapy_available() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipping: scapy is not installed (pip install scapy)");
+        println!("SKIP: scapy is not installed (pip install scapy)");
     }
     ok
 }

@@ -192,7 +192,7 @@ fn run_click(conf: &str, vars: &[(&str, String)], handlers: &[&str]) -> Option<S
     let click = match common_reference::reference_click() {
         Ok(c) => c,
         Err(why) => {
-            eprintln!("{why}");
+            println!("SKIP PART: {why}");
             return None;
         }
     };
