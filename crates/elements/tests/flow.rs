@@ -284,6 +284,111 @@ fn table_finds_marks_and_recycles() {
     assert_eq!(t.recycled, 2);
 }
 
+/// A table's observable state: its counters and flows.
+fn table_state(t: &Table) -> (Vec<u64>, String) {
+    (
+        vec![
+            t.hits,
+            t.misses,
+            t.anno_hits,
+            t.recycled,
+            t.expired,
+            t.bad,
+            t.len() as u64,
+        ],
+        t.listing(1 << 40),
+    )
+}
+
+/// Pairs of equal packets of four flows (one not IP), for two tables,
+/// each arriving unmarked, with a copy of an earlier packet's mark from
+/// its own table (stamps are unique across tables), or with garbage.
+fn batch_packets(spec: &[(u8, u8)], marks: &[([u8; 8], [u8; 8])]) -> (Vec<Packet>, Vec<Packet>) {
+    let flow = rclick_elements::flow::table::FLOW_ANNO;
+    spec.iter()
+        .map(|&(f, anno)| {
+            let make = || match f % 4 {
+                3 => Packet::from_slice(&[0u8; 30]),
+                f => packet([10, 0, 0, f], [2, 0, 0, 2], 17, 7, 9, 8),
+            };
+            let (mut p, mut q) = (make(), make());
+            match anno % 3 {
+                1 if !marks.is_empty() => {
+                    let (m, n) = marks[anno as usize % marks.len()];
+                    p.set_anno_bytes(flow, &m);
+                    q.set_anno_bytes(flow, &n);
+                }
+                2 => {
+                    p.set_anno_bytes(flow, &[anno, 0, 0, 0, 1, 0, 0, 0]);
+                    q.set_anno_bytes(flow, &[anno, 0, 0, 0, 1, 0, 0, 0]);
+                }
+                _ => {}
+            }
+            (p, q)
+        })
+        .unzip()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// The batch shortcuts (the previous packet's answer for a train of
+    /// one flow; one lookup for a batch of one flow) leave the table,
+    /// the packets' marks and the answers exactly as a lookup per packet.
+    #[test]
+    fn batch_lookups_equal_lookups_per_packet(
+        batches in prop::collection::vec(
+            prop::collection::vec((0u8..4, 0u8..6), 1..12), 1..8),
+        uniform in any::<bool>(),
+    ) {
+        let flow = rclick_elements::flow::table::FLOW_ANNO;
+        let (mut one, mut batched) = (Table::new(3, 5), Table::new(3, 5));
+        let mut marks: Vec<([u8; 8], [u8; 8])> = Vec::new();
+        for (now, spec) in batches.iter().enumerate() {
+            let now = now as i64 * 3;
+            let spec: Vec<(u8, u8)> = if uniform {
+                vec![spec[0]; spec.len()]
+            } else {
+                spec.clone()
+            };
+            let (mut a, mut b) = batch_packets(&spec, &marks);
+            let want: Vec<Option<u32>> = a.iter_mut().map(|p| one.lookup(p, now).ok()).collect();
+            let got: Vec<Option<u32>> = if uniform && spec[0].0 % 4 != 3 {
+                let mut batch = rclick_core::Batch::new();
+                for p in b.drain(..) {
+                    batch.push(p);
+                }
+                let idx = batched.lookup_one_flow_batch(&mut batch, now);
+                prop_assert!(idx.is_some(), "a batch of one flow");
+                b = batch.into_iter().collect();
+                vec![idx; b.len()]
+            } else {
+                let mut last = rclick_elements::flow::table::LastLookup::default();
+                b.iter_mut().map(|p| batched.lookup_in_batch(p, now, &mut last).ok().map(|r| r.0)).collect()
+            };
+            prop_assert_eq!(want, got);
+            for (p, q) in a.iter().zip(&b) {
+                let (m, n) = (p.anno_bytes::<8>(flow), q.anno_bytes::<8>(flow));
+                // The same record index; stamps differ between tables.
+                prop_assert_eq!(&m[..4], &n[..4]);
+                marks.push((m, n));
+            }
+            prop_assert_eq!(table_state(&one), table_state(&batched));
+        }
+    }
+}
+
+#[test]
+fn a_mixed_batch_is_not_one_flow() {
+    let mut t = Table::new(8, 0);
+    let mut batch = rclick_core::Batch::new();
+    batch.push(packet([10, 0, 0, 1], [2, 0, 0, 2], 17, 7, 9, 8));
+    batch.push(packet([10, 0, 0, 1], [2, 0, 0, 2], 17, 7, 10, 8));
+    assert_eq!(t.lookup_one_flow_batch(&mut batch, 0), None);
+    assert_eq!(table_state(&t).0, vec![0; 7], "nothing counted");
+    let mut empty = rclick_core::Batch::new();
+    assert_eq!(t.lookup_one_flow_batch(&mut empty, 0), None);
+}
+
 #[test]
 fn table_pools_grow_to_capacity() {
     let mut t = Table::new(3000, 0);
@@ -443,6 +548,62 @@ fn gate_binds_and_caches() {
     );
     r.write_handler("ft.clear", "").unwrap();
     assert_eq!(read_u64(&mut r, "ft.size"), 0);
+}
+
+/// Batches through a gate (one flow; a mixed train) give the outputs and
+/// counts that one packet at a time gives.
+#[test]
+fn gate_batches_count_as_single_packets() {
+    let flows: [([u8; 4], u8, u16); 3] = [
+        ([10, 0, 0, 1], 6, 53),
+        ([11, 0, 0, 1], 17, 53),
+        ([11, 0, 0, 1], 17, 54),
+    ];
+    let make = |f: usize| {
+        packet(
+            flows[f].0,
+            [192, 168, 1, 1],
+            flows[f].1,
+            999,
+            flows[f].2,
+            20,
+        )
+    };
+    // One flow, then a train mixing flows, then the first flow again.
+    let batches: [&[usize]; 4] = [&[0; 32], &[1, 1, 2, 2, 2, 0, 1, 1], &[0; 5], &[2]];
+    let handlers = [
+        "c0.count",
+        "c1.count",
+        "c2.count",
+        "g.lookups",
+        "g.cached",
+        "ft.size",
+    ];
+    let mut single = testing::from_config(GATE);
+    let mut batched = testing::from_config(GATE);
+    for b in batches {
+        let mut batch = rclick_core::Batch::new();
+        for &f in b {
+            inject(&mut single, "ft", make(f));
+            batch.push(make(f));
+        }
+        let ft = batched.find_element("ft").expect("ft");
+        batched.inject(ft, 0, batch);
+        for h in handlers {
+            assert_eq!(read_u64(&mut single, h), read_u64(&mut batched, h), "{h}");
+        }
+        // Flows with their packet counts, without the idle times (two
+        // routers, two clocks).
+        let flows = |r: &mut rclick_core::Router| -> Vec<String> {
+            testing::read(r, "ft.flows")
+                .lines()
+                .map(|l| l.rsplit_once(' ').map_or(l, |x| x.0).to_string())
+                .collect()
+        };
+        assert_eq!(flows(&mut single), flows(&mut batched));
+    }
+    assert_eq!(read_u64(&mut batched, "c0.count"), 38);
+    assert_eq!(read_u64(&mut batched, "g.lookups"), 3);
 }
 
 #[test]

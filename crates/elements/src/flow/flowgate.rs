@@ -55,7 +55,11 @@
 //! after the first do not hash. Installing or removing a filter changes
 //! the gate's generation, which invalidates every cached answer at once:
 //! each flow's next packet looks the filters up again. Without a
-//! FlowTable every packet is looked up.
+//! FlowTable every packet is looked up. Within a batch, a packet of the
+//! same flow (and arriving with the same flow annotation) as the packet
+//! before it takes that packet's answer, and a batch of one flow is
+//! looked up once and leaves whole; every packet is still checked, and
+//! counted as a packet looked up singly would be.
 //!
 //! The filters are held in a DAG of per-field best matches (see
 //! crates/elements/src/flow/bestmatch.rs), rebuilt on every change.
@@ -101,7 +105,7 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx};
 use super::bestmatch::BestMatch;
 use super::flowtable::find_table;
 use super::sixtuple::{Key, Spec};
-use super::table::SharedTable;
+use super::table::{LastLookup, SharedTable};
 
 /// The cached answer "no filter matched".
 const NO_MATCH: u32 = u32::MAX;
@@ -353,19 +357,17 @@ impl Element for FlowGate {
                 let now = ctx.recent().nanos();
                 let mut t = table.lock();
                 let gen = u64::from(self.generation) << 32;
-                dispatch_push(batch, ctx, |mut p, _| {
-                    let Ok(idx) = t.lookup(&mut p, now) else {
-                        bad += 1;
-                        return None;
-                    };
-                    // The slot: this gate's generation, then output + 1,
-                    // or NO_MATCH; 0 when never set.
+                let mut batch = batch;
+                if let Some(idx) = t.lookup_one_flow_batch(&mut batch, now) {
+                    // One flow: one answer for the whole batch.
+                    let n = batch.len() as u64;
                     let s = t.slot(idx, slot);
                     let enc = if s & !0xffff_ffff == gen && s as u32 != 0 {
-                        cached += 1;
+                        self.cached += n;
                         s as u32
                     } else {
-                        lookups += 1;
+                        self.lookups += 1;
+                        self.cached += n - 1;
                         let enc = match lookup(&t.record(idx).key) {
                             Some(o) => o as u32 + 1,
                             None => NO_MATCH,
@@ -373,6 +375,44 @@ impl Element for FlowGate {
                         *t.slot_mut(idx, slot) = gen | u64::from(enc);
                         enc
                     };
+                    drop(t);
+                    if enc == NO_MATCH {
+                        self.nomatch += n;
+                    } else {
+                        ctx.emit_batch(enc as usize - 1, batch);
+                    }
+                    return;
+                }
+                let mut last = LastLookup::default();
+                let mut last_enc = NO_MATCH;
+                dispatch_push(batch, ctx, |mut p, _| {
+                    let Ok((idx, repeat)) = t.lookup_in_batch(&mut p, now, &mut last) else {
+                        bad += 1;
+                        return None;
+                    };
+                    // The slot: this gate's generation, then output + 1,
+                    // or NO_MATCH; 0 when never set.
+                    let enc = if repeat {
+                        // The previous packet's flow: its answer is now
+                        // cached in the slot, whichever way it was found.
+                        cached += 1;
+                        last_enc
+                    } else {
+                        let s = t.slot(idx, slot);
+                        if s & !0xffff_ffff == gen && s as u32 != 0 {
+                            cached += 1;
+                            s as u32
+                        } else {
+                            lookups += 1;
+                            let enc = match lookup(&t.record(idx).key) {
+                                Some(o) => o as u32 + 1,
+                                None => NO_MATCH,
+                            };
+                            *t.slot_mut(idx, slot) = gen | u64::from(enc);
+                            enc
+                        }
+                    };
+                    last_enc = enc;
                     if enc == NO_MATCH {
                         nomatch += 1;
                         None

@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rclick_core::Packet;
+use rclick_core::{Batch, Packet};
 
 use super::sixtuple::{Key, KeyError};
 use crate::ip::ipcommon::AddrHashBuilder;
@@ -74,6 +74,20 @@ pub struct Record {
     prev: u32,
     next: u32,
     live: bool,
+}
+
+/// What [`Table::lookup_in_batch`] remembers of the previous packet of a
+/// batch. Start each batch with `LastLookup::default()`.
+#[derive(Clone, Copy, Default)]
+pub struct LastLookup {
+    key: Key,
+    anno_in: u64,
+    anno_out: u64,
+    now: i64,
+    idx: u32,
+    /// Found by the annotation (counted in `anno_hits`, not touched).
+    by_anno: bool,
+    valid: bool,
 }
 
 /// The table (behind the shared handle's mutex).
@@ -209,7 +223,96 @@ impl Table {
                 return Err(e);
             }
         };
-        let a: [u8; 8] = p.anno_bytes(FLOW_ANNO);
+        let anno_in = u64::from_ne_bytes(p.anno_bytes(FLOW_ANNO));
+        Ok(self.lookup_key(p, key, anno_in, now))
+    }
+
+    /// [`lookup`](Self::lookup) for the packets of one batch, in order,
+    /// at one `now`: a packet with the same key and the same flow
+    /// annotation on arrival as the packet before it (a train of one
+    /// flow's packets) gets that packet's answer without a probe, with the
+    /// same counts and marks a full lookup would give. Returns the record
+    /// and whether the answer was the previous packet's, so that the
+    /// caller can reuse its own per-flow decision too.
+    #[inline]
+    pub fn lookup_in_batch(
+        &mut self,
+        p: &mut Packet,
+        now: i64,
+        last: &mut LastLookup,
+    ) -> Result<(u32, bool), KeyError> {
+        let key = match Key::of(p) {
+            Ok(k) => k,
+            Err(e) => {
+                self.bad += 1;
+                return Err(e);
+            }
+        };
+        let anno_in = u64::from_ne_bytes(p.anno_bytes(FLOW_ANNO));
+        if last.valid && last.key == key && last.anno_in == anno_in && last.now == now {
+            // Nothing has used the table since the previous packet, so
+            // the record is still live, the most recently used and
+            // touched at `now`: only the counts remain.
+            if last.by_anno {
+                self.anno_hits += 1;
+            } else {
+                self.hits += 1;
+                self.recs[last.idx as usize].packets += 1;
+                p.set_anno_bytes(FLOW_ANNO, &last.anno_out.to_ne_bytes());
+            }
+            return Ok((last.idx, true));
+        }
+        let anno_hits = self.anno_hits;
+        let idx = self.lookup_key(p, key, anno_in, now);
+        *last = LastLookup {
+            key,
+            anno_in,
+            anno_out: u64::from_ne_bytes(p.anno_bytes(FLOW_ANNO)),
+            now,
+            idx,
+            by_anno: self.anno_hits != anno_hits,
+            valid: true,
+        };
+        Ok((idx, false))
+    }
+
+    /// The record of a batch whose packets are all one flow, arriving
+    /// with one flow annotation (a train, the common case): looks the
+    /// first up, then counts and marks the rest as
+    /// [`lookup_in_batch`](Self::lookup_in_batch) would, in one pass
+    /// without per-packet probes. `None`, with nothing counted or changed,
+    /// when the batch is empty, mixed or has a packet without a key.
+    #[inline]
+    pub fn lookup_one_flow_batch(&mut self, batch: &mut Batch, now: i64) -> Option<u32> {
+        let (first, rest) = batch.packets_mut().split_first_mut()?;
+        let key = Key::of(first).ok()?;
+        let anno_in = u64::from_ne_bytes(first.anno_bytes(FLOW_ANNO));
+        if !rest.iter().all(|p| {
+            u64::from_ne_bytes(p.anno_bytes(FLOW_ANNO)) == anno_in && Key::of(p) == Ok(key)
+        }) {
+            return None;
+        }
+        let anno_hits = self.anno_hits;
+        let idx = self.lookup_key(first, key, anno_in, now);
+        let more = rest.len() as u64;
+        if self.anno_hits != anno_hits {
+            self.anno_hits += more;
+        } else {
+            self.hits += more;
+            self.recs[idx as usize].packets += more;
+            let mark: [u8; 8] = first.anno_bytes(FLOW_ANNO);
+            for p in rest {
+                p.set_anno_bytes(FLOW_ANNO, &mark);
+            }
+        }
+        Some(idx)
+    }
+
+    /// The record of `p`'s flow, `key`, given the flow annotation it
+    /// arrived with.
+    #[inline]
+    fn lookup_key(&mut self, p: &mut Packet, key: Key, anno_in: u64, now: i64) -> u32 {
+        let a = anno_in.to_ne_bytes();
         let idx = u32::from_ne_bytes([a[0], a[1], a[2], a[3]]).wrapping_sub(1);
         let stamp = u32::from_ne_bytes([a[4], a[5], a[6], a[7]]);
         if let Some(r) = self.recs.get(idx as usize) {
@@ -223,7 +326,7 @@ impl Table {
                 // Neither counted nor touched: whoever marked the packet
                 // did both, moments ago.
                 self.anno_hits += 1;
-                return Ok(idx);
+                return idx;
             }
         }
         let idx = self.find_or_insert(&key, now);
@@ -232,7 +335,7 @@ impl Table {
         a[..4].copy_from_slice(&(idx + 1).to_ne_bytes());
         a[4..].copy_from_slice(&r.stamp.to_ne_bytes());
         p.set_anno_bytes(FLOW_ANNO, &a);
-        Ok(idx)
+        idx
     }
 
     /// The record of `key`, created (or restarted, if expired) as needed.
