@@ -642,6 +642,46 @@ fn drr_refuses_bad_quanta() {
     assert!(try_from_config("Idle -> Queue -> DRRSched(QUANTA 5 0) -> Discard;").is_err());
 }
 
+/// StrideSched over a BandwidthShaper under a BandwidthRatedUnqueue with
+/// its default 20 ms burst (tests/diff/cases/qos-stridesched-shaper-spin):
+/// the tickets (4, 1, 2) hold. Input 0 (154 packets a second) gets all it
+/// offers, the shaped input 2 its shaper's 77 a second (300 kbit/s of
+/// 486-byte packets), input 1 the rest of the 2 Mbit/s link. The
+/// shaper's notifier lets the unqueue sleep while nothing can go, so
+/// failed pulls stay few: Click's unqueue, without one, fails 32.6
+/// million times in this second, each failed pull advancing every
+/// input's pass, and its shaped input gets 22.
+#[test]
+fn stridesched_over_a_shaper_keeps_its_tickets() {
+    let mut r = run_until(
+        "ss :: StrideSched(4, 1, 2);
+         RatedSource(LENGTH 486, RATE 154) -> Paint(0) -> q0 :: Queue(1000) -> [0] ss;
+         RatedSource(LENGTH 486, RATE 346) -> Paint(1) -> q1 :: Queue(1000) -> [1] ss;
+         RatedSource(LENGTH 486, RATE 500) -> Paint(2) -> q2 :: Queue(1000)
+           -> BandwidthShaper(300kbps) -> [2] ss;
+         ss -> bru :: BandwidthRatedUnqueue(2Mbps) -> ps :: PaintSwitch;
+         ps[0] -> c0 :: Counter -> Discard;
+         ps[1] -> c1 :: Counter -> Discard;
+         ps[2] -> c2 :: Counter -> Discard;",
+        "1",
+    );
+    let c: Vec<u64> = (0..3)
+        .map(|i| count(&mut r, &format!("c{i}.count")))
+        .collect();
+    assert_eq!(c[0], 155, "{c:?}");
+    assert!((76..=79).contains(&c[2]), "shaped input: {c:?}");
+    // The link: 514 packets a second, and the burst it starts with.
+    let total: u64 = c.iter().sum();
+    assert!((514..=530).contains(&total), "{c:?}");
+    let calls = read(&mut r, "bru.calls");
+    let failed: u64 = calls
+        .lines()
+        .find(|l| l.contains("failed pulls"))
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{calls}"));
+    assert!(failed < 1000, "{calls}");
+}
+
 // ------------------------------------------------------------------ H-FSC
 
 /// Drives `elem` as a link of `bps` bits per second would: pulls one
