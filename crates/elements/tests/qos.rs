@@ -642,6 +642,46 @@ fn drr_refuses_bad_quanta() {
     assert!(try_from_config("Idle -> Queue -> DRRSched(QUANTA 5 0) -> Discard;").is_err());
 }
 
+/// StrideSched over a BandwidthShaper under a BandwidthRatedUnqueue with
+/// its default 20 ms burst (tests/diff/cases/qos-stridesched-shaper-spin):
+/// the tickets (4, 1, 2) hold. Input 0 (154 packets a second) gets all it
+/// offers, the shaped input 2 its shaper's 77 a second (300 kbit/s of
+/// 486-byte packets), input 1 the rest of the 2 Mbit/s link. The
+/// shaper's notifier lets the unqueue sleep while nothing can go, so
+/// failed pulls stay few: Click's unqueue, without one, fails 32.6
+/// million times in this second, each failed pull advancing every
+/// input's pass, and its shaped input gets 22.
+#[test]
+fn stridesched_over_a_shaper_keeps_its_tickets() {
+    let mut r = run_until(
+        "ss :: StrideSched(4, 1, 2);
+         RatedSource(LENGTH 486, RATE 154) -> Paint(0) -> q0 :: Queue(1000) -> [0] ss;
+         RatedSource(LENGTH 486, RATE 346) -> Paint(1) -> q1 :: Queue(1000) -> [1] ss;
+         RatedSource(LENGTH 486, RATE 500) -> Paint(2) -> q2 :: Queue(1000)
+           -> BandwidthShaper(300kbps) -> [2] ss;
+         ss -> bru :: BandwidthRatedUnqueue(2Mbps) -> ps :: PaintSwitch;
+         ps[0] -> c0 :: Counter -> Discard;
+         ps[1] -> c1 :: Counter -> Discard;
+         ps[2] -> c2 :: Counter -> Discard;",
+        "1",
+    );
+    let c: Vec<u64> = (0..3)
+        .map(|i| count(&mut r, &format!("c{i}.count")))
+        .collect();
+    assert_eq!(c[0], 155, "{c:?}");
+    assert!((76..=79).contains(&c[2]), "shaped input: {c:?}");
+    // The link: 514 packets a second, and the burst it starts with.
+    let total: u64 = c.iter().sum();
+    assert!((514..=530).contains(&total), "{c:?}");
+    let calls = read(&mut r, "bru.calls");
+    let failed: u64 = calls
+        .lines()
+        .find(|l| l.contains("failed pulls"))
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{calls}"));
+    assert!(failed < 1000, "{calls}");
+}
+
 // ------------------------------------------------------------------ H-FSC
 
 /// Drives `elem` as a link of `bps` bits per second would: pulls one
@@ -868,6 +908,113 @@ fn hfsc_takes_tc_style_curves() {
             "h :: HFSCSched(CLASS a INPUT 0 RT {bad}) -> Discard; Idle -> Queue -> [0] h;"
         ));
         assert!(e.is_err(), "{bad}: accepted");
+    }
+}
+
+/// Serves `h` packet by packet (the clock stands still: link sharing
+/// alone), injecting `inject[i].1` packets of `inject[i].2` bytes into
+/// queue `inject[i].0` before the pull numbered `inject[i].3`; returns the
+/// lengths served.
+fn serve_order(r: &mut Router, pulls: usize, inject: &[(&str, usize, usize, usize)]) -> Vec<usize> {
+    let h = idx(r, "h");
+    let mut out = Vec::new();
+    for n in 0..pulls {
+        for (q, count, len, at) in inject {
+            if *at == n {
+                let q = idx(r, q);
+                let proto = Packet::from_slice(&vec![0u8; *len]);
+                r.inject(q, 0, Batch::copies_of(&proto, *count));
+            }
+        }
+        if let Some(p) = r.pull_from(h, 0, 1).and_then(|mut b| b.pop()) {
+            out.push(p.len());
+        }
+    }
+    out
+}
+
+/// The virtual time of a class that becomes active beside active siblings
+/// (H-FSC's rule, Linux's init_vf): midway between the largest sibling
+/// virtual time and the parent's cvtmin, the virtual time link sharing
+/// last chose. `a` (LS 1 Mbit/s, 1000-byte packets: u = 8 ms of virtual
+/// time each) is served alone three times: cvtmin 2u, a's vt 3u. Then
+/// `b` (LS 9 Mbit/s, 1001-byte packets: 0.1112u each) joins at
+/// (2u + 3u) / 2 = 2.5u, so it is served 5 times (vt 2.5u .. 2.945u)
+/// before a (3u), then 9 times (3.056u .. 3.946u) before a again (4u),
+/// and 9 more. The simplified rule this replaced (the mean of the active
+/// siblings' smallest and largest, here 3u) served a first, then b 9
+/// times: `aaaabbbbbbbbba...`. Hand-computed; the same order whichever
+/// class is declared first (the old rule's tie went to the first).
+#[test]
+fn hfsc_new_class_starts_between_cvtmin_and_the_largest_virtual_time() {
+    let want: String = ["aaa", "bbbbb", "a", "bbbbbbbbb", "a", "bbbbbbbbb", "a"].concat();
+    for classes in [
+        "CLASS a INPUT 0 LS 1Mbps, CLASS b INPUT 1 LS 9Mbps",
+        "CLASS b INPUT 1 LS 9Mbps, CLASS a INPUT 0 LS 1Mbps",
+    ] {
+        let mut r = sim(&format!(
+            "h :: HFSCSched({classes}) -> Idle;
+             Idle -> qa :: Queue(100) -> [0] h;
+             Idle -> qb :: Queue(100) -> [1] h;"
+        ));
+        r.run_limited(1000);
+        let got: String = serve_order(
+            &mut r,
+            want.len(),
+            &[("qa", 50, 1000, 0), ("qb", 50, 1001, 3)],
+        )
+        .iter()
+        .map(|&l| if l == 1000 { 'a' } else { 'b' })
+        .collect();
+        assert_eq!(got, want, "{classes}");
+    }
+}
+
+/// Within one backlog period of its parent, a class that comes back does
+/// not go back in virtual time (Linux's vtperiod check); under the root,
+/// which keeps no backlog periods in Linux, it does. `a` (LS 1 Mbit/s,
+/// 1000-byte packets: u = 8 ms of virtual time each) and `b` (LS 9
+/// Mbit/s, 1001 bytes: 0.1112u) start together at 0, a first (the tie);
+/// a has one packet, so it goes idle at u; b is served twice (cvtmin
+/// 0.1112u, b at 0.2224u); then a comes back with two packets. The new
+/// value is (0.1112u + 0.2224u) / 2 = 0.1668u.
+/// - Under an interior class p (same period of p): a keeps u, so b is
+///   served 7 more times (to 1.0009u), then a (to 2u), b 9 times, a.
+/// - Under the root: a takes 0.1668u and goes at once; its curve, though,
+///   still runs from where it was anchored (the new point lies above it,
+///   so rtsc_min keeps it), so after that packet a is at 2u: b is served
+///   16 times (to 2.0019u), then a.
+///
+/// The simplified rule this replaced never went back: the first order
+/// for both. Hand-computed.
+#[test]
+fn hfsc_class_does_not_go_back_within_its_parents_period() {
+    let b = |n: usize| "b".repeat(n);
+    for (classes, want) in [
+        (
+            "CLASS p LS 10Mbps, CLASS a PARENT p INPUT 0 LS 1Mbps, CLASS b PARENT p INPUT 1 LS 9Mbps",
+            format!("a{}a{}a", b(9), b(9)),
+        ),
+        (
+            "CLASS a INPUT 0 LS 1Mbps, CLASS b INPUT 1 LS 9Mbps",
+            format!("a{}a{}a", b(2), b(16)),
+        ),
+    ] {
+        let mut r = sim(&format!(
+            "h :: HFSCSched({classes}) -> Idle;
+             Idle -> qa :: Queue(100) -> [0] h;
+             Idle -> qb :: Queue(100) -> [1] h;"
+        ));
+        r.run_limited(1000);
+        let got: String = serve_order(
+            &mut r,
+            want.len(),
+            &[("qa", 1, 1000, 0), ("qb", 50, 1001, 0), ("qa", 2, 1000, 3)],
+        )
+        .iter()
+        .map(|&l| if l == 1000 { 'a' } else { 'b' })
+        .collect();
+        assert_eq!(got, want, "{classes}");
     }
 }
 

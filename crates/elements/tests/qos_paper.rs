@@ -578,13 +578,19 @@ fn diffserv_router_meters_marks_shapes_and_schedules() {
     // packets, Click sends the third at 22.8 ms and rclick at 22.1 ms), so
     // the order of service drifts. (With the link's default 20 ms burst
     // the counts differ too: Click delivers 931 AF11 packets, dropping 607
-    // at af11, where rclick delivers 1546 and drops none. A smaller case:
-    // RatedSources of 154, 346 and 500 486-byte packets a second into
-    // three Queues, the third through BandwidthShaper(300kbps), under
-    // StrideSched(4, 1, 2) and BandwidthRatedUnqueue(2Mbps): with the
-    // default burst Click gives the shaped input 20 packets a second, not
-    // its 77 (rclick 77); with BURST_BYTES 600 both drop exactly 0, 581
-    // and 4182 in 10 s. Not understood yet; reported.)
+    // at af11, where rclick delivers 1546 and drops none. The cause, found
+    // on a smaller case, tests/diff/cases/qos-stridesched-shaper-spin.case:
+    // Click's BandwidthShaper has no empty notifier, so Click's
+    // BandwidthRatedUnqueue, with tokens to spare and a non-empty queue
+    // behind the shaper, pulls again and again in vain (tens of millions of
+    // times a simulated second), and each failed pull makes StrideSched
+    // advance every input's pass by its own stride: the 32-bit passes of
+    // inputs with different tickets drift apart and their signed
+    // comparison wraps, so the order of service follows the spin count,
+    // not the tickets. Click is wrong there; rclick's shaper is an empty
+    // notifier, its unqueue sleeps, and the tickets hold. With a
+    // one-packet burst the unqueue rarely spins and the two agree
+    // (qos-stridesched-shaper.case).)
     let click_out = dir.join("click.pcap");
     if run_click("conf/diffserv.click", &vars(&click_out), &[]).is_some() {
         let tally = |recs: &[(u64, Vec<u8>)]| {

@@ -16,6 +16,15 @@
 //! Shaper, an output 1 is shaped exactly as output 0 (Click's
 //! BandwidthShaper ignores the port pulled).
 //!
+//! Like Shaper, and unlike Click's, it is an empty notifier, so a puller
+//! sleeps while it holds packets back. This changes what a StrideSched
+//! above it does: in Click the puller keeps pulling in vain, each failed
+//! pull advances every StrideSched input's pass, and with unequal tickets
+//! the passes drift until their comparison wraps, so the shares follow
+//! the number of failed pulls instead of the tickets (a shaped input with
+//! 2 tickets of 7 got 22 packets a second of the 77 its rate allowed);
+//! rclick keeps the tickets' shares.
+//!
 //! ## Handlers
 //! - `rate` (read/write): the rate, as Click prints bandwidths.
 //! - `config` (read/write): reads the current rate.

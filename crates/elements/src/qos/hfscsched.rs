@@ -50,15 +50,21 @@
 //! derives them: the deadline curve for a concave RT curve, its long-term
 //! slope for a convex one; link sharing by smallest virtual time down the
 //! tree; upper limits by fit time, for link sharing only), the runtime
-//! curves updated by Linux's `rtsc_min` on each backlog period, and the
-//! RT service counting toward link sharing are Linux's. Simplified: a
-//! class that becomes active takes the mean of its active siblings'
-//! smallest and largest virtual times (or where its parent's last period
-//! left off), where Linux also tracks backlog periods (`vtperiod`) and
-//! keeps each class's virtual time from falling behind its parent's
-//! minimum (`vtadj`), so a class long idle under an active parent may
-//! briefly get more than Linux would give it; there is no default class,
-//! no per-class queue limit (the Queues upstream are the limits) and no
+//! curves updated by Linux's `rtsc_min` on each backlog period, the RT
+//! service counting toward link sharing, and the virtual times of
+//! classes that become active are Linux's (its `init_vf` and `update_vf`,
+//! the H-FSC paper's rule): a class joining active siblings starts midway
+//! between the largest of their virtual times and the one link sharing
+//! last chose among them (the largest, if none was chosen yet in this
+//! backlog period of the parent) and, within one backlog period of its
+//! parent, never goes back; the first class of a new period starts where
+//! the last period's classes left off; a class passed over for its upper
+//! limit has its virtual time brought up to the last one chosen beside it
+//! (`vtadj`). As in Linux, the root keeps no backlog periods, so a class
+//! under the root always takes the new virtual time. Not Linux's: equal
+//! virtual times (or deadlines) go to the class declared first, where
+//! Linux's trees break such ties by their own order; there is no default
+//! class, no per-class queue limit (the Queues upstream are the limits) and no
 //! statistics beyond `stats`; arithmetic is in floating point (bytes per
 //! nanosecond) instead of Linux's scaled integers; and the selection is a
 //! linear scan of the classes per packet instead of Linux's red-black
@@ -233,16 +239,30 @@ struct Class {
     ulimit: Runtime,
     ul_started: bool,
     fit: f64,
-    active: bool,
-    /// Active children (interior classes).
+    /// Active children for link sharing (a leaf counts itself while it is
+    /// backlogged): the class is active while this is not zero.
     nactive: usize,
-    /// The largest virtual time of the children when the last went idle.
+    /// The largest virtual time a child had when it went idle (where the
+    /// next backlog period of the children starts).
     cvtoff: f64,
+    /// The largest virtual time among the children chosen by link sharing
+    /// in the children's current backlog period (0 when none yet).
+    cvtmin: f64,
+    /// What was added to this class's virtual time to keep it from falling
+    /// behind its parent's `cvtmin` (reset when the class becomes active).
+    vtadj: f64,
+    /// Backlog periods of this class so far.
+    vtperiod: u64,
+    /// The parent's backlog period when this class last became active.
+    parentperiod: u64,
 }
 
 #[derive(Default)]
 pub struct HFSCSched {
     classes: Vec<Class>,
+    /// The root (the link): only its children's `cvtmin` and `cvtoff` are
+    /// kept (as in Linux, the root has no backlog periods of its own).
+    root: Class,
     /// The leaf of each input.
     leaf_of: Vec<usize>,
     signal: Option<SignalId>,
@@ -425,77 +445,148 @@ impl HFSCSched {
             c.e = c.eligible.y2x(c.cumul);
             c.d = c.deadline.y2x(c.cumul + len);
         }
-        // Link sharing: up the tree while classes become active.
+        self.init_vf(leaf, now);
+    }
+
+    /// The class that is `p`'s parent state: a class, or the root.
+    fn parent_mut(&mut self, p: Option<usize>) -> &mut Class {
+        match p {
+            Some(i) => &mut self.classes[i],
+            None => &mut self.root,
+        }
+    }
+
+    fn parent_ref(&self, p: Option<usize>) -> &Class {
+        match p {
+            Some(i) => &self.classes[i],
+            None => &self.root,
+        }
+    }
+
+    /// A leaf with a link-sharing curve became backlogged: it and the
+    /// ancestors that become active with it get their virtual times (the
+    /// H-FSC paper's rule, as Linux's `init_vf` applies it). A class
+    /// joining active siblings starts midway between the largest virtual
+    /// time among them and the parent's `cvtmin` (the virtual time link
+    /// sharing last chose among them), or at the largest when nothing was
+    /// chosen yet in the parent's period; within the same backlog period
+    /// of its parent it never goes back. The first child of a new period
+    /// starts where the last period's children left off (`cvtoff`).
+    fn init_vf(&mut self, leaf: usize, now: f64) {
+        if self.classes[leaf].ls.is_none() {
+            return;
+        }
+        let mut go_active = true;
         let mut k = leaf;
         loop {
-            if self.classes[k].active {
-                break;
+            if go_active {
+                let c = &mut self.classes[k];
+                go_active = c.nactive == 0;
+                c.nactive += 1;
             }
-            self.classes[k].active = true;
             let parent = self.classes[k].parent;
-            // The new virtual time: between the active siblings', or where
-            // the parent's children left off.
-            let (mut vmin, mut vmax) = (f64::INFINITY, f64::NEG_INFINITY);
-            for (j, s) in self.classes.iter().enumerate() {
-                if j != k && s.parent == parent && s.active && s.ls.is_some() {
-                    vmin = vmin.min(s.vt);
-                    vmax = vmax.max(s.vt);
+            if go_active {
+                let mut vmax = None::<f64>;
+                for (j, s) in self.classes.iter().enumerate() {
+                    if j != k && s.parent == parent && s.nactive > 0 {
+                        vmax = Some(vmax.map_or(s.vt, |m| m.max(s.vt)));
+                    }
                 }
-            }
-            let off = parent.map_or(0.0, |p| self.classes[p].cvtoff);
-            let c = &mut self.classes[k];
-            let vt = if vmax.is_finite() {
-                (vmin + vmax) / 2.0
-            } else {
-                off
-            };
-            if vt > c.vt || !c.virt_started {
-                c.vt = c.vt.max(vt);
-            }
-            if let Some(ls) = c.ls {
-                if c.virt_started {
-                    c.virt.min_with(&ls, c.vt, c.total);
+                // The root has no backlog periods: its children always
+                // count as starting a new one (as in Linux).
+                let (pcvtmin, pcvtoff, pperiod, pnactive) = {
+                    let ps = self.parent_ref(parent);
+                    let nactive = if parent.is_some() { ps.nactive } else { 0 };
+                    (ps.cvtmin, ps.cvtoff, ps.vtperiod, nactive)
+                };
+                match vmax {
+                    Some(max) => {
+                        let vt = if pcvtmin != 0.0 {
+                            (pcvtmin + max) / 2.0
+                        } else {
+                            max
+                        };
+                        let c = &mut self.classes[k];
+                        if pperiod != c.parentperiod || vt > c.vt {
+                            c.vt = vt;
+                        }
+                    }
+                    None => {
+                        self.classes[k].vt = pcvtoff;
+                        self.parent_mut(parent).cvtmin = 0.0;
+                    }
+                }
+                let c = &mut self.classes[k];
+                if let Some(ls) = c.ls {
+                    if c.virt_started {
+                        c.virt.min_with(&ls, c.vt, c.total);
+                    } else {
+                        c.virt = Runtime::anchored(&ls, c.vt, c.total);
+                        c.virt_started = true;
+                    }
+                }
+                c.vtadj = 0.0;
+                c.vtperiod += 1;
+                c.parentperiod = pperiod + u64::from(pnactive == 0);
+                if let Some(ul) = c.ul {
+                    if c.ul_started {
+                        c.ulimit.min_with(&ul, now, c.total);
+                    } else {
+                        c.ulimit = Runtime::anchored(&ul, now, c.total);
+                        c.ul_started = true;
+                    }
+                    c.fit = c.ulimit.y2x(c.total);
                 } else {
-                    c.virt = Runtime::anchored(&ls, c.vt, c.total);
-                    c.virt_started = true;
+                    c.fit = f64::NEG_INFINITY;
                 }
-            }
-            if let Some(ul) = c.ul {
-                if c.ul_started {
-                    c.ulimit.min_with(&ul, now, c.total);
-                } else {
-                    c.ulimit = Runtime::anchored(&ul, now, c.total);
-                    c.ul_started = true;
-                }
-                c.fit = c.ulimit.y2x(c.total);
-            } else {
-                c.fit = f64::NEG_INFINITY;
             }
             match parent {
-                Some(p) => {
-                    self.classes[p].nactive += 1;
-                    k = p;
-                }
+                Some(p) => k = p,
                 None => break,
             }
         }
     }
 
-    fn set_passive(&mut self, leaf: usize) {
-        let mut k = leaf;
-        loop {
-            self.classes[k].active = false;
-            let Some(p) = self.classes[k].parent else {
-                break;
-            };
-            let vt = self.classes[k].vt;
-            let parent = &mut self.classes[p];
-            parent.nactive -= 1;
-            parent.cvtoff = parent.cvtoff.max(vt);
-            if parent.nactive > 0 {
-                break;
+    /// `len` bytes of `leaf` were sent: every ancestor's service grows,
+    /// and the active ones' virtual times follow their curves (Linux's
+    /// `update_vf`). A virtual time that fell behind the parent's
+    /// `cvtmin` (the class was passed over for its upper limit) is brought
+    /// up to it. `idle`: the leaf has no packet left, so it, and each
+    /// ancestor whose last active child it was, goes passive, leaving its
+    /// virtual time as its parent's `cvtoff`.
+    fn update_vf(&mut self, leaf: usize, len: f64, idle: bool) {
+        let mut go_passive = idle && self.classes[leaf].ls.is_some();
+        let mut k = Some(leaf);
+        while let Some(i) = k {
+            let parent = self.classes[i].parent;
+            k = parent;
+            let c = &mut self.classes[i];
+            c.total += len;
+            if c.ls.is_none() || c.nactive == 0 {
+                continue;
             }
-            k = p;
+            if go_passive {
+                c.nactive -= 1;
+                go_passive = c.nactive == 0;
+            }
+            c.vt = c.virt.y2x(c.total) + c.vtadj;
+            let vt = c.vt;
+            let pcvtmin = self.parent_ref(parent).cvtmin;
+            if vt < pcvtmin {
+                let c = &mut self.classes[i];
+                c.vtadj += pcvtmin - vt;
+                c.vt = pcvtmin;
+            }
+            if go_passive {
+                let vt = self.classes[i].vt;
+                let ps = self.parent_mut(parent);
+                ps.cvtoff = ps.cvtoff.max(vt);
+                continue;
+            }
+            let c = &mut self.classes[i];
+            if c.ul.is_some() {
+                c.fit = c.ulimit.y2x(c.total);
+            }
         }
     }
 
@@ -523,7 +614,7 @@ impl HFSCSched {
     /// class. Notes in `wait` the earliest time an upper limit lifts.
     fn ls_ok(&self, i: usize, now: f64, wait: &mut f64) -> bool {
         let c = &self.classes[i];
-        if !c.active || c.ls.is_none() {
+        if c.nactive == 0 || c.ls.is_none() {
             return false;
         }
         if c.fit > now {
@@ -582,35 +673,30 @@ impl HFSCSched {
         }
     }
 
-    fn serve(&mut self, leaf: usize, realtime: bool, now: f64) -> Option<Packet> {
-        let p = self.classes[leaf].head.take()?;
-        let len = p.len() as f64;
-        if realtime {
-            self.classes[leaf].cumul += len;
-        }
-        let mut k = Some(leaf);
-        while let Some(i) = k {
-            let c = &mut self.classes[i];
-            c.total += len;
-            if c.ls.is_some() {
-                c.vt = c.virt.y2x(c.total);
-            }
-            if c.ul.is_some() {
-                c.fit = c.ulimit.y2x(c.total);
-            }
-            k = c.parent;
-        }
-        let _ = now;
-        Some(p)
-    }
-
     fn pull_one(&mut self, ctx: &mut Ctx) -> Result<Packet, f64> {
         let now = ctx.now().nanos() as f64;
         if !self.fill_heads(now, ctx) {
             return Err(f64::INFINITY);
         }
-        let (leaf, rt) = self.choose(now)?;
-        let p = self.serve(leaf, rt, now).ok_or(f64::INFINITY)?;
+        let (leaf, realtime) = self.choose(now)?;
+        let p = self.classes[leaf].head.take().ok_or(f64::INFINITY)?;
+        let len = p.len() as f64;
+        if realtime {
+            self.classes[leaf].cumul += len;
+        } else {
+            // Link sharing chose this path: each parent's cvtmin follows
+            // the virtual time it chose (Linux's vttree_get_minvt).
+            let mut k = leaf;
+            loop {
+                let (vt, parent) = (self.classes[k].vt, self.classes[k].parent);
+                let ps = self.parent_mut(parent);
+                ps.cvtmin = ps.cvtmin.max(vt);
+                match parent {
+                    Some(q) => k = q,
+                    None => break,
+                }
+            }
+        }
         // The leaf's next packet, if its input has one.
         let port = self.classes[leaf].input.unwrap_or(0);
         let next = if ctx.signal_active(&self.classes[leaf].signal) {
@@ -618,17 +704,15 @@ impl HFSCSched {
         } else {
             None
         };
-        match next {
-            Some(q) => {
-                let c = &mut self.classes[leaf];
-                let len = q.len() as f64;
-                c.head = Some(q);
-                if c.rt.is_some() {
-                    c.e = c.eligible.y2x(c.cumul);
-                    c.d = c.deadline.y2x(c.cumul + len);
-                }
+        self.update_vf(leaf, len, next.is_none());
+        if let Some(q) = next {
+            let c = &mut self.classes[leaf];
+            let len = q.len() as f64;
+            c.head = Some(q);
+            if c.rt.is_some() {
+                c.e = c.eligible.y2x(c.cumul);
+                c.d = c.deadline.y2x(c.cumul + len);
             }
-            None => self.set_passive(leaf),
         }
         Ok(p)
     }
