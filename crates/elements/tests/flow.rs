@@ -792,42 +792,52 @@ fn drr_is_fair_between_backlogged_flows() {
 #[test]
 fn drr_sends_the_packets_of_a_recycled_record() {
     let mut r = testing::from_config(
-        "ft :: FlowTable(CAPACITY 1); q :: FlowDRRQueue(QUANTUM 10000, CAPACITY 4, TOTAL 100);
+        "ft :: FlowTable(CAPACITY 1); q :: FlowDRRQueue(QUANTUM 100, CAPACITY 8, TOTAL 100);
          ft -> q -> Discard;",
     );
     let q = r.find_element("q").unwrap();
-    let a = || packet([1, 0, 0, 1], [2, 0, 0, 1], 17, 1, 1, 72);
-    let b = || packet([1, 0, 0, 2], [2, 0, 0, 1], 17, 1, 1, 72);
-    for p in [a(), a(), a(), b(), a(), a()] {
+    // Packets of flows A and B with a sequence number in the payload.
+    let numbered = |host: u8, n: u8| {
+        let mut payload = [0u8; 72];
+        payload[..4].copy_from_slice(&[0, 1, 0, 1]);
+        payload[4] = n;
+        Packet::from_slice(&ipv4_packet(
+            [1, 0, 0, host],
+            [2, 0, 0, 1],
+            17,
+            64,
+            0,
+            &[],
+            &payload,
+        ))
+    };
+    let a = |n: u8| numbered(1, n);
+    let b = |n: u8| numbered(2, n);
+    // A's record is recycled for B while A's packets wait, then A's
+    // record comes back (recycling B's): A's later packets join A's
+    // waiting queue, behind its earlier ones, not a second queue.
+    for p in [a(1), a(2), a(3), b(1), a(4), a(5)] {
         inject(&mut r, "ft", p);
     }
     assert_eq!(read_u64(&mut r, "ft.recycled"), 2);
     assert_eq!(read_u64(&mut r, "q.length"), 6);
-    assert_eq!(
-        read_u64(&mut r, "q.active_flows"),
-        3,
-        "A's old queue, B, A's new"
-    );
+    assert_eq!(read_u64(&mut r, "q.active_flows"), 2, "one queue per flow");
     let mut out = Vec::new();
-    while let Some(batch) = r.pull_from(q, 0, 64) {
-        out.extend(batch.packets().iter().map(|p| Key::of(p).unwrap().src));
+    while let Some(batch) = r.pull_from(q, 0, 1) {
+        out.extend(
+            batch
+                .packets()
+                .iter()
+                .map(|p| (Key::of(p).unwrap().src & 0xff, p.data()[20 + 4])),
+        );
     }
-    assert_eq!(
-        out,
-        [
-            0x0100_0001,
-            0x0100_0001,
-            0x0100_0001,
-            0x0100_0002,
-            0x0100_0001,
-            0x0100_0001
-        ]
-    );
+    // QUANTUM 100: one 100-byte packet per flow per round; A in order.
+    assert_eq!(out, [(1, 1), (2, 1), (1, 2), (1, 3), (1, 4), (1, 5)]);
     assert_eq!(read_u64(&mut r, "q.length"), 0);
     assert_eq!(read_u64(&mut r, "q.active_flows"), 0);
     assert_eq!(read_u64(&mut r, "q.drops"), 0);
     // Freed queues are reused.
-    for p in [a(), b()] {
+    for p in [a(6), b(2)] {
         inject(&mut r, "ft", p);
     }
     assert_eq!(read_u64(&mut r, "q.length"), 2);

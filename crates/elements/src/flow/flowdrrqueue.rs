@@ -23,8 +23,10 @@
 //! its queue without hashing. A queue is released when it empties and is
 //! reused by the next flow needing one; queues keep their storage, so in
 //! steady state nothing is allocated per packet. If a flow's record is
-//! recycled or expires while its queue still holds packets, those packets
-//! are still sent, and the flow's next packet starts a new queue.
+//! recycled or expires while its queue still holds packets, the flow's
+//! next packet (with a new record) joins that queue, found by the flow's
+//! six-tuple, so a flow never has two queues: its packets keep their
+//! order and it gets one flow's share.
 //!
 //! A packet arriving when its flow already holds CAPACITY packets, or when
 //! TOTAL packets wait in all, is dropped (`drops`). Packets that are not
@@ -55,7 +57,7 @@
 //!   -> FlowDRRQueue(QUANTUM 1500) -> Unstrip(14) -> ToDevice(eth1);
 //! ```
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use rclick_core::conf::Args;
 use rclick_core::sched::SignalId;
@@ -64,6 +66,7 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 use super::flowtable::find_table;
 use super::sixtuple::Key;
 use super::table::SharedTable;
+use crate::ip::ipcommon::AddrHashBuilder;
 
 struct FlowQueue {
     packets: VecDeque<Packet>,
@@ -83,6 +86,10 @@ pub struct FlowDRRQueue {
     free: Vec<u32>,
     /// Queues with packets, in round order; the front one is served.
     active: VecDeque<u32>,
+    /// The queue with packets of each flow, by six-tuple: where a flow
+    /// whose record was recycled while it had packets waiting finds its
+    /// queue again.
+    by_key: HashMap<Key, u32, AddrHashBuilder>,
     /// Whether the front queue has had its quantum for this turn.
     in_turn: bool,
     length: usize,
@@ -103,6 +110,7 @@ impl Default for FlowDRRQueue {
             queues: Vec::new(),
             free: Vec::new(),
             active: VecDeque::new(),
+            by_key: HashMap::with_hasher(AddrHashBuilder::default()),
             in_turn: false,
             length: 0,
             highwater_active: 0,
@@ -131,6 +139,7 @@ impl FlowDRRQueue {
                 if fq.packets.is_empty() {
                     fq.deficit = 0;
                     fq.owner = (0, 0);
+                    self.by_key.remove(&fq.key);
                     self.active.pop_front();
                     self.in_turn = false;
                     self.free.push(q);
@@ -194,6 +203,7 @@ impl Element for FlowDRRQueue {
         self.table_name = table;
         // Room for every packet in its own flow, reserved once.
         self.active.reserve(total);
+        self.by_key.reserve(total);
         if self.nonempty.is_none() {
             self.nonempty = Some(ctx.new_signal(false));
         }
@@ -241,8 +251,16 @@ impl Element for FlowDRRQueue {
                     .get(q as usize)
                     .is_some_and(|fq| fq.owner == (idx, stamp))
             });
+            let key = t.record(idx).key;
             let q = match bound {
                 Some(q) => q,
+                None if let Some(&q) = self.by_key.get(&key) => {
+                    // The flow's record was recycled (or expired) while
+                    // its packets waited: the new record takes the queue.
+                    self.queues[q as usize].owner = (idx, stamp);
+                    *t.slot_mut(idx, slot) = u64::from(q) + 1;
+                    q
+                }
                 None => {
                     if self.length >= self.total {
                         self.drops += 1;
@@ -262,9 +280,10 @@ impl Element for FlowDRRQueue {
                     };
                     let fq = &mut self.queues[q as usize];
                     fq.owner = (idx, stamp);
-                    fq.key = t.record(idx).key;
+                    fq.key = key;
                     fq.deficit = 0;
                     *t.slot_mut(idx, slot) = u64::from(q) + 1;
+                    self.by_key.insert(key, q);
                     self.active.push_back(q);
                     self.highwater_active = self.highwater_active.max(self.active.len());
                     q
