@@ -137,6 +137,7 @@ impl Drop for Bg {
 const RECEIVER: &str = r#"
 import select, socket, struct, sys, time
 path, count, dev_in, dev_sink, bind_ip = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+dump = sys.argv[6] if len(sys.argv) > 6 else None
 SO_TIMESTAMPNS = 35
 ETH_P_ALL = 3
 def packet_socket(dev):
@@ -198,6 +199,10 @@ while time.time() < deadline:
             continue
         t_app.setdefault(e[0], now)
         last = time.time()
+if dump:
+    with open(dump, "w") as f:
+        for k in sorted(t_app):
+            f.write("%d %.1f\n" % (k, t_app[k]))
 def stats(xs):
     xs = sorted(xs)
     if not xs:
@@ -219,6 +224,18 @@ fn config(path: &str, sink: &str) -> String {
              c[0] -> Strip(14) -> UDPIPEncap(10.3.9.2, 4000, {TAP_IP}, 7779)\n\
              \x20   -> EtherEncap(0x0800, 02:00:00:00:09:02, {TAP_ETH}) -> ToHost(nt3tap);\n"
         ),
+        // Both at once: each frame to the sniffers and through the host
+        // stack, in Tee's order.
+        "paired" | "paired-swapped" => {
+            let (a, b) = if path == "paired" { (0, 1) } else { (1, 0) };
+            format!(
+                "{head}FromHost(nt3tap, {TAP_IP}/24, ETHER {TAP_ETH}) -> Discard;\n\
+                 c[0] -> t :: Tee(2);\n\
+                 t[{a}] -> ToHostSniffers({sink});\n\
+                 t[{b}] -> Strip(14) -> UDPIPEncap(10.3.9.2, 4000, {TAP_IP}, 7779)\n\
+                 \x20   -> EtherEncap(0x0800, 02:00:00:00:09:02, {TAP_ETH}) -> ToHost(nt3tap);\n"
+            )
+        }
         "udpsocket" => format!(
             "{head}c[0] -> Strip(14) -> Socket(UDP, 127.0.0.1, 7779, 127.0.0.1, 778, CLIENT true);\n"
         ),
@@ -244,10 +261,6 @@ fn one_run(p: &Netns, g: &Netns, dir: &Path, path: &str, sink: &str, count: usiz
         dir.join(format!("rclick-{path}.log")),
         &[bin.to_str().unwrap(), conf.to_str().unwrap()],
     );
-    let bind_ip = match path {
-        "hoststack" => TAP_IP,
-        _ => "127.0.0.1",
-    };
     // Wait until the configuration runs (FromHost's device has its address).
     let t = Instant::now();
     loop {
@@ -269,26 +282,7 @@ fn one_run(p: &Netns, g: &Netns, dir: &Path, path: &str, sink: &str, count: usiz
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(300));
-    let mut rx = Bg::start(
-        g,
-        dir.join(format!("rx-{path}.log")),
-        &[
-            "python3",
-            "-c",
-            RECEIVER,
-            path,
-            &count.to_string(),
-            "nt3g",
-            sink,
-            bind_ip,
-        ],
-    );
-    let t = Instant::now();
-    while !rx.output().contains("ready") {
-        assert!(rx.alive(), "receiver exited: {}", rx.output());
-        assert!(t.elapsed() < Duration::from_secs(10), "receiver not ready");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let rx = receiver(g, dir, path, sink, count, None);
     let (_, out) = p.run(
         60,
         &[
@@ -343,6 +337,95 @@ fn one_run(p: &Netns, g: &Netns, dir: &Path, path: &str, sink: &str, count: usiz
         row.n, row.med_gw, row.p90_gw, row.med_sent, row.p90_sent
     );
     row
+}
+
+/// Starts the receiver for `path` and waits until it is ready.
+fn receiver(g: &Netns, dir: &Path, path: &str, sink: &str, count: usize, dump: Option<&Path>) -> Bg {
+    let bind_ip = match path {
+        "hoststack" => TAP_IP,
+        _ => "127.0.0.1",
+    };
+    let count = count.to_string();
+    let mut argv = vec!["python3", "-c", RECEIVER, path, &count, "nt3g", sink, bind_ip];
+    let dump = dump.map(|d| d.to_str().unwrap().to_string());
+    if let Some(d) = &dump {
+        argv.push(d);
+    }
+    let mut rx = Bg::start(g, dir.join(format!("rx-{path}-{}.log", tag())), &argv);
+    let t = Instant::now();
+    while !rx.output().contains("ready") {
+        assert!(rx.alive(), "receiver exited: {}", rx.output());
+        assert!(t.elapsed() < Duration::from_secs(10), "receiver not ready");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    rx
+}
+
+/// One rclick run feeding both paths (Tee, in the order `path` says), two
+/// receivers: per ping, host-stack delivery time minus sniffer delivery
+/// time, in microseconds.
+fn paired_run(p: &Netns, g: &Netns, dir: &Path, path: &str, sink: &str, count: usize) -> Vec<f64> {
+    let bin = rclick_bin().unwrap();
+    let conf = dir.join(format!("{path}.click"));
+    std::fs::write(&conf, config(path, sink)).unwrap();
+    let router = Bg::start(
+        g,
+        dir.join(format!("rclick-{path}.log")),
+        &[bin.to_str().unwrap(), conf.to_str().unwrap()],
+    );
+    let t = Instant::now();
+    while !g
+        .try_exec(&["ip", "-4", "addr", "show", "dev", "nt3tap"])
+        .map(|o| o.contains(TAP_IP))
+        .unwrap_or(false)
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(15),
+            "rclick did not start: {}",
+            router.output()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let ds = dir.join(format!("{path}-sniffer.times"));
+    let dh = dir.join(format!("{path}-hoststack.times"));
+    let rs = receiver(g, dir, "sniffer", sink, count, Some(&ds));
+    let rh = receiver(g, dir, "hoststack", sink, count, Some(&dh));
+    let count_s = count.to_string();
+    let (_, out) = p.run(
+        120,
+        &["ping", "-q", "-n", "-i", "0.005", "-c", &count_s, "-s", "56", TARGET],
+    );
+    let (d1, t1) = rs.wait(70);
+    let (d2, t2) = rh.wait(70);
+    assert!(d1 && d2, "receivers did not finish: {t1}\n{t2}\nping: {out}");
+    drop(router);
+    let read = |f: &Path| -> std::collections::HashMap<u64, f64> {
+        std::fs::read_to_string(f)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let (a, b) = l.split_once(' ')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            })
+            .collect()
+    };
+    let (s, h) = (read(&ds), read(&dh));
+    let diffs: Vec<f64> = s
+        .iter()
+        .filter_map(|(k, ts)| h.get(k).map(|th| th - ts))
+        .collect();
+    assert!(
+        diffs.len() * 10 >= count * 9,
+        "{path}: only {} of {count} pings reached both receivers",
+        diffs.len()
+    );
+    diffs
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -418,5 +501,21 @@ fn sniffers_see_frames_sooner_than_the_host_stack_path() {
             med(&|r| r.p90_sent),
         );
     }
+    // Paired: both paths fed by one rclick run, Tee's order both ways
+    // (the second output waits for the first's send), so that rclick's
+    // own delay, common to both, cancels out of each ping's difference.
+    let a = paired_run(&p, &g, &dir, "paired", sink, count);
+    let b = paired_run(&p, &g, &dir, "paired-swapped", sink, count);
+    let (ma, mb) = (median(a.clone()), median(b.clone()));
+    let mut all = a;
+    all.extend(b);
+    let share = all.iter().filter(|&&d| d > 0.0).count() as f64 / all.len() as f64;
+    println!(
+        "paired (host-stack delivery minus sniffer delivery, per ping): median {ma:.1} us with the sniffers fed first, \
+         {mb:.1} us with the host stack fed first, mean of the two {:.1} us; the sniffer copy was first for {:.0}% of {} pings",
+        (ma + mb) / 2.0,
+        share * 100.0,
+        all.len()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
