@@ -821,7 +821,10 @@ print('sent from', s.getsockname())
         std::thread::sleep(Duration::from_millis(50));
     }
     let table = net.call("rw.tcp_table").unwrap();
-    assert!(!table.contains("40000"), "a forged frame made a mapping: {table}");
+    assert!(
+        !table.contains("40000"),
+        "a forged frame made a mapping: {table}"
+    );
     assert!(!m.output().contains("admit"), "{}", m.output());
     // The router's frames are still handled: the forward works.
     let got = net

@@ -331,7 +331,10 @@ fn one_run(p: &Netns, g: &Netns, dir: &Path, path: &str, sink: &str, count: usiz
     // Kernel arrival time and user-space delivery time are the same clock:
     // a delivery before the arrival would be a measuring error.
     assert!(min_gw > 0.0, "{path}: negative delay: {line}");
-    assert!(row.med_gw < 1e6, "{path}: median delay over a second: {line}");
+    assert!(
+        row.med_gw < 1e6,
+        "{path}: median delay over a second: {line}"
+    );
     println!(
         "  {path:10} {} delivered, after arrival at G median {:.1} us (p90 {:.1}), after ping's send median {:.1} us (p90 {:.1})",
         row.n, row.med_gw, row.p90_gw, row.med_sent, row.p90_sent
@@ -340,13 +343,22 @@ fn one_run(p: &Netns, g: &Netns, dir: &Path, path: &str, sink: &str, count: usiz
 }
 
 /// Starts the receiver for `path` and waits until it is ready.
-fn receiver(g: &Netns, dir: &Path, path: &str, sink: &str, count: usize, dump: Option<&Path>) -> Bg {
+fn receiver(
+    g: &Netns,
+    dir: &Path,
+    path: &str,
+    sink: &str,
+    count: usize,
+    dump: Option<&Path>,
+) -> Bg {
     let bind_ip = match path {
         "hoststack" => TAP_IP,
         _ => "127.0.0.1",
     };
     let count = count.to_string();
-    let mut argv = vec!["python3", "-c", RECEIVER, path, &count, "nt3g", sink, bind_ip];
+    let mut argv = vec![
+        "python3", "-c", RECEIVER, path, &count, "nt3g", sink, bind_ip,
+    ];
     let dump = dump.map(|d| d.to_str().unwrap().to_string());
     if let Some(d) = &dump {
         argv.push(d);
@@ -394,11 +406,16 @@ fn paired_run(p: &Netns, g: &Netns, dir: &Path, path: &str, sink: &str, count: u
     let count_s = count.to_string();
     let (_, out) = p.run(
         120,
-        &["ping", "-q", "-n", "-i", "0.005", "-c", &count_s, "-s", "56", TARGET],
+        &[
+            "ping", "-q", "-n", "-i", "0.005", "-c", &count_s, "-s", "56", TARGET,
+        ],
     );
     let (d1, t1) = rs.wait(70);
     let (d2, t2) = rh.wait(70);
-    assert!(d1 && d2, "receivers did not finish: {t1}\n{t2}\nping: {out}");
+    assert!(
+        d1 && d2,
+        "receivers did not finish: {t1}\n{t2}\nping: {out}"
+    );
     drop(router);
     let read = |f: &Path| -> std::collections::HashMap<u64, f64> {
         std::fs::read_to_string(f)
