@@ -23,6 +23,11 @@
 //   MTU           MTU of both links                              (1500)
 //   MANAGER_IP, MANAGER_PORT
 //                 where the Manager listens for UDP frames       (127.0.0.1, 7779)
+//   CHANNEL_IP, CHANNEL_PORT
+//                 the router's end of the Manager channel: its frames
+//                 come from there, and the Manager accepts frames
+//                 from there only (a port below 1024, which only
+//                 root can bind)                                 (127.0.0.1, 778)
 //   MANAGER_CLASS the outbound packets copied to the Manager (an
 //                 IPClassifier pattern)                         (tcp opt syn and not tcp opt ack)
 //   SNIFF_DEV     a dummy device for the sniffer tap (ToHostSniffers;
@@ -53,8 +58,10 @@
 // (a port forward) and send the packet back; otherwise it is dropped there.
 //
 // Manager channel: each packet for the Manager is the UDP payload of one
-// datagram from the router's `manager` Socket to MANAGER_IP:MANAGER_PORT
-// (the IP packet, from its IP header). Datagrams the Manager sends back to
+// datagram from the router's `manager` Socket, bound to
+// CHANNEL_IP:CHANNEL_PORT, to MANAGER_IP:MANAGER_PORT (the IP packet, from
+// its IP header). The Manager handles datagrams from CHANNEL_IP:CHANNEL_PORT
+// only, so other local processes cannot feed it frames. Datagrams the Manager sends back to
 // that socket are IP packets the router processes as if they had arrived
 // on the WAN side, after the firewall and the TTL decrement (packets not
 // to WAN_IP are dropped). The same packets are copied, with an Ethernet
@@ -70,6 +77,7 @@ define($LAN_DEV eth0, $LAN_IP 192.168.1.1, $LAN_ETH 00:00:c0:00:01:01,
        $WAN_NET 192.0.2.0/24, $WAN_GW 192.0.2.254,
        $MTU 1500,
        $MANAGER_IP 127.0.0.1, $MANAGER_PORT 7779,
+       $CHANNEL_IP 127.0.0.1, $CHANNEL_PORT 778,
        $MANAGER_CLASS tcp opt syn and not tcp opt ack,
        $SNIFF_DEV sniff0);
 
@@ -193,7 +201,8 @@ to_lan[1] -> ICMPError($WAN_IP, unreachable, needfrag, PMTU $MTU) -> icmp_out;
 // ---------------------------------------------------------------- Manager
 
 to_manager_q -> to_manager :: Tee(2);
-to_manager[0] -> manager :: Socket(UDP, $MANAGER_IP, $MANAGER_PORT, CLIENT true);
+to_manager[0] -> manager :: Socket(UDP, $MANAGER_IP, $MANAGER_PORT,
+                                   $CHANNEL_IP, $CHANNEL_PORT, CLIENT true);
 to_manager[1] -> EtherEncap(0x0800, $WAN_ETH, $LAN_ETH)
     -> ToHostSniffers($SNIFF_DEV, ALLOW_NONEXISTENT true);
 // They come back after the firewall and after the TTL decrement they had

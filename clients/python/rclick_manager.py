@@ -9,7 +9,7 @@ Standard library only; builds on rclick_control.py (same directory).
     from rclick_manager import Manager
 
     m = Manager(ControlSocket("127.0.0.1", 7777), listen=("127.0.0.1", 7779),
-                wan_ip="192.0.2.1")
+                router=("127.0.0.1", 778), wan_ip="192.0.2.1")
     m.forward_port("tcp", 8080, "192.168.1.20", 80)   # a port forward
     m.block_outbound("tcp", 25)                      # no SMTP out
     m.on_new_connection(lambda f: print("new", f))   # outbound SYN copies
@@ -29,10 +29,18 @@ Packets from the home prefix are copies of outbound packets of the gateway's
 MANAGER_CLASS (by default new TCP connections): they go to the
 `on_new_connection` callbacks, and are never sent back.
 
+Only the router may talk to the Manager: the router's `manager` Socket
+sends from a fixed address and port (CHANNEL_IP:CHANNEL_PORT in the
+configuration, default 127.0.0.1:778, a port below 1024 that only root can
+bind), and the Manager handles only datagrams whose source is exactly
+`router`; datagrams from anywhere else are counted in stats["forged"],
+logged and dropped, and the Manager sends packets back to `router` only,
+never to a datagram's source.
+
 Run as a program, it is a small Manager with command-line policy:
 
     python3 rclick_manager.py --control 127.0.0.1:7777 \\
-        --listen 127.0.0.1:7779 --wan-ip 192.0.2.1 \\
+        --listen 127.0.0.1:7779 --router 127.0.0.1:778 --wan-ip 192.0.2.1 \\
         --forward tcp:8080=192.168.1.20:80 --block-outbound tcp:25 --log
 """
 
@@ -48,7 +56,11 @@ from rclick_control import ControlSocket, ControlSocketError  # noqa: E402
 
 __all__ = ["Manager", "Frame", "MANAGER_API_VERSION", "ControlSocketError"]
 
-MANAGER_API_VERSION = "1.0"
+MANAGER_API_VERSION = "1.1"
+
+# The router's end of the channel (CHANNEL_IP:CHANNEL_PORT in
+# conf/home-gateway.click).
+DEFAULT_ROUTER = ("127.0.0.1", 778)
 
 PROTOCOLS = {"tcp": 6, "udp": 17, "icmp": 1}
 PROTOCOL_NAMES = {v: k for k, v in PROTOCOLS.items()}
@@ -120,6 +132,9 @@ class Manager:
                 object with its read(handler, param) and write(handler,
                 value) and close() will do (a test double)
     listen   -- (address, port) the router's `manager` Socket sends to
+    router   -- (address, port) the router's `manager` Socket sends from
+                (CHANNEL_IP, CHANNEL_PORT): the only source whose datagrams
+                are handled, and where packets are sent back
     wan_ip   -- the gateway's public address (WAN_IP)
     lan_net  -- the home prefix (LAN_NET): frames from it are copies of
                 outbound packets, the others inbound packets to decide on
@@ -131,7 +146,7 @@ class Manager:
 
     def __init__(self, control, listen=("127.0.0.1", 7779), wan_ip=None,
                  lan_net="192.168.1.0/24", rewriter="rw", inbound="inbound",
-                 outbound="outbound"):
+                 outbound="outbound", router=DEFAULT_ROUTER):
         if isinstance(control, tuple):
             control = ControlSocket(*control)
         self.control = control
@@ -144,7 +159,7 @@ class Manager:
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.bind(listen)
         self._sock.settimeout(0.2)
-        self._router_addr = None
+        self.router = _inet_addr(router)
         self._forwards = {}
         self._inbound_cbs = []
         self._new_cbs = []
@@ -154,7 +169,7 @@ class Manager:
         self._thread = None
         self.stats = {"frames": 0, "inbound": 0, "admitted": 0,
                       "refused": 0, "new_connections": 0, "bad": 0,
-                      "errors": 0}
+                      "errors": 0, "forged": 0}
         self.log = []
 
     @property
@@ -252,8 +267,7 @@ class Manager:
         """Sends a packet back to the router, to be processed as if it had
         arrived on the WAN side (after the inbound firewall)."""
         data = frame.data if isinstance(frame, Frame) else bytes(frame)
-        if self._router_addr is not None:
-            self._sock.sendto(data, self._router_addr)
+        self._sock.sendto(data, self.router)
 
     def _admit(self, frame, lan_ip, lan_port):
         self.add_mapping(frame.proto_name,
@@ -293,7 +307,11 @@ class Manager:
             data, addr = self._sock.recvfrom(65535)
         except socket.timeout:
             return False
-        self._router_addr = addr
+        if _inet_addr(addr) != self.router:
+            # Not the router: a stray or hostile local process.
+            self.stats["forged"] += 1
+            self.log.append("forged %s:%d ignored" % (addr[0], addr[1]))
+            return True
         try:
             frame = Frame(data)
         except ValueError:
@@ -336,6 +354,13 @@ class Manager:
         self.control.close()
 
 
+def _inet_addr(addr):
+    """(address, port) with the address in dotted form, for comparisons
+    (a name such as "localhost" is resolved once)."""
+    host, port = addr[0], int(addr[1])
+    return (socket.gethostbyname(host), port)
+
+
 def _hostport(s):
     host, _, port = s.rpartition(":")
     return host, int(port)
@@ -346,7 +371,12 @@ def _main(argv):
     import signal
     ap = argparse.ArgumentParser(description="rclick residential-gateway Manager")
     ap.add_argument("--control", required=True, help="HOST:PORT of the control socket")
+    ap.add_argument("--control-secret-file",
+                    help="the control socket's secret (rclick --control-secret FILE)")
     ap.add_argument("--listen", default="127.0.0.1:7779", help="HOST:PORT for frames")
+    ap.add_argument("--router", default="%s:%d" % DEFAULT_ROUTER,
+                    help="HOST:PORT the router's frames come from (CHANNEL_IP:CHANNEL_PORT); "
+                    "datagrams from anywhere else are ignored")
     ap.add_argument("--wan-ip", required=True, help="the gateway's public address")
     ap.add_argument("--lan-net", default="192.168.1.0/24", help="the home prefix")
     ap.add_argument("--rewriter", default="rw")
@@ -357,7 +387,8 @@ def _main(argv):
     ap.add_argument("--log", action="store_true", help="print each decision")
     a = ap.parse_args(argv)
     host, port = _hostport(a.control)
-    m = Manager(ControlSocket(host, port), listen=_hostport(a.listen),
+    m = Manager(ControlSocket(host, port, secret_file=a.control_secret_file),
+                listen=_hostport(a.listen), router=_hostport(a.router),
                 wan_ip=a.wan_ip, lan_net=a.lan_net, rewriter=a.rewriter)
     for f in a.forward:
         left, right = f.split("=")
@@ -371,7 +402,8 @@ def _main(argv):
     if a.log:
         m.on_new_connection(lambda f: print("new %s" % f.flow(), flush=True))
     signal.signal(signal.SIGTERM, lambda *_: m._stop.set())
-    print("manager ready on %s:%d" % m.address, flush=True)
+    print("manager ready on %s:%d for frames from %s:%d" % (m.address + m.router),
+          flush=True)
     shown = 0
     try:
         while not m._stop.is_set():

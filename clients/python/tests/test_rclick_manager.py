@@ -56,23 +56,27 @@ class FakeControl:
 class ManagerTest(unittest.TestCase):
     def setUp(self):
         self.cs = FakeControl()
-        self.m = Manager(self.cs, listen=("127.0.0.1", 0), wan_ip="192.0.2.1",
-                         lan_net="192.168.1.0/24")
         # The router's end of the channel.
         self.router = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.router.bind(("127.0.0.1", 0))
         self.router.settimeout(2)
+        self.m = Manager(self.cs, listen=("127.0.0.1", 0), wan_ip="192.0.2.1",
+                         lan_net="192.168.1.0/24", router=self.router.getsockname())
+        # Another local process.
+        self.stray = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.stray.bind(("127.0.0.1", 0))
 
     def tearDown(self):
         self.m.close()
         self.router.close()
+        self.stray.close()
 
     def deliver(self, packet):
         self.router.sendto(packet, self.m.address)
         self.assertTrue(self.m.poll(2))
 
     def test_version(self):
-        self.assertEqual(MANAGER_API_VERSION, "1.0")
+        self.assertEqual(MANAGER_API_VERSION, "1.1")
 
     def test_frame_parsing(self):
         f = Frame(tcp("198.51.100.7", 50000, "192.0.2.1", 8080, 0x02))
@@ -98,6 +102,55 @@ class ManagerTest(unittest.TestCase):
         back, _ = self.router.recvfrom(65535)
         self.assertEqual(back, syn)
         self.assertEqual(self.m.stats["admitted"], 1)
+
+    def test_a_forged_sender_is_refused(self):
+        # A stray local process sends what the router would: a SYN to a
+        # forwarded port, and an outbound copy. Neither is handled: no
+        # mapping, no callback, nothing sent back, to it or to the router.
+        self.m.forward_port("tcp", 8080, "192.168.1.20", 80)
+        seen = []
+        self.m.on_new_connection(seen.append)
+        self.m.on_inbound(lambda f: ("192.168.1.20", 22))
+        syn = tcp("198.51.100.7", 50000, "192.0.2.1", 8080, 0x02)
+        for packet in (syn, tcp("198.51.100.7", 50001, "192.0.2.1", 22, 0x02),
+                       tcp("192.168.1.10", 43740, "203.0.113.5", 80, 0x02)):
+            self.stray.sendto(packet, self.m.address)
+            self.assertTrue(self.m.poll(2))
+        # From the router's own address but another port: refused too.
+        other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        other.bind(("127.0.0.1", 0))
+        other.sendto(syn, self.m.address)
+        self.assertTrue(self.m.poll(2))
+        other.close()
+        self.assertEqual(self.cs.writes, [])
+        self.assertEqual(seen, [])
+        self.assertEqual(self.m.stats["forged"], 4)
+        self.assertEqual(self.m.stats["frames"], 0)
+        self.assertTrue(all(line.startswith("forged 127.0.0.1:") for line in self.m.log),
+                        self.m.log)
+        for s in (self.stray, self.router):
+            s.settimeout(0.3)
+            with self.assertRaises(socket.timeout):
+                s.recvfrom(65535)
+        # The router's own datagram still goes through, and the packet goes
+        # back to the router.
+        self.router.settimeout(2)
+        self.deliver(syn)
+        self.assertEqual(len(self.cs.writes), 1)
+        back, addr = self.router.recvfrom(65535)
+        self.assertEqual((back, addr), (syn, self.m.address))
+
+    def test_packets_go_back_to_the_configured_router_only(self):
+        # send_back never goes to the last sender: not even after a forged
+        # datagram arrived.
+        self.stray.sendto(b"\x45" + b"\0" * 30, self.m.address)
+        self.assertTrue(self.m.poll(2))
+        self.m.send_back(udp("198.51.100.7", 6000, "192.0.2.1", 5000))
+        data, _ = self.router.recvfrom(65535)
+        self.assertEqual(Frame(data).sport, 6000)
+        self.stray.settimeout(0.3)
+        with self.assertRaises(socket.timeout):
+            self.stray.recvfrom(65535)
 
     def test_unforwarded_inbound_is_refused_and_not_sent_back(self):
         self.m.forward_port("tcp", 8080, "192.168.1.20", 80)

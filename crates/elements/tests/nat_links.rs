@@ -766,6 +766,79 @@ print(n)
     assert!(!log.contains("panicked"), "{log}");
 }
 
+/// The Manager channel is bound: the Manager handles only datagrams from
+/// the router's CHANNEL_IP:CHANNEL_PORT. Another process in the gateway's
+/// namespace sends the Manager what the router would send for a new
+/// connection to a forwarded port: the Manager ignores it (no mapping is
+/// installed), and cannot take the router's port either; the router's own
+/// frames for the same forward are admitted.
+#[test]
+fn a_forged_sender_cannot_feed_the_manager() {
+    skip_if!(skip_reason());
+    let mut net = Net::new();
+    net.start_router();
+    net.web_server(true, B_IP, "8000");
+    let m = manager(&net, &["--forward", "tcp:8080=192.168.1.20:8000"]);
+    // A SYN from S:40000 to WAN_IP:8080, as the router wraps it.
+    let forger = format!(
+        "import socket, struct
+def csum(b):
+    s = sum(struct.unpack('!10H', b))
+    while s > 0xffff:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+tcp = struct.pack('!HHIIBBHHH', 40000, 8080, 1, 0, 5 << 4, 2, 65535, 0, 0)
+ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 40, 1, 0, 63, 6, 0,
+                 socket.inet_aton('{SRV}'), socket.inet_aton('{WAN_IP}'))
+ip = ip[:10] + struct.pack('!H', csum(ip)) + ip[12:]
+# The router's end of the channel is taken.
+for opt in (None, socket.SO_REUSEADDR, socket.SO_REUSEPORT):
+    t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if opt is not None:
+        t.setsockopt(socket.SOL_SOCKET, opt, 1)
+    try:
+        t.bind(('127.0.0.1', 778))
+        print('bound the router port with', opt)
+    except OSError as e:
+        print('router port taken:', e.errno)
+    t.close()
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(('127.0.0.1', 0))
+s.sendto(ip + tcp, ('127.0.0.1', 7779))
+print('sent from', s.getsockname())
+"
+    );
+    let (ok, out) = net.gw.run(10, &["python3", "-c", &forger]);
+    assert!(ok, "{out}");
+    assert!(!out.contains("bound the router port"), "{out}");
+    let t = Instant::now();
+    while !m.output().contains("forged 127.0.0.1:") {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "the Manager did not see the forged datagram: {}",
+            m.output()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let table = net.call("rw.tcp_table").unwrap();
+    assert!(
+        !table.contains("40000"),
+        "a forged frame made a mapping: {table}"
+    );
+    assert!(!m.output().contains("admit"), "{}", m.output());
+    // The router's frames are still handled: the forward works.
+    let got = net
+        .fetch(&net.s, &format!("http://{WAN_IP}:8080/big"), "s-big", 60)
+        .unwrap_or_else(|e| panic!("forwarded fetch failed: {e}\n{}", m.output()));
+    assert!(same(&got, &net.big), "the forwarded file differs");
+    let mlog = m.stop();
+    println!("Manager log:\n{mlog}");
+    assert!(mlog.contains(&format!("admit tcp {SRV} ")), "{mlog}");
+    assert!(mlog.contains("forged=1 "), "{mlog}");
+    let log = net.router.take().unwrap().stop();
+    assert!(!log.contains("panicked"), "{log}");
+}
+
 /// One measurement round on a ready topology: the seconds of a 16 MB HTTP
 /// fetch from S to A, and iperf3 TCP from A to S in Mbit/s (0 without
 /// iperf3).

@@ -1448,6 +1448,7 @@ pub const IP_PROTO_DCCP: u8 = 33;
 /// destination annotation when `dst_anno`; the reply annotation byte when
 /// `reply_anno` is set and the packet is a reply. Returns whether a TCP
 /// header was rewritten, with its flags and whether it carries payload.
+#[inline]
 pub fn apply_flow(
     p: &mut Packet,
     info: &IpInfo,
@@ -1470,12 +1471,15 @@ pub fn apply_flow(
     let reverse = dir == 1;
     let data = p.writable();
     let mut total_len = 0usize;
-    if let Some(Ok(mut ip)) = data.get_mut(info.ip_off..).map(Ipv4Header::new_checked) {
-        ip.set_src(Ipv4Addr::from(to.saddr));
-        ip.set_dst(Ipv4Addr::from(to.daddr));
-        let c = apply_delta(ip.checksum(), fl.ip_delta, reverse);
-        ip.set_checksum(c);
-        total_len = ip.total_len() as usize;
+    // `info` came from `ip_info`, which checked this header (version,
+    // header length within the data): the fixed fields are addressed
+    // directly rather than through a second check.
+    if let Some(ip) = data.get_mut(info.ip_off..info.ip_off + 20) {
+        ip[12..16].copy_from_slice(&to.saddr.to_be_bytes());
+        ip[16..20].copy_from_slice(&to.daddr.to_be_bytes());
+        let c = apply_delta(u16::from_be_bytes([ip[10], ip[11]]), fl.ip_delta, reverse);
+        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        total_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
     }
     if !info.first_frag {
         return None;
@@ -1501,11 +1505,11 @@ pub fn apply_flow(
         let hl = info.l4_off - info.ip_off + usize::from(l4[12] >> 4) * 4;
         Some((l4[13], hl < total_len))
     } else if info.proto == IP_PROTO_UDP {
-        let mut u = UdpHeader::new_checked(l4).ok()?;
-        u.set_src_port(to.sport);
-        u.set_dst_port(to.dport);
-        let c = apply_udp_delta(u.checksum(), fl.l4_delta, reverse);
-        u.set_checksum(c);
+        let u = l4.get_mut(..8)?;
+        u[0..2].copy_from_slice(&to.sport.to_be_bytes());
+        u[2..4].copy_from_slice(&to.dport.to_be_bytes());
+        let c = apply_udp_delta(u16::from_be_bytes([u[6], u[7]]), fl.l4_delta, reverse);
+        u[6..8].copy_from_slice(&c.to_be_bytes());
         None
     } else {
         let mut u = UdpHeader::new_checked(l4).ok()?;
