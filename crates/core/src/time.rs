@@ -103,11 +103,14 @@ impl Add<Duration> for Timestamp {
     }
 }
 
-/// Click prints timestamps as `SEC.USEC` (six digits after the point).
+/// As Click (built with nanosecond timestamps, as the reference is) prints
+/// them: `SEC.USEC` (six digits after the point) when the time is a whole
+/// number of microseconds, as every pcap and summary-dump time is, else
+/// `SEC.NSEC` (nine). `{:#}` always prints nine.
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (s, ns) = (self.sec(), self.subsec_nanos());
-        if f.alternate() {
+        if f.alternate() || ns % 1000 != 0 {
             write!(f, "{s}.{ns:09}")
         } else {
             write!(f, "{s}.{:06}", ns / 1000)
@@ -233,7 +236,10 @@ mod tests {
             format!("{:#}", Timestamp::from_sec_nsec(1, 5)),
             "1.000000005"
         );
-        assert_eq!(Timestamp(-1).to_string(), "-1.999999");
+        // Not a whole number of microseconds: nine digits, as Click.
+        assert_eq!(Timestamp::from_sec_nsec(1, 5).to_string(), "1.000000005");
+        assert_eq!(Timestamp(-1000).to_string(), "-1.999999");
+        assert_eq!(Timestamp(-1).to_string(), "-1.999999999");
     }
 
     #[test]
