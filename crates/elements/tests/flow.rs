@@ -377,6 +377,74 @@ proptest! {
     }
 }
 
+/// Three packets of one flow arriving with an annotation that names, by
+/// index and stamp, the record their first packet's lookup creates (an
+/// annotation set by something else, or left from before the stamps
+/// wrapped): looked up one by one, the first starts the record and the
+/// other two are then found by the annotation (`anno_hits`, not counted
+/// in the record). The batch shortcuts must give the same.
+#[test]
+fn an_annotation_naming_the_new_record_is_an_anno_hit_after_it() {
+    let flow = rclick_elements::flow::table::FLOW_ANNO;
+    let make = || packet([10, 0, 0, 1], [2, 0, 0, 2], 17, 7, 9, 8);
+    // Stamps are process-wide and other tests allocate them concurrently:
+    // predict the next one, and retry when another thread took it first.
+    let run = |how: usize| -> Option<(Vec<u64>, String)> {
+        let mut probe = Table::new(1, 0);
+        let i = probe.find_or_insert(&Key::default(), 0);
+        let next = probe.record(i).stamp.checked_add(1)?;
+        let mut t = Table::new(4, 0);
+        let mut anno = [0u8; 8];
+        anno[..4].copy_from_slice(&1u32.to_ne_bytes());
+        anno[4..].copy_from_slice(&next.to_ne_bytes());
+        let mut ps: Vec<Packet> = (0..3)
+            .map(|_| {
+                let mut p = make();
+                p.set_anno_bytes(flow, &anno);
+                p
+            })
+            .collect();
+        match how {
+            0 => {
+                for p in &mut ps {
+                    t.lookup(p, 0).ok()?;
+                }
+            }
+            1 => {
+                let mut last = rclick_elements::flow::table::LastLookup::default();
+                for p in &mut ps {
+                    t.lookup_in_batch(p, 0, &mut last).ok()?;
+                }
+            }
+            _ => {
+                let mut batch = rclick_core::Batch::new();
+                for p in ps.drain(..) {
+                    batch.push(p);
+                }
+                t.lookup_one_flow_batch(&mut batch, 0)?;
+                ps = batch.into_iter().collect();
+            }
+        }
+        // The prediction held: the new record has the annotation's stamp.
+        if t.record(0).stamp != next {
+            return None;
+        }
+        for p in &ps {
+            assert_eq!(p.anno_bytes::<8>(flow), anno, "marks");
+        }
+        Some(table_state(&t))
+    };
+    let retry = |how| {
+        (0..1000)
+            .find_map(|_| run(how))
+            .expect("the next stamp predicted")
+    };
+    let want = retry(0);
+    assert_eq!(want.0[..3], [0, 1, 2], "hits, misses, anno_hits one by one");
+    assert_eq!(retry(1), want, "lookup_in_batch");
+    assert_eq!(retry(2), want, "lookup_one_flow_batch");
+}
+
 #[test]
 fn a_mixed_batch_is_not_one_flow() {
     let mut t = Table::new(8, 0);
