@@ -674,6 +674,78 @@ fn gate_batches_count_as_single_packets() {
     assert_eq!(read_u64(&mut batched, "g.lookups"), 3);
 }
 
+/// A gate hashing for itself (TABLE, no FlowTable upstream) at a table
+/// too small for the batch's flows: mixed trains with a packet that is
+/// not IP, flows matching no filter, two outputs and recycling inside a
+/// batch give the outputs and counts of one packet at a time.
+#[test]
+fn gate_hashing_small_table_batches_count_as_single_packets() {
+    const CONF: &str = "ft :: FlowTable(CAPACITY 2, TIMEOUT 0);
+        g :: FlowGate(src 10.0.0.0/8 proto tcp, dport 53, TABLE ft);
+        Idle -> g;
+        g[0] -> c0 :: Counter -> Discard; g[1] -> c1 :: Counter -> Discard;";
+    let make = |f: u8| match f {
+        // Output 0, output 1, no filter, no filter, not IP.
+        0 => packet([10, 0, 0, 1], [2, 0, 0, 2], 6, 7, 80, 8),
+        1 => packet([11, 0, 0, 1], [2, 0, 0, 2], 17, 7, 53, 8),
+        2 => packet([11, 0, 0, 1], [2, 0, 0, 2], 17, 7, 54, 8),
+        3 => packet([12, 0, 0, 1], [2, 0, 0, 2], 1, 0, 0, 8),
+        _ => Packet::from_slice(&[0u8; 30]),
+    };
+    let batches: [&[u8]; 7] = [
+        &[0, 0, 1, 1, 4, 1, 0, 2, 2, 0],
+        &[2; 6],
+        &[0, 1, 2, 3, 0, 1, 2, 3],
+        &[3, 3, 4, 3, 3],
+        &[1; 4],
+        &[4, 4],
+        &[0, 2, 0, 2, 2, 0, 0],
+    ];
+    let handlers = [
+        "c0.count",
+        "c1.count",
+        "g.lookups",
+        "g.cached",
+        "g.nomatch",
+        "g.bad",
+        "ft.hits",
+        "ft.misses",
+        "ft.anno_hits",
+        "ft.recycled",
+        "ft.size",
+    ];
+    let mut single = testing::from_config(CONF);
+    let mut batched = testing::from_config(CONF);
+    for b in batches {
+        let mut batch = rclick_core::Batch::new();
+        for &f in b {
+            inject(&mut single, "g", make(f));
+            batch.push(make(f));
+        }
+        let i = batched.find_element("g").expect("g");
+        batched.inject(i, 0, batch);
+        for h in handlers {
+            assert_eq!(
+                read_u64(&mut single, h),
+                read_u64(&mut batched, h),
+                "{h} after {b:?}"
+            );
+        }
+        let flows = |r: &mut rclick_core::Router| -> Vec<String> {
+            testing::read(r, "ft.flows")
+                .lines()
+                .map(|l| l.rsplit_once(' ').map_or(l, |x| x.0).to_string())
+                .collect()
+        };
+        assert_eq!(flows(&mut single), flows(&mut batched), "after {b:?}");
+    }
+    assert!(
+        read_u64(&mut batched, "ft.recycled") > 0,
+        "recycled in batches"
+    );
+    assert_eq!(read_u64(&mut batched, "g.bad"), 4);
+}
+
 #[test]
 fn gate_without_table_looks_up_every_packet() {
     let mut r = testing::from_config(
