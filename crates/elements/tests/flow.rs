@@ -377,6 +377,74 @@ proptest! {
     }
 }
 
+/// Three packets of one flow arriving with an annotation that names, by
+/// index and stamp, the record their first packet's lookup creates (an
+/// annotation set by something else, or left from before the stamps
+/// wrapped): looked up one by one, the first starts the record and the
+/// other two are then found by the annotation (`anno_hits`, not counted
+/// in the record). The batch shortcuts must give the same.
+#[test]
+fn an_annotation_naming_the_new_record_is_an_anno_hit_after_it() {
+    let flow = rclick_elements::flow::table::FLOW_ANNO;
+    let make = || packet([10, 0, 0, 1], [2, 0, 0, 2], 17, 7, 9, 8);
+    // Stamps are process-wide and other tests allocate them concurrently:
+    // predict the next one, and retry when another thread took it first.
+    let run = |how: usize| -> Option<(Vec<u64>, String)> {
+        let mut probe = Table::new(1, 0);
+        let i = probe.find_or_insert(&Key::default(), 0);
+        let next = probe.record(i).stamp.checked_add(1)?;
+        let mut t = Table::new(4, 0);
+        let mut anno = [0u8; 8];
+        anno[..4].copy_from_slice(&1u32.to_ne_bytes());
+        anno[4..].copy_from_slice(&next.to_ne_bytes());
+        let mut ps: Vec<Packet> = (0..3)
+            .map(|_| {
+                let mut p = make();
+                p.set_anno_bytes(flow, &anno);
+                p
+            })
+            .collect();
+        match how {
+            0 => {
+                for p in &mut ps {
+                    t.lookup(p, 0).ok()?;
+                }
+            }
+            1 => {
+                let mut last = rclick_elements::flow::table::LastLookup::default();
+                for p in &mut ps {
+                    t.lookup_in_batch(p, 0, &mut last).ok()?;
+                }
+            }
+            _ => {
+                let mut batch = rclick_core::Batch::new();
+                for p in ps.drain(..) {
+                    batch.push(p);
+                }
+                t.lookup_one_flow_batch(&mut batch, 0)?;
+                ps = batch.into_iter().collect();
+            }
+        }
+        // The prediction held: the new record has the annotation's stamp.
+        if t.record(0).stamp != next {
+            return None;
+        }
+        for p in &ps {
+            assert_eq!(p.anno_bytes::<8>(flow), anno, "marks");
+        }
+        Some(table_state(&t))
+    };
+    let retry = |how| {
+        (0..1000)
+            .find_map(|_| run(how))
+            .expect("the next stamp predicted")
+    };
+    let want = retry(0);
+    assert_eq!(want.0[..3], [0, 1, 2], "hits, misses, anno_hits one by one");
+    assert_eq!(retry(1), want, "lookup_in_batch");
+    assert_eq!(retry(2), want, "lookup_one_flow_batch");
+}
+
 #[test]
 fn a_mixed_batch_is_not_one_flow() {
     let mut t = Table::new(8, 0);
@@ -604,6 +672,78 @@ fn gate_batches_count_as_single_packets() {
     }
     assert_eq!(read_u64(&mut batched, "c0.count"), 38);
     assert_eq!(read_u64(&mut batched, "g.lookups"), 3);
+}
+
+/// A gate hashing for itself (TABLE, no FlowTable upstream) at a table
+/// too small for the batch's flows: mixed trains with a packet that is
+/// not IP, flows matching no filter, two outputs and recycling inside a
+/// batch give the outputs and counts of one packet at a time.
+#[test]
+fn gate_hashing_small_table_batches_count_as_single_packets() {
+    const CONF: &str = "ft :: FlowTable(CAPACITY 2, TIMEOUT 0);
+        g :: FlowGate(src 10.0.0.0/8 proto tcp, dport 53, TABLE ft);
+        Idle -> g;
+        g[0] -> c0 :: Counter -> Discard; g[1] -> c1 :: Counter -> Discard;";
+    let make = |f: u8| match f {
+        // Output 0, output 1, no filter, no filter, not IP.
+        0 => packet([10, 0, 0, 1], [2, 0, 0, 2], 6, 7, 80, 8),
+        1 => packet([11, 0, 0, 1], [2, 0, 0, 2], 17, 7, 53, 8),
+        2 => packet([11, 0, 0, 1], [2, 0, 0, 2], 17, 7, 54, 8),
+        3 => packet([12, 0, 0, 1], [2, 0, 0, 2], 1, 0, 0, 8),
+        _ => Packet::from_slice(&[0u8; 30]),
+    };
+    let batches: [&[u8]; 7] = [
+        &[0, 0, 1, 1, 4, 1, 0, 2, 2, 0],
+        &[2; 6],
+        &[0, 1, 2, 3, 0, 1, 2, 3],
+        &[3, 3, 4, 3, 3],
+        &[1; 4],
+        &[4, 4],
+        &[0, 2, 0, 2, 2, 0, 0],
+    ];
+    let handlers = [
+        "c0.count",
+        "c1.count",
+        "g.lookups",
+        "g.cached",
+        "g.nomatch",
+        "g.bad",
+        "ft.hits",
+        "ft.misses",
+        "ft.anno_hits",
+        "ft.recycled",
+        "ft.size",
+    ];
+    let mut single = testing::from_config(CONF);
+    let mut batched = testing::from_config(CONF);
+    for b in batches {
+        let mut batch = rclick_core::Batch::new();
+        for &f in b {
+            inject(&mut single, "g", make(f));
+            batch.push(make(f));
+        }
+        let i = batched.find_element("g").expect("g");
+        batched.inject(i, 0, batch);
+        for h in handlers {
+            assert_eq!(
+                read_u64(&mut single, h),
+                read_u64(&mut batched, h),
+                "{h} after {b:?}"
+            );
+        }
+        let flows = |r: &mut rclick_core::Router| -> Vec<String> {
+            testing::read(r, "ft.flows")
+                .lines()
+                .map(|l| l.rsplit_once(' ').map_or(l, |x| x.0).to_string())
+                .collect()
+        };
+        assert_eq!(flows(&mut single), flows(&mut batched), "after {b:?}");
+    }
+    assert!(
+        read_u64(&mut batched, "ft.recycled") > 0,
+        "recycled in batches"
+    );
+    assert_eq!(read_u64(&mut batched, "g.bad"), 4);
 }
 
 #[test]

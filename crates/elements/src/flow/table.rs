@@ -264,13 +264,18 @@ impl Table {
         }
         let anno_hits = self.anno_hits;
         let idx = self.lookup_key(p, key, anno_in, now);
+        let anno_out = u64::from_ne_bytes(p.anno_bytes(FLOW_ANNO));
         *last = LastLookup {
             key,
             anno_in,
-            anno_out: u64::from_ne_bytes(p.anno_bytes(FLOW_ANNO)),
+            anno_out,
             now,
             idx,
-            by_anno: self.anno_hits != anno_hits,
+            // Found by the annotation, or the annotation the packets
+            // arrive with names the record just started (it predicted
+            // the fresh stamp: garbage, or stamps wrapped): the next
+            // packet's annotation finds it.
+            by_anno: self.anno_hits != anno_hits || anno_out == anno_in,
             valid: true,
         };
         Ok((idx, false))
@@ -295,7 +300,10 @@ impl Table {
         let anno_hits = self.anno_hits;
         let idx = self.lookup_key(first, key, anno_in, now);
         let more = rest.len() as u64;
-        if self.anno_hits != anno_hits {
+        // As in `lookup_in_batch`: the rest are found by the annotation
+        // when the first was, or when it names the record just started.
+        if self.anno_hits != anno_hits || u64::from_ne_bytes(first.anno_bytes(FLOW_ANNO)) == anno_in
+        {
             self.anno_hits += more;
         } else {
             self.hits += more;
