@@ -569,8 +569,7 @@ fn outage(t: &Triangle, how: Failure) -> Duration {
         run_t(
             60,
             &[
-                "ip", "netns", "exec", &name, "ping", "-D", "-i", "0.1", "-c", "350", "-W", "1",
-                to,
+                "ip", "netns", "exec", &name, "ping", "-D", "-i", "0.1", "-c", "350", "-W", "1", to,
             ],
         )
     });
@@ -581,9 +580,7 @@ fn outage(t: &Triangle, how: Failure) -> Duration {
         // A's link to B carries A's traffic: both its ends forward.
         Failure::RootLinkAtA => {
             linux_port_state(&t.a.ns, &t.a.links[1]) == 3
-                && t.b.links
-                    .iter()
-                    .all(|p| linux_port_state(&t.b.ns, p) == 3)
+                && t.b.links.iter().all(|p| linux_port_state(&t.b.ns, p) == 3)
         }
         // X's port to A forwards, and so does A's end.
         Failure::RootPortOfX => {
@@ -806,7 +803,12 @@ fn scapy_skip_reason() -> Option<String> {
     if !run_t(5, &["python3", "-c", "import socket"]).0 {
         return Some("python3 not installed".into());
     }
-    if !run_t(20, &["python3", "-c", "from scapy.all import Ether, Dot1Q, sendp"]).0 {
+    if !run_t(
+        20,
+        &["python3", "-c", "from scapy.all import Ether, Dot1Q, sendp"],
+    )
+    .0
+    {
         return Some("scapy not installed (Debian package python3-scapy)".into());
     }
     None
@@ -844,20 +846,14 @@ fn vlan_edge_cases(s1: &Netns, trunk: &str, s2: &Netns, trunk2: &str, h: &[Netns
         eprintln!("SKIP PART: VLAN edge cases with scapy: {why}");
         return;
     }
-    let args = |f: &'static str| -> Vec<&'static str> {
-        vec!["-l", "-n", "-e", "-i", "eth0", f]
-    };
+    let args = |f: &'static str| -> Vec<&'static str> { vec!["-l", "-n", "-e", "-i", "eth0", f] };
     let filter = "ether[6:4] = 0x02000000 and ether[10] = 0x0e";
     let d10 = Tcpdump::start(&h[2], 60, &args(filter));
     let d20 = Tcpdump::start(&h[3], 60, &args(filter));
     // At s2's end: rclick's ToDevice bypasses the kernel's queueing
     // layer (PACKET_QDISC_BYPASS), so a capture at s1's end does not see
     // what s1 sends.
-    let on_trunk = Tcpdump::start(
-        s2,
-        60,
-        &["-l", "-n", "-e", "-i", trunk2, filter],
-    );
+    let on_trunk = Tcpdump::start(s2, 60, &["-l", "-n", "-e", "-i", trunk2, filter]);
     // Source 02:00:00:00:0e:0N is case N; all are broadcasts, flooded to
     // the VLAN's access ports.
     let case = |n: u32, tags: &str| {
@@ -876,7 +872,10 @@ fn vlan_edge_cases(s1: &Netns, trunk: &str, s2: &Netns, trunk2: &str, h: &[Netns
         // 4: double 0x8100 tags, outer VLAN 10, inner VLAN 42 priority 6.
         case(4, ")/Dot1Q(vlan=10)/Dot1Q(vlan=42, prio=6"),
         // 5: 802.1ad: an 0x88a8 outer tag (VLAN 10) over VLAN 42.
-        case(5, ", type=0x88a8)/Dot1Q(vlan=10, type=0x8100)/Dot1Q(vlan=42"),
+        case(
+            5,
+            ", type=0x88a8)/Dot1Q(vlan=10, type=0x8100)/Dot1Q(vlan=42",
+        ),
         // 6: VLAN 20 with priority 5.
         case(6, ")/Dot1Q(vlan=20, prio=5"),
         // 8: untagged.
@@ -885,14 +884,22 @@ fn vlan_edge_cases(s1: &Netns, trunk: &str, s2: &Netns, trunk2: &str, h: &[Netns
     scapy_send(s1, trunk, &format!("[{}]", frames.join(", ")));
     // 7: host h10a (VLAN 10 access port on s1) sends a priority-tagged
     // frame (VLAN 0, priority 6).
-    scapy_send(&h[0], "eth0", &format!("[{}]", case(7, ")/Dot1Q(vlan=0, prio=6")));
+    scapy_send(
+        &h[0],
+        "eth0",
+        &format!("[{}]", case(7, ")/Dot1Q(vlan=0, prio=6")),
+    );
     std::thread::sleep(Duration::from_millis(700));
     let (c10, c20, ct) = (d10.stop(), d20.stop(), on_trunk.stop());
     let all = format!("h10b:\n{c10}\nh20b:\n{c20}\ntrunk:\n{ct}");
     eprintln!("VLAN edge cases, tcpdump -e:\n{all}");
     let one = |cap: &str, n: u32| -> Option<String> {
         let lines = from_mac(cap, &format!("02:00:00:00:0e:0{n}"));
-        assert!(lines.len() <= 1, "case {n} arrived {} times: {all}", lines.len());
+        assert!(
+            lines.len() <= 1,
+            "case {n} arrived {} times: {all}",
+            lines.len()
+        );
         lines.first().map(|l| l.to_string())
     };
     // 1, 2: VLAN 10 whatever the priority and DEI bits; untagged on the
@@ -903,7 +910,10 @@ fn vlan_edge_cases(s1: &Netns, trunk: &str, s2: &Netns, trunk2: &str, h: &[Netns
             l.contains("ethertype IPv4") && !l.contains("vlan"),
             "case {n}: {l}"
         );
-        assert!(one(&c20, n).is_none(), "case {n} leaked into VLAN 20: {all}");
+        assert!(
+            one(&c20, n).is_none(),
+            "case {n} leaked into VLAN 20: {all}"
+        );
     }
     // 3, 5, 8: no VLAN this trunk carries (a priority tag, an 802.1ad
     // outer tag, no tag): dropped.
@@ -934,4 +944,3 @@ fn vlan_edge_cases(s1: &Netns, trunk: &str, s2: &Netns, trunk2: &str, h: &[Netns
     assert!(l.contains("vlan 0, p 6"), "case 7 at h10b: {l}");
     assert!(one(&c20, 7).is_none(), "case 7 leaked into VLAN 20: {all}");
 }
-
