@@ -9,9 +9,17 @@
 // (VLANEncap), and tagged frames from the trunk are sorted by VLAN ID
 // (Classifier on the TCI, priority bits ignored) and lose their tag
 // (VLANDecap) before entering their VLAN's switch. Frames on the trunk
-// without a known tag (untagged, VLAN 0 priority tags, other VLANs) are
-// dropped. A double-tagged frame is sorted by its outer tag; its inner tag
-// stays. Add VLANs with a switch and a Classifier pattern each, and access
+// without a known tag (untagged, VLAN 0 priority tags, other VLANs, and
+// 802.1ad 0x88a8 outer tags) are dropped. A double-tagged frame is sorted
+// by its outer tag; its inner tag stays, priority bits and all. The
+// priority (PCP) and DEI bits of a trunk tag do not matter for sorting and
+// are not carried over: VLANEncap tags frames for the trunk with priority
+// 0. Access ports take frames as they are, so a priority-tagged frame
+// (VLAN 0) from an access host crosses the trunk under its VLAN's tag and
+// arrives priority-tagged (tests: vlan_trunk_between_two_rclick_switches
+// in crates/elements/tests/ethernet_netns.rs, with frames crafted by
+// scapy; tests/diff/cases/ethernet-switch-vlan-trunk.case against Click).
+// Add VLANs with a switch and a Classifier pattern each, and access
 // ports by giving a VLAN's switch more ports.
 
 define($ACCESS10 eth0, $ACCESS20 eth1, $TRUNK eth2, $TIMEOUT 300);

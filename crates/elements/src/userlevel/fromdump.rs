@@ -465,7 +465,14 @@ impl Element for FromDump {
         let end = args.read_with("END", ts);
         let end_after = args.read_with("END_AFTER", secs);
         let interval = args.read_with("INTERVAL", secs);
-        let end_call: Option<String> = args.read("END_CALL");
+        // `HANDLER [VALUE]`: the whole argument, words and all.
+        let end_call = args.read_with("END_CALL", |s| {
+            if s.trim().is_empty() {
+                Err("expected 'HANDLER [VALUE]'".to_string())
+            } else {
+                Ok(s.trim().to_string())
+            }
+        });
         self.filepos = args.read_or("FILEPOS", 0u64);
         self.replay.burst = args.read_or("BURST", 1usize).max(1);
         let _mmap: bool = args.read_or("MMAP", false);
