@@ -790,6 +790,78 @@ fn icmp_needfrag_for_our_esp_packets_lowers_the_mtu() {
     assert_eq!(h.read("e.too_big"), "1");
 }
 
+/// RFC 4301 §8.2.1: the fragmentation-needed errors sent to inner hosts
+/// report the tunnel's current path MTU. With PMTU_CALL the encapsulator
+/// writes its inner MTU to the ICMPError before a packet that does not fit
+/// leaves by output 1: first the configured MTU's, then the one a needfrag
+/// from the unprotected side lowered it to, then one set by the `mtu`
+/// handler. (The ICMPError's own PMTU is never right: without the call the
+/// errors would report it.)
+#[test]
+fn icmp_errors_to_inner_hosts_report_the_current_path_mtu() {
+    let dir = scratch("pmtu");
+    let dump = |n: &str| {
+        format!(
+            "ToDump({}, ENCAP IP, SNAPLEN 0, UNBUFFERED true)",
+            dir.join(n).display()
+        )
+    };
+    let text = format!(
+        "Idle -> m :: MarkIPHeader
+           -> e :: ESPTunnelEncap(0x1001, {K128}, 192.0.2.1, 198.51.100.1, MTU 1500,
+                                  PMTU_CALL err.pmtu)
+           -> {} -> Discard;
+         e[1] -> err :: ICMPError(10.1.0.1, unreachable, needfrag, PMTU 9000) -> {} -> Discard;",
+        dump("enc"),
+        dump("icmp")
+    );
+    let mut r = try_from_config(&text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+    let (m, e) = (r.find_element("m").unwrap(), r.find_element("e").unwrap());
+    let reported = |r: &mut Router, n: usize| -> Vec<u16> {
+        let recs = pcap_records(&dir.join("icmp"));
+        assert_eq!(recs.len(), n, "ICMP errors");
+        recs.iter()
+            .map(|p| {
+                assert_eq!(&p[20..22], &[3, 4], "needfrag");
+                assert_eq!(&p[16..20], &[10, 1, 0, 5], "to the inner source");
+                u16::from_be_bytes([p[26], p[27]])
+            })
+            .chain(std::iter::once(read(r, "err.pmtu").parse().unwrap()))
+            .collect()
+    };
+    let big = |len: usize| {
+        let mut p = inner(len - 20, 0);
+        p[6] = 0x40; // DF
+        p[10] = 0;
+        p[11] = 0;
+        let c = rclick_core::wire::checksum::checksum(&p[..20]);
+        p[10..12].copy_from_slice(&c.to_be_bytes());
+        Packet::from_slice(&p)
+    };
+    r.inject_packet(m, 0, big(100));
+    let esp = pcap_records(&dir.join("enc")).pop().unwrap();
+    r.inject_packet(m, 0, big(1447));
+    assert_eq!(reported(&mut r, 1), [1446, 1446]);
+    // A router on the outside says our ESP packets need 1400 bytes.
+    let mut icmp = vec![3, 4, 0, 0, 0, 0];
+    icmp.extend(1400u16.to_be_bytes());
+    icmp.extend(&esp[..28]);
+    let needfrag = ipv4_packet([203, 0, 113, 1], [192, 0, 2, 1], 1, 60, 0, &[], &icmp);
+    r.inject_packet(e, 1, Packet::from_slice(&needfrag));
+    assert_eq!(read(&mut r, "e.inner_mtu"), "1346");
+    r.inject_packet(m, 0, big(1400));
+    assert_eq!(reported(&mut r, 2), [1446, 1346, 1346]);
+    r.write_handler("e.mtu", "1300").unwrap();
+    r.inject_packet(m, 0, big(1300));
+    r.inject_packet(m, 0, big(1247));
+    assert_eq!(reported(&mut r, 4), [1446, 1346, 1246, 1246, 1246]);
+    assert_eq!(read(&mut r, "e.too_big"), "4");
+    // What fits still goes through.
+    r.inject_packet(m, 0, big(1246));
+    assert_eq!(pcap_records(&dir.join("enc")).len(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn configuration_errors() {
     for bad in [

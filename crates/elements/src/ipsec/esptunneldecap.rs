@@ -34,6 +34,19 @@
 //! with a bad trailer has been decrypted. Outer fragments must be
 //! reassembled first (IPReassembler).
 //!
+//! Threads: reached from several threads (`-j N`), the element runs as
+//! one copy per thread sharing the SA database: keys read-only, per-SA
+//! counters atomic, and each SA's anti-replay window lock-free. Checking
+//! a sequence number before the integrity check is a read; recording it
+//! after is one compare-and-swap on the word covering its block of 32
+//! numbers, which fails if another thread recorded the same number first
+//! (the packet, already decrypted, is then counted as a replay). So a
+//! sequence number is accepted once however the threads race, without a
+//! lock per SA and without sending each SA's packets to one thread.
+//! Counting handlers add the copies up; handlers that change the database
+//! act once for all copies. Packets from several sending threads arrive
+//! somewhat out of order: use a wider WINDOW (1024 or more).
+//!
 //! Rekeying: `replace_sa` installs the new SA and keeps accepting the old
 //! one for OVERLAP, so packets in flight under the old key still arrive.
 //! A hot swap keeps the state (window, counters, lifetime clock) of each

@@ -5,7 +5,7 @@
 //!
 //! ## Synopsis
 //! `ESPTunnelEncap(SPI, KEY, SRC, DST [, ALG, ESN, TTL, DSCP, MTU,
-//! LIFETIME_PACKETS, LIFETIME_BYTES, LIFETIME, SEQ])`
+//! LIFETIME_PACKETS, LIFETIME_BYTES, LIFETIME, SEQ, PMTU_CALL])`
 //!
 //! ## Ports and processing
 //! Agnostic input 0, push input 1 (optional: ICMP errors); agnostic output
@@ -41,8 +41,8 @@
 //!
 //! Path MTU (RFC 4301 §8): with MTU set, an inner packet whose ESP packet
 //! would be larger than MTU and that has DF set leaves unchanged by output
-//! 1, for an ICMPError(..., unreachable, needfrag, PMTU N) whose N is the
-//! `inner_mtu` handler's value; without DF it is encapsulated (fragment the
+//! 1, for an ICMPError(..., unreachable, needfrag) whose PMTU is the
+//! `inner_mtu` handler's value (kept so by PMTU_CALL); without DF it is encapsulated (fragment the
 //! outer packet downstream, e.g. with IPFragmenter). Without output 1 such
 //! packets are dropped. Other bad packets (not IPv4, truncated) are counted
 //! and dropped.
@@ -55,8 +55,27 @@
 //! go to output 1 with the smaller `inner_mtu`. Every packet on input 1 is
 //! consumed: the others are counted in `icmp_ignored`.
 //!
+//! With PMTU_CALL, the element writes the current `inner_mtu` to that
+//! handler (normally the `pmtu` of the ICMPError making the
+//! fragmentation-needed errors from output 1) before a packet leaves by
+//! output 1 whenever it differs from the value last written, so the
+//! errors report the tunnel's path MTU as it is now, lowered by ICMP on
+//! input 1 or the `mtu` handler (RFC 4301 §8.2.1), not a fixed number.
+//!
 //! The destination annotation is set to DST, and the network header to the
 //! outer header.
+//!
+//! Threads: reached from several threads (`-j N`), the element runs as
+//! one copy per thread that share the SA and MTU: the keys read-only, the
+//! sequence number one atomic counter from which each copy takes a block
+//! of numbers per batch (one atomic operation per batch), so numbers are
+//! unique within the SA and never reused, and the SA's packet and byte
+//! counts added once per batch. Counting handlers add the copies up.
+//! Packets of two threads leave slightly out of sequence order (by up to
+//! a thread's time slice when threads share a core), so the peer needs a
+//! wider anti-replay window than with one thread (WINDOW 1024 or more).
+//! A LIFETIME_BYTES limit is exact with one thread; with several it may be
+//! passed by the other threads' batches in flight.
 //!
 //! A hot swap to a configuration with the same SPI, key, algorithm and ESN
 //! setting continues the SA (sequence number, IV, counters, lifetime
@@ -81,6 +100,9 @@
 //!   installation by `replace_sa`). Default none.
 //! - **SEQ** (unsigned): the last sequence number already used (testing
 //!   aid, e.g. to cross 2^32 with ESN). Default 0.
+//! - **PMTU_CALL** (handler name `ELEMENT.HANDLER`): a write handler
+//!   given the new `inner_mtu` when it changes, before packets that do not
+//!   fit leave by output 1. Default none.
 //!
 //! ## Handlers
 //! - `sa` (read): the SA, its sequence number and counters (never the key).
@@ -103,8 +125,10 @@
 //!
 //! ## Example
 //! ```click
-//! ... -> ESPTunnelEncap(0x1001, 0x4c80e4c1fbe2e4a3b0e3c6f1e7e2a1b2c3d4e5f6,
-//!                       192.0.2.1, 198.51.100.1) -> ...;
+//! ... -> enc :: ESPTunnelEncap(0x1001, 0x4c80e4c1fbe2e4a3b0e3c6f1e7e2a1b2c3d4e5f6,
+//!                              192.0.2.1, 198.51.100.1, MTU 1500,
+//!                              PMTU_CALL err.pmtu) -> ...;
+//! enc[1] -> err :: ICMPError(10.1.0.1, unreachable, needfrag) -> ...;
 //! ```
 //!
 //! ## See also
