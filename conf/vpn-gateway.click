@@ -32,9 +32,6 @@
 //   ESN             extended sequence numbers, true or false        (false)
 //   WINDOW          anti-replay window                              (128)
 //   MTU             outside MTU                                     (1500)
-//   TUNNEL_PMTU     path MTU reported to inside hosts for DF packets
-//                   that do not fit the tunnel: the `inner_mtu` of
-//                   the encapsulator, 1446 for MTU 1500             (1446)
 //
 // Example: gateway B of the same tunnel swaps the roles:
 //   rclick conf/vpn-gateway.click INSIDE_IP=10.2.0.1 INSIDE_NET=10.2.0.0/16 \
@@ -59,7 +56,7 @@ define($INSIDE_DEV eth0, $INSIDE_IP 10.1.0.1, $INSIDE_ETH 00:00:c0:00:01:01,
        $PEER_IP 198.51.100.1, $REMOTE_NET 10.2.0.0/16,
        $SPI_OUT 0x1001, $KEY_OUT 0x4c80cdefbb5d10da906ac73c3613a6342e443b68,
        $SPI_IN 0x2001, $KEY_IN 0xfeffe9928665731c6d6a8f9467308308cafebabe,
-       $ALG aes128gcm16, $ESN false, $WINDOW 128, $MTU 1500, $TUNNEL_PMTU 1446)
+       $ALG aes128gcm16, $ESN false, $WINDOW 128, $MTU 1500)
 
 // Shared IP input path and routing table (Figure 8). Output 3 is the
 // tunnel.
@@ -119,17 +116,19 @@ local[3] -> Discard;
 
 // Into the tunnel (Figure 5): encrypt and encapsulate, then route the ESP
 // packet to the peer. The outer header copies the inner DSCP; inner
-// packets with DF that do not fit MTU get an ICMP fragmentation-needed
-// error with the tunnel's path MTU (RFC 4301 §8).
+// packets with DF that do not fit the tunnel get an ICMP
+// fragmentation-needed error with the tunnel's current path MTU (RFC 4301
+// §8): enc writes its inner_mtu (1446 for MTU 1500) to tunerr.pmtu
+// whenever it changes.
 rt[3] -> enc :: ESPTunnelEncap($SPI_OUT, $KEY_OUT, $OUTSIDE_IP, $PEER_IP,
-                                ALG $ALG, ESN $ESN, MTU $MTU)
+                                ALG $ALG, ESN $ESN, MTU $MTU,
+                                PMTU_CALL tunerr.pmtu)
   -> rt;
-enc[1] -> ICMPError($INSIDE_IP, unreachable, needfrag, PMTU $TUNNEL_PMTU) -> rt;
+enc[1] -> tunerr :: ICMPError($INSIDE_IP, unreachable, needfrag) -> rt;
 // ICMP errors from the unprotected side (RFC 4301 §6.1.1): a
 // fragmentation-needed message about our ESP packets lowers the tunnel's
-// MTU (path MTU, RFC 4301 §8.2.1; enc.inner_mtu then says what fits, while
-// the ICMP errors above still report TUNNEL_PMTU); the others are counted
-// and dropped.
+// MTU (path MTU, RFC 4301 §8.2.1), and with it the MTU the errors above
+// report; the others are counted and dropped.
 local[2] -> [1]enc;
 
 // Forwarding path for the inside.

@@ -790,6 +790,78 @@ fn icmp_needfrag_for_our_esp_packets_lowers_the_mtu() {
     assert_eq!(h.read("e.too_big"), "1");
 }
 
+/// RFC 4301 §8.2.1: the fragmentation-needed errors sent to inner hosts
+/// report the tunnel's current path MTU. With PMTU_CALL the encapsulator
+/// writes its inner MTU to the ICMPError before a packet that does not fit
+/// leaves by output 1: first the configured MTU's, then the one a needfrag
+/// from the unprotected side lowered it to, then one set by the `mtu`
+/// handler. (The ICMPError's own PMTU is never right: without the call the
+/// errors would report it.)
+#[test]
+fn icmp_errors_to_inner_hosts_report_the_current_path_mtu() {
+    let dir = scratch("pmtu");
+    let dump = |n: &str| {
+        format!(
+            "ToDump({}, ENCAP IP, SNAPLEN 0, UNBUFFERED true)",
+            dir.join(n).display()
+        )
+    };
+    let text = format!(
+        "Idle -> m :: MarkIPHeader
+           -> e :: ESPTunnelEncap(0x1001, {K128}, 192.0.2.1, 198.51.100.1, MTU 1500,
+                                  PMTU_CALL err.pmtu)
+           -> {} -> Discard;
+         e[1] -> err :: ICMPError(10.1.0.1, unreachable, needfrag, PMTU 9000) -> {} -> Discard;",
+        dump("enc"),
+        dump("icmp")
+    );
+    let mut r = try_from_config(&text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+    let (m, e) = (r.find_element("m").unwrap(), r.find_element("e").unwrap());
+    let reported = |r: &mut Router, n: usize| -> Vec<u16> {
+        let recs = pcap_records(&dir.join("icmp"));
+        assert_eq!(recs.len(), n, "ICMP errors");
+        recs.iter()
+            .map(|p| {
+                assert_eq!(&p[20..22], &[3, 4], "needfrag");
+                assert_eq!(&p[16..20], &[10, 1, 0, 5], "to the inner source");
+                u16::from_be_bytes([p[26], p[27]])
+            })
+            .chain(std::iter::once(read(r, "err.pmtu").parse().unwrap()))
+            .collect()
+    };
+    let big = |len: usize| {
+        let mut p = inner(len - 20, 0);
+        p[6] = 0x40; // DF
+        p[10] = 0;
+        p[11] = 0;
+        let c = rclick_core::wire::checksum::checksum(&p[..20]);
+        p[10..12].copy_from_slice(&c.to_be_bytes());
+        Packet::from_slice(&p)
+    };
+    r.inject_packet(m, 0, big(100));
+    let esp = pcap_records(&dir.join("enc")).pop().unwrap();
+    r.inject_packet(m, 0, big(1447));
+    assert_eq!(reported(&mut r, 1), [1446, 1446]);
+    // A router on the outside says our ESP packets need 1400 bytes.
+    let mut icmp = vec![3, 4, 0, 0, 0, 0];
+    icmp.extend(1400u16.to_be_bytes());
+    icmp.extend(&esp[..28]);
+    let needfrag = ipv4_packet([203, 0, 113, 1], [192, 0, 2, 1], 1, 60, 0, &[], &icmp);
+    r.inject_packet(e, 1, Packet::from_slice(&needfrag));
+    assert_eq!(read(&mut r, "e.inner_mtu"), "1346");
+    r.inject_packet(m, 0, big(1400));
+    assert_eq!(reported(&mut r, 2), [1446, 1346, 1346]);
+    r.write_handler("e.mtu", "1300").unwrap();
+    r.inject_packet(m, 0, big(1300));
+    r.inject_packet(m, 0, big(1247));
+    assert_eq!(reported(&mut r, 4), [1446, 1346, 1246, 1246, 1246]);
+    assert_eq!(read(&mut r, "e.too_big"), "4");
+    // What fits still goes through.
+    r.inject_packet(m, 0, big(1246));
+    assert_eq!(pcap_records(&dir.join("enc")).len(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn configuration_errors() {
     for bad in [
@@ -1236,6 +1308,88 @@ fn two_vpn_gateways_back_to_back() {
         assert_eq!(&got[12..], &p[12..]);
         assert_eq!(got[1], p[1]);
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// conf/vpn-gateway.click, RFC 4301 §8: an inside host's packet with DF
+/// that does not fit the tunnel gets a fragmentation-needed error with the
+/// tunnel's path MTU, first from the outside MTU (1500: 1446 for the inner
+/// packet), then, after a router on the outside says the ESP packets need
+/// 1400 bytes, the lowered one (1346). The errors' contents are checked
+/// by icmp_errors_to_inner_hosts_report_the_current_path_mtu; here the
+/// gateway's wiring: what its ICMPError (tunerr) is set to report each
+/// time.
+#[test]
+fn vpn_gateway_reports_the_tunnels_current_path_mtu() {
+    let dir = scratch("gwpmtu");
+    let (a_in, a_out) = (dir.join("a-inside"), dir.join("a-outside"));
+    const KA: &str = "0x00112233445566778899aabbccddeeff01020304";
+    const KB: &str = "0xffeeddccbbaa99887766554433221100a0b0c0d0";
+    let host_a = mac("02:00:00:00:0a:05");
+    let a_mac = mac("00:00:c0:00:01:01");
+    write_pcap_ether(&a_in.with_extension("in.pcap"), &[]);
+    write_pcap_ether(&a_out.with_extension("in.pcap"), &[]);
+    let mut r = run_gateway(&[
+        ("INSIDE_DEV", a_in.display().to_string()),
+        ("OUTSIDE_DEV", a_out.display().to_string()),
+        ("KEY_OUT", KA.into()),
+        ("KEY_IN", KB.into()),
+    ]);
+    let df = |len: usize| {
+        let mut p = ipv4_packet(
+            [10, 1, 0, 5],
+            [10, 2, 0, 7],
+            17,
+            64,
+            0,
+            &[],
+            &vec![7; len - 20],
+        );
+        p[6] = 0x40;
+        p[10] = 0;
+        p[11] = 0;
+        let c = rclick_core::wire::checksum::checksum(&p[..20]);
+        p[10..12].copy_from_slice(&c.to_be_bytes());
+        Packet::from_slice(&ether(a_mac, host_a, 0x0800, &p))
+    };
+    let (c0, c1) = (r.find_element("c0").unwrap(), r.find_element("c1").unwrap());
+    r.inject_packet(c0, 0, df(1447));
+    r.inject_packet(c0, 0, df(1400));
+    let _ = r.run_limited(200);
+    assert_eq!(read(&mut r, "enc.too_big"), "1");
+    assert_eq!(read(&mut r, "enc.packets"), "1");
+    assert_eq!(read(&mut r, "tunerr.pmtu"), "1446");
+    // 192.0.2.254 on the outside: our ESP packets need 1400 bytes.
+    let quoted = ipv4_packet(
+        [192, 0, 2, 1],
+        [198, 51, 100, 1],
+        50,
+        64,
+        0,
+        &[],
+        &[0, 0, 0x10, 0x01, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+    );
+    let mut icmp = vec![3, 4, 0, 0, 0, 0];
+    icmp.extend(1400u16.to_be_bytes());
+    icmp.extend(&quoted[..28]);
+    let c = rclick_core::wire::checksum::checksum(&icmp);
+    icmp[2..4].copy_from_slice(&c.to_be_bytes());
+    let needfrag = ipv4_packet([192, 0, 2, 254], [192, 0, 2, 1], 1, 64, 0, &[], &icmp);
+    r.inject_packet(
+        c1,
+        0,
+        Packet::from_slice(&ether(
+            mac("00:00:c0:00:02:01"),
+            mac("00:00:c0:00:02:fe"),
+            0x0800,
+            &needfrag,
+        )),
+    );
+    r.inject_packet(c0, 0, df(1400));
+    let _ = r.run_limited(200);
+    assert_eq!(read(&mut r, "enc.pmtu_updates"), "1");
+    assert_eq!(read(&mut r, "enc.too_big"), "2");
+    assert_eq!(read(&mut r, "tunerr.pmtu"), "1346");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -34,6 +34,19 @@
 //! with a bad trailer has been decrypted. Outer fragments must be
 //! reassembled first (IPReassembler).
 //!
+//! Threads: reached from several threads (`-j N`), the element runs as
+//! one copy per thread sharing the SA database: keys read-only, per-SA
+//! counters atomic, and each SA's anti-replay window lock-free. Checking
+//! a sequence number before the integrity check is a read; recording it
+//! after is one compare-and-swap on the word covering its block of 32
+//! numbers, which fails if another thread recorded the same number first
+//! (the packet, already decrypted, is then counted as a replay). So a
+//! sequence number is accepted once however the threads race, without a
+//! lock per SA and without sending each SA's packets to one thread.
+//! Counting handlers add the copies up; handlers that change the database
+//! act once for all copies. Packets from several sending threads arrive
+//! somewhat out of order: use a wider WINDOW (1024 or more).
+//!
 //! Rekeying: `replace_sa` installs the new SA and keeps accepting the old
 //! one for OVERLAP, so packets in flight under the old key still arrive.
 //! A hot swap keeps the state (window, counters, lifetime clock) of each
@@ -83,20 +96,35 @@
 //! ## See also
 //! ESPTunnelEncap, IPReassembler
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rclick_core::conf::{parse_seconds, parse_u64, Args};
 use rclick_core::element::kinds::FilterOrDrop;
+use rclick_core::element::PerThread;
 use rclick_core::wire::esp::PROTO_ESP;
 use rclick_core::wire::{EspHeader, Ipv4Header};
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
 
-use super::sa::{parse_spi, Alg, EspError, Sa, SaOptions, SaSpec};
+use super::sa::{parse_spi, Alg, EspError, InSa, Published, SaOptions, SaSpec, View};
+
+/// The inbound security association database: the SAs, found by SPI.
+type Sad = Vec<Arc<InSa>>;
 
 pub struct ESPTunnelDecap {
-    sas: Vec<Sa>,
+    /// The database, shared by the element's copies on other threads.
+    sad: Arc<Published<Sad>>,
+    /// This thread's view of it.
+    view: View<Sad>,
+    /// A copy for another thread: handlers that change the shared
+    /// database act on the element only (the router writes every copy
+    /// too).
+    copy: bool,
     opts: SaOptions,
     overlap: Duration,
+    /// The configured SAs and SEQ, for a hot swap.
+    specs: Vec<SaSpec>,
+    seq0: u64,
     packets: u64,
     bytes: u64,
     replay_drops: u64,
@@ -111,14 +139,20 @@ pub struct ESPTunnelDecap {
 
 impl Default for ESPTunnelDecap {
     fn default() -> Self {
+        let sad = Arc::new(Published::new(Vec::new()));
+        let view = sad.view();
         ESPTunnelDecap {
-            sas: Vec::new(),
+            sad,
+            view,
+            copy: false,
             opts: SaOptions {
                 esn: false,
                 window: super::sa::MIN_WINDOW,
                 lifetime: Default::default(),
             },
             overlap: Duration::from_secs(30),
+            specs: Vec::new(),
+            seq0: 0,
             packets: 0,
             bytes: 0,
             replay_drops: 0,
@@ -135,6 +169,9 @@ impl Default for ESPTunnelDecap {
 
 impl FilterOrDrop for ESPTunnelDecap {
     fn filter_or_drop(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
+        if self.sad.stale(&self.view) {
+            self.sad.refresh(&mut self.view);
+        }
         let (hl, total, outer_ecn) = match Ipv4Header::new_checked(p.data()) {
             Ok(ip)
                 if ip.protocol() == PROTO_ESP
@@ -156,17 +193,18 @@ impl FilterOrDrop for ESPTunnelDecap {
                 return Some(Err(p));
             }
         };
-        let Some(idx) = self.sas.iter().position(|s| s.spi == spi) else {
+        let Some(sa) = self.view.cur.iter().find(|s| s.spi() == spi) else {
             self.unknown_spi_drops += 1;
             return Some(Err(p));
         };
         let now = ctx.recent();
-        let sa = &mut self.sas[idx];
         if sa.expired(now) {
             self.expired_drops += 1;
-            if sa.retire_at.is_some() {
-                // The overlap of a replaced SA is over: forget it.
-                self.sas.swap_remove(idx);
+            if sa.retire_at().is_some() {
+                // The overlap of a replaced SA is over: forget it (every
+                // thread's next packet sees it gone).
+                self.sad
+                    .update(|v| v.iter().filter(|s| s.spi() != spi).cloned().collect());
             }
             return Some(Err(p));
         }
@@ -180,9 +218,7 @@ impl FilterOrDrop for ESPTunnelDecap {
             Ok((_seq, off, inner_len, next)) => {
                 // The lifetime clock of a configured SA starts with its
                 // first authentic packet (a forged one must not start it).
-                if sa.created.is_none() {
-                    sa.created = Some(now);
-                }
+                sa.start(now);
                 if next == 59 {
                     self.dummy_drops += 1;
                     return None;
@@ -216,8 +252,7 @@ impl FilterOrDrop for ESPTunnelDecap {
                     ip.set_ecn(ecn);
                     ip.fill_checksum();
                 }
-                sa.counters.packets += 1;
-                sa.counters.bytes += inner_len as u64;
+                sa.count(inner_len as u64);
                 self.packets += 1;
                 self.bytes += inner_len as u64;
                 p.set_network_header(0, ihl);
@@ -227,11 +262,11 @@ impl FilterOrDrop for ESPTunnelDecap {
             Err(e) => {
                 match e {
                     EspError::Replay => {
-                        sa.counters.replay_drops += 1;
+                        sa.count_replay();
                         self.replay_drops += 1;
                     }
                     EspError::Auth => {
-                        sa.counters.auth_failures += 1;
+                        sa.count_auth_failure();
                         self.auth_failures += 1;
                     }
                     EspError::BadTrailer => self.trailer_drops += 1,
@@ -245,22 +280,30 @@ impl FilterOrDrop for ESPTunnelDecap {
 }
 
 impl ESPTunnelDecap {
+    /// Installs an SA from `spec`, started at `now`, beside the others.
     fn add(&mut self, spec: &SaSpec, now: Option<Timestamp>) -> Result<(), String> {
-        if self.sas.iter().any(|s| s.spi == spec.spi) {
+        let sad = self.sad.get();
+        if sad.iter().any(|s| s.spi() == spec.spi) {
             return Err(format!("SPI 0x{:08x} already installed", spec.spi));
         }
-        let mut sa = self.opts.sa(spec)?;
-        sa.created = now;
-        self.sas.push(sa);
+        let sa = InSa::new(spec, &self.opts)?;
+        sa.set_created(now);
+        let sa = Arc::new(sa);
+        self.sad.update(|v| {
+            let mut v = v.clone();
+            v.push(sa);
+            v
+        });
         Ok(())
     }
 }
 
 fn read_sa(e: &ESPTunnelDecap, param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
     let spi = parse_spi(param.ok_or("expected SPI")?)?;
-    e.sas
+    e.sad
+        .get()
         .iter()
-        .find(|s| s.spi == spi)
+        .find(|s| s.spi() == spi)
         .map(|s| s.describe(ctx.recent()))
         .ok_or_else(|| format!("no SA with SPI 0x{spi:08x}"))
 }
@@ -272,15 +315,19 @@ fn replace_sa(e: &mut ESPTunnelDecap, v: &str, ctx: &mut Ctx) -> Result<(), Stri
         .ok_or("expected 'OLD_SPI SPI KEY [ALG]'")?;
     let old = parse_spi(old)?;
     let spec = SaSpec::parse(rest)?;
-    let Some(i) = e.sas.iter().position(|s| s.spi == old) else {
+    if e.copy {
+        return Ok(());
+    }
+    let Some(old_sa) = e.sad.get().iter().find(|s| s.spi() == old).cloned() else {
         return Err(format!("no SA with SPI 0x{old:08x}"));
     };
     let now = ctx.recent();
     e.add(&spec, Some(now))?;
     if e.overlap.is_zero() {
-        e.sas.retain(|s| s.spi != old);
-    } else if let Some(s) = e.sas.get_mut(i) {
-        s.retire_at = Some(now + e.overlap);
+        e.sad
+            .update(|v| v.iter().filter(|s| s.spi() != old).cloned().collect());
+    } else {
+        old_sa.set_retire_at(Some(now + e.overlap));
     }
     Ok(())
 }
@@ -289,7 +336,7 @@ const HANDLERS: &[Handler<ESPTunnelDecap>] = &[
     Handler::read("sas", |e, ctx| {
         let now = ctx.recent();
         let mut out = String::new();
-        for s in &e.sas {
+        for s in e.sad.get().iter() {
             out.push_str(&s.describe(now));
             out.push('\n');
         }
@@ -308,16 +355,22 @@ const HANDLERS: &[Handler<ESPTunnelDecap>] = &[
     Handler::data("ecn_drops", |e| &e.ecn_drops),
     Handler::write("add_sa", |e, v, ctx| {
         let spec = SaSpec::parse(v)?;
+        if e.copy {
+            return Ok(());
+        }
         e.add(&spec, Some(ctx.recent()))
     }),
     Handler::write("replace_sa", replace_sa),
     Handler::write("remove_sa", |e, v, _| {
         let spi = parse_spi(v)?;
-        let n = e.sas.len();
-        e.sas.retain(|s| s.spi != spi);
-        if e.sas.len() == n {
+        if e.copy {
+            return Ok(());
+        }
+        if !e.sad.get().iter().any(|s| s.spi() == spi) {
             return Err(format!("no SA with SPI 0x{spi:08x}"));
         }
+        e.sad
+            .update(|v| v.iter().filter(|s| s.spi() != spi).cloned().collect());
         Ok(())
     }),
     Handler::read_write(
@@ -332,20 +385,89 @@ const HANDLERS: &[Handler<ESPTunnelDecap>] = &[
 
 rclick_core::element_class!(ESPTunnelDecap);
 
+impl PerThread for ESPTunnelDecap {
+    const SUMMED: &'static [&'static str] = &[
+        "packets",
+        "bytes",
+        "replay_drops",
+        "auth_failures",
+        "malformed_drops",
+        "unknown_spi_drops",
+        "trailer_drops",
+        "expired_drops",
+        "dummy_drops",
+        "ecn_drops",
+    ];
+
+    /// A copy shares the SA database (keys, windows, per-SA counters);
+    /// its own counts are added to the element's when read.
+    fn fresh_copy(&self) -> Option<Self> {
+        Some(ESPTunnelDecap {
+            sad: Arc::clone(&self.sad),
+            view: self.sad.view(),
+            copy: true,
+            opts: self.opts,
+            overlap: self.overlap,
+            ..ESPTunnelDecap::default()
+        })
+    }
+
+    fn absorb(&mut self, c: Self) {
+        self.packets += c.packets;
+        self.bytes += c.bytes;
+        self.replay_drops += c.replay_drops;
+        self.auth_failures += c.auth_failures;
+        self.malformed_drops += c.malformed_drops;
+        self.unknown_spi_drops += c.unknown_spi_drops;
+        self.trailer_drops += c.trailer_drops;
+        self.expired_drops += c.expired_drops;
+        self.dummy_drops += c.dummy_drops;
+        self.ecn_drops += c.ecn_drops;
+    }
+}
+
+impl ESPTunnelDecap {
+    /// The configured SAs, fresh.
+    fn configured(&self) -> Result<Sad, String> {
+        let mut sas = Vec::with_capacity(self.specs.len());
+        for s in &self.specs {
+            let sa = InSa::new(s, &self.opts)?;
+            if self.seq0 != 0 {
+                sa.window.update(self.seq0);
+            }
+            sas.push(sa);
+        }
+        Ok(sas.into_iter().map(Arc::new).collect())
+    }
+}
+
 impl Element for ESPTunnelDecap {
     rclick_core::element_kind!(filter_or_drop);
     rclick_core::handlers!(HANDLERS);
     rclick_core::filter_ports!();
+    rclick_core::per_thread!();
 
     fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
         let Some(o) = old.as_any_mut().downcast_mut::<ESPTunnelDecap>() else {
             return false;
         };
+        let old_sad = o.sad.get();
         let mut took = false;
-        for sa in &mut self.sas {
-            if let Some(old) = o.sas.iter_mut().find(|s| s.spi == sa.spi) {
+        let mut sas = Vec::with_capacity(self.specs.len());
+        for s in &self.specs {
+            let Ok(mut sa) = InSa::new(s, &self.opts) else {
+                return false;
+            };
+            if self.seq0 != 0 {
+                sa.window.update(self.seq0);
+            }
+            if let Some(old) = old_sad.iter().find(|x| x.spi() == s.spi) {
                 took |= sa.continue_from(old);
             }
+            sas.push(Arc::new(sa));
+        }
+        if took {
+            self.sad.publish(sas);
         }
         took
     }
@@ -377,20 +499,20 @@ impl Element for ESPTunnelDecap {
         if !opts.esn && seq > u64::from(u32::MAX) {
             return Err("SEQ: too large without ESN".into());
         }
-        let mut sas = Vec::with_capacity(specs.len());
-        for s in &specs {
-            if sas.iter().any(|x: &Sa| x.spi == s.spi) {
+        for (i, s) in specs.iter().enumerate() {
+            if specs[..i].iter().any(|x| x.spi == s.spi) {
                 return Err(format!("SA: SPI 0x{:08x} given twice", s.spi).into());
             }
-            let mut sa = opts.sa(s).map_err(rclick_core::element::Errors::from)?;
-            if seq != 0 {
-                sa.replay.update(seq);
-            }
-            sas.push(sa);
         }
-        self.sas = sas;
+        self.specs = specs;
+        self.seq0 = seq;
         self.opts = opts;
         self.overlap = overlap;
+        let sas = self
+            .configured()
+            .map_err(rclick_core::element::Errors::from)?;
+        self.sad = Arc::new(Published::new(sas));
+        self.view = self.sad.view();
         Ok(())
     }
 }

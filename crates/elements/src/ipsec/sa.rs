@@ -2,10 +2,23 @@
 //! and keys, the sequence number (32-bit or extended, RFC 4303 §2.2.1),
 //! the anti-replay window (RFC 4303 §3.4.3 and Appendix A), lifetimes in
 //! packets, bytes and time, and per-SA counters; and the ESP tunnel-mode
-//! transforms that use them ([`Sa::seal`] and [`Sa::open`]).
+//! transforms that use them ([`SaKeys::seal`] and [`InSa::open`]).
 //!
-//! This is not an element: `ESPTunnelEncap` and `ESPTunnelDecap` hold the
-//! SAs (the outbound one, and the inbound database keyed by SPI).
+//! This is not an element: `ESPTunnelEncap` holds the outbound SA
+//! ([`OutSa`]) and `ESPTunnelDecap` the inbound database keyed by SPI
+//! ([`InSa`]), each [`Published`] so that the copies of the element on
+//! several threads (`-j N`) share them.
+//!
+//! ## Threads
+//! An SA is shared, not copied, by the threads that use it: its keys
+//! ([`SaKeys`], the expanded key schedule) are read-only; the outbound
+//! sequence number is one atomic from which each thread takes a block per
+//! batch (so numbers are unique within the SA and never reused, RFC 4303
+//! §3.3.3, however the threads interleave; packets of two threads leave
+//! slightly out of order, which the peer's window absorbs); the inbound
+//! anti-replay window is lock-free ([`ReplayWindow`]); counters are
+//! atomics added to once per batch (outbound) or per packet (inbound).
+//! Nothing on the packet path locks.
 //!
 //! The ciphers come from RustCrypto's audited `aes-gcm` (AES-NI and
 //! CLMUL when the processor has them, detected at run time) and
@@ -23,6 +36,8 @@
 //! extended sequence numbers (RFC 4106 §5).
 
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use aes_gcm::aead::{AeadInOut, KeyInit};
 use aes_gcm::{Aes128Gcm, Aes256Gcm};
@@ -180,27 +195,32 @@ pub struct Lifetime {
     pub time: Option<Timestamp>,
 }
 
-/// Per-SA counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SaCounters {
-    /// Packets protected (outbound) or accepted (inbound).
-    pub packets: u64,
-    /// Bytes of inner packets protected or accepted.
-    pub bytes: u64,
-    /// Inbound packets dropped as replays or too old for the window.
-    pub replay_drops: u64,
-    /// Inbound packets whose integrity check failed.
-    pub auth_failures: u64,
-}
+/// Sequence numbers one slot of a [`ReplayWindow`] covers.
+const BLOCK: u64 = 32;
 
 /// The sliding anti-replay window of RFC 4303 §3.4.3 over 64-bit
-/// sequence numbers: `top` is the highest sequence number accepted, bit
-/// `s % size` records whether `s` (within `size` below `top`) was seen.
-#[derive(Clone, Debug)]
+/// sequence numbers, which several threads may check and update at once
+/// without a lock.
+///
+/// `top` is the highest sequence number accepted. The bits are a ring of
+/// slots, each covering a block of 32 sequence numbers (RFC 6479's layout,
+/// without bit shifting); a slot is one `AtomicU64` whose high half names
+/// the block it records (sequence number / 32, truncated to 32 bits) and
+/// whose low half says which of that block's numbers were accepted.
+/// Accepting `s` is one compare-and-swap on its block's slot: it sets
+/// `s`'s bit when the slot records `s`'s block, claims the slot for it
+/// (forgetting the older block, by then below the window) when the slot
+/// records an older one, and refuses when the bit is already set or the
+/// slot already records a newer block. A slot's block only grows, so a
+/// sequence number is accepted at most once whatever the threads do;
+/// `top` (an atomic maximum) only decides what is too old. One slot more
+/// than `size / 32` gives every number within `size` of `top` a slot of
+/// its own. (Block numbers compare modulo 2^32: exact while the sequence
+/// numbers of one window lie within 2^36 of each other.)
 pub struct ReplayWindow {
-    bits: Vec<u64>,
+    slots: Box<[AtomicU64]>,
     size: u64,
-    top: u64,
+    top: AtomicU64,
 }
 
 impl ReplayWindow {
@@ -208,10 +228,11 @@ impl ReplayWindow {
     /// 64, at least [`MIN_WINDOW`], at most [`MAX_WINDOW`]).
     pub fn new(size: usize) -> ReplayWindow {
         let size = size.clamp(MIN_WINDOW, MAX_WINDOW).div_ceil(64) * 64;
+        let n = size / BLOCK as usize + 1;
         ReplayWindow {
-            bits: vec![0; size / 64],
+            slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
             size: size as u64,
-            top: 0,
+            top: AtomicU64::new(0),
         }
     }
 
@@ -222,65 +243,86 @@ impl ReplayWindow {
 
     /// The highest sequence number accepted so far (0: none).
     pub fn top(&self) -> u64 {
-        self.top
+        self.top.load(Ordering::Acquire)
     }
 
-    fn bit(&self, s: u64) -> (usize, u64) {
-        let i = s % self.size;
-        ((i / 64) as usize, 1u64 << (i % 64))
+    /// `seq`'s slot, its block's tag and its bit there.
+    fn slot(&self, seq: u64) -> (&AtomicU64, u64, u64) {
+        let block = seq / BLOCK;
+        let i = (block % self.slots.len() as u64) as usize;
+        (&self.slots[i], block & 0xffff_ffff, 1u64 << (seq % BLOCK))
+    }
+
+    /// How the block recorded in slot value `v` compares with `tag`:
+    /// positive when newer, 0 the same, negative older.
+    fn age(v: u64, tag: u64) -> i32 {
+        ((v >> 32) as u32).wrapping_sub(tag as u32) as i32
+    }
+
+    /// Whether `seq` is 0 or lies below the window.
+    fn too_old(&self, seq: u64) -> bool {
+        let top = self.top();
+        seq == 0 || (seq <= top && top - seq >= self.size)
     }
 
     /// Whether `seq` may be accepted: new, and not below the window.
     /// Sequence number 0 is never sent (RFC 4303 §3.3.3) and is refused.
     pub fn check(&self, seq: u64) -> bool {
-        if seq == 0 {
+        if self.too_old(seq) {
             return false;
         }
-        if seq > self.top {
-            return true;
+        let (slot, tag, bit) = self.slot(seq);
+        let v = slot.load(Ordering::Acquire);
+        match Self::age(v, tag) {
+            a if a > 0 => false,
+            0 => v & bit == 0,
+            _ => true,
         }
-        if self.top - seq >= self.size {
-            return false;
-        }
-        let (w, m) = self.bit(seq);
-        self.bits.get(w).is_some_and(|b| b & m == 0)
     }
 
-    /// Records `seq` as accepted (call only after the integrity check
-    /// passed and [`check`](ReplayWindow::check) said yes).
-    pub fn update(&mut self, seq: u64) {
-        if seq > self.top {
-            let d = seq - self.top;
-            if d >= self.size {
-                self.bits.iter_mut().for_each(|b| *b = 0);
-            } else {
-                for s in self.top + 1..seq {
-                    let (w, m) = self.bit(s);
-                    if let Some(b) = self.bits.get_mut(w) {
-                        *b &= !m;
-                    }
-                }
+    /// Records `seq` as accepted, if it still may be (call after the
+    /// integrity check passed): false when another thread accepted the
+    /// same number first, or the window has moved past it.
+    pub fn accept(&self, seq: u64) -> bool {
+        if self.too_old(seq) {
+            return false;
+        }
+        let (slot, tag, bit) = self.slot(seq);
+        let mut v = slot.load(Ordering::Acquire);
+        loop {
+            let new = match Self::age(v, tag) {
+                a if a > 0 => return false,
+                0 if v & bit != 0 => return false,
+                0 => v | bit,
+                _ => (tag << 32) | bit,
+            };
+            match slot.compare_exchange_weak(v, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(x) => v = x,
             }
-            self.top = seq;
         }
-        let (w, m) = self.bit(seq);
-        if let Some(b) = self.bits.get_mut(w) {
-            *b |= m;
+        if seq > self.top.load(Ordering::Relaxed) {
+            self.top.fetch_max(seq, Ordering::AcqRel);
         }
+        true
+    }
+
+    /// Records `seq` as accepted (configuration: the SEQ keyword, a hot
+    /// swap).
+    pub fn update(&self, seq: u64) {
+        self.accept(seq);
     }
 
     /// A window of `size` with the same top, that refuses what this one
     /// refuses (sequence numbers this one no longer covers count as seen).
     pub fn resized(&self, size: usize) -> ReplayWindow {
-        let mut w = ReplayWindow::new(size);
-        w.top = self.top;
-        let low = self.top.saturating_sub(w.size - 1).max(1);
-        for s in low..=self.top {
+        let w = ReplayWindow::new(size);
+        let top = self.top();
+        w.top.store(top, Ordering::Relaxed);
+        let low = top.saturating_sub(w.size - 1).max(1);
+        for s in low..=top {
             if !self.check(s) {
-                let (i, m) = w.bit(s);
-                if let Some(b) = w.bits.get_mut(i) {
-                    *b |= m;
-                }
+                w.accept(s);
             }
         }
         w
@@ -290,8 +332,9 @@ impl ReplayWindow {
     /// given the window (RFC 4303 Appendix A2.2); `None` when it would lie
     /// below sequence number 0.
     pub fn infer_esn(&self, low: u32) -> Option<u64> {
-        let th = (self.top >> 32) as u32;
-        let tl = self.top as u32;
+        let top = self.top();
+        let th = (top >> 32) as u32;
+        let tl = top as u32;
         let w = self.size as u32;
         let bottom = tl.wrapping_sub(w).wrapping_add(1);
         let high = if tl >= w - 1 {
@@ -422,101 +465,77 @@ pub enum EspError {
     Expired,
 }
 
-/// A security association.
-pub struct Sa {
+/// "No time yet" in the atomic time fields.
+const NO_TIME: i64 = i64::MIN;
+
+fn time_of(t: &AtomicI64) -> Option<Timestamp> {
+    match t.load(Ordering::Acquire) {
+        NO_TIME => None,
+        n => Some(Timestamp(n)),
+    }
+}
+
+fn set_time(t: &AtomicI64, v: Option<Timestamp>) {
+    t.store(v.map_or(NO_TIME, |v| v.nanos()), Ordering::Release);
+}
+
+/// Sets `t` to `now` if it has no time yet (the first packet's thread
+/// wins).
+fn start_time(t: &AtomicI64, now: Timestamp) {
+    if t.load(Ordering::Relaxed) == NO_TIME {
+        let _ = t.compare_exchange(NO_TIME, now.nanos(), Ordering::AcqRel, Ordering::Relaxed);
+    }
+}
+
+/// Keeps what it holds on a cache line of its own: the atomics every
+/// thread writes apart from what they only read.
+#[repr(align(64))]
+#[derive(Default)]
+pub struct Padded<T>(pub T);
+
+/// What an SA's packets are protected with: SPI, algorithm, keyed cipher,
+/// salt and IV mask. Read-only once made, so the threads that use an SA
+/// share one copy (the expanded key schedule) without locking.
+pub struct SaKeys {
     /// Security parameters index.
     pub spi: u32,
     /// Algorithm.
     pub alg: Alg,
-    cipher: Cipher,
-    salt: [u8; SALT_LEN],
     /// Extended (64-bit) sequence numbers.
     pub esn: bool,
-    /// Hard lifetime.
-    pub lifetime: Lifetime,
-    /// Counters.
-    pub counters: SaCounters,
-    /// When the SA was installed (or first used).
-    pub created: Option<Timestamp>,
-    /// For an inbound SA being replaced: when it stops being accepted.
-    pub retire_at: Option<Timestamp>,
-    /// Outbound: the last sequence number sent (0: none yet).
-    pub seq: u64,
+    cipher: Cipher,
+    salt: [u8; SALT_LEN],
     /// Outbound: XORed into the sequence number to make the IV.
     iv_mask: u64,
-    /// Inbound: the anti-replay window.
-    pub replay: ReplayWindow,
     /// The key material, to recognise the same SA across a hot swap.
     keymat: Vec<u8>,
 }
 
-impl Sa {
-    /// An SA from its spec.
-    pub fn new(spec: &SaSpec, esn: bool, window: usize, lifetime: Lifetime) -> Result<Sa, String> {
+impl SaKeys {
+    /// Keys an SA from its spec.
+    pub fn new(spec: &SaSpec, esn: bool) -> Result<SaKeys, String> {
         let keylen = spec.alg.keymat_len() - SALT_LEN;
         let key = spec.keymat.get(..keylen).ok_or("key too short")?;
         let mut salt = [0u8; SALT_LEN];
         salt.copy_from_slice(spec.keymat.get(keylen..).ok_or("key too short")?);
-        Ok(Sa {
+        Ok(SaKeys {
             spi: spec.spi,
             alg: spec.alg,
+            esn,
             cipher: Cipher::new(spec.alg, key)?,
             salt,
-            esn,
-            lifetime,
-            counters: SaCounters::default(),
-            created: None,
-            retire_at: None,
-            seq: 0,
             iv_mask: random_u64(),
-            replay: ReplayWindow::new(window),
             keymat: spec.keymat.clone(),
         })
     }
 
-    /// Hot swap: when `old` (the SA with this SPI in the old router) has
-    /// the same key, algorithm and sequence number size, this SA continues
-    /// it: `old`'s sequence number, IV mask, window, counters and times
-    /// are taken (this SA's lifetime and window size apply, and the higher
-    /// of the two sequence numbers and window tops). Starting again from
-    /// sequence number 1 under the same key would make the peer drop
-    /// every packet as a replay until it passes the old number, and an
-    /// empty inbound window would accept every old packet again. Returns
-    /// whether anything was taken; another key means a new SA.
-    pub fn continue_from(&mut self, old: &mut Sa) -> bool {
-        if old.spi != self.spi
-            || old.alg != self.alg
-            || old.esn != self.esn
-            || old.keymat != self.keymat
-        {
-            return false;
-        }
-        let (lifetime, window, seq, top) = (
-            self.lifetime,
-            self.replay.size(),
-            self.seq,
-            self.replay.top(),
-        );
-        std::mem::swap(self, old);
-        self.lifetime = lifetime;
-        self.seq = self.seq.max(seq);
-        if self.replay.size() != window {
-            self.replay = self.replay.resized(window as usize);
-        }
-        if top > self.replay.top() {
-            self.replay.update(top);
-        }
-        true
-    }
-
-    /// Whether the lifetime (or the overlap of a replaced SA) is over at
-    /// `now`.
-    pub fn expired(&self, now: Timestamp) -> bool {
-        let l = &self.lifetime;
-        (l.packets != 0 && self.counters.packets >= l.packets)
-            || (l.bytes != 0 && self.counters.bytes >= l.bytes)
-            || matches!((l.time, self.created), (Some(t), Some(c)) if now.nanos() - c.nanos() >= t.nanos())
-            || self.retire_at.is_some_and(|t| now.nanos() >= t.nanos())
+    /// Whether `other` is the same SA: SPI, algorithm, ESN setting and
+    /// key.
+    fn same(&self, other: &SaKeys) -> bool {
+        self.spi == other.spi
+            && self.alg == other.alg
+            && self.esn == other.esn
+            && self.keymat == other.keymat
     }
 
     fn nonce(&self, iv: &[u8]) -> [u8; 12] {
@@ -526,9 +545,9 @@ impl Sa {
         n
     }
 
-    fn aad(&self, spi: u32, seq: u64) -> ([u8; 12], usize) {
+    fn aad(&self, seq: u64) -> ([u8; 12], usize) {
         let mut a = [0u8; 12];
-        a[..4].copy_from_slice(&spi.to_be_bytes());
+        a[..4].copy_from_slice(&self.spi.to_be_bytes());
         if self.esn {
             a[4..].copy_from_slice(&seq.to_be_bytes());
             (a, 12)
@@ -538,34 +557,11 @@ impl Sa {
         }
     }
 
-    /// Bytes of padding after `payload_len` bytes so that the payload,
-    /// padding and 2-byte trailer end on a 4-byte boundary (RFC 4303
-    /// §2.4).
-    pub fn pad_len(payload_len: usize) -> usize {
-        (4 - (payload_len + 2) % 4) % 4
-    }
-
-    /// Takes the next outbound sequence number, or `None` when they are
-    /// used up (2^32 - 1 without ESN, RFC 4303 §3.3.3: the SA must be
-    /// replaced).
-    pub fn next_seq(&mut self) -> Option<u64> {
-        let limit = if self.esn {
-            u64::MAX
-        } else {
-            u64::from(u32::MAX)
-        };
-        if self.seq >= limit {
-            return None;
-        }
-        self.seq += 1;
-        Some(self.seq)
-    }
-
     /// Protects an ESP payload in place. `esp` is the whole ESP packet:
     /// 8-byte header, 8-byte IV, then the plaintext (inner packet,
     /// padding, pad length, next header, already written), then 16 bytes
     /// for the ICV. Writes the header, IV and ICV and encrypts.
-    pub fn seal(&mut self, esp: &mut [u8], seq: u64) -> Result<(), EspError> {
+    pub fn seal(&self, esp: &mut [u8], seq: u64) -> Result<(), EspError> {
         let n = esp.len();
         if n < 8 + IV_LEN + 2 + ICV_LEN {
             return Err(EspError::Malformed);
@@ -575,7 +571,7 @@ impl Sa {
         let iv = (seq ^ self.iv_mask).to_be_bytes();
         esp[8..16].copy_from_slice(&iv);
         let nonce = self.nonce(&iv);
-        let (aad, alen) = self.aad(self.spi, seq);
+        let (aad, alen) = self.aad(seq);
         let (body, icv) = esp[16..].split_at_mut(n - 16 - ICV_LEN);
         let tag = self
             .cipher
@@ -585,15 +581,357 @@ impl Sa {
         Ok(())
     }
 
-    /// Checks the sequence number of the ESP packet `esp` (header first)
-    /// against the window and returns the inferred 64-bit number.
+    /// Checks the ICV of the ESP packet `esp` (header first, at least the
+    /// minimum length) with sequence number `seq` and decrypts it in place.
+    fn unseal(&self, esp: &mut [u8], seq: u64) -> Result<(), EspError> {
+        let n = esp.len();
+        let nonce = self.nonce(&esp[8..16]);
+        let (aad, alen) = self.aad(seq);
+        let (body, icv) = esp[16..].split_at_mut(n - 16 - ICV_LEN);
+        let mut tag = [0u8; ICV_LEN];
+        tag.copy_from_slice(icv);
+        if self.cipher.open(&nonce, &aad[..alen], body, &tag) {
+            Ok(())
+        } else {
+            Err(EspError::Auth)
+        }
+    }
+}
+
+/// Bytes of padding after `payload_len` bytes so that the payload,
+/// padding and 2-byte trailer end on a 4-byte boundary (RFC 4303 §2.4).
+pub fn pad_len(payload_len: usize) -> usize {
+    (4 - (payload_len + 2) % 4) % 4
+}
+
+/// The state of an outbound SA that its threads update.
+#[derive(Default)]
+struct OutHot {
+    /// The last sequence number handed out (0: none yet).
+    seq: AtomicU64,
+    packets: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// An outbound SA, shared by every thread that sends on it (one
+/// `Arc<OutSa>`): the keys read-only, the sequence number an atomic from
+/// which each thread takes a block of numbers per batch (one
+/// compare-and-swap per batch, so the numbers are unique and never reused
+/// however the threads interleave), the counters atomics added to once per
+/// batch.
+pub struct OutSa {
+    /// Keys.
+    pub keys: Arc<SaKeys>,
+    /// Hard lifetime.
+    pub lifetime: Lifetime,
+    /// The window size the `sa` handler reports (an outbound SA has none;
+    /// the element's WINDOW).
+    window: u64,
+    /// The sequence number before this SA's first packet (SEQ).
+    seq_base: u64,
+    /// The last sequence number this SA may use: 2^32 - 1 without ESN
+    /// (RFC 4303 §3.3.3), or less for a lifetime in packets.
+    limit: u64,
+    /// Added to the sequence number (less one) to make the outer
+    /// header's identification, so it goes on from the previous SA's.
+    ident_base: u64,
+    created: AtomicI64,
+    hot: Padded<OutHot>,
+}
+
+impl OutSa {
+    /// An outbound SA whose last used sequence number is `seq`.
+    pub fn new(spec: &SaSpec, opts: &SaOptions, seq: u64) -> Result<OutSa, String> {
+        let mut sa = OutSa {
+            keys: Arc::new(SaKeys::new(spec, opts.esn)?),
+            lifetime: opts.lifetime,
+            window: ReplayWindow::new(opts.window).size(),
+            seq_base: seq,
+            limit: 0,
+            ident_base: 0u64.wrapping_sub(seq),
+            created: AtomicI64::new(NO_TIME),
+            hot: Padded::default(),
+        };
+        sa.hot.0.seq.store(seq, Ordering::Relaxed);
+        sa.set_limit();
+        Ok(sa)
+    }
+
+    fn set_limit(&mut self) {
+        let max = if self.keys.esn {
+            u64::MAX
+        } else {
+            u64::from(u32::MAX)
+        };
+        self.limit = match self.lifetime.packets {
+            0 => max,
+            n => max.min(self.seq_base.saturating_add(n)),
+        };
+    }
+
+    /// The last sequence number used.
+    pub fn seq(&self) -> u64 {
+        self.hot.0.seq.load(Ordering::Relaxed)
+    }
+
+    /// Packets protected.
+    pub fn packets(&self) -> u64 {
+        self.hot.0.packets.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of inner packets protected.
+    pub fn bytes(&self) -> u64 {
+        self.hot.0.bytes.load(Ordering::Relaxed)
+    }
+
+    /// When the SA was installed or first used.
+    pub fn created(&self) -> Option<Timestamp> {
+        time_of(&self.created)
+    }
+
+    /// Sets the installation time.
+    pub fn set_created(&self, t: Option<Timestamp>) {
+        set_time(&self.created, t);
+    }
+
+    /// Starts the lifetime clock at `now` if it has not started.
+    pub fn start(&self, now: Timestamp) {
+        start_time(&self.created, now);
+    }
+
+    /// Reserves up to `want` consecutive sequence numbers: the first and
+    /// how many (fewer when the SA's numbers or packet lifetime run out),
+    /// or `None` when none is left (the SA must be replaced).
+    pub fn reserve(&self, want: u64) -> Option<(u64, u64)> {
+        let seq = &self.hot.0.seq;
+        let mut cur = seq.load(Ordering::Relaxed);
+        loop {
+            if cur >= self.limit || want == 0 {
+                return None;
+            }
+            let n = want.min(self.limit - cur);
+            match seq.compare_exchange_weak(cur, cur + n, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some((cur + 1, n)),
+                Err(x) => cur = x,
+            }
+        }
+    }
+
+    /// The outer header's identification for sequence number `seq`.
+    pub fn ident(&self, seq: u64) -> u16 {
+        seq.wrapping_sub(1).wrapping_add(self.ident_base) as u16
+    }
+
+    /// Adds packets and bytes protected (a thread's batch).
+    pub fn count(&self, packets: u64, bytes: u64) {
+        if packets != 0 {
+            self.hot.0.packets.fetch_add(packets, Ordering::Relaxed);
+            self.hot.0.bytes.fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the lifetime in bytes or time is over at `now`, counting
+    /// `pending` bytes this thread protected but has not added yet (the
+    /// lifetime in packets is the limit of [`reserve`](OutSa::reserve)).
+    pub fn expired_at(&self, now: Timestamp, pending: u64) -> bool {
+        let l = &self.lifetime;
+        (l.bytes != 0 && self.bytes() + pending >= l.bytes)
+            || l.time.is_some_and(|t| {
+                self.created()
+                    .is_some_and(|c| now.nanos() - c.nanos() >= t.nanos())
+            })
+    }
+
+    /// Whether the SA can protect nothing more at `now`.
+    pub fn expired(&self, now: Timestamp) -> bool {
+        self.seq() >= self.limit || self.expired_at(now, 0)
+    }
+
+    /// The SA that follows this one in a rekey: `spec` with the same
+    /// settings, its outer identification going on from this one's.
+    pub fn successor(&self, spec: &SaSpec, opts: &SaOptions) -> Result<OutSa, String> {
+        let mut sa = OutSa::new(spec, opts, 0)?;
+        sa.ident_base = self.seq().wrapping_add(self.ident_base);
+        Ok(sa)
+    }
+
+    /// Hot swap: when `old` (the SA of the old router's element) has the
+    /// same SPI, key, algorithm and ESN setting, this SA continues it:
+    /// its keys and IV mask, the higher of the two sequence numbers, its
+    /// counters, clock and outer identification (this SA's lifetime
+    /// applies). Starting again from sequence number 1 under the same key
+    /// would make the peer drop every packet as a replay until it passes
+    /// the old number. Returns whether anything was taken; another key
+    /// means a new SA.
+    pub fn continue_from(&mut self, old: &OutSa) -> bool {
+        if !self.keys.same(&old.keys) {
+            return false;
+        }
+        self.keys = Arc::clone(&old.keys);
+        self.hot
+            .0
+            .seq
+            .store(self.seq().max(old.seq()), Ordering::Relaxed);
+        self.hot.0.packets.store(old.packets(), Ordering::Relaxed);
+        self.hot.0.bytes.store(old.bytes(), Ordering::Relaxed);
+        self.set_created(old.created());
+        self.seq_base = old.seq_base;
+        self.ident_base = old.ident_base;
+        self.set_limit();
+        true
+    }
+
+    /// One line describing the SA and its counters (never the key).
+    pub fn describe(&self, now: Timestamp) -> String {
+        let mut s = describe(
+            &self.keys,
+            self.seq(),
+            self.window,
+            0,
+            [self.packets(), self.bytes(), 0, 0],
+        );
+        if self.expired(now) {
+            s.push_str(" expired");
+        }
+        s
+    }
+}
+
+fn describe(k: &SaKeys, seq: u64, window: u64, top: u64, c: [u64; 4]) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "spi 0x{:08x} alg {} esn {} seq {} window {} top {} packets {} bytes {} \
+         replay_drops {} auth_failures {}",
+        k.spi,
+        k.alg.name(),
+        k.esn,
+        seq,
+        window,
+        top,
+        c[0],
+        c[1],
+        c[2],
+        c[3]
+    );
+    s
+}
+
+/// The counters of an inbound SA, which its threads add to.
+#[derive(Default)]
+struct InHot {
+    packets: AtomicU64,
+    bytes: AtomicU64,
+    replay_drops: AtomicU64,
+    auth_failures: AtomicU64,
+}
+
+/// An inbound SA, shared by every thread that receives on it: the keys
+/// read-only, the anti-replay window lock-free ([`ReplayWindow`]), the
+/// counters atomic.
+pub struct InSa {
+    /// Keys.
+    pub keys: Arc<SaKeys>,
+    /// Hard lifetime.
+    pub lifetime: Lifetime,
+    /// The anti-replay window.
+    pub window: ReplayWindow,
+    created: AtomicI64,
+    retire_at: AtomicI64,
+    hot: Padded<InHot>,
+}
+
+impl InSa {
+    /// An inbound SA.
+    pub fn new(spec: &SaSpec, opts: &SaOptions) -> Result<InSa, String> {
+        Ok(InSa {
+            keys: Arc::new(SaKeys::new(spec, opts.esn)?),
+            lifetime: opts.lifetime,
+            window: ReplayWindow::new(opts.window),
+            created: AtomicI64::new(NO_TIME),
+            retire_at: AtomicI64::new(NO_TIME),
+            hot: Padded::default(),
+        })
+    }
+
+    /// The SPI.
+    pub fn spi(&self) -> u32 {
+        self.keys.spi
+    }
+
+    /// When the SA was installed (or received its first authentic packet).
+    pub fn created(&self) -> Option<Timestamp> {
+        time_of(&self.created)
+    }
+
+    /// Sets the installation time.
+    pub fn set_created(&self, t: Option<Timestamp>) {
+        set_time(&self.created, t);
+    }
+
+    /// Starts the lifetime clock at `now` if it has not started.
+    pub fn start(&self, now: Timestamp) {
+        start_time(&self.created, now);
+    }
+
+    /// For an SA being replaced: when it stops being accepted.
+    pub fn retire_at(&self) -> Option<Timestamp> {
+        time_of(&self.retire_at)
+    }
+
+    /// Sets when the SA stops being accepted.
+    pub fn set_retire_at(&self, t: Option<Timestamp>) {
+        set_time(&self.retire_at, t);
+    }
+
+    /// Packets accepted.
+    pub fn packets(&self) -> u64 {
+        self.hot.0.packets.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of inner packets accepted.
+    pub fn bytes(&self) -> u64 {
+        self.hot.0.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Counts an accepted packet of `bytes` inner bytes.
+    pub fn count(&self, bytes: u64) {
+        self.hot.0.packets.fetch_add(1, Ordering::Relaxed);
+        self.hot.0.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts a replayed packet.
+    pub fn count_replay(&self) {
+        self.hot.0.replay_drops.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a packet that failed the integrity check.
+    pub fn count_auth_failure(&self) {
+        self.hot.0.auth_failures.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether the lifetime (or the overlap of a replaced SA) is over at
+    /// `now`.
+    pub fn expired(&self, now: Timestamp) -> bool {
+        let l = &self.lifetime;
+        (l.packets != 0 && self.packets() >= l.packets)
+            || (l.bytes != 0 && self.bytes() >= l.bytes)
+            || l.time.is_some_and(|t| {
+                self.created()
+                    .is_some_and(|c| now.nanos() - c.nanos() >= t.nanos())
+            })
+            || self.retire_at().is_some_and(|t| now.nanos() >= t.nanos())
+    }
+
+    /// Checks the sequence number (low 32 bits `seq_low`) against the
+    /// window and returns the inferred 64-bit number.
     pub fn precheck(&self, seq_low: u32) -> Result<u64, EspError> {
-        let seq = if self.esn {
-            self.replay.infer_esn(seq_low).ok_or(EspError::Replay)?
+        let seq = if self.keys.esn {
+            self.window.infer_esn(seq_low).ok_or(EspError::Replay)?
         } else {
             u64::from(seq_low)
         };
-        if self.replay.check(seq) {
+        if self.window.check(seq) {
             Ok(seq)
         } else {
             Err(EspError::Replay)
@@ -601,27 +939,27 @@ impl Sa {
     }
 
     /// Verifies and decrypts the ESP packet `esp` (header first) in place
-    /// and updates the window. Returns the sequence number, the offset of
-    /// the decrypted inner packet in `esp`, its length (without padding
-    /// and trailer) and the next header.
-    pub fn open(&mut self, esp: &mut [u8]) -> Result<(u64, usize, usize, u8), EspError> {
+    /// and updates the window: the sequence number is checked before the
+    /// integrity check (cheap refusal of replays) and recorded only after
+    /// it (RFC 4303 §3.4.3), by [`ReplayWindow::accept`], which refuses it
+    /// if another thread accepted the same number meanwhile (the packet is
+    /// then a replay, already decrypted). Returns the sequence number, the
+    /// offset of the decrypted inner packet in `esp`, its length (without
+    /// padding and trailer) and the next header.
+    pub fn open(&self, esp: &mut [u8]) -> Result<(u64, usize, usize, u8), EspError> {
         let n = esp.len();
         if n < 8 + IV_LEN + 2 + ICV_LEN {
             return Err(EspError::Malformed);
         }
         let seq_low = u32::from_be_bytes([esp[4], esp[5], esp[6], esp[7]]);
         let seq = self.precheck(seq_low)?;
-        let nonce = self.nonce(&esp[8..16]);
-        let (aad, alen) = self.aad(self.spi, seq);
-        let (body, icv) = esp[16..].split_at_mut(n - 16 - ICV_LEN);
-        let mut tag = [0u8; ICV_LEN];
-        tag.copy_from_slice(icv);
-        if !self.cipher.open(&nonce, &aad[..alen], body, &tag) {
-            return Err(EspError::Auth);
-        }
+        self.keys.unseal(esp, seq)?;
         // Authentic: the window moves, whatever the trailer says.
-        self.replay.update(seq);
-        let bl = body.len();
+        if !self.window.accept(seq) {
+            return Err(EspError::Replay);
+        }
+        let bl = n - 16 - ICV_LEN;
+        let body = &esp[16..16 + bl];
         let next = body[bl - 1];
         let pad = body[bl - 2] as usize;
         if pad + 2 > bl {
@@ -639,31 +977,139 @@ impl Sa {
         Ok((seq, 16, inner, next))
     }
 
+    /// Hot swap: when `old` is the same SA (SPI, key, algorithm, ESN), this
+    /// one continues it: keys, window (resized to this one's size, the
+    /// higher top kept), counters and times (this SA's lifetime applies).
+    /// An empty window would accept every old packet again. Returns
+    /// whether anything was taken.
+    pub fn continue_from(&mut self, old: &InSa) -> bool {
+        if !self.keys.same(&old.keys) {
+            return false;
+        }
+        let top = self.window.top();
+        self.keys = Arc::clone(&old.keys);
+        self.window = old.window.resized(self.window.size() as usize);
+        if top > self.window.top() {
+            self.window.update(top);
+        }
+        let (h, o) = (&self.hot.0, &old.hot.0);
+        for (a, b) in [
+            (&h.packets, &o.packets),
+            (&h.bytes, &o.bytes),
+            (&h.replay_drops, &o.replay_drops),
+            (&h.auth_failures, &o.auth_failures),
+        ] {
+            a.store(b.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        self.set_created(old.created());
+        self.set_retire_at(old.retire_at());
+        true
+    }
+
     /// One line describing the SA and its counters (never the key).
     pub fn describe(&self, now: Timestamp) -> String {
-        let mut s = String::new();
-        let c = &self.counters;
-        let _ = write!(
-            s,
-            "spi 0x{:08x} alg {} esn {} seq {} window {} top {} packets {} bytes {} \
-             replay_drops {} auth_failures {}",
-            self.spi,
-            self.alg.name(),
-            self.esn,
-            self.seq,
-            self.replay.size(),
-            self.replay.top(),
-            c.packets,
-            c.bytes,
-            c.replay_drops,
-            c.auth_failures
+        let h = &self.hot.0;
+        let mut s = describe(
+            &self.keys,
+            0,
+            self.window.size(),
+            self.window.top(),
+            [
+                self.packets(),
+                self.bytes(),
+                h.replay_drops.load(Ordering::Relaxed),
+                h.auth_failures.load(Ordering::Relaxed),
+            ],
         );
         if self.expired(now) {
             s.push_str(" expired");
-        } else if self.retire_at.is_some() {
+        } else if self.retire_at().is_some() {
             s.push_str(" retiring");
         }
         s
+    }
+}
+
+/// A value several threads read on their packet path and handlers
+/// replace now and then (an element's SAs): each thread keeps a
+/// [`View`], an `Arc` of the value and the generation it saw, and
+/// [`refresh`](Published::refresh) compares generations (one atomic load)
+/// before its batches, taking the mutex only after a change. No lock, no
+/// allocation in steady state.
+pub struct Published<T> {
+    gen: AtomicU64,
+    slot: Mutex<Arc<T>>,
+}
+
+/// A thread's view of a [`Published`] value.
+pub struct View<T> {
+    gen: u64,
+    /// The value as of the last refresh.
+    pub cur: Arc<T>,
+}
+
+impl<T> View<T> {
+    /// The generation seen.
+    pub fn generation(&self) -> u64 {
+        self.gen
+    }
+}
+
+impl<T> Published<T> {
+    /// A published value.
+    pub fn new(v: T) -> Published<T> {
+        Published {
+            gen: AtomicU64::new(0),
+            slot: Mutex::new(Arc::new(v)),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Arc<T>> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current value.
+    pub fn get(&self) -> Arc<T> {
+        Arc::clone(&self.lock())
+    }
+
+    /// A view of the current value.
+    pub fn view(&self) -> View<T> {
+        let g = self.lock();
+        View {
+            gen: self.gen.load(Ordering::Acquire),
+            cur: Arc::clone(&g),
+        }
+    }
+
+    /// Whether `view` is out of date.
+    #[inline]
+    pub fn stale(&self, view: &View<T>) -> bool {
+        self.gen.load(Ordering::Acquire) != view.gen
+    }
+
+    /// Brings `view` up to date; true when it changed.
+    #[inline]
+    pub fn refresh(&self, view: &mut View<T>) -> bool {
+        if self.gen.load(Ordering::Acquire) == view.gen {
+            return false;
+        }
+        let g = self.lock();
+        view.gen = self.gen.load(Ordering::Acquire);
+        view.cur = Arc::clone(&g);
+        true
+    }
+
+    /// Replaces the value with `f` of the current one.
+    pub fn update(&self, f: impl FnOnce(&T) -> T) {
+        let mut g = self.lock();
+        *g = Arc::new(f(&g));
+        self.gen.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Replaces the value.
+    pub fn publish(&self, v: T) {
+        self.update(|_| v);
     }
 }
 
@@ -673,7 +1119,7 @@ mod tests {
 
     #[test]
     fn window_basics() {
-        let mut w = ReplayWindow::new(64);
+        let w = ReplayWindow::new(64);
         assert!(!w.check(0));
         assert!(w.check(1));
         w.update(1);
@@ -687,11 +1133,91 @@ mod tests {
         w.update(1000);
         assert!(w.check(999));
         assert!(!w.check(936));
+        assert!(w.check(937));
+        assert!(!w.accept(1000), "accepted twice");
+        assert!(w.accept(937) && !w.accept(937));
+    }
+
+    /// The window against a plain model (a set of accepted numbers and
+    /// the top) on a pseudo-random walk with reordering and replays.
+    #[test]
+    fn window_matches_a_model() {
+        for size in [64usize, 128, 1024] {
+            let w = ReplayWindow::new(size);
+            let mut seen = std::collections::HashSet::new();
+            let mut top = 0u64;
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            let mut base = 1u64;
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Mostly forward, sometimes back within (or just past) the
+                // window, sometimes a jump.
+                let s = match x % 16 {
+                    0 => base + (x >> 8) % 5000,
+                    1..=5 => base.saturating_sub((x >> 8) % (size as u64 + 40)).max(1),
+                    _ => base + (x >> 8) % 3,
+                };
+                base = base.max(s);
+                let ok = s != 0 && !seen.contains(&s) && (s > top || top - s < size as u64);
+                assert_eq!(w.check(s), ok, "check {s} (top {top}, size {size})");
+                assert_eq!(w.accept(s), ok, "accept {s} (top {top}, size {size})");
+                if ok {
+                    seen.insert(s);
+                    top = top.max(s);
+                }
+                assert_eq!(w.top(), top);
+            }
+        }
+    }
+
+    /// Two threads offer the same sequence numbers at once (a replayed
+    /// stream racing the original): each is accepted exactly once. A
+    /// window checked and then updated in two steps lets both threads
+    /// accept the same number.
+    #[test]
+    fn window_accepts_each_number_once_under_two_threads() {
+        const N: u64 = 200_000;
+        let w = ReplayWindow::new(1024);
+        let start = std::sync::Barrier::new(2);
+        let counts: Vec<u64> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|t| {
+                    let (w, start) = (&w, &start);
+                    s.spawn(move || {
+                        start.wait();
+                        let mut n = 0;
+                        for i in 1..=N {
+                            // Small local reordering, different per thread.
+                            let seq = if t == 1 && i % 4 == 1 && i + 2 <= N {
+                                i + 2
+                            } else if t == 1 && i % 4 == 3 {
+                                i - 2
+                            } else {
+                                i
+                            };
+                            if w.check(seq) && w.accept(seq) {
+                                n += 1;
+                            }
+                        }
+                        n
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let total: u64 = counts.iter().sum();
+        assert!(total <= N, "{total} acceptances of {N} numbers: {counts:?}");
+        // Every number is accepted by one thread or refused as too old
+        // (only if a thread fell more than a window behind).
+        assert!(total > N / 2, "{counts:?}");
+        assert_eq!(w.top(), N);
     }
 
     #[test]
     fn resized_window_refuses_what_the_old_one_refused() {
-        let mut w = ReplayWindow::new(128);
+        let w = ReplayWindow::new(128);
         w.update(290);
         w.update(300);
         let small = w.resized(64);
@@ -705,34 +1231,96 @@ mod tests {
         assert!(!big.check(44), "below the new window");
     }
 
+    fn spec() -> SaSpec {
+        SaSpec::parse("0x10 000102030405060708090a0b0c0d0e0f10111213").unwrap()
+    }
+
+    fn opts(lifetime: Lifetime) -> SaOptions {
+        SaOptions {
+            esn: false,
+            window: 64,
+            lifetime,
+        }
+    }
+
     #[test]
     fn time_lifetime_and_retirement() {
-        let spec = SaSpec::parse("0x10 000102030405060708090a0b0c0d0e0f10111213").unwrap();
         let life = Lifetime {
             time: Some(Timestamp::from_secs_f64(10.0)),
             ..Lifetime::default()
         };
-        let mut sa = Sa::new(&spec, false, 64, life).unwrap();
+        let sa = OutSa::new(&spec(), &opts(life), 0).unwrap();
         let t0 = Timestamp::from_secs_f64(1000.0);
         assert!(!sa.expired(t0), "not started yet");
-        sa.created = Some(t0);
+        sa.start(t0);
+        sa.start(Timestamp::from_secs_f64(1005.0));
+        assert_eq!(sa.created(), Some(t0), "the first start counts");
         assert!(!sa.expired(Timestamp::from_secs_f64(1009.9)));
         assert!(sa.expired(Timestamp::from_secs_f64(1010.0)));
-        let mut sa = Sa::new(&spec, false, 64, Lifetime::default()).unwrap();
-        sa.retire_at = Some(Timestamp::from_secs_f64(5.0));
+        let sa = InSa::new(&spec(), &opts(Lifetime::default())).unwrap();
+        sa.set_retire_at(Some(Timestamp::from_secs_f64(5.0)));
         assert!(!sa.expired(Timestamp::from_secs_f64(4.0)));
         assert!(sa.expired(Timestamp::from_secs_f64(5.0)));
     }
 
     #[test]
+    fn sequence_numbers_run_out_at_the_limit_and_packet_lifetime() {
+        let sa = OutSa::new(&spec(), &opts(Lifetime::default()), u64::from(u32::MAX) - 3).unwrap();
+        assert_eq!(sa.reserve(2), Some((u64::from(u32::MAX) - 2, 2)));
+        assert_eq!(sa.reserve(5), Some((u64::from(u32::MAX), 1)));
+        assert_eq!(sa.reserve(1), None);
+        let life = Lifetime {
+            packets: 10,
+            ..Lifetime::default()
+        };
+        let sa = OutSa::new(&spec(), &opts(life), 100).unwrap();
+        assert_eq!(sa.reserve(8), Some((101, 8)));
+        assert_eq!(sa.reserve(8), Some((109, 2)));
+        assert_eq!(sa.reserve(1), None);
+        assert!(sa.expired(Timestamp::default()));
+    }
+
+    /// Two threads take sequence numbers from one SA at once, in blocks
+    /// of varying size: every number from 1 to the total is handed out
+    /// exactly once. A sequence number read and then written back in two
+    /// steps hands some numbers to both threads.
+    #[test]
+    fn sequence_numbers_are_unique_under_two_threads() {
+        const ROUNDS: u64 = 1_000_000;
+        let sa = OutSa::new(&spec(), &opts(Lifetime::default()), 0).unwrap();
+        let start = std::sync::Barrier::new(2);
+        let got: Vec<Vec<(u64, u64)>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2u64)
+                .map(|t| {
+                    let (sa, start) = (&sa, &start);
+                    s.spawn(move || {
+                        start.wait();
+                        (0..ROUNDS)
+                            .map(|i| sa.reserve(1 + (i + t) % 3).unwrap())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut all: Vec<(u64, u64)> = got.into_iter().flatten().collect();
+        all.sort_unstable();
+        let mut next = 1;
+        for (first, n) in all {
+            assert_eq!(first, next, "a number handed out twice or skipped");
+            next += n;
+        }
+        assert_eq!(next - 1, sa.seq());
+    }
+
+    #[test]
     fn iv_differs_between_sas_with_the_same_key() {
-        let spec = SaSpec::parse("0x10 000102030405060708090a0b0c0d0e0f10111213").unwrap();
         let mut bufs = Vec::new();
         for _ in 0..2 {
-            let mut sa = Sa::new(&spec, false, 64, Lifetime::default()).unwrap();
+            let sa = OutSa::new(&spec(), &opts(Lifetime::default()), 0).unwrap();
             let mut esp = vec![0u8; 8 + IV_LEN + 4 + ICV_LEN];
-            let seq = sa.next_seq().unwrap();
-            sa.seal(&mut esp, seq).unwrap();
+            let (seq, _) = sa.reserve(1).unwrap();
+            sa.keys.seal(&mut esp, seq).unwrap();
             bufs.push(esp[8..16].to_vec());
         }
         assert_ne!(bufs[0], bufs[1], "IVs repeat across SA set-ups");
@@ -740,7 +1328,7 @@ mod tests {
 
     #[test]
     fn esn_inference() {
-        let mut w = ReplayWindow::new(64);
+        let w = ReplayWindow::new(64);
         w.update(u64::from(u32::MAX) - 5);
         // Just above the top, wrapped into the next subspace.
         assert_eq!(w.infer_esn(3), Some((1 << 32) | 3));
@@ -795,10 +1383,5 @@ impl SaOptions {
                 time,
             },
         }
-    }
-
-    /// An SA from `spec` with these settings.
-    pub fn sa(&self, spec: &SaSpec) -> Result<Sa, String> {
-        Sa::new(spec, self.esn, self.window, self.lifetime)
     }
 }
