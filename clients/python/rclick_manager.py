@@ -156,10 +156,10 @@ class Manager:
         self.wan_ip = wan_ip
         self.lan_net = ipaddress.IPv4Network(lan_net, strict=False)
         self._lock = threading.Lock()
+        self.router = _router_addr(router)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.bind(listen)
         self._sock.settimeout(0.2)
-        self.router = _inet_addr(router)
         self._forwards = {}
         self._inbound_cbs = []
         self._new_cbs = []
@@ -356,9 +356,26 @@ class Manager:
 
 def _inet_addr(addr):
     """(address, port) with the address in dotted form, for comparisons
-    (a name such as "localhost" is resolved once)."""
+    (a name such as "localhost" or an IPv4-mapped form such as
+    "::ffff:127.0.0.1" is resolved once)."""
     host, port = addr[0], int(addr[1])
     return (socket.gethostbyname(host), port)
+
+
+def _router_addr(addr):
+    """The router's end of the channel as _inet_addr gives it; ValueError
+    unless it is one IPv4 address and port. A wildcard (0.0.0.0, port 0)
+    would match no datagram's source, since the kernel reports the real
+    one: every frame of the router would be dropped as forged."""
+    try:
+        host, port = _inet_addr(addr)
+    except (OSError, UnicodeError) as e:
+        raise ValueError("router %r: not an IPv4 address (%s)" % (addr[0], e))
+    if host == "0.0.0.0" or not 0 < port < 65536:
+        raise ValueError("router %s:%d: give the address and port the router's "
+                         "Socket binds (CHANNEL_IP:CHANNEL_PORT), not a wildcard"
+                         % (host, port))
+    return (host, port)
 
 
 def _hostport(s):
