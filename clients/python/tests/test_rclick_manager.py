@@ -152,6 +152,24 @@ class ManagerTest(unittest.TestCase):
         with self.assertRaises(socket.timeout):
             self.stray.recvfrom(65535)
 
+    def test_the_log_is_bounded(self):
+        # Every forged (or refused) datagram is logged: a local flood must
+        # not grow the Manager's memory. `log` keeps the latest lines;
+        # on_log callbacks see them all.
+        m = Manager(FakeControl(), listen=("127.0.0.1", 0), wan_ip="192.0.2.1",
+                    router=self.router.getsockname(), log_lines=5)
+        seen = []
+        m.on_log(seen.append)
+        try:
+            for i in range(8):
+                self.stray.sendto(b"x" * (i + 1), m.address)
+                self.assertTrue(m.poll(2))
+            self.assertEqual(m.stats["forged"], 8)
+            self.assertEqual(len(seen), 8)
+            self.assertEqual(list(m.log), seen[-5:])
+        finally:
+            m.close()
+
     def test_router_in_other_forms_matches(self):
         # The router's address given as a name or an IPv4-mapped IPv6
         # form is the same source as the dotted one recvfrom reports.
