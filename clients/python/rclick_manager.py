@@ -280,7 +280,7 @@ class Manager:
 
     def send_back(self, frame):
         """Sends a packet back to the router, to be processed as if it had
-        arrived on the WAN side (after the inbound firewall)."""
+        arrived on the WAN side (it passes the inbound firewall again)."""
         data = frame.data if isinstance(frame, Frame) else bytes(frame)
         self._sock.sendto(data, self.router)
 
