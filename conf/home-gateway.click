@@ -63,8 +63,10 @@
 // its IP header). The Manager handles datagrams from CHANNEL_IP:CHANNEL_PORT
 // only, so other local processes cannot feed it frames. Datagrams the Manager sends back to
 // that socket are IP packets the router processes as if they had arrived
-// on the WAN side, after the firewall and the TTL decrement (packets not
-// to WAN_IP are dropped). The same packets are copied, with an Ethernet
+// on the WAN side, after the TTL decrement (packets not to WAN_IP are
+// dropped). They pass the inbound firewall again: the Socket takes
+// datagrams from any local sender, and one forged by another process
+// must not get past `inbound` through the Manager. The same packets are copied, with an Ethernet
 // header, to the sniffers on SNIFF_DEV (ToHostSniffers: tcpdump -i sniff0
 // sees them, the host stack does not).
 //
@@ -152,12 +154,16 @@ wan_c[1] -> [1]wan_arpq;
 wan_c[3] -> Discard;
 
 inbound :: IPFilter(allow all);
+// After the firewall: paint 0, packets from the WAN device; paint 1,
+// packets the Manager sent back (below).
+inbound_from :: PaintSwitch;
 wan_ip :: IPClassifier(
     dst host $WAN_IP and icmp type echo,        // pings to the gateway
     dst host $WAN_IP,                           // to be translated
     -);
 wan_c[2] -> Strip(14) -> CheckIPHeader(INTERFACES $WAN_IP/32)
-    -> IPReassembler -> inbound -> wan_ip;
+    -> IPReassembler -> inbound -> inbound_from;
+inbound_from[0] -> wan_ip;
 wan_ip[0] -> ICMPPingResponder -> to_wan;
 wan_ip[1] -> wan_ttl :: DecIPTTL -> wan_fwd :: IPClassifier(
     icmp type echo-reply,                       // replies to LAN pings
@@ -205,10 +211,12 @@ to_manager[0] -> manager :: Socket(UDP, $MANAGER_IP, $MANAGER_PORT,
                                    $CHANNEL_IP, $CHANNEL_PORT, CLIENT true);
 to_manager[1] -> EtherEncap(0x0800, $WAN_ETH, $LAN_ETH)
     -> ToHostSniffers($SNIFF_DEV, ALLOW_NONEXISTENT true);
-// They come back after the firewall and after the TTL decrement they had
-// on their first pass (through wan_ttl or, hairpinned, lan_ttl): a packet
-// crosses the gateway with its TTL decremented once.
-manager -> from_manager :: Counter -> CheckIPHeader
-    -> from_manager_ip :: IPClassifier(dst host $WAN_IP, -);
+// They come back after the TTL decrement they had on their first pass
+// (through wan_ttl or, hairpinned, lan_ttl): a packet crosses the gateway
+// with its TTL decremented once. They pass the inbound firewall again
+// (painted 1, so that they skip wan_ip and wan_ttl after it): the Socket
+// emits datagrams from any local sender, not only the Manager.
+manager -> from_manager :: Counter -> CheckIPHeader -> Paint(1) -> inbound;
+inbound_from[1] -> from_manager_ip :: IPClassifier(dst host $WAN_IP, -);
 from_manager_ip[0] -> wan_fwd;
 from_manager_ip[1] -> dropped_inbound;

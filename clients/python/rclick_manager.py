@@ -44,6 +44,7 @@ Run as a program, it is a small Manager with command-line policy:
         --forward tcp:8080=192.168.1.20:80 --block-outbound tcp:25 --log
 """
 
+import collections
 import ipaddress
 import os
 import socket
@@ -140,13 +141,16 @@ class Manager:
                 outbound packets, the others inbound packets to decide on
     rewriter -- the IPRewriter's element name ("rw")
     inbound, outbound -- the IPFilters' names ("inbound", "outbound")
+    log_lines -- how many of the latest log lines `log` keeps (1000): a
+                flood of forged or refused datagrams must not grow the
+                Manager's memory; on_log callbacks see every line
 
     Handler calls may come from the serving thread and the caller's thread
     at once: they are serialized by a lock."""
 
     def __init__(self, control, listen=("127.0.0.1", 7779), wan_ip=None,
                  lan_net="192.168.1.0/24", rewriter="rw", inbound="inbound",
-                 outbound="outbound", router=DEFAULT_ROUTER):
+                 outbound="outbound", router=DEFAULT_ROUTER, log_lines=1000):
         if isinstance(control, tuple):
             control = ControlSocket(*control)
         self.control = control
@@ -156,10 +160,10 @@ class Manager:
         self.wan_ip = wan_ip
         self.lan_net = ipaddress.IPv4Network(lan_net, strict=False)
         self._lock = threading.Lock()
+        self.router = _router_addr(router)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.bind(listen)
         self._sock.settimeout(0.2)
-        self.router = _inet_addr(router)
         self._forwards = {}
         self._inbound_cbs = []
         self._new_cbs = []
@@ -170,7 +174,8 @@ class Manager:
         self.stats = {"frames": 0, "inbound": 0, "admitted": 0,
                       "refused": 0, "new_connections": 0, "bad": 0,
                       "errors": 0, "forged": 0}
-        self.log = []
+        self.log = collections.deque(maxlen=log_lines)
+        self._log_cbs = []
 
     @property
     def address(self):
@@ -257,6 +262,16 @@ class Manager:
         returns (lan_ip, lan_port) to admit the flow there, or None."""
         self._inbound_cbs.append(callback)
 
+    def on_log(self, callback):
+        """callback(line) for every log line, as it is logged (`log`
+        keeps only the latest ones)."""
+        self._log_cbs.append(callback)
+
+    def _note(self, line):
+        self.log.append(line)
+        for cb in self._log_cbs:
+            cb(line)
+
     def on_new_connection(self, callback):
         """callback(frame) for the copies of new outbound connections."""
         self._new_cbs.append(callback)
@@ -265,7 +280,7 @@ class Manager:
 
     def send_back(self, frame):
         """Sends a packet back to the router, to be processed as if it had
-        arrived on the WAN side (after the inbound firewall)."""
+        arrived on the WAN side (it passes the inbound firewall again)."""
         data = frame.data if isinstance(frame, Frame) else bytes(frame)
         self._sock.sendto(data, self.router)
 
@@ -275,7 +290,7 @@ class Manager:
                          (frame.src, frame.sport, lan_ip, lan_port),
                          outputs=(1, 0), dynamic=True)
         self.stats["admitted"] += 1
-        self.log.append("admit %s -> %s:%d" % (frame.flow(), lan_ip, lan_port))
+        self._note("admit %s -> %s:%d" % (frame.flow(), lan_ip, lan_port))
         self.send_back(frame)
 
     def handle(self, frame):
@@ -294,7 +309,7 @@ class Manager:
                 self._admit(frame, target[0], target[1])
             else:
                 self.stats["refused"] += 1
-                self.log.append("refuse %s" % frame.flow())
+                self._note("refuse %s" % frame.flow())
         elif not inbound:
             self.stats["new_connections"] += 1
             for cb in self._new_cbs:
@@ -310,7 +325,7 @@ class Manager:
         if _inet_addr(addr) != self.router:
             # Not the router: a stray or hostile local process.
             self.stats["forged"] += 1
-            self.log.append("forged %s:%d ignored" % (addr[0], addr[1]))
+            self._note("forged %s:%d ignored" % (addr[0], addr[1]))
             return True
         try:
             frame = Frame(data)
@@ -328,7 +343,7 @@ class Manager:
             return self.poll(timeout)
         except ControlSocketError as e:
             self.stats["errors"] += 1
-            self.log.append("error %s" % e)
+            self._note("error %s" % e)
             return True
 
     def serve_forever(self):
@@ -356,9 +371,26 @@ class Manager:
 
 def _inet_addr(addr):
     """(address, port) with the address in dotted form, for comparisons
-    (a name such as "localhost" is resolved once)."""
+    (a name such as "localhost" or an IPv4-mapped form such as
+    "::ffff:127.0.0.1" is resolved once)."""
     host, port = addr[0], int(addr[1])
     return (socket.gethostbyname(host), port)
+
+
+def _router_addr(addr):
+    """The router's end of the channel as _inet_addr gives it; ValueError
+    unless it is one IPv4 address and port. A wildcard (0.0.0.0, port 0)
+    would match no datagram's source, since the kernel reports the real
+    one: every frame of the router would be dropped as forged."""
+    try:
+        host, port = _inet_addr(addr)
+    except (OSError, UnicodeError) as e:
+        raise ValueError("router %r: not an IPv4 address (%s)" % (addr[0], e))
+    if host == "0.0.0.0" or not 0 < port < 65536:
+        raise ValueError("router %s:%d: give the address and port the router's "
+                         "Socket binds (CHANNEL_IP:CHANNEL_PORT), not a wildcard"
+                         % (host, port))
+    return (host, port)
 
 
 def _hostport(s):
@@ -401,17 +433,13 @@ def _main(argv):
         m.block_outbound(proto, int(port))
     if a.log:
         m.on_new_connection(lambda f: print("new %s" % f.flow(), flush=True))
+        m.on_log(lambda line: print(line, flush=True))
     signal.signal(signal.SIGTERM, lambda *_: m._stop.set())
     print("manager ready on %s:%d for frames from %s:%d" % (m.address + m.router),
           flush=True)
-    shown = 0
     try:
         while not m._stop.is_set():
             m.serve()
-            if a.log:
-                for line in m.log[shown:]:
-                    print(line, flush=True)
-                shown = len(m.log)
     except KeyboardInterrupt:
         pass
     print("stats %s" % " ".join("%s=%d" % kv for kv in sorted(m.stats.items())),

@@ -152,6 +152,49 @@ class ManagerTest(unittest.TestCase):
         with self.assertRaises(socket.timeout):
             self.stray.recvfrom(65535)
 
+    def test_the_log_is_bounded(self):
+        # Every forged (or refused) datagram is logged: a local flood must
+        # not grow the Manager's memory. `log` keeps the latest lines;
+        # on_log callbacks see them all.
+        m = Manager(FakeControl(), listen=("127.0.0.1", 0), wan_ip="192.0.2.1",
+                    router=self.router.getsockname(), log_lines=5)
+        seen = []
+        m.on_log(seen.append)
+        try:
+            for i in range(8):
+                self.stray.sendto(b"x" * (i + 1), m.address)
+                self.assertTrue(m.poll(2))
+            self.assertEqual(m.stats["forged"], 8)
+            self.assertEqual(len(seen), 8)
+            self.assertEqual(list(m.log), seen[-5:])
+        finally:
+            m.close()
+
+    def test_router_in_other_forms_matches(self):
+        # The router's address given as a name or an IPv4-mapped IPv6
+        # form is the same source as the dotted one recvfrom reports.
+        port = self.router.getsockname()[1]
+        for form in ("localhost", "::ffff:127.0.0.1"):
+            m = Manager(FakeControl(), listen=("127.0.0.1", 0), wan_ip="192.0.2.1",
+                        router=(form, port))
+            try:
+                m.forward_port("udp", 5000, "192.168.1.20", 5000)
+                self.router.sendto(udp("198.51.100.7", 6000, "192.0.2.1", 5000), m.address)
+                self.assertTrue(m.poll(2))
+                self.assertEqual((m.stats["forged"], m.stats["admitted"]), (0, 1), form)
+                self.router.recvfrom(65535)
+            finally:
+                m.close()
+
+    def test_router_must_be_one_address_and_port(self):
+        # A wildcard address or port would match no datagram's source
+        # (the kernel fills in the real one): every frame of the router
+        # would be dropped as forged. Refused at once instead.
+        for router in (("0.0.0.0", 778), ("127.0.0.1", 0), ("::", 778)):
+            with self.assertRaises(ValueError, msg=repr(router)):
+                Manager(FakeControl(), listen=("127.0.0.1", 0), wan_ip="192.0.2.1",
+                        router=router)
+
     def test_unforwarded_inbound_is_refused_and_not_sent_back(self):
         self.m.forward_port("tcp", 8080, "192.168.1.20", 80)
         self.deliver(tcp("198.51.100.7", 50000, "192.0.2.1", 8081, 0x02))
@@ -263,6 +306,73 @@ class ManagerTest(unittest.TestCase):
         self.assertEqual(self.m.stats["admitted"], 1)
         self.assertTrue(any(line.startswith("error") for line in self.m.log), self.m.log)
 
+
+
+class CommandLineTest(unittest.TestCase):
+    """The program: `--control-secret-file` reaches the control socket."""
+
+    def run_manager(self, secret_in_file, router_secret):
+        import subprocess
+        import tempfile
+        srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        srv.settimeout(10)
+        said = []
+
+        def control():
+            # A control socket in shared-secret mode: greeting, then AUTH.
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            with c:
+                c.settimeout(10)
+                c.sendall(b"Click::ControlSocket/1.3\r\n")
+                f = c.makefile("rb")
+                line = f.readline().decode().strip()
+                said.append(line)
+                if line == "AUTH " + router_secret:
+                    c.sendall(b"200 OK\r\n")
+                    said.append(f.readline().decode().strip())
+                else:
+                    c.sendall(b"530 Bad secret\r\n")
+
+        t = threading.Thread(target=control, daemon=True)
+        t.start()
+        with tempfile.NamedTemporaryFile("w", suffix=".secret", delete=False) as sf:
+            sf.write(secret_in_file + "\n")
+        prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                            "rclick_manager.py")
+        proc = subprocess.Popen(
+            [sys.executable, prog, "--control", "127.0.0.1:%d" % srv.getsockname()[1],
+             "--control-secret-file", sf.name, "--listen", "127.0.0.1:0",
+             "--wan-ip", "192.0.2.1"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            first = proc.stdout.readline()
+            if first.startswith("manager ready"):
+                proc.terminate()
+            out, _ = proc.communicate(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            os.unlink(sf.name)
+            srv.close()
+        t.join(5)
+        return said, first + out, proc.returncode
+
+    def test_control_secret_file_authenticates(self):
+        said, out, _ = self.run_manager("s3cret", "s3cret")
+        self.assertEqual(said[:1], ["AUTH s3cret"], out)
+        self.assertTrue(out.startswith("manager ready"), out)
+
+    def test_a_wrong_secret_stops_the_manager(self):
+        said, out, code = self.run_manager("guess", "s3cret")
+        self.assertEqual(said, ["AUTH guess"], out)
+        self.assertNotIn("manager ready", out)
+        self.assertNotEqual(code, 0, out)
 
 if __name__ == "__main__":
     unittest.main()

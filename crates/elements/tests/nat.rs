@@ -194,6 +194,40 @@ fn tcp_and_udp_mappings_and_replies() {
     );
 }
 
+/// `apply_flow` writes the addresses at the IP header's offset and the
+/// ports at the transport header's, both as `ip_info` found them: with IP
+/// options the transport header starts after them, and the options stay
+/// as they were.
+#[test]
+fn ip_options_are_kept_and_ports_found_after_them() {
+    let mut r = harness("IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");
+    let opts = [1u8, 1, 1, 1, 1, 1, 1, 0]; // NOPs, end of options
+    let with_opts = |src, sport: u16, dst, dport: u16, proto| {
+        let plain = if proto == 17 {
+            udp(src, sport, dst, dport, b"data")
+        } else {
+            tcp(src, sport, dst, dport, 0x02, b"")
+        };
+        rclick_elements::testing::ipv4_packet(src, dst, proto, 64, 0, &opts, &plain[20..])
+    };
+    inject(&mut r, 0, &with_opts(IN, 40, SRV, 53, 17));
+    inject(&mut r, 0, &with_opts(IN, 41, SRV, 80, 6));
+    let out = drain(&mut r, "o0");
+    assert_eq!(out.len(), 2);
+    assert_eq!(flow_of(&out[0]), (PUB, 1024, SRV, 53));
+    assert_eq!(flow_of(&out[1]), (PUB, 1025, SRV, 80));
+    for p in &out {
+        assert_eq!(p[0], 0x47);
+        assert_eq!(&p[20..28], &opts);
+    }
+    assert_eq!(&out[0][36..40], b"data");
+    inject(&mut r, 1, &with_opts(SRV, 53, PUB, 1024, 17));
+    let back = drain(&mut r, "o1");
+    assert_eq!(back.len(), 1);
+    assert_eq!(flow_of(&back[0]), (SRV, 53, IN, 40));
+    assert_eq!(&back[0][20..28], &opts);
+}
+
 #[test]
 fn udp_checksum_zero_stays_zero() {
     let mut r = harness("UDPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop)");

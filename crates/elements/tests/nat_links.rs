@@ -839,6 +839,79 @@ print('sent from', s.getsockname())
     assert!(!log.contains("panicked"), "{log}");
 }
 
+/// The router's end of the channel: the `manager` Socket (a UDP client)
+/// takes datagrams from any local sender, and the router processes them
+/// as packets from the WAN. They must meet the inbound firewall as the
+/// WAN's own packets do: a SYN forged from a source the firewall denies,
+/// sent to CHANNEL_PORT, must not reach the Manager and get a forwarded
+/// port admitted (with a mapping). The same SYN from an allowed source
+/// is admitted, as a WAN host's would be (so the test sees the path).
+#[test]
+fn a_datagram_to_the_router_channel_meets_the_inbound_firewall() {
+    skip_if!(skip_reason());
+    let mut net = Net::new();
+    net.start_router();
+    let m = manager(&net, &["--forward", "tcp:8080=192.168.1.20:8000"]);
+    let bin = rclick_bin().unwrap();
+    net.gw
+        .try_exec(&[
+            bin.to_str().unwrap(),
+            "call",
+            "-t",
+            "5",
+            "inbound.config",
+            "deny src net 198.51.100.0/24, allow all",
+        ])
+        .unwrap();
+    let forger = |src: &str, sport: u16| {
+        format!(
+            "import socket, struct
+def csum(b):
+    s = sum(struct.unpack('!10H', b))
+    while s > 0xffff:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+tcp = struct.pack('!HHIIBBHHH', {sport}, 8080, 1, 0, 5 << 4, 2, 65535, 0, 0)
+ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 40, 1, 0, 63, 6, 0,
+                 socket.inet_aton('{src}'), socket.inet_aton('{WAN_IP}'))
+ip = ip[:10] + struct.pack('!H', csum(ip)) + ip[12:]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(ip + tcp, ('127.0.0.1', 778))
+"
+        )
+    };
+    let (ok, out) = net
+        .gw
+        .run(10, &["python3", "-c", &forger("198.51.100.7", 40001)]);
+    assert!(ok, "{out}");
+    let (ok, out) = net
+        .gw
+        .run(10, &["python3", "-c", &forger("203.0.113.7", 40002)]);
+    assert!(ok, "{out}");
+    // The allowed one is admitted; by then the denied one, sent first,
+    // has been handled too.
+    let t = Instant::now();
+    while !m.output().contains("admit tcp 203.0.113.7") {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "the allowed SYN through the channel was not admitted: {}\n{}",
+            m.output(),
+            net.router_log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let table = net.call("rw.tcp_table").unwrap();
+    assert!(
+        !table.contains("198.51.100.7"),
+        "a SYN from a denied source, sent to the router's channel, made a mapping: {table}"
+    );
+    let mlog = m.stop();
+    assert!(!mlog.contains("198.51.100.7"), "{mlog}");
+    let log = net.router.take().unwrap().stop();
+    assert!(!log.contains("panicked"), "{log}");
+}
+
 /// One measurement round on a ready topology: the seconds of a 16 MB HTTP
 /// fetch from S to A, and iperf3 TCP from A to S in Mbit/s (0 without
 /// iperf3).
