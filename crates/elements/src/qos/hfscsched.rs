@@ -30,7 +30,13 @@
 //! as tc's `sc` does (on an interior class, LS only). A curve
 //! that is zero throughout (`RT 0`) is refused: Linux takes it as no curve
 //! at all, and as a curve it would let one packet through and then hold
-//! the class for ever.
+//! the class for ever. An LS curve (or SC) whose long-term rate M2 is
+//! zero (`10Mbps 10ms 0`) is refused too, where Linux takes it: once its
+//! first segment is served the class's virtual time would be infinite,
+//! the classes joining beside it would start there as well, and ties at
+//! infinity would hand the link to the class whose curve says it should
+//! get nothing more. (RT and UL curves may end at zero: a burst, then
+//! nothing.)
 //!
 //! - **RT** (leaves): the real-time curve. Whenever a leaf's head packet is
 //!   eligible (its real-time service so far is behind its eligible curve),
@@ -401,6 +407,14 @@ fn parse_class(spec: &str) -> Result<(Class, Option<String>), String> {
                 i += used;
                 if curve.m1 == 0.0 && curve.m2 == 0.0 {
                     return Err(format!("CLASS {name}: {kw} curve is zero"));
+                }
+                // Link sharing needs a long-term rate: with M2 0 the
+                // class's virtual time becomes infinite once its first
+                // segment is served, and so would its siblings'.
+                if matches!(kw, "LS" | "SC") && curve.m2 == 0.0 {
+                    return Err(format!(
+                        "CLASS {name}: {kw} curve needs a long-term rate (M2 > 0) for link sharing"
+                    ));
                 }
                 match kw {
                     "RT" => {
