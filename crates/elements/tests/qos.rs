@@ -643,8 +643,9 @@ fn drr_refuses_bad_quanta() {
 }
 
 /// StrideSched over a BandwidthShaper under a BandwidthRatedUnqueue with
-/// its default 20 ms burst (tests/diff/cases/qos-stridesched-shaper-spin):
-/// the tickets (4, 1, 2) hold. Input 0 (154 packets a second) gets all it
+/// its default 20 ms burst (tests/diff/cases/qos-stridesched-shaper-spin
+/// is the same with a 2500-byte burst, cheaper for Click to run): the
+/// tickets (4, 1, 2) hold. Input 0 (154 packets a second) gets all it
 /// offers, the shaped input 2 its shaper's 77 a second (300 kbit/s of
 /// 486-byte packets), input 1 the rest of the 2 Mbit/s link. The
 /// shaper's notifier lets the unqueue sleep while nothing can go, so
