@@ -69,7 +69,12 @@
 //! (`vtadj`). As in Linux, the root keeps no backlog periods, so a class
 //! under the root always takes the new virtual time. Not Linux's: equal
 //! virtual times (or deadlines) go to the class declared first, where
-//! Linux's trees break such ties by their own order; there is no default
+//! Linux's trees break such ties by their own order; a class becomes
+//! active when HFSCSched pulls its first packet, at its next dequeue, not
+//! when the packet is queued as in Linux, so classes that became
+//! backlogged between two dequeues start (and take their virtual times)
+//! in input order, and their real-time curves are anchored at that
+//! dequeue's time; there is no default
 //! class, no per-class queue limit (the Queues upstream are the limits) and no
 //! statistics beyond `stats`; arithmetic is in floating point (bytes per
 //! nanosecond) instead of Linux's scaled integers; and the selection is a
