@@ -643,8 +643,9 @@ fn drr_refuses_bad_quanta() {
 }
 
 /// StrideSched over a BandwidthShaper under a BandwidthRatedUnqueue with
-/// its default 20 ms burst (tests/diff/cases/qos-stridesched-shaper-spin):
-/// the tickets (4, 1, 2) hold. Input 0 (154 packets a second) gets all it
+/// its default 20 ms burst (tests/diff/cases/qos-stridesched-shaper-spin
+/// is the same with a 2500-byte burst, cheaper for Click to run): the
+/// tickets (4, 1, 2) hold. Input 0 (154 packets a second) gets all it
 /// offers, the shaped input 2 its shaper's 77 a second (300 kbit/s of
 /// 486-byte packets), input 1 the rest of the 2 Mbit/s link. The
 /// shaper's notifier lets the unqueue sleep while nothing can go, so
@@ -1137,6 +1138,44 @@ fn qos_elements_allocate_nothing_per_packet() {
                 after - before
             );
             assert_eq!(a1 - a0, 0, "{config}: {} allocations", a1 - a0);
+        }
+    }
+}
+
+/// A link-sharing curve must keep a long-term rate. Accepted, `LS 10Mbps
+/// 10ms 0` made class a's virtual time infinite once its 12500-byte first
+/// segment was served; its parent's cvtmin and cvtoff took that infinity,
+/// and b (LS 5Mbps), joining beside it, started at infinity too, where
+/// ties go to a: with a backlogged from the first pull and b from the
+/// 30th, all 60 pulls served a (under the root and under an interior
+/// class alike), b nothing, though a's curve gives it nothing more. RT and
+/// UL curves may still end at zero (a burst, then nothing).
+#[test]
+fn hfsc_refuses_link_sharing_curves_without_a_long_term_rate() {
+    let config = |classes: &str| {
+        format!(
+            "h :: HFSCSched({classes}) -> Discard;
+             Idle -> Queue -> [0] h; Idle -> Queue -> [1] h;"
+        )
+    };
+    for classes in [
+        "CLASS a INPUT 0 LS 10Mbps 10ms 0, CLASS b INPUT 1 LS 5Mbps",
+        "CLASS p LS 20Mbps, CLASS a PARENT p INPUT 0 LS 10Mbps 10ms 0, CLASS b PARENT p INPUT 1 LS 5Mbps",
+        "CLASS a INPUT 0 SC 10Mbps 10ms 0, CLASS b INPUT 1 LS 5Mbps",
+        "CLASS p SC 20Mbps 10ms 0, CLASS a PARENT p INPUT 0 LS 10Mbps, CLASS b INPUT 1 LS 5Mbps",
+    ] {
+        let e = match try_from_config(&config(classes)) {
+            Ok(_) => panic!("{classes}: accepted"),
+            Err(e) => e.join("\n"),
+        };
+        assert!(e.contains("long-term rate"), "{classes}: {e}");
+    }
+    for classes in [
+        "CLASS a INPUT 0 RT 10Mbps 10ms 0 LS 1Mbps UL 20Mbps 10ms 0, CLASS b INPUT 1 LS 5Mbps",
+        "CLASS a INPUT 0 RT 10Mbps 10ms 0, CLASS b INPUT 1 LS 0 10ms 5Mbps",
+    ] {
+        if let Err(e) = try_from_config(&config(classes)) {
+            panic!("{classes}: refused: {}", e.join("\n"));
         }
     }
 }

@@ -30,7 +30,13 @@
 //! as tc's `sc` does (on an interior class, LS only). A curve
 //! that is zero throughout (`RT 0`) is refused: Linux takes it as no curve
 //! at all, and as a curve it would let one packet through and then hold
-//! the class for ever.
+//! the class for ever. An LS curve (or SC) whose long-term rate M2 is
+//! zero (`10Mbps 10ms 0`) is refused too, where Linux takes it: once its
+//! first segment is served the class's virtual time would be infinite,
+//! the classes joining beside it would start there as well, and ties at
+//! infinity would hand the link to the class whose curve says it should
+//! get nothing more. (RT and UL curves may end at zero: a burst, then
+//! nothing.)
 //!
 //! - **RT** (leaves): the real-time curve. Whenever a leaf's head packet is
 //!   eligible (its real-time service so far is behind its eligible curve),
@@ -63,7 +69,12 @@
 //! (`vtadj`). As in Linux, the root keeps no backlog periods, so a class
 //! under the root always takes the new virtual time. Not Linux's: equal
 //! virtual times (or deadlines) go to the class declared first, where
-//! Linux's trees break such ties by their own order; there is no default
+//! Linux's trees break such ties by their own order; a class becomes
+//! active when HFSCSched pulls its first packet, at its next dequeue, not
+//! when the packet is queued as in Linux, so classes that became
+//! backlogged between two dequeues start (and take their virtual times)
+//! in input order, and their real-time curves are anchored at that
+//! dequeue's time; there is no default
 //! class, no per-class queue limit (the Queues upstream are the limits) and no
 //! statistics beyond `stats`; arithmetic is in floating point (bytes per
 //! nanosecond) instead of Linux's scaled integers; and the selection is a
@@ -401,6 +412,14 @@ fn parse_class(spec: &str) -> Result<(Class, Option<String>), String> {
                 i += used;
                 if curve.m1 == 0.0 && curve.m2 == 0.0 {
                     return Err(format!("CLASS {name}: {kw} curve is zero"));
+                }
+                // Link sharing needs a long-term rate: with M2 0 the
+                // class's virtual time becomes infinite once its first
+                // segment is served, and so would its siblings'.
+                if matches!(kw, "LS" | "SC") && curve.m2 == 0.0 {
+                    return Err(format!(
+                        "CLASS {name}: {kw} curve needs a long-term rate (M2 > 0) for link sharing"
+                    ));
                 }
                 match kw {
                     "RT" => {
