@@ -368,6 +368,44 @@ fn esn_crosses_two_to_the_32() {
     assert_eq!(h.read("e.expired_drops"), "1");
 }
 
+/// ESN SAs set up far into the 64-bit space keep working: SEQ 2^36 + 100
+/// puts the inbound window's blocks of 32 numbers at 2^31 and above, which
+/// (compared modulo 2^32) a fresh window's slots took for older than
+/// their own block 0, so it refused every packet; a hot swap (the window
+/// copied and resized) did the same at any such top.
+#[test]
+fn esn_far_into_the_64_bit_space() {
+    let start = (1u64 << 36) + 100;
+    let text = format!(
+        "ESPTunnelEncap(0x1001, {K128}, 192.0.2.1, 198.51.100.1, ESN true, SEQ {start}) | \
+         ESPTunnelDecap(0x1001, {K128}, ESN true, SEQ {start}, WINDOW 128)"
+    );
+    let mut h = Harness::new(&text);
+    let pkts: Vec<Vec<u8>> = (0..300)
+        .map(|i| h.encap(&inner(20, i as u8)).unwrap())
+        .collect();
+    for (i, c) in pkts[..100].iter().enumerate() {
+        assert!(h.decap(c).is_some(), "packet {i} after SEQ {start}");
+    }
+    let text = h.text.clone();
+    for (n, swapped) in [text.clone(), text.replace("WINDOW 128", "WINDOW 256")]
+        .iter()
+        .enumerate()
+    {
+        h.r.hotswap(swapped).unwrap_or_else(|e| panic!("{e:?}"));
+        let d = h.r.find_element("d").unwrap();
+        for c in &pkts[100 * (n + 1)..100 * (n + 2)] {
+            h.r.inject_packet(d, 0, Packet::from_slice(c));
+        }
+        let sas = h.read("d.sas");
+        assert!(
+            sas.contains(&format!(" packets {} ", 200 + 100 * n)),
+            "after hot swap {n}: {sas}"
+        );
+        assert!(sas.contains("replay_drops 0 auth_failures 0"), "{sas}");
+    }
+}
+
 #[test]
 fn replays_and_old_packets_are_dropped_and_counted() {
     let mut h = Harness::new(&format!(

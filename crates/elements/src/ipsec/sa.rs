@@ -216,7 +216,9 @@ const BLOCK: u64 = 32;
 /// `top` (an atomic maximum) only decides what is too old. One slot more
 /// than `size / 32` gives every number within `size` of `top` a slot of
 /// its own. (Block numbers compare modulo 2^32: exact while the sequence
-/// numbers of one window lie within 2^36 of each other.)
+/// numbers of one window lie within 2^36 of each other, so a window set up
+/// at a given top, by the SEQ keyword or a hot swap, first makes each
+/// slot record a block just below the window.)
 pub struct ReplayWindow {
     slots: Box<[AtomicU64]>,
     size: u64,
@@ -308,9 +310,33 @@ impl ReplayWindow {
     }
 
     /// Records `seq` as accepted (configuration: the SEQ keyword, a hot
-    /// swap).
+    /// swap; not while other threads use the window).
     pub fn update(&self, seq: u64) {
+        if seq > self.top() {
+            self.retag(seq);
+        }
         self.accept(seq);
+    }
+
+    /// Makes every slot record a block of the window below `top` (the one
+    /// in its residue class), keeping those that already do and giving the
+    /// others the block one turn of the ring older, with nothing seen.
+    /// Block tags compare modulo 2^32, so a slot still recording block 0
+    /// (a fresh window) or a block far below `top` could compare newer
+    /// than the blocks around `top` and refuse them all. Configuration
+    /// only, not while other threads use the window.
+    fn retag(&self, top: u64) {
+        let n = self.slots.len() as i128;
+        let b = i128::from(top / BLOCK);
+        for (i, slot) in self.slots.iter().enumerate() {
+            // The block of slot i among the last n up to `top`'s.
+            let bi = b - (b - i as i128).rem_euclid(n);
+            let tag = |blk: i128| (blk as u64) & 0xffff_ffff;
+            let v = slot.load(Ordering::Relaxed);
+            if v >> 32 != tag(bi) {
+                slot.store(tag(bi - n) << 32, Ordering::Relaxed);
+            }
+        }
     }
 
     /// A window of `size` with the same top, that refuses what this one
@@ -318,6 +344,7 @@ impl ReplayWindow {
     pub fn resized(&self, size: usize) -> ReplayWindow {
         let w = ReplayWindow::new(size);
         let top = self.top();
+        w.retag(top);
         w.top.store(top, Ordering::Relaxed);
         let low = top.saturating_sub(w.size - 1).max(1);
         for s in low..=top {
@@ -1179,40 +1206,93 @@ mod tests {
     #[test]
     fn window_accepts_each_number_once_under_two_threads() {
         const N: u64 = 200_000;
-        let w = ReplayWindow::new(1024);
-        let start = std::sync::Barrier::new(2);
-        let counts: Vec<u64> = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..2)
-                .map(|t| {
-                    let (w, start) = (&w, &start);
-                    s.spawn(move || {
-                        start.wait();
-                        let mut n = 0;
-                        for i in 1..=N {
-                            // Small local reordering, different per thread.
-                            let seq = if t == 1 && i % 4 == 1 && i + 2 <= N {
-                                i + 2
-                            } else if t == 1 && i % 4 == 3 {
-                                i - 2
-                            } else {
-                                i
-                            };
-                            if w.check(seq) && w.accept(seq) {
-                                n += 1;
+        // Many short races: each has a small chance of catching a two-step
+        // update in the act.
+        for round in 0..30 {
+            let w = ReplayWindow::new(1024);
+            let start = std::sync::Barrier::new(2);
+            // The threads keep within 64 numbers of each other, so that they
+            // offer the same numbers at nearly the same moment (and neither
+            // falls below the window).
+            let progress = [AtomicU64::new(0), AtomicU64::new(0)];
+            let counts: Vec<u64> = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..2)
+                    .map(|t| {
+                        let (w, start, progress) = (&w, &start, &progress);
+                        s.spawn(move || {
+                            start.wait();
+                            let mut n = 0;
+                            for i in 1..=N {
+                                if i % 16 == 0 {
+                                    progress[t].store(i, Ordering::Release);
+                                    while progress[1 - t].load(Ordering::Acquire) + 64 < i {
+                                        std::thread::yield_now();
+                                    }
+                                }
+                                // Small local reordering, different per thread.
+                                let seq = if t == 1 && i % 4 == 1 && i + 2 <= N {
+                                    i + 2
+                                } else if t == 1 && i % 4 == 3 {
+                                    i - 2
+                                } else {
+                                    i
+                                };
+                                if w.check(seq) && w.accept(seq) {
+                                    n += 1;
+                                }
                             }
-                        }
-                        n
+                            progress[t].store(N + 64, Ordering::Release);
+                            n
+                        })
                     })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        let total: u64 = counts.iter().sum();
-        assert!(total <= N, "{total} acceptances of {N} numbers: {counts:?}");
-        // Every number is accepted by one thread or refused as too old
-        // (only if a thread fell more than a window behind).
-        assert!(total > N / 2, "{counts:?}");
-        assert_eq!(w.top(), N);
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let total: u64 = counts.iter().sum();
+            assert!(
+                total <= N,
+                "round {round}: {total} acceptances of {N} numbers: {counts:?}"
+            );
+            // Every number is accepted by one thread: none falls below the
+            // window, and none is refused while its slot is being updated.
+            assert_eq!(total, N, "round {round}: {counts:?}");
+            assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
+            assert_eq!(w.top(), N);
+        }
+    }
+
+    /// A window set up at a high sequence number (the SEQ keyword, a hot
+    /// swap's resized copy) accepts the numbers that follow, wherever they
+    /// lie in the 64-bit (ESN) space. Fresh slots all record block 0, and
+    /// the blocks 2^31 to 2^32 - 1 (modulo 2^32: sequence numbers 2^36 to
+    /// 2^37 - 1, modulo 2^37) compare older than block 0: a fresh window
+    /// refused every one of those numbers, and recording the top failed.
+    #[test]
+    fn a_window_set_up_high_accepts_what_follows() {
+        for top in [
+            1u64 << 36,
+            (1 << 36) + 12_345,
+            (1 << 37) - 100,
+            (5 << 36) + 7,
+            u64::MAX / 2,
+        ] {
+            let w = ReplayWindow::new(128);
+            w.update(top);
+            assert_eq!(w.top(), top, "top after SEQ {top}");
+            assert!(!w.check(top), "{top} seen");
+            assert!(w.check(top - 5), "{top} - 5 inside the window");
+            assert!(w.accept(top + 1), "{top} + 1 after SEQ {top}");
+            assert!(w.accept(top + 200), "{top} + 200 after SEQ {top}");
+            for size in [64, 256] {
+                let r = w.resized(size);
+                assert_eq!(r.top(), top + 200);
+                assert!(!r.check(top + 200) && !r.check(top + 1));
+                assert!(r.accept(top + 199), "{top} + 199, resized to {size}");
+                assert!(r.accept(top + 201), "{top} + 201, resized to {size}");
+                assert!(r.accept(top + 1000), "{top} + 1000, resized to {size}");
+                assert!(!r.accept(top + 1000));
+            }
+        }
     }
 
     #[test]
