@@ -38,6 +38,8 @@ const CASES: &[(&str, &str)] = &[
     ("Align", "Idle->x::Align(4, 0)->Idle"),
     ("AdjustTimestamp", "Idle->x::AdjustTimestamp(1)->Idle"),
     ("AggregateCounter", "Idle->x::AggregateCounter->Idle"),
+    ("AggregateIPFlows", "Idle->x::AggregateIPFlows->Idle"),
+    ("RandomSeed", "x::RandomSeed(1)"),
     ("TimeFilter", "Idle->x::TimeFilter(0, 1)->Idle"),
     ("TimeSortedSched", "Idle->Queue->x::TimeSortedSched->Discard"),
     (

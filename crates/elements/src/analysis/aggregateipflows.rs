@@ -46,7 +46,12 @@
 //! `packet_filepos` read handlers, such as FromDump) the trace file and
 //! the position of the flow's first packet in it.
 //!
-//! Differences from Click: when a flow is replaced by a new one (timed
+//! Differences from Click: a flow whose first packet is a held fragment
+//! has, in Click, no time of last use until that fragment leaves, so a
+//! reply arriving meanwhile (more than the smallest timeout after time 0)
+//! finds it "expired" and renumbers it, and Click then aborts on an
+//! assertion when it sends the held fragment on (Click 2.1 crashes on three
+//! such packets). rclick counts a flow as used when it is made. When a flow is replaced by a new one (timed
 //! out, or a SYN after an RST), Click keeps the old flow's packet counts
 //! in the new flow's TRACEINFO record; rclick counts the new flow's
 //! packets only. Click lists the flows at the end in the order of its
@@ -505,7 +510,7 @@ impl AggregateIPFlows {
             };
             if (age > self.smallest_timeout && age > timeout) || (over == 3 && syn) {
                 // The old flow died: describe it, and start a new one.
-                let fresh = self.fresh_flow(ports, flipped);
+                let fresh = self.fresh_flow(ports, flipped, p.timestamp_anno());
                 let old = self.maps[usize::from(udp)]
                     .pairs
                     .get_mut(&hp)
@@ -522,7 +527,7 @@ impl AggregateIPFlows {
                 .and_then(|i| i.flows.first())
                 .is_some_and(|f| f.reverse);
         }
-        let f = self.fresh_flow(ports, flipped);
+        let f = self.fresh_flow(ports, flipped, p.timestamp_anno());
         if let Some(info) = self.maps[usize::from(udp)].pairs.get_mut(&hp) {
             info.flows.insert(0, f);
         }
@@ -531,14 +536,16 @@ impl AggregateIPFlows {
         flipped
     }
 
-    fn fresh_flow(&self, ports: u32, reverse: bool) -> Flow {
+    /// A new flow, last seen at `now` (see the element doc: Click leaves
+    /// the time unset until a packet of the flow leaves).
+    fn fresh_flow(&self, ports: u32, reverse: bool, now: Timestamp) -> Flow {
         Flow {
             ports,
             aggregate: self.next,
             reverse,
             over: 0,
-            first: Timestamp(0),
-            last: Timestamp(0),
+            first: now,
+            last: now,
             packets: [0, 0],
             filepos: None,
         }
@@ -548,7 +555,7 @@ impl AggregateIPFlows {
         if !self.stats() {
             return;
         }
-        let mut f = self.fresh_flow(0, false);
+        let mut f = self.fresh_flow(0, false, Timestamp(0));
         self.new_flow_stats(&mut f, p, ctx);
         if let Some(front) = self.maps[usize::from(udp)]
             .pairs

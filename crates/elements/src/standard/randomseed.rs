@@ -45,7 +45,10 @@ use super::clickrandom::{click_random_srandom, click_srandom};
 use crate::qos::common::keyword_arg;
 
 #[derive(Default)]
-pub struct RandomSeed;
+pub struct RandomSeed {
+    /// The SEED argument as written (Click's `read_keyword_handler`).
+    seed_text: String,
+}
 
 rclick_core::element_class!(RandomSeed);
 
@@ -53,12 +56,7 @@ const HANDLERS: &[Handler<RandomSeed>] = &[Handler::flagged(
     hflags::CALM,
     Handler::read_write(
         "seed",
-        |_, ctx| {
-            let conf = ctx
-                .element_config_at(ctx.element_index())
-                .unwrap_or_default();
-            keyword_arg(&conf, "SEED", 0)
-        },
+        |e, _| e.seed_text.clone(),
         |e, v, ctx| reconfigure_keyword(e, "SEED", Some(0), v, ctx),
     ),
 )];
@@ -78,6 +76,7 @@ impl Element for RandomSeed {
         let mut args = Args::new(conf);
         let seed = args.read_p::<u32>("SEED");
         args.complete()?;
+        self.seed_text = keyword_arg(conf, "SEED", 0);
         match seed {
             Some(s) => click_srandom(s),
             None => click_random_srandom(),
