@@ -26,6 +26,7 @@ use reference::reference_click;
 /// a scratch directory, `@REPO@` the project root.
 const CASES: &[(&str, &str)] = &[
     ("ARPPrint", "Idle->x::ARPPrint->Idle"),
+    ("ARPTable", "x::ARPTable"),
     (
         "ARPQuerier",
         "Idle->x::ARPQuerier(1.0.0.1, 0:1:2:3:4:5)->Idle; Idle->[1]x",
