@@ -14,7 +14,7 @@
 //! and port, and sets each packet's aggregate annotation to its flow's
 //! number and its paint annotation to its direction: 0 for the direction
 //! of the flow's first packet, 1 for replies. Flow numbers count up from
-//! 1. Packets that are not TCP or UDP, are too short for their ports, or
+//! one. Packets that are not TCP or UDP, are too short for their ports, or
 //! have source and destination 0.0.0.0 leave on output 1 (dropped when it
 //! is not connected).
 //!

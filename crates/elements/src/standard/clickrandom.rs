@@ -74,12 +74,12 @@ impl GlibcRandom {
         self.front = SEP;
         self.rear = 0;
         for _ in 0..10 * DEG {
-            self.next();
+            self.random();
         }
     }
 
     /// `random()`: 31 random bits.
-    pub fn next(&mut self) -> u32 {
+    pub fn random(&mut self) -> u32 {
         let v = self.state[self.front].wrapping_add(self.state[self.rear]);
         self.state[self.front] = v;
         self.front = if self.front + 1 == DEG {
@@ -110,7 +110,7 @@ fn with_gen<R>(f: impl FnOnce(&mut GlibcRandom) -> R) -> R {
 
 /// Click's `click_random()`: a number in 0..=CLICK_RAND_MAX.
 pub fn click_random() -> u32 {
-    with_gen(|g| g.next())
+    with_gen(|g| g.random())
 }
 
 /// Click's `click_random(low, high)`: a number in low..=high (`low` when
@@ -175,10 +175,10 @@ mod tests {
     #[test]
     fn seed_one_known_answers() {
         let mut g = GlibcRandom::new(1);
-        let v: Vec<u32> = (0..3).map(|_| g.next()).collect();
+        let v: Vec<u32> = (0..3).map(|_| g.random()).collect();
         assert_eq!(v, [1_804_289_383, 846_930_886, 1_681_692_777]);
         // Seed 0 is seed 1.
-        assert_eq!(GlibcRandom::new(0).next(), 1_804_289_383);
+        assert_eq!(GlibcRandom::new(0).random(), 1_804_289_383);
     }
 
     /// Compared with the C library's own generator where it is glibc's.
@@ -204,7 +204,7 @@ mod tests {
             unsafe { srandom(seed) };
             for i in 0..1000 {
                 let c = unsafe { random() } as u32;
-                assert_eq!(g.next(), c, "seed {seed}, draw {i}");
+                assert_eq!(g.random(), c, "seed {seed}, draw {i}");
             }
         }
     }
