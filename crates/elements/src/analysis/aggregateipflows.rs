@@ -76,9 +76,6 @@
 //! - `clear` (write): forgets every flow (describing it in TRACEINFO) and
 //!   sends on the held fragments.
 //!
-//! ## Keywords (Click's documentation)
-//! aggregate, flow, analysis
-//!
 //! ## Example
 //! ```click
 //! FromDump(trace.pcap, STOP true, FORCE_IP true)
