@@ -26,6 +26,7 @@ use reference::reference_click;
 /// a scratch directory, `@REPO@` the project root.
 const CASES: &[(&str, &str)] = &[
     ("ARPPrint", "Idle->x::ARPPrint->Idle"),
+    ("ARPTable", "x::ARPTable"),
     (
         "ARPQuerier",
         "Idle->x::ARPQuerier(1.0.0.1, 0:1:2:3:4:5)->Idle; Idle->[1]x",
@@ -38,6 +39,8 @@ const CASES: &[(&str, &str)] = &[
     ("Align", "Idle->x::Align(4, 0)->Idle"),
     ("AdjustTimestamp", "Idle->x::AdjustTimestamp(1)->Idle"),
     ("AggregateCounter", "Idle->x::AggregateCounter->Idle"),
+    ("AggregateIPFlows", "Idle->x::AggregateIPFlows->Idle"),
+    ("RandomSeed", "x::RandomSeed(1)"),
     ("TimeFilter", "Idle->x::TimeFilter(0, 1)->Idle"),
     ("TimeSortedSched", "Idle->Queue->x::TimeSortedSched->Discard"),
     (

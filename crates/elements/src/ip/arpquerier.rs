@@ -56,6 +56,11 @@
 //!   Default 60 s.
 //! - **BROADCAST** (IP address): the local broadcast address.
 //! - **BROADCAST_POLL** (boolean): broadcast renewal polls. Default false.
+//! - **TABLE** (element): an ARPTable whose table this querier uses (and
+//!   shares) instead of its own; the table's limits are then the
+//!   ARPTable's, and this element's CAPACITY, ENTRY_CAPACITY,
+//!   ENTRY_PACKET_CAPACITY, CAPACITY_SLIM_FACTOR and TIMEOUT do not apply.
+//!   The table is locked once per batch of packets.
 //!
 //! ## Handlers
 //! - `table` (read): one line per entry, oldest first: `IP VALID ETH AGE`.
@@ -69,7 +74,8 @@
 //!
 //! Hot swap: a new ARPQuerier of the same name, with the same IP and
 //! Ethernet addresses, takes the old one's ARP table (entries, their ages,
-//! and packets waiting for a reply).
+//! and packets waiting for a reply); a table shared through TABLE goes
+//! over with its ARPTable element instead.
 //!
 //! ## Example
 //! ```click
@@ -82,6 +88,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rclick_core::conf::{parse_bool, parse_ipv4, parse_seconds, parse_u32, split_words, Args};
@@ -99,7 +106,7 @@ use super::ipcommon::AddrHashBuilder;
 
 const HZ_NS: i64 = 1_000_000_000;
 
-struct Entry {
+pub(crate) struct Entry {
     eth: EtherAddr,
     known: bool,
     live_at: Timestamp,
@@ -137,11 +144,19 @@ impl Entry {
 /// Where the two sequence counters of [`Table`] start.
 const SEQ_BASE: u64 = 1 << 63;
 
-/// The ARP table (Click's ARPTable, owned by the querier).
+/// The ARP table (Click's ARPTable): owned by the querier, or shared with
+/// an ARPTable element (TABLE).
+/// An ARP table shared between an ARPTable element and its queriers.
+pub(crate) type SharedArpTable = Arc<Mutex<Table>>;
+
+pub(crate) fn lock_table(t: &SharedArpTable) -> MutexGuard<'_, Table> {
+    t.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// ENTRY_CAPACITY's default (see the element doc).
 const DEFAULT_ENTRY_CAPACITY: usize = 65536;
 
-struct Table {
+pub(crate) struct Table {
     map: HashMap<Ipv4Addr, Entry, AddrHashBuilder>,
     /// (live_at, sequence) -> address, oldest first.
     ages: BTreeMap<(i64, u64), Ipv4Addr>,
@@ -183,7 +198,7 @@ impl Default for Table {
 }
 
 impl Table {
-    fn set_live(&mut self, ip: Ipv4Addr, live_at: Timestamp) {
+    pub(crate) fn set_live(&mut self, ip: Ipv4Addr, live_at: Timestamp) {
         let Some(e) = self.map.get_mut(&ip) else {
             return;
         };
@@ -201,7 +216,7 @@ impl Table {
     /// Moves an entry back in age to `live_at`, ahead of the entries that
     /// already have that age (Click walks its age list forward only past
     /// younger-looking entries, so the moved entry stops before equals).
-    fn set_live_first(&mut self, ip: Ipv4Addr, live_at: Timestamp) {
+    pub(crate) fn set_live_first(&mut self, ip: Ipv4Addr, live_at: Timestamp) {
         let Some(e) = self.map.get_mut(&ip) else {
             return;
         };
@@ -216,7 +231,7 @@ impl Table {
         }
     }
 
-    fn remove(&mut self, ip: Ipv4Addr) {
+    pub(crate) fn remove(&mut self, ip: Ipv4Addr) {
         if let Some(e) = self.map.remove(&ip) {
             self.ages.remove(&e.age);
             self.queued.remove(&e.age);
@@ -227,7 +242,7 @@ impl Table {
 
     /// Click's `slim`: drop expired (or excess) entries, then packets of
     /// the oldest entries while over capacity.
-    fn slim(&mut self, now: Timestamp) {
+    pub(crate) fn slim(&mut self, now: Timestamp) {
         while let Some((&key, &ip)) = self.ages.iter().next() {
             let old = match self.map.get(&ip) {
                 Some(e) => e.expired(now, self.timeout),
@@ -265,7 +280,7 @@ impl Table {
     }
 
     /// Finds or creates the entry for `ip`.
-    fn ensure(&mut self, ip: Ipv4Addr, now: Timestamp) {
+    pub(crate) fn ensure(&mut self, ip: Ipv4Addr, now: Timestamp) {
         if self.map.contains_key(&ip) {
             return;
         }
@@ -296,7 +311,12 @@ impl Table {
     }
 
     /// Records `ip` at `eth`; returns the packets held for it.
-    fn insert(&mut self, ip: Ipv4Addr, eth: EtherAddr, now: Timestamp) -> VecDeque<Packet> {
+    pub(crate) fn insert(
+        &mut self,
+        ip: Ipv4Addr,
+        eth: EtherAddr,
+        now: Timestamp,
+    ) -> VecDeque<Packet> {
         self.ensure(ip, now);
         self.set_live(ip, now);
         let Some(e) = self.map.get_mut(&ip) else {
@@ -312,7 +332,100 @@ impl Table {
         q
     }
 
-    fn clear(&mut self) {
+    /// The `table` handler's text: one line per entry, oldest first.
+    pub(crate) fn text(&self, now: Timestamp) -> String {
+        let mut s = String::new();
+        for ip in self.ages.values() {
+            if let Some(e) = self.map.get(ip) {
+                let ok = e.is_known(now, self.timeout) as u8;
+                s.push_str(&format!("{ip} {ok} {} {}\n", e.eth, now - e.live_at));
+            }
+        }
+        s
+    }
+
+    /// Sets the limits from configuration values (None: unchanged).
+    pub(crate) fn set_limits(
+        &mut self,
+        capacity: Option<u32>,
+        entry_capacity: Option<u32>,
+        entry_packet_capacity: Option<u32>,
+        slim: Option<u32>,
+        timeout: Option<Duration>,
+    ) {
+        if let Some(c) = capacity {
+            self.capacity = c as usize;
+        }
+        if let Some(c) = entry_capacity {
+            self.entry_capacity = c as usize;
+        }
+        if let Some(c) = entry_packet_capacity {
+            self.entry_packet_capacity = c as usize;
+        }
+        if let Some(s) = slim {
+            self.slim_factor = s as usize;
+        }
+        if let Some(t) = timeout {
+            self.timeout = nanos(t);
+        }
+    }
+
+    /// Takes `old`'s entries, held packets and counts (hot swap).
+    pub(crate) fn take_from(&mut self, old: &mut Table) {
+        let t = std::mem::take(old);
+        self.map = t.map;
+        self.ages = t.ages;
+        self.queued = t.queued;
+        self.seq = t.seq;
+        self.front_seq = t.front_seq;
+        self.packet_count = t.packet_count;
+        self.drops = t.drops;
+    }
+
+    /// Table with the querier's defaults.
+    pub(crate) fn with_defaults() -> Table {
+        Table {
+            capacity: 2048,
+            entry_capacity: DEFAULT_ENTRY_CAPACITY,
+            slim_factor: 2,
+            timeout: 300 * HZ_NS,
+            ..Table::default()
+        }
+    }
+
+    pub(crate) fn timeout(&self) -> i64 {
+        self.timeout
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.map.len()
+    }
+
+    pub(crate) fn length(&self) -> usize {
+        self.packet_count
+    }
+
+    pub(crate) fn drops(&self) -> u64 {
+        self.drops
+    }
+
+    /// Counts `n` packets dropped outside the table (an ARPTable's insert).
+    pub(crate) fn count_drops(&mut self, n: usize) {
+        self.drops += n as u64;
+    }
+
+    /// `delete`: the entry stays, invalid, with its held packets (as Click).
+    pub(crate) fn invalidate(&mut self, ip: Ipv4Addr, now: Timestamp) {
+        self.ensure(ip, now);
+        self.set_live(ip, now);
+        if let Some(e) = self.map.get_mut(&ip) {
+            e.eth = EtherAddr::BROADCAST;
+            e.known = false;
+            e.polls_since_reply = 0;
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
         for e in self.map.values() {
             self.drops += e.queue.len() as u64;
         }
@@ -330,6 +443,10 @@ pub struct ARPQuerier {
     poll_timeout: i64,
     broadcast_poll: bool,
     table: Table,
+    /// TABLE: the ARPTable element's table, swapped into `table` while a
+    /// batch, timer or handler uses it.
+    shared: Option<SharedArpTable>,
+    table_name: Option<String>,
     queries: u64,
     responses: u64,
     drops: u64,
@@ -345,13 +462,9 @@ impl Default for ARPQuerier {
             bcast: Ipv4Addr::BROADCAST,
             poll_timeout: 60 * HZ_NS,
             broadcast_poll: false,
-            table: Table {
-                capacity: 2048,
-                entry_capacity: DEFAULT_ENTRY_CAPACITY,
-                slim_factor: 2,
-                timeout: 300 * HZ_NS,
-                ..Table::default()
-            },
+            table: Table::with_defaults(),
+            shared: None,
+            table_name: None,
             queries: 0,
             responses: 0,
             drops: 0,
@@ -578,17 +691,6 @@ impl ARPQuerier {
         }
     }
 
-    fn table_text(&self, now: Timestamp) -> String {
-        let mut s = String::new();
-        for ip in self.table.ages.values() {
-            if let Some(e) = self.table.map.get(ip) {
-                let ok = e.is_known(now, self.table.timeout) as u8;
-                s.push_str(&format!("{ip} {ok} {} {}\n", e.eth, now - e.live_at));
-            }
-        }
-        s
-    }
-
     fn configure_args(&mut self, conf: &str, ctx: &InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         let capacity = args.read_with("CAPACITY", parse_u32);
@@ -600,6 +702,7 @@ impl ARPQuerier {
         let poll_timeout =
             args.read_or_with("POLL_TIMEOUT", parse_seconds, Duration::from_secs(60));
         let broadcast_poll = args.read_or_with("BROADCAST_POLL", parse_bool, false);
+        let table_name = args.read::<String>("TABLE");
         let mut rest = args.consume()?;
         if rest.len() == 1 {
             rest.push(rest[0].clone());
@@ -627,21 +730,28 @@ impl ARPQuerier {
                 }
             }
         };
-        if let Some(c) = capacity {
-            self.table.capacity = c as usize;
+        self.table.set_limits(
+            capacity,
+            entry_capacity,
+            entry_packet_capacity,
+            slim,
+            timeout,
+        );
+        if let Some(name) = &table_name {
+            let found = ctx.find_element(name).and_then(|i| {
+                ctx.with_element(i, |e| {
+                    e.as_any()
+                        .downcast_ref::<crate::ethernet::arptable::ARPTable>()
+                        .map(|t| t.shared())
+                })
+                .flatten()
+            });
+            match found {
+                Some(t) => self.shared = Some(t),
+                None => return Err(format!("TABLE: '{name}' is not an ARPTable element").into()),
+            }
         }
-        if let Some(c) = entry_capacity {
-            self.table.entry_capacity = c as usize;
-        }
-        if let Some(c) = entry_packet_capacity {
-            self.table.entry_packet_capacity = c as usize;
-        }
-        if let Some(s) = slim {
-            self.table.slim_factor = s as usize;
-        }
-        if let Some(t) = timeout {
-            self.table.timeout = nanos(t);
-        }
+        self.table_name = table_name;
         self.poll_timeout = nanos(poll_timeout);
         self.broadcast_poll = broadcast_poll;
         Ok(())
@@ -655,8 +765,33 @@ impl ARPQuerier {
 }
 
 impl ARPQuerier {
+    /// Runs `f` with the table in `self.table`: the shared one (TABLE),
+    /// locked and swapped in for the call, or the querier's own.
+    fn with_table<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let Some(shared) = self.shared.take() else {
+            return f(self);
+        };
+        let r = {
+            let mut g = lock_table(&shared);
+            std::mem::swap(&mut self.table, &mut *g);
+            let r = f(self);
+            std::mem::swap(&mut self.table, &mut *g);
+            r
+        };
+        self.shared = Some(shared);
+        r
+    }
+
+    /// Reads the table (shared or own).
+    fn read_table<R>(&self, f: impl FnOnce(&Table) -> R) -> R {
+        match &self.shared {
+            Some(t) => f(&lock_table(t)),
+            None => f(&self.table),
+        }
+    }
+
     fn dropped(&self) -> u64 {
-        self.drops + self.table.drops
+        self.drops + self.read_table(|t| t.drops())
     }
 
     fn write_insert(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
@@ -666,10 +801,12 @@ impl ARPQuerier {
         }
         let ip = parse_ipv4(&words[0]).map_err(|e| format!("IP: {e}"))?;
         let eth = rclick_core::conf::parse_ether(&words[1]).map_err(|e| format!("ETH: {e}"))?;
-        let held = self.table.insert(ip, eth, ctx.now());
-        for q in held {
-            self.handle_ip(q, true, ctx);
-        }
+        self.with_table(|me| {
+            let held = me.table.insert(ip, eth, ctx.now());
+            for q in held {
+                me.handle_ip(q, true, ctx);
+            }
+        });
         Ok(())
     }
 
@@ -681,13 +818,7 @@ impl ARPQuerier {
         let ip = parse_ipv4(&words[0]).map_err(|e| format!("IP: {e}"))?;
         let now = ctx.now();
         // As Click: the entry stays, invalid, with its held packets.
-        self.table.ensure(ip, now);
-        self.table.set_live(ip, now);
-        if let Some(e) = self.table.map.get_mut(&ip) {
-            e.eth = EtherAddr::BROADCAST;
-            e.known = false;
-            e.polls_since_reply = 0;
-        }
+        self.with_table(|me| me.table.invalidate(ip, now));
         Ok(())
     }
 
@@ -695,13 +826,13 @@ impl ARPQuerier {
         self.queries = 0;
         self.drops = 0;
         self.responses = 0;
-        self.table.clear();
+        self.with_table(|me| me.table.clear());
         Ok(())
     }
 }
 
 const HANDLERS: &[Handler<ARPQuerier>] = &[
-    Handler::read("table", |e, ctx| e.table_text(ctx.now())),
+    Handler::read("table", |e, ctx| e.read_table(|t| t.text(ctx.now()))),
     Handler::read("stats", |e, _| {
         format!(
             "{} packets killed\n{} ARP queries sent\n",
@@ -709,8 +840,8 @@ const HANDLERS: &[Handler<ARPQuerier>] = &[
             e.queries
         )
     }),
-    Handler::read("count", |e, _| e.table.map.len().to_string()),
-    Handler::data("length", |e| &e.table.packet_count),
+    Handler::read("count", |e, _| e.read_table(|t| t.count()).to_string()),
+    Handler::read("length", |e, _| e.read_table(|t| t.length()).to_string()),
     Handler::data("queries", |e| &e.queries),
     Handler::data("responses", |e| &e.responses),
     Handler::read("drops", |e, _| e.dropped().to_string()),
@@ -741,6 +872,10 @@ impl Element for ARPQuerier {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        if self.shared.is_some() {
+            // The ARPTable expires its entries.
+            return Ok(());
+        }
         let t = ctx.new_timer();
         self.timer = Some(t);
         if self.table.timeout != 0 {
@@ -751,6 +886,26 @@ impl Element for ARPQuerier {
     }
 
     fn push(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
+        self.with_table(|me| me.push_batch(port, batch, ctx));
+    }
+
+    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
+        self.with_table(|me| {
+            let now = ctx.now();
+            me.table.slim(now);
+            me.schedule_expiry(ctx);
+        });
+    }
+
+    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        self.take_old(old)
+    }
+
+    rclick_core::handlers!(HANDLERS);
+}
+
+impl ARPQuerier {
+    fn push_batch(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
         if port != 0 {
             for p in batch {
                 self.handle_response(&p, ctx);
@@ -825,31 +980,20 @@ impl Element for ARPQuerier {
         ctx.emit_batch(0, out);
     }
 
-    fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
-        let now = ctx.now();
-        self.table.slim(now);
-        self.schedule_expiry(ctx);
-    }
-
-    fn take_state(&mut self, old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+    fn take_old(&mut self, old: &mut dyn Element) -> bool {
         let Some(old) = old.as_any_mut().downcast_mut::<ARPQuerier>() else {
             return false;
         };
         if old.my_ip != self.my_ip || old.my_eth != self.my_eth || old.bcast != self.bcast {
             return false;
         }
-        let t = std::mem::take(&mut old.table);
-        self.table.map = t.map;
-        self.table.ages = t.ages;
-        self.table.seq = t.seq;
-        self.table.front_seq = t.front_seq;
-        self.table.packet_count = t.packet_count;
-        self.table.drops = t.drops;
+        // A table shared with an ARPTable goes over with that element.
+        if self.shared.is_none() && old.shared.is_none() {
+            self.table.take_from(&mut old.table);
+        }
         self.queries = old.queries;
         self.responses = old.responses;
         self.drops = old.drops;
         true
     }
-
-    rclick_core::handlers!(HANDLERS);
 }

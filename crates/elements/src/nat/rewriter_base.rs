@@ -142,7 +142,6 @@ pub struct Pattern {
     is_napt: bool,
     sequential: bool,
     same_first: bool,
-    rng: u64,
 }
 
 pub type SharedPattern = Arc<Mutex<Pattern>>;
@@ -199,7 +198,6 @@ impl Pattern {
             is_napt: words.len() >= 3,
             sequential: false,
             same_first: true,
-            rng: 0x2545_f491_4f6c_dd1d,
         };
         let mut variation: u32 = 0;
         // source address
@@ -287,16 +285,6 @@ impl Pattern {
         Ok(Arc::new(Mutex::new(p)))
     }
 
-    fn random(&mut self) -> u32 {
-        // xorshift64*
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-    }
-
     /// The rewritten flow for `flow`, choosing a free port (or address)
     /// of the range: one whose reply flow `taken` does not know. `None`
     /// when every value of the range is taken.
@@ -350,7 +338,7 @@ impl Pattern {
                     self.next_variation
                 }
             } else {
-                self.random() % (top.saturating_add(1)).max(1)
+                crate::standard::clickrandom::click_random_range(0, top)
             };
             let mut count: u64 = 0;
             while count <= top as u64 {

@@ -29,8 +29,8 @@
 //! tenths 58982/65536), so `max_p` reads exactly what Click's would.
 //!
 //! The queues are found as RED finds them (router context, or QUEUES);
-//! everything else, the random draws (seeded from the element's name, so
-//! every run drops the same packets), the batch handling and the
+//! everything else, the random draws (Click's generator, see RandomSeed),
+//! the batch handling and the
 //! differences from Click with STABILITY 0, is RED's: see RED.
 //!
 //! As in Click, the handlers are RED's: `config` reads in RED's form

@@ -1,6 +1,6 @@
 //! Helpers shared by the QoS elements: Click's fixed-point and bandwidth
 //! unparsing, its moving averages (`DirectEWMAX`, `RateEWMAX`), its uniform
-//! rate (`GapRate`), and a small seeded random generator.
+//! rate (`GapRate`).
 
 use rclick_core::element::handlers::config_with_keyword;
 use rclick_core::time::Timestamp;
@@ -166,32 +166,6 @@ pub fn unparse_bandwidth(x: u32) -> String {
         format!("{}Mbps", unparse_real10(x * 8, 6))
     } else {
         format!("{}kbps", unparse_real10(x * 8, 3))
-    }
-}
-
-/// A small seeded generator (xorshift64*), so random decisions (RED's
-/// drops) are the same on every run of the same configuration.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        // Avoid the all-zero state.
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15 | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// 31 random bits, as C's `random()` returns.
-    pub fn next_u31(&mut self) -> u32 {
-        (self.next_u64() >> 33) as u32
     }
 }
 

@@ -32,9 +32,9 @@
 //!
 //! Dropped packets go to output 1 if it is connected, else are freed.
 //!
-//! The random draws come from a generator seeded from the element's name,
-//! so a configuration drops the same packets on every run (Click uses the
-//! process's `random()`). The drop probability and average follow Click's
+//! The random draws come from Click's generator (the C library's
+//! `random()`, see RandomSeed): with the same seed, the same packets drop
+//! as in Click; without a RandomSeed every run drops the same packets. The drop probability and average follow Click's
 //! fixed-point arithmetic exactly (16-bit probabilities, averages with 10
 //! bits of fraction). In a batch, each packet is judged against the queue
 //! length it would see were the packets handed on one at a time: in push
@@ -85,7 +85,7 @@ use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::common::{
     find_queues, keyword_arg, named_queues, queue_lengths, reconfigure_from, unparse_real2,
-    DirectEwma, Rng, EWMA_SCALE,
+    DirectEwma, EWMA_SCALE,
 };
 
 /// Probability one, in Click's 16-bit fixed point.
@@ -113,7 +113,6 @@ pub struct Red {
     /// were found downstream): then, in a batch, each packet passed makes
     /// the queue one longer for the next.
     feeds_queues: bool,
-    rng: Rng,
 }
 
 impl Default for Red {
@@ -136,17 +135,8 @@ impl Default for Red {
             queues: Vec::new(),
             queue_names: Vec::new(),
             feeds_queues: false,
-            rng: Rng::new(0),
         }
     }
-}
-
-/// A seed from the element's name (FNV-1a), so two REDs draw differently
-/// and each draws the same on every run.
-fn seed_of(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 impl Red {
@@ -191,7 +181,6 @@ impl Red {
         self.size.set_stability(stability);
         self.gentle = gentle;
         self.set_constants();
-        self.rng = Rng::new(seed_of(ctx.element_name()));
         Ok(())
     }
 
@@ -296,11 +285,13 @@ impl Red {
         self.count = self.count.saturating_add(1);
         if self.count > 0 && p_b > 0 && self.count > self.random_value / p_b {
             self.count = 0;
-            self.random_value = ((self.rng.next_u31() >> 5) & 0xFFFF) as i32;
+            self.random_value =
+                ((crate::standard::clickrandom::click_random() >> 5) & 0xFFFF) as i32;
             return true;
         }
         if self.count == 0 {
-            self.random_value = ((self.rng.next_u31() >> 5) & 0xFFFF) as i32;
+            self.random_value =
+                ((crate::standard::clickrandom::click_random() >> 5) & 0xFFFF) as i32;
         }
         false
     }

@@ -16,10 +16,11 @@
 //! Probabilities are fixed point with 28 bits of fraction, as Click's.
 //! With ACTIVE false every packet goes to output 0.
 //!
-//! The random draws come from a generator seeded from the element's name,
-//! so a configuration samples the same packets on every run; Click draws
-//! from the process's `random()`, so the packets chosen differ from
-//! Click's (the proportions do not).
+//! Each packet takes one draw of Click's generator (the C library's
+//! `random()`, see RandomSeed): with the same seed, the packets chosen are
+//! Click's. Without a RandomSeed the generator starts from seed 1, so a
+//! configuration samples the same packets on every run (Click seeds from
+//! true randomness).
 //!
 //! ## Keyword arguments
 //! - `P`, `SAMPLE` (real between 0 and 1; default 1): sampling probability.
@@ -44,7 +45,7 @@ use rclick_core::element::hflags;
 use rclick_core::element::kinds::Filter;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use crate::qos::common::Rng;
+use super::clickrandom::click_random;
 use crate::userlevel::tracereplay::unparse_fixed;
 
 /// Bits of fraction of the probabilities (Click's SAMPLING_SHIFT).
@@ -55,7 +56,6 @@ pub struct RandomSample {
     sampling_prob: u32,
     active: bool,
     drops: u64,
-    rng: Rng,
 }
 
 impl Default for RandomSample {
@@ -64,27 +64,19 @@ impl Default for RandomSample {
             sampling_prob: ONE,
             active: true,
             drops: 0,
-            rng: Rng::new(0),
         }
     }
 }
 
 impl Filter for RandomSample {
     fn filter(&mut self, p: Packet, _ctx: &mut Ctx) -> Result<Packet, Packet> {
-        if !self.active || (self.rng.next_u31() & (ONE - 1)) < self.sampling_prob {
+        if !self.active || (click_random() & (ONE - 1)) < self.sampling_prob {
             Ok(p)
         } else {
             self.drops += 1;
             Err(p)
         }
     }
-}
-
-/// A seed from the element's name (FNV-1a), so two samplers differ.
-fn seed_of(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 fn prob(s: &str) -> Result<u32, String> {
@@ -151,11 +143,6 @@ impl Element for RandomSample {
         }
         self.sampling_prob = sampling;
         self.active = active.unwrap_or(true);
-        Ok(())
-    }
-
-    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
-        self.rng = Rng::new(seed_of(ctx.element_name()));
         Ok(())
     }
 }

@@ -86,7 +86,7 @@
 //!        goto top $(lt $x 5), stop);
 //! ```
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::io::Write as _;
 
 use rclick_core::conf::{parse_bool, parse_i64, parse_seconds, split_args};
@@ -317,7 +317,6 @@ pub struct Script {
     exports: Vec<String>,
     config: String,
     st: RefCell<State>,
-    rng: Cell<u64>,
     timer: Option<TimerId>,
     /// A DRIVER script that starts right away lowers the run count from its
     /// first timer (InitCtx cannot).
@@ -401,7 +400,6 @@ impl Script {
             exports: Vec::new(),
             config: String::new(),
             st: RefCell::new(State::default()),
-            rng: Cell::new(0x2545_F491_4F6C_DD1D),
             timer: None,
             driver_kick: false,
             signals: Vec::new(),
@@ -747,9 +745,7 @@ impl Exec<'_, '_, '_> {
     }
 
     fn local_read(&mut self, h: &str, param: &str) -> Result<String, String> {
-        let mut rng = self.s.rng.get();
-        if let Some(r) = call_function(h, param, self.host.now(), &mut rng) {
-            self.s.rng.set(rng);
+        if let Some(r) = call_function(h, param, self.host.now()) {
             return r;
         }
         match h {
@@ -1626,9 +1622,7 @@ impl Element for Script {
     fn read_handler(&self, name: &str, param: Option<&str>, ctx: &Ctx) -> Result<String, String> {
         let param = param.unwrap_or("");
         if name != "run" && (FUNCTIONS.contains(&name) || name == "now") {
-            let mut rng = self.rng.get();
-            let r = call_function(name, param, ctx.now(), &mut rng);
-            self.rng.set(rng);
+            let r = call_function(name, param, ctx.now());
             return r.unwrap_or_else(|| Err(no_handler(name)));
         }
         let mut guard = self

@@ -3,6 +3,7 @@
 //! (`cp_shift_spacevec`), and the expression functions Script offers as
 //! read handlers (`add`, `eq`, `sprintf`, ...).
 
+use super::clickrandom::{click_random, click_random_range};
 use rclick_core::conf::{parse_bool, parse_f64, parse_i64, parse_u64, unquote};
 use rclick_core::time::Timestamp;
 
@@ -636,19 +637,6 @@ pub fn sprintf(param: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// A small deterministic generator for the `random` handler (xorshift64*).
-pub fn next_random(state: &mut u64) -> u64 {
-    let mut x = *state;
-    if x == 0 {
-        x = 0x9E37_79B9_7F4A_7C15;
-    }
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-}
-
 /// The expression functions every Script offers as read handlers taking a
 /// parameter (plus `now`, which takes none).
 pub const FUNCTIONS: &[&str] = &[
@@ -688,12 +676,7 @@ pub fn signal_number(name: &str) -> Option<i32> {
 
 /// Evaluates expression function `name` on `param`. `None` if `name` is
 /// not a function.
-pub fn call_function(
-    name: &str,
-    param: &str,
-    now: Timestamp,
-    rng: &mut u64,
-) -> Option<Result<String, String>> {
+pub fn call_function(name: &str, param: &str, now: Timestamp) -> Option<Result<String, String>> {
     let r = match name {
         "add" => arithmetic(Arith::Add, param),
         "sub" => arithmetic(Arith::Sub, param),
@@ -746,26 +729,31 @@ pub fn call_function(
         }
         "now" => Ok(now.to_string()),
         "random" => (|| {
+            // Click's: N1 and N2 are unsigned 32-bit integers, drawn with
+            // Click's generator (see RandomSeed).
             let ws = words(param);
             let bad = || "bad N".to_string();
-            let r = next_random(rng);
+            let num = |w: &str| {
+                parse_u64(w)
+                    .ok()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(bad)
+            };
             match ws.len() {
-                0 => Ok((r % 2_147_483_648).to_string()),
+                0 => Ok(click_random().to_string()),
                 1 => {
-                    let n = parse_u64(&ws[0]).map_err(|_| bad())?;
+                    let n = num(&ws[0])?;
                     if n == 0 {
                         return Err(bad());
                     }
-                    Ok((r % n).to_string())
+                    Ok(click_random_range(0, n - 1).to_string())
                 }
                 2 => {
-                    let a = parse_u64(&ws[0]).map_err(|_| bad())?;
-                    let b = parse_u64(&ws[1]).map_err(|_| bad())?;
+                    let (a, b) = (num(&ws[0])?, num(&ws[1])?);
                     if b < a {
                         return Err(bad());
                     }
-                    let span = b - a;
-                    Ok((a + if span == u64::MAX { r } else { r % (span + 1) }).to_string())
+                    Ok(click_random_range(a, b).to_string())
                 }
                 _ => Err("too many arguments".into()),
             }
