@@ -22,7 +22,7 @@
 //! is busy further up the same call chain, that batch is deferred until the
 //! outermost call returns rather than re-entering the element.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::net::Ipv4Addr;
 use std::ops::Deref;
 
@@ -105,12 +105,14 @@ impl Dispatcher {
 /// port counts, the clock, timers, descriptors, other elements by name,
 /// and chatter. [`Ctx`] and [`InitCtx`] both dereference to it, so these
 /// methods are called on either context alike (`ctx.element_name()`).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 #[repr(C)] // `elem` last: see `Ctx`.
 pub struct ElementView<'a> {
     pub(crate) core: &'a RouterCore,
-    /// Index of the element.
-    pub(crate) elem: usize,
+    /// Index of the element: a cell, so that a read handler called through
+    /// a context (a Script reading another element's handler) runs with
+    /// its own element's index.
+    pub(crate) elem: Cell<usize>,
     /// Contexts belong to the router thread they were made on (the core is
     /// `Sync` only for the router's own threads): not `Send`, not `Sync`.
     pub(crate) _not_send: std::marker::PhantomData<*const ()>,
@@ -119,11 +121,11 @@ pub struct ElementView<'a> {
 impl ElementView<'_> {
     /// Index of the element.
     pub fn element_index(&self) -> usize {
-        self.elem
+        self.elem.get()
     }
 
     pub fn element_name(&self) -> &str {
-        &self.core.info[self.elem].name
+        &self.core.info[self.elem.get()].name
     }
 
     /// Looks up an address name declared by AddressInfo.
@@ -144,11 +146,11 @@ impl ElementView<'_> {
     }
 
     pub fn ninputs(&self) -> usize {
-        self.core.info[self.elem].ninputs
+        self.core.info[self.elem.get()].ninputs
     }
 
     pub fn noutputs(&self) -> usize {
-        self.core.info[self.elem].noutputs
+        self.core.info[self.elem.get()].noutputs
     }
 
     /// The router clock's current time.
@@ -165,7 +167,7 @@ impl ElementView<'_> {
 
     pub fn schedule_timer_at(&self, t: TimerId, when: Timestamp) {
         self.core
-            .thread_rt(self.elem)
+            .thread_rt(self.elem.get())
             .timers
             .borrow_mut()
             .schedule_at(t, when);
@@ -175,17 +177,17 @@ impl ElementView<'_> {
     /// interest in a descriptor.
     pub fn add_select(&self, fd: std::os::fd::RawFd, interest: crate::select::Interest) {
         self.core
-            .thread_rt(self.elem)
+            .thread_rt(self.elem.get())
             .selects
             .borrow_mut()
-            .set(fd, self.elem, interest);
+            .set(fd, self.elem.get(), interest);
     }
 
     /// Index of the element named `name` (relative to this element's
     /// compound first).
     pub fn find_element(&self, name: &str) -> Option<usize> {
         self.core
-            .find_element(name, Some(&self.core.info[self.elem].name))
+            .find_element(name, Some(&self.core.info[self.elem.get()].name))
     }
 
     /// Prints a message on standard error (Click's `click_chatter`).
@@ -228,7 +230,7 @@ impl<'a> Ctx<'a> {
         Ctx {
             view: ElementView {
                 core,
-                elem: cur,
+                elem: Cell::new(cur),
                 _not_send: std::marker::PhantomData,
             },
             disp,
@@ -244,7 +246,8 @@ impl<'a> Ctx<'a> {
     /// nonexistent output are dropped (Click's `checked_output_push`).
     #[inline]
     pub fn emit(&mut self, port: usize, p: Packet) {
-        let Some((dst, dport)) = self.view.core.graph.push_target(self.view.elem, port) else {
+        let Some((dst, dport)) = self.view.core.graph.push_target(self.view.elem.get(), port)
+        else {
             return;
         };
         let (dst, dport) = (dst as u32, dport as u32);
@@ -284,7 +287,7 @@ impl<'a> Ctx<'a> {
         if batch.is_empty() {
             return;
         }
-        if let Some((dst, dport)) = self.view.core.graph.push_target(self.view.elem, port) {
+        if let Some((dst, dport)) = self.view.core.graph.push_target(self.view.elem.get(), port) {
             let disp = &mut *self.disp;
             if disp.work.len() == self.base && disp.tail.is_none() {
                 disp.tail_elem = dst as u32;
@@ -323,7 +326,7 @@ impl<'a> Ctx<'a> {
     /// Pulls up to `max` packets from input `port`, if it is a pull input.
     pub fn pull(&mut self, port: usize, max: usize) -> Option<Batch> {
         let core = self.view.core;
-        let (mut src, mut sport) = core.graph.pull_source(self.view.elem, port)?;
+        let (mut src, mut sport) = core.graph.pull_source(self.view.elem.get(), port)?;
         // Elements that only forward pulls are skipped (bounded, in case
         // forwarders form a cycle). Most elements never forward: the graph
         // says so without a borrow and a virtual call per pull.
@@ -341,8 +344,8 @@ impl<'a> Ctx<'a> {
             }
         }
         self.spill_tail();
-        let saved = (self.view.elem, self.base);
-        self.view.elem = src;
+        let saved = (self.view.elem.get(), self.base);
+        self.view.elem.set(src);
         self.base = self.disp.work.len();
         let result = match self.view.core.elements.get(src) {
             Some(cell) => match cell.try_borrow_mut() {
@@ -352,12 +355,13 @@ impl<'a> Ctx<'a> {
                 Err(_) => None,
             },
             None => {
-                self.view.elem = src & !(SHARED_BIT as usize);
+                self.view.elem.set(src & !(SHARED_BIT as usize));
                 self.pull_shared(src, sport, max)
             }
         };
         self.finish_frame();
-        (self.view.elem, self.base) = saved;
+        self.view.elem.set(saved.0);
+        self.base = saved.1;
         result
     }
 
@@ -377,12 +381,13 @@ impl<'a> Ctx<'a> {
             // At most the tail: run it straight, with no stack traffic.
             if let Some(batch) = self.disp.tail.take() {
                 let (elem, port) = (self.disp.tail_elem, self.disp.tail_port);
-                let saved = (self.view.elem, self.base);
+                let saved = (self.view.elem.get(), self.base);
                 self.run_chain(base, elem as usize, port as usize, batch);
                 if self.disp.work.len() > base {
                     self.run_work(base);
                 }
-                (self.view.elem, self.base) = saved;
+                self.view.elem.set(saved.0);
+                self.base = saved.1;
             }
             return;
         }
@@ -401,7 +406,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn run_work(&mut self, stack_base: usize) {
-        let saved = (self.view.elem, self.base);
+        let saved = (self.view.elem.get(), self.base);
         while self.disp.work.len() > stack_base {
             let top = self.disp.work.len() - 1;
             // Read the fields one by one (not the struct as a whole) so the
@@ -417,7 +422,8 @@ impl<'a> Ctx<'a> {
             };
             self.run_chain(top, elem, port, batch);
         }
-        (self.view.elem, self.base) = saved;
+        self.view.elem.set(saved.0);
+        self.base = saved.1;
     }
 
     /// Runs `batch` into `elem`'s input `port` with the stack at `top`,
@@ -440,7 +446,7 @@ impl<'a> Ctx<'a> {
                     });
                     return;
                 };
-                self.view.elem = elem;
+                self.view.elem.set(elem);
                 self.base = top;
                 if let Some((next, next_port)) = core.graph.chain_next(elem) {
                     // A chaining element: run it and, when it emitted
@@ -509,7 +515,7 @@ impl<'a> Ctx<'a> {
         // SAFETY: the flag marks a shared element, and no one borrows it
         // mutably while threads run (writes stop the world first).
         if let Some(shared) = unsafe { core.shared_interface(index) } {
-            self.view.elem = index;
+            self.view.elem.set(index);
             self.base = top;
             shared.push(port, batch, self);
             return;
@@ -525,7 +531,7 @@ impl<'a> Ctx<'a> {
             });
             return;
         };
-        self.view.elem = index;
+        self.view.elem.set(index);
         self.base = top;
         e.push(port, batch, self);
     }
@@ -583,7 +589,7 @@ impl<'a> Ctx<'a> {
     pub fn call_write_later(&mut self, path: &str, value: &str) {
         self.disp
             .calls
-            .push((self.view.elem, path.to_string(), value.to_string()));
+            .push((self.view.elem.get(), path.to_string(), value.to_string()));
     }
 
     fn drain_deferred(&mut self) {
@@ -645,7 +651,7 @@ impl<'a> Ctx<'a> {
     pub fn unschedule_timer(&self, t: TimerId) {
         self.view
             .core
-            .thread_rt(self.view.elem)
+            .thread_rt(self.view.elem.get())
             .timers
             .borrow_mut()
             .unschedule(t);
@@ -654,7 +660,7 @@ impl<'a> Ctx<'a> {
     pub fn timer_expiry(&self, t: TimerId) -> Option<Timestamp> {
         self.view
             .core
-            .thread_rt(self.view.elem)
+            .thread_rt(self.view.elem.get())
             .timers
             .borrow()
             .expiry(t)
@@ -663,12 +669,12 @@ impl<'a> Ctx<'a> {
     pub fn remove_select(&self, fd: std::os::fd::RawFd) {
         self.view
             .core
-            .thread_rt(self.view.elem)
+            .thread_rt(self.view.elem.get())
             .selects
             .borrow_mut()
             .set(
                 fd,
-                self.view.elem,
+                self.view.elem.get(),
                 crate::select::Interest {
                     read: false,
                     write: false,
@@ -720,18 +726,19 @@ impl<'a> Ctx<'a> {
     /// Reads a handler given as `elem.name` or a global `name`, resolving
     /// element names relative to this element's compound first.
     pub fn call_read(&self, path: &str, param: Option<&str>) -> Result<String, String> {
-        let ctx_name = self.view.core.info[self.view.elem].name.clone();
+        let ctx_name = self.view.core.info[self.view.elem.get()].name.clone();
         let (elem, name) = self.view.core.resolve_handler(path, Some(&ctx_name))?;
         self.view.core.read_handler(elem, &name, param, self)
     }
 
     /// Writes a handler given as `elem.name` or a global `name`.
     pub fn call_write(&mut self, path: &str, value: &str) -> Result<(), String> {
-        let ctx_name = self.view.core.info[self.view.elem].name.clone();
+        let ctx_name = self.view.core.info[self.view.elem.get()].name.clone();
         let (elem, name) = self.view.core.resolve_handler(path, Some(&ctx_name))?;
-        let saved = (self.view.elem, self.base);
+        let saved = (self.view.elem.get(), self.base);
         let r = self.view.core.write_handler(elem, &name, value, self);
-        (self.view.elem, self.base) = saved;
+        self.view.elem.set(saved.0);
+        self.base = saved.1;
         r
     }
 
@@ -778,9 +785,10 @@ impl<'a> Ctx<'a> {
         if elem.is_some_and(|e| e >= self.view.core.info.len()) {
             return Err("no such element".into());
         }
-        let saved = (self.view.elem, self.base);
+        let saved = (self.view.elem.get(), self.base);
         let r = self.view.core.write_handler(elem, name, value, self);
-        (self.view.elem, self.base) = saved;
+        self.view.elem.set(saved.0);
+        self.base = saved.1;
         r
     }
 
@@ -792,7 +800,7 @@ impl<'a> Ctx<'a> {
         idx: usize,
         f: impl FnOnce(&mut dyn Element) -> R,
     ) -> Option<R> {
-        if idx == self.view.elem {
+        if idx == self.view.elem.get() {
             return None;
         }
         // Another thread's element, or a shared one, is out of reach while
@@ -883,14 +891,15 @@ impl<'a> Ctx<'a> {
 
     pub(crate) fn enter(&mut self, elem: usize) -> (usize, usize) {
         self.spill_tail();
-        let saved = (self.view.elem, self.base);
-        self.view.elem = elem;
+        let saved = (self.view.elem.get(), self.base);
+        self.view.elem.set(elem);
         self.base = self.disp.work.len();
         saved
     }
 
     pub(crate) fn leave(&mut self, saved: (usize, usize)) {
-        (self.view.elem, self.base) = saved;
+        self.view.elem.set(saved.0);
+        self.base = saved.1;
     }
 
     /// Replaces the running element's configuration string, as read by its
@@ -898,14 +907,16 @@ impl<'a> Ctx<'a> {
     /// write handlers change what the configuration says, like Queue's
     /// `capacity`).
     pub fn set_config(&self, config: &str) {
-        *self.view.core.info[self.view.elem].config.borrow_mut() = config.to_string();
+        *self.view.core.info[self.view.elem.get()]
+            .config
+            .borrow_mut() = config.to_string();
     }
 
     /// The running element's configuration context, for a write handler
     /// that reconfigures its element live (see
     /// [`reconfigure_keyword`](crate::element::handlers::reconfigure_keyword)).
     pub fn init_ctx(&self) -> InitCtx<'a> {
-        InitCtx::new(self.view.core, self.view.elem)
+        InitCtx::new(self.view.core, self.view.elem.get())
     }
 }
 
@@ -929,7 +940,7 @@ impl<'a> InitCtx<'a> {
         InitCtx {
             view: ElementView {
                 core,
-                elem,
+                elem: Cell::new(elem),
                 _not_send: std::marker::PhantomData,
             },
         }
@@ -939,7 +950,7 @@ impl<'a> InitCtx<'a> {
     /// predecessor's schedule in `take_state`).
     pub fn unschedule_timer(&self, t: TimerId) {
         self.core
-            .thread_rt(self.elem)
+            .thread_rt(self.elem.get())
             .timers
             .borrow_mut()
             .unschedule(t);
@@ -947,25 +958,28 @@ impl<'a> InitCtx<'a> {
 
     /// Whether input `port` is a pull input (valid during `initialize`).
     pub fn input_is_pull(&self, port: usize) -> bool {
-        self.core.info[self.elem].input_modes.get(port) == Some(&crate::ports::Mode::Pull)
+        self.core.info[self.elem.get()].input_modes.get(port) == Some(&crate::ports::Mode::Pull)
     }
 
     /// Whether output `port` is a push output (valid during `initialize`).
     pub fn output_is_push(&self, port: usize) -> bool {
-        self.core.info[self.elem].output_modes.get(port) == Some(&crate::ports::Mode::Push)
+        self.core.info[self.elem.get()].output_modes.get(port) == Some(&crate::ports::Mode::Push)
     }
 
     /// Creates a task for this element, with tickets from any ScheduleInfo.
     pub fn new_task(&self, scheduled: bool) -> TaskId {
-        let tickets = self.core.rt.tickets_for(&self.core.info[self.elem].name);
-        let id = self
+        let tickets = self
             .core
             .rt
-            .main_thread()
-            .sched
-            .borrow_mut()
-            .add(self.elem, tickets, scheduled);
-        self.core.info[self.elem].tasks.borrow_mut().push(id);
+            .tickets_for(&self.core.info[self.elem.get()].name);
+        let id =
+            self.core
+                .rt
+                .main_thread()
+                .sched
+                .borrow_mut()
+                .add(self.elem.get(), tickets, scheduled);
+        self.core.info[self.elem.get()].tasks.borrow_mut().push(id);
         id
     }
 
@@ -975,7 +989,7 @@ impl<'a> InitCtx<'a> {
             .main_thread()
             .timers
             .borrow_mut()
-            .add(self.elem)
+            .add(self.elem.get())
     }
 
     pub fn schedule_task(&self, t: TaskId) {
@@ -984,7 +998,7 @@ impl<'a> InitCtx<'a> {
 
     /// The element's landmark, `file:line`, for messages.
     pub fn landmark(&self) -> String {
-        self.core.info[self.elem].landmark.to_string()
+        self.core.info[self.elem.get()].landmark.to_string()
     }
 
     /// Adjusts the router's run count (a DriverManager-type script that
@@ -1045,7 +1059,7 @@ impl<'a> InitCtx<'a> {
     /// Makes this element the DriverManager: it decides when the driver
     /// stops.
     pub fn set_driver_manager(&self) {
-        self.core.rt.driver_manager.set(Some(self.elem));
+        self.core.rt.driver_manager.set(Some(self.elem.get()));
     }
 
     /// Elements reachable downstream from output `port` (all outputs when
@@ -1056,7 +1070,8 @@ impl<'a> InitCtx<'a> {
         port: Option<usize>,
         filter: &dyn Fn(&dyn Element) -> bool,
     ) -> Vec<usize> {
-        self.core.context_search(self.elem, port, true, filter)
+        self.core
+            .context_search(self.elem.get(), port, true, filter)
     }
 
     /// Elements reachable upstream from input `port` (all inputs when
@@ -1067,14 +1082,15 @@ impl<'a> InitCtx<'a> {
         port: Option<usize>,
         filter: &dyn Fn(&dyn Element) -> bool,
     ) -> Vec<usize> {
-        self.core.context_search(self.elem, port, false, filter)
+        self.core
+            .context_search(self.elem.get(), port, false, filter)
     }
 
     /// The signal a pushing source on output `port` should watch (Click's
     /// `Notifier::downstream_full_signal`): active while a queue downstream
     /// has room. Registers `task` to be woken when it rises.
     pub fn downstream_full_signal(&self, port: usize, task: Option<TaskId>) -> NotifierSignal {
-        let sig = self.core.downstream_full_signal(self.elem, port);
+        let sig = self.core.downstream_full_signal(self.elem.get(), port);
         if let (NotifierSignal::Signals(ids), Some(t)) = (&sig, task) {
             for id in ids {
                 self.core.rt.add_listener(*id, t);
@@ -1087,7 +1103,7 @@ impl<'a> InitCtx<'a> {
     /// `Notifier::upstream_empty_signal`), and registers `task` to be woken
     /// when it rises.
     pub fn upstream_empty_signal(&self, port: usize, task: Option<TaskId>) -> NotifierSignal {
-        let sig = self.core.upstream_empty_signal(self.elem, port);
+        let sig = self.core.upstream_empty_signal(self.elem.get(), port);
         if let (NotifierSignal::Signals(ids), Some(t)) = (&sig, task) {
             for id in ids {
                 self.core.rt.add_listener(*id, t);
@@ -1108,7 +1124,7 @@ impl<'a> InitCtx<'a> {
 
     /// Runs `f` on another element (not this one), if it is not busy.
     pub fn with_element<R>(&self, idx: usize, f: impl FnOnce(&dyn Element) -> R) -> Option<R> {
-        if idx == self.elem {
+        if idx == self.elem.get() {
             return None;
         }
         let e = self.core.elements.get(idx)?.try_borrow().ok()?;

@@ -203,18 +203,36 @@ impl RouterCore {
         let el = self.elements[e]
             .try_borrow()
             .map_err(|_| format!("'{}.{name}': element is busy", info.name))?;
-        let value = el.read_handler(name, param, ctx)?;
-        if !self.has_thread_copies(e) || !el.per_thread_summed(name) {
-            return Ok(value);
-        }
-        let mut values = vec![value];
-        for copy in self.copies_of(e) {
-            let c = copy
-                .try_borrow()
-                .map_err(|_| format!("'{}.{name}': element is busy", info.name))?;
-            values.push(c.read_handler(name, param, ctx)?);
-        }
-        Ok(sum_values(&values))
+        // The handler runs as its own element's (Click passes the element
+        // itself): a Script reading it must not lend it its own index.
+        let caller = ctx.elem.replace(e);
+        let value = el.read_handler(name, param, ctx);
+        let summed = self.has_thread_copies(e) && el.per_thread_summed(name);
+        let result = match value {
+            Ok(value) if summed => {
+                let mut values = vec![value];
+                let mut r = Ok(());
+                for copy in self.copies_of(e) {
+                    match copy.try_borrow() {
+                        Ok(c) => match c.read_handler(name, param, ctx) {
+                            Ok(v) => values.push(v),
+                            Err(err) => {
+                                r = Err(err);
+                                break;
+                            }
+                        },
+                        Err(_) => {
+                            r = Err(format!("'{}.{name}': element is busy", info.name));
+                            break;
+                        }
+                    }
+                }
+                r.map(|()| sum_values(&values))
+            }
+            other => other,
+        };
+        ctx.elem.set(caller);
+        result
     }
 
     fn read_global(&self, name: &str) -> Result<String, String> {

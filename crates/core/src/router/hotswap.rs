@@ -465,7 +465,7 @@ impl Ctx<'_> {
                     "'hotconfig' can only be written from thread 0 while the threads run".into(),
                 ));
             }
-            return view.core.start_hotconfig(value, view.elem);
+            return view.core.start_hotconfig(value, view.elem.get());
         }
         WriteStart::Done(self.write_handler_at(elem, name, value))
     }
