@@ -110,8 +110,8 @@ impl SimpleAction for IPsecESPEncap {
         let padding = ((BLOCK - ((plen + 2) % BLOCK)) % BLOCK) + 2;
         let spi = legacy::spi_anno(&p);
         let seq = sa.take_seq();
-        let iv0 = self.rng.next() >> 2;
-        let iv1 = self.rng.next() >> 2;
+        let iv0 = self.rng.random() >> 2;
+        let iv1 = self.rng.random() >> 2;
         let Some(head) = p.push(ESP_HEADER_LEN) else {
             self.drops += 1;
             return None;

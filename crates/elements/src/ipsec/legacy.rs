@@ -18,9 +18,11 @@
 //! handle `n` names the `n`th SA registered in this process. SAs are
 //! registered when RadixIPsecLookup is configured and are never freed, so
 //! a handle stays valid whatever happens to the element (a packet may
-//! outlive its router across a hot swap); a lookup is one atomic load, no
-//! lock. The registry holds at most [`MAX_SAS`] SAs per process; a
-//! configuration needing more fails. The SA's sending counter and replay
+//! outlive its router across a hot swap); a lookup is two atomic loads, no
+//! lock. The registry holds at most [`MAX_SAS`] SAs per process (every route
+//! with an SA, configured or added through a handler, takes one, and
+//! reconfiguring takes new ones); past that, configuring or adding an SA
+//! fails. The SA's sending counter and replay
 //! window are atomics, so SAs may be shared by elements on different
 //! threads; each check-and-update of the replay window is not one atomic
 //! step, which is exact when (as usual) one thread decapsulates an SA.
@@ -45,7 +47,7 @@ pub const DIGEST_LEN: usize = 12;
 /// first 8; HMAC-SHA1 uses a 16-byte key.
 pub const KEY_LEN: usize = 16;
 /// Most SAs one process can register.
-pub const MAX_SAS: usize = 4096;
+pub const MAX_SAS: usize = 65536;
 
 /// One security association: Click's `SADataTuple`.
 #[derive(Debug)]
@@ -151,17 +153,25 @@ fn shl(v: u32, by: u32) -> u32 {
     v.checked_shl(by).unwrap_or(0)
 }
 
-static SAS: [OnceLock<&'static LegacySa>; MAX_SAS] = [const { OnceLock::new() }; MAX_SAS];
+/// Slots per chunk of the registry; chunks are allocated when first used.
+const CHUNK: usize = 256;
+
+type Chunk = [OnceLock<&'static LegacySa>; CHUNK];
+
+static SAS: [OnceLock<Box<Chunk>>; MAX_SAS / CHUNK] = [const { OnceLock::new() }; MAX_SAS / CHUNK];
 static NEXT_SA: AtomicUsize = AtomicUsize::new(0);
 
 /// Registers an SA for the rest of the process and returns its handle
 /// (at least 1), or an error when the registry is full.
 pub fn register(sa: LegacySa) -> Result<u32, String> {
     let i = NEXT_SA.fetch_add(1, Ordering::Relaxed);
-    let slot = SAS.get(i).ok_or_else(|| {
-        format!("too many IPsec security associations (at most {MAX_SAS} per process)")
-    })?;
-    let _ = slot.set(Box::leak(Box::new(sa)));
+    let chunk = SAS
+        .get(i / CHUNK)
+        .ok_or_else(|| {
+            format!("too many IPsec security associations (at most {MAX_SAS} per process)")
+        })?
+        .get_or_init(|| Box::new([const { OnceLock::new() }; CHUNK]));
+    let _ = chunk[i % CHUNK].set(Box::leak(Box::new(sa)));
     Ok(i as u32 + 1)
 }
 
@@ -169,7 +179,7 @@ pub fn register(sa: LegacySa) -> Result<u32, String> {
 #[inline]
 pub fn lookup(handle: u32) -> Option<&'static LegacySa> {
     let i = (handle as usize).checked_sub(1)?;
-    SAS.get(i)?.get().copied()
+    SAS.get(i / CHUNK)?.get()?[i % CHUNK].get().copied()
 }
 
 /// The SA named by a packet's SA annotation.
@@ -275,7 +285,7 @@ impl GlibcRandom {
     }
 
     /// The next `random()` value, 0 to 2^31 - 1.
-    pub fn next(&mut self) -> u32 {
+    pub fn random(&mut self) -> u32 {
         self.step() >> 1
     }
 }

@@ -35,6 +35,7 @@
 //! ```
 
 use rclick_core::conf::{parse_u32, Args};
+use rclick_core::element::hflags;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx};
 
 use crate::ipsec::legacy;
@@ -50,16 +51,23 @@ fn write_seed(_e: &mut RandomSeed, v: &str, _ctx: &mut Ctx) -> Result<(), String
     Ok(())
 }
 
-const HANDLERS: &[Handler<RandomSeed>] = &[Handler::read_write(
-    "seed",
-    |e, _| e.seed.map(|s| s.to_string()).unwrap_or_default(),
-    write_seed,
+const HANDLERS: &[Handler<RandomSeed>] = &[Handler::flagged(
+    hflags::CALM,
+    Handler::read_write(
+        "seed",
+        |e, _| e.seed.map(|s| s.to_string()).unwrap_or_default(),
+        write_seed,
+    ),
 )];
 
 rclick_core::element_class!(RandomSeed);
 
 impl Element for RandomSeed {
     rclick_core::handlers!(HANDLERS);
+
+    fn can_live_reconfigure(&self) -> bool {
+        true
+    }
 
     fn port_count(&self) -> &'static str {
         "0/0"
