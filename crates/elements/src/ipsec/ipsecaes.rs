@@ -64,7 +64,7 @@ impl SimpleAction for IPsecAES {
             ctx.chatter(NO_SA[usize::from(self.encrypt)]);
             return None;
         };
-        if legacy::click_aes(p.writable(), &sa.enc_key, !self.encrypt).is_none() {
+        if legacy::click_aes_with(p.writable(), &sa.keys.aes, !self.encrypt).is_none() {
             self.drops += 1;
             return None;
         }

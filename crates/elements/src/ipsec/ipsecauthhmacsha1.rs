@@ -62,7 +62,7 @@ impl FilterOrDrop for IPsecAuthHMACSHA1 {
             self.drops += 1;
             return None;
         };
-        let digest = |d: &[u8]| legacy::hmac_sha1_96(&sa.auth_key, d);
+        let digest = |d: &[u8]| legacy::hmac_sha1_96_with(&sa.keys.mac, d);
         if !self.verify {
             let mac = digest(p.data());
             p.put(DIGEST_LEN)?.copy_from_slice(&mac);

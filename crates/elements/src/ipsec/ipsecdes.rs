@@ -58,7 +58,7 @@ impl SimpleAction for IPsecDES {
             ctx.chatter(NO_SA[usize::from(self.encrypt)]);
             return None;
         };
-        if legacy::click_des(p.writable(), &sa.enc_key, !self.encrypt).is_none() {
+        if legacy::click_des_with(p.writable(), &sa.keys.des, !self.encrypt).is_none() {
             self.drops += 1;
             return None;
         }

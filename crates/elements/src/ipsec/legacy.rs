@@ -50,8 +50,28 @@ pub const KEY_LEN: usize = 16;
 pub const MAX_SAS: usize = 65536;
 
 /// One security association: Click's `SADataTuple`.
-#[derive(Debug)]
+/// The keyed algorithms of an SA, set up once when the SA is made (Click
+/// redoes the AES key schedule and the HMAC pads for every packet).
+#[derive(Clone)]
+pub struct SaKeys {
+    pub aes: aes::Aes128,
+    pub des: des::Des,
+    /// HMAC-SHA1 with the inner and outer pads already hashed.
+    pub mac: Hmac<sha1::Sha1>,
+}
+
+impl SaKeys {
+    pub fn new(enc_key: &[u8; KEY_LEN], auth_key: &[u8; KEY_LEN]) -> Self {
+        SaKeys {
+            aes: aes::Aes128::new(enc_key.into()),
+            des: des::Des::new((&<[u8; 8]>::try_from(&enc_key[..8]).unwrap_or_default()).into()),
+            mac: keyed_hmac(auth_key),
+        }
+    }
+}
+
 pub struct LegacySa {
+    pub keys: SaKeys,
     pub spi: u32,
     pub enc_key: [u8; KEY_LEN],
     pub auth_key: [u8; KEY_LEN],
@@ -77,6 +97,7 @@ impl LegacySa {
         window: u8,
     ) -> Self {
         LegacySa {
+            keys: SaKeys::new(&enc_key, &auth_key),
             spi,
             enc_key,
             auth_key,
@@ -303,6 +324,11 @@ impl GlibcRandom {
 /// the region is not whole 8-byte units inside the packet (Click would
 /// read and write past the packet).
 pub fn click_aes(data: &mut [u8], key: &[u8; KEY_LEN], decrypt: bool) -> Option<()> {
+    click_aes_with(data, &aes::Aes128::new(key.into()), decrypt)
+}
+
+/// [`click_aes`] with a key schedule already made.
+pub fn click_aes_with(data: &mut [u8], cipher: &aes::Aes128, decrypt: bool) -> Option<()> {
     let body = data.len().checked_sub(ESP_HEADER_LEN + DIGEST_LEN)?;
     if body % 8 != 0 {
         return None;
@@ -312,7 +338,6 @@ pub fn click_aes(data: &mut [u8], key: &[u8; KEY_LEN], decrypt: bool) -> Option<
     let region = rest.get_mut(..plen)?;
     let mut chain = [0u8; 8];
     chain.copy_from_slice(&head[8..16]);
-    let cipher = aes::Aes128::new(key.into());
     for block in region.chunks_exact_mut(16) {
         let mut b = [0u8; 16];
         b.copy_from_slice(block);
@@ -341,6 +366,11 @@ pub fn click_aes(data: &mut [u8], key: &[u8; KEY_LEN], decrypt: bool) -> Option<
 /// the ESP header and the 12-byte digest. `None` when that region is not
 /// whole 8-byte blocks (Click would run past it).
 pub fn click_des(data: &mut [u8], key: &[u8; KEY_LEN], decrypt: bool) -> Option<()> {
+    click_des_with(data, &SaKeys::new(key, key).des, decrypt)
+}
+
+/// [`click_des`] with a key schedule already made.
+pub fn click_des_with(data: &mut [u8], cipher: &des::Des, decrypt: bool) -> Option<()> {
     let body = data.len().checked_sub(ESP_HEADER_LEN + DIGEST_LEN)?;
     if body % 8 != 0 {
         return None;
@@ -348,7 +378,6 @@ pub fn click_des(data: &mut [u8], key: &[u8; KEY_LEN], decrypt: bool) -> Option<
     let (head, rest) = data.split_at_mut(ESP_HEADER_LEN);
     let mut chain = [0u8; 8];
     chain.copy_from_slice(&head[8..16]);
-    let cipher = des::Des::new_from_slice(&key[..8]).ok()?;
     for block in rest[..body].chunks_exact_mut(8) {
         let mut b = [0u8; 8];
         b.copy_from_slice(block);
@@ -374,8 +403,17 @@ pub fn click_des(data: &mut [u8], key: &[u8; KEY_LEN], decrypt: bool) -> Option<
 /// HMAC-SHA1 (RFC 2104) of `data` with a 16-byte key, truncated to 96
 /// bits (RFC 2404), as Click's IPsecAuthHMACSHA1 computes it.
 pub fn hmac_sha1_96(key: &[u8; KEY_LEN], data: &[u8]) -> [u8; DIGEST_LEN] {
-    let mut mac =
-        <Hmac<sha1::Sha1> as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+    hmac_sha1_96_with(&keyed_hmac(key), data)
+}
+
+/// HMAC-SHA1 keyed with `key` (the inner and outer pads hashed).
+pub fn keyed_hmac(key: &[u8; KEY_LEN]) -> Hmac<sha1::Sha1> {
+    <Hmac<sha1::Sha1> as Mac>::new_from_slice(key).expect("HMAC takes keys of any length")
+}
+
+/// [`hmac_sha1_96`] from a keyed state.
+pub fn hmac_sha1_96_with(keyed: &Hmac<sha1::Sha1>, data: &[u8]) -> [u8; DIGEST_LEN] {
+    let mut mac = keyed.clone();
     mac.update(data);
     let full = mac.finalize().into_bytes();
     let mut out = [0u8; DIGEST_LEN];
