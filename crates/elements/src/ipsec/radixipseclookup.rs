@@ -58,6 +58,8 @@
 //!   `0.0.0.0/32 ... -1` and kills it. rclick keeps and lists it.
 //! - A packet for an output the element lacks crashes Click (an
 //!   assertion); rclick drops it.
+//! - Removing a route through a handler also forgets its SA for arriving
+//!   packets; Click keeps it in its SPI table.
 //!
 //! ## Handlers
 //! - `table` (read): the routes, in Click's format; a tunneled route is
