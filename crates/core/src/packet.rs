@@ -55,6 +55,12 @@ pub mod anno {
     pub const EXTRA_PACKETS: usize = 24;
     pub const EXTRA_LENGTH: usize = 28;
     pub const FIRST_TIMESTAMP: usize = 32;
+    /// Click's `IPSEC_SPI_ANNO` (4 bytes), set by RadixIPsecLookup.
+    pub const IPSEC_SPI: usize = 32;
+    /// The IPsec SA handle (4 bytes) that stands for Click's
+    /// `IPSEC_SA_DATA_REFERENCE_ANNO` pointer, at Click's 32-bit offset
+    /// (crates/elements/src/ipsec/legacy.rs).
+    pub const IPSEC_SA: usize = 36;
     /// rclick's flow record (crates/elements/src/flow/table.rs): 8 bytes,
     /// in a range no annotation of rclick's elements uses.
     pub const FLOW: usize = 40;
@@ -73,6 +79,8 @@ pub mod anno {
             "EXTRA_PACKETS" => (EXTRA_PACKETS, 4),
             "EXTRA_LENGTH" => (EXTRA_LENGTH, 4),
             "FIRST_TIMESTAMP" => (FIRST_TIMESTAMP, 8),
+            "IPSEC_SPI" => (IPSEC_SPI, 4),
+            "IPSEC_SA_DATA_REFERENCE" => (IPSEC_SA, 4),
             _ => return None,
         })
     }

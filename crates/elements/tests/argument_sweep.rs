@@ -193,6 +193,19 @@ const TEMPLATES: &[(&str, &[&str])] = &[
         &["{} 0", "10.0.0.0/8 {}", "10.0.0.0/8 10.0.0.1 {}"],
     ),
     (
+        "RadixIPsecLookup",
+        &[
+            "{} 0",
+            "10.0.0.0/8 {}",
+            "10.0.0.0/8 10.0.0.1 {}",
+            "0.0.0.0/0 10.0.0.1 1 {} aaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbb 1 8",
+            "0.0.0.0/0 10.0.0.1 1 5 {} bbbbbbbbbbbbbbbb 1 8",
+            "0.0.0.0/0 10.0.0.1 1 5 aaaaaaaaaaaaaaaa {} 1 8",
+            "0.0.0.0/0 10.0.0.1 1 5 aaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbb {} 8",
+            "0.0.0.0/0 10.0.0.1 1 5 aaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbb 1 {}",
+        ],
+    ),
+    (
         "RangeIPLookup",
         &["{} 0", "10.0.0.0/8 {}", "10.0.0.0/8 10.0.0.1 {}"],
     ),

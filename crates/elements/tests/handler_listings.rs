@@ -28,6 +28,18 @@ const CASES: &[(&str, &str)] = &[
     ("ARPPrint", "Idle->x::ARPPrint->Idle"),
     ("ARPTable", "x::ARPTable"),
     (
+        "RadixIPsecLookup",
+        "Idle->x::RadixIPsecLookup(1.0.0.0/8 0, 2.0.0.0/8 2.0.0.1 1 5 aaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbb 1 8)->Idle; x[1]->Idle",
+    ),
+    ("IPsecESPEncap", "Idle->x::IPsecESPEncap->Idle"),
+    ("IPsecESPUnencap", "Idle->x::IPsecESPUnencap->Idle"),
+    ("IPsecAuthHMACSHA1", "Idle->x::IPsecAuthHMACSHA1(0)->Idle"),
+    ("IPsecAuthSHA1", "Idle->x::IPsecAuthSHA1(1)->Idle"),
+    ("IPsecAES", "Idle->x::IPsecAES(1)->Idle"),
+    ("IPsecDES", "Idle->x::IPsecDES(0)->Idle"),
+    ("IPsecEncap", "Idle->x::IPsecEncap(50)->Idle"),
+    ("RandomSeed", "x::RandomSeed(1)"),
+    (
         "ARPQuerier",
         "Idle->x::ARPQuerier(1.0.0.1, 0:1:2:3:4:5)->Idle; Idle->[1]x",
     ),
@@ -375,6 +387,11 @@ const STAND_INS: &[(&str, &str, &str)] = &[
 /// Handlers rclick adds to a class (each documented in the element's
 /// header as an rclick addition), listed just before the standard ones.
 const RCLICK_ADDITIONS: &[(&str, &[&str])] = &[
+    ("RadixIPsecLookup", &["drops"]),
+    ("IPsecESPEncap", &["drops"]),
+    ("IPsecESPUnencap", &["drops"]),
+    ("IPsecAES", &["drops"]),
+    ("IPsecDES", &["drops"]),
     ("IPMirror", &["drops"]),
     ("EtherSwitch", &["drops"]),
     ("ListenEtherSwitch", &["drops"]),
