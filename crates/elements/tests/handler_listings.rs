@@ -52,7 +52,6 @@ const CASES: &[(&str, &str)] = &[
     ("AdjustTimestamp", "Idle->x::AdjustTimestamp(1)->Idle"),
     ("AggregateCounter", "Idle->x::AggregateCounter->Idle"),
     ("AggregateIPFlows", "Idle->x::AggregateIPFlows->Idle"),
-    ("RandomSeed", "x::RandomSeed(1)"),
     ("TimeFilter", "Idle->x::TimeFilter(0, 1)->Idle"),
     ("TimeSortedSched", "Idle->Queue->x::TimeSortedSched->Discard"),
     (

@@ -25,7 +25,8 @@
 use std::path::{Path, PathBuf};
 
 use rclick_core::{Packet, Router};
-use rclick_elements::ipsec::legacy::{self, GlibcRandom, LegacySa};
+use rclick_elements::ipsec::legacy::{self, LegacySa};
+use rclick_elements::standard::clickrandom::GlibcRandom;
 use rclick_elements::testing::{read, try_from_config};
 
 fn hex(s: &str) -> Vec<u8> {
