@@ -190,6 +190,27 @@ impl ElementView<'_> {
             .find_element(name, Some(&self.core.info[self.elem.get()].name))
     }
 
+    /// Whether `path` (`elem.name`, or a global `name`; element names
+    /// resolved as [`Ctx::call_write`] resolves them) names a write
+    /// handler: Click's check of a handler call at initialization, for
+    /// elements that take one in their configuration (FromDump's
+    /// END_CALL). The error is Click's: `no element named 'E'` or
+    /// `no 'PATH' write handler`. This element's own handlers are not
+    /// listed here (it is busy being configured): it checks those itself.
+    pub fn check_write_handler(&self, path: &str) -> Result<(), String> {
+        let ctx_name = &self.core.info[self.elem].name;
+        let (elem, name) = self.core.resolve_handler(path, Some(ctx_name))?;
+        let specs = match elem {
+            Some(e) => self.core.element_handlers(e),
+            None => self.core.global_handlers(),
+        };
+        if specs.iter().any(|h| h.name == name && h.is_write()) {
+            Ok(())
+        } else {
+            Err(format!("no '{}' write handler", path.trim()))
+        }
+    }
+
     /// Prints a message on standard error (Click's `click_chatter`).
     pub fn chatter(&self, msg: &str) {
         self.core.rt.chatter(msg);

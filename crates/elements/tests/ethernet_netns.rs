@@ -540,23 +540,121 @@ enum Failure {
     RootPortOfX,
 }
 
-/// The longest silence between two echo replies in the output of
-/// `ping -D` (each reply line starts with its `[UNIX TIME]`), less the
-/// 100 ms ping interval: the outage, measured from the clock, not
-/// inferred from the count of lost replies (iputils ping slows its sending
-/// while requests go unanswered).
-fn longest_reply_gap(out: &str) -> Option<Duration> {
-    let times: Vec<f64> = out
-        .lines()
+/// The echo replies in the output of `ping -D`: each reply line starts
+/// with its `[UNIX TIME]`.
+fn reply_times(out: &str) -> Vec<f64> {
+    out.lines()
         .filter(|l| l.contains("bytes from"))
         .filter_map(|l| l.strip_prefix('[')?.split(']').next()?.parse().ok())
-        .collect();
+        .collect()
+}
+
+/// The longest silence between two echo replies, less the 100 ms ping
+/// interval: the outage, measured from the clock, not inferred from the
+/// count of lost replies (iputils ping slows its sending while requests go
+/// unanswered).
+fn longest_reply_gap(times: &[f64]) -> Option<Duration> {
     let gap = times.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
     (times.len() >= 2).then(|| Duration::from_secs_f64((gap - 0.1).max(0.0)))
 }
 
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs_f64()
+}
+
+/// `ping -D -i 0.1` running in a namespace (under `timeout`) until
+/// `stop`; its lines are collected as they come. Killed on drop (a failed
+/// test leaves no ping behind).
+struct Pinger {
+    child: Option<std::process::Child>,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Pinger {
+    fn start(from: &Netns, to: &str) -> Pinger {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new("timeout")
+            .args(["-k", "2", "90"])
+            .args(from.cmd(&["ping", "-D", "-i", "0.1", "-W", "1", to]))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("ping");
+        let out = child.stdout.take().expect("ping stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Pinger {
+            child: Some(child),
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits (at most `limit`) for an echo reply received at or after
+    /// UNIX time `after`.
+    fn reply_after(&mut self, after: f64, limit: Duration) -> bool {
+        let late = |line: &str| reply_times(line).iter().any(|&t| t >= after);
+        if self.seen.iter().any(|l| late(l)) {
+            return true;
+        }
+        let until = Instant::now() + limit;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let Ok(line) = self.lines.recv_timeout(left) else {
+                return false;
+            };
+            let found = late(&line);
+            self.seen.push(line);
+            if found {
+                return true;
+            }
+        }
+    }
+
+    /// Interrupts ping (it prints its summary) and returns everything it
+    /// printed.
+    fn stop(mut self) -> String {
+        if let Some(mut c) = self.child.take() {
+            // `timeout` passes SIGINT on to ping. SAFETY: signals our own
+            // unreaped child.
+            unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGINT) };
+            let _ = c.wait();
+        }
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            self.seen.push(line);
+        }
+        self.seen.join("\n")
+    }
+}
+
+impl Drop for Pinger {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            // SAFETY: signals our own unreaped child.
+            unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
+            let _ = c.wait();
+        }
+    }
+}
+
 /// Takes a forwarding link down (`how`) while a host pings across it every
-/// 100 ms; returns the outage (the longest silence between replies).
+/// 100 ms; returns the outage (the longest silence between replies). The
+/// tree must settle within 40 s and the pings must resume after it has
+/// settled: a silence that lasts to the end of the ping is an outage too,
+/// not a ping without gaps. The ping stops 1 s after the first reply
+/// past the settling, so the experiment lasts as long as the outage, not
+/// a fixed count of pings.
 fn outage(t: &Triangle, how: Failure) -> Duration {
     t.wait_converged(t.started, Duration::from_secs(40));
     t.all_pings();
@@ -564,15 +662,7 @@ fn outage(t: &Triangle, how: Failure) -> Duration {
         Failure::RootLinkAtA => (&t.ha, HX, &t.a.ns, &t.a.links[0]),
         Failure::RootPortOfX => (&t.hx, HB, &t.b.ns, &t.b.links[0]),
     };
-    let name = from.name.clone();
-    let ping = std::thread::spawn(move || {
-        run_t(
-            60,
-            &[
-                "ip", "netns", "exec", &name, "ping", "-D", "-i", "0.1", "-c", "350", "-W", "1", to,
-            ],
-        )
-    });
+    let mut ping = Pinger::start(from, to);
     std::thread::sleep(Duration::from_secs(3));
     let down = Instant::now();
     down_ns.exec(&["ip", "link", "set", down_dev, "down"]);
@@ -595,15 +685,26 @@ fn outage(t: &Triangle, how: Failure) -> Duration {
             x && linux_port_state(&t.a.ns, &t.a.links[0]) == 3
         }
     };
-    while down.elapsed() < Duration::from_secs(40) && !settled() {
+    while !settled() {
+        assert!(
+            down.elapsed() < Duration::from_secs(40),
+            "no reconvergence 40 s after the link went down: roots {:?}, ports {:?}",
+            t.roots(),
+            t.link_ports()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
+    let settled_at = unix_now();
     eprintln!(
         "  tree reconverged {:.1} s after the link went down",
         down.elapsed().as_secs_f64()
     );
-    let (_, out) = ping.join().expect("ping thread");
-    let gap = longest_reply_gap(&out).unwrap_or_else(|| panic!("no replies: {out}"));
+    let resumed = ping.reply_after(settled_at, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_secs(1));
+    let out = ping.stop();
+    assert!(resumed, "no echo reply within 10 s of reconvergence: {out}");
+    let times = reply_times(&out);
+    let gap = longest_reply_gap(&times).unwrap_or_else(|| panic!("no replies: {out}"));
     eprintln!(
         "  ping: {}; longest silence {:.1} s",
         out.lines()
@@ -611,8 +712,6 @@ fn outage(t: &Triangle, how: Failure) -> Duration {
             .unwrap_or("no summary"),
         gap.as_secs_f64()
     );
-    // Pings resumed: the last ones got through.
-    assert!(ping_ok(from, to), "{to} unreachable after reconvergence");
     gap
 }
 

@@ -321,10 +321,12 @@ fn reader_handlers_read_and_write() {
 #[test]
 fn end_call_runs_once_when_the_last_batch_is_full() {
     // BURST covers the whole trace: the task reads the packets and the end
-    // in one run, then must not handle the end again.
+    // in one run, then must not handle the end again. The call (a write
+    // without its value) fails, so each one is chattered and counted.
     let pcap = small_pcap("endcall.pcap", 3);
     let mut r = from_config(&format!(
-        "fd :: FromDump({}, BURST 8, END_CALL nowhere.nothing) -> c :: Counter -> Discard;",
+        "fd :: FromDump({}, BURST 8, END_CALL u.active) -> c :: Counter -> Discard;\n\
+         Idle -> u :: Unqueue -> Discard;",
         pcap.display()
     ));
     r.run_limited(1000);
@@ -332,7 +334,7 @@ fn end_call_runs_once_when_the_last_batch_is_full() {
     let calls = r
         .take_chatter()
         .iter()
-        .filter(|l| l.contains("END_CALL"))
+        .filter(|l| l.contains("syntax error"))
         .count();
     assert_eq!(calls, 1);
     // Reactivated, it reads on (nothing left) and handles the end again.
@@ -341,7 +343,7 @@ fn end_call_runs_once_when_the_last_batch_is_full() {
     let calls = r
         .take_chatter()
         .iter()
-        .filter(|l| l.contains("END_CALL"))
+        .filter(|l| l.contains("syntax error"))
         .count();
     assert_eq!(calls, 1);
 }

@@ -50,7 +50,9 @@
 //!   first packet's timestamp.
 //! - **INTERVAL** (time): stop at the first packet at least INTERVAL after
 //!   the starting time.
-//! - **END_CALL** (`HANDLER [VALUE]`): write handler to call at the end.
+//! - **END_CALL** (`HANDLER [VALUE]`): write handler to call at the end;
+//!   the router is refused if HANDLER's element or write handler does not
+//!   exist.
 //! - **FILEPOS** (integer): start reading at this byte offset.
 //! - **BURST** (integer): packets emitted per task run. Default 1.
 //! - **MMAP** (boolean): accepted for compatibility; ignored.
@@ -83,7 +85,7 @@ use rclick_core::wire::link::{
     SLL_HEADER_LEN,
 };
 use rclick_core::wire::{EtherFrame, Ipv4Header, Ipv6Header, VlanTag, ETHERTYPE_IP, ETHERTYPE_IP6};
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
+use rclick_core::{ConfigResult, Ctx, Element, Errors, Handler, InitCtx, Packet, Timestamp};
 
 use super::pcap::{dlt, unparse_linktype, DumpReader};
 use super::tracereplay::{
@@ -102,7 +104,8 @@ pub struct FromDump {
     last_relative: bool,
     last_interval: bool,
     have_any_times: bool,
-    end_call: Option<String>,
+    /// END_CALL: the handler (`elem.name`, unquoted) and its value.
+    end_call: Option<(String, String)>,
     filepos: u64,
 
     reader: Option<DumpReader>,
@@ -302,19 +305,16 @@ impl FromDump {
         if self.replay.stop {
             self.replay.set_active(false, ctx);
             ctx.please_stop();
-        } else if let Some(call) = self.end_call.clone() {
-            let call = call.trim();
-            let (path, value) = match call.find(char::is_whitespace) {
-                Some(i) => (&call[..i], call[i..].trim()),
-                None => (call, ""),
-            };
+        } else if let Some((path, value)) = self.end_call.clone() {
+            let (path, value) = (path.as_str(), value.as_str());
             let own = format!("{}.", ctx.element_name());
             let r = match path.strip_prefix(&own) {
                 Some(h) => self.write_handler(h, value, ctx),
                 None => ctx.call_write(path, value),
             };
             if let Err(e) = r {
-                ctx.chatter(&format!("{}: END_CALL: {e}", ctx.element_name()));
+                // Click chatters the handler's error as it is.
+                ctx.chatter(&e);
             }
         } else if self.end_is_time {
             self.replay.set_active(false, ctx);
@@ -465,13 +465,20 @@ impl Element for FromDump {
         let end = args.read_with("END", ts);
         let end_after = args.read_with("END_AFTER", secs);
         let interval = args.read_with("INTERVAL", secs);
-        // `HANDLER [VALUE]`: the whole argument, words and all.
+        // `HANDLER [VALUE]`: the whole argument, words and all; the first
+        // word, unquoted, names the handler (Click's HandlerCall).
         let end_call = args.read_with("END_CALL", |s| {
-            if s.trim().is_empty() {
-                Err("expected 'HANDLER [VALUE]'".to_string())
-            } else {
-                Ok(s.trim().to_string())
+            let s = s.trim();
+            if s.is_empty() {
+                return Err("expected 'HANDLER [VALUE]'".to_string());
             }
+            let word = rclick_core::conf::split_words(s)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            let value = s.find(word.as_str()).map_or("", |i| &s[i + word.len()..]);
+            let path = rclick_core::conf::unquote_string(&word);
+            Ok((path, value.trim().to_string()))
         });
         self.filepos = args.read_or("FILEPOS", 0u64);
         self.replay.burst = args.read_or("BURST", 1usize).max(1);
@@ -519,6 +526,21 @@ impl Element for FromDump {
         if self.replay.stop && end_call.is_some() {
             return Err("END_CALL and STOP are mutually exclusive".into());
         }
+        // Click resolves the call's element here and its handler at
+        // initialization; either failing refuses the configuration.
+        if let Some(e) = end_call
+            .as_ref()
+            .and_then(|(path, _)| path.split_once('.'))
+            .map(|(e, _)| e)
+            .filter(|e| !e.is_empty() && *e != "0")
+        {
+            if ctx.find_element(e).is_none() {
+                return Err(Errors(vec![
+                    format!("END_CALL: no element named '{e}'"),
+                    "END_CALL: parse error".to_string(),
+                ]));
+            }
+        }
         self.end_call = end_call;
         self.have_any_times = false;
         Ok(())
@@ -526,6 +548,18 @@ impl Element for FromDump {
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         self.replay.initialize(ctx);
+        // END_CALL must name a write handler (Click refuses the router
+        // otherwise, where a late failure would only be chattered).
+        if let Some((path, _)) = &self.end_call {
+            let own = format!("{}.", ctx.element_name());
+            let ok = match path.strip_prefix(&own) {
+                Some(h) => self.handlers().iter().any(|s| s.name == h && s.is_write()),
+                None => ctx.check_write_handler(path).is_ok(),
+            };
+            if !ok {
+                return Err(format!("no '{path}' write handler").into());
+            }
+        }
         let mut reader = DumpReader::open(&self.filename)?;
         self.linktype = reader.linktype();
         if self.force_ip {
