@@ -198,7 +198,7 @@ impl ElementView<'_> {
     /// `no 'PATH' write handler`. This element's own handlers are not
     /// listed here (it is busy being configured): it checks those itself.
     pub fn check_write_handler(&self, path: &str) -> Result<(), String> {
-        let ctx_name = &self.core.info[self.elem].name;
+        let ctx_name = &self.core.info[self.elem.get()].name;
         let (elem, name) = self.core.resolve_handler(path, Some(ctx_name))?;
         let specs = match elem {
             Some(e) => self.core.element_handlers(e),
