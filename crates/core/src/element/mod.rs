@@ -254,6 +254,13 @@ pub trait Element: AsAny + Send {
         false
     }
 
+    /// Told each input's mode (`true`: pull) once the router has resolved
+    /// them, before any element initializes: for elements whose handlers
+    /// depend on their ports' modes (Discard's `active`), which Click adds
+    /// at that point, so that another element's initialization (a handler
+    /// call checked there) sees them.
+    fn inputs_resolved(&mut self, _input_pull: &[bool]) {}
+
     /// This element's thread-safe interface, for classes built to be
     /// reached from several threads at once (ThreadSafeQueue and its
     /// kind). Elements of other classes are refused, at initialization,

@@ -63,6 +63,14 @@ impl Router {
             .map(|e| e.borrow().forwards_pulls())
             .collect();
         core.graph.set_pull_forwarders(forwarders);
+        for (e, info) in core.elements.iter().zip(&core.info) {
+            let pull: Vec<bool> = info
+                .input_modes
+                .iter()
+                .map(|m| *m == crate::ports::Mode::Pull)
+                .collect();
+            e.borrow_mut().inputs_resolved(&pull);
+        }
         let chains: Vec<bool> = core.elements.iter().map(|e| e.borrow().chains()).collect();
         core.graph.set_chaining(&chains);
         if failed {

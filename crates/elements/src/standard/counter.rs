@@ -44,6 +44,7 @@
 //! ```
 //! then `rclick -h c.count conf.click`.
 
+use super::handlercall;
 use rclick_core::conf::{parse_u64, split_words, Args};
 use rclick_core::element::{hflags, Observe, PerThread};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Timestamp};
@@ -124,10 +125,13 @@ fn parse_call(s: &str) -> Result<Call, String> {
     if words.len() < 2 {
         return Err("expected 'N HANDLER [VALUE]'".into());
     }
+    let at = parse_u64(&words[0])?;
+    let rest = s.trim_start()[words[0].len()..].trim();
+    let (handler, value) = handlercall::parse(rest)?;
     Ok(Call {
-        at: parse_u64(&words[0])?,
-        handler: words[1].clone(),
-        value: words[2..].join(" "),
+        at,
+        handler,
+        value,
         done: false,
     })
 }
@@ -142,7 +146,13 @@ impl Counter {
             if !c.done && value >= c.at {
                 c.done = true;
                 let (h, v) = (c.handler.clone(), c.value.clone());
-                if let Err(e) = ctx.call_write(&h, &v) {
+                // The Counter's own handler (`c.reset`) cannot run while
+                // the Counter runs: it runs as soon as the Counter returns.
+                let own = handlercall::element_of(&h)
+                    .is_some_and(|e| ctx.find_element(e) == Some(ctx.element_index()));
+                if own {
+                    ctx.call_write_later(&h, &v);
+                } else if let Err(e) = ctx.call_write(&h, &v) {
                     ctx.chatter(&format!("{}: {e}", ctx.element_name()));
                 }
             }
@@ -251,6 +261,18 @@ impl Element for Counter {
         self.count_call = args.read_with("COUNT_CALL", parse_call);
         self.byte_count_call = args.read_with("BYTE_COUNT_CALL", parse_call);
         args.complete()?;
+        Ok(())
+    }
+
+    /// Click checks the calls' handlers here, refusing the router when one
+    /// does not exist or cannot be written.
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        for c in [&self.count_call, &self.byte_count_call]
+            .into_iter()
+            .flatten()
+        {
+            handlercall::check_write_at_initialize(&c.handler, self, ctx)?;
+        }
         Ok(())
     }
 

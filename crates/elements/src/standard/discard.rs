@@ -148,6 +148,10 @@ impl Element for Discard {
         Ok(())
     }
 
+    fn inputs_resolved(&mut self, input_pull: &[bool]) {
+        self.pull = input_pull.first().copied().unwrap_or(false);
+    }
+
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         self.pull = ctx.input_is_pull(0);
         if self.pull {

@@ -49,6 +49,7 @@
 //! InfiniteSource(LIMIT 1000, BURST 32, STOP true) -> c :: Counter -> Discard;
 //! ```
 
+use super::handlercall;
 use rclick_core::batch::BATCH_CAPACITY;
 use rclick_core::conf::{parse_bytes, parse_i64, Args};
 use rclick_core::element::kinds::source_run_burst;
@@ -290,18 +291,15 @@ impl Element for InfiniteSource {
         if let Some(l) = args.read_with("LENGTH", parse_datasize) {
             self.datasize = l;
         }
-        self.end_call = args.read_with("END_CALL", |s| {
-            let words = rclick_core::conf::split_words(s);
-            match words.split_first() {
-                Some((h, rest)) => Ok((h.clone(), rest.join(" "))),
-                None => Err("expected 'HANDLER [VALUE]'".to_string()),
-            }
-        });
+        self.end_call = args.read_with("END_CALL", handlercall::parse);
         self.stop = args.read_or("STOP", false);
         self.timestamp = args.read_or("TIMESTAMP", true);
         args.complete()?;
         if self.burst == 0 {
             return Err("BURST must be positive".into());
+        }
+        if let Some((path, _)) = &self.end_call {
+            handlercall::check_element_at_configure("END_CALL", path, ctx)?;
         }
         self.rebuild_prototype();
         if self.empty.is_none() {
@@ -311,6 +309,9 @@ impl Element for InfiniteSource {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        if let Some((path, _)) = &self.end_call {
+            handlercall::check_write_at_initialize(path, self, ctx)?;
+        }
         self.source.initialize(ctx, 0, self.active);
         Ok(())
     }

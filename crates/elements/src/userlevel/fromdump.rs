@@ -76,6 +76,7 @@
 //! FromDump(trace.pcap, STOP true, FORCE_IP true) -> c :: Counter -> Discard;
 //! ```
 
+use crate::standard::handlercall;
 use rclick_core::conf::{parse_fixed_point, parse_seconds, parse_timestamp, parse_u64, Args};
 use rclick_core::packet::anno;
 use rclick_core::wire::ether::{ETHERTYPE_VLAN, HEADER_LEN as ETHER_LEN, VLAN_TAG_LEN};
@@ -85,7 +86,7 @@ use rclick_core::wire::link::{
     SLL_HEADER_LEN,
 };
 use rclick_core::wire::{EtherFrame, Ipv4Header, Ipv6Header, VlanTag, ETHERTYPE_IP, ETHERTYPE_IP6};
-use rclick_core::{ConfigResult, Ctx, Element, Errors, Handler, InitCtx, Packet, Timestamp};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, Timestamp};
 
 use super::pcap::{dlt, unparse_linktype, DumpReader};
 use super::tracereplay::{
@@ -467,19 +468,7 @@ impl Element for FromDump {
         let interval = args.read_with("INTERVAL", secs);
         // `HANDLER [VALUE]`: the whole argument, words and all; the first
         // word, unquoted, names the handler (Click's HandlerCall).
-        let end_call = args.read_with("END_CALL", |s| {
-            let s = s.trim();
-            if s.is_empty() {
-                return Err("expected 'HANDLER [VALUE]'".to_string());
-            }
-            let word = rclick_core::conf::split_words(s)
-                .into_iter()
-                .next()
-                .unwrap_or_default();
-            let value = s.find(word.as_str()).map_or("", |i| &s[i + word.len()..]);
-            let path = rclick_core::conf::unquote_string(&word);
-            Ok((path, value.trim().to_string()))
-        });
+        let end_call = args.read_with("END_CALL", handlercall::parse);
         self.filepos = args.read_or("FILEPOS", 0u64);
         self.replay.burst = args.read_or("BURST", 1usize).max(1);
         let _mmap: bool = args.read_or("MMAP", false);
@@ -528,18 +517,8 @@ impl Element for FromDump {
         }
         // Click resolves the call's element here and its handler at
         // initialization; either failing refuses the configuration.
-        if let Some(e) = end_call
-            .as_ref()
-            .and_then(|(path, _)| path.split_once('.'))
-            .map(|(e, _)| e)
-            .filter(|e| !e.is_empty() && *e != "0")
-        {
-            if ctx.find_element(e).is_none() {
-                return Err(Errors(vec![
-                    format!("END_CALL: no element named '{e}'"),
-                    "END_CALL: parse error".to_string(),
-                ]));
-            }
+        if let Some((path, _)) = &end_call {
+            handlercall::check_element_at_configure("END_CALL", path, ctx)?;
         }
         self.end_call = end_call;
         self.have_any_times = false;
@@ -551,14 +530,7 @@ impl Element for FromDump {
         // END_CALL must name a write handler (Click refuses the router
         // otherwise, where a late failure would only be chattered).
         if let Some((path, _)) = &self.end_call {
-            let own = format!("{}.", ctx.element_name());
-            let ok = match path.strip_prefix(&own) {
-                Some(h) => self.handlers().iter().any(|s| s.name == h && s.is_write()),
-                None => ctx.check_write_handler(path).is_ok(),
-            };
-            if !ok {
-                return Err(format!("no '{path}' write handler").into());
-            }
+            handlercall::check_write_at_initialize(path, self, ctx)?;
         }
         let mut reader = DumpReader::open(&self.filename)?;
         self.linktype = reader.linktype();
