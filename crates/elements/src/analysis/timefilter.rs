@@ -48,9 +48,10 @@
 //! FromDump(trace.pcap, STOP true) -> TimeFilter(START_AFTER 10, INTERVAL 60) -> ToDump(minute.pcap);
 //! ```
 
+use crate::standard::handlercall;
 use std::collections::VecDeque;
 
-use rclick_core::conf::{parse_seconds, parse_timestamp, split_words, Args};
+use rclick_core::conf::{parse_seconds, parse_timestamp, Args};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, TaskId, Timestamp};
 
 #[derive(Default)]
@@ -221,7 +222,7 @@ impl Element for TimeFilter {
         "h/h"
     }
 
-    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         let start = args.read_p_with("START", time);
         let end = args.read_p_with("END", time);
@@ -231,13 +232,7 @@ impl Element for TimeFilter {
         let end_after = args.read_with("END_AFTER", interval);
         let ival = args.read_with("INTERVAL", interval);
         self.stop = args.read_or("STOP", false);
-        let end_call = args.read_with("END_CALL", |s| {
-            let words = split_words(s);
-            match words.split_first() {
-                Some((h, rest)) => Ok((h.clone(), rest.join(" "))),
-                None => Err("expected 'HANDLER [VALUE]'".to_string()),
-            }
-        });
+        let end_call = args.read_with("END_CALL", handlercall::parse);
         args.complete()?;
         // As in Click, a zero time counts as not given (START 0 is the
         // first packet's time, END 0 no end).
@@ -277,6 +272,9 @@ impl Element for TimeFilter {
         if end_call.is_some() && self.stop {
             return Err("END_CALL and STOP are mutually exclusive".into());
         }
+        if let Some((path, _)) = &end_call {
+            handlercall::check_element_at_configure("END_CALL", path, ctx)?;
+        }
         self.first_relative = start.is_none() && start_delay.is_none();
         self.first_init_relative = start_delay.is_some();
         self.first = start.or(start_delay).or(start_after).unwrap_or_default();
@@ -294,6 +292,9 @@ impl Element for TimeFilter {
     }
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        if let Some((path, _)) = &self.end_call {
+            handlercall::check_write_at_initialize(path, self, ctx)?;
+        }
         let now = ctx.now();
         if self.first_init_relative {
             self.first = self.first + now;
