@@ -1,6 +1,6 @@
 //! Click's legacy IPsec elements (issue 20): RadixIPsecLookup,
 //! IPsecESPEncap, IPsecAuthHMACSHA1, IPsecAuthSHA1, IPsecAES, IPsecDES,
-//! IPsecESPUnencap, IPsecEncap and RandomSeed.
+//! IPsecESPUnencap and IPsecEncap (with RandomSeed for the IVs).
 //!
 //! - Known answers for the transforms as Click applies them: FIPS-197's
 //!   AES-128 vector and the classic DES vector (a zero IV makes the first
@@ -25,7 +25,8 @@
 use std::path::{Path, PathBuf};
 
 use rclick_core::{Packet, Router};
-use rclick_elements::ipsec::legacy::{self, GlibcRandom, LegacySa};
+use rclick_elements::ipsec::legacy::{self, LegacySa};
+use rclick_elements::standard::clickrandom::{click_random, GlibcRandom};
 use rclick_elements::testing::{read, try_from_config};
 
 fn hex(s: &str) -> Vec<u8> {
@@ -127,6 +128,44 @@ fn glibc_random_matches_the_c_library() {
     }
     // srandom(42): first value as glibc gives it.
     assert_eq!(GlibcRandom::new(42).random(), 71876166);
+}
+
+/// The IVs IPsecESPEncap writes come from the shared `click_random`
+/// stream that RandomSeed seeds (as in Click, where every element draws
+/// from the one C library generator), in draw order with other elements'
+/// draws. The merge of the legacy IPsec branch had kept a private copy of
+/// the generator seeded from a hook nothing called any more, so the IVs
+/// came from the clock whatever RandomSeed said.
+#[test]
+fn encap_ivs_come_from_the_shared_click_random_stream() {
+    let dir = scratch("iv");
+    let text = format!(
+        "RandomSeed(1);
+         rt :: RadixIPsecLookup(10.9.0.0/16 10.0.0.1 1 4660 {KEY} {AKEY} 1 32, 0.0.0.0/0 0);
+         Idle -> rt; rt[0] -> Discard;
+         rt[1] -> IPsecESPEncap -> ToDump({}, ENCAP IP, UNBUFFERED true);",
+        dir.join("esp").display()
+    );
+    let mut r = try_from_config(&text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+    let rt = r.find_element("rt").unwrap();
+    r.inject_packet(rt, 0, routed(&ip_packet([10, 9, 1, 2], 4, 1)));
+    // Another element drawing between two packets (RandomSample, RED, a
+    // Script's `random`): the second packet's IV follows that draw.
+    let mut g = GlibcRandom::new(1);
+    let want: Vec<u32> = (0..5).map(|_| g.random()).collect();
+    assert_eq!(click_random(), want[2]);
+    r.inject_packet(rt, 0, routed(&ip_packet([10, 9, 1, 2], 4, 2)));
+    let esp = pcap_records(&dir.join("esp"));
+    assert_eq!(esp.len(), 2);
+    let iv = |e: &[u8]| {
+        [
+            u32::from_le_bytes(e[8..12].try_into().unwrap()),
+            u32::from_le_bytes(e[12..16].try_into().unwrap()),
+        ]
+    };
+    assert_eq!(iv(&esp[0]), [want[0] >> 2, want[1] >> 2]);
+    assert_eq!(tohex(&esp[0][8..16]), "59d1e21af1c89e0c", "reference Click");
+    assert_eq!(iv(&esp[1]), [want[3] >> 2, want[4] >> 2]);
 }
 
 /// An ESP packet for the transforms: a 16-byte header with `iv`, `body`,

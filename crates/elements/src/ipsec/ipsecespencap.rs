@@ -23,11 +23,13 @@
 //! the pad length, and the next-header byte: the protocol of the packet's
 //! IP header (0 when it has none).
 //!
-//! The IVs come from Click's `click_random` stream: the C library's
-//! `random()`, reproduced here, seeded by a RandomSeed element when the
-//! configuration has one (then the IVs, and so the ciphertext, equal
-//! Click's byte for byte), else from the clock. Each IPsecESPEncap draws
-//! from its own copy of the stream; in Click, elements share one. These
+//! The IVs come from Click's `click_random` stream, the one RandomSample,
+//! RED, UDPRewriter and Script's `random` draw from (the C library's
+//! `random()`, reproduced in rclick): with a RandomSeed element in the
+//! configuration, the IVs, and so the ciphertext, equal Click's byte for
+//! byte, also when other elements draw from the stream between packets;
+//! without one the stream starts from seed 1 (Click seeds itself from
+//! true randomness). These
 //! predictable IVs are Click's design, kept for compatibility; they are
 //! not fit for confidentiality against a serious adversary (see
 //! ESPTunnelEncap for rclick's RFC 4303 path).
@@ -56,42 +58,17 @@
 //!       -> IPsecEncap(50) -> [0]rt;
 //! ```
 
-use std::sync::atomic::Ordering;
-
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
-use super::legacy::{self, GlibcRandom, ESP_HEADER_LEN};
+use super::legacy::{self, ESP_HEADER_LEN};
+use crate::standard::clickrandom::click_random;
 
 /// Click's ESP block size: payloads are padded to 8 bytes.
 const BLOCK: usize = 8;
 
+#[derive(Default)]
 pub struct IPsecESPEncap {
-    rng: GlibcRandom,
-    /// The RandomSeed generation `rng` was seeded at.
-    seed_gen: u32,
     drops: u64,
-}
-
-impl Default for IPsecESPEncap {
-    fn default() -> Self {
-        IPsecESPEncap {
-            rng: GlibcRandom::new(1),
-            seed_gen: u32::MAX,
-            drops: 0,
-        }
-    }
-}
-
-impl IPsecESPEncap {
-    /// Follows RandomSeed: reseeds when a new seed has been given.
-    #[inline]
-    fn check_seed(&mut self) {
-        let g = legacy::SEED_GEN.load(Ordering::Relaxed);
-        if g != self.seed_gen {
-            self.seed_gen = g;
-            self.rng = GlibcRandom::from_click_seed();
-        }
-    }
 }
 
 impl SimpleAction for IPsecESPEncap {
@@ -101,7 +78,6 @@ impl SimpleAction for IPsecESPEncap {
             self.drops += 1;
             return None;
         };
-        self.check_seed();
         let proto = p
             .network_header()
             .and_then(|h| h.get(9).copied())
@@ -110,8 +86,8 @@ impl SimpleAction for IPsecESPEncap {
         let padding = ((BLOCK - ((plen + 2) % BLOCK)) % BLOCK) + 2;
         let spi = legacy::spi_anno(&p);
         let seq = sa.take_seq();
-        let iv0 = self.rng.random() >> 2;
-        let iv1 = self.rng.random() >> 2;
+        let iv0 = click_random() >> 2;
+        let iv1 = click_random() >> 2;
         let Some(head) = p.push(ESP_HEADER_LEN) else {
             self.drops += 1;
             return None;

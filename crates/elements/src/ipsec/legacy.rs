@@ -2,9 +2,10 @@
 //! IPsecESPEncap, IPsecESPUnencap, IPsecAuthHMACSHA1, IPsecAES, IPsecDES,
 //! IPsecEncap): the security association (SA) data that RadixIPsecLookup
 //! creates from its routes, the packet annotations that carry an SA from
-//! the lookup to the elements after it, Click's `click_random` stream (for
-//! the ESP IVs), and the cryptographic transforms exactly as Click applies
-//! them, built on RustCrypto's `aes`, `des`, `hmac` and `sha1` crates.
+//! the lookup to the elements after it, and the cryptographic transforms
+//! exactly as Click applies them, built on RustCrypto's `aes`, `des`,
+//! `hmac` and `sha1` crates. (The ESP IVs come from Click's shared
+//! `click_random` stream, crate::standard::clickrandom.)
 //!
 //! # Annotations
 //!
@@ -27,7 +28,7 @@
 //! threads; each check-and-update of the replay window is not one atomic
 //! step, which is exact when (as usual) one thread decapsulates an SA.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
@@ -225,90 +226,6 @@ pub fn spi_anno(p: &Packet) -> u32 {
 #[inline]
 pub fn set_spi_anno(p: &mut Packet, spi: u32) {
     p.set_anno_bytes(SPI_ANNO, &spi.to_ne_bytes());
-}
-
-// ---------------------------------------------------------- click_random
-
-/// The seed given by a `RandomSeed` element (bit 32 set when there is one).
-static CLICK_SEED: AtomicU64 = AtomicU64::new(0);
-
-/// Counts the seeds given, so that generators notice a new one.
-pub static SEED_GEN: AtomicU32 = AtomicU32::new(0);
-
-/// Records the seed of Click's `click_random` stream (`RandomSeed`).
-pub fn set_click_seed(seed: u32) {
-    CLICK_SEED.store((1 << 32) | u64::from(seed), Ordering::Relaxed);
-    SEED_GEN.fetch_add(1, Ordering::Release);
-}
-
-/// The seed given by `RandomSeed`, if any.
-pub fn click_seed() -> Option<u32> {
-    let v = CLICK_SEED.load(Ordering::Relaxed);
-    (v >> 32 != 0).then_some(v as u32)
-}
-
-/// The generator behind Click's user-level `click_random()`: the C
-/// library's `random()` (glibc's additive feedback generator, TYPE_3:
-/// degree 31, separation 3), seeded as `srandom(seed)` does. With the same
-/// seed it gives Click's numbers, so ESP IVs match Click's byte for byte.
-pub struct GlibcRandom {
-    r: [u32; 34],
-    i: usize,
-}
-
-impl GlibcRandom {
-    pub fn new(seed: u32) -> Self {
-        let mut r = [0u32; 34];
-        let mut word = if seed == 0 {
-            1i64
-        } else {
-            i64::from(seed as i32)
-        };
-        r[0] = word as u32;
-        for slot in r.iter_mut().take(31).skip(1) {
-            let hi = word / 127_773;
-            let lo = word % 127_773;
-            word = 16_807 * lo - 2_836 * hi;
-            if word < 0 {
-                word += 2_147_483_647;
-            }
-            *slot = word as u32;
-        }
-        for k in 31..34 {
-            r[k] = r[k - 31];
-        }
-        let mut g = GlibcRandom { r, i: 34 };
-        for _ in 0..310 {
-            g.step();
-        }
-        g
-    }
-
-    /// Seeded from `RandomSeed` when the configuration has one, otherwise
-    /// from the clock and the process (as Click seeds itself at start-up).
-    pub fn from_click_seed() -> Self {
-        let seed = click_seed().unwrap_or_else(|| {
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0);
-            (t ^ (t >> 32) ^ u64::from(std::process::id())) as u32
-        });
-        GlibcRandom::new(seed)
-    }
-
-    fn step(&mut self) -> u32 {
-        let len = self.r.len();
-        let v = self.r[(self.i + len - 31) % len].wrapping_add(self.r[(self.i + len - 3) % len]);
-        self.r[self.i % len] = v;
-        self.i = (self.i + 1) % len;
-        v
-    }
-
-    /// The next `random()` value, 0 to 2^31 - 1.
-    pub fn random(&mut self) -> u32 {
-        self.step() >> 1
-    }
 }
 
 // ---------------------------------------------------------- transforms
