@@ -127,15 +127,25 @@ impl LegacySa {
     /// Click's anti-replay check (from `IPsecESPUnencap`): whether a packet
     /// with sequence number `seq` is accepted, marking it as seen. `Err`
     /// carries Click's message for the packets it complains about.
+    ///
+    /// Two departures from Click, both closing replays: packets
+    /// [`BITMAP_BITS`] or more behind the highest number seen are too old
+    /// even when the window (OOSIZE) is wider, since the bitmap cannot
+    /// remember them (Click shifts past the bitmap's width there, undefined
+    /// in C); and the REPLAY start number restarts the window only when the
+    /// highest number seen is within [`BITMAP_BITS`] of 2^32 - 1, i.e. when
+    /// the sender's counter can have wrapped (Click restarts on any packet
+    /// numbered REPLAY, so replaying an SA's first packet reopened the
+    /// window to replays of all the others), and marks it as seen.
     pub fn check_replay(&self, seq: u32) -> Result<(), Option<&'static str>> {
         if seq == 0 {
             return Err(None);
         }
         let last = self.last_seq.load(Ordering::Relaxed);
         let win = u32::from(self.window);
-        // Click's handling of a counter that rolled over to its start.
-        if seq == self.replay_start && last != self.replay_start {
-            self.bitmap.store(0, Ordering::Relaxed);
+        // The sender's counter rolled over to its start value.
+        if seq == self.replay_start && last != seq && u32::MAX - last < BITMAP_BITS {
+            self.bitmap.store(1, Ordering::Relaxed);
             self.last_seq.store(seq, Ordering::Relaxed);
             return Ok(());
         }
@@ -148,7 +158,7 @@ impl LegacySa {
             return Ok(());
         }
         let diff = last - seq;
-        if diff >= win {
+        if diff >= win.min(BITMAP_BITS) {
             return Err(Some(
                 "Replay protection: This packet is too old to be accepted",
             ));
@@ -167,6 +177,9 @@ impl LegacySa {
         format!(" |{}| |{}|", hex(&self.enc_key), hex(&self.auth_key))
     }
 }
+
+/// Packets the anti-replay bitmap remembers (Click's 32-bit `bitmap`).
+pub const BITMAP_BITS: u32 = 32;
 
 /// A left shift that gives 0 for shifts of 32 or more (the window is at
 /// most 255 packets but the bitmap has 32 bits; Click's C shift is

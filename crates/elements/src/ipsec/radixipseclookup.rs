@@ -24,7 +24,8 @@
 //!   encryption key and a 16-byte authentication key (strings of exactly
 //!   16 bytes, e.g. `0123456789abcdef`; quote them for escapes), the
 //!   first sequence number REPLAY and the anti-replay window OOSIZE (0 to
-//!   255 packets). The packet gets the SPI annotation (`IPSEC_SPI`, bytes
+//!   255 packets; IPsecESPUnencap's bitmap remembers 32, so wider windows
+//!   act as 32). The packet gets the SPI annotation (`IPSEC_SPI`, bytes
 //!   32-35) and the SA annotation (`IPSEC_SA_DATA_REFERENCE`, bytes
 //!   36-39) that IPsecESPEncap, IPsecAuthHMACSHA1, IPsecAES and IPsecDES
 //!   read. A route to output 1 without an SA prints `No Ipsec tunnel for
