@@ -588,6 +588,54 @@ fn auth_verify_of_short_packets_fails_cleanly() {
     );
 }
 
+/// The digest check (constant time, through `hmac`'s truncated verify)
+/// accepts the right 12 bytes only: every single-bit change of the tag or
+/// of the data fails, as does a tag of another length. (Timing itself is
+/// not measured here.)
+#[test]
+fn hmac_verify_checks_every_tag_bit() {
+    let key = *b"fedcba9876543210";
+    let keyed = legacy::keyed_hmac(&key);
+    let data = b"ESP header, payload and trailer";
+    let tag = legacy::hmac_sha1_96(&key, data);
+    assert!(legacy::hmac_sha1_96_verify(&keyed, data, &tag));
+    for i in 0..tag.len() * 8 {
+        let mut t = tag;
+        t[i / 8] ^= 1 << (i % 8);
+        assert!(!legacy::hmac_sha1_96_verify(&keyed, data, &t), "bit {i}");
+    }
+    assert!(!legacy::hmac_sha1_96_verify(&keyed, &data[1..], &tag));
+    assert!(!legacy::hmac_sha1_96_verify(&keyed, data, &tag[..11]));
+    let mut long = tag.to_vec();
+    long.push(0);
+    assert!(!legacy::hmac_sha1_96_verify(&keyed, data, &long));
+}
+
+/// A packet with no room left for the digest (at rclick's packet size
+/// limit) is dropped and counted, not silently lost.
+#[test]
+fn digest_without_room_is_counted() {
+    let r = &mut try_from_config(
+        "rt :: RadixIPsecLookup(10.9.0.0/16 10.0.0.1 1 4660 0123456789abcdef fedcba9876543210 1 32, 0.0.0.0/0 0);
+         Idle -> rt; rt[0] -> Discard;
+         rt[1] -> h :: IPsecAuthHMACSHA1(0) -> hc :: Counter -> Discard;
+         s :: Idle -> v :: IPsecAuthSHA1(0) -> vc :: Counter -> Discard;",
+    )
+    .unwrap();
+    let rt = r.find_element("rt").unwrap();
+    let v = r.find_element("v").unwrap();
+    let mut big = ip_packet([10, 9, 1, 2], 64, 1);
+    big.resize(rclick_core::packet::MAX_PACKET_LEN, 0);
+    r.inject_packet(rt, 0, routed(&big));
+    r.inject_packet(rt, 0, routed(&ip_packet([10, 9, 1, 2], 64, 2)));
+    r.inject_packet(v, 0, Packet::from_slice(&big));
+    r.inject_packet(v, 0, Packet::from_slice(&[1, 2, 3]));
+    assert_eq!(read(r, "hc.count"), "1");
+    assert_eq!(read(r, "h.drops"), "1");
+    assert_eq!(read(r, "vc.count"), "1");
+    assert_eq!(read(r, "v.drops"), "1");
+}
+
 // ---------------------------------------------------------------------
 // Configuration and handlers.
 

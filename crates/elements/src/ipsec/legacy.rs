@@ -351,6 +351,19 @@ pub fn hmac_sha1_96_with(keyed: &Hmac<sha1::Sha1>, data: &[u8]) -> [u8; DIGEST_L
     out
 }
 
+/// Whether `tag` is the HMAC-SHA1-96 of `data` under `keyed`, compared in
+/// constant time (`hmac`'s truncated verify), so that the time taken
+/// tells nothing about how many leading bytes of a forged digest are
+/// right. `tag` must be [`DIGEST_LEN`] bytes.
+pub fn hmac_sha1_96_verify(keyed: &Hmac<sha1::Sha1>, data: &[u8], tag: &[u8]) -> bool {
+    if tag.len() != DIGEST_LEN {
+        return false;
+    }
+    let mut mac = keyed.clone();
+    mac.update(data);
+    mac.verify_truncated_left(tag).is_ok()
+}
+
 /// Click's plain SHA-1 digest (IPsecAuthSHA1): SHA-1 of `data`, truncated
 /// to 96 bits.
 pub fn sha1_96(data: &[u8]) -> [u8; DIGEST_LEN] {
