@@ -210,6 +210,11 @@ pub fn register(sa: LegacySa) -> Result<u32, String> {
     Ok(i as u32 + 1)
 }
 
+/// How many SAs this process has registered (at most [`MAX_SAS`]).
+pub fn registered() -> usize {
+    NEXT_SA.load(Ordering::Relaxed).min(MAX_SAS)
+}
+
 /// The SA a handle names; `None` for 0 or an unknown handle.
 #[inline]
 pub fn lookup(handle: u32) -> Option<&'static LegacySa> {
