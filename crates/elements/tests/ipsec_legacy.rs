@@ -636,6 +636,36 @@ fn digest_without_room_is_counted() {
     assert_eq!(read(r, "v.drops"), "1");
 }
 
+/// Bytes 36-39 are also the upper half of the 8-byte first-timestamp
+/// annotation (offset 32, as in Click), and any element with an ANNO
+/// argument can write them. A small number left there (SetTimestamp(5,
+/// FIRST true) leaves 1) must not name some other tunnel's SA: handles
+/// carry a check in their upper 16 bits, so such packets have no SA and
+/// are dropped and counted rather than encrypted under another SA's keys.
+#[test]
+fn small_numbers_in_the_sa_annotation_name_no_sa() {
+    let _ = LegacySa::new(1, [0; 16], [0; 16], 1, 32);
+    let dir = scratch("anno");
+    let text = format!(
+        "rt :: RadixIPsecLookup(10.9.0.0/16 10.0.0.1 1 4660 {KEY} {AKEY} 1 32, 0.0.0.0/0 0);
+         Idle -> rt; rt[0] -> Discard;
+         rt[1] -> SetTimestamp(5, FIRST true) -> e :: IPsecESPEncap
+           -> c :: Counter -> ToDump({}, ENCAP IP, UNBUFFERED true);",
+        dir.join("esp").display()
+    );
+    let mut r = try_from_config(&text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+    assert!(legacy::registered() >= 1);
+    let rt = r.find_element("rt").unwrap();
+    r.inject_packet(rt, 0, routed(&ip_packet([10, 9, 1, 2], 4, 1)));
+    assert_eq!(read(&mut r, "c.count"), "0");
+    assert_eq!(read(&mut r, "e.drops"), "1");
+    for v in 1..=65535u32 {
+        let mut p = Packet::from_slice(&[0; 4]);
+        legacy::set_sa_anno(&mut p, v);
+        assert!(legacy::sa_of(&p).is_none(), "{v} names an SA");
+    }
+}
+
 // ---------------------------------------------------------------------
 // Configuration and handlers.
 

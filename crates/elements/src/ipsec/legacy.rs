@@ -16,7 +16,12 @@
 //! has it ([`SPI_ANNO`]) and stores an *SA handle* instead of a pointer:
 //! a 4-byte number at offset 36 ([`SA_ANNO`], Click's 32-bit place, since
 //! rclick's flow annotation uses bytes 40 to 47). Handle 0 means "no SA";
-//! handle `n` names the `n`th SA registered in this process. SAs are
+//! a handle holds the SA's slot in this process's registry (lower 16
+//! bits) and a check derived from the slot (upper 16 bits, never 0), so
+//! that numbers other elements leave in these bytes (they are also the
+//! upper half of the 8-byte first-timestamp annotation at offset 32, as
+//! in Click, and any element with an ANNO argument can write them) name
+//! no SA, save by a 1 in 32768 chance, and small ones never. SAs are
 //! registered when RadixIPsecLookup is configured and are never freed, so
 //! a handle stays valid whatever happens to the element (a packet may
 //! outlive its router across a hot swap); a lookup is two atomic loads, no
@@ -196,8 +201,19 @@ type Chunk = [OnceLock<&'static LegacySa>; CHUNK];
 static SAS: [OnceLock<Box<Chunk>>; MAX_SAS / CHUNK] = [const { OnceLock::new() }; MAX_SAS / CHUNK];
 static NEXT_SA: AtomicUsize = AtomicUsize::new(0);
 
+/// The check a handle carries in its upper 16 bits for registry slot `i`
+/// (never 0): a hash of the slot number, so that a number another element
+/// left in the annotation names an SA only by a 1 in 32768 chance, and a
+/// small one (below 65536) never does.
+#[inline]
+fn check(i: u32) -> u32 {
+    let h = (i ^ 0x5bd1_e995).wrapping_mul(0x9e37_79b9);
+    (h >> 16) | 0x8000
+}
+
 /// Registers an SA for the rest of the process and returns its handle
-/// (at least 1), or an error when the registry is full.
+/// (never 0: slot number in the lower 16 bits, [`check`] in the upper
+/// ones), or an error when the registry is full.
 pub fn register(sa: LegacySa) -> Result<u32, String> {
     let i = NEXT_SA.fetch_add(1, Ordering::Relaxed);
     let chunk = SAS
@@ -207,7 +223,8 @@ pub fn register(sa: LegacySa) -> Result<u32, String> {
         })?
         .get_or_init(|| Box::new([const { OnceLock::new() }; CHUNK]));
     let _ = chunk[i % CHUNK].set(Box::leak(Box::new(sa)));
-    Ok(i as u32 + 1)
+    let i = i as u32;
+    Ok(check(i) << 16 | i)
 }
 
 /// How many SAs this process has registered (at most [`MAX_SAS`]).
@@ -215,10 +232,15 @@ pub fn registered() -> usize {
     NEXT_SA.load(Ordering::Relaxed).min(MAX_SAS)
 }
 
-/// The SA a handle names; `None` for 0 or an unknown handle.
+/// The SA a handle names; `None` for 0 or any number that is not a
+/// handle [`register`] gave.
 #[inline]
 pub fn lookup(handle: u32) -> Option<&'static LegacySa> {
-    let i = (handle as usize).checked_sub(1)?;
+    let i = handle & 0xffff;
+    if handle >> 16 != check(i) {
+        return None;
+    }
+    let i = i as usize;
     SAS.get(i / CHUNK)?.get()?[i % CHUNK].get().copied()
 }
 
