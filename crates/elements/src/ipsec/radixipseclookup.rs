@@ -32,8 +32,8 @@
 //!   ADDR. Wrong tunnel setup` and the packet goes on without one.
 //! - output 0: packets for this gateway, which start with their IP
 //!   header. ESP packets (protocol 50) get the SA annotation of the SA
-//!   whose SPI is in their ESP header (any route's SA, the last one
-//!   configured for an SPI); an unknown SPI prints `Invalid SPI N,
+//!   whose SPI is in their ESP header (any route's SA; the first route
+//!   with that SPI, in configuration order, as in Click); an unknown SPI prints `Invalid SPI N,
 //!   Dropping packet` and drops the packet. Other packets leave by
 //!   output 2 (for the host).
 //! - output 2: packets for the host.
@@ -60,7 +60,8 @@
 //! - A packet for an output the element lacks crashes Click (an
 //!   assertion); rclick drops it.
 //! - Removing a route through a handler also forgets its SA for arriving
-//!   packets; Click keeps it in its SPI table.
+//!   packets, and `set` on a route replaces its SA for them too; Click
+//!   keeps the first SA it saw for an SPI in its SPI table for good.
 //! - Each SA a route takes (configured, or written with `add`, `set` or
 //!   `ctrl`) stays registered for the life of the process, which holds at
 //!   most 65536; routes that are refused take none. Past the limit, a new
@@ -222,9 +223,11 @@ impl RadixIPsecLookup {
         order.sort_by_key(|&i| std::cmp::Reverse(self.entries[i].route.mask.count_ones()));
         self.order = order;
         self.by_spi.clear();
+        // Like Click's SA table, the first route configured for an SPI
+        // gives its SA.
         for e in &self.entries {
             if e.sa != 0 {
-                self.by_spi.insert(e.spi, e.sa);
+                self.by_spi.entry(e.spi).or_insert(e.sa);
             }
         }
     }
