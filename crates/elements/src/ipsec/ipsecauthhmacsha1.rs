@@ -18,7 +18,8 @@
 //! that match lose the 12 bytes and leave by output 0; the others are
 //! counted in `drops` and go to output 1, or are dropped when output 1 is
 //! not connected. The first failure prints `Invalid SHA1 authentication
-//! digest`.
+//! digest`. The comparison takes constant time (Click compares with
+//! `memcmp`, which returns at the first differing byte).
 //!
 //! The key comes from the SA named by the packet's SA annotation, set by
 //! RadixIPsecLookup. In Click's configuration the digest is computed
@@ -35,7 +36,8 @@
 //! - `VERIFY`: integer; 0 computes, anything else verifies.
 //!
 //! ## Handlers
-//! - `drops` (read): packets that failed verification or had no SA.
+//! - `drops` (read): packets that failed verification, had no SA, or had
+//!   no room for the digest.
 //!
 //! ## Example
 //! ```click
@@ -62,16 +64,19 @@ impl FilterOrDrop for IPsecAuthHMACSHA1 {
             self.drops += 1;
             return None;
         };
-        let digest = |d: &[u8]| legacy::hmac_sha1_96_with(&sa.keys.mac, d);
         if !self.verify {
-            let mac = digest(p.data());
-            p.put(DIGEST_LEN)?.copy_from_slice(&mac);
+            let mac = legacy::hmac_sha1_96_with(&sa.keys.mac, p.data());
+            let Some(tail) = p.put(DIGEST_LEN) else {
+                self.drops += 1;
+                return None;
+            };
+            tail.copy_from_slice(&mac);
             return Some(Ok(p));
         }
         let d = p.data();
         let good = d.len() >= DIGEST_LEN && {
             let (body, tag) = d.split_at(d.len() - DIGEST_LEN);
-            digest(body) == tag
+            legacy::hmac_sha1_96_verify(&sa.keys.mac, body, tag)
         };
         if good {
             p.take(DIGEST_LEN);

@@ -27,7 +27,8 @@
 //! - `VERIFY`: integer; 0 computes, anything else verifies.
 //!
 //! ## Handlers
-//! - `drops` (read): packets that failed verification.
+//! - `drops` (read): packets that failed verification, or had no room for
+//!   the digest.
 //!
 //! ## Example
 //! ```click
@@ -53,7 +54,11 @@ impl FilterOrDrop for IPsecAuthSHA1 {
         let digest = legacy::sha1_96;
         if !self.verify {
             let mac = digest(p.data());
-            p.put(DIGEST_LEN)?.copy_from_slice(&mac);
+            let Some(tail) = p.put(DIGEST_LEN) else {
+                self.drops += 1;
+                return None;
+            };
+            tail.copy_from_slice(&mac);
             return Some(Ok(p));
         }
         let d = p.data();

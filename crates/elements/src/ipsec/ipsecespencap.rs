@@ -23,13 +23,13 @@
 //! the pad length, and the next-header byte: the protocol of the packet's
 //! IP header (0 when it has none).
 //!
-//! The IVs come from Click's `click_random` stream (the C library's
-//! `random()`, reproduced in rclick and shared with every element that
-//! draws random numbers, as in Click), seeded by a RandomSeed element
-//! when the configuration has one: then the IVs, and so the ciphertext,
-//! equal Click's byte for byte. Without one the stream starts from seed 1
-//! (rclick does not reseed at start-up as Click does, so that runs
-//! repeat): give `RandomSeed()` for a seed from the operating system. These
+//! The IVs come from Click's `click_random` stream, the one RandomSample,
+//! RED, UDPRewriter and Script's `random` draw from (the C library's
+//! `random()`, reproduced in rclick): with a RandomSeed element in the
+//! configuration, the IVs, and so the ciphertext, equal Click's byte for
+//! byte, also when other elements draw from the stream between packets;
+//! without one the stream starts from seed 1 (Click seeds itself from
+//! true randomness). These
 //! predictable IVs are Click's design, kept for compatibility; they are
 //! not fit for confidentiality against a serious adversary (see
 //! ESPTunnelEncap for rclick's RFC 4303 path).

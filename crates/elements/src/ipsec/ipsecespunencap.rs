@@ -18,7 +18,16 @@
 //! First the sequence number is checked against the SA's anti-replay
 //! window (Click's algorithm: a 32-bit bitmap below the highest number
 //! seen, OOSIZE packets wide; number 0 is refused; the SA's REPLAY start
-//! value is accepted again after the sender's counter wraps). Refused
+//! value is accepted again after the sender's counter wraps). Two replays
+//! Click lets through are refused: a packet 32 or more behind the highest
+//! number seen is too old even when OOSIZE is wider (Click's bitmap has
+//! 32 bits, and its shift past them is undefined), and the REPLAY start
+//! value restarts the window only when the highest number seen is within
+//! 32 of 2^32 - 1 (in Click, replaying the SA's first packet restarted
+//! the window at any time and let every later packet be replayed; tests
+//! `replays_beyond_the_32_bit_bitmap_are_refused` and
+//! `replaying_the_first_packet_does_not_reopen_the_window` in
+//! tests/ipsec_legacy.rs). Refused
 //! packets are dropped; old and repeated ones print `Replay protection:
 //! This packet is too old to be accepted` or `... is already seen...`.
 //! Then the 16-byte ESP header is removed and the trailer checked: the

@@ -4,7 +4,8 @@
 //! creates from its routes, the packet annotations that carry an SA from
 //! the lookup to the elements after it, and the cryptographic transforms
 //! exactly as Click applies them, built on RustCrypto's `aes`, `des`,
-//! `hmac` and `sha1` crates.
+//! `hmac` and `sha1` crates. (The ESP IVs come from Click's shared
+//! `click_random` stream, crate::standard::clickrandom.)
 //!
 //! # Annotations
 //!
@@ -15,7 +16,12 @@
 //! has it ([`SPI_ANNO`]) and stores an *SA handle* instead of a pointer:
 //! a 4-byte number at offset 36 ([`SA_ANNO`], Click's 32-bit place, since
 //! rclick's flow annotation uses bytes 40 to 47). Handle 0 means "no SA";
-//! handle `n` names the `n`th SA registered in this process. SAs are
+//! a handle holds the SA's slot in this process's registry (lower 16
+//! bits) and a check derived from the slot (upper 16 bits, never 0), so
+//! that numbers other elements leave in these bytes (they are also the
+//! upper half of the 8-byte first-timestamp annotation at offset 32, as
+//! in Click, and any element with an ANNO argument can write them) name
+//! no SA, save by a 1 in 32768 chance, and small ones never. SAs are
 //! registered when RadixIPsecLookup is configured and are never freed, so
 //! a handle stays valid whatever happens to the element (a packet may
 //! outlive its router across a hot swap); a lookup is two atomic loads, no
@@ -126,15 +132,25 @@ impl LegacySa {
     /// Click's anti-replay check (from `IPsecESPUnencap`): whether a packet
     /// with sequence number `seq` is accepted, marking it as seen. `Err`
     /// carries Click's message for the packets it complains about.
+    ///
+    /// Two departures from Click, both closing replays: packets
+    /// [`BITMAP_BITS`] or more behind the highest number seen are too old
+    /// even when the window (OOSIZE) is wider, since the bitmap cannot
+    /// remember them (Click shifts past the bitmap's width there, undefined
+    /// in C); and the REPLAY start number restarts the window only when the
+    /// highest number seen is within [`BITMAP_BITS`] of 2^32 - 1, i.e. when
+    /// the sender's counter can have wrapped (Click restarts on any packet
+    /// numbered REPLAY, so replaying an SA's first packet reopened the
+    /// window to replays of all the others), and marks it as seen.
     pub fn check_replay(&self, seq: u32) -> Result<(), Option<&'static str>> {
         if seq == 0 {
             return Err(None);
         }
         let last = self.last_seq.load(Ordering::Relaxed);
         let win = u32::from(self.window);
-        // Click's handling of a counter that rolled over to its start.
-        if seq == self.replay_start && last != self.replay_start {
-            self.bitmap.store(0, Ordering::Relaxed);
+        // The sender's counter rolled over to its start value.
+        if seq == self.replay_start && last != seq && u32::MAX - last < BITMAP_BITS {
+            self.bitmap.store(1, Ordering::Relaxed);
             self.last_seq.store(seq, Ordering::Relaxed);
             return Ok(());
         }
@@ -147,7 +163,7 @@ impl LegacySa {
             return Ok(());
         }
         let diff = last - seq;
-        if diff >= win {
+        if diff >= win.min(BITMAP_BITS) {
             return Err(Some(
                 "Replay protection: This packet is too old to be accepted",
             ));
@@ -167,6 +183,9 @@ impl LegacySa {
     }
 }
 
+/// Packets the anti-replay bitmap remembers (Click's 32-bit `bitmap`).
+pub const BITMAP_BITS: u32 = 32;
+
 /// A left shift that gives 0 for shifts of 32 or more (the window is at
 /// most 255 packets but the bitmap has 32 bits; Click's C shift is
 /// undefined there).
@@ -182,8 +201,19 @@ type Chunk = [OnceLock<&'static LegacySa>; CHUNK];
 static SAS: [OnceLock<Box<Chunk>>; MAX_SAS / CHUNK] = [const { OnceLock::new() }; MAX_SAS / CHUNK];
 static NEXT_SA: AtomicUsize = AtomicUsize::new(0);
 
+/// The check a handle carries in its upper 16 bits for registry slot `i`
+/// (never 0): a hash of the slot number, so that a number another element
+/// left in the annotation names an SA only by a 1 in 32768 chance, and a
+/// small one (below 65536) never does.
+#[inline]
+fn check(i: u32) -> u32 {
+    let h = (i ^ 0x5bd1_e995).wrapping_mul(0x9e37_79b9);
+    (h >> 16) | 0x8000
+}
+
 /// Registers an SA for the rest of the process and returns its handle
-/// (at least 1), or an error when the registry is full.
+/// (never 0: slot number in the lower 16 bits, [`check`] in the upper
+/// ones), or an error when the registry is full.
 pub fn register(sa: LegacySa) -> Result<u32, String> {
     let i = NEXT_SA.fetch_add(1, Ordering::Relaxed);
     let chunk = SAS
@@ -193,13 +223,24 @@ pub fn register(sa: LegacySa) -> Result<u32, String> {
         })?
         .get_or_init(|| Box::new([const { OnceLock::new() }; CHUNK]));
     let _ = chunk[i % CHUNK].set(Box::leak(Box::new(sa)));
-    Ok(i as u32 + 1)
+    let i = i as u32;
+    Ok(check(i) << 16 | i)
 }
 
-/// The SA a handle names; `None` for 0 or an unknown handle.
+/// How many SAs this process has registered (at most [`MAX_SAS`]).
+pub fn registered() -> usize {
+    NEXT_SA.load(Ordering::Relaxed).min(MAX_SAS)
+}
+
+/// The SA a handle names; `None` for 0 or any number that is not a
+/// handle [`register`] gave.
 #[inline]
 pub fn lookup(handle: u32) -> Option<&'static LegacySa> {
-    let i = (handle as usize).checked_sub(1)?;
+    let i = handle & 0xffff;
+    if handle >> 16 != check(i) {
+        return None;
+    }
+    let i = i as usize;
     SAS.get(i / CHUNK)?.get()?[i % CHUNK].get().copied()
 }
 
@@ -335,6 +376,19 @@ pub fn hmac_sha1_96_with(keyed: &Hmac<sha1::Sha1>, data: &[u8]) -> [u8; DIGEST_L
     let mut out = [0u8; DIGEST_LEN];
     out.copy_from_slice(&full[..DIGEST_LEN]);
     out
+}
+
+/// Whether `tag` is the HMAC-SHA1-96 of `data` under `keyed`, compared in
+/// constant time (`hmac`'s truncated verify), so that the time taken
+/// tells nothing about how many leading bytes of a forged digest are
+/// right. `tag` must be [`DIGEST_LEN`] bytes.
+pub fn hmac_sha1_96_verify(keyed: &Hmac<sha1::Sha1>, data: &[u8], tag: &[u8]) -> bool {
+    if tag.len() != DIGEST_LEN {
+        return false;
+    }
+    let mut mac = keyed.clone();
+    mac.update(data);
+    mac.verify_truncated_left(tag).is_ok()
 }
 
 /// Click's plain SHA-1 digest (IPsecAuthSHA1): SHA-1 of `data`, truncated

@@ -24,15 +24,16 @@
 //!   encryption key and a 16-byte authentication key (strings of exactly
 //!   16 bytes, e.g. `0123456789abcdef`; quote them for escapes), the
 //!   first sequence number REPLAY and the anti-replay window OOSIZE (0 to
-//!   255 packets). The packet gets the SPI annotation (`IPSEC_SPI`, bytes
+//!   255 packets; IPsecESPUnencap's bitmap remembers 32, so wider windows
+//!   act as 32). The packet gets the SPI annotation (`IPSEC_SPI`, bytes
 //!   32-35) and the SA annotation (`IPSEC_SA_DATA_REFERENCE`, bytes
 //!   36-39) that IPsecESPEncap, IPsecAuthHMACSHA1, IPsecAES and IPsecDES
 //!   read. A route to output 1 without an SA prints `No Ipsec tunnel for
 //!   ADDR. Wrong tunnel setup` and the packet goes on without one.
 //! - output 0: packets for this gateway, which start with their IP
 //!   header. ESP packets (protocol 50) get the SA annotation of the SA
-//!   whose SPI is in their ESP header (any route's SA, the last one
-//!   configured for an SPI); an unknown SPI prints `Invalid SPI N,
+//!   whose SPI is in their ESP header (any route's SA; the first route
+//!   with that SPI, in configuration order, as in Click); an unknown SPI prints `Invalid SPI N,
 //!   Dropping packet` and drops the packet. Other packets leave by
 //!   output 2 (for the host).
 //! - output 2: packets for the host.
@@ -59,7 +60,15 @@
 //! - A packet for an output the element lacks crashes Click (an
 //!   assertion); rclick drops it.
 //! - Removing a route through a handler also forgets its SA for arriving
-//!   packets; Click keeps it in its SPI table.
+//!   packets, and `set` on a route replaces its SA for them too; Click
+//!   keeps the first SA it saw for an SPI in its SPI table for good.
+//! - Each SA a route takes (configured, or written with `add`, `set` or
+//!   `ctrl`) stays registered for the life of the process, which holds at
+//!   most 65536; routes that are refused take none. Past the limit, a new
+//!   SA is refused with `too many IPsec security associations (at most
+//!   65536 per process)` (a configuration fails, a handler write returns
+//!   the error) while the routers running keep their tunnels
+//!   (tests/ipsec_legacy_registry.rs).
 //!
 //! ## Handlers
 //! - `table` (read): the routes, in Click's format; a tunneled route is
@@ -120,9 +129,16 @@ pub struct RadixIPsecLookup {
     complaints: u32,
 }
 
-/// Parses a route and its optional SA (Click's `cp_ipsec_route`). `Err`
-/// carries a message Click prints before its generic error, if any.
-fn parse_entry(s: &str, remove: bool, ctx: &ElementView) -> Result<Entry, Option<String>> {
+/// Parses a route and its optional SA (Click's `cp_ipsec_route`). The SA
+/// is not registered yet (the entry's `sa` is 0): callers register it with
+/// [`commit`] once the route is known to be taken, so that refused routes
+/// do not use up the process's SA registry. `Err` carries a message Click
+/// prints before its generic error, if any.
+fn parse_entry(
+    s: &str,
+    remove: bool,
+    ctx: &ElementView,
+) -> Result<(Entry, Option<LegacySa>), Option<String>> {
     let words = split_words(s);
     let mut it = words.iter().map(String::as_str).peekable();
     let first = it.next().ok_or(None)?;
@@ -159,11 +175,14 @@ fn parse_entry(s: &str, remove: bool, ctx: &ElementView) -> Result<Entry, Option
     }
     let rest: Vec<String> = it.map(str::to_string).collect();
     if rest.is_empty() {
-        return Ok(Entry {
-            route: r,
-            sa: 0,
-            spi: 0,
-        });
+        return Ok((
+            Entry {
+                route: r,
+                sa: 0,
+                spi: 0,
+            },
+            None,
+        ));
     }
     let mut args = Args::from_vec(rest);
     let spi: u32 = args.read_mp("SPI");
@@ -178,8 +197,24 @@ fn parse_entry(s: &str, remove: bool, ctx: &ElementView) -> Result<Entry, Option
     ) else {
         return Err(Some("key has bad length".into()));
     };
-    let sa = legacy::register(LegacySa::new(spi, enc, auth, replay, window)).map_err(Some)?;
-    Ok(Entry { route: r, sa, spi })
+    let sa = LegacySa::new(spi, enc, auth, replay, window);
+    Ok((
+        Entry {
+            route: r,
+            sa: 0,
+            spi,
+        },
+        Some(sa),
+    ))
+}
+
+/// Registers a parsed entry's SA, if it has one, and gives the entry its
+/// handle; `Err` when the registry is full.
+fn commit(mut e: Entry, sa: Option<LegacySa>) -> Result<Entry, String> {
+    if let Some(sa) = sa {
+        e.sa = legacy::register(sa)?;
+    }
+    Ok(e)
 }
 
 impl RadixIPsecLookup {
@@ -188,9 +223,11 @@ impl RadixIPsecLookup {
         order.sort_by_key(|&i| std::cmp::Reverse(self.entries[i].route.mask.count_ones()));
         self.order = order;
         self.by_spi.clear();
+        // Like Click's SA table, the first route configured for an SPI
+        // gives its SA.
         for e in &self.entries {
             if e.sa != 0 {
-                self.by_spi.insert(e.spi, e.sa);
+                self.by_spi.entry(e.spi).or_insert(e.sa);
             }
         }
     }
@@ -282,12 +319,17 @@ impl RadixIPsecLookup {
                 "expected 'ADDR/MASK [GATEWAY] OUTPUT'".to_string()
             }
         };
-        let e = parse_entry(text, remove, ctx).map_err(|_| expected())?;
+        let (e, sa) = parse_entry(text, remove, ctx).map_err(|_| expected())?;
         if e.route.port < if remove { -1 } else { 0 }
             || (e.route.port >= 0 && e.route.port as usize >= self.noutputs)
         {
             return Err(expected());
         }
+        let e = match cmd {
+            "add" if self.index_of(&e.route).is_some() => e,
+            "add" | "set" => commit(e, sa)?,
+            _ => e,
+        };
         match cmd {
             "add" => self.add(e, false).map(|_| Undo::Remove(e.route)),
             "set" => {
@@ -437,10 +479,21 @@ impl Element for RadixIPsecLookup {
         let mut errors = Errors::new();
         for (i, arg) in split_args(conf).iter().enumerate() {
             match parse_entry(arg, false, ctx) {
-                Ok(e) if e.route.port >= 0 && (e.route.port as usize) < self.noutputs => {
+                Ok((e, sa)) if e.route.port >= 0 && (e.route.port as usize) < self.noutputs => {
                     // Like Click, a second route for a prefix is ignored.
-                    let _ = self.add(e, false);
-                    continue;
+                    if self.index_of(&e.route).is_some() {
+                        continue;
+                    }
+                    match commit(e, sa) {
+                        Ok(e) => {
+                            let _ = self.add(e, false);
+                            continue;
+                        }
+                        Err(msg) => {
+                            errors.push(format!("argument {}: {msg}", i + 1));
+                            continue;
+                        }
+                    }
                 }
                 Ok(_) => {}
                 Err(Some(msg)) => ctx.chatter(&msg),
