@@ -25,7 +25,8 @@
 //! on a completed TCP flow. Idleness counts in whole seconds of packet
 //! timestamps; a packet without a timestamp gets the current time (with a
 //! one-time warning). Dead flows are forgotten every REAP seconds of
-//! packet time.
+//! packet time, and so are host pairs left with no flow (Click keeps those
+//! until the router stops).
 //!
 //! With FRAGMENTS (the default when the input is push), fragments get the
 //! annotations of their datagram's first fragment: once a fragment of a
@@ -649,7 +650,7 @@ impl AggregateIPFlows {
     fn reap_map(&mut self, udp: bool, timeout: i64, done_timeout: i64, ctx: &mut Ctx) {
         let timeout = self.active_sec.wrapping_sub(timeout);
         let done_timeout = self.active_sec.wrapping_sub(done_timeout);
-        let order = std::mem::take(&mut self.maps[usize::from(udp)].order);
+        let mut order = std::mem::take(&mut self.maps[usize::from(udp)].order);
         for &hp in &order {
             self.drain(udp, hp, ctx);
             let Some(info) = self.maps[usize::from(udp)].pairs.get_mut(&hp) else {
@@ -676,7 +677,14 @@ impl AggregateIPFlows {
                 self.describe(hp, f);
             }
         }
-        self.maps[usize::from(udp)].order = order;
+        // A host pair with no flow and nothing held is forgotten too (Click
+        // keeps every host pair it has seen until the router stops, so a
+        // long trace's table only grows).
+        let map = &mut self.maps[usize::from(udp)];
+        map.pairs
+            .retain(|_, i| !i.flows.is_empty() || !i.held.is_empty());
+        order.retain(|hp| map.pairs.contains_key(hp));
+        map.order = order;
     }
 
     fn reap(&mut self, ctx: &mut Ctx) {

@@ -4,7 +4,7 @@
 //!
 //! ## Synopsis
 //! `ARPTable([*keywords* CAPACITY, ENTRY_CAPACITY, ENTRY_PACKET_CAPACITY,
-//! TIMEOUT])`
+//! CAPACITY_SLIM_FACTOR, TIMEOUT])`
 //!
 //! ## Ports and processing
 //! No ports.
@@ -18,7 +18,9 @@
 //! entry expires TIMEOUT after its last update; its held packets are then
 //! dropped. CAPACITY bounds the packets held in total (beyond it the oldest
 //! entries' packets go), ENTRY_CAPACITY the number of entries (the oldest
-//! go), ENTRY_PACKET_CAPACITY the packets held per entry.
+//! go), ENTRY_PACKET_CAPACITY the packets held per entry. Beyond CAPACITY,
+//! packets of the oldest entries are dropped until 1/CAPACITY_SLIM_FACTOR
+//! of CAPACITY is free.
 //!
 //! On a hot swap, a new ARPTable of the same name takes the old one's
 //! entries, their ages and their held packets.
@@ -30,6 +32,7 @@
 //!   (Click's is 0, unlimited; see ARPQuerier for why rclick bounds it).
 //! - **ENTRY_PACKET_CAPACITY** (unsigned): held packets per entry; 0
 //!   unlimited. Default 0.
+//! - **CAPACITY_SLIM_FACTOR** (unsigned, not 0): default 2.
 //! - **TIMEOUT** (time): entry lifetime; 0 never expires. Default 300 s.
 //!
 //! ## Handlers
@@ -39,7 +42,9 @@
 //! - `drops` (read): packets dropped (expired entries, capacity).
 //! - `count` (read): entries. `length` (read): held packets.
 //! - `insert` (write): `IP ETH` adds or updates an entry. Packets the entry
-//!   held are dropped (and counted): only a querier can send them.
+//!   held stay held, as in Click (only a querier can send them: the next
+//!   ARP reply for the address a querier handles sends them on; otherwise
+//!   they go, counted as drops, when the entry expires or is slimmed).
 //! - `delete` (write): `IP` makes an entry unresolved (it stays, with its
 //!   held packets, as in Click).
 //! - `clear` (write): removes every entry, dropping held packets.
@@ -90,9 +95,7 @@ impl ARPTable {
         }
         let ip = parse_ipv4(&words[0]).map_err(|e| format!("IP: {e}"))?;
         let eth = parse_ether(&words[1]).map_err(|e| format!("ETH: {e}"))?;
-        let mut t = lock_table(&self.table);
-        let held = t.insert(ip, eth, ctx.now());
-        t.count_drops(held.len());
+        lock_table(&self.table).update(ip, eth, ctx.now());
         Ok(())
     }
 
@@ -154,13 +157,17 @@ impl Element for ARPTable {
         let capacity = args.read_with("CAPACITY", parse_u32);
         let entry_capacity = args.read_with("ENTRY_CAPACITY", parse_u32);
         let entry_packet_capacity = args.read_with("ENTRY_PACKET_CAPACITY", parse_u32);
+        let slim = args.read_with("CAPACITY_SLIM_FACTOR", parse_u32);
         let timeout = args.read_with("TIMEOUT", parse_timeout);
         args.complete()?;
+        if slim == Some(0) {
+            return Err("CAPACITY_SLIM_FACTOR cannot be zero".into());
+        }
         lock_table(&self.table).set_limits(
             capacity,
             entry_capacity,
             entry_packet_capacity,
-            None,
+            slim,
             timeout,
         );
         Ok(())

@@ -310,6 +310,20 @@ impl Table {
         self.ages.insert(age, ip);
     }
 
+    /// Records `ip` at `eth` (the broadcast address: unresolved), made
+    /// live now; the packets it holds stay held (Click's `insert` without
+    /// a packet list, as its `insert` and `delete` handlers call it).
+    pub(crate) fn update(&mut self, ip: Ipv4Addr, eth: EtherAddr, now: Timestamp) {
+        self.ensure(ip, now);
+        self.set_live(ip, now);
+        if let Some(e) = self.map.get_mut(&ip) {
+            e.eth = eth;
+            e.known = !eth.is_broadcast();
+            e.polls_since_reply = 0;
+            e.polled_at = Timestamp(now.nanos() - HZ_NS);
+        }
+    }
+
     /// Records `ip` at `eth`; returns the packets held for it.
     pub(crate) fn insert(
         &mut self,
@@ -317,15 +331,10 @@ impl Table {
         eth: EtherAddr,
         now: Timestamp,
     ) -> VecDeque<Packet> {
-        self.ensure(ip, now);
-        self.set_live(ip, now);
+        self.update(ip, eth, now);
         let Some(e) = self.map.get_mut(&ip) else {
             return VecDeque::new();
         };
-        e.eth = eth;
-        e.known = !eth.is_broadcast();
-        e.polls_since_reply = 0;
-        e.polled_at = Timestamp(now.nanos() - HZ_NS);
         let q = std::mem::take(&mut e.queue);
         self.queued.remove(&e.age);
         self.packet_count -= q.len();
@@ -409,20 +418,10 @@ impl Table {
         self.drops
     }
 
-    /// Counts `n` packets dropped outside the table (an ARPTable's insert).
-    pub(crate) fn count_drops(&mut self, n: usize) {
-        self.drops += n as u64;
-    }
-
-    /// `delete`: the entry stays, invalid, with its held packets (as Click).
+    /// `delete`: the entry stays, invalid, with its held packets (as Click,
+    /// whose handler inserts the broadcast address).
     pub(crate) fn invalidate(&mut self, ip: Ipv4Addr, now: Timestamp) {
-        self.ensure(ip, now);
-        self.set_live(ip, now);
-        if let Some(e) = self.map.get_mut(&ip) {
-            e.eth = EtherAddr::BROADCAST;
-            e.known = false;
-            e.polls_since_reply = 0;
-        }
+        self.update(ip, EtherAddr::BROADCAST, now);
     }
 
     pub(crate) fn clear(&mut self) {

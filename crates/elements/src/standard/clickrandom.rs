@@ -114,9 +114,10 @@ pub fn click_random() -> u32 {
 }
 
 /// Click's `click_random(low, high)`: a number in low..=high (`low` when
-/// `low >= high`), drawn as Click draws it, so that seeded runs match.
+/// `low >= high`), drawn as Click draws it, so that seeded runs match:
+/// `low == high` takes one draw too (only `low > high` takes none).
 pub fn click_random_range(low: u32, high: u32) -> u32 {
-    if low >= high {
+    if low > high {
         return low;
     }
     let span = high - low;
@@ -207,6 +208,20 @@ mod tests {
                 assert_eq!(g.random(), c, "seed {seed}, draw {i}");
             }
         }
+    }
+
+    /// Click's `click_random(N, N)` returns N but still takes a draw
+    /// (Click's `Script(print $(random 7 7), print $(random))` after
+    /// `RandomSeed(1)` prints 7, then the second number of seed 1).
+    #[test]
+    fn an_empty_range_takes_a_draw_as_in_click() {
+        click_srandom(1);
+        assert_eq!(click_random_range(7, 7), 7);
+        assert_eq!(click_random(), 846_930_886);
+        // low > high: no draw.
+        click_srandom(1);
+        assert_eq!(click_random_range(9, 3), 9);
+        assert_eq!(click_random(), 1_804_289_383);
     }
 
     #[test]

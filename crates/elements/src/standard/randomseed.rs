@@ -23,6 +23,12 @@
 //! initializes; rclick does not: without a RandomSeed the generator starts
 //! as after `srandom(1)`, so such runs repeat exactly.
 //!
+//! In a configuration installed by hot swap, the seed is applied when the
+//! new router is installed (at the switch, or by its first timer), on the
+//! router's thread: the new router is built beside the running one,
+//! perhaps on a thread of its own whose generator the router never draws
+//! from, and a build that fails leaves the generator alone.
+//!
 //! ## Keywords
 //! - **SEED** (unsigned integer): the seed. Default: a truly random one.
 //!
@@ -39,7 +45,7 @@
 use rclick_core::conf::Args;
 use rclick_core::element::handlers::reconfigure_keyword;
 use rclick_core::element::hflags;
-use rclick_core::{ConfigResult, Element, Handler, InitCtx};
+use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, TimerId};
 
 use super::clickrandom::{click_random_srandom, click_srandom};
 use crate::qos::common::keyword_arg;
@@ -48,6 +54,17 @@ use crate::qos::common::keyword_arg;
 pub struct RandomSeed {
     /// The SEED argument as written (Click's `read_keyword_handler`).
     seed_text: String,
+    /// A hot-swap successor's seed (`Some(None)`: a truly random one),
+    /// applied once the router is installed.
+    deferred: Option<Option<u32>>,
+    timer: Option<TimerId>,
+}
+
+fn apply(seed: Option<u32>) {
+    match seed {
+        Some(s) => click_srandom(s),
+        None => click_random_srandom(),
+    }
 }
 
 rclick_core::element_class!(RandomSeed);
@@ -72,15 +89,41 @@ impl Element for RandomSeed {
         true
     }
 
-    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+    fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
         let seed = args.read_p::<u32>("SEED");
         args.complete()?;
         self.seed_text = keyword_arg(conf, "SEED", 0);
-        match seed {
-            Some(s) => click_srandom(s),
-            None => click_random_srandom(),
+        if ctx.is_hotswap_successor() && self.timer.is_none() {
+            // Built beside the running router: seed once installed.
+            self.deferred = Some(seed);
+        } else {
+            apply(seed);
         }
         Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        let t = ctx.new_timer();
+        self.timer = Some(t);
+        if self.deferred.is_some() {
+            ctx.schedule_timer_at(t, ctx.now());
+        }
+        Ok(())
+    }
+
+    fn take_state(&mut self, _old: &mut dyn Element, _ctx: &mut InitCtx) -> bool {
+        // At the switch, on the router's thread.
+        if let Some(seed) = self.deferred.take() {
+            apply(seed);
+        }
+        false
+    }
+
+    fn run_timer(&mut self, _timer: TimerId, _ctx: &mut Ctx) {
+        // Installed without a predecessor of this name.
+        if let Some(seed) = self.deferred.take() {
+            apply(seed);
+        }
     }
 }
