@@ -49,7 +49,7 @@ use rclick_core::conf::Args;
 use rclick_core::element::kinds::FilterOrDrop;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::legacy::{self, DIGEST_LEN};
+use super::legacy;
 
 #[derive(Default)]
 pub struct IPsecAuthHMACSHA1 {
@@ -59,34 +59,20 @@ pub struct IPsecAuthHMACSHA1 {
 
 impl FilterOrDrop for IPsecAuthHMACSHA1 {
     #[inline]
-    fn filter_or_drop(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
+    fn filter_or_drop(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
         let Some(sa) = legacy::sa_of(&p) else {
             self.drops += 1;
             return None;
         };
-        if !self.verify {
-            let mac = legacy::hmac_sha1_96_with(&sa.keys.mac, p.data());
-            let Some(tail) = p.put(DIGEST_LEN) else {
-                self.drops += 1;
-                return None;
-            };
-            tail.copy_from_slice(&mac);
-            return Some(Ok(p));
-        }
-        let d = p.data();
-        let good = d.len() >= DIGEST_LEN && {
-            let (body, tag) = d.split_at(d.len() - DIGEST_LEN);
-            legacy::hmac_sha1_96_verify(&sa.keys.mac, body, tag)
-        };
-        if good {
-            p.take(DIGEST_LEN);
-            return Some(Ok(p));
-        }
-        if self.drops == 0 {
-            ctx.chatter("Invalid SHA1 authentication digest");
-        }
-        self.drops += 1;
-        Some(Err(p))
+        let mac = &sa.keys.mac;
+        legacy::digest_step(
+            p,
+            self.verify,
+            &mut self.drops,
+            ctx,
+            |data| legacy::hmac_sha1_96_with(mac, data),
+            |body, tag| legacy::hmac_sha1_96_verify(mac, body, tag),
+        )
     }
 }
 

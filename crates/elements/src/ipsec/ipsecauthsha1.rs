@@ -40,7 +40,7 @@ use rclick_core::conf::Args;
 use rclick_core::element::kinds::FilterOrDrop;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::legacy::{self, DIGEST_LEN};
+use super::legacy;
 
 #[derive(Default)]
 pub struct IPsecAuthSHA1 {
@@ -50,31 +50,16 @@ pub struct IPsecAuthSHA1 {
 
 impl FilterOrDrop for IPsecAuthSHA1 {
     #[inline]
-    fn filter_or_drop(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
-        let digest = legacy::sha1_96;
-        if !self.verify {
-            let mac = digest(p.data());
-            let Some(tail) = p.put(DIGEST_LEN) else {
-                self.drops += 1;
-                return None;
-            };
-            tail.copy_from_slice(&mac);
-            return Some(Ok(p));
-        }
-        let d = p.data();
-        let good = d.len() >= DIGEST_LEN && {
-            let (body, tag) = d.split_at(d.len() - DIGEST_LEN);
-            digest(body) == tag
-        };
-        if good {
-            p.take(DIGEST_LEN);
-            return Some(Ok(p));
-        }
-        if self.drops == 0 {
-            ctx.chatter("Invalid SHA1 authentication digest");
-        }
-        self.drops += 1;
-        Some(Err(p))
+    fn filter_or_drop(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
+        // An unkeyed digest: nothing secret to time, so a plain comparison.
+        legacy::digest_step(
+            p,
+            self.verify,
+            &mut self.drops,
+            ctx,
+            legacy::sha1_96,
+            |body, tag| legacy::sha1_96(body) == tag,
+        )
     }
 }
 

@@ -38,7 +38,7 @@ use std::sync::OnceLock;
 
 use aes::cipher::{BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
 use hmac::{Hmac, Mac};
-use rclick_core::Packet;
+use rclick_core::{Ctx, Packet};
 
 /// Offset of the SPI annotation (Click's `IPSEC_SPI_ANNO`, 4 bytes).
 pub const SPI_ANNO: usize = rclick_core::packet::anno::IPSEC_SPI;
@@ -389,6 +389,44 @@ pub fn hmac_sha1_96_verify(keyed: &Hmac<sha1::Sha1>, data: &[u8], tag: &[u8]) ->
     let mut mac = keyed.clone();
     mac.update(data);
     mac.verify_truncated_left(tag).is_ok()
+}
+
+/// The digest step of Click's authentication elements (IPsecAuthHMACSHA1,
+/// IPsecAuthSHA1): without `verify`, appends `make(data)`; with it, checks
+/// the trailing 12-byte digest with `check(body, tag)` and removes it, or
+/// sends the packet to the error output (chattering the first time, as
+/// Click). Drops (no room for the digest) and failures are counted.
+pub fn digest_step(
+    mut p: Packet,
+    verify: bool,
+    drops: &mut u64,
+    ctx: &Ctx,
+    make: impl Fn(&[u8]) -> [u8; DIGEST_LEN],
+    check: impl Fn(&[u8], &[u8]) -> bool,
+) -> Option<Result<Packet, Packet>> {
+    if !verify {
+        let mac = make(p.data());
+        let Some(tail) = p.put(DIGEST_LEN) else {
+            *drops += 1;
+            return None;
+        };
+        tail.copy_from_slice(&mac);
+        return Some(Ok(p));
+    }
+    let d = p.data();
+    let good = d.len() >= DIGEST_LEN && {
+        let (body, tag) = d.split_at(d.len() - DIGEST_LEN);
+        check(body, tag)
+    };
+    if good {
+        p.take(DIGEST_LEN);
+        return Some(Ok(p));
+    }
+    if *drops == 0 {
+        ctx.chatter("Invalid SHA1 authentication digest");
+    }
+    *drops += 1;
+    Some(Err(p))
 }
 
 /// Click's plain SHA-1 digest (IPsecAuthSHA1): SHA-1 of `data`, truncated
