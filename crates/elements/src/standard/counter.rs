@@ -150,10 +150,12 @@ impl Counter {
                 // the Counter runs: it runs as soon as the Counter returns.
                 let own = handlercall::element_of(&h)
                     .is_some_and(|e| ctx.find_element(e) == Some(ctx.element_index()));
+                // An error is ignored, as Click ignores it (the call
+                // runs with a silent error handler).
                 if own {
                     ctx.call_write_later(&h, &v);
-                } else if let Err(e) = ctx.call_write(&h, &v) {
-                    ctx.chatter(&format!("{}: {e}", ctx.element_name()));
+                } else {
+                    let _ = ctx.call_write(&h, &v);
                 }
             }
         }

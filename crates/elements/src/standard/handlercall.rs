@@ -30,9 +30,10 @@ pub fn parse(s: &str) -> Result<(String, String), String> {
 /// The element part of `ELEMENT.HANDLER`, `None` for a global handler
 /// (no dot, or an empty element part: `.stop`). Click's HandlerCall gives
 /// `0.` no special meaning: `0.stop` names an element `0`, which does not
-/// exist, and the call is refused.
+/// exist, and the call is refused. The element part ends at the first dot
+/// (as Click's: element names have no dots).
 pub fn element_of(path: &str) -> Option<&str> {
-    path.rsplit_once('.')
+    path.split_once('.')
         .map(|(e, _)| e)
         .filter(|e| !e.is_empty())
 }
@@ -71,7 +72,7 @@ pub fn check_write(path: &str, own: &dyn Element, ctx: &ElementView) -> Result<(
         }
     }
     let writable = if is_own(path, ctx) {
-        let name = path.rsplit_once('.').map_or(path, |(_, h)| h);
+        let name = path.split_once('.').map_or(path, |(_, h)| h);
         own.handlers()
             .iter()
             .any(|s| s.name == name && s.is_write())
