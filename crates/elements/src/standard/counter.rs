@@ -151,11 +151,16 @@ impl Counter {
                 let own = handlercall::element_of(&h)
                     .is_some_and(|e| ctx.find_element(e) == Some(ctx.element_index()));
                 // An error is ignored, as Click ignores it (the call
-                // runs with a silent error handler).
+                // runs with a silent error handler). An element up the
+                // call stack (the Discard pulling through this Counter)
+                // cannot be written now: the call runs as soon as it
+                // returns, where Click would have run it at once.
                 if own {
                     ctx.call_write_later(&h, &v);
-                } else {
-                    let _ = ctx.call_write(&h, &v);
+                } else if let Err(e) = ctx.call_write(&h, &v) {
+                    if e.contains("is busy") {
+                        ctx.call_write_later(&h, &v);
+                    }
                 }
             }
         }
