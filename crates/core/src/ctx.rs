@@ -590,9 +590,9 @@ impl<'a> Ctx<'a> {
         while !self.disp.calls.is_empty() {
             for (elem, path, value) in std::mem::take(&mut self.disp.calls) {
                 let saved = self.enter(elem);
-                if let Err(e) = self.call_write(&path, &value) {
-                    self.chatter(&format!("{}: {e}", self.element_name()));
-                }
+                // Silent on error, as Click's HandlerCall::call_write with
+                // no error handler.
+                let _ = self.call_write(&path, &value);
                 self.finish_frame();
                 self.leave(saved);
             }
@@ -605,8 +605,8 @@ impl<'a> Ctx<'a> {
     /// Writes a handler (as [`Ctx::call_write`]) once the running element
     /// has returned to the driver, so that the handler may be one of its
     /// own (Click's handler calls such as InfiniteSource's END_CALL, whose
-    /// target often writes back to the caller). Errors are reported as
-    /// chatter of the caller.
+    /// target often writes back to the caller). Errors are ignored, as
+    /// Click ignores them (its calls run with a silent error handler).
     pub fn call_write_later(&mut self, path: &str, value: &str) {
         self.disp
             .calls

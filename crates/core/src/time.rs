@@ -106,14 +106,18 @@ impl Add<Duration> for Timestamp {
 /// As Click (built with nanosecond timestamps, as the reference is) prints
 /// them: `SEC.USEC` (six digits after the point) when the time is a whole
 /// number of microseconds, as every pcap and summary-dump time is, else
-/// `SEC.NSEC` (nine). `{:#}` always prints nine.
+/// `SEC.NSEC` (nine). `{:#}` always prints nine. A negative time prints as
+/// a minus sign and its magnitude (half a second before the epoch is
+/// `-0.500000`), as Click does.
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (s, ns) = (self.sec(), self.subsec_nanos());
+        let mag = self.0.unsigned_abs();
+        let (s, ns) = (mag / 1_000_000_000, mag % 1_000_000_000);
+        let sign = if self.0 < 0 { "-" } else { "" };
         if f.alternate() || ns % 1000 != 0 {
-            write!(f, "{s}.{ns:09}")
+            write!(f, "{sign}{s}.{ns:09}")
         } else {
-            write!(f, "{s}.{:06}", ns / 1000)
+            write!(f, "{sign}{s}.{:06}", ns / 1000)
         }
     }
 }
@@ -238,8 +242,13 @@ mod tests {
         );
         // Not a whole number of microseconds: nine digits, as Click.
         assert_eq!(Timestamp::from_sec_nsec(1, 5).to_string(), "1.000000005");
-        assert_eq!(Timestamp(-1000).to_string(), "-1.999999");
-        assert_eq!(Timestamp(-1).to_string(), "-1.999999999");
+        // Negative: sign and magnitude, as Click prints them.
+        assert_eq!(Timestamp(-1000).to_string(), "-0.000001");
+        assert_eq!(Timestamp(-1).to_string(), "-0.000000001");
+        assert_eq!(Timestamp(-500_000_000).to_string(), "-0.500000");
+        assert_eq!(Timestamp(-1_500_000_000).to_string(), "-1.500000");
+        assert_eq!(format!("{:#}", Timestamp(-2_000_000_000)), "-2.000000000");
+        assert_eq!(Timestamp(i64::MIN).to_string(), "-9223372036.854775808");
     }
 
     #[test]

@@ -230,8 +230,9 @@ fn infinitesource_stops_once_at_its_limit() {
 fn infinitesource_handlers_write_and_reject() {
     let mut r = from_config("s :: InfiniteSource(ACTIVE false, DATA \"ab\") -> Discard;");
     assert_eq!(read(&mut r, "s.data"), "ab");
-    r.write_handler("s.data", " xyz ").unwrap();
-    assert_eq!(read(&mut r, "s.data"), "xyz");
+    // Taken as is, spaces and quotes included, as Click does.
+    r.write_handler("s.data", " \"xyz\" ").unwrap();
+    assert_eq!(read(&mut r, "s.data"), " \"xyz\" ");
     r.write_handler("s.burst", "0").unwrap();
     assert_eq!(read(&mut r, "s.burst"), "1");
     r.write_handler("s.datasize", "8").unwrap();

@@ -150,10 +150,17 @@ impl Counter {
                 // the Counter runs: it runs as soon as the Counter returns.
                 let own = handlercall::element_of(&h)
                     .is_some_and(|e| ctx.find_element(e) == Some(ctx.element_index()));
+                // An error is ignored, as Click ignores it (the call
+                // runs with a silent error handler). An element up the
+                // call stack (the Discard pulling through this Counter)
+                // cannot be written now: the call runs as soon as it
+                // returns, where Click would have run it at once.
                 if own {
                     ctx.call_write_later(&h, &v);
                 } else if let Err(e) = ctx.call_write(&h, &v) {
-                    ctx.chatter(&format!("{}: {e}", ctx.element_name()));
+                    if e.contains("is busy") {
+                        ctx.call_write_later(&h, &v);
+                    }
                 }
             }
         }
@@ -164,10 +171,28 @@ impl Counter {
     }
 
     /// `count_call`/`byte_count_call` writes: a new `N HANDLER [VALUE]`,
-    /// armed afresh.
-    fn set_call(call: &mut Option<Call>, value: &str) -> Result<(), String> {
-        *call = Some(parse_call(value)?);
+    /// armed afresh. The handler is checked as at initialization. As in
+    /// Click, a call whose handler fails the check is refused, but its
+    /// count is kept: the old call (if any) keeps its handler and whether
+    /// it fired, with the new count.
+    fn set_call(&mut self, bytes: bool, value: &str, ctx: &Ctx) -> Result<(), String> {
+        let call = parse_call(value)?;
+        if let Err(e) = handlercall::check_write(&call.handler, self, ctx) {
+            if let Some(old) = self.call_mut(bytes) {
+                old.at = call.at;
+            }
+            return Err(e);
+        }
+        *self.call_mut(bytes) = Some(call);
         Ok(())
+    }
+
+    fn call_mut(&mut self, bytes: bool) -> &mut Option<Call> {
+        if bytes {
+            &mut self.byte_count_call
+        } else {
+            &mut self.count_call
+        }
     }
 
     fn reset(&mut self, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
@@ -203,11 +228,9 @@ const HANDLERS: &[Handler<Counter>] = &[
                 .as_ref()
                 .map_or(String::new(), |c| c.at.to_string())
         },
-        |e, v, _| Counter::set_call(&mut e.count_call, v),
+        |e, v, ctx| e.set_call(false, v, ctx),
     ),
-    Handler::write("byte_count_call", |e, v, _| {
-        Counter::set_call(&mut e.byte_count_call, v)
-    }),
+    Handler::write("byte_count_call", |e, v, ctx| e.set_call(true, v, ctx)),
 ];
 
 impl PerThread for Counter {

@@ -10,6 +10,7 @@
 //! with `Ctx::call_write_later`, which runs it as soon as the element
 //! returns.
 
+use rclick_core::ctx::ElementView;
 use rclick_core::{ConfigResult, Element, Errors, InitCtx};
 
 /// `HANDLER [VALUE]`: the first word, unquoted, names the handler; the
@@ -27,15 +28,18 @@ pub fn parse(s: &str) -> Result<(String, String), String> {
 }
 
 /// The element part of `ELEMENT.HANDLER`, `None` for a global handler
-/// (no dot, or Click's `0.` prefix: the router).
+/// (no dot, or an empty element part: `.stop`). Click's HandlerCall gives
+/// `0.` no special meaning: `0.stop` names an element `0`, which does not
+/// exist, and the call is refused. The element part ends at the first dot
+/// (as Click's: element names have no dots).
 pub fn element_of(path: &str) -> Option<&str> {
-    path.rsplit_once('.')
+    path.split_once('.')
         .map(|(e, _)| e)
-        .filter(|e| !e.is_empty() && *e != "0")
+        .filter(|e| !e.is_empty())
 }
 
 /// Whether `path` names a handler of the element `ctx` is for.
-pub fn is_own(path: &str, ctx: &InitCtx) -> bool {
+pub fn is_own(path: &str, ctx: &ElementView) -> bool {
     element_of(path).is_some_and(|e| ctx.find_element(e) == Some(ctx.element_index()))
 }
 
@@ -56,13 +60,19 @@ pub fn check_element_at_configure(keyword: &str, path: &str, ctx: &InitCtx) -> C
 /// is the calling element, whose handlers are asked directly (it is
 /// borrowed while it initializes).
 pub fn check_write_at_initialize(path: &str, own: &dyn Element, ctx: &InitCtx) -> ConfigResult {
+    check_write(path, own, ctx).map_err(Into::into)
+}
+
+/// The check itself, also made when a running element is given a new call
+/// (Counter's `count_call` write handler, as Click's `reset_write`).
+pub fn check_write(path: &str, own: &dyn Element, ctx: &ElementView) -> Result<(), String> {
     if let Some(e) = element_of(path) {
         if ctx.find_element(e).is_none() {
-            return Err(format!("no element named '{e}'").into());
+            return Err(format!("no element named '{e}'"));
         }
     }
     let writable = if is_own(path, ctx) {
-        let name = path.rsplit_once('.').map_or(path, |(_, h)| h);
+        let name = path.split_once('.').map_or(path, |(_, h)| h);
         own.handlers()
             .iter()
             .any(|s| s.name == name && s.is_write())
@@ -72,6 +82,6 @@ pub fn check_write_at_initialize(path: &str, own: &dyn Element, ctx: &InitCtx) -
     if writable {
         Ok(())
     } else {
-        Err(format!("no '{path}' write handler").into())
+        Err(format!("no '{path}' write handler"))
     }
 }

@@ -35,7 +35,8 @@
 //! - **ACTIVE** (boolean): whether to send. Default true.
 //! - **STOP** (boolean): stop the driver when LIMIT is reached. Default false.
 //! - **END_CALL** (handler call `HANDLER [VALUE]`): write handler HANDLER
-//!   when LIMIT is reached (STOP true takes precedence).
+//!   when LIMIT is reached; not with STOP true (as Click, the router is
+//!   refused). A call that fails is ignored silently, as in Click.
 //! - **TIMESTAMP** (boolean): set each packet's timestamp. Default true.
 //!
 //! ## Handlers
@@ -51,7 +52,7 @@
 
 use super::handlercall;
 use rclick_core::batch::BATCH_CAPACITY;
-use rclick_core::conf::{parse_bytes, parse_i64, Args};
+use rclick_core::conf::{parse_i64, Args};
 use rclick_core::element::kinds::source_run_burst;
 use rclick_core::element::{DataValue, Source, SourceTask};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId, TaskId};
@@ -178,8 +179,10 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
     Handler::read_write(
         "data",
         |e, _| String::from_utf8_lossy(&e.data).into_owned(),
+        // The value is taken as is, unquoted and untrimmed, as Click does
+        // (`write i.data "a b"` makes the data `"a b"`, quotes included).
         |e, v, ctx| {
-            e.data = parse_bytes(v.trim())?;
+            e.data = v.as_bytes().to_vec();
             e.rebuild_prototype();
             e.wake(ctx)
         },
@@ -300,6 +303,9 @@ impl Element for InfiniteSource {
         }
         if let Some((path, _)) = &self.end_call {
             handlercall::check_element_at_configure("END_CALL", path, ctx)?;
+            if self.stop {
+                return Err("END_CALL and STOP are mutually exclusive".into());
+            }
         }
         self.rebuild_prototype();
         if self.empty.is_none() {
