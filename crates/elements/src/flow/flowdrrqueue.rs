@@ -203,7 +203,9 @@ impl Element for FlowDRRQueue {
         self.table_name = table;
         // Room for every packet in its own flow, reserved once.
         self.active.reserve(total);
-        self.by_key.reserve(total);
+        // The flow map up to 64k flows at once (about 1.6 MB); a larger
+        // TOTAL grows it only when that many flows first wait together.
+        self.by_key.reserve(total.min(1 << 16));
         if self.nonempty.is_none() {
             self.nonempty = Some(ctx.new_signal(false));
         }
