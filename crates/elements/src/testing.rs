@@ -314,3 +314,34 @@ impl Drop for RouterThread {
         }
     }
 }
+
+/// The packet data of each record of a pcap file (classic or nanosecond
+/// format, either byte order), for tests reading what ToDump or tcpdump
+/// wrote; an unreadable or truncated file gives the whole records before
+/// the damage.
+pub fn pcap_records(path: &std::path::Path) -> Vec<Vec<u8>> {
+    let b = std::fs::read(path).unwrap_or_default();
+    let mut out = Vec::new();
+    if b.len() < 24 {
+        return out;
+    }
+    let le = b[0] == 0xd4 || b[0] == 0x4d;
+    let u32at = |i: usize| {
+        let a = [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        if le {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        }
+    };
+    let mut i = 24;
+    while i + 16 <= b.len() {
+        let n = u32at(i + 8) as usize;
+        if n > b.len() - i - 16 {
+            break;
+        }
+        out.push(b[i + 16..i + 16 + n].to_vec());
+        i += 16 + n;
+    }
+    out
+}

@@ -23,6 +23,7 @@ use proptest::prelude::*;
 mod counting_alloc;
 use rclick_core::{Packet, Router, StopReason};
 use rclick_elements::ipsec::sa::{Alg, Cipher};
+use rclick_elements::testing::pcap_records;
 use rclick_elements::testing::{ipv4_packet, read, try_from_config};
 
 fn hex(s: &str) -> Vec<u8> {
@@ -176,34 +177,6 @@ fn scratch(tag: &str) -> PathBuf {
     ));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-/// Records of a pcap file (classic or nanosecond format).
-fn pcap_records(path: &Path) -> Vec<Vec<u8>> {
-    let b = std::fs::read(path).unwrap_or_default();
-    let mut out = Vec::new();
-    if b.len() < 24 {
-        return out;
-    }
-    let le = b[0] == 0xd4 || b[0] == 0x4d;
-    let u32at = |i: usize| {
-        let a: [u8; 4] = b[i..i + 4].try_into().unwrap();
-        if le {
-            u32::from_le_bytes(a)
-        } else {
-            u32::from_be_bytes(a)
-        }
-    };
-    let mut i = 24;
-    while i + 16 <= b.len() {
-        let n = u32at(i + 8) as usize;
-        if i + 16 + n > b.len() {
-            break;
-        }
-        out.push(b[i + 16..i + 16 + n].to_vec());
-        i += 16 + n;
-    }
-    out
 }
 
 /// Writes raw-IP packets to a pcap file.

@@ -22,11 +22,12 @@
 //! The byte-for-byte comparison with the reference driver is in
 //! tests/diff/cases/ipsec-*.case.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rclick_core::{Packet, Router};
 use rclick_elements::ipsec::legacy::{self, LegacySa};
 use rclick_elements::standard::clickrandom::{click_random, GlibcRandom};
+use rclick_elements::testing::pcap_records;
 use rclick_elements::testing::{read, try_from_config};
 
 fn hex(s: &str) -> Vec<u8> {
@@ -51,21 +52,6 @@ fn scratch(tag: &str) -> PathBuf {
     ));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn pcap_records(path: &Path) -> Vec<Vec<u8>> {
-    let b = std::fs::read(path).unwrap_or_default();
-    let mut out = Vec::new();
-    let mut i = 24;
-    while i + 16 <= b.len() {
-        let n = u32::from_le_bytes(b[i + 8..i + 12].try_into().unwrap()) as usize;
-        if i + 16 + n > b.len() {
-            break;
-        }
-        out.push(b[i + 16..i + 16 + n].to_vec());
-        i += 16 + n;
-    }
-    out
 }
 
 /// An IPv4/UDP packet from 18.26.7.5 to `dst` with `n` payload bytes.

@@ -36,6 +36,7 @@ mod common;
 
 use common::netns::*;
 use rclick_core::Packet;
+use rclick_elements::testing::pcap_records;
 use rclick_elements::testing::{ipv4_packet, read, try_from_config};
 
 const CHARON: &str = "/usr/lib/ipsec/charon";
@@ -221,34 +222,6 @@ impl Drop for Charon {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Records of a pcap file (tcpdump's or ToDump's).
-fn pcap_records(path: &Path) -> Vec<Vec<u8>> {
-    let b = std::fs::read(path).unwrap_or_default();
-    let mut out = Vec::new();
-    if b.len() < 24 {
-        return out;
-    }
-    let le = b[0] == 0xd4 || b[0] == 0x4d;
-    let u32at = |i: usize| {
-        let a: [u8; 4] = b[i..i + 4].try_into().unwrap();
-        if le {
-            u32::from_le_bytes(a)
-        } else {
-            u32::from_be_bytes(a)
-        }
-    };
-    let mut i = 24;
-    while i + 16 <= b.len() {
-        let n = u32at(i + 8) as usize;
-        if i + 16 + n > b.len() {
-            break;
-        }
-        out.push(b[i + 16..i + 16 + n].to_vec());
-        i += 16 + n;
-    }
-    out
 }
 
 fn checksum(b: &[u8]) -> [u8; 2] {

@@ -8,9 +8,10 @@
 //! race them through whole routers.)
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rclick_core::{Router, RouterOptions, StopReason};
+use rclick_elements::testing::pcap_records;
 use rclick_elements::testing::{from_config_with, ipv4_packet, read};
 
 const KEY: &str = "0x4c80cdefbb5d10da906ac73c3613a6342e443b68";
@@ -34,34 +35,6 @@ fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rclick-ipsec-j2-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-/// Records of a pcap file written by ToDump.
-fn pcap_records(path: &Path) -> Vec<Vec<u8>> {
-    let b = std::fs::read(path).unwrap_or_default();
-    let mut out = Vec::new();
-    if b.len() < 24 {
-        return out;
-    }
-    let le = b[0] == 0xd4 || b[0] == 0x4d;
-    let u32at = |i: usize| {
-        let a: [u8; 4] = b[i..i + 4].try_into().unwrap();
-        if le {
-            u32::from_le_bytes(a)
-        } else {
-            u32::from_be_bytes(a)
-        }
-    };
-    let mut i = 24;
-    while i + 16 <= b.len() {
-        let n = u32at(i + 8) as usize;
-        if i + 16 + n > b.len() {
-            break;
-        }
-        out.push(b[i + 16..i + 16 + n].to_vec());
-        i += 16 + n;
-    }
-    out
 }
 
 /// An inner packet as a Click string (`\<hex>`).
