@@ -45,7 +45,6 @@
 //! ... -> IPsecAuthHMACSHA1(0) -> IPsecAES(1) -> IPsecEncap(50) -> ...
 //! ```
 
-use rclick_core::conf::Args;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::legacy;
@@ -58,17 +57,16 @@ pub struct IPsecAES {
 
 impl SimpleAction for IPsecAES {
     #[inline]
-    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        let Some(sa) = legacy::sa_of(&p) else {
-            self.drops += 1;
-            ctx.chatter(NO_SA[usize::from(self.encrypt)]);
-            return None;
-        };
-        if legacy::click_aes_with(p.writable(), &sa.keys.aes, !self.encrypt).is_none() {
-            self.drops += 1;
-            return None;
-        }
-        Some(p)
+    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+        let no_sa = NO_SA[usize::from(self.encrypt)];
+        legacy::cipher_step(
+            p,
+            self.encrypt,
+            &mut self.drops,
+            ctx,
+            no_sa,
+            |data, keys, decrypt| legacy::click_aes_with(data, &keys.aes, decrypt),
+        )
     }
 }
 
@@ -87,10 +85,7 @@ impl Element for IPsecAES {
     rclick_core::handlers!(HANDLERS);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let op: i32 = args.read_mp("ENCRYPT");
-        args.complete()?;
-        self.encrypt = op != 0;
+        self.encrypt = legacy::read_direction(conf, "ENCRYPT")?;
         Ok(())
     }
 }

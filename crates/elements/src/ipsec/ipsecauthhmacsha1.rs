@@ -45,7 +45,6 @@
 //! ... -> IPsecAES(0) -> IPsecAuthHMACSHA1(1) -> IPsecESPUnencap -> ...
 //! ```
 
-use rclick_core::conf::Args;
 use rclick_core::element::kinds::FilterOrDrop;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
@@ -86,10 +85,7 @@ impl Element for IPsecAuthHMACSHA1 {
     rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let op: i32 = args.read_mp("VERIFY");
-        args.complete()?;
-        self.verify = op != 0;
+        self.verify = legacy::read_direction(conf, "VERIFY")?;
         Ok(())
     }
 }

@@ -36,7 +36,6 @@
 //! ... -> IPsecAES(0) -> IPsecAuthSHA1(1) -> IPsecESPUnencap -> ...
 //! ```
 
-use rclick_core::conf::Args;
 use rclick_core::element::kinds::FilterOrDrop;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
@@ -73,10 +72,7 @@ impl Element for IPsecAuthSHA1 {
     rclick_core::filter_ports!();
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let op: i32 = args.read_mp("VERIFY");
-        args.complete()?;
-        self.verify = op != 0;
+        self.verify = legacy::read_direction(conf, "VERIFY")?;
         Ok(())
     }
 }

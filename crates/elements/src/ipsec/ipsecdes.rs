@@ -39,7 +39,6 @@
 //! ... -> IPsecAuthHMACSHA1(0) -> IPsecDES(1) -> IPsecEncap(50) -> ...
 //! ```
 
-use rclick_core::conf::Args;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::legacy;
@@ -52,17 +51,16 @@ pub struct IPsecDES {
 
 impl SimpleAction for IPsecDES {
     #[inline]
-    fn action(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Packet> {
-        let Some(sa) = legacy::sa_of(&p) else {
-            self.drops += 1;
-            ctx.chatter(NO_SA[usize::from(self.encrypt)]);
-            return None;
-        };
-        if legacy::click_des_with(p.writable(), &sa.keys.des, !self.encrypt).is_none() {
-            self.drops += 1;
-            return None;
-        }
-        Some(p)
+    fn action(&mut self, p: Packet, ctx: &mut Ctx) -> Option<Packet> {
+        let no_sa = NO_SA[usize::from(self.encrypt)];
+        legacy::cipher_step(
+            p,
+            self.encrypt,
+            &mut self.drops,
+            ctx,
+            no_sa,
+            |data, keys, decrypt| legacy::click_des_with(data, &keys.des, decrypt),
+        )
     }
 }
 
@@ -78,10 +76,7 @@ impl Element for IPsecDES {
     rclick_core::handlers!(HANDLERS);
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
-        let mut args = Args::new(conf);
-        let op: i32 = args.read_mp("ENCRYPT");
-        args.complete()?;
-        self.encrypt = op != 0;
+        self.encrypt = legacy::read_direction(conf, "ENCRYPT")?;
         Ok(())
     }
 }

@@ -429,6 +429,40 @@ pub fn digest_step(
     Some(Err(p))
 }
 
+/// The cipher step of Click's IPsecAES and IPsecDES: runs `cipher` over
+/// the packet with its SA's keys (`decrypt` unless `encrypt`). A packet
+/// without an SA annotation is dropped with Click's message `no_sa`; one
+/// the cipher refuses (its region not whole blocks) is dropped too. Both
+/// are counted in `drops`.
+pub fn cipher_step(
+    mut p: Packet,
+    encrypt: bool,
+    drops: &mut u64,
+    ctx: &Ctx,
+    no_sa: &str,
+    cipher: impl Fn(&mut [u8], &SaKeys, bool) -> Option<()>,
+) -> Option<Packet> {
+    let Some(sa) = sa_of(&p) else {
+        *drops += 1;
+        ctx.chatter(no_sa);
+        return None;
+    };
+    if cipher(p.writable(), &sa.keys, !encrypt).is_none() {
+        *drops += 1;
+        return None;
+    }
+    Some(p)
+}
+
+/// Reads the one mandatory integer argument of Click's legacy IPsec
+/// elements (`ENCRYPT` or `VERIFY`): nonzero means true.
+pub fn read_direction(conf: &str, name: &str) -> Result<bool, Vec<String>> {
+    let mut args = rclick_core::conf::Args::new(conf);
+    let op: i32 = args.read_mp(name);
+    args.complete()?;
+    Ok(op != 0)
+}
+
 /// Click's plain SHA-1 digest (IPsecAuthSHA1): SHA-1 of `data`, truncated
 /// to 96 bits.
 pub fn sha1_96(data: &[u8]) -> [u8; DIGEST_LEN] {
