@@ -120,6 +120,52 @@ pub fn ipv4_packet(
     p
 }
 
+/// Writes the TCP or UDP checksum (at offset `at` of the segment) over
+/// the IPv4 pseudo-header and the segment.
+pub fn set_l4_checksum(src: [u8; 4], dst: [u8; 4], proto: u8, seg: &mut [u8], at: usize) {
+    use rclick_core::wire::checksum;
+    seg[at] = 0;
+    seg[at + 1] = 0;
+    let ps = checksum::pseudo_header_v4(src, dst, proto, seg.len() as u16);
+    let c = !(checksum::sum(seg, ps) as u16);
+    seg[at..at + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+/// An IPv4 UDP datagram (TTL 64) carrying `data`, every checksum correct.
+pub fn udp_ipv4(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, data: &[u8]) -> Vec<u8> {
+    let mut u = Vec::new();
+    u.extend_from_slice(&sport.to_be_bytes());
+    u.extend_from_slice(&dport.to_be_bytes());
+    u.extend_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+    u.extend_from_slice(&[0, 0]);
+    u.extend_from_slice(data);
+    set_l4_checksum(src, dst, 17, &mut u, 6);
+    ipv4_packet(src, dst, 17, 64, 0, &[], &u)
+}
+
+/// An IPv4 TCP segment (TTL 64, sequence number 1000, window 0xffff, no
+/// options) with the given flags carrying `data`, every checksum correct.
+pub fn tcp_ipv4(
+    src: [u8; 4],
+    sport: u16,
+    dst: [u8; 4],
+    dport: u16,
+    flags: u8,
+    data: &[u8],
+) -> Vec<u8> {
+    let mut t = vec![0u8; 20];
+    t[0..2].copy_from_slice(&sport.to_be_bytes());
+    t[2..4].copy_from_slice(&dport.to_be_bytes());
+    t[4..8].copy_from_slice(&1000u32.to_be_bytes());
+    t[12] = 5 << 4;
+    t[13] = flags;
+    t[14] = 0xff;
+    t[15] = 0xff;
+    t.extend_from_slice(data);
+    set_l4_checksum(src, dst, 6, &mut t, 16);
+    ipv4_packet(src, dst, 6, 64, 0, &[], &t)
+}
+
 /// A ClassBench filter rule: source and destination prefixes as
 /// `(address, mask)`, port ranges as `(low, high)`, protocol as
 /// `(value, mask)`.

@@ -21,37 +21,12 @@ fn ip(src: [u8; 4], dst: [u8; 4], proto: u8, payload: &[u8]) -> Vec<u8> {
     rclick_elements::testing::ipv4_packet(src, dst, proto, 64, 0, &[], payload)
 }
 
-fn l4_checksum(src: [u8; 4], dst: [u8; 4], proto: u8, seg: &mut [u8], at: usize) {
-    seg[at] = 0;
-    seg[at + 1] = 0;
-    let ps = checksum::pseudo_header_v4(src, dst, proto, seg.len() as u16);
-    let c = !(checksum::sum(seg, ps) as u16);
-    seg[at..at + 2].copy_from_slice(&c.to_be_bytes());
-}
-
 fn udp(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, data: &[u8]) -> Vec<u8> {
-    let mut u = Vec::new();
-    u.extend_from_slice(&sport.to_be_bytes());
-    u.extend_from_slice(&dport.to_be_bytes());
-    u.extend_from_slice(&((8 + data.len()) as u16).to_be_bytes());
-    u.extend_from_slice(&[0, 0]);
-    u.extend_from_slice(data);
-    l4_checksum(src, dst, 17, &mut u, 6);
-    ip(src, dst, 17, &u)
+    rclick_elements::testing::udp_ipv4(src, sport, dst, dport, data)
 }
 
 fn tcp(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, flags: u8, data: &[u8]) -> Vec<u8> {
-    let mut t = vec![0u8; 20];
-    t[0..2].copy_from_slice(&sport.to_be_bytes());
-    t[2..4].copy_from_slice(&dport.to_be_bytes());
-    t[4..8].copy_from_slice(&1000u32.to_be_bytes());
-    t[12] = 5 << 4;
-    t[13] = flags;
-    t[14] = 0xff;
-    t[15] = 0xff;
-    t.extend_from_slice(data);
-    l4_checksum(src, dst, 6, &mut t, 16);
-    ip(src, dst, 6, &t)
+    rclick_elements::testing::tcp_ipv4(src, sport, dst, dport, flags, data)
 }
 
 fn icmp_echo(src: [u8; 4], dst: [u8; 4], ty: u8, id: u16) -> Vec<u8> {
@@ -648,7 +623,7 @@ fn ftp_port_commands_and_sequence_numbers() {
         p[28..32].copy_from_slice(&ack.to_be_bytes());
         let (h, rest) = p.split_at_mut(20);
         let _ = h;
-        l4_checksum(IN, [2, 0, 0, 2], 6, rest, 16);
+        rclick_elements::testing::set_l4_checksum(IN, [2, 0, 0, 2], 6, rest, 16);
         p
     };
     r.inject_packet(x, 0, marked(&seg(0, 0, b"x")));
@@ -667,7 +642,7 @@ fn ftp_port_commands_and_sequence_numbers() {
     let mut ack = tcp([2, 0, 0, 2], 21, PUB, 1024, 0x10, b"");
     ack[28..32].copy_from_slice(&19u32.to_be_bytes());
     let (_, rest) = ack.split_at_mut(20);
-    l4_checksum([2, 0, 0, 2], PUB, 6, rest, 16);
+    rclick_elements::testing::set_l4_checksum([2, 0, 0, 2], PUB, 6, rest, 16);
     r.inject_packet(rw, 1, marked(&ack));
     let back = drain(&mut r, "o1");
     assert_eq!(u32::from_be_bytes(back[0][28..32].try_into().unwrap()), 24);
@@ -885,7 +860,7 @@ fn tcp_ports_are_translated_whatever_the_data_offset() {
         seg[12] = doff << 4;
         seg[13] = 0x10;
         seg.extend_from_slice(b"data");
-        l4_checksum(IN, SRV, 6, &mut seg, 16);
+        rclick_elements::testing::set_l4_checksum(IN, SRV, 6, &mut seg, 16);
         inject(&mut r, 0, &ip(IN, SRV, 6, &seg));
     }
     // A tiny first fragment (12 bytes of TCP, no checksum field).
@@ -1047,7 +1022,7 @@ fn dccp_checksum_follows_the_rewritten_ports_and_addresses() {
         seg[4] = 4; // data offset (words)
         seg[8] = 0x02 << 1; // type Request, X = 0
         seg.extend_from_slice(b"dccp data");
-        l4_checksum(src, dst, 33, &mut seg, 6);
+        rclick_elements::testing::set_l4_checksum(src, dst, 33, &mut seg, 6);
         ip(src, dst, 33, &seg)
     };
     inject(&mut r, 0, &dccp(IN, 40, SRV, 5000));
@@ -1108,7 +1083,7 @@ fn quoted_tcp_checksum_is_translated_when_the_quote_ends_inside_the_header() {
     seg[13] = 0x02;
     seg[20..24].copy_from_slice(&[2, 4, 5, 0xb4]); // MSS
     seg[24..40].fill(1); // NOPs
-    l4_checksum(IN, SRV, 6, &mut seg, 16);
+    rclick_elements::testing::set_l4_checksum(IN, SRV, 6, &mut seg, 16);
     let rw = r.find_element("rw").unwrap();
     r.inject_packet(rw, 0, marked(&ip(IN, SRV, 6, &seg)));
     let sent = drain(&mut r, "o0").remove(0);

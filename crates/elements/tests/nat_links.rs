@@ -20,7 +20,6 @@
 //! drop; every background process is killed when its guard drops.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
@@ -70,57 +69,6 @@ fn skip_reason() -> Option<String> {
     None
 }
 
-/// A process running in a namespace, killed on drop; its output goes to a
-/// file read by `output`.
-struct Bg {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Bg {
-    fn start(ns: &Netns, log: PathBuf, cmd: &[&str]) -> Bg {
-        let out = std::fs::File::create(&log).expect("log file");
-        let err = out.try_clone().expect("log file");
-        let child = Command::new("ip")
-            .args(["netns", "exec", &ns.name])
-            .args(cmd)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("spawn");
-        Bg { child, log }
-    }
-
-    fn output(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-
-    /// Stops the process (SIGTERM, then SIGKILL) and returns its output.
-    fn stop(mut self) -> String {
-        // SAFETY: kill on our own child's pid.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let t = Instant::now();
-        while self.alive() && t.elapsed() < Duration::from_secs(3) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        self.output()
-    }
-}
-
-impl Drop for Bg {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The topology, the router and the web servers.
 struct Net {
     a: Netns,
@@ -129,8 +77,8 @@ struct Net {
     gw: Netns,
     _lan: Segment,
     dir: PathBuf,
-    router: Option<Bg>,
-    servers: Vec<Bg>,
+    router: Option<Background>,
+    servers: Vec<Background>,
     /// The file the web servers serve (as `/big`).
     big: Vec<u8>,
     /// Whether the sniffer device ntsniff exists.
@@ -206,7 +154,7 @@ impl Net {
         ]
         .map(String::from);
         let argv: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-        let mut r = Bg::start(&self.gw, log, &argv);
+        let mut r = Background::start(&self.gw, log, &argv);
         let t = Instant::now();
         loop {
             assert!(r.alive(), "rclick exited: {}", r.output());
@@ -249,7 +197,7 @@ h = functools.partial(http.server.SimpleHTTPRequestHandler, directory={dir:?})
 S(('{bind}', {port}), h).serve_forever()
 "
         );
-        let srv = Bg::start(ns, log, &["python3", "-c", &script]);
+        let srv = Background::start(ns, log, &["python3", "-c", &script]);
         self.servers.push(srv);
         // Wait until it listens.
         let t = Instant::now();
@@ -477,7 +425,7 @@ except socket.timeout:
     // iperf3 TCP both ways, when installed.
     if have(&["iperf3", "--version"]) {
         let log = net.dir.join("iperf3.log");
-        let mut server = Bg::start(&net.s, log, &["iperf3", "-s", "-B", SRV]);
+        let mut server = Background::start(&net.s, log, &["iperf3", "-s", "-B", SRV]);
         wait_listening(&net.s, &mut server, 5201);
         for reverse in [false, true] {
             let mut cmd = vec!["iperf3", "-c", SRV, "-t", "3", "-f", "m"];
@@ -544,7 +492,7 @@ except socket.timeout:
 /// Waits until `server` listens on TCP `port` in `ns` (`ss`), rather than
 /// a fixed pause a loaded machine may outlast (the client then fails with
 /// "connection refused").
-fn wait_listening(ns: &Netns, server: &mut Bg, port: u16) {
+fn wait_listening(ns: &Netns, server: &mut Background, port: u16) {
     let t = Instant::now();
     let want = format!(":{port}");
     loop {
@@ -570,15 +518,15 @@ trait AliveCheck {
     fn alive_check(&self) -> bool;
 }
 
-impl AliveCheck for Bg {
+impl AliveCheck for Background {
     fn alive_check(&self) -> bool {
         // SAFETY: signal 0 only checks that the process exists.
-        unsafe { libc::kill(self.child.id() as i32, 0) == 0 }
+        unsafe { libc::kill(self.pid() as i32, 0) == 0 }
     }
 }
 
 /// Starts the Python Manager in the gateway's namespace.
-fn manager(net: &Net, extra: &[&str]) -> Bg {
+fn manager(net: &Net, extra: &[&str]) -> Background {
     let script = root().join("clients/python/rclick_manager.py");
     let mut cmd = vec![
         "python3",
@@ -594,7 +542,7 @@ fn manager(net: &Net, extra: &[&str]) -> Bg {
     cmd.extend_from_slice(extra);
     let cmd: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
     let argv: Vec<&str> = cmd.iter().map(|s| s.as_str()).collect();
-    let mut m = Bg::start(&net.gw, net.dir.join("manager.log"), &argv);
+    let mut m = Background::start(&net.gw, net.dir.join("manager.log"), &argv);
     let t = Instant::now();
     while !m.output().contains("manager ready") {
         assert!(m.alive(), "manager exited: {}", m.output());
@@ -997,7 +945,7 @@ fn comparison_with_linux_nftables_masquerade() {
         }
         net.web_server(false, SRV, "8000");
         if iperf {
-            let mut server = Bg::start(
+            let mut server = Background::start(
                 &net.s,
                 net.dir.join("iperf3.log"),
                 &["iperf3", "-s", "-B", SRV],
@@ -1064,7 +1012,7 @@ FTPHandler.authorizer = a
 FTPServer(('{SRV}', 21), FTPHandler).serve_forever()
 "
     );
-    let srv = Bg::start(
+    let srv = Background::start(
         &net.s,
         net.dir.join("ftpd.log"),
         &["python3", "-c", &server],

@@ -5,45 +5,16 @@
 //! stops rewriting.
 
 use rclick_core::time::DEFAULT_SIMTIME_START;
-use rclick_core::wire::{checksum, Ipv4Header, TcpHeader, UdpHeader};
+use rclick_core::wire::{Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Packet, Router, RouterOptions, Timestamp};
 use rclick_elements::testing::{from_config_with, read};
 
-fn ip(src: [u8; 4], dst: [u8; 4], proto: u8, payload: &[u8]) -> Vec<u8> {
-    rclick_elements::testing::ipv4_packet(src, dst, proto, 64, 0, &[], payload)
-}
-
-fn l4_checksum(src: [u8; 4], dst: [u8; 4], proto: u8, seg: &mut [u8], at: usize) {
-    seg[at] = 0;
-    seg[at + 1] = 0;
-    let ps = checksum::pseudo_header_v4(src, dst, proto, seg.len() as u16);
-    let c = !(checksum::sum(seg, ps) as u16);
-    seg[at..at + 2].copy_from_slice(&c.to_be_bytes());
-}
-
 fn udp(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, data: &[u8]) -> Vec<u8> {
-    let mut u = Vec::new();
-    u.extend_from_slice(&sport.to_be_bytes());
-    u.extend_from_slice(&dport.to_be_bytes());
-    u.extend_from_slice(&((8 + data.len()) as u16).to_be_bytes());
-    u.extend_from_slice(&[0, 0]);
-    u.extend_from_slice(data);
-    l4_checksum(src, dst, 17, &mut u, 6);
-    ip(src, dst, 17, &u)
+    rclick_elements::testing::udp_ipv4(src, sport, dst, dport, data)
 }
 
 fn tcp(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, flags: u8, data: &[u8]) -> Vec<u8> {
-    let mut t = vec![0u8; 20];
-    t[0..2].copy_from_slice(&sport.to_be_bytes());
-    t[2..4].copy_from_slice(&dport.to_be_bytes());
-    t[4..8].copy_from_slice(&1000u32.to_be_bytes());
-    t[12] = 5 << 4;
-    t[13] = flags;
-    t[14] = 0xff;
-    t[15] = 0xff;
-    t.extend_from_slice(data);
-    l4_checksum(src, dst, 6, &mut t, 16);
-    ip(src, dst, 6, &t)
+    rclick_elements::testing::tcp_ipv4(src, sport, dst, dport, flags, data)
 }
 
 fn marked(bytes: &[u8]) -> Packet {

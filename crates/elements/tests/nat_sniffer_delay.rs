@@ -42,7 +42,6 @@
 //! 10 s); docs/benchmarks.md's table used 600 pings and 2 rounds.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
@@ -84,55 +83,6 @@ fn skip_reason() -> Option<String> {
 const TARGET: &str = "10.3.1.1";
 const TAP_IP: &str = "10.3.9.1";
 const TAP_ETH: &str = "02:00:00:00:09:01";
-
-/// A background process in a namespace, killed on drop.
-struct Bg {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Bg {
-    fn start(ns: &Netns, log: PathBuf, cmd: &[&str]) -> Bg {
-        let out = std::fs::File::create(&log).expect("log file");
-        let err = out.try_clone().expect("log file");
-        let child = Command::new("ip")
-            .args(["netns", "exec", &ns.name])
-            .args(cmd)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("spawn");
-        Bg { child, log }
-    }
-
-    fn output(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-
-    /// Waits for the process to end by itself (at most `secs`).
-    fn wait(mut self, secs: u64) -> (bool, String) {
-        let t = Instant::now();
-        while self.alive() && t.elapsed() < Duration::from_secs(secs) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let done = !self.alive();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        (done, self.output())
-    }
-}
-
-impl Drop for Bg {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The receiving program: one line of results on standard output,
 /// `RESULT path n med_gw p90_gw med_send p90_send arrived min_gw`, delays
@@ -259,7 +209,7 @@ fn one_run(p: &Netns, g: &Netns, dir: &Path, path: &str, sink: &str, count: usiz
     let bin = rclick_bin().unwrap();
     let conf = dir.join(format!("{path}.click"));
     std::fs::write(&conf, config(path, sink)).unwrap();
-    let router = Bg::start(
+    let router = Background::start(
         g,
         dir.join(format!("rclick-{path}.log")),
         &[bin.to_str().unwrap(), conf.to_str().unwrap()],
@@ -357,7 +307,7 @@ fn receiver(
     sink: &str,
     count: usize,
     dump: Option<&Path>,
-) -> Bg {
+) -> Background {
     let bind_ip = match path {
         "hoststack" => TAP_IP,
         _ => "127.0.0.1",
@@ -370,7 +320,7 @@ fn receiver(
     if let Some(d) = &dump {
         argv.push(d);
     }
-    let mut rx = Bg::start(g, dir.join(format!("rx-{path}-{}.log", tag())), &argv);
+    let mut rx = Background::start(g, dir.join(format!("rx-{path}-{}.log", tag())), &argv);
     let t = Instant::now();
     while !rx.output().contains("ready") {
         assert!(rx.alive(), "receiver exited: {}", rx.output());
@@ -387,7 +337,7 @@ fn paired_run(p: &Netns, g: &Netns, dir: &Path, path: &str, sink: &str, count: u
     let bin = rclick_bin().unwrap();
     let conf = dir.join(format!("{path}.click"));
     std::fs::write(&conf, config(path, sink)).unwrap();
-    let router = Bg::start(
+    let router = Background::start(
         g,
         dir.join(format!("rclick-{path}.log")),
         &[bin.to_str().unwrap(), conf.to_str().unwrap()],

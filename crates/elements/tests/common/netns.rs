@@ -483,3 +483,72 @@ pub fn assert_rejected(cases: &[(&str, &str)]) {
         assert!(r.is_err(), "{why}: {conf} was accepted");
     }
 }
+
+/// A process running in a namespace, killed on drop; its standard output
+/// and error go to a log file, read by `output`.
+pub struct Background {
+    child: std::process::Child,
+    log: std::path::PathBuf,
+}
+
+impl Background {
+    pub fn start(ns: &Netns, log: std::path::PathBuf, cmd: &[&str]) -> Background {
+        let out = std::fs::File::create(&log).expect("log file");
+        let err = out.try_clone().expect("log file");
+        let child = Command::new("ip")
+            .args(["netns", "exec", &ns.name])
+            .args(cmd)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .expect("spawn");
+        Background { child, log }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Stops the process (SIGTERM, then SIGKILL after 3 s) and returns its
+    /// output.
+    pub fn stop(mut self) -> String {
+        // SAFETY: kill on our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let t = std::time::Instant::now();
+        while self.alive() && t.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.output()
+    }
+
+    /// Waits for the process to end by itself (at most `secs`), then kills
+    /// it; says whether it ended, and its output.
+    pub fn wait(mut self, secs: u64) -> (bool, String) {
+        let t = std::time::Instant::now();
+        while self.alive() && t.elapsed() < Duration::from_secs(secs) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let done = !self.alive();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        (done, self.output())
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
