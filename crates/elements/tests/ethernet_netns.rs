@@ -49,14 +49,8 @@ const MAX_AGE: u32 = 6;
 const FWD: u32 = 4;
 
 fn skip_reason() -> Option<String> {
-    if !have(&["timeout", "--version"]) {
-        return Some("timeout not installed (Debian package coreutils)".into());
-    }
-    if let Some(why) = namespace_skip_reason() {
+    if let Some(why) = ping_namespace_skip_reason() {
         return Some(why);
-    }
-    if !run_t(5, &["ping", "-V"]).0 {
-        return Some("ping not installed (Debian package iputils-ping)".into());
     }
     if !run_t(5, &["bridge", "-V"]).0 {
         return Some("bridge not installed (Debian package iproute2)".into());

@@ -24,16 +24,7 @@ const R: &str = "2001:db8:a::1";
 const MAC_R: &str = "02:00:00:00:0a:01";
 
 fn skip_reason() -> Option<String> {
-    if !have(&["timeout", "--version"]) {
-        return Some("timeout not installed (Debian package coreutils)".into());
-    }
-    if let Some(why) = namespace_skip_reason() {
-        return Some(why);
-    }
-    if !run_t(5, &["ping", "-V"]).0 {
-        return Some("ping not installed (Debian package iputils-ping)".into());
-    }
-    None
+    ping_namespace_skip_reason()
 }
 
 fn host_config(dev: &str) -> String {

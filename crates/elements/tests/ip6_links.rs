@@ -37,16 +37,7 @@ const MAC_RB: &str = "02:00:00:00:0b:01";
 const LL_RB: &str = "fe80::b01";
 
 fn skip_reason() -> Option<String> {
-    if !have(&["timeout", "--version"]) {
-        return Some("timeout not installed (Debian package coreutils)".into());
-    }
-    if let Some(why) = namespace_skip_reason() {
-        return Some(why);
-    }
-    if !run_t(5, &["ping", "-V"]).0 {
-        return Some("ping not installed (Debian package iputils-ping)".into());
-    }
-    None
+    ping_namespace_skip_reason()
 }
 
 /// One router interface: neighbour discovery and router solicitations

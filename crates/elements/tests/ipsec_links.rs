@@ -18,16 +18,7 @@ mod common;
 use common::netns::*;
 
 fn skip_reason() -> Option<String> {
-    if !have(&["timeout", "--version"]) {
-        return Some("timeout not installed (Debian package coreutils)".into());
-    }
-    if let Some(why) = namespace_skip_reason() {
-        return Some(why);
-    }
-    if !run_t(5, &["ping", "-V"]).0 {
-        return Some("ping not installed (Debian package iputils-ping)".into());
-    }
-    None
+    ping_namespace_skip_reason()
 }
 
 const KA: &str = "0x00112233445566778899aabbccddeeff01020304";

@@ -366,42 +366,10 @@ fn shapers_hold_each_class_to_its_rate() {
 #[test]
 fn hfsc_shares_a_link_by_its_curves() {
     skip_if!(skip_reason());
-    let _serial = one_at_a_time();
-    let want = [20e6, 30e6, 50e6];
-    let topo = Topology::new();
-    let config = format!(
-        "p :: PrioSched;
-         h :: HFSCSched(CLASS a INPUT 0 LS 20Mbps, CLASS b INPUT 1 LS 30Mbps, CLASS c INPUT 2 LS 50Mbps);
-         {}
-         cl[0] -> q0 :: Queue(300) -> [0]h;
-         cl[1] -> q1 :: Queue(300) -> [1]h;
-         cl[2] -> q2 :: Queue(300) -> [2]h;
-         cl[3] -> q3 :: Queue(300) -> [0]p;
-         h -> LinkUnqueue(0, 100Mbps) -> q4 :: Queue(300) -> [1]p;
-         p -> td2 :: ToDevice({r2});
-         fd2 :: FromDevice({r2}) -> Queue(1000) -> td1 :: ToDevice({r1});",
-        classes(&topo.r1),
-        r1 = topo.r1,
-        r2 = topo.r2
+    shares_100mbit_20_30_50(
+        "HFSCSched(CLASS a INPUT 0 LS 20Mbps, CLASS b INPUT 1 LS 30Mbps, CLASS c INPUT 2 LS 50Mbps)",
+        "link sharing 20:30:50 of 100 Mbit/s",
     );
-    let router = Router::start(&topo.rt, &config);
-    let ours = topo.iperf(5);
-    router.finish();
-    let linux = linux_htb(
-        &topo,
-        Some("100mbit"),
-        &[
-            ("20mbit", "100mbit"),
-            ("30mbit", "100mbit"),
-            ("50mbit", "100mbit"),
-        ],
-    );
-    println!(
-        "link sharing 20:30:50 of 100 Mbit/s, iperf3 goodput (Mbit/s): rclick HFSCSched {}; Linux tc htb {}",
-        mbps(&ours),
-        mbps(&linux)
-    );
-    check("HFSCSched", &ours, &want);
 }
 
 /// Link sharing by weights: rclick's DRRSched with quanta 2:3:5 (in full
@@ -409,12 +377,23 @@ fn hfsc_shares_a_link_by_its_curves() {
 #[test]
 fn drr_shares_a_link_by_its_quanta() {
     skip_if!(skip_reason());
+    shares_100mbit_20_30_50(
+        "DRRSched(QUANTA 3028 4542 7570)",
+        "DRR quanta 2:3:5 of 100 Mbit/s",
+    );
+}
+
+/// Runs `scheduler` (three inputs) under a 100 Mbit/s LinkUnqueue with
+/// three backlogged iperf3 classes, then Linux's htb sharing 100 Mbit/s
+/// 20:30:50 on the same topology; both must give the classes 20, 30 and
+/// 50 Mbit/s.
+fn shares_100mbit_20_30_50(scheduler: &str, what: &str) {
     let _serial = one_at_a_time();
     let want = [20e6, 30e6, 50e6];
     let topo = Topology::new();
     let config = format!(
         "p :: PrioSched;
-         s :: DRRSched(QUANTA 3028 4542 7570);
+         s :: {scheduler};
          {}
          cl[0] -> q0 :: Queue(300) -> [0]s;
          cl[1] -> q1 :: Queue(300) -> [1]s;
@@ -439,10 +418,11 @@ fn drr_shares_a_link_by_its_quanta() {
             ("50mbit", "100mbit"),
         ],
     );
+    let class = scheduler.split('(').next().unwrap_or(scheduler);
     println!(
-        "DRR quanta 2:3:5 of 100 Mbit/s, iperf3 goodput (Mbit/s): rclick DRRSched {}; Linux tc htb {}",
+        "{what}, iperf3 goodput (Mbit/s): rclick {class} {}; Linux tc htb {}",
         mbps(&ours),
         mbps(&linux)
     );
-    check("DRRSched", &ours, &want);
+    check(class, &ours, &want);
 }

@@ -552,3 +552,18 @@ impl Drop for Background {
         let _ = self.child.wait();
     }
 }
+
+/// Why a namespace test that pings cannot run here, if it cannot: no
+/// `timeout`, no namespaces (see `namespace_skip_reason`), or no `ping`.
+pub fn ping_namespace_skip_reason() -> Option<String> {
+    if !have(&["timeout", "--version"]) {
+        return Some("timeout not installed (Debian package coreutils)".into());
+    }
+    if let Some(why) = namespace_skip_reason() {
+        return Some(why);
+    }
+    if !run_t(5, &["ping", "-V"]).0 {
+        return Some("ping not installed (Debian package iputils-ping)".into());
+    }
+    None
+}
