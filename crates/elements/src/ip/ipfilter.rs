@@ -48,8 +48,8 @@
 //! cut before its ports), as in Click.
 //!
 //! ## Handlers
-//! - `program` (read): the compiled program in Click's form (see
-//!   IPClassifier).
+//! - `program` (read): Click's program for the rules, as Click 2.1 lists
+//!   it (see IPClassifier).
 //!
 //! ## Example
 //! ```click
@@ -66,7 +66,9 @@ use rclick_core::conf::Args;
 use rclick_core::element::Classify;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::ipfilter_compile::{parse_classifier, parse_filter, CompileOptions, Compiled, CtxNames};
+use super::ipfilter_compile::{
+    click_listing, parse_classifier, parse_filter, ClickProgram, CompileOptions, Compiled, CtxNames,
+};
 use crate::standard::classifier::one_pattern_per_output;
 
 /// IPFilter, and IPClassifier, which is IPFilter with pattern N sending to
@@ -75,6 +77,8 @@ use crate::standard::classifier::one_pattern_per_output;
 #[derive(Default)]
 pub struct IPFilter {
     prog: Compiled,
+    /// Click's program for each rule, for the `program` handler.
+    click: Vec<ClickProgram>,
     /// IPClassifier: one pattern per output, without actions.
     per_output: bool,
 }
@@ -84,6 +88,7 @@ impl IPFilter {
     pub fn classifier() -> Self {
         IPFilter {
             prog: Compiled::default(),
+            click: Vec::new(),
             per_output: true,
         }
     }
@@ -95,7 +100,7 @@ impl IPFilter {
     }
 }
 
-const HANDLERS: &[Handler<IPFilter>] = &[Handler::read("program", |e, _| e.prog.unparse())];
+const HANDLERS: &[Handler<IPFilter>] = &[Handler::read("program", |e, _| click_listing(&e.click))];
 
 impl Classify for IPFilter {
     #[inline]
@@ -131,6 +136,7 @@ impl Element for IPFilter {
             ctx.chatter(&format!("{}: warning: {w}", ctx.element_name()));
         }
         self.prog = Compiled::new(&parsed.rules, CompileOptions::default());
+        self.click = parsed.click;
         Ok(())
     }
 
