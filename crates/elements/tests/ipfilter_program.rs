@@ -295,3 +295,31 @@ fn program_listing_matches_reference_click() {
         failures.join("\n")
     );
 }
+
+/// A long rule list lists in reasonable time: the optimizer works on
+/// merged pairs, so its cost grows about as n log n with the rules.
+#[test]
+fn long_rule_lists_list() {
+    let rules: Vec<String> = (0..1000u32)
+        .map(|i| {
+            format!(
+                "{} src host 10.{}.{}.{} and tcp dst port {}",
+                i % 2,
+                i >> 16,
+                (i >> 8) & 255,
+                i & 255,
+                1000 + i % 50
+            )
+        })
+        .collect();
+    let refs: Vec<&str> = rules.iter().map(String::as_str).collect();
+    let t = std::time::Instant::now();
+    let text = filter_program(&refs, 2);
+    println!(
+        "1000 rules: {} lines in {:?}",
+        text.lines().count(),
+        t.elapsed()
+    );
+    assert!(text.ends_with("alignment offset 0\n"));
+    assert!(text.lines().count() > 2000);
+}

@@ -89,8 +89,8 @@
 //!   The program is rebuilt for the handler as Click builds and optimizes
 //!   it (patterns merged in pairs, each merge optimized); rclick
 //!   classifies with its own compiled form, which the listing does not
-//!   show. Reading it for tens of thousands of patterns takes as long as
-//!   Click's compilation does.
+//!   show. Past 10,000 patterns there is no listing (Click's optimizer
+//!   takes time quadratic in the patterns); the handler says so.
 //!
 //! ## Example
 //! ```click

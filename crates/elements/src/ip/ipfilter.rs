@@ -49,7 +49,9 @@
 //!
 //! ## Handlers
 //! - `program` (read): Click's program for the rules, as Click 2.1 lists
-//!   it (see IPClassifier).
+//!   it (see IPClassifier). Not for more than 10,000 rules (Click's
+//!   optimizer, which the listing follows, takes time quadratic in the
+//!   rules: seconds for a few thousand); it then says so in one line.
 //!
 //! ## Example
 //! ```click
@@ -67,7 +69,8 @@ use rclick_core::element::Classify;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::ipfilter_compile::{
-    click_listing, parse_classifier, parse_filter, ClickProgram, CompileOptions, Compiled, CtxNames,
+    click_listing, parse_classifier, parse_filter, ClickProgram, CompileOptions, Compiled,
+    CtxNames, CLICK_LISTING_MAX_RULES,
 };
 use crate::standard::classifier::one_pattern_per_output;
 
@@ -77,8 +80,11 @@ use crate::standard::classifier::one_pattern_per_output;
 #[derive(Default)]
 pub struct IPFilter {
     prog: Compiled,
-    /// Click's program for each rule, for the `program` handler.
+    /// Click's program for each rule, for the `program` handler; not kept
+    /// past [`CLICK_LISTING_MAX_RULES`] rules.
     click: Vec<ClickProgram>,
+    /// The rule count when the programs were not kept (else 0).
+    unlisted_rules: usize,
     /// IPClassifier: one pattern per output, without actions.
     per_output: bool,
 }
@@ -89,6 +95,7 @@ impl IPFilter {
         IPFilter {
             prog: Compiled::default(),
             click: Vec::new(),
+            unlisted_rules: 0,
             per_output: true,
         }
     }
@@ -100,7 +107,13 @@ impl IPFilter {
     }
 }
 
-const HANDLERS: &[Handler<IPFilter>] = &[Handler::read("program", |e, _| click_listing(&e.click))];
+const HANDLERS: &[Handler<IPFilter>] = &[Handler::read("program", |e, _| match e.unlisted_rules {
+    0 => click_listing(&e.click),
+    n => format!(
+        "no listing for {n} rules (more than {CLICK_LISTING_MAX_RULES}: Click's optimizer \
+         takes time quadratic in the rules)\n"
+    ),
+})];
 
 impl Classify for IPFilter {
     #[inline]
@@ -136,7 +149,12 @@ impl Element for IPFilter {
             ctx.chatter(&format!("{}: warning: {w}", ctx.element_name()));
         }
         self.prog = Compiled::new(&parsed.rules, CompileOptions::default());
-        self.click = parsed.click;
+        let n = parsed.click.len();
+        (self.click, self.unlisted_rules) = if n > CLICK_LISTING_MAX_RULES {
+            (Vec::new(), n)
+        } else {
+            (parsed.click, 0)
+        };
         Ok(())
     }
 

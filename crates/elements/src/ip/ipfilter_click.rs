@@ -705,12 +705,11 @@ impl<'a> Dominators<'a> {
                 known_length[same as usize] = known_length[i];
             }
         }
-        let mut insn_id = vec![0usize; n];
-        for i in 0..n {
-            insn_id[i] = (0..=i)
-                .find(|&j| p.insn[j].key() == p.insn[i].key())
-                .unwrap_or(i);
-        }
+        // Equal tests share the id of the first of them.
+        let mut first_of = std::collections::HashMap::new();
+        let insn_id: Vec<usize> = (0..n)
+            .map(|i| *first_of.entry(p.insn[i].key()).or_insert(i))
+            .collect();
         let mut d = Dominators {
             p,
             known_length,

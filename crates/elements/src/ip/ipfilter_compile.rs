@@ -1655,6 +1655,10 @@ pub struct Parsed {
     pub click: Vec<ClickProgram>,
 }
 
+/// The most rules whose Click program IPFilter keeps for its `program`
+/// handler: listing runs Click's optimizer, quadratic in the rules.
+pub const CLICK_LISTING_MAX_RULES: usize = 10_000;
+
 /// Click's `program` handler text for parsed rules: Click's own program
 /// (not rclick's compiled form), byte for byte.
 pub fn click_listing(click: &[ClickProgram]) -> String {
