@@ -323,3 +323,100 @@ fn long_rule_lists_list() {
     assert!(text.ends_with("alignment offset 0\n"));
     assert!(text.lines().count() > 2000);
 }
+
+/// Click 2.1 aborts on these (an assertion in its dominator optimizer: a
+/// test whose two branches both lead to the next test, and whose list
+/// of dominators was only itself, leaves that list empty; Click then
+/// reads before it). rclick treats the list as empty and lists the
+/// program; the first one is checked by hand: pattern 0 cannot match
+/// (`tcp opt` needs protocol 6), pattern 1 is `ttl < 89` tested bit by
+/// bit on the TTL byte (0-63 yes, 64-87 yes, 88 yes, the rest no).
+#[test]
+fn listing_where_click_aborts() {
+    assert_eq!(
+        classifier_program(&["ip proto != 6 and tcp opt syn", "ip[8] < 89"]),
+        " 0 264/00000000%80000000  yes->step 1  no->[X]
+ 1 264/40000000%40000000  yes->step 2  no->[1]  short->yes
+ 2 264/00000000%20000000  yes->step 3  no->[X]
+ 3 264/18000000%18000000  yes->step 4  no->[1]  short->yes
+ 4 264/00000000%07000000  yes->[1]  no->[X]
+safe length 265
+alignment offset 0
+"
+    );
+    for pats in [
+        &[
+            "ip proto 6 and icmp",
+            "net 10.3.0.0/8",
+            "not icmp type != 0",
+        ][..],
+        &[
+            "icmp type 3 and udp",
+            "not ether host 00:00:00:00:00:00 or not ip proto != 255",
+        ],
+        &[
+            "ip proto < 1 and udp src port 65535 or ip[13] = 10",
+            "src and dst host 10.0.1.3",
+        ],
+        &[
+            "icmp type 11 and ip proto 6",
+            "not ip[12] > 95 or not ip[9] != 88 and not tcp win > 0",
+        ],
+    ] {
+        let text = classifier_program(pats);
+        assert!(text.ends_with("alignment offset 0\n"), "{pats:?}: {text}");
+    }
+}
+
+/// The listing's cost is bounded by the tests in Click's program, not by
+/// the rules: one rule of 20,000 `or`ed hosts took 800 MB and seconds to
+/// list (Click's optimizer is quadratic in the tests on a path). Past
+/// the bound the handler says so, and the programs are not built.
+#[test]
+fn listing_bounded_by_tests_not_rules() {
+    use rclick_elements::ip::ipfilter_compile::CLICK_LISTING_MAX_TESTS;
+    let hosts: Vec<String> = (0..20_000u32)
+        .map(|i| format!("src host {}", std::net::Ipv4Addr::from(0x0a00_0001 + 7 * i)))
+        .collect();
+    let rule = format!("allow {}", hosts.join(" or "));
+    let parsed = parse_filter(&[rule.clone()], 1, &StaticNames).unwrap();
+    assert!(parsed.click_unlisted);
+    assert!(parsed.click.is_empty());
+    let mut r = rclick_elements::testing::from_config(&format!(
+        "Idle -> f :: IPFilter({rule}) -> Discard;"
+    ));
+    let text = rclick_elements::testing::read(&mut r, "f.program");
+    assert!(
+        text.starts_with("no listing"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    // Many short rules count too; up to the bound they list.
+    let rules: Vec<String> = (0..CLICK_LISTING_MAX_TESTS as u32 + 1)
+        .map(|i| {
+            format!(
+                "allow src host {}",
+                std::net::Ipv4Addr::from(0x0a00_0001 + i)
+            )
+        })
+        .collect();
+    assert!(
+        parse_filter(&rules, 1, &StaticNames)
+            .unwrap()
+            .click_unlisted
+    );
+    let parsed = parse_filter(&rules[..CLICK_LISTING_MAX_TESTS], 1, &StaticNames).unwrap();
+    assert!(!parsed.click_unlisted);
+    assert_eq!(parsed.click.len(), CLICK_LISTING_MAX_TESTS);
+}
+
+/// Reading `program` on a router does not panic where Click aborts.
+#[test]
+fn program_handler_where_click_aborts() {
+    let mut r = rclick_elements::testing::from_config(
+        "Idle -> c :: IPClassifier(ip proto != 6 and tcp opt syn, ip[8] < 89); \
+         c[0] -> Discard; c[1] -> Discard;",
+    );
+    let text = rclick_elements::testing::read(&mut r, "c.program");
+    assert!(text.ends_with("alignment offset 0\n"), "{text}");
+}

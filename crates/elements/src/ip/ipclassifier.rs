@@ -89,8 +89,12 @@
 //!   The program is rebuilt for the handler as Click builds and optimizes
 //!   it (patterns merged in pairs, each merge optimized); rclick
 //!   classifies with its own compiled form, which the listing does not
-//!   show. Past 10,000 patterns there is no listing (Click's optimizer
-//!   takes time quadratic in the patterns); the handler says so.
+//!   show. Past 5,000 tests in Click's program (summed over the
+//!   patterns, before optimizing) there is no listing: Click's optimizer
+//!   takes time and memory quadratic in the tests; the handler says so.
+//!   Where Click 2.1 aborts listing (an assertion in its optimizer, e.g.
+//!   `ip proto != 6 and tcp opt syn, ip[8] < 89`), rclick lists the
+//!   program it optimizes to.
 //!
 //! ## Example
 //! ```click

@@ -49,9 +49,11 @@
 //!
 //! ## Handlers
 //! - `program` (read): Click's program for the rules, as Click 2.1 lists
-//!   it (see IPClassifier). Not for more than 10,000 rules (Click's
-//!   optimizer, which the listing follows, takes time quadratic in the
-//!   rules: seconds for a few thousand); it then says so in one line.
+//!   it (see IPClassifier). Not past 5,000 tests in Click's program
+//!   (about 1,000 rules of `src host X and dst port P`; Click's
+//!   optimizer, which the listing follows, takes time and memory
+//!   quadratic in the tests: 1.4 GB for 9,999 such rules); it then says
+//!   so in one line.
 //!
 //! ## Example
 //! ```click
@@ -70,7 +72,7 @@ use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::ipfilter_compile::{
     click_listing, parse_classifier, parse_filter, ClickProgram, CompileOptions, Compiled,
-    CtxNames, CLICK_LISTING_MAX_RULES,
+    CtxNames, CLICK_LISTING_MAX_TESTS,
 };
 use crate::standard::classifier::one_pattern_per_output;
 
@@ -81,7 +83,7 @@ use crate::standard::classifier::one_pattern_per_output;
 pub struct IPFilter {
     prog: Compiled,
     /// Click's program for each rule, for the `program` handler; not kept
-    /// past [`CLICK_LISTING_MAX_RULES`] rules.
+    /// past [`CLICK_LISTING_MAX_TESTS`] tests.
     click: Vec<ClickProgram>,
     /// The rule count when the programs were not kept (else 0).
     unlisted_rules: usize,
@@ -110,8 +112,9 @@ impl IPFilter {
 const HANDLERS: &[Handler<IPFilter>] = &[Handler::read("program", |e, _| match e.unlisted_rules {
     0 => click_listing(&e.click),
     n => format!(
-        "no listing for {n} rules (more than {CLICK_LISTING_MAX_RULES}: Click's optimizer \
-         takes time quadratic in the rules)\n"
+        "no listing for these {n} rules (Click's program for them has more than \
+         {CLICK_LISTING_MAX_TESTS} tests; Click's optimizer takes time and memory quadratic \
+         in the tests)\n"
     ),
 })];
 
@@ -149,9 +152,8 @@ impl Element for IPFilter {
             ctx.chatter(&format!("{}: warning: {w}", ctx.element_name()));
         }
         self.prog = Compiled::new(&parsed.rules, CompileOptions::default());
-        let n = parsed.click.len();
-        (self.click, self.unlisted_rules) = if n > CLICK_LISTING_MAX_RULES {
-            (Vec::new(), n)
+        (self.click, self.unlisted_rules) = if parsed.click_unlisted {
+            (Vec::new(), parsed.rules.len())
         } else {
             (parsed.click, 0)
         };
