@@ -379,7 +379,7 @@ fn listing_bounded_by_tests_not_rules() {
         .map(|i| format!("src host {}", std::net::Ipv4Addr::from(0x0a00_0001 + 7 * i)))
         .collect();
     let rule = format!("allow {}", hosts.join(" or "));
-    let parsed = parse_filter(&[rule.clone()], 1, &StaticNames).unwrap();
+    let parsed = parse_filter(std::slice::from_ref(&rule), 1, &StaticNames).unwrap();
     assert!(parsed.click_unlisted);
     assert!(parsed.click.is_empty());
     let mut r = rclick_elements::testing::from_config(&format!(
