@@ -384,17 +384,24 @@ fn parse_options(s: &Settings) -> ParseOptions {
         variables: s.variables.clone(),
         library_path: s.clickpath.iter().map(Into::into).collect(),
         provided: Vec::new(),
+        tool: false,
     }
 }
 
+/// `tool`: read as Click's tools do (`click-flatten`): unknown class
+/// names are classes, not errors (see [`ParseOptions::tool`]).
 fn parse_config(
     s: &Settings,
     text: &str,
     landmark: &str,
     registry: &Registry,
     rep: &Reporter,
+    tool: bool,
 ) -> Result<RouterSpec, u8> {
-    let opts = parse_options(s);
+    let opts = ParseOptions {
+        tool,
+        ..parse_options(s)
+    };
     let outcome = rclick_lang::parse_router(text, landmark, registry, &opts);
     rep.diagnostics(&outcome.diagnostics, s.warnings);
     match outcome.spec {
@@ -438,7 +445,14 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let spec = match parse_config(&s, &text, &landmark, &registry, &rep) {
+    let spec = match parse_config(
+        &s,
+        &text,
+        &landmark,
+        &registry,
+        &rep,
+        cmd == Command::Flatten,
+    ) {
         Ok(spec) => spec,
         Err(code) => return code,
     };

@@ -233,7 +233,11 @@ fn infinitesource_handlers_write_and_reject() {
     // Taken as is, spaces and quotes included, as Click does.
     r.write_handler("s.data", " \"xyz\" ").unwrap();
     assert_eq!(read(&mut r, "s.data"), " \"xyz\" ");
-    r.write_handler("s.burst", "0").unwrap();
+    // BURST must be at least 1: 0 is refused with Click's message.
+    assert_eq!(
+        r.write_handler("s.burst", "0").unwrap_err(),
+        "burstsize parameter must be integer >= 1"
+    );
     assert_eq!(read(&mut r, "s.burst"), "1");
     r.write_handler("s.datasize", "8").unwrap();
     assert_eq!(read(&mut r, "s.datasize"), "8");

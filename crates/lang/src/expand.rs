@@ -235,6 +235,9 @@ pub(crate) struct Ctx<'a> {
     libraries: HashSet<PathBuf>,
     reported_undeclared: HashSet<String>,
     reported_unknown: HashSet<String>,
+    /// Tool mode: classes made up for unknown names (Click's tools' base
+    /// types), found after every other class.
+    tool_classes: HashSet<String>,
     hints_left: usize,
     compound_depth: usize,
     include_depth: usize,
@@ -253,6 +256,7 @@ impl<'a> Ctx<'a> {
             libraries: HashSet::new(),
             reported_undeclared: HashSet::new(),
             reported_unknown: HashSet::new(),
+            tool_classes: HashSet::new(),
             hints_left: MAX_HINTS,
             compound_depth: 0,
             include_depth: 0,
@@ -290,11 +294,33 @@ impl<'a> Ctx<'a> {
                 return Some(c.clone());
             }
         }
-        if self.classes.has_class(name) {
+        if self.classes.has_class(name) || self.tool_classes.contains(name) {
             Some(ClassB::Prim(name.to_string()))
         } else {
             None
         }
+    }
+
+    /// A class name used where a class must be (`x :: NAME`, `elementclass
+    /// X NAME`): the class, or, in tool mode, a new class of that name
+    /// (an error only if `NAME` already names an element of `scope`, as in
+    /// Click's tools); otherwise "unknown element class".
+    fn class_or_unknown(&mut self, scope: Option<&Scope>, name: &str, loc: &Loc) -> ClassB {
+        if let Some(c) = self.lookup_class(name) {
+            return c;
+        }
+        if self.opts.tool {
+            if scope.is_some_and(|s| s.map.contains_key(name)) {
+                self.error(
+                    loc,
+                    format!("'{name}' was previously used as an element name"),
+                );
+            }
+            self.tool_classes.insert(name.to_string());
+            return ClassB::Prim(name.to_string());
+        }
+        self.unknown_class(name, loc);
+        ClassB::Error
     }
 
     fn define_class(&mut self, name: &str, c: ClassB) {
@@ -329,13 +355,7 @@ impl<'a> Ctx<'a> {
             Stmt::Chain(c) => self.chain(scope, c, file),
             Stmt::ElementClass { name, loc, def } => {
                 let c = match def {
-                    ClassDef::Synonym(other, oloc) => match self.lookup_class(other) {
-                        Some(c) => c,
-                        None => {
-                            self.unknown_class(other, oloc);
-                            ClassB::Error
-                        }
-                    },
+                    ClassDef::Synonym(other, oloc) => self.class_or_unknown(None, other, oloc),
                     ClassDef::Compound(ast) => self.compound_class(scope, name, ast, file),
                     ClassDef::Error => ClassB::Error,
                 };
@@ -764,10 +784,7 @@ impl<'a> Ctx<'a> {
             ElemKind::Name { name, decl, config } => {
                 let ty = self.lookup_class(name);
                 let decl_ty = decl.as_ref().map(|d| match d {
-                    ClassRef::Named(c, cloc) => self.lookup_class(c).unwrap_or_else(|| {
-                        self.unknown_class(c, cloc);
-                        ClassB::Error
-                    }),
+                    ClassRef::Named(c, cloc) => self.class_or_unknown(Some(scope), c, cloc),
                     ClassRef::Compound(ast) => self.compound_class(scope, "", ast, file),
                     ClassRef::Missing => ClassB::Error,
                 });
@@ -777,8 +794,16 @@ impl<'a> Ctx<'a> {
                 }
                 if ty.is_some() || existing.is_none() {
                     let mut ty = ty;
-                    if decl_ty.is_some() && ty.is_some() {
+                    // `A :: A` with A made up just now by tool mode (Click's
+                    // tools check the name against the declared class).
+                    let named_as_tool_class =
+                        self.opts.tool && matches!(decl, Some(ClassRef::Named(c, _)) if c == name);
+                    if decl_ty.is_some() && (ty.is_some() || named_as_tool_class) {
                         self.error(&e.loc, format!("class '{name}' used as element name"));
+                    } else if decl_ty.is_none() && ty.is_none() && self.opts.tool {
+                        // Tool mode: an undeclared name is an element of
+                        // the class of that name.
+                        ty = Some(self.class_or_unknown(Some(scope), name, &e.loc));
                     } else if decl_ty.is_none() && ty.is_none() {
                         if self.reported_undeclared.insert(name.clone()) {
                             let hint = not_yet_in_rclick(name).or_else(|| {

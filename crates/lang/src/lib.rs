@@ -276,6 +276,13 @@ pub struct ParseOptions {
     pub library_path: Vec<PathBuf>,
     /// Requirement names that are satisfied (packages compiled in).
     pub provided: Vec<String>,
+    /// Click's tool mode (`click-flatten`): a class name this lookup does
+    /// not know is not an error but a class of that name, and an
+    /// undeclared name used as an element (`A -> B`) is an element of the
+    /// class of that name, as Click's tools read configurations. Such a
+    /// class exists from then on, everywhere: `A :: Idle` after `A -> B`
+    /// is "class 'A' used as element name".
+    pub tool: bool,
 }
 
 /// The result of parsing: the spec when there were no errors, and every

@@ -78,16 +78,23 @@
 //! None: every argument is a pattern.
 //!
 //! ## Handlers
-//! - `program` (read): the compiled program in Click's form, one step per
-//!   line: `STEP OFFSET/VALUE%MASK  yes->T  no->T`, OFFSET in Click's
-//!   coordinates (IP header at 256, transport header at 512, Ethernet
-//!   header at 2), T `step N`, an output `[N]` or `[X]` for drop; or
-//!   `all->[N]` when one output takes every packet (a drop prints as
-//!   `[2147483647]`, as Click 2.1 prints it); then `safe length N` (the
-//!   coordinate past the last byte read) and `alignment offset 0`. A
-//!   range test prints `/LO-HI%MASK`, and a bit-vector segment a summary
-//!   line per field (rclick's forms). rclick's programs test in its own
-//!   order, so longer programs list differently from Click's.
+//! - `program` (read): Click's program for the patterns, byte for byte as
+//!   Click 2.1 lists it: one step per line, `STEP OFFSET/VALUE%MASK
+//!   yes->T  no->T` (and `short->yes` where a packet too short for the
+//!   masked bytes takes the yes branch), OFFSET in Click's coordinates
+//!   (the Ethernet header's words from 0, the IP header at 256, the
+//!   transport header at 512), T `step N`, an output `[N]` or `[X]` for
+//!   drop; or `all->[N]` when one output takes every packet (a drop prints
+//!   as `[2147483647]`); then `safe length N` and `alignment offset 0`.
+//!   The program is rebuilt for the handler as Click builds and optimizes
+//!   it (patterns merged in pairs, each merge optimized); rclick
+//!   classifies with its own compiled form, which the listing does not
+//!   show. Past 5,000 tests in Click's program (summed over the
+//!   patterns, before optimizing) there is no listing: Click's optimizer
+//!   takes time and memory quadratic in the tests; the handler says so.
+//!   Where Click 2.1 aborts listing (an assertion in its optimizer, e.g.
+//!   `ip proto != 6 and tcp opt syn, ip[8] < 89`), rclick lists the
+//!   program it optimizes to.
 //!
 //! ## Example
 //! ```click

@@ -48,8 +48,12 @@
 //! cut before its ports), as in Click.
 //!
 //! ## Handlers
-//! - `program` (read): the compiled program in Click's form (see
-//!   IPClassifier).
+//! - `program` (read): Click's program for the rules, as Click 2.1 lists
+//!   it (see IPClassifier). Not past 5,000 tests in Click's program
+//!   (about 1,000 rules of `src host X and dst port P`; Click's
+//!   optimizer, which the listing follows, takes time and memory
+//!   quadratic in the tests: 1.4 GB for 9,999 such rules); it then says
+//!   so in one line.
 //!
 //! ## Example
 //! ```click
@@ -66,7 +70,10 @@ use rclick_core::conf::Args;
 use rclick_core::element::Classify;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
-use super::ipfilter_compile::{parse_classifier, parse_filter, CompileOptions, Compiled, CtxNames};
+use super::ipfilter_compile::{
+    click_listing, parse_classifier, parse_filter, ClickProgram, CompileOptions, Compiled,
+    CtxNames, CLICK_LISTING_MAX_TESTS,
+};
 use crate::standard::classifier::one_pattern_per_output;
 
 /// IPFilter, and IPClassifier, which is IPFilter with pattern N sending to
@@ -75,6 +82,11 @@ use crate::standard::classifier::one_pattern_per_output;
 #[derive(Default)]
 pub struct IPFilter {
     prog: Compiled,
+    /// Click's program for each rule, for the `program` handler; not kept
+    /// past [`CLICK_LISTING_MAX_TESTS`] tests.
+    click: Vec<ClickProgram>,
+    /// The rule count when the programs were not kept (else 0).
+    unlisted_rules: usize,
     /// IPClassifier: one pattern per output, without actions.
     per_output: bool,
 }
@@ -84,6 +96,8 @@ impl IPFilter {
     pub fn classifier() -> Self {
         IPFilter {
             prog: Compiled::default(),
+            click: Vec::new(),
+            unlisted_rules: 0,
             per_output: true,
         }
     }
@@ -95,7 +109,14 @@ impl IPFilter {
     }
 }
 
-const HANDLERS: &[Handler<IPFilter>] = &[Handler::read("program", |e, _| e.prog.unparse())];
+const HANDLERS: &[Handler<IPFilter>] = &[Handler::read("program", |e, _| match e.unlisted_rules {
+    0 => click_listing(&e.click),
+    n => format!(
+        "no listing for these {n} rules (Click's program for them has more than \
+         {CLICK_LISTING_MAX_TESTS} tests; Click's optimizer takes time and memory quadratic \
+         in the tests)\n"
+    ),
+})];
 
 impl Classify for IPFilter {
     #[inline]
@@ -131,6 +152,11 @@ impl Element for IPFilter {
             ctx.chatter(&format!("{}: warning: {w}", ctx.element_name()));
         }
         self.prog = Compiled::new(&parsed.rules, CompileOptions::default());
+        (self.click, self.unlisted_rules) = if parsed.click_unlisted {
+            (Vec::new(), parsed.rules.len())
+        } else {
+            (parsed.click, 0)
+        };
         Ok(())
     }
 

@@ -59,6 +59,11 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::{parse_ether, parse_ipv4, parse_ipv4_prefix, parse_u32};
 use rclick_core::wire::{ether, icmp, ipv4, tcp, Ipv4Header};
 
+pub use super::ipfilter_click::Program as ClickProgram;
+use super::ipfilter_click::{
+    action_target as click_target, Builder as ClickBuilder, Comb, OFFSET_MAC, OFFSET_NET,
+    OFFSET_TRANSP,
+};
 use crate::standard::classifier_program::{
     branch_by_yes_no, propagate, reachable, read_partial, renumber, run, Facts, Test, DROP,
 };
@@ -519,6 +524,9 @@ struct Parser<'a> {
     warnings: Vec<String>,
     /// Open parentheses and ternaries around the current position.
     depth: usize,
+    /// Click's program for the pattern, built as Click builds it while
+    /// parsing (for the `program` handler only).
+    click: ClickBuilder,
 }
 
 type PResult<T> = Result<T, String>;
@@ -557,8 +565,10 @@ impl<'a> Parser<'a> {
     }
 
     fn expr_at_depth(&mut self) -> PResult<Expr> {
+        self.click.start();
         let c = self.orexpr()?;
         if self.peek() != Some("?") {
+            self.click.finish(Comb::Ternary);
             return Ok(c);
         }
         self.pos += 1;
@@ -571,21 +581,25 @@ impl<'a> Parser<'a> {
         }
         self.pos += 1;
         let b = self.expr()?;
+        self.click.finish(Comb::Ternary);
         Ok(Expr::If(Box::new(c), Box::new(a), Box::new(b)))
     }
 
     /// orexpr ::= term { ('or' | '||') term }
     fn orexpr(&mut self) -> PResult<Expr> {
+        self.click.start();
         let mut v = vec![self.term()?];
         while matches!(self.peek(), Some("or") | Some("||")) {
             self.pos += 1;
             v.push(self.term()?);
         }
+        self.click.finish(Comb::Or);
         Ok(Expr::or(v))
     }
 
     /// term ::= factor { ['and' | '&&'] factor }
     fn term(&mut self) -> PResult<Expr> {
+        self.click.start();
         let mut v = Vec::new();
         loop {
             match self.factor(false)? {
@@ -608,6 +622,7 @@ impl<'a> Parser<'a> {
                 _ => {}
             }
         }
+        self.click.finish(Comb::And);
         Ok(Expr::and(v))
     }
 
@@ -620,13 +635,14 @@ impl<'a> Parser<'a> {
             return Ok(None);
         }
         let e = match w {
-            "true" => {
+            "true" | "false" => {
                 self.pos += 1;
-                Expr::Const(true)
-            }
-            "false" => {
-                self.pos += 1;
-                Expr::Const(false)
+                // Click: an always-true test, negated for `false`.
+                self.click.add(0, 0, 0);
+                if negated == (w == "true") {
+                    self.click.negate(false);
+                }
+                Expr::Const(w == "true")
             }
             "not" | "!" => {
                 // A run of negations is counted, not recursed into: any
@@ -653,6 +669,9 @@ impl<'a> Parser<'a> {
                     Some(")") => self.pos += 1,
                     Some(w) => return Err(format!("missing ')' before '{w}'")),
                     None => return Err("missing ')'".into()),
+                }
+                if negated {
+                    self.click.negate(false);
                 }
                 e
             }
@@ -853,6 +872,10 @@ impl<'a> Parser<'a> {
         };
         self.prev = Some(prim);
         let e = lower(&prim, provided_mask)?;
+        click_primitive(&mut self.click, &prim, provided_mask);
+        if negated {
+            self.click.negate(false);
+        }
         Ok(if negated { e.not() } else { e })
     }
 
@@ -1441,6 +1464,185 @@ fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
     Ok(Expr::and(parts))
 }
 
+/// A relation's value and mask as Click's `Primitive::set_mask` leaves
+/// them: `(u, mask, greater_than, negated)`. `<` becomes a negated `>`,
+/// and a relation that is always true or false an equality on no bits.
+fn click_relation(p: &Prim, full_mask: u32, provided: u32, data: u32) -> (u32, u32, bool, bool) {
+    let this_mask = if provided != 0 { provided } else { full_mask };
+    let mut neg = p.op_neg;
+    if p.op == Op::Eq {
+        return (data, this_mask, false, neg);
+    }
+    let lt = p.op == Op::Lt;
+    if (lt && (data == 0 || data > this_mask)) || (!lt && data >= this_mask) {
+        let will_be = if lt && data > this_mask { !neg } else { neg };
+        return (0, 0, false, !will_be);
+    }
+    let mut u = data;
+    if lt {
+        u -= 1;
+        neg = !neg;
+    }
+    let mask = this_mask;
+    if u & mask != u {
+        let missing = (u & mask) ^ (u & full_mask);
+        if missing != 0 {
+            // Every bit below the highest missing one.
+            let add = u32::MAX
+                .checked_shr(missing.leading_zeros() + 1)
+                .unwrap_or(0);
+            u = (u | add) & mask;
+        }
+    }
+    (u, mask, true, neg)
+}
+
+/// Emits a checked primitive into Click's program as Click's
+/// `Primitive::compile` does (for the `program` handler only).
+fn click_primitive(b: &mut ClickBuilder, p: &Prim, provided: u32) {
+    let v = match p.data {
+        Data::Int(n) => n,
+        _ => 0,
+    };
+    b.start();
+    // The transport protocol Click's check leaves on the primitive.
+    let proto = match p.ty {
+        Ty::Proto => {
+            let m = if v >= 256 || provided == 0 {
+                0xFF
+            } else {
+                provided
+            };
+            (p.op == Op::Eq && m == 0xFF && !p.op_neg).then_some(Proto::Num(v))
+        }
+        _ => (p.proto != Proto::Unknown).then_some(p.proto),
+    };
+    match proto {
+        Some(Proto::TcpOrUdp) => {
+            b.start();
+            b.add(OFFSET_NET + 8, TCP << 16, 0x00FF_0000);
+            b.add(OFFSET_NET + 8, UDP << 16, 0x00FF_0000);
+            b.finish(Comb::Or);
+        }
+        Some(Proto::Num(n)) if n < 256 => b.add(OFFSET_NET + 8, n << 16, 0x00FF_0000),
+        _ => {}
+    }
+    let transport = match p.ty {
+        Ty::Port | Ty::TcpOpt => true,
+        Ty::Field(f) => f.transp.is_some(),
+        _ => false,
+    };
+    if transport {
+        b.add(OFFSET_NET + 4, 0, 0x0000_1FFF);
+    }
+    let srcdst = |b: &mut ClickBuilder,
+                  src: &dyn Fn(&mut ClickBuilder),
+                  dst: &dyn Fn(&mut ClickBuilder),
+                  neg: bool| {
+        b.start();
+        if matches!(p.srcdst, SrcDst::Src | SrcDst::And | SrcDst::Or) {
+            src(b);
+        }
+        if matches!(p.srcdst, SrcDst::Dst | SrcDst::And | SrcDst::Or) {
+            dst(b);
+        }
+        b.finish(if p.srcdst == SrcDst::Or {
+            Comb::Or
+        } else {
+            Comb::And
+        });
+        if neg {
+            b.negate(true);
+        }
+    };
+    match p.ty {
+        Ty::Host | Ty::Net => {
+            let (a, m) = match p.data {
+                Data::Host(a) => (a, if provided != 0 { provided } else { u32::MAX }),
+                Data::Net(a, m) => (a, if provided != 0 { provided } else { m }),
+                _ => (0, 0),
+            };
+            srcdst(
+                b,
+                &|b| b.add(OFFSET_NET + 12, a & m, m),
+                &|b| b.add(OFFSET_NET + 16, a & m, m),
+                p.op_neg,
+            );
+        }
+        Ty::Ether => {
+            let e = match p.data {
+                Data::Ether(e) => e,
+                _ => [0; 6],
+            };
+            let word = |x: [u8; 4]| u32::from_be_bytes(x);
+            srcdst(
+                b,
+                &|b| {
+                    b.start();
+                    b.add(OFFSET_MAC + 8, word([e[0], e[1], e[2], e[3]]), u32::MAX);
+                    b.add(OFFSET_MAC + 12, word([e[4], e[5], 0, 0]), 0xFFFF_0000);
+                    b.finish(Comb::And);
+                },
+                &|b| {
+                    b.start();
+                    b.add(OFFSET_MAC, word([0, 0, e[0], e[1]]), 0x0000_FFFF);
+                    b.add(OFFSET_MAC + 4, word([e[2], e[3], e[4], e[5]]), u32::MAX);
+                    b.finish(Comb::And);
+                },
+                p.op_neg,
+            );
+        }
+        Ty::Proto => {
+            if !matches!(proto, Some(Proto::Num(n)) if n >= 256) {
+                let (u, m, gt, neg) = click_relation(p, 0xFF, provided, v & 0xFF);
+                b.comparison(OFFSET_NET + 8, 16, m, u, gt, neg);
+            }
+        }
+        Ty::Frag | Ty::Unfrag => {
+            b.add(OFFSET_NET + 4, 0, 0x0000_3FFF);
+            if p.ty == Ty::Frag {
+                b.negate(true);
+            }
+        }
+        Ty::Port => {
+            let (u, m, gt, neg) = click_relation(p, 0xFFFF, provided, v);
+            srcdst(
+                b,
+                &|b| b.comparison(OFFSET_TRANSP, 16, m, u, gt, false),
+                &|b| b.comparison(OFFSET_TRANSP, 0, m, u, gt, false),
+                neg,
+            );
+        }
+        Ty::TcpOpt => b.add(OFFSET_TRANSP + 12, v << 16, v << 16),
+        Ty::Ce => b.add(OFFSET_NET, 3 << 16, 3 << 16),
+        Ty::Ect if p.data == Data::None => b.comparison(OFFSET_NET, 16, 3, 0, false, true),
+        Ty::Ect | Ty::Field(_) => {
+            let f = match p.ty {
+                Ty::Field(f) => f,
+                _ => F_TOS,
+            };
+            let full = if p.ty == Ty::Ect {
+                3
+            } else if f.nbits == 32 {
+                u32::MAX
+            } else {
+                (1u32 << f.nbits) - 1
+            };
+            let (u, m, gt, neg) = click_relation(p, full, provided, v);
+            let base = if f.transp.is_some() {
+                OFFSET_TRANSP
+            } else {
+                OFFSET_NET
+            };
+            let word = (f.bit_offset >> 3) & !3;
+            let shift = 32 - ((f.bit_offset & 31) + f.nbits);
+            b.comparison(base + word, shift, m, u, gt, neg);
+        }
+        Ty::None => {}
+    }
+    b.finish(Comb::And);
+}
+
 // ----------------------------------------------------------- rule parsing
 
 /// Parsed rules with the warnings met on the way.
@@ -1448,14 +1650,37 @@ fn lower(p: &Prim, provided: u32) -> PResult<Expr> {
 pub struct Parsed {
     pub rules: Vec<Rule>,
     pub warnings: Vec<String>,
+    /// Each rule's program as Click builds it, for the `program` handler
+    /// ([`click_listing`]); empty when `click_unlisted`.
+    pub click: Vec<ClickProgram>,
+    /// Click's programs for the rules hold more than
+    /// [`CLICK_LISTING_MAX_TESTS`] tests: not built, no listing.
+    pub click_unlisted: bool,
+}
+
+/// The most tests (Click's instructions before optimizing, summed over
+/// the rules) whose Click program IPFilter keeps for its `program`
+/// handler. Listing runs Click's optimizer, whose time and memory grow
+/// with the square of the tests on a path (one rule `src host A or src
+/// host B or ...` of 20,000 hosts took 800 MB; 9,999 rules of `src host
+/// X and dst port P`, 1.4 GB): this bound keeps a listing within tens of
+/// megabytes and a fraction of a second, whatever the rules' shape.
+pub const CLICK_LISTING_MAX_TESTS: usize = 5_000;
+
+/// Click's `program` handler text for parsed rules: Click's own program
+/// (not rclick's compiled form), byte for byte.
+pub fn click_listing(click: &[ClickProgram]) -> String {
+    super::ipfilter_click::listing(click.to_vec())
 }
 
 fn parse_pattern_words(
     toks: &[String],
     names: &dyn Names,
     warnings: &mut Vec<String>,
+    click: &mut ClickBuilder,
 ) -> PResult<Expr> {
     if toks.is_empty() || (toks.len() == 1 && matches!(toks[0].as_str(), "-" | "any" | "all")) {
+        click.add(0, 0, 0);
         return Ok(Expr::Const(true));
     }
     let mut p = Parser {
@@ -1465,8 +1690,11 @@ fn parse_pattern_words(
         prev: None,
         warnings: Vec::new(),
         depth: 0,
+        click: std::mem::take(click),
     };
-    let e = p.expr()?;
+    let e = p.expr();
+    *click = std::mem::take(&mut p.click);
+    let e = e?;
     if let Some(w) = p.peek() {
         return Err(format!("garbage after expression at '{w}'"));
     }
@@ -1526,6 +1754,7 @@ fn parse_rules(
 ) -> Result<Parsed, Vec<String>> {
     let mut out = Parsed::default();
     let mut errors = Vec::new();
+    let mut click_tests = 0;
     for (i, arg) in args.iter().enumerate() {
         let toks = tokenize(arg);
         let (act, taken) = match action(i, &toks, &mut out.warnings) {
@@ -1536,8 +1765,31 @@ fn parse_rules(
             }
         };
         let mut w = Vec::new();
-        match parse_pattern_words(&toks[taken..], names, &mut w) {
-            Ok(expr) => out.rules.push(Rule { action: act, expr }),
+        let mut click = if out.click_unlisted {
+            ClickBuilder::disabled()
+        } else {
+            ClickBuilder::default()
+        };
+        click.start();
+        match parse_pattern_words(&toks[taken..], names, &mut w, &mut click) {
+            Ok(expr) => {
+                let target = click_target(match act {
+                    Action::Output(n) => Some(n),
+                    Action::Drop => None,
+                });
+                if !out.click_unlisted {
+                    click_tests += click.tests();
+                    if click_tests > CLICK_LISTING_MAX_TESTS {
+                        // Past the bound: no listing, and no more
+                        // building (it costs at configure time).
+                        out.click_unlisted = true;
+                        out.click = Vec::new();
+                    } else {
+                        out.click.push(click.into_program(target));
+                    }
+                }
+                out.rules.push(Rule { action: act, expr });
+            }
             Err(e) => errors.push(format!("pattern {i}: {e}")),
         }
         out.warnings

@@ -26,8 +26,9 @@
 //! ## Keywords
 //! - **DATA** (string): packet contents. Default is Click's 69-byte
 //!   "Random bullshit in a packet, at least 64 bytes long. Well, now it is."
-//! - **DATASIZE** (integer, also **LENGTH**): pad or cut DATA to this
-//!   length, at most 262144 (rclick's longest packet, the largest pcap
+//! - **DATASIZE** (integer, also **LENGTH**): cut DATA to this length, or
+//!   repeat it up to this length (as Click; an empty DATA is filled with
+//!   zeros, where Click hangs), at most 262144 (rclick's longest packet, the largest pcap
 //!   snapshot length; Click, which has no such limit, sends longer
 //!   packets). Default -1 (DATA as is).
 //! - **LIMIT** (integer): total packets to send; -1 means no limit. Default -1.
@@ -42,6 +43,12 @@
 //! ## Handlers
 //! - `count` (read): packets sent so far.
 //! - `reset` (write): resets `count` to 0 and restarts.
+//!
+//! A handler write wakes an active source only when it has packets left
+//! (`count` below LIMIT), as in Click. Failed writes answer with Click's
+//! messages (`limit parameter must be integer`, `burstsize parameter must
+//! be integer >= 1`, `active parameter must be boolean`, `length must be
+//! integer`).
 //! - `data`, `datasize` (also `length`), `limit`, `burst` (also
 //!   `burstsize`), `active` (read/write).
 //!
@@ -52,9 +59,9 @@
 
 use super::handlercall;
 use rclick_core::batch::BATCH_CAPACITY;
-use rclick_core::conf::{parse_i64, Args};
+use rclick_core::conf::{parse_bool, parse_i64, Args};
 use rclick_core::element::kinds::source_run_burst;
-use rclick_core::element::{DataValue, Source, SourceTask};
+use rclick_core::element::{Source, SourceTask};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId, TaskId};
 
 /// Click's default InfiniteSource payload.
@@ -118,10 +125,18 @@ fn parse_datasize(s: &str) -> Result<i64, String> {
 }
 
 impl InfiniteSource {
+    /// The packet: DATA, cut or filled to DATASIZE. A longer DATASIZE
+    /// repeats DATA, as Click does (Click hangs on an empty DATA there;
+    /// rclick fills zeros).
     fn rebuild_prototype(&mut self) {
         let mut data = self.data.clone();
         if self.datasize >= 0 {
-            data.resize(self.datasize as usize, 0);
+            let n = self.datasize as usize;
+            if self.data.is_empty() {
+                data.resize(n, 0);
+            } else {
+                data = self.data.iter().copied().cycle().take(n).collect();
+            }
         }
         self.prototype = Some(Packet::from_slice(&data));
     }
@@ -134,24 +149,23 @@ impl InfiniteSource {
         }
     }
 
-    /// Writes a field with its Click parser, then wakes (the `active`,
-    /// `burst` and `limit` handlers).
-    fn set(
-        &mut self,
-        value: &str,
-        ctx: &mut Ctx,
-        field: fn(&mut Self) -> &mut dyn DataValue,
-    ) -> Result<(), String> {
-        field(self).assign(value)?;
-        // BURST is at least 1, whatever was written.
-        self.burst = self.burst.max(1);
-        self.wake(ctx)
+    /// Parses a handler value as Click's InfiniteSource does (a 32-bit
+    /// integer), with Click's message on failure.
+    fn int_value(v: &str, what: &str) -> Result<i64, String> {
+        parse_i64(v.trim())
+            .ok()
+            .filter(|n| i32::try_from(*n).is_ok())
+            .ok_or_else(|| what.to_string())
     }
 
-    /// After any handler write: an active source runs again.
+    /// After any handler write: an active source with packets left runs
+    /// again. One with none left (count at LIMIT) stays asleep, as in
+    /// Click: waking it would only put its task on the run queue ahead of
+    /// tasks woken after it (a `data` write before a `reset` once changed
+    /// which of two sources ran first).
     fn wake(&mut self, ctx: &mut Ctx) -> Result<(), String> {
         self.stop_asked = false;
-        if self.active {
+        if self.active && self.remaining() > 0 {
             self.source.wake(ctx);
         }
         self.update_empty(ctx);
@@ -168,6 +182,24 @@ impl InfiniteSource {
             }
         }
     }
+}
+
+// The write handlers answer with Click's messages, which Script shows
+// under "While calling" (Click's test suite compares them).
+fn write_length(e: &mut InfiniteSource, v: &str, ctx: &mut Ctx) -> Result<(), String> {
+    InfiniteSource::int_value(v, "length must be integer")?;
+    e.datasize = parse_datasize(v.trim())?;
+    e.rebuild_prototype();
+    e.wake(ctx)
+}
+
+fn write_burst(e: &mut InfiniteSource, v: &str, ctx: &mut Ctx) -> Result<(), String> {
+    let n = InfiniteSource::int_value(v, "burstsize parameter must be integer >= 1")?;
+    if n < 1 {
+        return Err("burstsize parameter must be integer >= 1".into());
+    }
+    e.burst = n as usize;
+    e.wake(ctx)
 }
 
 const HANDLERS: &[Handler<InfiniteSource>] = &[
@@ -187,43 +219,26 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
             e.wake(ctx)
         },
     ),
-    Handler::data_write(
-        "datasize",
-        |e| &e.datasize,
-        |e, v, ctx| {
-            e.datasize = parse_datasize(v.trim())?;
-            e.rebuild_prototype();
-            e.wake(ctx)
-        },
-    ),
-    Handler::data_write(
-        "length",
-        |e| &e.datasize,
-        |e, v, ctx| {
-            e.datasize = parse_datasize(v.trim())?;
-            e.rebuild_prototype();
-            e.wake(ctx)
-        },
-    ),
+    Handler::data_write("datasize", |e| &e.datasize, write_length),
+    Handler::data_write("length", |e| &e.datasize, write_length),
     Handler::data_write(
         "limit",
         |e| &e.limit,
-        |e, v, ctx| e.set(v, ctx, |e| &mut e.limit),
+        |e, v, ctx| {
+            e.limit = InfiniteSource::int_value(v, "limit parameter must be integer")?;
+            e.wake(ctx)
+        },
     ),
-    Handler::data_write(
-        "burst",
-        |e| &e.burst,
-        |e, v, ctx| e.set(v, ctx, |e| &mut e.burst),
-    ),
-    Handler::data_write(
-        "burstsize",
-        |e| &e.burst,
-        |e, v, ctx| e.set(v, ctx, |e| &mut e.burst),
-    ),
+    Handler::data_write("burst", |e| &e.burst, write_burst),
+    Handler::data_write("burstsize", |e| &e.burst, write_burst),
     Handler::data_write(
         "active",
         |e| &e.active,
-        |e, v, ctx| e.set(v, ctx, |e| &mut e.active),
+        |e, v, ctx| {
+            e.active =
+                parse_bool(v.trim()).map_err(|_| "active parameter must be boolean".to_string())?;
+            e.wake(ctx)
+        },
     ),
 ];
 

@@ -251,6 +251,20 @@ enum Op {
 
 /// Goto targets that end the script, as Click's negative instruction codes.
 const T_EXIT: i64 = -1;
+/// `$?` after a write handler failed with error `e`: what Click's
+/// handler would return. Most return -EINVAL (-22, what Click's error
+/// reporting returns); a handler given a handler call that cannot be
+/// found (Counter's `count_call 5 x.nosuch`) passes on
+/// `HandlerCall::reset_write`'s -1.
+fn write_failed_status(e: &str) -> i64 {
+    let lookup = e.starts_with("no element named '")
+        || (e.starts_with("no '") && e.ends_with("' write handler"));
+    if lookup {
+        -1
+    } else {
+        -22
+    }
+}
 const T_END: i64 = -2;
 const T_STOP: i64 = -3;
 const T_ERROR: i64 = -4;
@@ -733,7 +747,61 @@ impl Exec<'_, '_, '_> {
         let p = (!param.is_empty()).then_some(param);
         match self.target(hname) {
             Target::Local(h) => self.local_read(&h, param),
-            Target::Other => self.host.read(hname, p),
+            // Click's words for a handler that cannot be read.
+            Target::Other => self.host.read(hname, p).map_err(|e| {
+                match e
+                    .strip_suffix("' handler")
+                    .and_then(|x| x.strip_prefix("no '"))
+                    .or_else(|| {
+                        e.strip_suffix("' is a write handler")
+                            .and_then(|x| x.strip_prefix('\''))
+                    }) {
+                    Some(path) => format!("no '{path}' read handler"),
+                    None => e,
+                }
+            }),
+        }
+    }
+
+    /// Finds write handler `hname` before a `write` calls it: its full
+    /// name as Click prints it in "While calling" (`x/i.limit` for `i.limit`
+    /// written inside compound `x`), or Click's lookup error (`no element
+    /// named 'E'`, `no 'H' write handler`).
+    fn write_target(&self, hname: &str) -> Result<String, String> {
+        let hname = hname.trim();
+        let missing = || format!("no '{hname}' write handler");
+        match self.target(hname) {
+            Target::Local(h) => {
+                if matches!(h.as_str(), "set" | "step" | "goto" | "run") {
+                    Ok(format!("{}.{h}", self.host.element_name()))
+                } else {
+                    Err(missing())
+                }
+            }
+            Target::Other => {
+                let Host::Mut(ctx) = &self.host else {
+                    return Ok(hname.trim_start_matches('.').to_string());
+                };
+                let (elem, h) = match hname.split_once('.') {
+                    None => (None, hname),
+                    Some(("", h)) | Some(("0", h)) => (None, h),
+                    Some((e, h)) => match ctx.find_element(e) {
+                        Some(i) => (Some(i), h),
+                        None => return Err(format!("no element named '{e}'")),
+                    },
+                };
+                let full = match elem.and_then(|i| ctx.element_name_at(i)) {
+                    Some(name) => format!("{name}.{h}"),
+                    None => h.to_string(),
+                };
+                let specs = ctx.handler_specs(elem);
+                // An element on the call stack cannot list its handlers
+                // (the list is empty): the call itself will say.
+                if !specs.is_empty() && !specs.iter().any(|s| s.name == h && s.is_write()) {
+                    return Err(format!("no '{full}' write handler"));
+                }
+                Ok(full)
+            }
         }
     }
 
@@ -885,13 +953,34 @@ impl Exec<'_, '_, '_> {
                     if insn.op == Op::WriteQ {
                         value = unq(&value);
                     }
-                    self.st.write_status = match self.call_write(&h, &value) {
-                        Ok(()) => 0,
-                        Err(e) => {
-                            self.errs.push(e);
-                            -1
+                    // As Click's Script: a handler that cannot be found
+                    // is reported bare and leaves `$?` as it was; a write
+                    // handler that fails is reported under "While calling
+                    // 'ELEMENT.HANDLER VALUE':" and sets `$?` to -22
+                    // (-EINVAL, what Click's handlers return).
+                    match self.write_target(&h) {
+                        Err(e) => self.errs.push(e),
+                        Ok(full) => {
+                            self.st.write_status = match self.call_write(&h, &value) {
+                                Ok(()) => 0,
+                                Err(e) => {
+                                    let v = value.trim();
+                                    let call = if v.is_empty() {
+                                        full
+                                    } else {
+                                        format!("{full} {v}")
+                                    };
+                                    let mut msg = format!("While calling '{call}':");
+                                    for line in e.lines() {
+                                        msg.push_str("\n  ");
+                                        msg.push_str(line);
+                                    }
+                                    self.errs.push(msg);
+                                    write_failed_status(&e)
+                                }
+                            };
                         }
-                    };
+                    }
                 }
                 Op::Set | Op::SetQ | Op::Return | Op::ReturnQ => {
                     let mut v = self.expand(&insn.text, false);
