@@ -31,9 +31,9 @@
 //! flag taken with one atomic swap, cheaper than a mutex's uncontended
 //! path (see [`SharedTable::for_threads`]).
 
+use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
