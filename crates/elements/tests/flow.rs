@@ -1092,3 +1092,44 @@ fn filters_changed_by_handlers_survive_a_hot_swap() {
         "added filters carried (output 2 is gone), the removed one stays removed"
     );
 }
+
+#[test]
+fn the_table_lock_is_a_mutex_only_with_threads() {
+    use rclick_elements::flow::flowtable::FlowTable;
+    let cfg = "ft :: FlowTable; Idle -> ft -> Discard;";
+    let threaded = |threads: usize| {
+        let opts = rclick_core::RouterOptions {
+            threads,
+            ..Default::default()
+        };
+        let r = testing::from_config_with(cfg, &opts);
+        r.with_element::<FlowTable, _>("ft", |f| f.shared().threaded())
+            .expect("a FlowTable")
+    };
+    assert!(!threaded(1));
+    assert!(threaded(2));
+}
+
+#[test]
+fn the_one_thread_lock_still_excludes() {
+    // The flag lock of a one-thread table is a real lock: two threads
+    // taking it at once (which a router never does) lose no update.
+    use rclick_elements::flow::table::SharedTable;
+    for threaded in [false, true] {
+        let t = SharedTable::for_threads(16, 0, threaded);
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                let t = t.clone();
+                s.spawn(move || {
+                    for _ in 0..50_000 {
+                        let mut g = t.lock();
+                        let h = g.hits;
+                        std::hint::black_box(&mut *g);
+                        g.hits = h + 1;
+                    }
+                });
+            }
+        });
+        assert_eq!(t.lock().hits, 100_000, "threaded {threaded}");
+    }
+}

@@ -205,6 +205,109 @@ impl FlowGate {
         Ok(())
     }
 
+    /// Routes `batch`: `Some(out)` when the whole batch leaves by output
+    /// `out` (left in `batch` for the caller to send), `None` when the
+    /// packets were sent on one by one or dropped (`batch` is then empty).
+    #[inline(always)]
+    fn route(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> Option<usize> {
+        let (mut lookups, mut cached, mut nomatch, mut bad) = (0u64, 0u64, 0u64, 0u64);
+        let (dag, outs) = (&self.dag, &self.outs);
+        let lookup = |k: &Key| dag.lookup(k).map(|i| outs[i]);
+        let Some((table, slot)) = &self.table else {
+            dispatch_push(std::mem::take(batch), ctx, |p, _| match Key::of(&p) {
+                Ok(k) => {
+                    lookups += 1;
+                    match lookup(&k) {
+                        Some(o) => Some((o, p)),
+                        None => {
+                            nomatch += 1;
+                            None
+                        }
+                    }
+                }
+                Err(_) => {
+                    bad += 1;
+                    None
+                }
+            });
+            self.lookups += lookups;
+            self.nomatch += nomatch;
+            self.bad += bad;
+            return None;
+        };
+        let slot = *slot;
+        let now = ctx.recent().nanos();
+        let mut t = table.lock();
+        let gen = u64::from(self.generation) << 32;
+        if let Some(idx) = t.lookup_one_flow_batch(batch, now) {
+            // One flow: one answer for the whole batch.
+            let n = batch.len() as u64;
+            let s = t.slot(idx, slot);
+            let enc = if s & !0xffff_ffff == gen && s as u32 != 0 {
+                self.cached += n;
+                s as u32
+            } else {
+                self.lookups += 1;
+                self.cached += n - 1;
+                let enc = match lookup(&t.record(idx).key) {
+                    Some(o) => o as u32 + 1,
+                    None => NO_MATCH,
+                };
+                *t.slot_mut(idx, slot) = gen | u64::from(enc);
+                enc
+            };
+            drop(t);
+            if enc == NO_MATCH {
+                self.nomatch += n;
+                drop(std::mem::take(batch));
+                return None;
+            }
+            return Some(enc as usize - 1);
+        }
+        let mut last = LastLookup::default();
+        let mut last_enc = NO_MATCH;
+        dispatch_push(std::mem::take(batch), ctx, |mut p, _| {
+            let Ok((idx, repeat)) = t.lookup_in_batch(&mut p, now, &mut last) else {
+                bad += 1;
+                return None;
+            };
+            // The slot: this gate's generation, then output + 1,
+            // or NO_MATCH; 0 when never set.
+            let enc = if repeat {
+                // The previous packet's flow: its answer is now
+                // cached in the slot, whichever way it was found.
+                cached += 1;
+                last_enc
+            } else {
+                let s = t.slot(idx, slot);
+                if s & !0xffff_ffff == gen && s as u32 != 0 {
+                    cached += 1;
+                    s as u32
+                } else {
+                    lookups += 1;
+                    let enc = match lookup(&t.record(idx).key) {
+                        Some(o) => o as u32 + 1,
+                        None => NO_MATCH,
+                    };
+                    *t.slot_mut(idx, slot) = gen | u64::from(enc);
+                    enc
+                }
+            };
+            last_enc = enc;
+            if enc == NO_MATCH {
+                nomatch += 1;
+                None
+            } else {
+                Some((enc as usize - 1, p))
+            }
+        });
+        self.lookups += lookups;
+        self.cached += cached;
+        self.nomatch += nomatch;
+        self.bad += bad;
+        None
+    }
+
     /// The `filters` listing.
     pub fn listing(&self) -> String {
         let mut s = String::new();
@@ -331,100 +434,27 @@ impl Element for FlowGate {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
-        let (mut lookups, mut cached, mut nomatch, mut bad) = (0u64, 0u64, 0u64, 0u64);
-        let (dag, outs) = (&self.dag, &self.outs);
-        let lookup = |k: &Key| dag.lookup(k).map(|i| outs[i]);
-        match &self.table {
-            None => dispatch_push(batch, ctx, |p, _| match Key::of(&p) {
-                Ok(k) => {
-                    lookups += 1;
-                    match lookup(&k) {
-                        Some(o) => Some((o, p)),
-                        None => {
-                            nomatch += 1;
-                            None
-                        }
-                    }
-                }
-                Err(_) => {
-                    bad += 1;
-                    None
-                }
-            }),
-            Some((table, slot)) => {
-                let slot = *slot;
-                let now = ctx.recent().nanos();
-                let mut t = table.lock();
-                let gen = u64::from(self.generation) << 32;
-                let mut batch = batch;
-                if let Some(idx) = t.lookup_one_flow_batch(&mut batch, now) {
-                    // One flow: one answer for the whole batch.
-                    let n = batch.len() as u64;
-                    let s = t.slot(idx, slot);
-                    let enc = if s & !0xffff_ffff == gen && s as u32 != 0 {
-                        self.cached += n;
-                        s as u32
-                    } else {
-                        self.lookups += 1;
-                        self.cached += n - 1;
-                        let enc = match lookup(&t.record(idx).key) {
-                            Some(o) => o as u32 + 1,
-                            None => NO_MATCH,
-                        };
-                        *t.slot_mut(idx, slot) = gen | u64::from(enc);
-                        enc
-                    };
-                    drop(t);
-                    if enc == NO_MATCH {
-                        self.nomatch += n;
-                    } else {
-                        ctx.emit_batch(enc as usize - 1, batch);
-                    }
-                    return;
-                }
-                let mut last = LastLookup::default();
-                let mut last_enc = NO_MATCH;
-                dispatch_push(batch, ctx, |mut p, _| {
-                    let Ok((idx, repeat)) = t.lookup_in_batch(&mut p, now, &mut last) else {
-                        bad += 1;
-                        return None;
-                    };
-                    // The slot: this gate's generation, then output + 1,
-                    // or NO_MATCH; 0 when never set.
-                    let enc = if repeat {
-                        // The previous packet's flow: its answer is now
-                        // cached in the slot, whichever way it was found.
-                        cached += 1;
-                        last_enc
-                    } else {
-                        let s = t.slot(idx, slot);
-                        if s & !0xffff_ffff == gen && s as u32 != 0 {
-                            cached += 1;
-                            s as u32
-                        } else {
-                            lookups += 1;
-                            let enc = match lookup(&t.record(idx).key) {
-                                Some(o) => o as u32 + 1,
-                                None => NO_MATCH,
-                            };
-                            *t.slot_mut(idx, slot) = gen | u64::from(enc);
-                            enc
-                        }
-                    };
-                    last_enc = enc;
-                    if enc == NO_MATCH {
-                        nomatch += 1;
-                        None
-                    } else {
-                        Some((enc as usize - 1, p))
-                    }
-                });
-            }
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        if self.push_in_chain(&mut batch, ctx) {
+            ctx.emit_batch(0, batch);
         }
-        self.lookups += lookups;
-        self.cached += cached;
-        self.nomatch += nomatch;
-        self.bad += bad;
+    }
+
+    /// A gate chains: a batch that leaves whole by output 0 (the usual
+    /// case when output 0 is the default path) goes straight on, without
+    /// a handoff through the dispatcher.
+    fn chains(&self) -> bool {
+        true
+    }
+
+    fn push_in_chain(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        match self.route(batch, ctx) {
+            Some(0) => true,
+            Some(out) => {
+                ctx.emit_batch(out, std::mem::take(batch));
+                false
+            }
+            None => false,
+        }
     }
 }

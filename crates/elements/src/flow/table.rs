@@ -23,14 +23,18 @@
 //! cleared). Recycling gives a record a new stamp, so annotations on
 //! packets still in flight no longer name it.
 //!
-//! Threads: the table is an `Arc<Mutex<..>>`, locked once per batch by
-//! each element using it (as the IPRewriter family's table), so gates on
+//! Threads: the table is shared (`Arc`) and locked once per batch by each
+//! element using it (as the IPRewriter family's table), so gates on
 //! several threads share one table and a packet may cross threads with
-//! its annotation.
+//! its annotation. In a router of several threads the lock is a mutex; in
+//! a router of one thread (the FlowTable knows at configuration) it is a
+//! flag taken with one atomic swap, cheaper than a mutex's uncontended
+//! path (see [`SharedTable::for_threads`]).
 
+use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rclick_core::{Batch, Packet};
@@ -115,22 +119,116 @@ pub struct Table {
 
 /// A shared handle to a table.
 #[derive(Clone)]
-pub struct SharedTable(Arc<Mutex<Table>>);
+pub struct SharedTable(Arc<Shared>);
+
+/// The table and its lock: a mutex in a router of several threads; in a
+/// router of one thread, where nothing ever contends for it, a flag set
+/// and cleared with one atomic swap and one store (a mutex's uncontended
+/// path also checks for waiters on release and for poisoning both ways,
+/// which is most of a gate's per-batch cost at small batches).
+struct Shared {
+    mutex: Option<Mutex<()>>,
+    held: AtomicBool,
+    table: UnsafeCell<Table>,
+}
+
+// SAFETY: `table` is reached only through a `TableGuard`, which holds the
+// mutex or (without one) the `held` flag, taken with Acquire and released
+// with Release, so at most one guard exists at a time and each sees the
+// previous one's writes.
+unsafe impl Sync for Shared {}
+
+/// The table, locked (see [`SharedTable::lock`]).
+pub struct TableGuard<'a> {
+    shared: &'a Shared,
+    _mutex: Option<MutexGuard<'a, ()>>,
+}
+
+impl std::ops::Deref for TableGuard<'_> {
+    type Target = Table;
+    #[inline(always)]
+    fn deref(&self) -> &Table {
+        // SAFETY: the guard holds the lock (see `Shared`).
+        unsafe { &*self.shared.table.get() }
+    }
+}
+
+impl std::ops::DerefMut for TableGuard<'_> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Table {
+        // SAFETY: the guard holds the lock (see `Shared`).
+        unsafe { &mut *self.shared.table.get() }
+    }
+}
+
+impl Drop for TableGuard<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self._mutex.is_none() {
+            self.shared.held.store(false, Ordering::Release);
+        }
+    }
+}
 
 impl SharedTable {
+    /// A table for a router of several threads (or for any use outside
+    /// a router): locked by a mutex.
     pub fn new(capacity: usize, timeout_ns: i64) -> SharedTable {
-        SharedTable(Arc::new(Mutex::new(Table::new(capacity, timeout_ns))))
+        SharedTable::for_threads(capacity, timeout_ns, true)
+    }
+
+    /// A table locked by a mutex when `threaded`, else by a flag (still a
+    /// lock, correct under contention, but one that spins: for a router
+    /// of one thread, where nothing contends).
+    pub fn for_threads(capacity: usize, timeout_ns: i64, threaded: bool) -> SharedTable {
+        SharedTable(Arc::new(Shared {
+            mutex: threaded.then(|| Mutex::new(())),
+            held: AtomicBool::new(false),
+            table: UnsafeCell::new(Table::new(capacity, timeout_ns)),
+        }))
+    }
+
+    /// Whether the table is locked by a mutex (see [`for_threads`](Self::for_threads)).
+    pub fn threaded(&self) -> bool {
+        self.0.mutex.is_some()
     }
 
     /// Locks the table (once per batch). A panic in another holder does
     /// not poison it for good: the table is consistent between calls.
-    #[inline]
-    pub fn lock(&self) -> MutexGuard<'_, Table> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    #[inline(always)]
+    pub fn lock(&self) -> TableGuard<'_> {
+        let shared: &Shared = &self.0;
+        match &shared.mutex {
+            Some(m) => TableGuard {
+                shared,
+                _mutex: Some(m.lock().unwrap_or_else(|e| e.into_inner())),
+            },
+            None => {
+                if shared.held.swap(true, Ordering::Acquire) {
+                    shared.wait();
+                }
+                TableGuard {
+                    shared,
+                    _mutex: None,
+                }
+            }
+        }
     }
 
     pub fn same(&self, other: &SharedTable) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Shared {
+    /// The flag is held: by another thread (a one-thread table used from
+    /// two, which the router never does), so wait for it.
+    #[cold]
+    #[inline(never)]
+    fn wait(&self) {
+        while self.held.swap(true, Ordering::Acquire) {
+            std::thread::yield_now();
+        }
     }
 }
 
@@ -287,7 +385,7 @@ impl Table {
     /// [`lookup_in_batch`](Self::lookup_in_batch) would, in one pass
     /// without per-packet probes. `None`, with nothing counted or changed,
     /// when the batch is empty, mixed or has a packet without a key.
-    #[inline]
+    #[inline(always)]
     pub fn lookup_one_flow_batch(&mut self, batch: &mut Batch, now: i64) -> Option<u32> {
         let (first, rest) = batch.packets_mut().split_first_mut()?;
         let key = Key::of(first).ok()?;
@@ -298,7 +396,7 @@ impl Table {
             return None;
         }
         let anno_hits = self.anno_hits;
-        let idx = self.lookup_key(first, key, anno_in, now);
+        let idx = self.lookup_key_train(first, key, anno_in, now);
         let more = rest.len() as u64;
         // As in `lookup_in_batch`: the rest are found by the annotation
         // when the first was, or when it names the record just started.
@@ -316,10 +414,30 @@ impl Table {
         Some(idx)
     }
 
+    /// [`lookup_key`](Self::lookup_key) for a batch of one flow (a train):
+    /// inline, with the most recently used record tried inline too. The
+    /// per-packet paths keep the call (inlining there cost about 10
+    /// instructions a packet on an interleaved trace).
+    #[inline(always)]
+    fn lookup_key_train(&mut self, p: &mut Packet, key: Key, anno_in: u64, now: i64) -> u32 {
+        self.lookup_key_with::<true>(p, key, anno_in, now)
+    }
+
     /// The record of `p`'s flow, `key`, given the flow annotation it
     /// arrived with.
     #[inline]
     fn lookup_key(&mut self, p: &mut Packet, key: Key, anno_in: u64, now: i64) -> u32 {
+        self.lookup_key_with::<false>(p, key, anno_in, now)
+    }
+
+    #[inline(always)]
+    fn lookup_key_with<const TRAIN: bool>(
+        &mut self,
+        p: &mut Packet,
+        key: Key,
+        anno_in: u64,
+        now: i64,
+    ) -> u32 {
         let a = anno_in.to_ne_bytes();
         let idx = u32::from_ne_bytes([a[0], a[1], a[2], a[3]]).wrapping_sub(1);
         let stamp = u32::from_ne_bytes([a[4], a[5], a[6], a[7]]);
@@ -337,13 +455,36 @@ impl Table {
                 return idx;
             }
         }
-        let idx = self.find_or_insert(&key, now);
+        let idx = if TRAIN {
+            self.find_or_insert_inline(&key, now)
+        } else {
+            self.find_or_insert(&key, now)
+        };
         let r = &self.recs[idx as usize];
         let mut a = [0u8; 8];
         a[..4].copy_from_slice(&(idx + 1).to_ne_bytes());
         a[4..].copy_from_slice(&r.stamp.to_ne_bytes());
         p.set_anno_bytes(FLOW_ANNO, &a);
         idx
+    }
+
+    /// [`find_or_insert`](Self::find_or_insert) with its commonest case
+    /// inline: the most recently used record (a train of packets of one
+    /// flow), live and not expired, is already at the head of the LRU
+    /// list, so only its counts and time change.
+    #[inline(always)]
+    fn find_or_insert_inline(&mut self, key: &Key, now: i64) -> u32 {
+        let head = self.head;
+        let timeout = self.timeout;
+        if let Some(r) = self.recs.get_mut(head as usize) {
+            if r.key == *key && (timeout == 0 || now.saturating_sub(r.last) <= timeout) {
+                r.last = now;
+                r.packets += 1;
+                self.hits += 1;
+                return head;
+            }
+        }
+        self.find_or_insert(key, now)
     }
 
     /// The record of `key`, created (or restarted, if expired) as needed.
