@@ -19,8 +19,6 @@ use rclick_core::conf::split_args;
 use rclick_core::wire::{Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Ctx, Element, InitCtx, Packet};
 
-use crate::ip::ipcommon::AddrHashBuilder;
-
 /// Milliseconds of the router clock (Click's jiffies at user level).
 pub type Jiffies = i64;
 
@@ -30,8 +28,9 @@ pub fn jiffies(ctx: &Ctx) -> Jiffies {
 }
 
 /// A flow: source and destination address and port (or ICMP identifier).
-/// Addresses and ports are in host order.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
+/// Addresses and ports are in host order. Hashed as one 96-bit word (see
+/// [`FlowHashBuilder`]).
+#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
 pub struct FlowId {
     pub saddr: u32,
     pub daddr: u32,
@@ -62,6 +61,88 @@ impl FlowId {
             (self.daddr >> 16) as u16,
             self.daddr as u16,
         ]
+    }
+}
+
+impl std::hash::Hash for FlowId {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let addrs = (u64::from(self.saddr) << 32) | u64::from(self.daddr);
+        let ports = (u32::from(self.sport) << 16) | u32::from(self.dport);
+        state.write_u128((u128::from(ports) << 64) | u128::from(addrs));
+    }
+}
+
+/// The hasher of the flow maps: one folded multiply (the 128-bit product's
+/// halves xored, as foldhash and ahash do) of the 96 bits of a [`FlowId`]
+/// against two secret 64-bit keys drawn for each map, so that flows
+/// crafted to collide need the keys (a fixed hash lets a sender who knows
+/// it aim every flow at one bucket: each lookup then walks them all). Two
+/// distinct flows collide in the 64-bit hash with probability about
+/// 2^-64 over the keys.
+#[derive(Clone)]
+pub struct FlowHashBuilder {
+    k0: u64,
+    k1: u64,
+}
+
+impl Default for FlowHashBuilder {
+    fn default() -> Self {
+        use std::hash::BuildHasher;
+        let seeds = std::collections::hash_map::RandomState::new();
+        FlowHashBuilder {
+            k0: seeds.hash_one(0x6e61_7430_u64),
+            k1: seeds.hash_one(0x6e61_7431_u64),
+        }
+    }
+}
+
+impl std::hash::BuildHasher for FlowHashBuilder {
+    type Hasher = FlowHasher;
+
+    #[inline]
+    fn build_hasher(&self) -> FlowHasher {
+        FlowHasher {
+            acc: 0,
+            k0: self.k0,
+            k1: self.k1,
+        }
+    }
+}
+
+/// The hasher of [`FlowHashBuilder`]: each 128-bit word written is folded
+/// into the state by one multiply (a `FlowId` is one word).
+pub struct FlowHasher {
+    acc: u64,
+    k0: u64,
+    k1: u64,
+}
+
+#[inline]
+fn folded_multiply(a: u64, b: u64) -> u64 {
+    let m = u128::from(a) * u128::from(b);
+    (m as u64) ^ ((m >> 64) as u64)
+}
+
+impl std::hash::Hasher for FlowHasher {
+    #[inline]
+    fn write_u128(&mut self, n: u128) {
+        let (lo, hi) = (n as u64, (n >> 64) as u64);
+        self.acc = folded_multiply(lo ^ self.k0 ^ self.acc, hi ^ self.k1);
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(16) {
+            let mut w = [0u8; 16];
+            w[..c.len()].copy_from_slice(c);
+            self.write_u128(u128::from_le_bytes(w));
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.acc
     }
 }
 
@@ -800,7 +881,7 @@ pub struct Table {
     heaps: [Vec<(Jiffies, usize)>; 2],
     pub capacity: u32,
     /// Lookup maps: flow id to [`map_entry`] (16-byte entries).
-    pub maps: Vec<HashMap<FlowId, u32, AddrHashBuilder>>,
+    pub maps: Vec<HashMap<FlowId, u32, FlowHashBuilder>>,
     pub owners: Vec<Owner>,
 }
 
@@ -865,6 +946,11 @@ impl Table {
 
     pub fn size(&self) -> usize {
         self.heaps[0].len() + self.heaps[1].len()
+    }
+
+    /// Flows the table has room for without growing (live or free).
+    pub fn flow_slots(&self) -> usize {
+        self.flows.len()
     }
 
     pub fn flow(&self, i: usize) -> &Flow {
@@ -969,6 +1055,18 @@ impl Table {
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn change_expiry_cold(&mut self, f: usize, guaranteed: bool, expiry: Jiffies) {
+        self.change_expiry(f, guaranteed, expiry);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn sift_up_cold(&mut self, h: usize, i: usize) {
+        self.sift_up(h, i);
+    }
+
     /// Moves flow `f` to `expiry` in the guaranteed or best-effort heap.
     pub fn change_expiry(&mut self, f: usize, guaranteed: bool, expiry: Jiffies) {
         if self.flows[f].guaranteed != guaranteed {
@@ -988,7 +1086,7 @@ impl Table {
     }
 
     /// After a packet of flow `f`: its guarantee or timeout starts again.
-    #[inline]
+    #[inline(always)]
     pub fn refresh(&mut self, f: usize, now: Jiffies) {
         let Some(fl) = self.flows.get_mut(f) else {
             return;
@@ -1007,16 +1105,24 @@ impl Table {
             (false, now + t.flow_timeout(fl))
         };
         if fl.guaranteed != guaranteed {
-            return self.change_expiry(f, guaranteed, expiry);
+            return self.change_expiry_cold(f, guaranteed, expiry);
         }
         // The common case, inline: same heap, and an expiry that grows
-        // leaves the heap key behind (settled lazily, see `heaps`).
+        // leaves the heap key behind (settled lazily, see `heaps`). A
+        // heap key is never above its flow's expiry (it is set to the
+        // expiry, or lowered with it), so an expiry that does not go down
+        // needs no look at the heap: with a million flows, that look is
+        // a cache miss.
+        let old = fl.expiry;
         fl.expiry = expiry;
+        if expiry >= old {
+            return;
+        }
         let (h, i) = (guaranteed as usize, fl.place as usize);
         if let Some(e) = self.heaps[h].get_mut(i) {
             if expiry < e.0 {
                 e.0 = expiry;
-                self.sift_up(h, i);
+                self.sift_up_cold(h, i);
             }
         }
     }
