@@ -73,13 +73,12 @@ impl std::hash::Hash for FlowId {
     }
 }
 
-/// The hasher of the flow maps: one folded multiply (the 128-bit product's
+/// The hasher of the flow maps: a folded multiply (the 128-bit product's
 /// halves xored, as foldhash and ahash do) of the 96 bits of a [`FlowId`]
-/// against two secret 64-bit keys drawn for each map, so that flows
-/// crafted to collide need the keys (a fixed hash lets a sender who knows
-/// it aim every flow at one bucket: each lookup then walks them all). Two
-/// distinct flows collide in the 64-bit hash with probability about
-/// 2^-64 over the keys.
+/// against two secret 64-bit keys drawn for each map, and a second one to
+/// finish, so that flows crafted to collide need the keys (a fixed hash
+/// lets a sender who knows it aim every flow at one bucket: each lookup
+/// then walks them all).
 #[derive(Clone)]
 pub struct FlowHashBuilder {
     k0: u64,
@@ -140,9 +139,14 @@ impl std::hash::Hasher for FlowHasher {
         }
     }
 
+    /// A second folded multiply, by a constant: one alone leaves flows
+    /// that differ only in the low bits of a port with nearly the same
+    /// top bits (a product grows little with a small change of one
+    /// factor), and hashbrown keeps the top seven bits as its tags, so
+    /// such flows would all share a few tags.
     #[inline]
     fn finish(&self) -> u64 {
-        self.acc
+        folded_multiply(self.acc, 0x9e37_79b9_7f4a_7c15)
     }
 }
 
@@ -1656,4 +1660,49 @@ pub fn track_tcp(fl: &mut Flow, dir: usize, flags: u8, payload: bool) {
 /// keywords, then one spec per remaining argument).
 pub fn split_config(conf: &str) -> Vec<String> {
     split_args(conf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    /// Flows that differ in one field only (a NAT's many ports behind one
+    /// address pair, many sources to one server) must spread over the
+    /// low bits hashbrown picks buckets with and the top seven bits it
+    /// keeps as tags, whatever the keys.
+    #[test]
+    fn flow_hash_spreads_in_every_field() {
+        for _ in 0..32 {
+            let b = FlowHashBuilder::default();
+            let variants: [fn(u32) -> FlowId; 4] = [
+                |i| FlowId::new(0x0a00_0001 + i, 1234, 0xac10_0001, 80),
+                |i| FlowId::new(0x0a00_0001, 1024 + i as u16, 0xac10_0001, 80),
+                |i| FlowId::new(0x0a00_0001, 1234, 0xac10_0001 ^ (i << 20), 80),
+                |i| FlowId::new(0x0a00_0001, 1234, 0xac10_0001, i as u16),
+            ];
+            for (n, flow) in variants.iter().enumerate() {
+                let hashes: Vec<u64> = (0..4096u32).map(|i| b.hash_one(flow(i))).collect();
+                let mut low: Vec<u64> = hashes.iter().map(|h| h & 0xffff).collect();
+                low.sort_unstable();
+                low.dedup();
+                assert!(low.len() > 3800, "field {n}: {} distinct low words", low.len());
+                let mut top = [0u32; 128];
+                for h in &hashes {
+                    top[(h >> 57) as usize] += 1;
+                }
+                // 32 expected per tag.
+                assert!(top.iter().all(|&c| c < 80), "field {n}: tags {top:?}");
+            }
+        }
+    }
+
+    /// Each map draws its own keys: a flow set crafted against one
+    /// table's hash does not carry over to another's.
+    #[test]
+    fn flow_hash_keys_differ_between_maps() {
+        let (a, b) = (FlowHashBuilder::default(), FlowHashBuilder::default());
+        let f = FlowId::new(0x0a00_0001, 1234, 0xac10_0001, 80);
+        assert_ne!(a.hash_one(f), b.hash_one(f));
+    }
 }
