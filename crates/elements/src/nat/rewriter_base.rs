@@ -1686,7 +1686,11 @@ mod tests {
                 let mut low: Vec<u64> = hashes.iter().map(|h| h & 0xffff).collect();
                 low.sort_unstable();
                 low.dedup();
-                assert!(low.len() > 3800, "field {n}: {} distinct low words", low.len());
+                assert!(
+                    low.len() > 3800,
+                    "field {n}: {} distinct low words",
+                    low.len()
+                );
                 let mut top = [0u32; 128];
                 for h in &hashes {
                     top[(h >> 57) as usize] += 1;
