@@ -48,6 +48,10 @@ pub struct Rewriter {
     pub drops: u64,
     /// Fragmented datagrams of mapped flows, by their first fragment.
     frags: Fragments,
+    /// Whether established flows take [`Rewriter::fast_path`] (always,
+    /// but for tests comparing it with the general path: see
+    /// [`Rewriter::set_fast_path`]).
+    fast: std::sync::atomic::AtomicBool,
 }
 
 /// The datagrams whose first fragment was rewritten, so that their later
@@ -139,7 +143,16 @@ impl Rewriter {
             timer: None,
             drops: 0,
             frags: Fragments::default(),
+            fast: std::sync::atomic::AtomicBool::new(true),
         }
+    }
+
+    /// Turns the fast path for established flows off (or on again), so
+    /// that a test can check its output against the general path's
+    /// (through `Router::with_element`). Read once per batch.
+    #[doc(hidden)]
+    pub fn set_fast_path(&self, on: bool) {
+        self.fast.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn has_tcp_table(&self) -> bool {
@@ -407,6 +420,7 @@ impl Element for Rewriter {
         let now = jiffies(ctx);
         let table = self.table.clone();
         let mut t = lock_table(&table);
+        let fast = self.fast.load(std::sync::atomic::Ordering::Relaxed);
         if batch.len() > 1
             && t.flow_slots() >= PREFETCH_MIN_FLOWS
             && matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp)
@@ -417,7 +431,7 @@ impl Element for Rewriter {
         // packet takes the same output, else packet by packet in arrival
         // order (Click's order where two outputs meet again downstream).
         dispatch_push(batch, ctx, |p, _| {
-            let r = self.process(port, p, &mut t, now);
+            let r = self.process(port, p, &mut t, now, fast);
             if r.is_none() {
                 self.drops += 1;
             }
@@ -869,11 +883,16 @@ impl Rewriter {
         mut p: Packet,
         t: &mut Table,
         now: Jiffies,
+        fast: bool,
     ) -> Option<(usize, Packet)> {
-        let known_miss = match self.fast_path(&mut p, t, now) {
-            Fast::Done(out) => return Some((out, p)),
-            Fast::Miss => true,
-            Fast::Other => false,
+        let known_miss = if fast {
+            match self.fast_path(&mut p, t, now) {
+                Fast::Done(out) => return Some((out, p)),
+                Fast::Miss => true,
+                Fast::Other => false,
+            }
+        } else {
+            false
         };
         let info = ip_info(&p)?;
         // The flow key and map of the packet, or the unhandled path.
