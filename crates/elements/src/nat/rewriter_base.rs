@@ -1701,6 +1701,167 @@ mod tests {
         }
     }
 
+    /// The heaps' invariants: one entry per live flow, its place
+    /// recorded, each key at most its flow's expiry (keys left behind by
+    /// growing expiries), and the heap order on keys.
+    fn check_heaps(t: &Table) {
+        let live = t.flows.iter().filter(|f| f.live).count();
+        assert_eq!(t.size(), live, "one heap entry per live flow");
+        for (h, heap) in t.heaps.iter().enumerate() {
+            for (i, &(key, f)) in heap.iter().enumerate() {
+                let fl = &t.flows[f];
+                assert!(fl.live, "heap {h} holds dead flow {f}");
+                assert_eq!(fl.place as usize, i, "flow {f}'s place");
+                assert_eq!(fl.guaranteed as usize, h, "flow {f}'s heap");
+                assert!(
+                    key <= fl.expiry,
+                    "flow {f}: key {key} above expiry {}",
+                    fl.expiry
+                );
+                if i > 0 {
+                    assert!(heap[(i - 1) / 2].0 <= key, "heap {h} order at {i}");
+                }
+            }
+        }
+    }
+
+    /// When flow `f` dies if nothing refreshes it, seen at `now`: a
+    /// guaranteed flow whose guarantee is over by then moves on to its
+    /// best-effort expiry; `None` while its guarantee lasts.
+    fn effective_expiry(t: &Table, f: usize, now: Jiffies) -> Option<Jiffies> {
+        let fl = &t.flows[f];
+        match (fl.guaranteed, fl.expiry <= now) {
+            (false, _) => Some(fl.expiry),
+            (true, true) => Some(t.best_effort_expiry(f)),
+            (true, false) => None,
+        }
+    }
+
+    /// Flows refreshed at random times (expiries that grow, leaving stale
+    /// heap keys behind, and TCP flows whose FIN/RST shortens them),
+    /// under a capacity: a new flow over the capacity evicts the flow
+    /// closest to expiry (never one still guaranteed), the reap removes
+    /// exactly the expired flows, and the heaps hold one entry per flow
+    /// whatever the refreshes.
+    #[test]
+    fn stale_heap_keys_keep_eviction_and_expiry_right() {
+        let mut seed = 0x1234_5678_9abc_def1_u64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for round in 0..40 {
+            let mut t = Table::default();
+            let map = t.new_map();
+            let owner = t.new_owner("rw", 1);
+            t.owners[owner].timeouts = Timeouts {
+                timeout: 30_000,
+                guarantee: if round % 2 == 0 { 0 } else { 5_000 },
+                tcp_data: 60_000,
+                tcp_done: 4_000,
+                udp_timeout: 20_000,
+                udp_guarantee: if round % 3 == 0 { 2_000 } else { 0 },
+                udp_streaming: 90_000,
+            };
+            t.capacity = 8 + (round % 5);
+            let mut now: Jiffies = 1_000_000;
+            let mut next_port = 1u16;
+            for _ in 0..600 {
+                now += rnd(3_000) as Jiffies;
+                let live: Vec<usize> = (0..t.flows.len()).filter(|&f| t.flows[f].live).collect();
+                match rnd(10) {
+                    0..=3 if !live.is_empty() => {
+                        // A packet of a live flow.
+                        let f = live[rnd(live.len() as u64) as usize];
+                        let dir = rnd(2) as usize;
+                        let fl = t.flow_mut(f);
+                        match fl.class {
+                            FlowClass::Tcp => {
+                                let flags = [0x10, 0x18, 0x11, 0x04, 0x02][rnd(5) as usize];
+                                track_tcp(fl, dir, flags, rnd(2) == 0);
+                            }
+                            FlowClass::Udp => track_udp(fl, dir),
+                            FlowClass::Plain => {}
+                        }
+                        t.refresh(f, now);
+                    }
+                    4 => {
+                        // The reap: exactly the flows expired by now go.
+                        let before: Vec<(usize, Option<Jiffies>)> = live
+                            .iter()
+                            .map(|&f| (f, effective_expiry(&t, f, now)))
+                            .collect();
+                        t.shrink(false, now);
+                        for (f, e) in before {
+                            let expired = e.is_some_and(|e| e <= now);
+                            assert_eq!(
+                                !t.flows[f].live, expired,
+                                "reap of flow {f} (expiry {e:?}, now {now})"
+                            );
+                        }
+                    }
+                    _ => {
+                        // A new flow.
+                        let class = if rnd(2) == 0 {
+                            FlowClass::Tcp
+                        } else {
+                            FlowClass::Udp
+                        };
+                        let key = FlowId::new(0x0a00_0001, next_port, 0x1200_0001, 80);
+                        let rw = FlowId::new(0x0100_0001, next_port, 0x1200_0001, 80);
+                        next_port += 1;
+                        // Who should go if the table overflows: the
+                        // closest to expiry among the flows not guaranteed
+                        // (the new one included).
+                        let full = t.size() >= t.capacity as usize;
+                        let to = t.owners[owner].timeouts;
+                        // A fresh flow (no TCP state, no UDP packet yet).
+                        let new_e = match (to.guarantee(class), class) {
+                            (0, FlowClass::Tcp) => Some(now + to.timeout),
+                            (0, _) => Some(now + to.udp_timeout),
+                            _ => None,
+                        };
+                        let best = live
+                            .iter()
+                            .filter_map(|&f| effective_expiry(&t, f, now))
+                            .chain(new_e)
+                            .min();
+                        let expiries: Vec<(usize, Option<Jiffies>)> = live
+                            .iter()
+                            .map(|&f| (f, effective_expiry(&t, f, now)))
+                            .collect();
+                        let added = t.add_flow(owner, 0, map, 17, class, key, rw, [0, 1], now);
+                        if full {
+                            let gone: Vec<(usize, Option<Jiffies>)> = expiries
+                                .iter()
+                                .copied()
+                                .filter(|&(f, _)| !t.flows[f].live)
+                                .collect();
+                            match (added, gone.as_slice()) {
+                                (Some(_), [(f, e)]) => {
+                                    assert_eq!(
+                                        *e, best,
+                                        "evicted flow {f} is not the closest to expiry"
+                                    );
+                                }
+                                (None, []) => {
+                                    assert_eq!(
+                                        new_e, best,
+                                        "new flow refused while a flow closer to expiry could go"
+                                    );
+                                }
+                                other => panic!("overflow: {other:?}"),
+                            }
+                        }
+                    }
+                }
+                check_heaps(&t);
+            }
+        }
+    }
+
     /// Each map draws its own keys: a flow set crafted against one
     /// table's hash does not carry over to another's.
     #[test]
