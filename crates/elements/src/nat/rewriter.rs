@@ -781,7 +781,6 @@ impl Rewriter {
         }
     }
 
-    /// One packet: its output, or `None` when it is dropped.
     /// The path of most packets: an unfragmented TCP or UDP packet of a
     /// flow with a mapping, rewritten from the header bytes in place with
     /// one lookup. Anything else is left untouched for
@@ -877,6 +876,8 @@ impl Rewriter {
         Some(Fast::Done(out))
     }
 
+    /// One packet: its output, or `None` when it is dropped. `fast`:
+    /// try [`Rewriter::fast_path`] first.
     fn process(
         &mut self,
         port: usize,
