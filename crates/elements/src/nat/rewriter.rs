@@ -48,6 +48,10 @@ pub struct Rewriter {
     pub drops: u64,
     /// Fragmented datagrams of mapped flows, by their first fragment.
     frags: Fragments,
+    /// Whether established flows take [`Rewriter::fast_path`] (always,
+    /// but for tests comparing it with the general path: see
+    /// [`Rewriter::set_fast_path`]).
+    fast: std::sync::atomic::AtomicBool,
 }
 
 /// The datagrams whose first fragment was rewritten, so that their later
@@ -139,7 +143,16 @@ impl Rewriter {
             timer: None,
             drops: 0,
             frags: Fragments::default(),
+            fast: std::sync::atomic::AtomicBool::new(true),
         }
+    }
+
+    /// Turns the fast path for established flows off (or on again), so
+    /// that a test can check its output against the general path's
+    /// (through `Router::with_element`). Read once per batch.
+    #[doc(hidden)]
+    pub fn set_fast_path(&self, on: bool) {
+        self.fast.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn has_tcp_table(&self) -> bool {
@@ -407,11 +420,18 @@ impl Element for Rewriter {
         let now = jiffies(ctx);
         let table = self.table.clone();
         let mut t = lock_table(&table);
+        let fast = self.fast.load(std::sync::atomic::Ordering::Relaxed);
+        if batch.len() > 1
+            && t.flow_slots() >= PREFETCH_MIN_FLOWS
+            && matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp)
+        {
+            self.prefetch(&batch, &t);
+        }
         // The batch is rewritten in place; it leaves whole when every
         // packet takes the same output, else packet by packet in arrival
         // order (Click's order where two outputs meet again downstream).
         dispatch_push(batch, ctx, |p, _| {
-            let r = self.process(port, p, &mut t, now);
+            let r = self.process(port, p, &mut t, now, fast);
             if r.is_none() {
                 self.drops += 1;
             }
@@ -622,6 +642,77 @@ fn parse_flow_words(words: &[String]) -> Result<FlowId, String> {
     Ok(FlowId::new(addr(sa)?, port(sp)?, addr(da)?, port(dp)?))
 }
 
+/// What [`Rewriter::fast_path`] did with a packet.
+enum Fast {
+    /// Rewritten; leaves by this output.
+    Done(usize),
+    /// Untouched: its flow (an unfragmented TCP or UDP packet's) has no
+    /// mapping.
+    Miss,
+    /// Untouched, for the general path.
+    Other,
+}
+
+/// Tables of at least this many flows (about 5 MB of flows and maps: more
+/// than a core's caches) have a batch's lookups done ahead, see
+/// [`Rewriter::prefetch`].
+const PREFETCH_MIN_FLOWS: usize = 1 << 16;
+
+/// Asks the CPU to bring the cache line at `p` in, without waiting for it.
+#[inline(always)]
+fn prefetch_line<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it does not fault, whatever the
+    // address, and reads nothing into the program.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+impl Rewriter {
+    /// With a table larger than the caches, an established flow's packet
+    /// waits for memory three times in a row: its headers, the map bucket
+    /// of its key, then the flow. Done packet by packet, a batch pays
+    /// these waits one after another; here, before the batch is processed,
+    /// every packet's headers are asked for, then every packet's lookup is
+    /// made (independent lookups overlap their misses) and its flow asked
+    /// for, so that the processing finds them in the cache. Only a hint:
+    /// the processing looks up again (flows may change on the way).
+    fn prefetch(&self, batch: &Batch, t: &Table) {
+        for p in batch.packets() {
+            if let Some(off) = p.network_offset().and_then(|o| usize::try_from(o).ok()) {
+                prefetch_line(p.data().as_ptr().wrapping_add(off));
+            }
+        }
+        for p in batch.packets() {
+            let Some(info) = ip_info(p) else { continue };
+            if !info.first_frag || info.l4_len < 8 {
+                continue;
+            }
+            let handled = match self.kind {
+                RwKind::Ip => matches!(info.proto, IP_PROTO_TCP | IP_PROTO_UDP),
+                RwKind::Tcp => info.proto == IP_PROTO_TCP,
+                _ => matches!(info.proto, IP_PROTO_TCP | IP_PROTO_UDP | IP_PROTO_DCCP),
+            };
+            if !handled {
+                continue;
+            }
+            let (map, _) = self.map_of(info.proto);
+            let Some((sp, dp)) = ports(p, &info) else {
+                continue;
+            };
+            let key = FlowId::new(info.saddr, sp, info.daddr, dp);
+            if let Some((f, _)) = t.lookup(map, &key) {
+                let fl: *const Flow = t.flow(f);
+                prefetch_line(fl);
+                prefetch_line((fl as *const u8).wrapping_add(std::mem::size_of::<Flow>() - 1));
+            }
+        }
+    }
+}
+
 impl Rewriter {
     /// `PROTO SADDR SPORT DADDR DPORT` (PROTO `tcp`, `udp`, or a number)
     /// for the mapping handlers, checked against the class.
@@ -690,14 +781,120 @@ impl Rewriter {
         }
     }
 
-    /// One packet: its output, or `None` when it is dropped.
+    /// The path of most packets: an unfragmented TCP or UDP packet of a
+    /// flow with a mapping, rewritten from the header bytes in place with
+    /// one lookup. Anything else is left untouched for
+    /// [`Rewriter::process`] to handle in full: other protocols,
+    /// fragments, short or odd headers, a table miss ([`Fast::Miss`]: the
+    /// key is known not to be in the table), a TCP header without its
+    /// checksum or a flow with sequence number deltas. Does what `process`
+    /// does for such a packet, byte for byte.
+    #[inline]
+    fn fast_path(&self, p: &mut Packet, t: &mut Table, now: Jiffies) -> Fast {
+        self.fast_path_inner(p, t, now).unwrap_or(Fast::Other)
+    }
+
+    #[inline(always)]
+    fn fast_path_inner(&self, p: &mut Packet, t: &mut Table, now: Jiffies) -> Option<Fast> {
+        let off = usize::try_from(p.network_offset()?).ok()?;
+        let d = p.data();
+        let ip: &[u8; 20] = d.get(off..off + 20)?.try_into().ok()?;
+        let hl = usize::from(ip[0] & 15) * 4;
+        // Version 4, a header length of at least 20, no fragment offset
+        // and no more-fragments flag.
+        if ip[0] >> 4 != 4 || hl < 20 || u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff != 0 {
+            return None;
+        }
+        let (map, tcp) = match (self.kind, ip[9]) {
+            (RwKind::Ip, IP_PROTO_UDP) => (self.maps[1], false),
+            (RwKind::Ip | RwKind::Tcp, IP_PROTO_TCP) => (self.maps[0], true),
+            (RwKind::Udp, IP_PROTO_UDP) => (self.maps[0], false),
+            _ => return None,
+        };
+        let l4_off = off + hl;
+        // TCP's checksum is at bytes 16-17; UDP's header is 8 bytes.
+        let l4_min = if tcp { 18 } else { 8 };
+        let l4 = d.get(l4_off..l4_off + l4_min)?;
+        let key = FlowId::new(
+            u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]]),
+            u16::from_be_bytes([l4[0], l4[1]]),
+            u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]),
+            u16::from_be_bytes([l4[2], l4[3]]),
+        );
+        let total_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+        let Some((f, dir)) = t.lookup(map, &key) else {
+            return Some(Fast::Miss);
+        };
+        let fl = t.flow(f);
+        if fl.seq.is_some() {
+            return None;
+        }
+        let out = fl.out[dir] as usize;
+        let to = fl.rewritten(dir);
+        let reverse = dir == 1;
+        let (ip_delta, l4_delta) = (fl.ip_delta, fl.l4_delta);
+        if self.dst_anno {
+            p.set_dst_ip_anno(Ipv4Addr::from(to.daddr));
+        }
+        if reverse {
+            if let Some(a) = self.reply_anno {
+                let v = fl.reply_anno;
+                if let Some(b) = p.anno_mut().get_mut(a) {
+                    *b = v;
+                }
+            }
+        }
+        let data = p.writable();
+        if let Some(ip) = data.get_mut(off..off + 20) {
+            ip[12..16].copy_from_slice(&to.saddr.to_be_bytes());
+            ip[16..20].copy_from_slice(&to.daddr.to_be_bytes());
+            let c = apply_delta(u16::from_be_bytes([ip[10], ip[11]]), ip_delta, reverse);
+            ip[10..12].copy_from_slice(&c.to_be_bytes());
+        }
+        let l4 = data.get_mut(l4_off..l4_off + l4_min)?;
+        l4[0..2].copy_from_slice(&to.sport.to_be_bytes());
+        l4[2..4].copy_from_slice(&to.dport.to_be_bytes());
+        // As `process`: a TCP packet's flags and payload, for the flow's
+        // state, in a TCP-class flow; a UDP-class flow counts packets.
+        let mut tcp_state = None;
+        if tcp {
+            let c = apply_delta(u16::from_be_bytes([l4[16], l4[17]]), l4_delta, reverse);
+            l4[16..18].copy_from_slice(&c.to_be_bytes());
+            let payload = hl + usize::from(l4[12] >> 4) * 4 < total_len;
+            tcp_state = Some((l4[13], payload));
+        } else {
+            let c = apply_udp_delta(u16::from_be_bytes([l4[6], l4[7]]), l4_delta, reverse);
+            l4[6..8].copy_from_slice(&c.to_be_bytes());
+        }
+        let fl = t.flow_mut(f);
+        match (fl.class, tcp_state) {
+            (FlowClass::Tcp, Some((flags, payload))) => track_tcp(fl, dir, flags, payload),
+            (FlowClass::Udp, _) => track_udp(fl, dir),
+            _ => {}
+        }
+        t.refresh(f, now);
+        Some(Fast::Done(out))
+    }
+
+    /// One packet: its output, or `None` when it is dropped. `fast`:
+    /// try [`Rewriter::fast_path`] first.
     fn process(
         &mut self,
         port: usize,
         mut p: Packet,
         t: &mut Table,
         now: Jiffies,
+        fast: bool,
     ) -> Option<(usize, Packet)> {
+        let known_miss = if fast {
+            match self.fast_path(&mut p, t, now) {
+                Fast::Done(out) => return Some((out, p)),
+                Fast::Miss => true,
+                Fast::Other => false,
+            }
+        } else {
+            false
+        };
         let info = ip_info(&p)?;
         // The flow key and map of the packet, or the unhandled path.
         let (key, map, class, alt) = match self.kind {
@@ -761,7 +958,11 @@ impl Rewriter {
                 (key, self.maps[0], FlowClass::Plain, None)
             }
         };
-        let mut found = t.lookup(map, &key);
+        let mut found = if known_miss {
+            None
+        } else {
+            t.lookup(map, &key)
+        };
         if found.is_none() {
             if let Some(alt) = alt {
                 found = t.lookup(map, &alt);

@@ -19,8 +19,6 @@ use rclick_core::conf::split_args;
 use rclick_core::wire::{Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Ctx, Element, InitCtx, Packet};
 
-use crate::ip::ipcommon::AddrHashBuilder;
-
 /// Milliseconds of the router clock (Click's jiffies at user level).
 pub type Jiffies = i64;
 
@@ -30,8 +28,9 @@ pub fn jiffies(ctx: &Ctx) -> Jiffies {
 }
 
 /// A flow: source and destination address and port (or ICMP identifier).
-/// Addresses and ports are in host order.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
+/// Addresses and ports are in host order. Hashed as one 96-bit word (see
+/// [`FlowHashBuilder`]).
+#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
 pub struct FlowId {
     pub saddr: u32,
     pub daddr: u32,
@@ -62,6 +61,92 @@ impl FlowId {
             (self.daddr >> 16) as u16,
             self.daddr as u16,
         ]
+    }
+}
+
+impl std::hash::Hash for FlowId {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let addrs = (u64::from(self.saddr) << 32) | u64::from(self.daddr);
+        let ports = (u32::from(self.sport) << 16) | u32::from(self.dport);
+        state.write_u128((u128::from(ports) << 64) | u128::from(addrs));
+    }
+}
+
+/// The hasher of the flow maps: a folded multiply (the 128-bit product's
+/// halves xored, as foldhash and ahash do) of the 96 bits of a [`FlowId`]
+/// against two secret 64-bit keys drawn for each map, and a second one to
+/// finish, so that flows crafted to collide need the keys (a fixed hash
+/// lets a sender who knows it aim every flow at one bucket: each lookup
+/// then walks them all).
+#[derive(Clone)]
+pub struct FlowHashBuilder {
+    k0: u64,
+    k1: u64,
+}
+
+impl Default for FlowHashBuilder {
+    fn default() -> Self {
+        use std::hash::BuildHasher;
+        let seeds = std::collections::hash_map::RandomState::new();
+        FlowHashBuilder {
+            k0: seeds.hash_one(0x6e61_7430_u64),
+            k1: seeds.hash_one(0x6e61_7431_u64),
+        }
+    }
+}
+
+impl std::hash::BuildHasher for FlowHashBuilder {
+    type Hasher = FlowHasher;
+
+    #[inline]
+    fn build_hasher(&self) -> FlowHasher {
+        FlowHasher {
+            acc: 0,
+            k0: self.k0,
+            k1: self.k1,
+        }
+    }
+}
+
+/// The hasher of [`FlowHashBuilder`]: each 128-bit word written is folded
+/// into the state by one multiply (a `FlowId` is one word).
+pub struct FlowHasher {
+    acc: u64,
+    k0: u64,
+    k1: u64,
+}
+
+#[inline]
+fn folded_multiply(a: u64, b: u64) -> u64 {
+    let m = u128::from(a) * u128::from(b);
+    (m as u64) ^ ((m >> 64) as u64)
+}
+
+impl std::hash::Hasher for FlowHasher {
+    #[inline]
+    fn write_u128(&mut self, n: u128) {
+        let (lo, hi) = (n as u64, (n >> 64) as u64);
+        self.acc = folded_multiply(lo ^ self.k0 ^ self.acc, hi ^ self.k1);
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(16) {
+            let mut w = [0u8; 16];
+            w[..c.len()].copy_from_slice(c);
+            self.write_u128(u128::from_le_bytes(w));
+        }
+    }
+
+    /// A second folded multiply, by a constant: one alone leaves flows
+    /// that differ only in the low bits of a port with nearly the same
+    /// top bits (a product grows little with a small change of one
+    /// factor), and hashbrown keeps the top seven bits as its tags, so
+    /// such flows would all share a few tags.
+    #[inline]
+    fn finish(&self) -> u64 {
+        folded_multiply(self.acc, 0x9e37_79b9_7f4a_7c15)
     }
 }
 
@@ -800,7 +885,7 @@ pub struct Table {
     heaps: [Vec<(Jiffies, usize)>; 2],
     pub capacity: u32,
     /// Lookup maps: flow id to [`map_entry`] (16-byte entries).
-    pub maps: Vec<HashMap<FlowId, u32, AddrHashBuilder>>,
+    pub maps: Vec<HashMap<FlowId, u32, FlowHashBuilder>>,
     pub owners: Vec<Owner>,
 }
 
@@ -865,6 +950,11 @@ impl Table {
 
     pub fn size(&self) -> usize {
         self.heaps[0].len() + self.heaps[1].len()
+    }
+
+    /// Flows the table has room for without growing (live or free).
+    pub fn flow_slots(&self) -> usize {
+        self.flows.len()
     }
 
     pub fn flow(&self, i: usize) -> &Flow {
@@ -969,6 +1059,18 @@ impl Table {
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn change_expiry_cold(&mut self, f: usize, guaranteed: bool, expiry: Jiffies) {
+        self.change_expiry(f, guaranteed, expiry);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn sift_up_cold(&mut self, h: usize, i: usize) {
+        self.sift_up(h, i);
+    }
+
     /// Moves flow `f` to `expiry` in the guaranteed or best-effort heap.
     pub fn change_expiry(&mut self, f: usize, guaranteed: bool, expiry: Jiffies) {
         if self.flows[f].guaranteed != guaranteed {
@@ -988,7 +1090,7 @@ impl Table {
     }
 
     /// After a packet of flow `f`: its guarantee or timeout starts again.
-    #[inline]
+    #[inline(always)]
     pub fn refresh(&mut self, f: usize, now: Jiffies) {
         let Some(fl) = self.flows.get_mut(f) else {
             return;
@@ -1007,16 +1109,24 @@ impl Table {
             (false, now + t.flow_timeout(fl))
         };
         if fl.guaranteed != guaranteed {
-            return self.change_expiry(f, guaranteed, expiry);
+            return self.change_expiry_cold(f, guaranteed, expiry);
         }
         // The common case, inline: same heap, and an expiry that grows
-        // leaves the heap key behind (settled lazily, see `heaps`).
+        // leaves the heap key behind (settled lazily, see `heaps`). A
+        // heap key is never above its flow's expiry (it is set to the
+        // expiry, or lowered with it), so an expiry that does not go down
+        // needs no look at the heap: with a million flows, that look is
+        // a cache miss.
+        let old = fl.expiry;
         fl.expiry = expiry;
+        if expiry >= old {
+            return;
+        }
         let (h, i) = (guaranteed as usize, fl.place as usize);
         if let Some(e) = self.heaps[h].get_mut(i) {
             if expiry < e.0 {
                 e.0 = expiry;
-                self.sift_up(h, i);
+                self.sift_up_cold(h, i);
             }
         }
     }
@@ -1550,4 +1660,214 @@ pub fn track_tcp(fl: &mut Flow, dir: usize, flags: u8, payload: bool) {
 /// keywords, then one spec per remaining argument).
 pub fn split_config(conf: &str) -> Vec<String> {
     split_args(conf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    /// Flows that differ in one field only (a NAT's many ports behind one
+    /// address pair, many sources to one server) must spread over the
+    /// low bits hashbrown picks buckets with and the top seven bits it
+    /// keeps as tags, whatever the keys.
+    #[test]
+    fn flow_hash_spreads_in_every_field() {
+        for _ in 0..32 {
+            let b = FlowHashBuilder::default();
+            let variants: [fn(u32) -> FlowId; 4] = [
+                |i| FlowId::new(0x0a00_0001 + i, 1234, 0xac10_0001, 80),
+                |i| FlowId::new(0x0a00_0001, 1024 + i as u16, 0xac10_0001, 80),
+                |i| FlowId::new(0x0a00_0001, 1234, 0xac10_0001 ^ (i << 20), 80),
+                |i| FlowId::new(0x0a00_0001, 1234, 0xac10_0001, i as u16),
+            ];
+            for (n, flow) in variants.iter().enumerate() {
+                let hashes: Vec<u64> = (0..4096u32).map(|i| b.hash_one(flow(i))).collect();
+                let mut low: Vec<u64> = hashes.iter().map(|h| h & 0xffff).collect();
+                low.sort_unstable();
+                low.dedup();
+                assert!(
+                    low.len() > 3800,
+                    "field {n}: {} distinct low words",
+                    low.len()
+                );
+                let mut top = [0u32; 128];
+                for h in &hashes {
+                    top[(h >> 57) as usize] += 1;
+                }
+                // 32 expected per tag.
+                assert!(top.iter().all(|&c| c < 80), "field {n}: tags {top:?}");
+            }
+        }
+    }
+
+    /// The heaps' invariants: one entry per live flow, its place
+    /// recorded, each key at most its flow's expiry (keys left behind by
+    /// growing expiries), and the heap order on keys.
+    fn check_heaps(t: &Table) {
+        let live = t.flows.iter().filter(|f| f.live).count();
+        assert_eq!(t.size(), live, "one heap entry per live flow");
+        for (h, heap) in t.heaps.iter().enumerate() {
+            for (i, &(key, f)) in heap.iter().enumerate() {
+                let fl = &t.flows[f];
+                assert!(fl.live, "heap {h} holds dead flow {f}");
+                assert_eq!(fl.place as usize, i, "flow {f}'s place");
+                assert_eq!(fl.guaranteed as usize, h, "flow {f}'s heap");
+                assert!(
+                    key <= fl.expiry,
+                    "flow {f}: key {key} above expiry {}",
+                    fl.expiry
+                );
+                if i > 0 {
+                    assert!(heap[(i - 1) / 2].0 <= key, "heap {h} order at {i}");
+                }
+            }
+        }
+    }
+
+    /// When flow `f` dies if nothing refreshes it, seen at `now`: a
+    /// guaranteed flow whose guarantee is over by then moves on to its
+    /// best-effort expiry; `None` while its guarantee lasts.
+    fn effective_expiry(t: &Table, f: usize, now: Jiffies) -> Option<Jiffies> {
+        let fl = &t.flows[f];
+        match (fl.guaranteed, fl.expiry <= now) {
+            (false, _) => Some(fl.expiry),
+            (true, true) => Some(t.best_effort_expiry(f)),
+            (true, false) => None,
+        }
+    }
+
+    /// Flows refreshed at random times (expiries that grow, leaving stale
+    /// heap keys behind, and TCP flows whose FIN/RST shortens them),
+    /// under a capacity: a new flow over the capacity evicts the flow
+    /// closest to expiry (never one still guaranteed), the reap removes
+    /// exactly the expired flows, and the heaps hold one entry per flow
+    /// whatever the refreshes.
+    #[test]
+    fn stale_heap_keys_keep_eviction_and_expiry_right() {
+        let mut seed = 0x1234_5678_9abc_def1_u64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for round in 0..40 {
+            let mut t = Table::default();
+            let map = t.new_map();
+            let owner = t.new_owner("rw", 1);
+            t.owners[owner].timeouts = Timeouts {
+                timeout: 30_000,
+                guarantee: if round % 2 == 0 { 0 } else { 5_000 },
+                tcp_data: 60_000,
+                tcp_done: 4_000,
+                udp_timeout: 20_000,
+                udp_guarantee: if round % 3 == 0 { 2_000 } else { 0 },
+                udp_streaming: 90_000,
+            };
+            t.capacity = 8 + (round % 5);
+            let mut now: Jiffies = 1_000_000;
+            let mut next_port = 1u16;
+            for _ in 0..600 {
+                now += rnd(3_000) as Jiffies;
+                let live: Vec<usize> = (0..t.flows.len()).filter(|&f| t.flows[f].live).collect();
+                match rnd(10) {
+                    0..=3 if !live.is_empty() => {
+                        // A packet of a live flow.
+                        let f = live[rnd(live.len() as u64) as usize];
+                        let dir = rnd(2) as usize;
+                        let fl = t.flow_mut(f);
+                        match fl.class {
+                            FlowClass::Tcp => {
+                                let flags = [0x10, 0x18, 0x11, 0x04, 0x02][rnd(5) as usize];
+                                track_tcp(fl, dir, flags, rnd(2) == 0);
+                            }
+                            FlowClass::Udp => track_udp(fl, dir),
+                            FlowClass::Plain => {}
+                        }
+                        t.refresh(f, now);
+                    }
+                    4 => {
+                        // The reap: exactly the flows expired by now go.
+                        let before: Vec<(usize, Option<Jiffies>)> = live
+                            .iter()
+                            .map(|&f| (f, effective_expiry(&t, f, now)))
+                            .collect();
+                        t.shrink(false, now);
+                        for (f, e) in before {
+                            let expired = e.is_some_and(|e| e <= now);
+                            assert_eq!(
+                                !t.flows[f].live, expired,
+                                "reap of flow {f} (expiry {e:?}, now {now})"
+                            );
+                        }
+                    }
+                    _ => {
+                        // A new flow.
+                        let class = if rnd(2) == 0 {
+                            FlowClass::Tcp
+                        } else {
+                            FlowClass::Udp
+                        };
+                        let key = FlowId::new(0x0a00_0001, next_port, 0x1200_0001, 80);
+                        let rw = FlowId::new(0x0100_0001, next_port, 0x1200_0001, 80);
+                        next_port += 1;
+                        // Who should go if the table overflows: the
+                        // closest to expiry among the flows not guaranteed
+                        // (the new one included).
+                        let full = t.size() >= t.capacity as usize;
+                        let to = t.owners[owner].timeouts;
+                        // A fresh flow (no TCP state, no UDP packet yet).
+                        let new_e = match (to.guarantee(class), class) {
+                            (0, FlowClass::Tcp) => Some(now + to.timeout),
+                            (0, _) => Some(now + to.udp_timeout),
+                            _ => None,
+                        };
+                        let best = live
+                            .iter()
+                            .filter_map(|&f| effective_expiry(&t, f, now))
+                            .chain(new_e)
+                            .min();
+                        let expiries: Vec<(usize, Option<Jiffies>)> = live
+                            .iter()
+                            .map(|&f| (f, effective_expiry(&t, f, now)))
+                            .collect();
+                        let added = t.add_flow(owner, 0, map, 17, class, key, rw, [0, 1], now);
+                        if full {
+                            let gone: Vec<(usize, Option<Jiffies>)> = expiries
+                                .iter()
+                                .copied()
+                                .filter(|&(f, _)| !t.flows[f].live)
+                                .collect();
+                            match (added, gone.as_slice()) {
+                                (Some(_), [(f, e)]) => {
+                                    assert_eq!(
+                                        *e, best,
+                                        "evicted flow {f} is not the closest to expiry"
+                                    );
+                                }
+                                (None, []) => {
+                                    assert_eq!(
+                                        new_e, best,
+                                        "new flow refused while a flow closer to expiry could go"
+                                    );
+                                }
+                                other => panic!("overflow: {other:?}"),
+                            }
+                        }
+                    }
+                }
+                check_heaps(&t);
+            }
+        }
+    }
+
+    /// Each map draws its own keys: a flow set crafted against one
+    /// table's hash does not carry over to another's.
+    #[test]
+    fn flow_hash_keys_differ_between_maps() {
+        let (a, b) = (FlowHashBuilder::default(), FlowHashBuilder::default());
+        let f = FlowId::new(0x0a00_0001, 1234, 0xac10_0001, 80);
+        assert_ne!(a.hash_one(f), b.hash_one(f));
+    }
 }

@@ -1,0 +1,13 @@
+// nat-10k.click without the rewriter: the same trace loaded into the same
+// ring, whose lap is Queue -> Unqueue -> Counter d -> IPMirror ->
+// IPMirror -> Queue. nat-10k minus this is the rewriter's two passes per
+// lap (forward and reply) over 10,000 flows.
+// Paths are relative to the repository root; run from there, under Click
+// and rclick alike:  click conf/bench/nat-10k-baseline.click LIMIT=10000000 BURST=32
+define($LIMIT 1000000, $BURST 1)
+q :: Queue(10240)
+  -> u :: Unqueue(BURST $BURST, LIMIT $LIMIT, ACTIVE false)
+  -> d :: Counter(COUNT_CALL $LIMIT stop)
+  -> IPMirror -> IPMirror -> q;
+FromDump(conf/bench/nat-10k.pcap, END_CALL u.active true)
+  -> Strip(14) -> MarkIPHeader -> q;

@@ -1,0 +1,338 @@
+//! The IPRewriter family's fast path for established flows against its
+//! general path: two routers of one configuration, one with the fast path
+//! turned off (`Rewriter::set_fast_path`), fed the same packets (TCP and
+//! UDP flows in both directions with random flags, IP options, UDP
+//! checksums of 0, IP total lengths shorter and longer than the data,
+//! fragments, several inputs with `pattern`/`keep`/`drop`/`pass` specs,
+//! `add_mapping` writes, time passing under simulated time) must send
+//! the same bytes with the same annotations out of the same outputs, and
+//! show the same tables, counts and expiries.
+
+use proptest::prelude::*;
+use rclick_core::time::DEFAULT_SIMTIME_START;
+use rclick_core::wire::checksum;
+use rclick_core::{Batch, Packet, Router, RouterOptions, Timestamp};
+use rclick_elements::nat::rewriter::Rewriter;
+use rclick_elements::testing::{from_config_with, ipv4_packet, read};
+
+const IN: [[u8; 4]; 2] = [[10, 0, 0, 4], [10, 0, 0, 5]];
+const SRV: [[u8; 4]; 2] = [[18, 26, 4, 44], [18, 26, 4, 45]];
+const PUB: [u8; 4] = [1, 0, 0, 1];
+
+/// One step of a run.
+#[derive(Clone, Debug)]
+enum Step {
+    /// Packets into input `port`, as one batch.
+    Packets(usize, Vec<Vec<u8>>),
+    /// Time passes (seconds).
+    Advance(i64),
+    /// A write to `x.add_mapping`.
+    AddMapping(String),
+}
+
+fn l4_checksum(src: [u8; 4], dst: [u8; 4], proto: u8, seg: &mut [u8], at: usize) {
+    seg[at] = 0;
+    seg[at + 1] = 0;
+    let ps = checksum::pseudo_header_v4(src, dst, proto, seg.len() as u16);
+    let c = !(checksum::sum(seg, ps) as u16);
+    seg[at..at + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+/// A TCP or UDP packet of one of a few flows, outbound or a reply to a
+/// mapping's public side, with random details.
+fn packet() -> impl Strategy<Value = Vec<u8>> {
+    (
+        any::<[u8; 16]>(),
+        0usize..40,
+        prop_oneof![Just(0usize), Just(0), Just(4), Just(8)],
+    )
+        .prop_map(|(j, n, opts)| {
+            let tcp = j[0] & 1 == 0;
+            let reply = j[0] & 2 != 0;
+            let (src, sport, dst, dport) = if reply {
+                // From a server to the public side (ports 1024-1031).
+                (
+                    SRV[usize::from(j[1] & 1)],
+                    80 + u16::from(j[2] & 1),
+                    if j[2] & 8 != 0 { PUB } else { IN[0] },
+                    1024 + u16::from(j[3] & 7),
+                )
+            } else {
+                (
+                    IN[usize::from(j[1] & 1)],
+                    5000 + u16::from(j[2] & 3),
+                    SRV[usize::from(j[3] & 1)],
+                    80 + u16::from(j[3] >> 1 & 1),
+                )
+            };
+            let data = vec![j[4]; n];
+            let mut seg = Vec::new();
+            seg.extend_from_slice(&sport.to_be_bytes());
+            seg.extend_from_slice(&dport.to_be_bytes());
+            let proto = if tcp {
+                seg.extend_from_slice(&u32::from_be_bytes([j[5], 0, 0, 1]).to_be_bytes());
+                seg.extend_from_slice(&[0, 0, 0, 0]);
+                // Data offset 5 mostly, now and then more (options) or
+                // less (nonsense).
+                let doff = match j[6] & 7 {
+                    0 => 6,
+                    1 => 2,
+                    _ => 5,
+                };
+                seg.push(doff << 4);
+                // Flags: FIN, SYN, RST, PSH, ACK in a few mixes.
+                seg.push([0x10, 0x18, 0x02, 0x12, 0x11, 0x04, 0x14, 0x01][usize::from(j[7] & 7)]);
+                seg.extend_from_slice(&[0xff, 0xff, 0, 0, 0, 0]);
+                if doff == 6 {
+                    seg.extend_from_slice(&[1, 1, 1, 1]);
+                }
+                seg.extend_from_slice(&data);
+                l4_checksum(src, dst, 6, &mut seg, 16);
+                6
+            } else {
+                seg.extend_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+                seg.extend_from_slice(&[0, 0]);
+                seg.extend_from_slice(&data);
+                // No checksum (0) now and then.
+                if j[6] & 3 != 0 {
+                    l4_checksum(src, dst, 17, &mut seg, 6);
+                }
+                17
+            };
+            // Fragments now and then: more-fragments, an offset, or DF.
+            let frag = match j[8] & 15 {
+                0 => 0x2000,
+                1 => 0x0003,
+                2 => 0x4000,
+                _ => 0,
+            };
+            let mut p = ipv4_packet(src, dst, proto, 64, frag, &vec![1u8; opts], &seg);
+            // An IP total length shorter or longer than the data, now and
+            // then; a truncated segment.
+            let total = u16::from_be_bytes([p[2], p[3]]);
+            let total = match j[9] & 7 {
+                0 => total.saturating_sub(u16::from(j[10] & 31)),
+                1 => total + u16::from(j[10]),
+                _ => total,
+            };
+            p[2..4].copy_from_slice(&total.to_be_bytes());
+            if j[11] & 15 == 0 {
+                let keep = 20 + opts + usize::from(j[12] % 24);
+                p.truncate(keep.min(p.len()));
+            }
+            p[10] = 0;
+            p[11] = 0;
+            let hl = 20 + opts;
+            let c = checksum::checksum(&p[..hl]);
+            p[10..12].copy_from_slice(&c.to_be_bytes());
+            p
+        })
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        8 => (0usize..2, proptest::collection::vec(packet(), 1..6)).prop_map(|(port, ps)| Step::Packets(port, ps)),
+        2 => prop_oneof![Just(1i64), Just(3), Just(6), Just(20), Just(70)].prop_map(Step::Advance),
+        1 => (any::<bool>(), 0u16..4, any::<bool>(), any::<bool>()).prop_map(|(tcp, p, dynamic, swap)| {
+            let proto = if tcp { "tcp" } else { "udp" };
+            let outs = if swap { "1 0" } else { "0 1" };
+            let dynamic = if dynamic { " dynamic" } else { "" };
+            Step::AddMapping(format!(
+                "{proto} 10.0.0.4 {} 18.26.4.44 80 => 1.0.0.1 {} 18.26.4.44 80 {outs}{dynamic}",
+                5000 + p,
+                1024 + p
+            ))
+        }),
+    ]
+}
+
+const DECLS: [&str; 5] = [
+    "IPRewriter(pattern 1.0.0.1 1024-1031# - - 0 1, keep 1 0, TCP_TIMEOUT 30, TCP_DONE_TIMEOUT 5, TCP_NODATA_TIMEOUT 10, UDP_TIMEOUT 10, UDP_STREAMING_TIMEOUT 40, TCP_GUARANTEE 0, UDP_GUARANTEE 0, MAPPING_CAPACITY 6, REPLY_ANNO 20, REAP_INTERVAL 1)",
+    "IPRewriter(pattern 1.0.0.1 1024-1031# - - 0 1, drop, MAPPING_CAPACITY 5, TCP_GUARANTEE 4, UDP_GUARANTEE 2, TCP_DONE_TIMEOUT 3, UDP_TIMEOUT 8, REAP_INTERVAL 2)",
+    "TCPRewriter(pattern 1.0.0.1 1024-1031# - - 0 1, pass 1, TCP_TIMEOUT 30, TCP_DONE_TIMEOUT 4, TCP_NODATA_TIMEOUT 9, TCP_GUARANTEE 0, DST_ANNO false, REAP_INTERVAL 1)",
+    "UDPRewriter(pattern 1.0.0.1 1024-1031# - - 0 1, keep 1 0, TIMEOUT 7, STREAMING_TIMEOUT 30, GUARANTEE 0, REPLY_ANNO 21, REAP_INTERVAL 1)",
+    "UDPRewriter(keep 0 1, pass 1, TIMEOUT 7, GUARANTEE 3, MAPPING_CAPACITY 4, REAP_INTERVAL 1)",
+];
+
+fn router(decl: &str, fast: bool) -> Router {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        ..Default::default()
+    };
+    let r = from_config_with(
+        &format!(
+            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> o0 :: Queue(1000) -> Discard; x[1] -> o1 :: Queue(1000) -> Discard;"
+        ),
+        &opts,
+    );
+    r.with_element::<Rewriter, _>("x", |e| e.set_fast_path(fast))
+        .expect("x is a rewriter");
+    r
+}
+
+/// What left by queue `q`: bytes, destination annotation, annotations.
+fn drain(r: &mut Router, q: &str) -> Vec<(Vec<u8>, std::net::Ipv4Addr, Vec<u8>)> {
+    let i = r.find_element(q).unwrap();
+    let mut out = Vec::new();
+    while let Some(b) = r.pull_from(i, 0, 64) {
+        if b.is_empty() {
+            break;
+        }
+        out.extend(
+            b.packets()
+                .iter()
+                .map(|p| (p.data().to_vec(), p.dst_ip_anno(), p.anno().to_vec())),
+        );
+    }
+    out
+}
+
+fn state(r: &mut Router, decl: &str) -> Vec<String> {
+    let mut hs = vec!["x.size", "x.nmappings", "x.mapping_failures", "x.drops"];
+    if decl.starts_with("IPRewriter") {
+        hs.extend(["x.tcp_table", "x.udp_table"]);
+    } else {
+        hs.push("x.table");
+    }
+    hs.iter().map(|h| format!("{h}: {}", read(r, h))).collect()
+}
+
+fn run_both(decl: &str, steps: &[Step]) -> Result<(), TestCaseError> {
+    let mut fast = router(decl, true);
+    let mut slow = router(decl, false);
+    for (n, s) in steps.iter().enumerate() {
+        for r in [&mut fast, &mut slow] {
+            match s {
+                Step::Packets(port, ps) => {
+                    let mut b = Batch::new();
+                    for bytes in ps {
+                        let mut p = Packet::from_slice(bytes);
+                        let hl = (usize::from(bytes[0] & 15) * 4).min(bytes.len());
+                        p.set_network_header(0, hl);
+                        b.push(p);
+                    }
+                    let x = r.find_element("x").unwrap();
+                    r.inject(x, *port, b);
+                }
+                Step::Advance(secs) => {
+                    let now = r.clock().now();
+                    r.clock()
+                        .advance_to(now + Timestamp::from_sec_nsec(*secs, 0));
+                    r.run_limited(4);
+                }
+                Step::AddMapping(m) => {
+                    let _ = r.write_handler("x.add_mapping", m);
+                }
+            }
+        }
+        for q in ["o0", "o1"] {
+            let (a, b) = (drain(&mut fast, q), drain(&mut slow, q));
+            prop_assert_eq!(a, b, "step {} ({:?}): {}", n, s, q);
+        }
+        prop_assert_eq!(
+            state(&mut fast, decl),
+            state(&mut slow, decl),
+            "step {} ({:?})",
+            n,
+            s
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn fast_path_matches_the_general_path(
+        which in 0usize..DECLS.len(),
+        steps in proptest::collection::vec(step(), 1..40),
+    ) {
+        run_both(DECLS[which], &steps)?;
+    }
+}
+
+/// With 65,536 flows and more the rewriter looks a batch's flows up ahead
+/// (prefetch): batches of established, new, reply and odd packets still
+/// leave as the general path sends them, before and after the table
+/// empties again.
+#[test]
+fn large_tables_with_prefetch_match_the_general_path() {
+    let decl = "IPRewriter(keep 0 1, keep 1 0, UDP_TIMEOUT 10, TCP_NODATA_TIMEOUT 10, UDP_GUARANTEE 0, TCP_GUARANTEE 0, REAP_INTERVAL 1)";
+    let mut fast = router(decl, true);
+    let mut slow = router(decl, false);
+    let udp = |src: u32, sport: u16, dst: [u8; 4], dport: u16, csum: bool| {
+        let src = src.to_be_bytes();
+        let mut seg = Vec::new();
+        seg.extend_from_slice(&sport.to_be_bytes());
+        seg.extend_from_slice(&dport.to_be_bytes());
+        seg.extend_from_slice(&12u16.to_be_bytes());
+        seg.extend_from_slice(&[0, 0, 1, 2, 3, 4]);
+        if csum {
+            l4_checksum(src, dst, 17, &mut seg, 6);
+        }
+        ipv4_packet(src, dst, 17, 64, 0, &[], &seg)
+    };
+    let send = |r: &mut Router, port: usize, ps: &[Vec<u8>]| {
+        let mut b = Batch::new();
+        for bytes in ps {
+            let mut p = Packet::from_slice(bytes);
+            p.set_network_header(0, usize::from(bytes[0] & 15) * 4);
+            b.push(p);
+        }
+        let x = r.find_element("x").unwrap();
+        r.inject(x, port, b);
+    };
+    let n = 70_000u32;
+    let flows: Vec<Vec<u8>> = (0..n)
+        .map(|i| udp(0x0a00_0000 + i, 5000, SRV[0], 53, i % 7 != 0))
+        .collect();
+    for chunk in flows.chunks(32) {
+        for r in [&mut fast, &mut slow] {
+            send(r, 0, chunk);
+        }
+        for r in [&mut fast, &mut slow] {
+            drain(r, "o0");
+            drain(r, "o1");
+        }
+    }
+    assert_eq!(read(&mut fast, "x.size"), n.to_string());
+    let round = |fast: &mut Router, slow: &mut Router| {
+        for k in 0..40u32 {
+            // Established flows both ways, a new flow, a fragment, junk.
+            let mut ps: Vec<Vec<u8>> = (0..24)
+                .map(|j| flows[((k * 997 + j * 2_801) % n) as usize].clone())
+                .collect();
+            ps.push(udp(0x0b00_0000 + k, 6000, SRV[1], 53, true));
+            let mut frag = flows[k as usize].clone();
+            frag[6] = 0x20;
+            ps.push(frag);
+            ps.push(vec![0x45, 0, 0, 20]);
+            let replies: Vec<Vec<u8>> = (0..16u32)
+                .map(|j| {
+                    let to = (0x0a00_0000 + (k * 131 + j * 4_099) % n).to_be_bytes();
+                    let src = u32::from_be_bytes(SRV[0]);
+                    udp(src, 53, to, 5000, j % 5 != 0)
+                })
+                .collect();
+            for r in [&mut *fast, &mut *slow] {
+                send(r, 0, &ps);
+                send(r, 1, &replies);
+            }
+            for q in ["o0", "o1"] {
+                assert_eq!(drain(fast, q), drain(slow, q), "round {k}: {q}");
+            }
+        }
+    };
+    round(&mut fast, &mut slow);
+    // The flows expire; the slab keeps its slots (and the prefetch).
+    for r in [&mut fast, &mut slow] {
+        let now = r.clock().now();
+        r.clock().advance_to(now + Timestamp::from_sec_nsec(30, 0));
+        r.run_limited(4);
+    }
+    let size: usize = read(&mut fast, "x.size").parse().unwrap();
+    assert!(size < 1000, "size {size} after the timeout");
+    round(&mut fast, &mut slow);
+    assert_eq!(state(&mut fast, decl), state(&mut slow, decl));
+}
