@@ -422,7 +422,7 @@ impl Element for Rewriter {
         let mut t = lock_table(&table);
         let fast = self.fast.load(std::sync::atomic::Ordering::Relaxed);
         if batch.len() > 1
-            && t.flow_slots() >= PREFETCH_MIN_FLOWS
+            && t.size() >= PREFETCH_MIN_FLOWS
             && matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp)
         {
             self.prefetch(&batch, &t);
@@ -653,7 +653,7 @@ enum Fast {
     Other,
 }
 
-/// Tables of at least this many flows (about 5 MB of flows and maps: more
+/// Tables of at least this many live flows (about 5 MB of flows and maps: more
 /// than a core's caches) have a batch's lookups done ahead, see
 /// [`Rewriter::prefetch`].
 const PREFETCH_MIN_FLOWS: usize = 1 << 16;

@@ -952,11 +952,6 @@ impl Table {
         self.heaps[0].len() + self.heaps[1].len()
     }
 
-    /// Flows the table has room for without growing (live or free).
-    pub fn flow_slots(&self) -> usize {
-        self.flows.len()
-    }
-
     pub fn flow(&self, i: usize) -> &Flow {
         &self.flows[i]
     }
