@@ -406,6 +406,8 @@ impl Element for Queue {
             return None;
         }
         self.sleepiness = 0;
+        // The full signal is down only while the queue is full.
+        let was_full = self.packets.len() >= self.capacity;
         let n = max
             .min(rclick_core::batch::BATCH_CAPACITY)
             .min(self.packets.len());
@@ -417,7 +419,7 @@ impl Element for Queue {
                 batch.push(p);
             }
         }
-        if let Some(s) = self.nonfull {
+        if let (Some(s), true) = (self.nonfull, was_full) {
             ctx.wake_signal(s);
         }
         if self.kind == QueueKind::QuickNote && self.packets.is_empty() {
