@@ -13,9 +13,10 @@
 //! ## Description
 //! A [FullNoteQueue](#fullnotequeue) (empty and full notifiers) whose empty
 //! notifier goes to sleep as soon as a pull takes the last packet, rather
-//! than after several pulls in a row that find it empty, as Queue does: a
-//! puller downstream sleeps sooner, at the cost of a sleep and a wake
-//! each time the queue empties between two packets.
+//! than at the next pull that finds the queue empty: a puller downstream
+//! sleeps one pull sooner. rclick's Queue already does this, so the two
+//! behave the same; the class is here for Click configurations that name
+//! it.
 //!
 //! ## Keywords
 //! - **CAPACITY** (integer): maximum length. Default 1000.
@@ -33,7 +34,7 @@ use crate::standard::queue::{Queue, QueueKind};
 
 /// A QuickNoteQueue instance.
 pub fn new() -> Queue {
-    Queue::new(QueueKind::QuickNote)
+    Queue::new(QueueKind::Full)
 }
 
 rclick_core::element_class!("QuickNoteQueue" => new());
