@@ -176,6 +176,7 @@ impl Scheduler {
         self.heap.push((t.pass, self.seq, id.0));
     }
 
+    #[inline]
     pub fn is_scheduled(&self, id: TaskId) -> bool {
         self.tasks.get(id.0 as usize).is_some_and(|t| t.scheduled)
     }
