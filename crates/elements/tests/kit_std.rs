@@ -312,6 +312,26 @@ fn queue_capacity_write_trims_and_reports() {
     assert_eq!(count(&mut r, "q.length"), 0);
 }
 
+/// A live reconfiguration that gives a full Queue room raises its full
+/// signal, as Click's FullNoteQueue does: the source asleep on it runs
+/// again (a pull from a queue that is not full does not raise it).
+#[test]
+fn queue_reconfigured_larger_wakes_its_sleeping_source() {
+    let mut r = from_config(
+        "s :: InfiniteSource(LIMIT 10) -> q :: Queue(2) \
+         -> u :: Unqueue(ACTIVE false) -> c :: Counter -> Discard;",
+    );
+    r.run_limited(100);
+    assert_eq!(count(&mut r, "q.length"), 2);
+    assert_eq!(read(&mut r, "s.scheduled"), "false");
+    r.write_handler("q.config", "5").unwrap();
+    assert_eq!(read(&mut r, "s.scheduled"), "true");
+    r.write_handler("u.active", "true").unwrap();
+    r.run_limited(1000);
+    assert_eq!(count(&mut r, "c.count"), 10);
+    assert_eq!(count(&mut r, "q.drops"), 0);
+}
+
 #[test]
 fn schedulers_pull_one_by_one_and_by_priority() {
     // Round robin: colors 1, 2, 1. Priority: input 0's four first, then two

@@ -316,8 +316,15 @@ impl Element for Queue {
         if self.kind != QueueKind::Simple && self.nonempty.is_none() {
             self.nonempty = Some(ctx.new_signal(false));
         }
-        if self.kind == QueueKind::Full && self.nonfull.is_none() {
-            self.nonfull = Some(ctx.new_signal(true));
+        if self.kind == QueueKind::Full {
+            match self.nonfull {
+                None => self.nonfull = Some(ctx.new_signal(true)),
+                // A live reconfiguration that leaves room wakes the sources
+                // asleep on a full queue, as Click's: a pull raises the
+                // signal only when it takes from a full queue.
+                Some(s) if self.packets.len() < self.capacity => ctx.set_signal(s, true),
+                Some(_) => {}
+            }
         }
         Ok(())
     }
