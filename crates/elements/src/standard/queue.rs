@@ -33,8 +33,10 @@
 //! - `length` (read): current number of packets.
 //! - `highwater_length` (read): maximum length seen.
 //! - `capacity` (read/write): the capacity. Writing it discards queued
-//!   packets beyond the new capacity and sets CAPACITY in `config`, as Click's keyword
-//!   handler does (a positional capacity is replaced in place).
+//!   packets beyond the new capacity (the head stays, the newest go,
+//!   uncounted) and sets CAPACITY in `config`, as Click's keyword
+//!   handler does (a positional capacity is replaced in place). A live
+//!   reconfiguration (writing `config`) discards them the same way.
 //! - `drops` (read): packets dropped because the queue was full.
 //! - `reset_counts` (write): zeroes `drops` and `highwater_length`.
 //! - `reset` (write): drops every queued packet.
@@ -78,6 +80,9 @@ pub struct Queue {
     /// to fill: at one packet per push and pull, a batch buffer goes
     /// round through the queue instead of through the thread's pool.
     spare: Option<Batch>,
+    /// Lowering the capacity keeps the newest packets (FrontDropQueue),
+    /// not the head.
+    trim_keeps_newest: bool,
 }
 
 impl Queue {
@@ -91,7 +96,15 @@ impl Queue {
             nonempty: None,
             nonfull: None,
             spare: None,
+            trim_keeps_newest: false,
         }
+    }
+
+    /// Makes a lowered capacity keep the newest packets rather than the
+    /// head (Click's FrontDropQueue).
+    pub fn trim_keeping_newest(mut self) -> Self {
+        self.trim_keeps_newest = true;
+        self
     }
 
     /// The Click class this instance stands for.
@@ -232,12 +245,10 @@ impl Queue {
 
     fn set_capacity(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
         self.capacity = parse_usize(value.trim())?;
-        // As in Click: packets beyond the new capacity are discarded,
-        // oldest first, and the configuration string reports the new
-        // capacity.
-        while self.packets.len() > self.capacity {
-            self.packets.pop_front();
-        }
+        // As in Click (a live reconfiguration): packets beyond the new
+        // capacity are discarded, and the configuration string reports
+        // the new capacity.
+        self.trim_to_capacity();
         // Click's keyword handler: a positional CAPACITY is replaced in
         // place, else `CAPACITY N` is appended.
         let old = ctx
@@ -257,6 +268,18 @@ impl Queue {
             }
         }
         Ok(())
+    }
+
+    /// Discards the packets beyond the capacity, uncounted: the head
+    /// stays and the newest go (Click's SimpleQueue::live_reconfigure),
+    /// or the other way round for FrontDropQueue.
+    fn trim_to_capacity(&mut self) {
+        if self.trim_keeps_newest {
+            let extra = self.packets.len().saturating_sub(self.capacity);
+            self.packets.drain(..extra);
+        } else {
+            self.packets.truncate(self.capacity);
+        }
     }
 
     fn reset(&mut self, _value: &str, ctx: &mut Ctx) -> Result<(), String> {
@@ -316,6 +339,8 @@ impl Element for Queue {
         if self.kind != QueueKind::Simple && self.nonempty.is_none() {
             self.nonempty = Some(ctx.new_signal(false));
         }
+        // A live reconfiguration keeps the packets that fit.
+        self.trim_to_capacity();
         if self.kind == QueueKind::Full {
             match self.nonfull {
                 None => self.nonfull = Some(ctx.new_signal(true)),
