@@ -368,6 +368,11 @@ fn queue_reconfigured_larger_wakes_its_sleeping_source() {
     r.run_limited(1000);
     assert_eq!(count(&mut r, "c.count"), 10);
     assert_eq!(count(&mut r, "q.drops"), 0);
+    // A reconfiguration that fails changes nothing.
+    assert!(r.write_handler("q.config", "CAPACITY x").is_err());
+    assert_eq!(count(&mut r, "q.capacity"), 5);
+    assert!(r.write_handler("q.config", "3, BOGUS 1").is_err());
+    assert_eq!(count(&mut r, "q.capacity"), 5);
 }
 
 #[test]

@@ -329,8 +329,10 @@ impl Element for Queue {
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
-        self.capacity = args.read_p_or("CAPACITY", 1000usize);
+        let capacity = args.read_p_or("CAPACITY", 1000usize);
         args.complete()?;
+        // Only now: a live reconfiguration that fails changes nothing.
+        self.capacity = capacity;
         // Reserve once so enqueueing never reallocates.
         let want = self.capacity.min(1 << 16);
         if self.packets.capacity() < want {
