@@ -316,6 +316,69 @@ fn queue_capacity_write_trims_and_reports() {
     assert_eq!(count(&mut r, "q.length"), 0);
 }
 
+/// Lowering a Queue's capacity, by its `capacity` handler or by a live
+/// reconfiguration, keeps the packets at the head and discards the newest
+/// beyond it, uncounted, as Click's SimpleQueue::live_reconfigure does
+/// (MixedQueue too); FrontDropQueue keeps the newest, as Click's.
+#[test]
+fn queue_capacity_lowered_keeps_the_head_or_the_newest() {
+    for (class, handler, want) in [
+        ("Queue", "capacity", ["01", "02"]),
+        ("Queue", "config", ["01", "02"]),
+        ("MixedQueue", "capacity", ["01", "02"]),
+        ("MixedQueue", "config", ["01", "02"]),
+        ("FrontDropQueue", "capacity", ["04", "05"]),
+        ("FrontDropQueue", "config", ["04", "05"]),
+    ] {
+        let mixed = if class == "MixedQueue" {
+            "Idle -> [1]q;"
+        } else {
+            ""
+        };
+        let mut r = from_config(&format!(
+            "q :: {class}(5) -> u :: Unqueue(ACTIVE false) -> Print(x) -> Discard; {mixed}
+             InfiniteSource(\\<01>, LIMIT 1) -> q; InfiniteSource(\\<02>, LIMIT 1) -> q;
+             InfiniteSource(\\<03>, LIMIT 1) -> q; InfiniteSource(\\<04>, LIMIT 1) -> q;
+             InfiniteSource(\\<05>, LIMIT 1) -> q;"
+        ));
+        r.run_limited(100);
+        assert_eq!(count(&mut r, "q.length"), 5, "{class} {handler}");
+        r.write_handler(&format!("q.{handler}"), "2").unwrap();
+        assert_eq!(count(&mut r, "q.length"), 2, "{class} {handler}");
+        assert_eq!(count(&mut r, "q.drops"), 0, "{class} {handler}");
+        r.write_handler("u.active", "true").unwrap();
+        r.run_limited(100);
+        let printed: Vec<String> = r.take_chatter();
+        let want: Vec<String> = want.iter().map(|b| format!("x:    1 | {b}")).collect();
+        assert_eq!(printed, want, "{class} {handler}");
+    }
+}
+
+/// A live reconfiguration that gives a full Queue room raises its full
+/// signal, as Click's FullNoteQueue does: the source asleep on it runs
+/// again (a pull from a queue that is not full does not raise it).
+#[test]
+fn queue_reconfigured_larger_wakes_its_sleeping_source() {
+    let mut r = from_config(
+        "s :: InfiniteSource(LIMIT 10) -> q :: Queue(2) \
+         -> u :: Unqueue(ACTIVE false) -> c :: Counter -> Discard;",
+    );
+    r.run_limited(100);
+    assert_eq!(count(&mut r, "q.length"), 2);
+    assert_eq!(read(&mut r, "s.scheduled"), "false");
+    r.write_handler("q.config", "5").unwrap();
+    assert_eq!(read(&mut r, "s.scheduled"), "true");
+    r.write_handler("u.active", "true").unwrap();
+    r.run_limited(1000);
+    assert_eq!(count(&mut r, "c.count"), 10);
+    assert_eq!(count(&mut r, "q.drops"), 0);
+    // A reconfiguration that fails changes nothing.
+    assert!(r.write_handler("q.config", "CAPACITY x").is_err());
+    assert_eq!(count(&mut r, "q.capacity"), 5);
+    assert!(r.write_handler("q.config", "3, BOGUS 1").is_err());
+    assert_eq!(count(&mut r, "q.capacity"), 5);
+}
+
 #[test]
 fn schedulers_pull_one_by_one_and_by_priority() {
     // Round robin: colors 1, 2, 1. Priority: input 0's four first, then two

@@ -213,10 +213,17 @@ impl Runtime {
         self.change_signal_threaded(st, active);
     }
 
+    /// Schedules a raised signal's listeners. Inline: at one packet per
+    /// push and pull a queue's signal goes down and up again per packet,
+    /// while its puller is still scheduled, so the usual wake finds its
+    /// one listener queued already.
+    #[inline]
     fn wake_local(&self, listeners: &[TaskId]) {
         let mut sched = self.threads[0].sched.borrow_mut();
-        for t in listeners {
-            sched.schedule(*t);
+        for &t in listeners {
+            if !sched.is_scheduled(t) {
+                sched.schedule(t);
+            }
         }
     }
 

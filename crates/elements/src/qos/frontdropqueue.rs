@@ -58,8 +58,15 @@ pub struct VariantQueue {
 
 impl VariantQueue {
     pub fn new(variant: Variant) -> Self {
+        let q = Queue::new(QueueKind::Notifier);
         VariantQueue {
-            q: Queue::new(QueueKind::Notifier),
+            // A lowered capacity keeps FrontDropQueue's newest packets and
+            // MixedQueue's head, as Click's.
+            q: if variant == Variant::FrontDrop {
+                q.trim_keeping_newest()
+            } else {
+                q
+            },
             variant,
         }
     }

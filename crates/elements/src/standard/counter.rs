@@ -140,7 +140,16 @@ fn epoch_of(t: Timestamp) -> i64 {
     t.nanos().div_euclid(EPOCH_NS)
 }
 
+/// Whether a call is armed and `value` has reached it: the per-batch test,
+/// inline (the call itself is rare).
+#[inline(always)]
+fn due(call: &Option<Call>, value: u64) -> bool {
+    call.as_ref().is_some_and(|c| !c.done && value >= c.at)
+}
+
 impl Counter {
+    #[cold]
+    #[inline(never)]
     fn fire(call: &mut Option<Call>, value: u64, ctx: &mut Ctx) {
         if let Some(c) = call {
             if !c.done && value >= c.at {
@@ -265,8 +274,10 @@ impl Observe for Counter {
         let epoch = epoch_of(ctx.recent());
         self.packet_rate.update(epoch, n as i64);
         self.byte_rate.update(epoch, bytes as i64);
-        if self.count_call.is_some() || self.byte_count_call.is_some() {
+        if due(&self.count_call, self.count) {
             Self::fire(&mut self.count_call, self.count, ctx);
+        }
+        if due(&self.byte_count_call, self.byte_count) {
             Self::fire(&mut self.byte_count_call, self.byte_count, ctx);
         }
     }

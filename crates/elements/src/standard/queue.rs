@@ -19,6 +19,13 @@
 //! RatedSource) sleep while it is full and are woken when room appears. It implements the Storage interface that
 //! elements such as RED find through flow-based router context.
 //!
+//! Unlike Click's, whose empty signal goes down only at the tenth pull in a
+//! row that finds the queue empty (its "sleepiness"; QuickNoteQueue's at
+//! once), rclick's goes down as soon as a pull leaves the queue empty: the
+//! puller behind it sleeps sooner. Click's way is kept out because it costs
+//! the schedulers (StrideSched, HFSCSched) a failed pull of each emptied
+//! queue they visit, up to 10% more instructions per packet at BURST 32.
+//!
 //! ## Keywords
 //! - **CAPACITY** (integer): maximum length. Default 1000.
 //!
@@ -26,8 +33,10 @@
 //! - `length` (read): current number of packets.
 //! - `highwater_length` (read): maximum length seen.
 //! - `capacity` (read/write): the capacity. Writing it discards queued
-//!   packets beyond the new capacity and sets CAPACITY in `config`, as Click's keyword
-//!   handler does (a positional capacity is replaced in place).
+//!   packets beyond the new capacity (the head stays, the newest go,
+//!   uncounted) and sets CAPACITY in `config`, as Click's keyword
+//!   handler does (a positional capacity is replaced in place). A live
+//!   reconfiguration (writing `config`) discards them the same way.
 //! - `drops` (read): packets dropped because the queue was full.
 //! - `reset_counts` (write): zeroes `drops` and `highwater_length`.
 //! - `reset` (write): drops every queued packet.
@@ -67,6 +76,13 @@ pub struct Queue {
     nonempty: Option<SignalId>,
     /// Raised while there is room: sources upstream sleep while it is down.
     nonfull: Option<SignalId>,
+    /// The emptied buffer of the last batch pushed in, for the next pull
+    /// to fill: at one packet per push and pull, a batch buffer goes
+    /// round through the queue instead of through the thread's pool.
+    spare: Option<Batch>,
+    /// Lowering the capacity keeps the newest packets (FrontDropQueue),
+    /// not the head.
+    trim_keeps_newest: bool,
 }
 
 impl Queue {
@@ -79,7 +95,16 @@ impl Queue {
             drops: 0,
             nonempty: None,
             nonfull: None,
+            spare: None,
+            trim_keeps_newest: false,
         }
+    }
+
+    /// Makes a lowered capacity keep the newest packets rather than the
+    /// head (Click's FrontDropQueue).
+    pub fn trim_keeping_newest(mut self) -> Self {
+        self.trim_keeps_newest = true;
+        self
     }
 
     /// The Click class this instance stands for.
@@ -220,12 +245,10 @@ impl Queue {
 
     fn set_capacity(&mut self, value: &str, ctx: &mut Ctx) -> Result<(), String> {
         self.capacity = parse_usize(value.trim())?;
-        // As in Click: packets beyond the new capacity are discarded,
-        // oldest first, and the configuration string reports the new
-        // capacity.
-        while self.packets.len() > self.capacity {
-            self.packets.pop_front();
-        }
+        // As in Click (a live reconfiguration): packets beyond the new
+        // capacity are discarded, and the configuration string reports
+        // the new capacity.
+        self.trim_to_capacity();
         // Click's keyword handler: a positional CAPACITY is replaced in
         // place, else `CAPACITY N` is appended.
         let old = ctx
@@ -245,6 +268,18 @@ impl Queue {
             }
         }
         Ok(())
+    }
+
+    /// Discards the packets beyond the capacity, uncounted: the head
+    /// stays and the newest go (Click's SimpleQueue::live_reconfigure),
+    /// or the other way round for FrontDropQueue.
+    fn trim_to_capacity(&mut self) {
+        if self.trim_keeps_newest {
+            let extra = self.packets.len().saturating_sub(self.capacity);
+            self.packets.drain(..extra);
+        } else {
+            self.packets.truncate(self.capacity);
+        }
     }
 
     fn reset(&mut self, _value: &str, ctx: &mut Ctx) -> Result<(), String> {
@@ -294,8 +329,10 @@ impl Element for Queue {
 
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut args = Args::new(conf);
-        self.capacity = args.read_p_or("CAPACITY", 1000usize);
+        let capacity = args.read_p_or("CAPACITY", 1000usize);
         args.complete()?;
+        // Only now: a live reconfiguration that fails changes nothing.
+        self.capacity = capacity;
         // Reserve once so enqueueing never reallocates.
         let want = self.capacity.min(1 << 16);
         if self.packets.capacity() < want {
@@ -304,8 +341,17 @@ impl Element for Queue {
         if self.kind != QueueKind::Simple && self.nonempty.is_none() {
             self.nonempty = Some(ctx.new_signal(false));
         }
-        if self.kind == QueueKind::Full && self.nonfull.is_none() {
-            self.nonfull = Some(ctx.new_signal(true));
+        // A live reconfiguration keeps the packets that fit.
+        self.trim_to_capacity();
+        if self.kind == QueueKind::Full {
+            match self.nonfull {
+                None => self.nonfull = Some(ctx.new_signal(true)),
+                // A live reconfiguration that leaves room wakes the sources
+                // asleep on a full queue, as Click's: a pull raises the
+                // signal only when it takes from a full queue.
+                Some(s) if self.packets.len() < self.capacity => ctx.set_signal(s, true),
+                Some(_) => {}
+            }
         }
         Ok(())
     }
@@ -330,10 +376,14 @@ impl Element for Queue {
         Some((self.packets.len(), self.capacity))
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
         let was_empty = self.packets.is_empty();
-        for p in batch {
+        for p in batch.drain() {
             self.enqueue(p, ctx);
+        }
+        // Keep the emptied buffer for the next pull (one is enough).
+        if self.spare.is_none() {
+            self.spare = Some(batch);
         }
         self.highwater = self.highwater.max(self.packets.len());
         if was_empty && !self.packets.is_empty() {
@@ -355,10 +405,12 @@ impl Element for Queue {
             }
             return None;
         }
+        // The full signal is down only while the queue is full.
+        let was_full = self.packets.len() >= self.capacity;
         let n = max
             .min(rclick_core::batch::BATCH_CAPACITY)
             .min(self.packets.len());
-        let mut batch = Batch::new();
+        let mut batch = self.spare.take().unwrap_or_default();
         // pop_front, not drain: a Drain's setup and drop cost more than
         // the one packet a BURST 1 pull takes.
         for _ in 0..n {
@@ -366,7 +418,7 @@ impl Element for Queue {
                 batch.push(p);
             }
         }
-        if let Some(s) = self.nonfull {
+        if let (Some(s), true) = (self.nonfull, was_full) {
             ctx.wake_signal(s);
         }
         if self.packets.is_empty() {
