@@ -503,6 +503,9 @@ pub const MAX_SOURCE_BURST_PER_RUN: usize = 16 * BATCH_CAPACITY;
 /// to [`MAX_SOURCE_BURST_PER_RUN`].
 #[inline]
 pub fn source_run_burst<E: Source + ?Sized>(e: &mut E, burst: usize, ctx: &mut Ctx) -> bool {
+    if burst == 1 {
+        return source_run_one(e, ctx);
+    }
     if !e.source_task().has_room(ctx) {
         return false;
     }
@@ -532,6 +535,23 @@ pub fn source_run_burst<E: Source + ?Sized>(e: &mut E, burst: usize, ctx: &mut C
         ctx.fast_reschedule();
     }
     sent
+}
+
+/// [`source_run_burst`] for a BURST of 1 (Click's default): one packet a
+/// run, with none of the burst loop's bookkeeping.
+#[inline]
+pub fn source_run_one<E: Source + ?Sized>(e: &mut E, ctx: &mut Ctx) -> bool {
+    if !e.source_task().has_room(ctx) {
+        return false;
+    }
+    match e.generate(1, ctx) {
+        Some(batch) if !batch.is_empty() => {
+            ctx.emit_batch(0, batch);
+            ctx.fast_reschedule();
+            true
+        }
+        _ => false,
+    }
 }
 
 /// A [`Filter`] that may also drop a packet itself: `None` means the

@@ -95,8 +95,11 @@ impl Discard {
 }
 
 impl Sink for Discard {
+    #[inline]
     fn consume(&mut self, batch: Batch, _ctx: &mut Ctx) {
         self.count += batch.len() as u64;
+        // Freed inline: the drop glue's call cost more than the freeing.
+        batch.free();
     }
     fn pull_task(&self) -> &PullTask {
         &self.puller

@@ -227,7 +227,27 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
     ),
 ];
 
+impl InfiniteSource {
+    /// No packets left (or BURST asked for none): the empty notifier, and
+    /// the stop with STOP.
+    #[cold]
+    #[inline(never)]
+    fn none_left(&mut self, ctx: &mut Ctx) {
+        self.update_empty(ctx);
+        if self.stop && self.limit >= 0 && !self.stop_asked {
+            ctx.please_stop();
+            // Pushing, the stop is asked once (a burst loop or a later
+            // run may come back here); pulled, Click asks on every pull
+            // that finds none left.
+            self.stop_asked = self.source.task().is_some();
+        }
+    }
+}
+
 impl Source for InfiniteSource {
+    // Inline into the task body: at BURST 1 the call cost about as much
+    // as the rest of the task's own work.
+    #[inline(always)]
     fn generate(&mut self, max: usize, ctx: &mut Ctx) -> Option<Batch> {
         if !self.active {
             return None;
@@ -238,14 +258,7 @@ impl Source for InfiniteSource {
             .min(self.remaining())
             .min(BATCH_CAPACITY);
         if n == 0 {
-            self.update_empty(ctx);
-            if self.stop && self.limit >= 0 && !self.stop_asked {
-                ctx.please_stop();
-                // Pushing, the stop is asked once (a burst loop or a later
-                // run may come back here); pulled, Click asks on every
-                // pull that finds none left.
-                self.stop_asked = self.source.task().is_some();
-            }
+            self.none_left(ctx);
             return None;
         }
         let proto = self.prototype.as_mut()?;
@@ -254,10 +267,14 @@ impl Source for InfiniteSource {
         if self.timestamp {
             proto.set_timestamp_anno(ctx.recent());
         }
-        let batch = Batch::copies_of(proto, n);
+        let batch = if n == 1 {
+            Batch::copy_of(proto)
+        } else {
+            Batch::copies_of(proto, n)
+        };
         self.count += n as u64;
         // END_CALL with the packets that reach the limit (as Click).
-        if !self.stop && self.limit >= 0 && self.remaining() == 0 {
+        if self.limit >= 0 && !self.stop && self.remaining() == 0 {
             if let Some((h, v)) = &self.end_call {
                 ctx.call_write_later(h, v);
             }
