@@ -74,14 +74,19 @@ impl Batch {
     /// one packet (a BURST 1 source's), without its length tests.
     #[inline(always)]
     pub fn copy_of(proto: &Packet) -> Batch {
-        pool::with(|p| {
-            let buf = take_buf(p);
-            // SAFETY: the buffer is fresh and exclusively ours.
-            let b = unsafe { &mut *buf.as_ptr() };
-            b.pkts[0].write(proto.deep_copy_in(p));
-            b.len = 1;
-            Batch { buf }
-        })
+        // Inline even into other crates' code: left to itself the compiler
+        // made the closure a call of its own.
+        pool::with(
+            #[inline(always)]
+            |p| {
+                let buf = take_buf(p);
+                // SAFETY: the buffer is fresh and exclusively ours.
+                let b = unsafe { &mut *buf.as_ptr() };
+                b.pkts[0].write(proto.deep_copy_in(p));
+                b.len = 1;
+                Batch { buf }
+            },
+        )
     }
 
     /// Frees the batch and its packets, as dropping it does, but inline:
@@ -308,27 +313,31 @@ unsafe fn drop_packets(p: &mut Pools, slots: &mut [MaybeUninit<Packet>]) {
 /// frees it or its packets.
 #[inline(always)]
 unsafe fn free_buf(buf: NonNull<BatchBuf>) {
-    pool::with(|p| {
-        // SAFETY: the buffer is exclusively ours, its first `len` slots
-        // hold packets; `len` is zeroed before they are dropped, and the
-        // emptied buffer goes to the pool (or is freed: it came from
-        // Box::leak).
-        unsafe {
-            let b = &mut *buf.as_ptr();
-            let n = b.len;
-            b.len = 0;
-            // A batch of one (BURST 1) needs no loop; the loop is out of
-            // line, so that this path saves no registers.
-            if n == 1 {
-                b.pkts[0].assume_init_read().drop_in(p);
-            } else {
-                drop_packets_outlined(p, &mut b.pkts[..n]);
+    // Inline, as in `Batch::copy_of`.
+    pool::with(
+        #[inline(always)]
+        |p| {
+            // SAFETY: the buffer is exclusively ours, its first `len` slots
+            // hold packets; `len` is zeroed before they are dropped, and the
+            // emptied buffer goes to the pool (or is freed: it came from
+            // Box::leak).
+            unsafe {
+                let b = &mut *buf.as_ptr();
+                let n = b.len;
+                b.len = 0;
+                // A batch of one (BURST 1) needs no loop; the loop is out of
+                // line, so that this path saves no registers.
+                if n == 1 {
+                    b.pkts[0].assume_init_read().drop_in(p);
+                } else {
+                    drop_packets_outlined(p, &mut b.pkts[..n]);
+                }
+                if let Err(buf) = p.batches.push(buf) {
+                    drop(Box::from_raw(buf.as_ptr()));
+                }
             }
-            if let Err(buf) = p.batches.push(buf) {
-                drop(Box::from_raw(buf.as_ptr()));
-            }
-        }
-    });
+        },
+    );
 }
 
 /// [`drop_packets`], out of line.
