@@ -338,6 +338,9 @@ fn checked_pull(
 pub struct SourceTask {
     task: Option<TaskId>,
     room: NotifierSignal,
+    /// `room` is `Busy` (no queue downstream, or unthrottled): asked on
+    /// every task run, a flag is cheaper than matching the signal.
+    always_room: bool,
 }
 
 impl SourceTask {
@@ -350,6 +353,7 @@ impl SourceTask {
         } else {
             self.room = NotifierSignal::Busy;
         }
+        self.always_room = matches!(self.room, NotifierSignal::Busy);
     }
 
     pub fn task(&self) -> Option<TaskId> {
@@ -359,7 +363,7 @@ impl SourceTask {
     /// Whether a queue downstream has room.
     #[inline]
     pub fn has_room(&self, ctx: &Ctx) -> bool {
-        ctx.signal_active(&self.room)
+        self.always_room || ctx.signal_active(&self.room)
     }
 
     /// Schedules the task (after it was reactivated, for example).
@@ -641,5 +645,6 @@ impl SourceTask {
             self.task = Some(ctx.new_task(active));
         }
         self.room = NotifierSignal::Busy;
+        self.always_room = true;
     }
 }
