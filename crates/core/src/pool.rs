@@ -277,22 +277,13 @@ fn register_guard() {
 /// `f` must not call `with` again (every caller is a short closure that
 /// pushes, pops and at most calls the allocator), so the mutable borrow is
 /// unique.
-///
-/// `f` is called from one place: called from both arms of the match, a
-/// closure was not inlined (it would have been copied), and every packet
-/// made or freed paid a call and its register saves.
 #[inline(always)]
 pub(crate) fn with<R>(f: impl FnOnce(&mut Pools) -> R) -> R {
-    let mut closed;
-    let p = match pools() {
+    match pools() {
         // SAFETY: thread-local, and never re-entered (see above).
-        Some(p) => unsafe { &mut *p },
-        None => {
-            closed = closed_pools();
-            &mut closed
-        }
-    };
-    f(p)
+        Some(p) => f(unsafe { &mut *p }),
+        None => f(&mut closed_pools()),
+    }
 }
 
 /// This thread's pools, when its thread-locals are still there. One small

@@ -147,14 +147,6 @@ pub fn classify_push(
     if n == 0 {
         return;
     }
-    // A batch of one (BURST 1) goes where its packet goes, with none of
-    // the bookkeeping below.
-    if n == 1 {
-        if let Some(o) = batch.first().and_then(|p| classify(p, ctx)) {
-            ctx.emit_batch(o, batch);
-        }
-        return;
-    }
     // Uninitialised: zeroing a whole array per batch cost more than the
     // classification of a batch of one.
     let mut outs = [MaybeUninit::<Option<usize>>::uninit(); BATCH_CAPACITY];
@@ -196,20 +188,6 @@ pub fn dispatch_push(
     ctx: &mut Ctx,
     mut route: impl FnMut(Packet, &mut Ctx) -> Option<(usize, Packet)>,
 ) {
-    // A batch of one (BURST 1): its packet's output, with none of the
-    // bookkeeping below.
-    if batch.len() == 1 {
-        let mut out = 0;
-        batch.retain_map(|p| {
-            let (port, p) = route(p, ctx)?;
-            out = port;
-            Some(p)
-        });
-        if !batch.is_empty() {
-            ctx.emit_batch(out, batch);
-        }
-        return;
-    }
     // Uninitialised, as in `classify_push`.
     let mut outs = [MaybeUninit::<usize>::uninit(); BATCH_CAPACITY];
     let mut kept = 0;
