@@ -120,9 +120,9 @@ fn frame() -> String {
     format!("\\<{hex}>")
 }
 
-/// At BURST 32, and at BURST 1, where the classify and dispatch kinds
-/// (Classifier, RadixIPLookup) and the filters take their one-packet
-/// paths (issue 21).
+/// At BURST 32, and at BURST 1 (issue 21: Click's default, where every
+/// element sees batches of one and the source and sink take their
+/// one-packet paths).
 #[test]
 fn no_allocation_on_the_ip_forwarding_path() {
     for burst in [32, 1] {
