@@ -567,6 +567,29 @@ mod tests {
     }
 
     #[test]
+    fn free_leaves_clones_of_its_packets_alive() {
+        // A Tee's clones: freeing the batch (of one, and of several) drops
+        // one reference each; the clone still owns the buffer, which is
+        // neither freed nor reused until it goes too (Miri checks).
+        let orig = Packet::with_room(8, b"shared", 4);
+        let clone = orig.clone();
+        Batch::single(orig).free();
+        assert!(!clone.is_shared());
+        let fresh = Batch::copy_of(&Packet::from_slice(b"zzzzzz"));
+        assert_eq!(clone.data(), b"shared");
+        let mut b = Batch::new();
+        b.push(clone.clone());
+        b.push(clone.clone());
+        b.free();
+        let mut clone = clone;
+        assert!(!clone.is_shared());
+        clone.writable()[0] = b'S';
+        assert_eq!(clone.data(), b"Shared");
+        assert_eq!(fresh.packets()[0].data(), b"zzzzzz");
+        fresh.free();
+    }
+
+    #[test]
     fn drain_partially_consumed_drops_rest() {
         let mut b = Batch::new();
         for i in 0..5 {
