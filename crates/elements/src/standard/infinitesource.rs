@@ -26,8 +26,9 @@
 //! ## Keywords
 //! - **DATA** (string): packet contents. Default is Click's 69-byte
 //!   "Random bullshit in a packet, at least 64 bytes long. Well, now it is."
-//! - **DATASIZE** (integer, also **LENGTH**): pad or cut DATA to this
-//!   length, at most 262144 (rclick's longest packet, the largest pcap
+//! - **DATASIZE** (integer, also **LENGTH**): cut DATA to this length, or
+//!   repeat it up to this length (an empty DATA gives zeros: Click hangs),
+//!   at most 262144 (rclick's longest packet, the largest pcap
 //!   snapshot length; Click, which has no such limit, sends longer
 //!   packets). Default -1 (DATA as is).
 //! - **LIMIT** (integer): total packets to send; -1 means no limit. Default -1.
@@ -119,10 +120,13 @@ fn parse_datasize(s: &str) -> Result<i64, String> {
 
 impl InfiniteSource {
     fn rebuild_prototype(&mut self) {
-        let mut data = self.data.clone();
-        if self.datasize >= 0 {
-            data.resize(self.datasize as usize, 0);
-        }
+        let data: Vec<u8> = match usize::try_from(self.datasize) {
+            Err(_) => self.data.clone(),
+            // Longer than DATA: DATA repeated, as Click's (which hangs on
+            // an empty DATA; here that is zeros).
+            Ok(n) if self.data.is_empty() => vec![0; n],
+            Ok(n) => self.data.iter().copied().cycle().take(n).collect(),
+        };
         self.prototype = Some(Packet::from_slice(&data));
     }
 
