@@ -70,6 +70,36 @@ impl Batch {
         })
     }
 
+    /// A batch of one unshared copy of `proto`: [`Batch::copies_of`] for
+    /// one packet (a BURST 1 source's), without its length tests.
+    #[inline(always)]
+    pub fn copy_of(proto: &Packet) -> Batch {
+        // Inline even into other crates' code: left to itself the compiler
+        // made the closure a call of its own.
+        pool::with(
+            #[inline(always)]
+            |p| {
+                let buf = take_buf(p);
+                // SAFETY: the buffer is fresh and exclusively ours.
+                let b = unsafe { &mut *buf.as_ptr() };
+                b.pkts[0].write(proto.deep_copy_in(p));
+                b.len = 1;
+                Batch { buf }
+            },
+        )
+    }
+
+    /// Frees the batch and its packets, as dropping it does, but inline:
+    /// what a sink does with every batch (the drop glue is a call of its
+    /// own, with its register saves, once per packet at BURST 1).
+    #[inline(always)]
+    pub fn free(self) {
+        let buf = self.buf;
+        std::mem::forget(self);
+        // SAFETY: the batch is gone; its buffer and packets are ours.
+        unsafe { free_buf(buf) }
+    }
+
     #[inline]
     fn b(&self) -> &BatchBuf {
         // SAFETY: exclusively owned.
@@ -276,25 +306,55 @@ unsafe fn drop_packets(p: &mut Pools, slots: &mut [MaybeUninit<Packet>]) {
     }
 }
 
-impl Drop for Batch {
-    #[inline]
-    fn drop(&mut self) {
-        let buf = self.buf;
-        pool::with(|p| {
-            // SAFETY: the batch exclusively owns its buffer, whose first
-            // `len` slots hold packets; `len` is zeroed before they are
-            // dropped, and the emptied buffer goes to the pool (or is freed:
-            // it came from Box::leak).
+/// Frees a batch's packets and gives its buffer back to the pool.
+///
+/// # Safety
+/// `buf` is the buffer of a batch that is gone: nothing else reads or
+/// frees it or its packets.
+#[inline(always)]
+unsafe fn free_buf(buf: NonNull<BatchBuf>) {
+    // Inline, as in `Batch::copy_of`.
+    pool::with(
+        #[inline(always)]
+        |p| {
+            // SAFETY: the buffer is exclusively ours, its first `len` slots
+            // hold packets; `len` is zeroed before they are dropped, and the
+            // emptied buffer goes to the pool (or is freed: it came from
+            // Box::leak).
             unsafe {
                 let b = &mut *buf.as_ptr();
                 let n = b.len;
                 b.len = 0;
-                drop_packets(p, &mut b.pkts[..n]);
+                // A batch of one (BURST 1) needs no loop; the loop is out of
+                // line, so that this path saves no registers.
+                if n == 1 {
+                    b.pkts[0].assume_init_read().drop_in(p);
+                } else {
+                    drop_packets_outlined(p, &mut b.pkts[..n]);
+                }
                 if let Err(buf) = p.batches.push(buf) {
                     drop(Box::from_raw(buf.as_ptr()));
                 }
             }
-        });
+        },
+    );
+}
+
+/// [`drop_packets`], out of line.
+///
+/// # Safety
+/// As for [`drop_packets`].
+#[inline(never)]
+unsafe fn drop_packets_outlined(p: &mut Pools, slots: &mut [MaybeUninit<Packet>]) {
+    drop_packets(p, slots)
+}
+
+impl Drop for Batch {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: the batch is being dropped and exclusively owns its
+        // buffer and packets.
+        unsafe { free_buf(self.buf) }
     }
 }
 
@@ -488,6 +548,45 @@ mod tests {
         assert!(b.is_empty());
         b.push(pkt(2));
         assert_eq!(b.len(), 1);
+    }
+
+    #[test]
+    fn copy_of_and_free_pool_batches_of_one() {
+        let proto = Packet::with_room(8, b"abcdef", 4);
+        for _ in 0..3 {
+            let b = Batch::copy_of(&proto);
+            assert_eq!(b.len(), 1);
+            assert!(!b.packets()[0].is_shared());
+            assert_eq!(b.packets()[0].data(), b"abcdef");
+            b.free();
+        }
+        let mut b = Batch::copies_of(&proto, 5);
+        b.pop();
+        b.free();
+        Batch::new().free();
+    }
+
+    #[test]
+    fn free_leaves_clones_of_its_packets_alive() {
+        // A Tee's clones: freeing the batch (of one, and of several) drops
+        // one reference each; the clone still owns the buffer, which is
+        // neither freed nor reused until it goes too (Miri checks).
+        let orig = Packet::with_room(8, b"shared", 4);
+        let clone = orig.clone();
+        Batch::single(orig).free();
+        assert!(!clone.is_shared());
+        let fresh = Batch::copy_of(&Packet::from_slice(b"zzzzzz"));
+        assert_eq!(clone.data(), b"shared");
+        let mut b = Batch::new();
+        b.push(clone.clone());
+        b.push(clone.clone());
+        b.free();
+        let mut clone = clone;
+        assert!(!clone.is_shared());
+        clone.writable()[0] = b'S';
+        assert_eq!(clone.data(), b"Shared");
+        assert_eq!(fresh.packets()[0].data(), b"zzzzzz");
+        fresh.free();
     }
 
     #[test]

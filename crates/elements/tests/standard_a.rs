@@ -829,3 +829,30 @@ fn settimestamp_now_fixed_and_first() {
     ));
     assert!(e.iter().any(|m| m.contains("SetTimestampDelta")), "{e:?}");
 }
+
+// --------------------------------------------------------- InfiniteSource
+
+/// DATASIZE longer than DATA repeats DATA (as Click; rclick padded with
+/// zeros); an empty DATA gives zeros (Click loops forever making it). The
+/// data and datasize handlers rebuild the packet the same way.
+#[test]
+fn infinitesource_datasize_repeats_data() {
+    let mut r = rclick_elements::testing::from_config(
+        "a :: InfiniteSource(DATA \\<010203>, DATASIZE 8, ACTIVE false) -> qa :: Queue -> Idle;
+         e :: InfiniteSource(DATA \"\", DATASIZE 4, ACTIVE false) -> qe :: Queue -> Idle;",
+    );
+    let pull = |r: &mut Router, src: &str, q: &str| {
+        let qi = idx(r, q);
+        while r.pull_from(qi, 0, 64).is_some() {}
+        r.write_handler(&format!("{src}.active"), "true").unwrap();
+        r.run_limited(1);
+        r.write_handler(&format!("{src}.active"), "false").unwrap();
+        let b = r.pull_from(qi, 0, 1).expect("a packet");
+        b.packets()[0].data().to_vec()
+    };
+    assert_eq!(pull(&mut r, "a", "qa"), [1, 2, 3, 1, 2, 3, 1, 2]);
+    assert_eq!(pull(&mut r, "e", "qe"), [0, 0, 0, 0]);
+    r.write_handler("a.data", "xy").unwrap();
+    r.write_handler("a.datasize", "5").unwrap();
+    assert_eq!(pull(&mut r, "a", "qa")[..], b"xyxyx"[..]);
+}

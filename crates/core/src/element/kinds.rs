@@ -316,6 +316,9 @@ fn checked_pull(
 pub struct SourceTask {
     task: Option<TaskId>,
     room: NotifierSignal,
+    /// `room` is `Busy` (no queue downstream, or unthrottled): asked on
+    /// every task run, a flag is cheaper than matching the signal.
+    always_room: bool,
 }
 
 impl SourceTask {
@@ -328,6 +331,7 @@ impl SourceTask {
         } else {
             self.room = NotifierSignal::Busy;
         }
+        self.always_room = matches!(self.room, NotifierSignal::Busy);
     }
 
     pub fn task(&self) -> Option<TaskId> {
@@ -337,7 +341,7 @@ impl SourceTask {
     /// Whether a queue downstream has room.
     #[inline]
     pub fn has_room(&self, ctx: &Ctx) -> bool {
-        ctx.signal_active(&self.room)
+        self.always_room || ctx.signal_active(&self.room)
     }
 
     /// Schedules the task (after it was reactivated, for example).
@@ -503,6 +507,9 @@ pub const MAX_SOURCE_BURST_PER_RUN: usize = 16 * BATCH_CAPACITY;
 /// to [`MAX_SOURCE_BURST_PER_RUN`].
 #[inline]
 pub fn source_run_burst<E: Source + ?Sized>(e: &mut E, burst: usize, ctx: &mut Ctx) -> bool {
+    if burst == 1 {
+        return source_run_one(e, ctx);
+    }
     if !e.source_task().has_room(ctx) {
         return false;
     }
@@ -532,6 +539,23 @@ pub fn source_run_burst<E: Source + ?Sized>(e: &mut E, burst: usize, ctx: &mut C
         ctx.fast_reschedule();
     }
     sent
+}
+
+/// [`source_run_burst`] for a BURST of 1 (Click's default): one packet a
+/// run, with none of the burst loop's bookkeeping.
+#[inline]
+pub fn source_run_one<E: Source + ?Sized>(e: &mut E, ctx: &mut Ctx) -> bool {
+    if !e.source_task().has_room(ctx) {
+        return false;
+    }
+    match e.generate(1, ctx) {
+        Some(batch) if !batch.is_empty() => {
+            ctx.emit_batch(0, batch);
+            ctx.fast_reschedule();
+            true
+        }
+        _ => false,
+    }
 }
 
 /// A [`Filter`] that may also drop a packet itself: `None` means the
@@ -599,5 +623,6 @@ impl SourceTask {
             self.task = Some(ctx.new_task(active));
         }
         self.room = NotifierSignal::Busy;
+        self.always_room = true;
     }
 }

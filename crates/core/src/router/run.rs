@@ -105,7 +105,7 @@ impl<'a> Driver<'a> {
         }
         let again = ctx.take_reschedule();
         ctx.set_current_task(None);
-        ctx.finish_frame();
+        ctx.finish_task_frame();
         ctx.leave(saved);
         ctx.run_deferred();
         again

@@ -95,8 +95,12 @@ impl Discard {
 }
 
 impl Sink for Discard {
+    #[inline]
     fn consume(&mut self, batch: Batch, _ctx: &mut Ctx) {
         self.count += batch.len() as u64;
+        // Freed inline, without the drop glue's call (once per packet at
+        // BURST 1).
+        batch.free();
     }
     fn pull_task(&self) -> &PullTask {
         &self.puller

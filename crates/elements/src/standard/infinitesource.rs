@@ -27,8 +27,8 @@
 //! - **DATA** (string): packet contents. Default is Click's 69-byte
 //!   "Random bullshit in a packet, at least 64 bytes long. Well, now it is."
 //! - **DATASIZE** (integer, also **LENGTH**): cut DATA to this length, or
-//!   repeat it up to this length (as Click; an empty DATA is filled with
-//!   zeros, where Click hangs), at most 262144 (rclick's longest packet, the largest pcap
+//!   repeat it up to this length (an empty DATA gives zeros: Click hangs),
+//!   at most 262144 (rclick's longest packet, the largest pcap
 //!   snapshot length; Click, which has no such limit, sends longer
 //!   packets). Default -1 (DATA as is).
 //! - **LIMIT** (integer): total packets to send; -1 means no limit. Default -1.
@@ -129,15 +129,13 @@ impl InfiniteSource {
     /// repeats DATA, as Click does (Click hangs on an empty DATA there;
     /// rclick fills zeros).
     fn rebuild_prototype(&mut self) {
-        let mut data = self.data.clone();
-        if self.datasize >= 0 {
-            let n = self.datasize as usize;
-            if self.data.is_empty() {
-                data.resize(n, 0);
-            } else {
-                data = self.data.iter().copied().cycle().take(n).collect();
-            }
-        }
+        let data: Vec<u8> = match usize::try_from(self.datasize) {
+            Err(_) => self.data.clone(),
+            // Longer than DATA: DATA repeated, as Click's (which hangs on
+            // an empty DATA; here that is zeros).
+            Ok(n) if self.data.is_empty() => vec![0; n],
+            Ok(n) => self.data.iter().copied().cycle().take(n).collect(),
+        };
         self.prototype = Some(Packet::from_slice(&data));
     }
 
@@ -242,7 +240,27 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
     ),
 ];
 
+impl InfiniteSource {
+    /// No packets left (or BURST asked for none): the empty notifier, and
+    /// the stop with STOP.
+    #[cold]
+    #[inline(never)]
+    fn none_left(&mut self, ctx: &mut Ctx) {
+        self.update_empty(ctx);
+        if self.stop && self.limit >= 0 && !self.stop_asked {
+            ctx.please_stop();
+            // Pushing, the stop is asked once (a burst loop or a later
+            // run may come back here); pulled, Click asks on every pull
+            // that finds none left.
+            self.stop_asked = self.source.task().is_some();
+        }
+    }
+}
+
 impl Source for InfiniteSource {
+    // Inline into the task body: at BURST 1 the call cost about as much
+    // as the rest of the task's own work.
+    #[inline(always)]
     fn generate(&mut self, max: usize, ctx: &mut Ctx) -> Option<Batch> {
         if !self.active {
             return None;
@@ -253,14 +271,7 @@ impl Source for InfiniteSource {
             .min(self.remaining())
             .min(BATCH_CAPACITY);
         if n == 0 {
-            self.update_empty(ctx);
-            if self.stop && self.limit >= 0 && !self.stop_asked {
-                ctx.please_stop();
-                // Pushing, the stop is asked once (a burst loop or a later
-                // run may come back here); pulled, Click asks on every
-                // pull that finds none left.
-                self.stop_asked = self.source.task().is_some();
-            }
+            self.none_left(ctx);
             return None;
         }
         let proto = self.prototype.as_mut()?;
@@ -269,10 +280,14 @@ impl Source for InfiniteSource {
         if self.timestamp {
             proto.set_timestamp_anno(ctx.recent());
         }
-        let batch = Batch::copies_of(proto, n);
+        let batch = if n == 1 {
+            Batch::copy_of(proto)
+        } else {
+            Batch::copies_of(proto, n)
+        };
         self.count += n as u64;
         // END_CALL with the packets that reach the limit (as Click).
-        if !self.stop && self.limit >= 0 && self.remaining() == 0 {
+        if self.limit >= 0 && !self.stop && self.remaining() == 0 {
             if let Some((h, v)) = &self.end_call {
                 ctx.call_write_later(h, v);
             }
