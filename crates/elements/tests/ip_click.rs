@@ -7,7 +7,9 @@
 //! (`../shared/reference/click/bin/click` or `RCLICK_REFERENCE_CLICK`) the
 //! same configurations are also run under it and compared live.
 
-use std::path::{Path, PathBuf};
+#[path = "common/reference.rs"]
+mod reference;
+use std::path::PathBuf;
 use std::process::Command;
 
 use rclick_core::router::StopReason;
@@ -42,21 +44,7 @@ fn run_chain(chain: &str) -> Vec<String> {
 }
 
 fn reference_click() -> Option<PathBuf> {
-    let p = match std::env::var_os("RCLICK_REFERENCE_CLICK") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/click/bin/click")
-        }
-    };
-    if p.is_file() {
-        Some(p)
-    } else {
-        println!(
-            "SKIP PART: reference Click not found at {}; skipping the live comparison",
-            p.display()
-        );
-        None
-    }
+    reference::reference_click_for_part()
 }
 
 /// The packets `chain -> Print -> Discard` prints under the reference

@@ -9,6 +9,8 @@
 //! c.program` when the reference is present
 //! (`../shared/reference/click/bin/click` or `RCLICK_REFERENCE_CLICK`).
 
+#[path = "common/reference.rs"]
+mod reference;
 use std::path::{Path, PathBuf};
 
 use rclick_elements::ip::ipfilter_compile::{
@@ -167,21 +169,7 @@ alignment offset 0
 }
 
 fn reference_click() -> Option<PathBuf> {
-    let p = match std::env::var_os("RCLICK_REFERENCE_CLICK") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/click/bin/click")
-        }
-    };
-    if p.is_file() {
-        Some(p)
-    } else {
-        println!(
-            "SKIP: reference Click not found at {}; skipping the live comparison",
-            p.display()
-        );
-        None
-    }
+    reference::reference_click_for_part()
 }
 
 fn reference_program(click: &Path, element: &str, args: &[&str], noutputs: usize) -> String {

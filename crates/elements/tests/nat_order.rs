@@ -7,6 +7,8 @@
 //! arrival order and, when present, against the reference Click
 //! (`../shared/reference/click/bin/click` or `RCLICK_REFERENCE_CLICK`).
 
+#[path = "common/reference.rs"]
+mod reference;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -25,21 +27,7 @@ const DUMP: &str = "!data ip_src sport ip_dst dport ip_proto
 ";
 
 fn reference_click() -> Option<PathBuf> {
-    let p = match std::env::var_os("RCLICK_REFERENCE_CLICK") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/click/bin/click")
-        }
-    };
-    if p.is_file() {
-        Some(p)
-    } else {
-        println!(
-            "SKIP PART: reference Click not found at {}; skipping the live comparison",
-            p.display()
-        );
-        None
-    }
+    reference::reference_click_for_part()
 }
 
 fn data_lines(s: &str) -> Vec<String> {
