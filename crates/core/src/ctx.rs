@@ -406,6 +406,13 @@ impl<'a> Ctx<'a> {
             self.finish_frame_stacked();
             return;
         }
+        self.run_tail(base);
+    }
+
+    /// Runs the frame's tail batch, if any, when nothing else is stacked
+    /// above `base`: straight, with no stack traffic.
+    #[inline(always)]
+    fn run_tail(&mut self, base: usize) {
         if let Some(batch) = self.disp.tail.take() {
             let (elem, port) = (self.disp.tail_elem, self.disp.tail_port);
             let saved = (self.view.elem.get(), self.base);
@@ -422,17 +429,7 @@ impl<'a> Ctx<'a> {
     fn finish_frame_run(&mut self) {
         let base = self.base;
         if self.disp.work.len() == base {
-            // At most the tail: run it straight, with no stack traffic.
-            if let Some(batch) = self.disp.tail.take() {
-                let (elem, port) = (self.disp.tail_elem, self.disp.tail_port);
-                let saved = (self.view.elem.get(), self.base);
-                self.run_chain(base, elem as usize, port as usize, batch);
-                if self.disp.work.len() > base {
-                    self.run_work(base);
-                }
-                self.view.elem.set(saved.0);
-                self.base = saved.1;
-            }
+            self.run_tail(base);
             return;
         }
         self.finish_frame_stacked();
