@@ -362,14 +362,11 @@ impl RouterCore {
                 self.write_control_path(name, value, ctx)
             }
             "stop" => {
-                let n = if value.trim().is_empty() {
-                    1
-                } else {
-                    value
-                        .trim()
-                        .parse::<i32>()
-                        .map_err(|_| "expected integer")?
-                };
+                // Click reads the count with IntArg and keeps 1 when the
+                // value is not an integer: `write stop now` stops, it does
+                // not fail.
+                let uncommented = crate::conf::uncomment(value);
+                let n = crate::conf::parse_i32(uncommented.trim()).unwrap_or(1);
                 self.rt.adjust_runcount(-n);
                 Ok(())
             }
