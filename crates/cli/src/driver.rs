@@ -501,6 +501,8 @@ pub fn main(prog: &str, cmd: Command, args: &[String]) -> u8 {
             return 1;
         }
     };
+    // Click prints element configuration warnings even with `-w`.
+    rep.diagnostics(&router.take_warnings(), true);
 
     match cmd {
         Command::Check => {

@@ -965,6 +965,8 @@ impl<'a> Ctx<'a> {
 /// `take_state`); and, through [`ElementView`], what every context shows.
 pub struct InitCtx<'a> {
     view: ElementView<'a>,
+    /// Warnings the element gave while being configured, in order.
+    warnings: RefCell<Vec<String>>,
 }
 
 impl<'a> Deref for InitCtx<'a> {
@@ -984,7 +986,21 @@ impl<'a> InitCtx<'a> {
                 elem: Cell::new(elem),
                 _not_send: std::marker::PhantomData,
             },
+            warnings: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Reports a warning about the configuration: the router still starts.
+    /// The driver prints it as Click does, under the element's `While
+    /// configuring` line (`-w` leaves it out); a live reconfiguration
+    /// prints it as chatter.
+    pub fn warning(&self, msg: impl Into<String>) {
+        self.warnings.borrow_mut().push(msg.into());
+    }
+
+    /// The warnings given so far, oldest first; the list is left empty.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(self.warnings.get_mut())
     }
 
     /// Cancels a timer of this element (hot swap: a successor taking its

@@ -159,8 +159,15 @@ fn unreachable_output_warns() {
         ],
         &[(3, 0, 0, 0), (0, 0, 1, 0), (0, 1, 2, 0)],
     ));
-    let chatter = r.take_chatter().join("\n");
-    assert!(chatter.contains("output 1 matches no packets"), "{chatter}");
+    let mut r = r;
+    let warnings: Vec<String> = r.take_warnings().iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        warnings,
+        [
+            "test:1: While configuring 'c :: Classifier':",
+            "  warning: output 1 matches no packets"
+        ]
+    );
 }
 
 #[test]

@@ -53,6 +53,10 @@ impl fmt::Display for Landmark {
 pub enum Severity {
     Error,
     Warning,
+    /// A line that introduces the warnings under it (Click's `While
+    /// configuring 'x :: C':` above an element's warnings): printed like an
+    /// error line, but not an error, and left out with the warnings.
+    Context,
 }
 
 /// One message about a configuration. `Display` prints Click's form,
@@ -151,12 +155,20 @@ impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.landmark.file.is_empty() || !self.plain_landmark {
             return match self.severity {
-                Severity::Error => write!(f, "{}", self.message),
-                Severity::Warning => write!(f, "warning: {}", self.message),
+                Severity::Error | Severity::Context => write!(f, "{}", self.message),
+                Severity::Warning => {
+                    // A warning under a context line keeps its indent
+                    // before the word: `  warning: ...`, as Click prints.
+                    let text = self.message.trim_start();
+                    let indent = &self.message[..self.message.len() - text.len()];
+                    write!(f, "{indent}warning: {text}")
+                }
             };
         }
         match self.severity {
-            Severity::Error => write!(f, "{}: {}", self.landmark, self.message),
+            Severity::Error | Severity::Context => {
+                write!(f, "{}: {}", self.landmark, self.message)
+            }
             Severity::Warning => write!(f, "{}: warning: {}", self.landmark, self.message),
         }
     }

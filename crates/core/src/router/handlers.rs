@@ -328,10 +328,15 @@ impl RouterCore {
             let mut ictx = InitCtx::new(self, e);
             el.configure(value, &mut ictx)
                 .map_err(|errs| errs.to_string())?;
+            for w in ictx.take_warnings() {
+                self.rt.chatter(&format!("{}: warning: {w}", info.name));
+            }
             for copy in self.copies_of(e) {
                 if let Ok(mut c) = copy.try_borrow_mut() {
                     c.configure(value, &mut ictx)
                         .map_err(|errs| errs.to_string())?;
+                    // The same configuration warns the same: said once.
+                    ictx.take_warnings();
                 }
             }
             *info.config.borrow_mut() = value.to_string();

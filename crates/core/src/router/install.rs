@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use rclick_lang::{Diagnostic, ElementDecl, Landmark, RouterSpec};
+use rclick_lang::{Diagnostic, ElementDecl, Landmark, RouterSpec, Severity};
 
 use super::graph::Graph;
 use super::processing::resolve_processing;
@@ -102,6 +102,8 @@ impl Router {
             stop_flag: Arc::new(AtomicBool::new(false)),
             cleaned_up: false,
             install_stats: Default::default(),
+            // Nothing failed, so what was reported is warnings.
+            warnings: errors,
         })
     }
 }
@@ -331,9 +333,33 @@ fn configure_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnostic
         let conf = core.info[i].config.borrow().clone();
         let mut ictx = InitCtx::new(core, i);
         let r = core.elements[i].borrow_mut().configure(&conf, &mut ictx);
+        let warnings = ictx.take_warnings();
+        let warned = !warnings.is_empty();
+        if warned {
+            // Under the element's context line, as Click prints them; the
+            // line is an error's only when errors follow.
+            let mut head = diag(
+                &core.info[i].landmark,
+                format!("While configuring {}:", elem_desc(&core.info[i])),
+            );
+            if r.is_ok() {
+                head.severity = Severity::Context;
+            }
+            errors.push(head);
+            for w in warnings {
+                errors.push(Diagnostic::warning(Landmark::new("", 0), format!("  {w}")));
+            }
+        }
         if let Err(errs) = r {
             ok = false;
-            report_failure(&core.info[i], "configuring", errs, errors);
+            if warned {
+                // The context line is already there, above the warnings.
+                for m in errs.0 {
+                    errors.push(Diagnostic::error(Landmark::new("", 0), format!("  {m}")));
+                }
+            } else {
+                report_failure(&core.info[i], "configuring", errs, errors);
+            }
             // Click passes an undefined `$N`/`$var` through literally, so
             // the element sees a stray word; rclick's rich form names it.
             if let (Some(var), Some(head)) = (

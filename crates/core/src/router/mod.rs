@@ -205,6 +205,9 @@ pub struct Router {
     /// How long hot swaps' final exchanges (state transfer and switch)
     /// took; carried from router to router.
     install_stats: hotswap::InstallStats,
+    /// Configuration warnings, each element's under its context line,
+    /// until the driver takes them to print.
+    warnings: Vec<Diagnostic>,
 }
 
 /// Why [`Router::run`] returned.
@@ -230,6 +233,12 @@ impl Router {
 
     pub fn nelements(&self) -> usize {
         self.core.info.len()
+    }
+
+    /// The configuration's warnings (each element's under its `While
+    /// configuring` line), for the driver to print; empty afterwards.
+    pub fn take_warnings(&mut self) -> Vec<Diagnostic> {
+        std::mem::take(&mut self.warnings)
     }
 
     pub fn element_name(&self, i: usize) -> Option<&str> {

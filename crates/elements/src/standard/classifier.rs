@@ -107,10 +107,7 @@ impl Element for Classifier {
         let reachable = prog.reachable_outputs();
         for i in 0..ctx.noutputs() as u32 {
             if !reachable.contains(&i) {
-                ctx.chatter(&format!(
-                    "{} :: Classifier: warning: output {i} matches no packets",
-                    ctx.element_name()
-                ));
+                ctx.warning(format!("output {i} matches no packets"));
             }
         }
         self.prog = prog;
