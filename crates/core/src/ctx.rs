@@ -991,14 +991,23 @@ impl<'a> InitCtx<'a> {
     }
 
     /// Reports a warning about the configuration: the router still starts.
-    /// The driver prints it as Click does, under the element's `While
-    /// configuring` line (`-w` leaves it out); a live reconfiguration
-    /// prints it as chatter.
-    pub fn warning(&self, msg: impl Into<String>) {
-        self.warnings.borrow_mut().push(msg.into());
+    /// The driver prints it as Click does, `warning: MSG` under the
+    /// element's `While configuring` line (even with `-w`, as Click's
+    /// driver); a live reconfiguration prints it as chatter.
+    pub fn warning(&self, msg: impl std::fmt::Display) {
+        self.warnings.borrow_mut().push(format!("warning: {msg}"));
     }
 
-    /// The warnings given so far, oldest first; the list is left empty.
+    /// [`InitCtx::warning`] about a part of the configuration, printed
+    /// `PART: warning: MSG` (Click's `pattern 2: warning: ...`).
+    pub fn warning_in(&self, part: impl std::fmt::Display, msg: impl std::fmt::Display) {
+        self.warnings
+            .borrow_mut()
+            .push(format!("{part}: warning: {msg}"));
+    }
+
+    /// The warnings given so far, each a whole line (`warning: ...`),
+    /// oldest first; the list is left empty.
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(self.warnings.get_mut())
     }

@@ -478,7 +478,7 @@ fn errors_name_the_bad_token() {
     let e = parse_filter(&["allow tcp".into()], 0, &StaticNames).unwrap_err();
     assert!(e[0].contains("zero outputs"), "{e:?}");
     let w = parse_filter(&["deny tcp".into()], 2, &StaticNames).unwrap();
-    assert!(w.warnings[0].contains("'deny'"));
+    assert!(w.warnings.is_empty(), "{:?}", w.warnings);
 }
 
 #[test]

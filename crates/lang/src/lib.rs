@@ -55,7 +55,7 @@ pub enum Severity {
     Warning,
     /// A line that introduces the warnings under it (Click's `While
     /// configuring 'x :: C':` above an element's warnings): printed like an
-    /// error line, but not an error, and left out with the warnings.
+    /// error line, but not an error.
     Context,
 }
 
@@ -156,13 +156,10 @@ impl fmt::Display for Diagnostic {
         if self.landmark.file.is_empty() || !self.plain_landmark {
             return match self.severity {
                 Severity::Error | Severity::Context => write!(f, "{}", self.message),
-                Severity::Warning => {
-                    // A warning under a context line keeps its indent
-                    // before the word: `  warning: ...`, as Click prints.
-                    let text = self.message.trim_start();
-                    let indent = &self.message[..self.message.len() - text.len()];
-                    write!(f, "{indent}warning: {text}")
-                }
+                // A warning under a context line is the whole line, its
+                // place of the word `warning:` included (`  pattern 0:
+                // warning: ...`, as Click prints).
+                Severity::Warning => write!(f, "{}", self.message),
             };
         }
         match self.severity {

@@ -329,7 +329,7 @@ impl RouterCore {
             el.configure(value, &mut ictx)
                 .map_err(|errs| errs.to_string())?;
             for w in ictx.take_warnings() {
-                self.rt.chatter(&format!("{}: warning: {w}", info.name));
+                self.rt.chatter(&format!("{}: {w}", info.name));
             }
             for copy in self.copies_of(e) {
                 if let Ok(mut c) = copy.try_borrow_mut() {

@@ -71,8 +71,8 @@ use rclick_core::element::Classify;
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::ipfilter_compile::{
-    click_listing, parse_classifier, parse_filter, ClickProgram, CompileOptions, Compiled,
-    CtxNames, CLICK_LISTING_MAX_TESTS,
+    click_listing, click_reachable_outputs, parse_classifier, parse_filter, ClickProgram,
+    CompileOptions, Compiled, CtxNames, CLICK_LISTING_MAX_TESTS,
 };
 use crate::standard::classifier::one_pattern_per_output;
 
@@ -148,8 +148,17 @@ impl Element for IPFilter {
             args.complete()?;
             parse_filter(&rules, ctx.noutputs(), &CtxNames(ctx))?
         };
-        for w in &parsed.warnings {
-            ctx.chatter(&format!("{}: warning: {w}", ctx.element_name()));
+        for (pattern, w) in &parsed.warnings {
+            ctx.warning_in(format_args!("pattern {pattern}"), w);
+        }
+        // Click's IPClassifier (not IPFilter) warns of outputs its program
+        // never reaches. Past the listing's bound there is no Click
+        // program to ask, and no warning.
+        if self.per_output && !parsed.click_unlisted {
+            let reached = click_reachable_outputs(&parsed.click, ctx.noutputs());
+            for (output, _) in reached.iter().enumerate().filter(|(_, r)| !**r) {
+                ctx.warning(format_args!("output {output} matches no packets"));
+            }
         }
         self.prog = Compiled::new(&parsed.rules, CompileOptions::default());
         (self.click, self.unlisted_rules) = if parsed.click_unlisted {

@@ -1048,7 +1048,48 @@ fn last_common_state_in_lists(input: &[i32], start: &[usize], end: &[usize]) -> 
 /// are merged in pairs (a program's unfinished failures jump to the
 /// next), each merge optimized, as Click 2.1's IPFilter does; failures
 /// left at the end drop.
-pub(crate) fn listing(mut progs: Vec<Program>) -> String {
+pub(crate) fn listing(progs: Vec<Program>) -> String {
+    compressed_listing(&final_program(progs))
+}
+
+/// Which of `noutputs` outputs some packet reaches in Click's final
+/// program for the patterns: those it does not are what Click's
+/// IPClassifier warns about (`output N matches no packets`).
+pub(crate) fn reachable_outputs(progs: Vec<Program>, noutputs: usize) -> Vec<bool> {
+    let prog = final_program(progs);
+    let mut reached = vec![false; noutputs];
+    let mut mark = |target: i32| {
+        // Outputs are targets 0, -1, -2, ...; J_NEVER drops.
+        if target <= 0 && target != J_NEVER {
+            if let Some(r) = reached.get_mut(target.unsigned_abs() as usize) {
+                *r = true;
+            }
+        }
+    };
+    if prog.insn.is_empty() {
+        mark(prog.output_everything.wrapping_neg());
+        return reached;
+    }
+    // Only the steps a packet can get to count.
+    let mut seen = vec![false; prog.insn.len()];
+    let mut todo = vec![0usize];
+    while let Some(i) = todo.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        for &j in &prog.insn[i].j {
+            match usize::try_from(j) {
+                Ok(next) if j > 0 && next < prog.insn.len() => todo.push(next),
+                _ => mark(j),
+            }
+        }
+    }
+    reached
+}
+
+/// Click's program for the patterns, merged and optimized as Click 2.1's
+/// IPFilter does; failures left at the end drop.
+fn final_program(mut progs: Vec<Program>) -> Program {
     if progs.is_empty() {
         progs.push(Builder::default().prog);
     }
@@ -1079,7 +1120,7 @@ pub(crate) fn listing(mut progs: Vec<Program>) -> String {
     let mut prog = progs.swap_remove(0);
     prog.set_failure(J_NEVER);
     prog.bubble_sort_and_exprs();
-    compressed_listing(&prog)
+    prog
 }
 
 /// Click's compressed program, printed: runs of tests on one word with

@@ -461,6 +461,9 @@ struct Prim {
     ty: Ty,
     data: Data,
     srcdst: SrcDst,
+    /// `src`/`dst` as written (before a default or an inherited one), for
+    /// messages that name the directive as Click does.
+    written_srcdst: SrcDst,
     proto: Proto,
     op: Op,
     op_neg: bool,
@@ -472,6 +475,7 @@ impl Default for Prim {
             ty: Ty::None,
             data: Data::None,
             srcdst: SrcDst::None,
+            written_srcdst: SrcDst::None,
             proto: Proto::Unknown,
             op: Op::Eq,
             op_neg: false,
@@ -859,6 +863,7 @@ impl<'a> Parser<'a> {
             });
         }
         let data_missing = prim.data == Data::None;
+        let warnings_before = self.warnings.len();
         let prim = match self.check(prim, provided_mask) {
             Ok(p) => p,
             Err(e) => {
@@ -870,6 +875,11 @@ impl<'a> Parser<'a> {
                 })
             }
         };
+        if let Some(w) = check_value_range(&prim, provided_mask, op_word.unwrap_or("="))? {
+            // Click finds the relation while reading the value, before it
+            // checks the directive.
+            self.warnings.insert(warnings_before, w);
+        }
         self.prev = Some(prim);
         let e = lower(&prim, provided_mask)?;
         click_primitive(&mut self.click, &prim, provided_mask);
@@ -1111,10 +1121,11 @@ impl<'a> Parser<'a> {
                     _ => return Err("IP protocol missing in 'proto' directive".into()),
                 };
                 if v >= 256 && (p.op != Op::Eq || provided_mask != 0) {
-                    return Err(format!(
-                        "can't use relational operators or masks with '{}'",
-                        proto_text(p.proto)
-                    ));
+                    let what = match p.proto {
+                        Proto::Unknown => proto_text(Proto::Num(v)),
+                        named => proto_text(named),
+                    };
+                    return Err(format!("'{what}': operator or mask not supported"));
                 }
                 p.data = Data::Int(v);
             }
@@ -1156,7 +1167,7 @@ impl<'a> Parser<'a> {
                     return Err("can't use relational operators or masks with 'tcp opt'".into());
                 }
                 if n > 255 {
-                    return Err(format!("value {n} out of range"));
+                    return Err(format!("'tcp opt': value {n} out of range"));
                 }
                 p.data = Data::Int(n);
             }
@@ -1193,9 +1204,116 @@ impl<'a> Parser<'a> {
             }
         } else if old_srcdst != SrcDst::None {
             self.warnings
-                .push("'src' or 'dst' is meaningless here".into());
+                .push(format!("'{}': 'src' or 'dst' ignored", directive_name(&p)));
         }
         Ok(p)
+    }
+}
+
+/// A directive's name as Click's messages print it (`src ip ttl`, `port`,
+/// `tcp[...]`): the `src`/`dst` words as written, then the type.
+fn directive_name(p: &Prim) -> String {
+    let srcdst = match p.written_srcdst {
+        SrcDst::None => "",
+        SrcDst::Src => "src ",
+        SrcDst::Dst => "dst ",
+        SrcDst::And => "src and dst ",
+        SrcDst::Or => "src or dst ",
+    };
+    let ty = match p.ty {
+        Ty::None => String::new(),
+        Ty::Host => "host".into(),
+        Ty::Net => "net".into(),
+        Ty::Proto => "proto".into(),
+        Ty::Port => "port".into(),
+        Ty::TcpOpt => "tcp opt".into(),
+        Ty::Frag => "ip frag".into(),
+        Ty::Unfrag => "ip unfrag".into(),
+        Ty::Ect => "ip ect".into(),
+        Ty::Ce => "ip ce".into(),
+        Ty::Ether => "ether host".into(),
+        Ty::Field(f) => field_name(f),
+    };
+    format!("{srcdst}{ty}")
+}
+
+/// The named fields, for naming a bracketed field that is one of them.
+const NAMED_FIELDS: [FieldSpec; 9] = [
+    F_VERS,
+    F_HL,
+    F_TOS,
+    F_DSCP,
+    F_LEN,
+    F_ID,
+    F_TTL,
+    F_TCP_WIN,
+    F_ICMP_TYPE,
+];
+
+/// A field's name: `ip[8]` is `ip ttl` to Click, as `tcp[14:2]` is `tcp
+/// win`; a bracketed field that is no named one is `ip[...]`, `tcp[...]`.
+fn field_name(f: FieldSpec) -> String {
+    if !f.name.ends_with("[...]") {
+        return f.name.into();
+    }
+    let same =
+        |g: &&FieldSpec| g.transp == f.transp && g.bit_offset == f.bit_offset && g.nbits == f.nbits;
+    match NAMED_FIELDS.iter().find(same) {
+        Some(g) => g.name.into(),
+        None => match f.transp {
+            None => "ip[...]".into(),
+            Some(p) => format!("{}[...]", proto_text(p)),
+        },
+    }
+}
+
+/// Checks a numeric directive's value against its field's range, as Click
+/// does while reading it: an `==` value that cannot fit is an error
+/// (`'ip ttl': out of range, bound 255`); a relation that every value or
+/// none satisfies is returned as a warning (`relation '> 255' is always
+/// false (range 0-255)`).
+fn check_value_range(p: &Prim, provided_mask: u32, op_word: &str) -> PResult<Option<String>> {
+    let full = match p.ty {
+        Ty::Field(f) if f.nbits >= 32 => u32::MAX,
+        Ty::Field(f) => (1u32 << f.nbits) - 1,
+        Ty::Port => 0xFFFF,
+        Ty::Proto => 0xFF,
+        _ => return Ok(None),
+    };
+    let Data::Int(v) = p.data else {
+        return Ok(None);
+    };
+    if provided_mask & !full != 0 {
+        // The mask's own error comes when the test is built.
+        return Ok(None);
+    }
+    let range = if provided_mask != 0 {
+        provided_mask
+    } else {
+        full
+    };
+    match p.op {
+        // A protocol number past 255 is one of the names (`transp`).
+        Op::Eq if p.ty == Ty::Proto => Ok(None),
+        Op::Eq if v > full => Err(format!(
+            "'{}': out of range, bound {full}",
+            directive_name(p)
+        )),
+        Op::Eq => Ok(None),
+        Op::Gt | Op::Lt => {
+            let always = match p.op {
+                Op::Lt if v == 0 => Some(false),
+                Op::Lt if v > range => Some(true),
+                Op::Gt if v >= range => Some(false),
+                _ => None,
+            };
+            Ok(always.map(|b| {
+                format!(
+                    "relation '{op_word} {v}' is always {} (range 0-{range})",
+                    b != p.op_neg
+                )
+            }))
+        }
     }
 }
 
@@ -1212,6 +1330,7 @@ fn set_srcdst(p: &mut Prim, x: SrcDst) -> PResult<()> {
         return Err("'src' or 'dst' specified twice".into());
     }
     p.srcdst = x;
+    p.written_srcdst = x;
     Ok(())
 }
 
@@ -1649,7 +1768,8 @@ fn click_primitive(b: &mut ClickBuilder, p: &Prim, provided: u32) {
 #[derive(Debug, Default)]
 pub struct Parsed {
     pub rules: Vec<Rule>,
-    pub warnings: Vec<String>,
+    /// Each warning with the index of the pattern it is about.
+    pub warnings: Vec<(usize, String)>,
     /// Each rule's program as Click builds it, for the `program` handler
     /// ([`click_listing`]); empty when `click_unlisted`.
     pub click: Vec<ClickProgram>,
@@ -1671,6 +1791,11 @@ pub const CLICK_LISTING_MAX_TESTS: usize = 5_000;
 /// (not rclick's compiled form), byte for byte.
 pub fn click_listing(click: &[ClickProgram]) -> String {
     super::ipfilter_click::listing(click.to_vec())
+}
+
+/// Which of `noutputs` outputs Click's program for the rules can reach.
+pub fn click_reachable_outputs(click: &[ClickProgram], noutputs: usize) -> Vec<bool> {
+    super::ipfilter_click::reachable_outputs(click.to_vec(), noutputs)
 }
 
 fn parse_pattern_words(
@@ -1704,7 +1829,7 @@ fn parse_pattern_words(
 
 /// Parses IPClassifier patterns: pattern `i` sends to output `i`.
 pub fn parse_classifier(patterns: &[String], names: &dyn Names) -> Result<Parsed, Vec<String>> {
-    parse_rules(patterns, names, |i, _, _| Ok((Action::Output(i), 0)))
+    parse_rules(patterns, names, |i, _| Ok((Action::Output(i), 0)))
 }
 
 /// Parses IPFilter `ACTION PATTERN` arguments for an element with
@@ -1714,7 +1839,7 @@ pub fn parse_filter(
     noutputs: usize,
     names: &dyn Names,
 ) -> Result<Parsed, Vec<String>> {
-    parse_rules(args, names, |i, toks, warnings| {
+    parse_rules(args, names, |i, toks| {
         let Some(first) = toks.first() else {
             return Err(format!("empty pattern {i}"));
         };
@@ -1725,14 +1850,8 @@ pub fn parse_filter(
                 ))
             }
             "allow" => Action::Output(0),
-            "deny" => {
-                if noutputs > 1 {
-                    warnings.push(format!(
-                        "pattern {i}: meaning of 'deny' has changed (now it means 'drop')"
-                    ));
-                }
-                Action::Drop
-            }
+            // Click 2.1 takes `deny` as `drop` without a warning.
+            "deny" => Action::Drop,
             "drop" => Action::Drop,
             w => match parse_u32(w) {
                 Ok(n) if (n as usize) < noutputs => Action::Output(n as usize),
@@ -1750,17 +1869,21 @@ pub fn parse_filter(
 fn parse_rules(
     args: &[String],
     names: &dyn Names,
-    mut action: impl FnMut(usize, &[String], &mut Vec<String>) -> Result<(Action, usize), String>,
+    mut action: impl FnMut(usize, &[String]) -> Result<(Action, usize), String>,
 ) -> Result<Parsed, Vec<String>> {
     let mut out = Parsed::default();
-    let mut errors = Vec::new();
+    let mut failed = false;
+    // Errors and warnings in the order met: when a pattern fails, Click's
+    // messages keep the other patterns' warnings among the errors.
+    let mut messages = Vec::new();
     let mut click_tests = 0;
     for (i, arg) in args.iter().enumerate() {
         let toks = tokenize(arg);
-        let (act, taken) = match action(i, &toks, &mut out.warnings) {
+        let (act, taken) = match action(i, &toks) {
             Ok(a) => a,
             Err(e) => {
-                errors.push(e);
+                messages.push(e);
+                failed = true;
                 continue;
             }
         };
@@ -1790,15 +1913,18 @@ fn parse_rules(
                 }
                 out.rules.push(Rule { action: act, expr });
             }
-            Err(e) => errors.push(format!("pattern {i}: {e}")),
+            Err(e) => {
+                messages.push(format!("pattern {i}: {e}"));
+                failed = true;
+            }
         }
-        out.warnings
-            .extend(w.into_iter().map(|m| format!("pattern {i}: {m}")));
+        messages.extend(w.iter().map(|m| format!("pattern {i}: warning: {m}")));
+        out.warnings.extend(w.into_iter().map(|m| (i, m)));
     }
-    if errors.is_empty() {
-        Ok(out)
+    if failed {
+        Err(messages)
     } else {
-        Err(errors)
+        Ok(out)
     }
 }
 
