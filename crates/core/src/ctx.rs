@@ -507,8 +507,12 @@ impl<'a> Ctx<'a> {
                         port = next_port as usize;
                         continue;
                     }
+                    // Moved on every path, so no drop flag is kept for
+                    // `batch` around the loop.
                     if onward {
                         self.emit_batch(0, batch);
+                    } else {
+                        drop(batch);
                     }
                 } else {
                     e.push(port, batch, self);
