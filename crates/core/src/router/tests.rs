@@ -372,6 +372,73 @@ fn marking_an_element_shared_flags_the_chain_targets_into_it() {
     );
 }
 
+/// A source on the thread its name ends with (`Src0`, `Src1`), or an
+/// element that runs as one copy per thread (`Copied`).
+struct OnThread {
+    kind: &'static str,
+}
+
+impl Element for OnThread {
+    fn port_count(&self) -> &'static str {
+        if self.kind == "Copied" {
+            "1/0"
+        } else {
+            "0/1"
+        }
+    }
+    fn processing(&self) -> &'static str {
+        "h/h"
+    }
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        if let Some(t) = self.kind.strip_prefix("Src") {
+            ctx.new_task(false);
+            ctx.set_thread_preference(ctx.element_index(), t.parse().unwrap());
+        }
+        Ok(())
+    }
+    fn per_thread_copy(&self) -> Option<Box<dyn Element>> {
+        (self.kind == "Copied").then(|| Box::new(OnThread { kind: "Copied" }) as Box<dyn Element>)
+    }
+}
+
+#[test]
+fn installing_on_two_threads_flags_chain_targets_into_a_copied_element() {
+    // s0 -> a0 :: Chain -> c; s1 -> a1 :: Chain -> c; s0 on thread 0,
+    // s1 on thread 1, so c runs as one copy per thread and each chain
+    // must hand its batch to the running thread's copy.
+    let mut reg = Registry::new();
+    reg.add("Src0", || Box::new(OnThread { kind: "Src0" }));
+    reg.add("Src1", || Box::new(OnThread { kind: "Src1" }));
+    reg.add("Copied", || Box::new(OnThread { kind: "Copied" }));
+    reg.add("Chain", || Box::new(Act { kind: "Chain" }));
+    let names = [
+        ("s0", "Src0", ""),
+        ("s1", "Src1", ""),
+        ("a0", "Chain", ""),
+        ("a1", "Chain", ""),
+        ("c", "Copied", ""),
+    ];
+    let conns = [(0, 0, 2, 0), (1, 0, 3, 0), (2, 0, 4, 0), (3, 0, 4, 0)];
+    let spec = RouterSpec::from_lists("t", &names, &conns);
+    let opts = RouterOptions {
+        threads: 2,
+        ..RouterOptions::default()
+    };
+    let r = match Router::new(spec, "", &reg, &opts) {
+        Ok(r) => r,
+        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+    };
+    assert!(r.core.has_thread_copies(4));
+    let flagged = (4 | super::SHARED_BIT, 0);
+    for a in [2, 3] {
+        assert_eq!(r.core.elements[a].chain_next(), flagged, "element {a}");
+        assert_eq!(
+            r.core.graph.push_target(a, 0),
+            Some((flagged.0 as usize, 0))
+        );
+    }
+}
+
 thread_local! {
     static SELECT_FD: std::cell::Cell<i32> = const { std::cell::Cell::new(-1) };
     static SELECTED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
