@@ -22,14 +22,14 @@
 //! is busy further up the same call chain, that batch is deferred until the
 //! outermost call returns rather than re-entering the element.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::net::Ipv4Addr;
 use std::ops::Deref;
 
 use crate::batch::Batch;
 use crate::element::Element;
 use crate::packet::Packet;
-use crate::router::{RouterCore, SHARED_BIT};
+use crate::router::{RouterCore, NO_CHAIN, SHARED_BIT};
 use crate::sched::{NotifierSignal, SignalId, TaskId, TimerId};
 use crate::time::Timestamp;
 
@@ -472,13 +472,17 @@ impl<'a> Ctx<'a> {
     /// (the tail emission) and emits nothing else; whatever else a frame
     /// emits is left on the stack, first emission on top. Leaves
     /// `view.elem` and `base` for the caller to restore.
+    ///
+    /// `base` is `top` for every element of the run and is stored once:
+    /// every nested frame an element starts (a pull, a handler, a task
+    /// run) restores it before returning.
     #[inline(always)]
     fn run_chain(&mut self, top: usize, mut elem: usize, mut port: usize, mut batch: Batch) {
         let core = self.view.core;
+        self.base = top;
         loop {
             // A shared element's index is out of range (see `SHARED_BIT`).
             if let Some(cell) = core.elements.get(elem) {
-                let cell: &RefCell<Box<dyn Element>> = cell;
                 let Ok(mut e) = cell.try_borrow_mut() else {
                     self.disp.deferred.push(Work {
                         elem: elem as u32,
@@ -488,8 +492,8 @@ impl<'a> Ctx<'a> {
                     return;
                 };
                 self.view.elem.set(elem);
-                self.base = top;
-                if let Some((next, next_port)) = core.graph.chain_next(elem) {
+                let (next, next_port) = cell.chain_next();
+                if next != NO_CHAIN {
                     // A chaining element: run it and, when it emitted
                     // nothing else, go straight on to where output 0
                     // leads; otherwise hand the batch on as its push would.
@@ -499,12 +503,16 @@ impl<'a> Ctx<'a> {
                         if batch.is_empty() {
                             return;
                         }
-                        elem = next;
-                        port = next_port;
+                        elem = next as usize;
+                        port = next_port as usize;
                         continue;
                     }
+                    // Moved on every path, so no drop flag is kept for
+                    // `batch` around the loop.
                     if onward {
                         self.emit_batch(0, batch);
+                    } else {
+                        drop(batch);
                     }
                 } else {
                     e.push(port, batch, self);

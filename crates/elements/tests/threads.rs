@@ -146,6 +146,24 @@ fn per_thread_copies_are_counted_together() {
     }
 }
 
+/// A chain on each thread (Counter chains: its output 0 is handed on
+/// without a batch handoff) leading into elements copied per thread:
+/// each chain's last step must find the running thread's copy.
+#[test]
+fn chains_on_two_threads_lead_into_per_thread_copies() {
+    const N: u64 = 100_000;
+    let config = format!(
+        "s0 :: InfiniteSource(LIMIT {N}, BURST 16, LENGTH 60) -> a0 :: Counter -> c :: Counter -> Null -> d :: Discard;
+         s1 :: InfiniteSource(LIMIT {N}, BURST 1, LENGTH 60) -> a1 :: Counter -> c;
+         StaticThreadSched(s0 0, s1 1);"
+    );
+    let mut r = from_config_with(&config, &threads(2));
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!((num(&mut r, "a0.count"), num(&mut r, "a1.count")), (N, N));
+    assert_eq!(num(&mut r, "c.count"), 2 * N);
+    assert_eq!(num(&mut r, "d.count"), 2 * N);
+}
+
 /// Two flows on two threads, each a whole pipeline of its own, meeting
 /// at one ThreadSafeQueue that a third task drains.
 #[test]

@@ -23,9 +23,6 @@ pub(crate) struct Graph {
     /// Elements whose class may answer pulls by forwarding them
     /// ([`Element::forwards_pulls`](crate::element::Element::forwards_pulls)).
     pull_forwarders: Vec<bool>,
-    /// Per element that [chains](crate::element::Element::chains) and
-    /// pushes output 0 somewhere, that output's target; `NONE` otherwise.
-    chain_next: Vec<(u32, u32)>,
     /// outs[e][port] = connected (element, input port) pairs.
     pub outs: Vec<Vec<Vec<(usize, usize)>>>,
     /// ins[e][port] = connected (element, output port) pairs.
@@ -76,28 +73,6 @@ impl Graph {
         self.pull_forwarders.get(elem).copied().unwrap_or(true)
     }
 
-    /// Where a chaining element's output 0 leads, if `elem` chains: the
-    /// dispatcher then runs it with
-    /// [`push_in_chain`](crate::element::Element::push_in_chain) and moves
-    /// on without a batch handoff.
-    #[inline(always)]
-    pub fn chain_next(&self, elem: usize) -> Option<(usize, usize)> {
-        let &(d, p) = self.chain_next.get(elem)?;
-        (d != NONE).then_some((d as usize, p as usize))
-    }
-
-    /// Records which elements chain (after [`Graph::build_tables`]).
-    pub fn set_chaining(&mut self, chains: &[bool]) {
-        self.chain_next = chains
-            .iter()
-            .enumerate()
-            .map(|(e, &c)| match self.push_target(e, 0) {
-                Some((d, p)) if c => (d as u32, p as u32),
-                _ => (NONE, NONE),
-            })
-            .collect();
-    }
-
     /// Records which elements may forward pulls.
     pub fn set_pull_forwarders(&mut self, forwarders: Vec<bool>) {
         self.pull_forwarders = forwarders;
@@ -122,7 +97,6 @@ impl Graph {
             .push_target
             .iter_mut()
             .chain(self.pull_source.iter_mut())
-            .chain(self.chain_next.iter_mut())
         {
             if t.0 == elem as u32 {
                 t.0 |= flag;

@@ -72,7 +72,7 @@ impl Router {
             e.borrow_mut().inputs_resolved(&pull);
         }
         let chains: Vec<bool> = core.elements.iter().map(|e| e.borrow().chains()).collect();
-        core.graph.set_chaining(&chains);
+        core.set_chaining(&chains);
         if failed {
             return Err(could_not_initialize(errors));
         }

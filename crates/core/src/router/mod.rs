@@ -68,20 +68,58 @@ pub(crate) struct ElementInfo {
 /// thread and threads that do not reach it).
 pub(crate) type ThreadCopies = Box<[Option<ElementCell>]>;
 
-/// An element in its `RefCell`, alone on its cache line. The borrow flag
-/// is written on every push, and elements that different threads run sit
-/// side by side in the router's table: sharing a line, they would bounce
-/// it between the cores on every handoff.
+/// An element in its `RefCell`, alone on its cache line, beside where its
+/// output 0 leads when it chains. The borrow flag is written on every
+/// push, and elements that different threads run sit side by side in the
+/// router's table: sharing a line, they would bounce it between the cores
+/// on every handoff. The chain target shares the line too, so that a
+/// handoff down a chain reads one table entry with one bounds check.
 #[repr(align(64))]
-pub(crate) struct ElementCell(RefCell<Box<dyn Element>>);
+pub(crate) struct ElementCell {
+    element: RefCell<Box<dyn Element>>,
+    /// When the element [chains](Element::chains) and its output 0 pushes
+    /// somewhere, that output's `(element, input port)`; `NO_CHAIN`
+    /// otherwise (per-thread copies never chain: they run through
+    /// `Ctx::push_shared`). A shared or copied target carries `SHARED_BIT`,
+    /// as in the graph's tables.
+    chain_next: (u32, u32),
+}
+
+/// Flags every reference to element `elem` in the dispatcher's tables (the
+/// graph's and the chain targets in `elements`) with `flag`: the dispatcher
+/// then finds it out of range and takes the shared-element path. The
+/// tables are passed apart so a caller may hold other parts of the core.
+pub(crate) fn mark_shared(graph: &mut Graph, elements: &mut [ElementCell], elem: usize, flag: u32) {
+    graph.mark_shared(elem, flag);
+    for cell in elements {
+        if cell.chain_next.0 == elem as u32 {
+            cell.chain_next.0 |= flag;
+        }
+    }
+}
+
+/// Marks an element that does not chain (see [`ElementCell`]).
+pub(crate) const NO_CHAIN: u32 = u32::MAX;
 
 impl ElementCell {
     pub(crate) fn new(e: Box<dyn Element>) -> Self {
-        ElementCell(RefCell::new(e))
+        ElementCell {
+            element: RefCell::new(e),
+            chain_next: (NO_CHAIN, NO_CHAIN),
+        }
     }
 
     pub(crate) fn into_inner(self) -> Box<dyn Element> {
-        self.0.into_inner()
+        self.element.into_inner()
+    }
+
+    /// Where a chaining element's output 0 leads, as `(element, port)`
+    /// with `NO_CHAIN` for none: the dispatcher then runs the element
+    /// with [`push_in_chain`](Element::push_in_chain) and moves on without
+    /// a batch handoff.
+    #[inline(always)]
+    pub(crate) fn chain_next(&self) -> (u32, u32) {
+        self.chain_next
     }
 }
 
@@ -90,14 +128,14 @@ impl std::ops::Deref for ElementCell {
 
     #[inline(always)]
     fn deref(&self) -> &Self::Target {
-        &self.0
+        &self.element
     }
 }
 
 impl std::ops::DerefMut for ElementCell {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
+        &mut self.element
     }
 }
 
@@ -170,6 +208,17 @@ fn diag(landmark: &Landmark, msg: impl Into<String>) -> Diagnostic {
 }
 
 impl RouterCore {
+    /// Records, in each chaining element's cell, where its output 0 leads
+    /// (after the graph's tables are built).
+    pub(crate) fn set_chaining(&mut self, chains: &[bool]) {
+        for (e, (cell, &chains)) in self.elements.iter_mut().zip(chains).enumerate() {
+            cell.chain_next = match self.graph.push_target(e, 0) {
+                Some((d, p)) if chains => (d as u32, p as u32),
+                _ => (NO_CHAIN, NO_CHAIN),
+            };
+        }
+    }
+
     /// The element named `name`, looked up first inside the compounds
     /// enclosing element `context` (innermost first), then at top level,
     /// then as a 1-based element number.

@@ -159,13 +159,37 @@ impl Element for Act {
         match self.kind {
             "Loop" => "1/2",
             "Fan" => "0-1/2",
+            "Chain" => "1/1",
+            "ChainTee" => "1/2",
             _ => "0-1/0-1",
         }
     }
     fn processing(&self) -> &'static str {
         "h/h"
     }
+    fn chains(&self) -> bool {
+        self.kind.starts_with("Chain")
+    }
+    fn push_in_chain(&mut self, batch: &mut crate::Batch, ctx: &mut Ctx) -> bool {
+        // Chain logs each packet and drops those whose byte 0 is 0;
+        // ChainTee also sends a copy of each packet to output 1 first.
+        let name = ctx.element_name().to_string();
+        batch.retain_map(|p| {
+            LOG.with(|l| l.borrow_mut().push(format!("{name}:{}", p.data()[0])));
+            if self.kind == "ChainTee" {
+                ctx.emit(1, p.clone());
+            }
+            (p.data()[0] != 0).then_some(p)
+        });
+        true
+    }
     fn push(&mut self, _port: usize, mut batch: crate::Batch, ctx: &mut Ctx) {
+        if self.chains() {
+            if self.push_in_chain(&mut batch, ctx) {
+                ctx.emit_batch(0, batch);
+            }
+            return;
+        }
         if self.kind == "Size" {
             let name = ctx.element_name().to_string();
             LOG.with(|l| l.borrow_mut().push(format!("{name}:{}", batch.len())));
@@ -213,6 +237,8 @@ fn act_router(names: &[(&str, &str)], conns: &[(usize, usize, usize, usize)]) ->
     reg.add("Fan", || Box::new(Act { kind: "Fan" }));
     reg.add("Log", || Box::new(Act { kind: "Log" }));
     reg.add("Size", || Box::new(Act { kind: "Size" }));
+    reg.add("Chain", || Box::new(Act { kind: "Chain" }));
+    reg.add("ChainTee", || Box::new(Act { kind: "ChainTee" }));
     reg.add("BatchThenOne", || {
         Box::new(Act {
             kind: "BatchThenOne",
@@ -281,6 +307,136 @@ fn a_packet_after_a_batch_to_the_same_input_joins_it() {
     r.inject(0, 0, batch);
     let log = LOG.with(|l| l.borrow().clone());
     assert_eq!(log, ["s:5"]);
+}
+
+#[test]
+fn chains_run_from_the_element_table_in_order() {
+    // in -> c1 :: Chain -> t :: ChainTee -> c2 :: Chain -> out; t[1] -> side.
+    let mut r = act_router(
+        &[
+            ("in", "Log"),
+            ("c1", "Chain"),
+            ("t", "ChainTee"),
+            ("c2", "Chain"),
+            ("out", "Log"),
+            ("side", "Log"),
+        ],
+        &[
+            (0, 0, 1, 0),
+            (1, 0, 2, 0),
+            (2, 0, 3, 0),
+            (3, 0, 4, 0),
+            (2, 1, 5, 0),
+        ],
+    );
+    // Each chaining element's cell names where its output 0 leads; the
+    // others name nothing.
+    let targets: Vec<(u32, u32)> = r.core.elements.iter().map(|c| c.chain_next()).collect();
+    let none = (super::NO_CHAIN, super::NO_CHAIN);
+    assert_eq!(targets, [none, (2, 0), (3, 0), (4, 0), none, none]);
+    LOG.with(|l| l.borrow_mut().clear());
+    // Byte 0 of 0 is dropped by c1: the chain stops there.
+    for v in [7u8, 0, 5] {
+        r.inject_packet(0, 0, Packet::from_slice(&[v]));
+    }
+    let log = LOG.with(|l| l.borrow().clone());
+    // t's copy to output 1 was emitted before its batch went on output 0,
+    // so it runs first, as in Click.
+    assert_eq!(
+        log,
+        [
+            "in:7", "c1:7", "t:7", "side:7", "c2:7", "out:7", "in:0", "c1:0", "in:5", "c1:5",
+            "t:5", "side:5", "c2:5", "out:5",
+        ]
+    );
+}
+
+#[test]
+fn marking_an_element_shared_flags_the_chain_targets_into_it() {
+    let mut r = act_router(
+        &[
+            ("in", "Log"),
+            ("c1", "Chain"),
+            ("c2", "Chain"),
+            ("out", "Log"),
+        ],
+        &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0)],
+    );
+    let core = &mut r.core;
+    super::mark_shared(&mut core.graph, &mut core.elements, 3, super::SHARED_BIT);
+    assert_eq!(core.elements[1].chain_next(), (2, 0));
+    assert_eq!(core.elements[2].chain_next(), (3 | super::SHARED_BIT, 0));
+    assert_eq!(
+        core.graph.push_target(2, 0),
+        Some(((3 | super::SHARED_BIT) as usize, 0))
+    );
+}
+
+/// A source on the thread its name ends with (`Src0`, `Src1`), or an
+/// element that runs as one copy per thread (`Copied`).
+struct OnThread {
+    kind: &'static str,
+}
+
+impl Element for OnThread {
+    fn port_count(&self) -> &'static str {
+        if self.kind == "Copied" {
+            "1/0"
+        } else {
+            "0/1"
+        }
+    }
+    fn processing(&self) -> &'static str {
+        "h/h"
+    }
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        if let Some(t) = self.kind.strip_prefix("Src") {
+            ctx.new_task(false);
+            ctx.set_thread_preference(ctx.element_index(), t.parse().unwrap());
+        }
+        Ok(())
+    }
+    fn per_thread_copy(&self) -> Option<Box<dyn Element>> {
+        (self.kind == "Copied").then(|| Box::new(OnThread { kind: "Copied" }) as Box<dyn Element>)
+    }
+}
+
+#[test]
+fn installing_on_two_threads_flags_chain_targets_into_a_copied_element() {
+    // s0 -> a0 :: Chain -> c; s1 -> a1 :: Chain -> c; s0 on thread 0,
+    // s1 on thread 1, so c runs as one copy per thread and each chain
+    // must hand its batch to the running thread's copy.
+    let mut reg = Registry::new();
+    reg.add("Src0", || Box::new(OnThread { kind: "Src0" }));
+    reg.add("Src1", || Box::new(OnThread { kind: "Src1" }));
+    reg.add("Copied", || Box::new(OnThread { kind: "Copied" }));
+    reg.add("Chain", || Box::new(Act { kind: "Chain" }));
+    let names = [
+        ("s0", "Src0", ""),
+        ("s1", "Src1", ""),
+        ("a0", "Chain", ""),
+        ("a1", "Chain", ""),
+        ("c", "Copied", ""),
+    ];
+    let conns = [(0, 0, 2, 0), (1, 0, 3, 0), (2, 0, 4, 0), (3, 0, 4, 0)];
+    let spec = RouterSpec::from_lists("t", &names, &conns);
+    let opts = RouterOptions {
+        threads: 2,
+        ..RouterOptions::default()
+    };
+    let r = match Router::new(spec, "", &reg, &opts) {
+        Ok(r) => r,
+        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+    };
+    assert!(r.core.has_thread_copies(4));
+    let flagged = (4 | super::SHARED_BIT, 0);
+    for a in [2, 3] {
+        assert_eq!(r.core.elements[a].chain_next(), flagged, "element {a}");
+        assert_eq!(
+            r.core.graph.push_target(a, 0),
+            Some((flagged.0 as usize, 0))
+        );
+    }
 }
 
 thread_local! {

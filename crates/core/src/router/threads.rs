@@ -702,7 +702,7 @@ pub(crate) fn assign_threads(core: &mut RouterCore, nthreads: usize) -> Vec<Diag
         // Copied elements take the dispatcher's flagged path too, which
         // finds the running thread's copy.
         if is_shared || !copies[e].is_empty() {
-            core.graph.mark_shared(e, SHARED_BIT);
+            super::mark_shared(&mut core.graph, &mut core.elements, e, SHARED_BIT);
         }
     }
     core.shared_elems = shared;
