@@ -22,7 +22,7 @@
 //! is busy further up the same call chain, that batch is deferred until the
 //! outermost call returns rather than re-entering the element.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::net::Ipv4Addr;
 use std::ops::Deref;
 
