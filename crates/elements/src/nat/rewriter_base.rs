@@ -1162,7 +1162,10 @@ pub struct Table {
     heaps: [Vec<(Jiffies, usize)>; 2],
     pub capacity: u32,
     /// Lookup maps: flow id to [`map_entry`] (16-byte entries).
-    pub maps: Vec<HashMap<FlowId, u32, FlowHashBuilder>>,
+    /// Private: every insertion and removal goes through
+    /// [`Table::map_insert`] and [`Table::map_remove`], which keep the
+    /// bitmaps in step.
+    maps: Vec<HashMap<FlowId, u32, FlowHashBuilder>>,
     /// Bitmaps of the nearly full blocks of values, by map and block (see
     /// [`ValueBitmap`]); usually empty.
     bitmaps: HashMap<BitmapKey, Box<ValueBitmap>>,
@@ -2374,5 +2377,191 @@ mod tests {
         for i in 6..100 {
             assert!(make(&mut t, &mut p, new_flow(i), 0).is_none());
         }
+    }
+}
+
+#[cfg(test)]
+mod bitmap_sync_tests {
+    use super::*;
+
+    /// Every bitmap agrees with its map on every value it knows, and its
+    /// count and full-word summary agree with its bits.
+    fn check_bitmaps(t: &Table) {
+        for (&(map, varied, block), b) in &t.bitmaps {
+            let mut count = 0;
+            for w in 0..1024 {
+                let kt = b.known[w] & b.taken[w];
+                count += kt.count_ones();
+                assert_eq!(
+                    b.full[w / 64] >> (w % 64) & 1 == 1,
+                    kt == !0,
+                    "full word {w}"
+                );
+                for bit in 0..64 {
+                    if b.known[w] >> bit & 1 == 1 {
+                        let k = varied.at(&block, (w * 64 + bit) as u32);
+                        assert_eq!(
+                            t.maps[map as usize].contains_key(&k),
+                            b.taken[w] >> bit & 1 == 1,
+                            "bitmap {varied:?} disagrees with map {map} on {k}"
+                        );
+                    }
+                }
+            }
+            assert_eq!(count, b.taken_count);
+            assert!(b.taken_count >= BITMAP_MIN_TAKEN);
+        }
+    }
+
+    /// Whether some value of the range is free in the map.
+    fn any_free(t: &Table, map: usize, key: FlowId, varied: Varied, base: u32, top: u32) -> bool {
+        (0..=top).any(|v| {
+            let mut k = key;
+            varied.set(&mut k, base + v);
+            !t.maps[map].contains_key(&k)
+        })
+    }
+
+    /// Bitmaps stay in step with the maps through every way a mapping
+    /// comes and goes: pattern-made flows, capacity evictions, expiry,
+    /// `add_mapping` (pinned or not, replacing what it meets),
+    /// `remove_mapping`, a pattern change, `clear`, and a hot swap's
+    /// copy; a pattern never gets a taken port and is refused only when
+    /// the range is full.
+    #[test]
+    fn bitmaps_stay_in_step_with_the_maps() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let server = FlowId::new(0x1212_0101, 53, 0, 0);
+        let mut rounds_with_bitmaps = 0;
+        for round in 0..6 {
+            let mut had_bitmaps = false;
+            let mut t = Table::default();
+            let map = t.new_map();
+            let owner = t.new_owner("rw", 2);
+            t.owners[owner].timeouts.udp_timeout = 20_000;
+            t.owners[owner].timeouts.udp_guarantee = if round % 2 == 0 { 0 } else { 3_000 };
+            t.capacity = [100_000, 290, 1000][round % 3];
+            let (first, last) = (1024u16, 1024 + 299);
+            let mut p = Pattern {
+                saddr: 0x0100_0001,
+                sport: first,
+                daddr: 0,
+                dport: 0,
+                variation_top: u32::from(last - first),
+                next_variation: 0,
+                is_napt: true,
+                sequential: round % 2 == 1,
+                same_first: true,
+            };
+            let reply = |sport: u16| FlowId::new(0x1212_0101, 53, 0x0100_0001, sport);
+            let mut now: Jiffies = 1_000_000;
+            let mut inside = 0u32;
+            for _ in 0..6000 {
+                now += rnd(40) as Jiffies;
+                match rnd(200) {
+                    0..=169 => {
+                        inside += 1;
+                        let flow = FlowId::new(
+                            0x0a00_0000 + inside,
+                            first + (rnd(400) as u16),
+                            server.saddr,
+                            server.sport,
+                        );
+                        let input = rnd(2) as usize;
+                        match p.rewrite(&flow, &mut t.free_values(map)) {
+                            Some(r) => {
+                                assert!(
+                                    !t.maps[map].contains_key(&r.reverse()),
+                                    "port {} given twice",
+                                    r.sport
+                                );
+                                t.add_flow(
+                                    owner,
+                                    input,
+                                    map,
+                                    17,
+                                    FlowClass::Udp,
+                                    flow,
+                                    r,
+                                    [0, 1],
+                                    now,
+                                );
+                            }
+                            None => assert!(
+                                !any_free(
+                                    &t,
+                                    map,
+                                    reply(0),
+                                    Varied::Port,
+                                    first.into(),
+                                    p.variation_top
+                                ),
+                                "a free port refused"
+                            ),
+                        }
+                    }
+                    170..=179 => t.shrink(false, now),
+                    180..=185 => {
+                        // add_mapping onto a port of the range, maybe held.
+                        let port = first + rnd(300) as u16;
+                        let flow = FlowId::new(
+                            0x0b00_0001,
+                            rnd(60_000) as u16 + 1,
+                            server.saddr,
+                            server.sport,
+                        );
+                        let rw = FlowId::new(0x0100_0001, port, server.saddr, server.sport);
+                        t.add_manual(
+                            rnd(4) == 0,
+                            owner,
+                            map,
+                            17,
+                            FlowClass::Udp,
+                            flow,
+                            rw,
+                            [0, 1],
+                            now,
+                        );
+                    }
+                    186..=191 => {
+                        let port = first + rnd(300) as u16;
+                        t.remove_key(map, &reply(port));
+                    }
+                    192 => t.destroy_input(owner, rnd(2) as usize),
+                    193 => t.shrink(true, now),
+                    194 => {
+                        // Capacity lowered, then raised again.
+                        let cap = t.capacity;
+                        t.capacity = t.size() as u32 / 2;
+                        t.shrink(false, now);
+                        t.capacity = cap;
+                    }
+                    _ => {
+                        // Hot swap: the flows move to a fresh table.
+                        let mut n = Table::default();
+                        let nmap = n.new_map();
+                        let nowner = n.new_owner("rw", 2);
+                        n.owners[nowner].timeouts = t.owners[owner].timeouts;
+                        n.capacity = t.capacity;
+                        n.adopt(&t, owner, nowner, &[(map, nmap)], 2);
+                        assert_eq!(n.size(), t.size());
+                        t = n;
+                    }
+                }
+                check_bitmaps(&t);
+                had_bitmaps |= !t.bitmaps.is_empty();
+            }
+            rounds_with_bitmaps += had_bitmaps as u32;
+        }
+        assert!(
+            rounds_with_bitmaps >= 3,
+            "{rounds_with_bitmaps} rounds made bitmaps"
+        );
     }
 }
