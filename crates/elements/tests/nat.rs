@@ -283,6 +283,40 @@ fn capacity_bounds_the_table_and_counts_refusals() {
     assert_eq!(read(&mut r, "x.size"), "0");
 }
 
+/// A full port range refuses every further new flow (counted in
+/// `mapping_failures`) and forwards the established ones; once a mapping
+/// is reaped its port goes to the next new flow.
+#[test]
+fn an_exhausted_port_range_refuses_new_flows_and_reuses_reaped_ports() {
+    let mut r = sim_harness(
+        "UDPRewriter(pattern 1.0.0.1 1024-1030 - - 0 1, drop, TIMEOUT 10, GUARANTEE 0, REAP_INTERVAL 1)",
+    );
+    for i in 0..7u16 {
+        inject(&mut r, 0, &udp(IN, 2000 + i, SRV, 53, b"q"));
+    }
+    let mut ports: Vec<u16> = drain(&mut r, "o0").iter().map(|p| flow_of(p).1).collect();
+    ports.sort_unstable();
+    assert_eq!(ports, (1024..=1030).collect::<Vec<_>>());
+    for i in 0..500u16 {
+        inject(&mut r, 0, &udp(IN2, 3000 + i, SRV, 53, b"q"));
+    }
+    assert!(drain(&mut r, "o0").is_empty());
+    assert_eq!(read(&mut r, "x.mapping_failures"), "500");
+    assert_eq!(read(&mut r, "x.size"), "7");
+    // Established flows still pass.
+    inject(&mut r, 0, &udp(IN, 2003, SRV, 53, b"q"));
+    assert_eq!(drain(&mut r, "o0").len(), 1);
+    // Every mapping expires and is reaped: the range is free again.
+    advance(&mut r, 11);
+    r.run_limited(5);
+    assert_eq!(read(&mut r, "x.size"), "0");
+    inject(&mut r, 0, &udp(IN2, 4000, SRV, 53, b"q"));
+    let out = drain(&mut r, "o0");
+    assert_eq!(out.len(), 1);
+    assert!((1024..=1030).contains(&flow_of(&out[0]).1));
+    assert_eq!(read(&mut r, "x.mapping_failures"), "500");
+}
+
 #[test]
 fn shared_capacity_between_rewriters() {
     let mut r = from_config(

@@ -47,7 +47,9 @@ pub struct Rewriter {
     /// without a `pass` spec, no mapping, table full).
     pub drops: u64,
     /// Fragmented datagrams of mapped flows, by their first fragment.
-    frags: Fragments,
+    /// In a cell: `process` takes `&self`, so that `push` can hold the
+    /// table's guard while it runs.
+    frags: std::cell::RefCell<Fragments>,
     /// Whether established flows take [`Rewriter::fast_path`] (always,
     /// but for tests comparing it with the general path: see
     /// [`Rewriter::set_fast_path`]).
@@ -142,7 +144,7 @@ impl Rewriter {
             reap_interval: 15 * 60 * 1000,
             timer: None,
             drops: 0,
-            frags: Fragments::default(),
+            frags: std::cell::RefCell::new(Fragments::default()),
             fast: std::sync::atomic::AtomicBool::new(true),
         }
     }
@@ -416,27 +418,47 @@ impl Element for Rewriter {
         }
     }
 
-    fn push(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
-        let now = jiffies(ctx);
-        let table = self.table.clone();
-        let mut t = lock_table(&table);
-        let fast = self.fast.load(std::sync::atomic::Ordering::Relaxed);
-        if batch.len() > 1
-            && t.size() >= PREFETCH_MIN_FLOWS
-            && matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp)
+    fn push(&mut self, port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        // The driver's latest clock read, as Click's jiffies (its
+        // `Timestamp::recent()`, brought up to date when timers run): no
+        // clock read per batch.
+        let now = recent_jiffies(ctx);
+        let this = &*self;
+        let mut t = lock_table(&this.table);
+        let fast = this.fast.load(std::sync::atomic::Ordering::Relaxed);
+        if batch.len() == 1 {
+            // One packet (BURST 1): no dispatch set-up; the batch goes on
+            // with the packet in it.
+            let Some(p) = batch.pop() else { return };
+            match this.process(port, p, &mut t, now, fast) {
+                Some((out, p)) => {
+                    drop(t);
+                    batch.push(p);
+                    ctx.emit_batch(out, batch);
+                }
+                None => {
+                    drop(t);
+                    self.drops += 1;
+                }
+            }
+            return;
+        }
+        if t.size() >= PREFETCH_MIN_FLOWS
+            && matches!(this.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp)
         {
-            self.prefetch(&batch, &t);
+            this.prefetch(&batch, &t);
         }
         // The batch is rewritten in place; it leaves whole when every
         // packet takes the same output, else packet by packet in arrival
         // order (Click's order where two outputs meet again downstream).
+        let mut dropped = 0;
         dispatch_push(batch, ctx, |p, _| {
-            let r = self.process(port, p, &mut t, now, fast);
-            if r.is_none() {
-                self.drops += 1;
-            }
+            let r = this.process(port, p, &mut t, now, fast);
+            dropped += r.is_none() as u64;
             r
         });
+        drop(t);
+        self.drops += dropped;
     }
 
     fn handlers(&self) -> Vec<HandlerSpec> {
@@ -877,9 +899,11 @@ impl Rewriter {
     }
 
     /// One packet: its output, or `None` when it is dropped. `fast`:
-    /// try [`Rewriter::fast_path`] first.
+    /// try [`Rewriter::fast_path`] first. Inline in both of `push`'s
+    /// paths: out of line it took a call and the lookup's own call more.
+    #[inline(always)]
     fn process(
-        &mut self,
+        &self,
         port: usize,
         mut p: Packet,
         t: &mut Table,
@@ -907,7 +931,7 @@ impl Rewriter {
                 if ok && !info.first_frag {
                     // A later fragment of a datagram whose first fragment
                     // was rewritten: the addresses only.
-                    if let Some((f, dir)) = self.frags.find(&info, t, now) {
+                    if let Some((f, dir)) = self.frags.borrow_mut().find(&info, t, now) {
                         let fl = t.flow(f);
                         let out = fl.out[dir] as usize;
                         apply_flow(&mut p, &info, fl, dir, self.dst_anno, None);
@@ -972,10 +996,7 @@ impl Rewriter {
             Some(x) => x,
             None => {
                 let spec = self.specs.get(port)?;
-                let decision = {
-                    let m = &t.maps[map];
-                    spec.decide(&key, &|k: &FlowId| m.contains_key(k))
-                };
+                let decision = spec.decide(&key, &mut t.free_values(map));
                 match decision {
                     Decision::Output(o) => return Some((o, p)),
                     Decision::Drop => return None,
@@ -1045,7 +1066,7 @@ impl Rewriter {
                 key,
                 expiry: now + FRAG_TIMEOUT,
             };
-            self.frags.remember(&info, e, now);
+            self.frags.borrow_mut().remember(&info, e, now);
         }
         t.refresh(f, now);
         Some((out, p))
@@ -1171,10 +1192,7 @@ impl Rewriter {
         }
         let input = create?;
         let spec = self.specs.get(input)?;
-        let decision = {
-            let m = &t.maps[map];
-            spec.decide(key, &|k: &FlowId| m.contains_key(k))
-        };
+        let decision = spec.decide(key, &mut t.free_values(map));
         match decision {
             Decision::Add(rw, fo, ro) => {
                 let f = t.add_flow(

@@ -27,6 +27,13 @@ pub fn jiffies(ctx: &Ctx) -> Jiffies {
     ctx.now().nanos().div_euclid(1_000_000)
 }
 
+/// The router clock in jiffies as of the driver's latest clock read (no
+/// system call): see [`Ctx::recent`].
+#[inline]
+pub fn recent_jiffies(ctx: &Ctx) -> Jiffies {
+    ctx.recent().nanos().div_euclid(1_000_000)
+}
+
 /// A flow: source and destination address and port (or ICMP identifier).
 /// Addresses and ports are in host order. Hashed as one 96-bit word (see
 /// [`FlowHashBuilder`]).
@@ -371,9 +378,12 @@ impl Pattern {
     }
 
     /// The rewritten flow for `flow`, choosing a free port (or address)
-    /// of the range: one whose reply flow `taken` does not know. `None`
+    /// of the range: one whose reply flow `free` does not know, in Click's
+    /// order (the flow's own port first if the pattern keeps it, then from
+    /// a random or the sequential start, upwards with wrap-around). `None`
     /// when every value of the range is taken.
-    pub fn rewrite(&mut self, flow: &FlowId, taken: &dyn Fn(&FlowId) -> bool) -> Option<FlowId> {
+    #[inline]
+    pub fn rewrite(&mut self, flow: &FlowId, free: &mut impl FreeValues) -> Option<FlowId> {
         let mut r = *flow;
         if self.saddr != 0 {
             r.saddr = self.saddr;
@@ -392,51 +402,38 @@ impl Pattern {
         }
         let top = self.variation_top;
         let mut lookup = r.reverse();
-        let base = if self.is_napt {
-            self.sport as u32
+        let (base, varied) = if self.is_napt {
+            (self.sport as u32, Varied::Port)
         } else {
-            self.saddr
-        };
-        let is_napt = self.is_napt;
-        let set = |lookup: &mut FlowId, val: u32| {
-            if is_napt {
-                lookup.dport = base.wrapping_add(val) as u16;
-            } else {
-                lookup.daddr = base.wrapping_add(val);
-            }
+            (self.saddr, Varied::Addr)
         };
         let mut found = None;
         if self.same_first {
             let val = (flow.sport as u32).wrapping_sub(base);
             if val <= top {
                 lookup.dport = flow.sport;
-                if !taken(&lookup) {
+                if !free.taken(&lookup) {
                     found = Some(val);
                 }
             }
         }
-        if found.is_none() {
-            let mut val = if self.sequential {
-                if self.next_variation > top {
-                    0
+        let val = match found {
+            Some(v) => v,
+            None => {
+                let start = if self.sequential {
+                    if self.next_variation > top {
+                        0
+                    } else {
+                        self.next_variation
+                    }
                 } else {
-                    self.next_variation
-                }
-            } else {
-                crate::standard::clickrandom::click_random_range(0, top)
-            };
-            let mut count: u64 = 0;
-            while count <= top as u64 {
-                set(&mut lookup, val);
-                if !taken(&lookup) {
-                    found = Some(val);
-                    break;
-                }
-                count += 1;
-                val = if val == top { 0 } else { val + 1 };
+                    crate::standard::clickrandom::click_random_range(0, top)
+                };
+                let v = free.first_free(lookup, varied, base, top, start)?;
+                varied.set(&mut lookup, base.wrapping_add(v));
+                v
             }
-        }
-        let val = found?;
+        };
         if self.is_napt {
             r.sport = lookup.dport;
         } else {
@@ -714,19 +711,19 @@ impl InputSpec {
     }
 
     /// Decides for a packet of flow `flow` that no mapping knows.
-    pub fn decide(&self, flow: &FlowId, taken: &dyn Fn(&FlowId) -> bool) -> Decision {
+    pub fn decide(&self, flow: &FlowId, free: &mut impl FreeValues) -> Decision {
         match &self.kind {
             SpecKind::Drop => Decision::Drop,
             SpecKind::NoChange => Decision::Output(self.foutput),
             SpecKind::Keep => Decision::Add(*flow, self.foutput, self.routput),
-            SpecKind::Pattern(p) => match lock(p).rewrite(flow, taken) {
+            SpecKind::Pattern(p) => match lock(p).rewrite(flow, free) {
                 Some(r) => Decision::Add(r, self.foutput, self.routput),
                 None => Decision::Failed,
             },
             SpecKind::Mapper(m) => {
                 let chosen = lock(m).choose(flow);
                 match chosen {
-                    Some((p, f, r)) => match lock(&p).rewrite(flow, taken) {
+                    Some((p, f, r)) => match lock(&p).rewrite(flow, free) {
                         Some(rw) => Decision::Add(rw, f, r),
                         None => Decision::Failed,
                     },
@@ -734,6 +731,286 @@ impl InputSpec {
                 }
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------
+// Free ports and addresses
+
+/// Which field of a reply key a pattern's range varies: the destination
+/// port (a NAPT pattern's source port) or the destination address (an
+/// address range's source address).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Varied {
+    Port,
+    Addr,
+}
+
+impl Varied {
+    fn set(self, key: &mut FlowId, v: u32) {
+        match self {
+            Varied::Port => key.dport = v as u16,
+            Varied::Addr => key.daddr = v,
+        }
+    }
+
+    /// The key of value `x` of the block `block` (see [`Varied::block`]).
+    fn at(self, block: &FlowId, x: u32) -> FlowId {
+        let mut k = *block;
+        match self {
+            Varied::Port => k.dport = x as u16,
+            Varied::Addr => k.daddr |= x,
+        }
+        k
+    }
+
+    /// The key of the block of 65,536 values `key` belongs to, and its
+    /// index there.
+    fn block(self, key: &FlowId) -> (FlowId, u16) {
+        let mut k = *key;
+        match self {
+            Varied::Port => {
+                k.dport = 0;
+                (k, key.dport)
+            }
+            Varied::Addr => {
+                k.daddr &= !0xffff;
+                (k, key.daddr as u16)
+            }
+        }
+    }
+}
+
+/// What a pattern asks of a lookup map when it chooses a port or address.
+pub trait FreeValues {
+    /// Whether the map knows `key`.
+    fn taken(&mut self, key: &FlowId) -> bool;
+    /// The first `val` in `start..=top`, then `0..start`, for which `key`
+    /// with its `varied` field set to `base + val` is not taken.
+    fn first_free(
+        &mut self,
+        key: FlowId,
+        varied: Varied,
+        base: u32,
+        top: u32,
+        start: u32,
+    ) -> Option<u32>;
+}
+
+/// Values probed one by one before a block of 65,536 gets a bitmap.
+const PROBES_BEFORE_BITMAP: u32 = 64;
+
+/// A block's bitmap goes when fewer of its values are known taken: it
+/// then costs more memory per flow than it saves.
+const BITMAP_MIN_TAKEN: u32 = 32;
+
+/// Which values of a block of 65,536 (ports of one remote endpoint and
+/// NAT address, or addresses of one /16) are taken in one lookup map, as
+/// far as known: made when a search for a free value meets many taken
+/// ones, so that an exhausted or nearly full range is searched in a
+/// bounded number of steps instead of one lookup per value. A value not
+/// known is looked up in the map once and remembered; a map insertion or
+/// removal of a key in the block updates its bit (see [`Table::map_insert`]).
+struct ValueBitmap {
+    known: [u64; 1024],
+    taken: [u64; 1024],
+    /// Bit `w`: word `w` is full (every value known and taken).
+    full: [u64; 16],
+    taken_count: u32,
+}
+
+impl ValueBitmap {
+    fn new() -> Box<Self> {
+        Box::new(ValueBitmap {
+            known: [0; 1024],
+            taken: [0; 1024],
+            full: [0; 16],
+            taken_count: 0,
+        })
+    }
+
+    fn mark(&mut self, i: u16, taken: bool) {
+        let (w, b) = (i as usize / 64, 1u64 << (i % 64));
+        let was = self.known[w] & self.taken[w] & b != 0;
+        self.known[w] |= b;
+        if taken {
+            self.taken[w] |= b;
+        } else {
+            self.taken[w] &= !b;
+        }
+        self.taken_count = self.taken_count + taken as u32 - was as u32;
+        let fb = 1u64 << (w % 64);
+        if self.known[w] & self.taken[w] == !0 {
+            self.full[w / 64] |= fb;
+        } else {
+            self.full[w / 64] &= !fb;
+        }
+    }
+
+    /// The first word at or after `w` that is not full, if below `end`.
+    fn next_open_word(&self, w: usize, end: usize) -> Option<usize> {
+        let mut s = w / 64;
+        let mut open = !self.full[s] & (!0u64 << (w % 64));
+        loop {
+            if open != 0 {
+                let found = s * 64 + open.trailing_zeros() as usize;
+                return (found < end).then_some(found);
+            }
+            s += 1;
+            if s * 64 >= end {
+                return None;
+            }
+            open = !self.full[s];
+        }
+    }
+
+    /// The first value in `lo..hi` that is not taken, looking up (and
+    /// remembering) the values not known. Each step either ends, skips
+    /// full words through `full`, or learns a value: a bounded search
+    /// once every key of the block has been learnt.
+    fn first_free(
+        &mut self,
+        lo: u32,
+        hi: u32,
+        probes: &mut u64,
+        taken: &mut dyn FnMut(u16) -> bool,
+    ) -> Option<u32> {
+        let end_word = (hi as usize).div_ceil(64);
+        let mut i = lo;
+        while i < hi {
+            let w = self.next_open_word(i as usize / 64, end_word)?;
+            let from = (w * 64) as u32;
+            let shift = i.saturating_sub(from);
+            let open = !(self.known[w] & self.taken[w]) & (!0u64 << shift);
+            if open == 0 {
+                i = from + 64;
+                continue;
+            }
+            let j = from + open.trailing_zeros();
+            if j >= hi {
+                return None;
+            }
+            if self.known[w] & (1u64 << (j % 64)) != 0 {
+                return Some(j);
+            }
+            *probes += 1;
+            let t = taken(j as u16);
+            self.mark(j as u16, t);
+            if !t {
+                return Some(j);
+            }
+            i = j + 1;
+        }
+        None
+    }
+}
+
+type BitmapKey = (u32, Varied, FlowId);
+
+/// A lookup map with the bitmaps of its nearly full blocks: what
+/// [`Table::free_values`] lends a pattern choosing a value.
+pub struct MapFreeValues<'a> {
+    map_index: u32,
+    map: &'a HashMap<FlowId, u32, FlowHashBuilder>,
+    bitmaps: &'a mut HashMap<BitmapKey, Box<ValueBitmap>>,
+    probes: &'a mut u64,
+}
+
+impl MapFreeValues<'_> {
+    /// The first free value of `lo..hi` in the block `block`.
+    fn first_free_in_block(
+        &mut self,
+        block: FlowId,
+        varied: Varied,
+        lo: u32,
+        hi: u32,
+    ) -> Option<u32> {
+        let map = self.map;
+        let id = (self.map_index, varied, block);
+        let mut from = lo;
+        if !self.bitmaps.contains_key(&id) {
+            let probed_end = hi.min(lo + PROBES_BEFORE_BITMAP);
+            for x in lo..probed_end {
+                *self.probes += 1;
+                if !map.contains_key(&varied.at(&block, x)) {
+                    return Some(x);
+                }
+            }
+            if probed_end == hi {
+                return None;
+            }
+            let mut b = ValueBitmap::new();
+            for x in lo..probed_end {
+                b.mark(x as u16, true);
+            }
+            self.bitmaps.insert(id, b);
+            from = probed_end;
+        }
+        let bitmap = self.bitmaps.get_mut(&id)?;
+        bitmap.first_free(from, hi, self.probes, &mut |x| {
+            map.contains_key(&varied.at(&block, x as u32))
+        })
+    }
+}
+
+impl FreeValues for MapFreeValues<'_> {
+    #[inline]
+    fn taken(&mut self, key: &FlowId) -> bool {
+        *self.probes += 1;
+        self.map.contains_key(key)
+    }
+
+    /// The start itself, inline: in a table far from full, usually free.
+    #[inline]
+    fn first_free(
+        &mut self,
+        key: FlowId,
+        varied: Varied,
+        base: u32,
+        top: u32,
+        start: u32,
+    ) -> Option<u32> {
+        let mut k = key;
+        varied.set(&mut k, base.wrapping_add(start));
+        if !self.taken(&k) {
+            return Some(start);
+        }
+        self.first_free_from(key, varied, base, top, start)
+    }
+}
+
+impl MapFreeValues<'_> {
+    /// [`FreeValues::first_free`] past a taken start.
+    #[inline(never)]
+    fn first_free_from(
+        &mut self,
+        key: FlowId,
+        varied: Varied,
+        base: u32,
+        top: u32,
+        start: u32,
+    ) -> Option<u32> {
+        // Click's order, block by block: start..=top, then 0..start.
+        let mut val = u64::from(start);
+        let mut left = u64::from(top) + 1;
+        while left > 0 {
+            let mut k = key;
+            varied.set(&mut k, base.wrapping_add(val as u32));
+            let (block, lo) = varied.block(&k);
+            let lo = u32::from(lo);
+            let seg = left
+                .min(65536 - u64::from(lo))
+                .min(u64::from(top) + 1 - val);
+            if let Some(x) = self.first_free_in_block(block, varied, lo, lo + seg as u32) {
+                return Some((val + u64::from(x - lo)) as u32);
+            }
+            left -= seg;
+            val += seg;
+            if val > u64::from(top) {
+                val = 0;
+            }
+        }
+        None
     }
 }
 
@@ -885,7 +1162,15 @@ pub struct Table {
     heaps: [Vec<(Jiffies, usize)>; 2],
     pub capacity: u32,
     /// Lookup maps: flow id to [`map_entry`] (16-byte entries).
-    pub maps: Vec<HashMap<FlowId, u32, FlowHashBuilder>>,
+    /// Private: every insertion and removal goes through
+    /// [`Table::map_insert`] and [`Table::map_remove`], which keep the
+    /// bitmaps in step.
+    maps: Vec<HashMap<FlowId, u32, FlowHashBuilder>>,
+    /// Bitmaps of the nearly full blocks of values, by map and block (see
+    /// [`ValueBitmap`]); usually empty.
+    bitmaps: HashMap<BitmapKey, Box<ValueBitmap>>,
+    /// Map lookups made choosing free values (a cost bound tests check).
+    pub alloc_probes: u64,
     pub owners: Vec<Owner>,
 }
 
@@ -913,6 +1198,8 @@ impl Default for Table {
             heaps: [Vec::new(), Vec::new()],
             capacity: DEFAULT_CAPACITY,
             maps: Vec::new(),
+            bitmaps: HashMap::new(),
+            alloc_probes: 0,
             owners: Vec::new(),
         }
     }
@@ -933,6 +1220,46 @@ fn map_entry(f: usize, dir: u32) -> u32 {
 }
 
 impl Table {
+    /// Map `map` as a pattern choosing a free value sees it.
+    pub fn free_values(&mut self, map: usize) -> MapFreeValues<'_> {
+        MapFreeValues {
+            map_index: map as u32,
+            map: &self.maps[map],
+            bitmaps: &mut self.bitmaps,
+            probes: &mut self.alloc_probes,
+        }
+    }
+
+    /// Keeps the bitmaps of the blocks `key` belongs to in step with map
+    /// `map`, which now knows `key` (`taken`) or not.
+    #[cold]
+    fn note_in_bitmaps(&mut self, map: usize, key: &FlowId, taken: bool) {
+        for varied in [Varied::Port, Varied::Addr] {
+            let (block, i) = varied.block(key);
+            let id = (map as u32, varied, block);
+            if let Some(b) = self.bitmaps.get_mut(&id) {
+                b.mark(i, taken);
+                if b.taken_count < BITMAP_MIN_TAKEN {
+                    self.bitmaps.remove(&id);
+                }
+            }
+        }
+    }
+
+    fn map_insert(&mut self, map: usize, key: FlowId, entry: u32) -> Option<u32> {
+        let old = self.maps[map].insert(key, entry);
+        if old.is_none() && !self.bitmaps.is_empty() {
+            self.note_in_bitmaps(map, &key, true);
+        }
+        old
+    }
+
+    fn map_remove(&mut self, map: usize, key: &FlowId) {
+        if self.maps[map].remove(key).is_some() && !self.bitmaps.is_empty() {
+            self.note_in_bitmaps(map, key, false);
+        }
+    }
+
     pub fn new_map(&mut self) -> usize {
         self.maps.push(HashMap::default());
         self.maps.len() - 1
@@ -966,7 +1293,7 @@ impl Table {
     }
 
     /// Looks a flow up in map `map`: (flow index, direction).
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&self, map: usize, key: &FlowId) -> Option<(usize, usize)> {
         self.maps.get(map)?.get(key).map(|v| entry_of(*v))
     }
@@ -1160,12 +1487,11 @@ impl Table {
         if let Some(c) = self.owners[owner].counts.get_mut(input) {
             *c = c.saturating_sub(1);
         }
-        let m = &mut self.maps[map];
-        if m.get(&k0) == Some(&map_entry(f, 0)) {
-            m.remove(&k0);
+        if self.maps[map].get(&k0) == Some(&map_entry(f, 0)) {
+            self.map_remove(map, &k0);
         }
-        if m.get(&k1) == Some(&map_entry(f, 1)) {
-            m.remove(&k1);
+        if self.maps[map].get(&k1) == Some(&map_entry(f, 1)) {
+            self.map_remove(map, &k1);
         }
         self.flows[f].live = false;
         self.free.push(f);
@@ -1240,8 +1566,8 @@ impl Table {
             }
         };
         let k1 = self.flows[f].key[1];
-        self.maps[map].insert(flow, map_entry(f, 0));
-        if let Some(old) = self.maps[map].insert(k1, map_entry(f, 1)) {
+        self.map_insert(map, flow, map_entry(f, 0));
+        if let Some(old) = self.map_insert(map, k1, map_entry(f, 1)) {
             let (of, _) = entry_of(old);
             if of != f {
                 self.destroy(of);
@@ -1374,8 +1700,8 @@ impl Table {
                 }
             };
             let (k0, k1) = (self.flows[i].key[0], self.flows[i].key[1]);
-            self.maps[map].insert(k0, map_entry(i, 0));
-            self.maps[map].insert(k1, map_entry(i, 1));
+            self.map_insert(map, k0, map_entry(i, 0));
+            self.map_insert(map, k1, map_entry(i, 1));
             self.heap_push(self.flows[i].guaranteed as usize, i);
             if let Some(c) = self.owners[owner].counts.get_mut(input) {
                 *c += 1;
@@ -1864,5 +2190,378 @@ mod tests {
         let (a, b) = (FlowHashBuilder::default(), FlowHashBuilder::default());
         let f = FlowId::new(0x0a00_0001, 1234, 0xac10_0001, 80);
         assert_ne!(a.hash_one(f), b.hash_one(f));
+    }
+
+    /// A small deterministic generator (no dependency for the tests).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> u32 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (self.0 >> 33) as u32
+        }
+        fn below(&mut self, n: u32) -> u32 {
+            self.next() % n
+        }
+    }
+
+    /// Click's search, one lookup per value.
+    fn click_first_free(
+        map: &HashMap<FlowId, u32, FlowHashBuilder>,
+        key: FlowId,
+        varied: Varied,
+        base: u32,
+        top: u32,
+        start: u32,
+    ) -> Option<u32> {
+        let mut val = start;
+        for _ in 0..=u64::from(top) {
+            let mut k = key;
+            varied.set(&mut k, base.wrapping_add(val));
+            if !map.contains_key(&k) {
+                return Some(val);
+            }
+            val = if val == top { 0 } else { val + 1 };
+        }
+        None
+    }
+
+    /// The bitmap search finds the value Click's search does, whatever
+    /// is taken, as keys come and go (bitmaps made, kept in step with
+    /// the map, dropped), for port ranges and for an address range
+    /// across a /16 boundary.
+    #[test]
+    fn free_value_search_matches_clicks_order() {
+        let remote = FlowId::new(0x1212_0101, 80, 0x0100_0001, 0);
+        let cases = [
+            (Varied::Port, 1024u32, 64511u32),
+            (Varied::Port, 5000, 300),
+            (Varied::Addr, 0x0a00_ff00, 1000),
+        ];
+        for (n, &(varied, base, top)) in cases.iter().enumerate() {
+            let mut rng = Lcg(n as u64 + 7);
+            let mut t = Table::default();
+            let map = t.new_map();
+            let mut held: Vec<FlowId> = Vec::new();
+            for round in 0..400 {
+                // Fill a stretch (a run of taken values, as a sequential
+                // allocator leaves), then free a few at random.
+                let from = rng.below(top + 1);
+                let len = rng.below(if round % 7 == 0 { top + 1 } else { 200 });
+                for v in 0..len {
+                    let mut k = remote;
+                    varied.set(&mut k, base.wrapping_add((from + v) % (top + 1)));
+                    if t.map_insert(map, k, 0).is_none() {
+                        held.push(k);
+                    }
+                }
+                for _ in 0..rng.below(20) {
+                    if held.is_empty() {
+                        break;
+                    }
+                    let k = held.swap_remove(rng.below(held.len() as u32) as usize);
+                    t.map_remove(map, &k);
+                }
+                for _ in 0..8 {
+                    let start = rng.below(top + 1);
+                    let want = click_first_free(&t.maps[map], remote, varied, base, top, start);
+                    let got = t
+                        .free_values(map)
+                        .first_free(remote, varied, base, top, start);
+                    assert_eq!(got, want, "case {n} round {round} start {start}");
+                }
+            }
+        }
+    }
+
+    fn udp_table() -> Table {
+        let mut t = Table::default();
+        t.new_map();
+        t.new_owner("x", 1);
+        t.owners[0].timeouts.udp_timeout = 300_000;
+        t
+    }
+
+    fn napt_pattern(first: u16, last: u16) -> Pattern {
+        Pattern {
+            saddr: 0x0100_0001,
+            sport: first,
+            daddr: 0,
+            dport: 0,
+            variation_top: u32::from(last - first),
+            next_variation: 0,
+            is_napt: true,
+            sequential: false,
+            same_first: true,
+        }
+    }
+
+    /// New flows from inside to one server, each from its own port.
+    fn new_flow(i: u32) -> FlowId {
+        FlowId::new(
+            0x0a00_0001 + (i >> 14),
+            (i & 0x3fff) as u16 + 1,
+            0x1212_0101,
+            53,
+        )
+    }
+
+    /// Makes the flow as the rewriter does: `None` when refused.
+    fn make(t: &mut Table, p: &mut Pattern, flow: FlowId, now: Jiffies) -> Option<u16> {
+        let r = p.rewrite(&flow, &mut t.free_values(0))?;
+        t.add_flow(0, 0, 0, 17, FlowClass::Udp, flow, r, [0, 1], now)?;
+        Some(r.sport)
+    }
+
+    /// An exhausted port range (every port of 1024-65535 mapped towards
+    /// one server) refuses each further new flow in a bounded number of
+    /// lookups, not a scan of the range; a port freed by expiry is found
+    /// and reused.
+    #[test]
+    fn an_exhausted_port_range_refuses_in_bounded_steps() {
+        let mut t = udp_table();
+        let mut p = napt_pattern(1024, 65535);
+        let mut used = vec![false; 65536];
+        let n = 65535 - 1024 + 1;
+        for i in 0..n {
+            // The first flow earlier than the rest: it expires first.
+            let now = if i == 0 { 0 } else { 5000 };
+            let port = make(&mut t, &mut p, new_flow(i), now).expect("a free port");
+            assert!(!used[port as usize], "port {port} given twice");
+            used[port as usize] = true;
+        }
+        let filling = t.alloc_probes;
+        // Filling took a bounded number of lookups per flow, not the
+        // quadratic count of a scan per flow through taken ports.
+        assert!(filling < 8 * n as u64, "{filling} lookups to fill");
+        assert!(make(&mut t, &mut p, new_flow(n), 5000).is_none());
+        for i in n + 1..n + 2001 {
+            let before = t.alloc_probes;
+            assert!(make(&mut t, &mut p, new_flow(i), 5000).is_none());
+            assert!(
+                t.alloc_probes - before <= 2,
+                "a refusal took {} lookups",
+                t.alloc_probes - before
+            );
+        }
+        assert_eq!(t.size(), n as usize);
+        // The first flow expires; its port goes to the next new flow.
+        let first_port = t.flow(0).key[1].dport;
+        t.shrink(false, 300_001);
+        assert_eq!(t.size(), n as usize - 1);
+        let before = t.alloc_probes;
+        assert_eq!(
+            make(&mut t, &mut p, new_flow(n + 3000), 6000),
+            Some(first_port)
+        );
+        assert!(t.alloc_probes - before <= 2);
+        assert!(make(&mut t, &mut p, new_flow(n + 3001), 6000).is_none());
+    }
+
+    /// A small range: the flow's own port while free (port preservation),
+    /// then the others, then refusals.
+    #[test]
+    fn a_small_range_keeps_ports_then_refuses() {
+        let mut t = udp_table();
+        let mut p = napt_pattern(1024, 1030);
+        let own = FlowId::new(0x0a00_0001, 1027, 0x1212_0101, 53);
+        assert_eq!(make(&mut t, &mut p, own, 0), Some(1027));
+        let mut ports = vec![1027];
+        for i in 0..6 {
+            ports.push(make(&mut t, &mut p, new_flow(i), 0).expect("a free port"));
+        }
+        ports.sort_unstable();
+        assert_eq!(ports, (1024..=1030).collect::<Vec<_>>());
+        for i in 6..100 {
+            assert!(make(&mut t, &mut p, new_flow(i), 0).is_none());
+        }
+    }
+}
+
+#[cfg(test)]
+mod bitmap_sync_tests {
+    use super::*;
+
+    /// Every bitmap agrees with its map on every value it knows, and its
+    /// count and full-word summary agree with its bits.
+    fn check_bitmaps(t: &Table) {
+        for (&(map, varied, block), b) in &t.bitmaps {
+            let mut count = 0;
+            for w in 0..1024 {
+                let kt = b.known[w] & b.taken[w];
+                count += kt.count_ones();
+                assert_eq!(
+                    b.full[w / 64] >> (w % 64) & 1 == 1,
+                    kt == !0,
+                    "full word {w}"
+                );
+                for bit in 0..64 {
+                    if b.known[w] >> bit & 1 == 1 {
+                        let k = varied.at(&block, (w * 64 + bit) as u32);
+                        assert_eq!(
+                            t.maps[map as usize].contains_key(&k),
+                            b.taken[w] >> bit & 1 == 1,
+                            "bitmap {varied:?} disagrees with map {map} on {k}"
+                        );
+                    }
+                }
+            }
+            assert_eq!(count, b.taken_count);
+            assert!(b.taken_count >= BITMAP_MIN_TAKEN);
+        }
+    }
+
+    /// Whether some value of the range is free in the map.
+    fn any_free(t: &Table, map: usize, key: FlowId, varied: Varied, base: u32, top: u32) -> bool {
+        (0..=top).any(|v| {
+            let mut k = key;
+            varied.set(&mut k, base + v);
+            !t.maps[map].contains_key(&k)
+        })
+    }
+
+    /// Bitmaps stay in step with the maps through every way a mapping
+    /// comes and goes: pattern-made flows, capacity evictions, expiry,
+    /// `add_mapping` (pinned or not, replacing what it meets),
+    /// `remove_mapping`, a pattern change, `clear`, and a hot swap's
+    /// copy; a pattern never gets a taken port and is refused only when
+    /// the range is full.
+    #[test]
+    fn bitmaps_stay_in_step_with_the_maps() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let server = FlowId::new(0x1212_0101, 53, 0, 0);
+        let mut rounds_with_bitmaps = 0;
+        for round in 0..6 {
+            let mut had_bitmaps = false;
+            let mut t = Table::default();
+            let map = t.new_map();
+            let owner = t.new_owner("rw", 2);
+            t.owners[owner].timeouts.udp_timeout = 20_000;
+            t.owners[owner].timeouts.udp_guarantee = if round % 2 == 0 { 0 } else { 3_000 };
+            t.capacity = [100_000, 290, 1000][round % 3];
+            let (first, last) = (1024u16, 1024 + 299);
+            let mut p = Pattern {
+                saddr: 0x0100_0001,
+                sport: first,
+                daddr: 0,
+                dport: 0,
+                variation_top: u32::from(last - first),
+                next_variation: 0,
+                is_napt: true,
+                sequential: round % 2 == 1,
+                same_first: true,
+            };
+            let reply = |sport: u16| FlowId::new(0x1212_0101, 53, 0x0100_0001, sport);
+            let mut now: Jiffies = 1_000_000;
+            let mut inside = 0u32;
+            for _ in 0..6000 {
+                now += rnd(40) as Jiffies;
+                match rnd(200) {
+                    0..=169 => {
+                        inside += 1;
+                        let flow = FlowId::new(
+                            0x0a00_0000 + inside,
+                            first + (rnd(400) as u16),
+                            server.saddr,
+                            server.sport,
+                        );
+                        let input = rnd(2) as usize;
+                        match p.rewrite(&flow, &mut t.free_values(map)) {
+                            Some(r) => {
+                                assert!(
+                                    !t.maps[map].contains_key(&r.reverse()),
+                                    "port {} given twice",
+                                    r.sport
+                                );
+                                t.add_flow(
+                                    owner,
+                                    input,
+                                    map,
+                                    17,
+                                    FlowClass::Udp,
+                                    flow,
+                                    r,
+                                    [0, 1],
+                                    now,
+                                );
+                            }
+                            None => assert!(
+                                !any_free(
+                                    &t,
+                                    map,
+                                    reply(0),
+                                    Varied::Port,
+                                    first.into(),
+                                    p.variation_top
+                                ),
+                                "a free port refused"
+                            ),
+                        }
+                    }
+                    170..=179 => t.shrink(false, now),
+                    180..=185 => {
+                        // add_mapping onto a port of the range, maybe held.
+                        let port = first + rnd(300) as u16;
+                        let flow = FlowId::new(
+                            0x0b00_0001,
+                            rnd(60_000) as u16 + 1,
+                            server.saddr,
+                            server.sport,
+                        );
+                        let rw = FlowId::new(0x0100_0001, port, server.saddr, server.sport);
+                        t.add_manual(
+                            rnd(4) == 0,
+                            owner,
+                            map,
+                            17,
+                            FlowClass::Udp,
+                            flow,
+                            rw,
+                            [0, 1],
+                            now,
+                        );
+                    }
+                    186..=191 => {
+                        let port = first + rnd(300) as u16;
+                        t.remove_key(map, &reply(port));
+                    }
+                    192 => t.destroy_input(owner, rnd(2) as usize),
+                    193 => t.shrink(true, now),
+                    194 => {
+                        // Capacity lowered, then raised again.
+                        let cap = t.capacity;
+                        t.capacity = t.size() as u32 / 2;
+                        t.shrink(false, now);
+                        t.capacity = cap;
+                    }
+                    _ => {
+                        // Hot swap: the flows move to a fresh table.
+                        let mut n = Table::default();
+                        let nmap = n.new_map();
+                        let nowner = n.new_owner("rw", 2);
+                        n.owners[nowner].timeouts = t.owners[owner].timeouts;
+                        n.capacity = t.capacity;
+                        n.adopt(&t, owner, nowner, &[(map, nmap)], 2);
+                        assert_eq!(n.size(), t.size());
+                        t = n;
+                    }
+                }
+                check_bitmaps(&t);
+                had_bitmaps |= !t.bitmaps.is_empty();
+            }
+            rounds_with_bitmaps += had_bitmaps as u32;
+        }
+        assert!(
+            rounds_with_bitmaps >= 3,
+            "{rounds_with_bitmaps} rounds made bitmaps"
+        );
     }
 }
