@@ -391,10 +391,7 @@ impl<F: PingFamily> Element for PingSource<F> {
         self.stop = stop;
         self.decl = format!("{} :: {}", ctx.element_name(), F::CLASS);
         if self.interval_ms == 0 {
-            ctx.chatter(&format!(
-                "{}: warning: INTERVAL so small that it is zero",
-                self.decl
-            ));
+            ctx.warning("INTERVAL so small that it is zero");
         }
         Ok(())
     }

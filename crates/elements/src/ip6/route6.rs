@@ -743,13 +743,7 @@ impl<C: Class6> Element for RouteLookup6<C> {
         }
         errors.into_result()?;
         if maxout < 0 {
-            ctx.chatter(&format!(
-                "{}: While configuring '{} :: {}':",
-                ctx.landmark(),
-                ctx.element_name(),
-                C::NAME
-            ));
-            ctx.chatter("  warning: no routes");
+            ctx.warning("no routes");
         } else if maxout as usize >= self.noutputs {
             return Err(format!("need {} or more output ports", maxout + 1).into());
         }
