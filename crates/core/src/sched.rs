@@ -197,7 +197,10 @@ impl Scheduler {
     /// Takes the next task to run off the queue (it is no longer
     /// scheduled; it runs once and must reschedule itself to run again).
     pub fn pop(&mut self) -> Option<TaskId> {
-        self.settle();
+        // Nothing to settle: a pop reads passes only off a heap that is
+        // not empty, and lone runs are owed only while it is empty (it
+        // grows only through `schedule`, which settles).
+        debug_assert!(self.heap.v.is_empty() || self.lone_runs == 0);
         while let Some((pass, _, id)) = self.heap.pop() {
             let t = &mut self.tasks[id as usize];
             if !t.scheduled || t.pass != pass {
@@ -218,9 +221,13 @@ impl Scheduler {
     /// the smallest, runs again without touching the heap; otherwise it
     /// takes the place of the heap's top, which runs next (one sift, not a
     /// push and a pop).
-    #[inline]
+    #[inline(always)]
     pub fn reschedule_and_pop(&mut self, id: TaskId) -> Option<TaskId> {
-        self.settle();
+        if self.heap.v.is_empty() {
+            // Lone runs may be owed only now (see `pop`).
+            self.settle();
+        }
+        debug_assert_eq!(self.lone_runs, 0);
         let gp = self.global_pass;
         let Some(t) = self.tasks.get(id.0 as usize) else {
             return self.pop();
