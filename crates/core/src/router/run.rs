@@ -145,25 +145,24 @@ impl<'a> Driver<'a> {
         loop {
             let elem = th.sched.borrow().tasks[t.0 as usize].elem;
             let cell = &core.elements[elem];
-            let next = loop {
+            let (again, go_on) = loop {
                 let again = Self::run_task_in::<MEASURE>(th, &mut ctx, t, elem, cell);
                 ran += 1;
                 let go_on = ran < TASKS_PER_ITERATION && core.rt.runcount() > 0;
-                let mut sched = th.sched.borrow_mut();
-                break match (again, go_on) {
-                    (true, true) => {
-                        if sched.run_again_if_alone(t) {
-                            continue;
-                        }
-                        sched.reschedule_and_pop(t)
-                    }
-                    (true, false) => {
-                        sched.schedule(t);
-                        None
-                    }
-                    (false, true) => sched.pop(),
-                    (false, false) => None,
-                };
+                if again && go_on && th.sched.borrow_mut().run_again_if_alone(t) {
+                    continue;
+                }
+                break (again, go_on);
+            };
+            let mut sched = th.sched.borrow_mut();
+            let next = match (again, go_on) {
+                (true, true) => sched.reschedule_and_pop(t),
+                (true, false) => {
+                    sched.schedule(t);
+                    None
+                }
+                (false, true) => sched.pop(),
+                (false, false) => None,
             };
             match next {
                 Some(n) => t = n,
