@@ -280,9 +280,11 @@ impl Scheduler {
         if !self.heap.v.is_empty() {
             return false;
         }
-        // Any other task's runs were settled when it was taken off the
-        // queue (`pop` and `reschedule_and_pop` settle), so all the runs
-        // owed are this task's.
+        // Any other task's owed runs were settled before `id` ran: it came
+        // off the queue through `pop`, from a heap that was not empty
+        // (which only `schedule` grows, and it settles), or through
+        // `reschedule_and_pop` (it settles on an empty heap). So all the
+        // runs owed are this task's.
         self.lone = id.0;
         self.lone_runs += 1;
         true
