@@ -8,7 +8,7 @@
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketTemplate};
 use crate::pool::{self, Pools};
 
 /// Most packets one batch holds. Sources with a larger BURST emit several
@@ -83,6 +83,25 @@ impl Batch {
                 // SAFETY: the buffer is fresh and exclusively ours.
                 let b = unsafe { &mut *buf.as_ptr() };
                 b.pkts[0].write(proto.deep_copy_in(p));
+                b.len = 1;
+                Batch { buf }
+            },
+        )
+    }
+
+    /// A batch of one copy of `template`'s packet: [`Batch::copy_of`]
+    /// with what the copy takes worked out beforehand (a BURST 1 source's
+    /// every packet).
+    #[inline(always)]
+    pub fn copy_of_template(template: &PacketTemplate) -> Batch {
+        // Inline, as `copy_of`.
+        pool::with(
+            #[inline(always)]
+            |p| {
+                let buf = take_buf(p);
+                // SAFETY: the buffer is fresh and exclusively ours.
+                let b = unsafe { &mut *buf.as_ptr() };
+                b.pkts[0].write(template.copy_in(p));
                 b.len = 1;
                 Batch { buf }
             },

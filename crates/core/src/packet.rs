@@ -937,6 +937,88 @@ impl std::fmt::Debug for Packet {
     }
 }
 
+/// A packet that a source sends copies of (InfiniteSource's DATA). What
+/// every copy takes from it, its bytes from the frame start to the end and
+/// the buffer size, is worked out once, when the template is made, rather
+/// than for every copy; so the packet cannot change after that, but for
+/// its timestamp.
+pub struct PacketTemplate {
+    proto: Packet,
+    /// The first buffer offset each copy takes: the frame start (the
+    /// stripped headers in the headroom are copied too, as by
+    /// [`Packet::deep_copy`]).
+    frame: u32,
+    /// How many bytes each copy takes from `frame` on.
+    span: u32,
+    /// The prototype's buffer size, which each copy's buffer has at least.
+    capacity: usize,
+}
+
+impl PacketTemplate {
+    pub fn new(proto: Packet) -> PacketTemplate {
+        let h = proto.h();
+        let frame = h.frame_start.min(h.start);
+        let end = h.start + h.len;
+        let capacity = proto.buffer().len();
+        // True of every packet; the copies' raw writes rely on it.
+        assert!(end as usize <= capacity, "packet overruns its buffer");
+        PacketTemplate {
+            frame,
+            span: end - frame,
+            capacity,
+            proto,
+        }
+    }
+
+    /// The packet copied.
+    #[inline]
+    pub fn packet(&self) -> &Packet {
+        &self.proto
+    }
+
+    /// Sets the timestamp the copies made from now on carry.
+    #[inline]
+    pub fn set_timestamp_anno(&mut self, t: Timestamp) {
+        self.proto.set_timestamp_anno(t);
+    }
+
+    /// An unshared copy (as [`Packet::deep_copy`]), with the pools at hand.
+    #[inline(always)]
+    pub(crate) fn copy_in(&self, p: &mut Pools) -> Packet {
+        let hdr = take_packet(p, self.capacity);
+        let (frame, span) = (self.frame as usize, self.span as usize);
+        // SAFETY: the header and its buffer are fresh and exclusively ours,
+        // and the buffer holds at least `capacity` bytes (`take_packet`
+        // gives a buffer of the pooled size that fits it, or one made
+        // for it); `frame + span <= capacity` was checked when the
+        // template was made, and the prototype has not moved a byte since
+        // (only its timestamp can change), so both ranges are in bounds of
+        // distinct buffers (the prototype holds its own, so no pool hands
+        // it out). The header is plain data (no Drop): it is copied whole,
+        // then given its own buffer.
+        unsafe {
+            let h = hdr.as_ptr();
+            let buf = (*h).buf;
+            let src = self.proto.buffer().as_ptr().add(frame);
+            let dst = (*buf.as_ptr()).bytes.as_mut_ptr().add(frame);
+            copy_bytes(
+                std::slice::from_raw_parts(src, span),
+                std::slice::from_raw_parts_mut(dst, span),
+            );
+            std::ptr::copy_nonoverlapping(self.proto.h() as *const Header, h, 1);
+            (*h).buf = buf;
+            (*h).frame_start = frame as u32;
+        }
+        Packet { hdr }
+    }
+}
+
+impl std::fmt::Debug for PacketTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PacketTemplate").field(&self.proto).finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1063,6 +1145,62 @@ mod tests {
         assert_eq!(q.network_offset(), Some(2));
         assert_eq!(q.paint_anno(), 3);
         assert_eq!(q.headroom(), p.headroom());
+    }
+
+    /// A template's copies equal `deep_copy`'s for every size of copy (each
+    /// arm of `copy_bytes`), both pooled buffer sizes and an unpooled
+    /// one, with stripped headers and a timestamp set on the template, also
+    /// when the copies land in reused buffers holding other bytes.
+    #[test]
+    fn template_copies_equal_deep_copies() {
+        let lens = [
+            0usize, 1, 3, 4, 7, 8, 16, 17, 32, 33, 64, 65, 69, 128, 129, 1000, 5000,
+        ];
+        for (i, &len) in lens.iter().enumerate() {
+            let data: Vec<u8> = (0..len).map(|k| (k * 7 + i) as u8).collect();
+            let mut p = Packet::with_room(20, &data, 3);
+            if len >= 6 {
+                p.set_network_header(2, 4);
+                // A stripped header, which the copies keep in their headroom.
+                p.pull(1);
+            }
+            p.set_paint_anno(i as u8);
+            let mut t = PacketTemplate::new(p);
+            t.set_timestamp_anno(Timestamp(1000 + i as i64));
+            for round in 0..2 {
+                let want = t.packet().deep_copy();
+                let copies: Vec<Packet> = (0..3)
+                    .map(|_| {
+                        crate::Batch::copy_of_template(&t)
+                            .into_iter()
+                            .next()
+                            .unwrap()
+                    })
+                    .collect();
+                for q in &copies {
+                    assert!(!q.is_shared());
+                    assert_eq!(q.data(), want.data(), "len {len} round {round}");
+                    assert_eq!(q.headroom(), want.headroom());
+                    assert_eq!(q.tailroom(), want.tailroom());
+                    assert_eq!(q.network_offset(), want.network_offset());
+                    assert_eq!(
+                        q.bytes_before_network_header(1),
+                        want.bytes_before_network_header(1)
+                    );
+                    assert_eq!(q.paint_anno(), i as u8);
+                    assert_eq!(q.timestamp_anno(), Timestamp(1000 + i as i64));
+                }
+                // Dirty the buffers before they go back to the pools, so the
+                // next round's copies land on other bytes.
+                for mut q in copies {
+                    q.writable().fill(0xee);
+                    if let Some(head) = q.push(q.headroom()) {
+                        head.fill(0xee);
+                    }
+                }
+            }
+            assert!(!t.packet().is_shared());
+        }
     }
 
     #[test]

@@ -50,6 +50,15 @@ pub(crate) struct Scheduler {
     heap: RunHeap,
     seq: u64,
     global_pass: u64,
+    /// Runs of task `lone` (each [`run_again_if_alone`]) whose pass
+    /// arithmetic is still owed: it is done at once, exactly, by
+    /// [`settle`] before anything reads or changes a pass, the global
+    /// pass or the sequence number.
+    ///
+    /// [`run_again_if_alone`]: Scheduler::run_again_if_alone
+    /// [`settle`]: Scheduler::settle
+    lone_runs: u64,
+    lone: u32,
 }
 
 /// A run-queue entry: pass, then the sequence number it was queued with
@@ -136,6 +145,7 @@ impl RunHeap {
 
 impl Scheduler {
     pub fn add(&mut self, elem: usize, tickets: u32, scheduled: bool) -> TaskId {
+        self.settle();
         let tickets = tickets.clamp(1, MAX_TICKETS);
         let id = TaskId(self.tasks.len() as u32);
         self.tasks.push(TaskState {
@@ -154,6 +164,8 @@ impl Scheduler {
     }
 
     pub fn set_tickets(&mut self, id: TaskId, tickets: u32) {
+        // The owed runs went at the old stride.
+        self.settle();
         if let Some(t) = self.tasks.get_mut(id.0 as usize) {
             t.tickets = tickets.clamp(1, MAX_TICKETS);
             t.stride = STRIDE1 / t.tickets as u64;
@@ -163,6 +175,7 @@ impl Scheduler {
     /// Puts a sleeping task on the run queue. No effect if it is already
     /// there.
     pub fn schedule(&mut self, id: TaskId) {
+        self.settle();
         let gp = self.global_pass;
         let Some(t) = self.tasks.get_mut(id.0 as usize) else {
             return;
@@ -184,6 +197,10 @@ impl Scheduler {
     /// Takes the next task to run off the queue (it is no longer
     /// scheduled; it runs once and must reschedule itself to run again).
     pub fn pop(&mut self) -> Option<TaskId> {
+        // Nothing to settle: a pop reads passes only off a heap that is
+        // not empty, and lone runs are owed only while it is empty (it
+        // grows only through `schedule`, which settles).
+        debug_assert!(self.heap.v.is_empty() || self.lone_runs == 0);
         while let Some((pass, _, id)) = self.heap.pop() {
             let t = &mut self.tasks[id as usize];
             if !t.scheduled || t.pass != pass {
@@ -204,8 +221,13 @@ impl Scheduler {
     /// the smallest, runs again without touching the heap; otherwise it
     /// takes the place of the heap's top, which runs next (one sift, not a
     /// push and a pop).
-    #[inline]
+    #[inline(always)]
     pub fn reschedule_and_pop(&mut self, id: TaskId) -> Option<TaskId> {
+        if self.heap.v.is_empty() {
+            // Lone runs may be owed only now (see `pop`).
+            self.settle();
+        }
+        debug_assert_eq!(self.lone_runs, 0);
         let gp = self.global_pass;
         let Some(t) = self.tasks.get(id.0 as usize) else {
             return self.pop();
@@ -243,6 +265,57 @@ impl Scheduler {
         Some(TaskId(top_id))
     }
 
+    /// When no task is scheduled, runs `id` (the task that just ran,
+    /// taken off this queue, and asked to run again) again: the outcome of
+    /// [`reschedule_and_pop`](Self::reschedule_and_pop) on an empty queue.
+    /// Returns false, changing nothing, when some task is scheduled; the
+    /// caller then goes the usual way.
+    ///
+    /// The pass arithmetic of these runs waits (see `lone_runs`): a busy
+    /// task alone on its thread costs a length test and a count per run.
+    #[inline(always)]
+    pub fn run_again_if_alone(&mut self, id: TaskId) -> bool {
+        // Every scheduled task has an entry on the heap: an empty heap
+        // means none is (so neither is `id`).
+        if !self.heap.v.is_empty() {
+            return false;
+        }
+        // Any other task's owed runs were settled before `id` ran: it came
+        // off the queue through `pop`, from a heap that was not empty
+        // (which only `schedule` grows, and it settles), or through
+        // `reschedule_and_pop` (it settles on an empty heap). So all the
+        // runs owed are this task's.
+        self.lone = id.0;
+        self.lone_runs += 1;
+        true
+    }
+
+    /// Does the pass arithmetic owed for the lone task's runs: each run
+    /// was `reschedule_and_pop` on an empty queue (its pass `p`, the
+    /// larger of its own and the global pass, becomes the global pass; its
+    /// own grows to `p + stride`; the sequence number grows by one).
+    #[inline(always)]
+    fn settle(&mut self) {
+        if self.lone_runs != 0 {
+            self.settle_lone_runs();
+        }
+    }
+
+    #[inline(never)]
+    fn settle_lone_runs(&mut self) {
+        let k = std::mem::take(&mut self.lone_runs);
+        let gp = self.global_pass;
+        let Some(t) = self.tasks.get_mut(self.lone as usize) else {
+            return;
+        };
+        // After the first run the task's pass stays ahead of the global
+        // pass, so each later run starts from its own: a closed form.
+        let first = t.pass.max(gp);
+        self.global_pass = first + (k - 1) * t.stride;
+        t.pass = first + k * t.stride;
+        self.seq += k;
+    }
+
     /// The end state of scheduling task `id` at `pass` and popping it
     /// straight off again.
     #[inline]
@@ -273,11 +346,14 @@ impl Scheduler {
     /// tasks for which `moves` holds leave this queue and join the new
     /// one (if they were scheduled).
     pub fn split_off(&mut self, moves: impl Fn(usize) -> bool) -> Scheduler {
+        self.settle();
         let mut other = Scheduler {
             tasks: self.tasks.clone(),
             heap: RunHeap::default(),
             seq: 0,
             global_pass: self.global_pass,
+            lone_runs: 0,
+            lone: 0,
         };
         for t in other.tasks.iter_mut() {
             t.scheduled = false;
@@ -478,6 +554,143 @@ mod tests {
                 fast_next = fast.pop();
             }
         }
+    }
+
+    /// The driver's step after a task ran: alone, it runs again through
+    /// [`Scheduler::run_again_if_alone`] (its passes owed); otherwise as
+    /// before.
+    fn driver_step(s: &mut Scheduler, t: TaskId, again: bool) -> Option<TaskId> {
+        if !again {
+            return s.pop();
+        }
+        if s.run_again_if_alone(t) {
+            return Some(t);
+        }
+        s.reschedule_and_pop(t)
+    }
+
+    /// The passes, queue flags, global pass and sequence number, with the
+    /// lone task's runs settled.
+    fn state(s: &mut Scheduler) -> (Vec<(u64, bool)>, u64, u64) {
+        s.settle();
+        let tasks = s.tasks.iter().map(|t| (t.pass, t.scheduled)).collect();
+        (tasks, s.global_pass, s.seq)
+    }
+
+    /// Two busy tasks share by their tickets through the driver's step
+    /// too (neither is ever alone, so each run goes through the heap).
+    #[test]
+    fn stride_shares_by_tickets_through_driver_step() {
+        let mut s = Scheduler::default();
+        let a = s.add(0, 100, true);
+        let _b = s.add(1, 300, true);
+        let (mut na, mut nb) = (0, 0);
+        let mut next = s.pop();
+        for _ in 0..4000 {
+            let t = next.unwrap();
+            if t == a {
+                na += 1
+            } else {
+                nb += 1
+            }
+            next = driver_step(&mut s, t, true);
+        }
+        let ratio = nb as f64 / na as f64;
+        assert!((2.9..3.1).contains(&ratio), "ratio {ratio}");
+    }
+
+    /// A task that runs alone for a while, then wakes another (as a source
+    /// wakes the task behind a queue), leaves the same passes as when each
+    /// run went through `schedule` and `pop`: the woken task starts at the
+    /// same global pass, and the two then alternate in the same order.
+    #[test]
+    fn task_woken_by_lone_task_runs_in_the_same_order() {
+        let mut slow = Scheduler::default();
+        let mut fast = Scheduler::default();
+        for s in [&mut slow, &mut fast] {
+            s.add(0, 1024, true);
+            s.add(1, 300, false);
+        }
+        let a = slow.pop().unwrap();
+        let mut fast_next = fast.pop();
+        let mut order = Vec::new();
+        for step in 0..200 {
+            if step <= 37 {
+                assert_eq!(fast_next, Some(a), "alone until the wake");
+            }
+            let t = fast_next.unwrap();
+            order.push(t);
+            // At run 37 the lone task wakes task 1, during its run.
+            if step == 37 {
+                assert_eq!(fast.lone_runs, 37, "the runs' passes are owed");
+                slow.schedule(TaskId(1));
+                fast.schedule(TaskId(1));
+                assert_eq!(state(&mut slow), state(&mut fast), "at the wake");
+            }
+            slow.schedule(t);
+            let want = slow.pop();
+            fast_next = driver_step(&mut fast, t, true);
+            assert_eq!(want, fast_next, "step {step}");
+        }
+        assert!(order[38..].contains(&TaskId(1)), "the woken task runs");
+        assert_eq!(state(&mut slow), state(&mut fast));
+    }
+
+    /// The driver's step, with lone runs owed and settled in between, picks
+    /// exactly the tasks `schedule` then `pop` would and leaves the same
+    /// passes, for any mix of tickets, sleeps, wakes and ticket changes.
+    #[test]
+    fn lone_runs_settle_exactly() {
+        let tickets = [1024u32, 300, 7, 32768];
+        let mut slow = Scheduler::default();
+        let mut fast = Scheduler::default();
+        for (i, &n) in tickets.iter().enumerate() {
+            slow.add(i, n, i == 0);
+            fast.add(i, n, i == 0);
+        }
+        let mut rng = 0x1234_5678_9abc_def1u64;
+        let mut fast_next = fast.pop();
+        let steps = if cfg!(miri) { 500 } else { 20_000u32 };
+        let mut lone = 0;
+        for step in 0..steps {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let t = slow.pop();
+            assert_eq!(t, fast_next, "step {step}");
+            let Some(t) = t else { break };
+            lone += usize::from(fast.lone_runs > 0);
+            // Rare wakes and sleeps, so a task often runs alone for a
+            // while; now and then its tickets change mid-run.
+            match rng % 64 {
+                0 => {
+                    let wake = TaskId((rng >> 8) as u32 % tickets.len() as u32);
+                    slow.schedule(wake);
+                    fast.schedule(wake);
+                    assert_eq!(state(&mut slow), state(&mut fast), "step {step}");
+                }
+                2 => {
+                    let n = (rng >> 8) as u32 % 4000 + 1;
+                    slow.set_tickets(t, n);
+                    fast.set_tickets(t, n);
+                }
+                _ => {}
+            }
+            let again = !matches!(rng % 64, 3 | 4);
+            if again {
+                slow.schedule(t);
+            }
+            fast_next = driver_step(&mut fast, t, again);
+            if slow.tasks.iter().all(|x| !x.scheduled) && fast_next.is_none() {
+                slow.schedule(TaskId(0));
+                fast.schedule(TaskId(0));
+                fast_next = fast.pop();
+            }
+        }
+        assert!(lone > steps as usize / 4, "lone runs exercised: {lone}");
+        // Both took the last step's next task off their queue.
+        assert_eq!(slow.pop(), fast_next);
+        assert_eq!(state(&mut slow), state(&mut fast));
     }
 
     /// The run queue's heap gives entries back smallest first, whatever

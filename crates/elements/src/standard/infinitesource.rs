@@ -62,6 +62,7 @@ use rclick_core::batch::BATCH_CAPACITY;
 use rclick_core::conf::{parse_bool, parse_i64, Args};
 use rclick_core::element::kinds::source_run_burst;
 use rclick_core::element::{Source, SourceTask};
+use rclick_core::packet::PacketTemplate;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId, TaskId};
 
 /// Click's default InfiniteSource payload.
@@ -72,12 +73,16 @@ pub struct InfiniteSource {
     data: Vec<u8>,
     datasize: i64,
     limit: i64,
+    /// LIMIT as a packet count (`u64::MAX` for none), which `count` is
+    /// held against on every run: kept with `limit` by `set_limit`.
+    limit_count: u64,
     burst: usize,
     active: bool,
     stop: bool,
     timestamp: bool,
     count: u64,
-    prototype: Option<Packet>,
+    /// DATA as a packet, whose copies are sent.
+    prototype: PacketTemplate,
     source: SourceTask,
     /// The stop was asked for with the last packets: the task's next run,
     /// which finds none left, must not ask again (each ask is a stop event
@@ -97,12 +102,13 @@ impl Default for InfiniteSource {
             data: DEFAULT_DATA.to_vec(),
             datasize: -1,
             limit: -1,
+            limit_count: u64::MAX,
             burst: 1,
             active: true,
             stop: false,
             timestamp: true,
             count: 0,
-            prototype: None,
+            prototype: PacketTemplate::new(Packet::from_slice(DEFAULT_DATA)),
             source: SourceTask::default(),
             stop_asked: false,
             end_call: None,
@@ -136,15 +142,17 @@ impl InfiniteSource {
             Ok(n) if self.data.is_empty() => vec![0; n],
             Ok(n) => self.data.iter().copied().cycle().take(n).collect(),
         };
-        self.prototype = Some(Packet::from_slice(&data));
+        self.prototype = PacketTemplate::new(Packet::from_slice(&data));
     }
 
+    fn set_limit(&mut self, limit: i64) {
+        self.limit = limit;
+        self.limit_count = u64::try_from(limit).unwrap_or(u64::MAX);
+    }
+
+    #[inline]
     fn remaining(&self) -> usize {
-        if self.limit < 0 {
-            usize::MAX
-        } else {
-            (self.limit as u64).saturating_sub(self.count) as usize
-        }
+        self.limit_count.saturating_sub(self.count) as usize
     }
 
     /// Parses a handler value as Click's InfiniteSource does (a 32-bit
@@ -223,7 +231,8 @@ const HANDLERS: &[Handler<InfiniteSource>] = &[
         "limit",
         |e| &e.limit,
         |e, v, ctx| {
-            e.limit = InfiniteSource::int_value(v, "limit parameter must be integer")?;
+            let limit = InfiniteSource::int_value(v, "limit parameter must be integer")?;
+            e.set_limit(limit);
             e.wake(ctx)
         },
     ),
@@ -274,20 +283,20 @@ impl Source for InfiniteSource {
             self.none_left(ctx);
             return None;
         }
-        let proto = self.prototype.as_mut()?;
+        let proto = &mut self.prototype;
         // Every packet of a run gets the same timestamp: set it on the
         // prototype, which each copy takes with its annotations.
         if self.timestamp {
             proto.set_timestamp_anno(ctx.recent());
         }
         let batch = if n == 1 {
-            Batch::copy_of(proto)
+            Batch::copy_of_template(proto)
         } else {
-            Batch::copies_of(proto, n)
+            Batch::copies_of(proto.packet(), n)
         };
         self.count += n as u64;
         // END_CALL with the packets that reach the limit (as Click).
-        if self.limit >= 0 && !self.stop && self.remaining() == 0 {
+        if self.count == self.limit_count && !self.stop {
             if let Some((h, v)) = &self.end_call {
                 ctx.call_write_later(h, v);
             }
@@ -317,7 +326,7 @@ impl Element for InfiniteSource {
         if let Some(d) = args.read_p::<Vec<u8>>("DATA") {
             self.data = d;
         }
-        self.limit = args.read_p_or("LIMIT", -1i64);
+        self.set_limit(args.read_p_or("LIMIT", -1i64));
         self.burst = args.read_p_or("BURST", 1usize);
         self.active = args.read_p_or("ACTIVE", true);
         self.datasize = args.read_or_with("DATASIZE", parse_datasize, -1);
