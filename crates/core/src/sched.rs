@@ -493,6 +493,14 @@ pub enum NotifierSignal {
 mod tests {
     use super::*;
 
+    /// The tests' pseudo-random numbers (xorshift64): repeatable runs.
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
     #[test]
     fn stride_shares_by_tickets() {
         let mut s = Scheduler::default();
@@ -528,9 +536,7 @@ mod tests {
         // Fewer steps under Miri, which checks every access of each.
         let steps = if cfg!(miri) { 500 } else { 20_000u32 };
         for step in 0..steps {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
+            xorshift(&mut rng);
             let t = slow.pop();
             assert_eq!(t, fast_next, "step {step}");
             let Some(t) = t else { break };
@@ -653,9 +659,7 @@ mod tests {
         let steps = if cfg!(miri) { 500 } else { 20_000u32 };
         let mut lone = 0;
         for step in 0..steps {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
+            xorshift(&mut rng);
             let t = slow.pop();
             assert_eq!(t, fast_next, "step {step}");
             let Some(t) = t else { break };
@@ -702,9 +706,7 @@ mod tests {
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
         let steps = if cfg!(miri) { 300 } else { 20_000u32 };
         for seq in 0..steps as u64 {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
+            xorshift(&mut rng);
             let e = (rng % 50, seq, (rng % 7) as u32);
             match rng % 3 {
                 0 if !model.is_empty() => {

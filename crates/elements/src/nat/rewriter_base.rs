@@ -2058,6 +2058,14 @@ mod tests {
         }
     }
 
+    /// The tests' pseudo-random numbers (xorshift64): repeatable runs.
+    pub(super) fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
     /// Flows refreshed at random times (expiries that grow, leaving stale
     /// heap keys behind, and TCP flows whose FIN/RST shortens them),
     /// under a capacity: a new flow over the capacity evicts the flow
@@ -2067,12 +2075,7 @@ mod tests {
     #[test]
     fn stale_heap_keys_keep_eviction_and_expiry_right() {
         let mut seed = 0x1234_5678_9abc_def1_u64;
-        let mut rnd = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rnd = |n: u64| xorshift(&mut seed) % n;
         for round in 0..40 {
             let mut t = Table::default();
             let map = t.new_map();
@@ -2382,6 +2385,7 @@ mod tests {
 
 #[cfg(test)]
 mod bitmap_sync_tests {
+    use super::tests::xorshift;
     use super::*;
 
     /// Every bitmap agrees with its map on every value it knows, and its
@@ -2431,12 +2435,7 @@ mod bitmap_sync_tests {
     #[test]
     fn bitmaps_stay_in_step_with_the_maps() {
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut rnd = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rnd = |n: u64| xorshift(&mut seed) % n;
         let server = FlowId::new(0x1212_0101, 53, 0, 0);
         let mut rounds_with_bitmaps = 0;
         for round in 0..6 {
