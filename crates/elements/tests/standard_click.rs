@@ -277,6 +277,27 @@ fn linkunqueue_spaces_packets_by_latency_and_bandwidth() {
     assert!(!e.is_empty());
 }
 
+/// A pulling task remembers which element answers its pulls, but not
+/// through a pull forwarder: once the Bypass is switched off, Unqueue's
+/// pulls must leave the detour (and its Counter) out.
+#[test]
+fn unqueue_pulling_through_bypass_follows_its_switch() {
+    let mut r = from_config(
+        "Idle -> q :: Queue -> b :: Bypass(true) -> u :: Unqueue(LIMIT 1) -> Discard;
+         b[1] -> c :: Counter -> [1]b;",
+    );
+    push(&mut r, "q", 0, b"x");
+    push(&mut r, "q", 0, b"y");
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(count(&mut r, "u.count"), 1);
+    assert_eq!(count(&mut r, "c.count"), 1);
+    r.write_handler("b.active", "false").unwrap();
+    r.write_handler("u.limit", "2").unwrap();
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(count(&mut r, "u.count"), 2);
+    assert_eq!(count(&mut r, "c.count"), 1, "the detour is switched off");
+}
+
 #[test]
 fn bypass_takes_the_detour_while_active_in_push_and_pull() {
     let mut r =
