@@ -750,6 +750,13 @@ impl<'a> Ctx<'a> {
         self.view.core.rt.set_signal(s, true);
     }
 
+    /// [`Ctx::wake_signal`] compiled into the caller: for a signal raised
+    /// once per packet (a queue's nonempty signal at BURST 1).
+    #[inline(always)]
+    pub fn wake_signal_inline(&self, s: SignalId) {
+        self.view.core.rt.set_signal_inline(s, true);
+    }
+
     /// Lowers a notifier signal.
     #[inline]
     pub fn sleep_signal(&self, s: SignalId) {

@@ -396,7 +396,7 @@ impl Element for Queue {
         self.highwater = self.highwater.max(self.packets.len());
         if was_empty && !self.packets.is_empty() {
             if let Some(s) = self.nonempty {
-                ctx.wake_signal(s);
+                ctx.wake_signal_inline(s);
             }
         }
         if self.packets.len() >= self.capacity {
