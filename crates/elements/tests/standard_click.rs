@@ -384,6 +384,53 @@ fn inputswitch_accepts_one_input() {
     assert!(e.contains("input must be < 2"), "{e}");
 }
 
+/// Queue takes a one-packet push without its general loop while there is
+/// room: packets beyond the capacity (also after the `capacity` handler
+/// lowered it with packets queued) are still dropped and counted, the
+/// high-water mark and the nonempty signal follow, and the order holds.
+#[test]
+fn queue_single_packet_pushes_respect_capacity_changes() {
+    let mut r = from_config("Idle -> q :: Queue(2) -> Print(p) -> d :: Discard;");
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(read(&mut r, "d.scheduled"), "false");
+    push(&mut r, "q", 0, &[1]);
+    assert_eq!(
+        read(&mut r, "d.scheduled"),
+        "true",
+        "nonempty wakes the puller"
+    );
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(read(&mut r, "d.scheduled"), "false");
+    for b in 2..=4u8 {
+        push(&mut r, "q", 0, &[b]);
+    }
+    assert_eq!(count(&mut r, "q.length"), 2);
+    assert_eq!(count(&mut r, "q.drops"), 1);
+    assert_eq!(count(&mut r, "q.highwater_length"), 2);
+    // Lowered below its length: the newest queued packet goes, and the
+    // next push finds the queue full.
+    r.write_handler("q.capacity", "1").unwrap();
+    assert_eq!(count(&mut r, "q.length"), 1);
+    push(&mut r, "q", 0, &[5]);
+    assert_eq!(count(&mut r, "q.length"), 1);
+    assert_eq!(count(&mut r, "q.drops"), 2);
+    r.write_handler("q.capacity", "3").unwrap();
+    for b in 6..=8u8 {
+        push(&mut r, "q", 0, &[b]);
+    }
+    assert_eq!(count(&mut r, "q.length"), 3);
+    assert_eq!(count(&mut r, "q.drops"), 3);
+    assert_eq!(count(&mut r, "q.highwater_length"), 3);
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(count(&mut r, "d.count"), 4);
+    let got: Vec<u8> = printed(&mut r)
+        .into_iter()
+        .filter(|(label, _)| label == "p")
+        .flat_map(|(_, data)| data)
+        .collect();
+    assert_eq!(got, [1, 2, 6, 7]);
+}
+
 #[test]
 fn queue_kinds_differ_in_their_full_notifier() {
     // NotifierQueue has no full notifier: the source overflows it, and
