@@ -346,15 +346,26 @@ impl<'a> Ctx<'a> {
 
     /// Pulls up to `max` packets from input `port`, if it is a pull input.
     pub fn pull(&mut self, port: usize, max: usize) -> Option<Batch> {
+        let (src, sport, _) = self.resolve_pull(port)?;
+        self.pull_from(src, sport, max)
+    }
+
+    /// Where a pull on input `port` is answered: the element and output
+    /// (elements that only forward pulls are skipped), and whether that
+    /// answer is fixed for the router's life (no forwarder on the way,
+    /// whose choice may change: Bypass's `active`).
+    pub(crate) fn resolve_pull(&self, port: usize) -> Option<(usize, usize, bool)> {
         let core = self.view.core;
         let (mut src, mut sport) = core.graph.pull_source(self.view.elem.get(), port)?;
         // Elements that only forward pulls are skipped (bounded, in case
         // forwarders form a cycle). Most elements never forward: the graph
         // says so without a borrow and a virtual call per pull.
+        let mut fixed = true;
         for _ in 0..64 {
             if !core.graph.forwards_pulls(src) {
                 break;
             }
+            fixed = false;
             let next = match core.elements.get(src).map(|c| c.try_borrow()) {
                 Some(Ok(e)) => e.forward_pull(sport),
                 _ => None,
@@ -364,6 +375,14 @@ impl<'a> Ctx<'a> {
                 None => break,
             }
         }
+        Some((src, sport, fixed))
+    }
+
+    /// Pulls up to `max` packets from output `sport` of element `src` (as
+    /// the graph's tables name it, shared flag included), found by
+    /// [`Ctx::resolve_pull`].
+    #[inline]
+    pub(crate) fn pull_from(&mut self, src: usize, sport: usize, max: usize) -> Option<Batch> {
         self.spill_tail();
         let saved = (self.view.elem.get(), self.base);
         self.view.elem.set(src);
@@ -737,6 +756,13 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn wake_signal(&self, s: SignalId) {
         self.view.core.rt.set_signal(s, true);
+    }
+
+    /// [`Ctx::wake_signal`] compiled into the caller: for a signal raised
+    /// once per packet (a queue's nonempty signal at BURST 1).
+    #[inline(always)]
+    pub fn wake_signal_inline(&self, s: SignalId) {
+        self.view.core.rt.set_signal_inline(s, true);
     }
 
     /// Lowers a notifier signal.

@@ -2,6 +2,8 @@
 //! while everything upstream is empty (Click's Task + NotifierSignal pair,
 //! used by Unqueue, Discard and ToDump in pull context, ToDevice, ...).
 
+use std::cell::Cell;
+
 use crate::batch::Batch;
 use crate::ctx::{Ctx, InitCtx};
 use crate::sched::{NotifierSignal, TaskId};
@@ -11,6 +13,18 @@ use crate::sched::{NotifierSignal, TaskId};
 pub struct PullTask {
     task: Option<TaskId>,
     signal: NotifierSignal,
+    /// The input last pulled and the element output answering it, when
+    /// that answer cannot change (no pull forwarder on the way): resolved
+    /// at the first pull (the graph's tables are final by then, shared
+    /// flags included), so later pulls skip the graph lookup.
+    source: Cell<Option<ResolvedSource>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ResolvedSource {
+    port: usize,
+    src: usize,
+    sport: usize,
 }
 
 impl PullTask {
@@ -29,12 +43,27 @@ impl PullTask {
     /// Pulls up to `max` packets from input `port`. The task stays
     /// scheduled while packets come or upstream may still have some;
     /// otherwise it sleeps until a queue upstream wakes it.
+    #[inline]
     pub fn pull(&self, ctx: &mut Ctx, port: usize, max: usize) -> Option<Batch> {
-        let got = ctx.pull(port, max);
+        let got = match self.source.get() {
+            Some(r) if r.port == port => ctx.pull_from(r.src, r.sport, max),
+            _ => self.pull_resolving(ctx, port, max),
+        };
         if got.is_some() || ctx.signal_active(&self.signal) {
             ctx.fast_reschedule();
         }
         got
+    }
+
+    /// A pull that finds its source in the graph, remembering it when it
+    /// is fixed.
+    #[inline(never)]
+    fn pull_resolving(&self, ctx: &mut Ctx, port: usize, max: usize) -> Option<Batch> {
+        let (src, sport, fixed) = ctx.resolve_pull(port)?;
+        if fixed {
+            self.source.set(Some(ResolvedSource { port, src, sport }));
+        }
+        ctx.pull_from(src, sport, max)
     }
 
     /// Schedules the task (after it was deactivated, for example).

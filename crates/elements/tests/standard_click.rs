@@ -277,6 +277,27 @@ fn linkunqueue_spaces_packets_by_latency_and_bandwidth() {
     assert!(!e.is_empty());
 }
 
+/// A pulling task remembers which element answers its pulls, but not
+/// through a pull forwarder: once the Bypass is switched off, Unqueue's
+/// pulls must leave the detour (and its Counter) out.
+#[test]
+fn unqueue_pulling_through_bypass_follows_its_switch() {
+    let mut r = from_config(
+        "Idle -> q :: Queue -> b :: Bypass(true) -> u :: Unqueue(LIMIT 1) -> Discard;
+         b[1] -> c :: Counter -> [1]b;",
+    );
+    push(&mut r, "q", 0, b"x");
+    push(&mut r, "q", 0, b"y");
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(count(&mut r, "u.count"), 1);
+    assert_eq!(count(&mut r, "c.count"), 1);
+    r.write_handler("b.active", "false").unwrap();
+    r.write_handler("u.limit", "2").unwrap();
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(count(&mut r, "u.count"), 2);
+    assert_eq!(count(&mut r, "c.count"), 1, "the detour is switched off");
+}
+
 #[test]
 fn bypass_takes_the_detour_while_active_in_push_and_pull() {
     let mut r =
@@ -361,6 +382,53 @@ fn inputswitch_accepts_one_input() {
     assert!(r.write_handler("s.switch", "z").is_err());
     let e = config_errors("s :: InputSwitch(2) -> Discard; Idle -> [0]s; Idle -> [1]s;");
     assert!(e.contains("input must be < 2"), "{e}");
+}
+
+/// Queue takes a one-packet push without its general loop while there is
+/// room: packets beyond the capacity (also after the `capacity` handler
+/// lowered it with packets queued) are still dropped and counted, the
+/// high-water mark and the nonempty signal follow, and the order holds.
+#[test]
+fn queue_single_packet_pushes_respect_capacity_changes() {
+    let mut r = from_config("Idle -> q :: Queue(2) -> Print(p) -> d :: Discard;");
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(read(&mut r, "d.scheduled"), "false");
+    push(&mut r, "q", 0, &[1]);
+    assert_eq!(
+        read(&mut r, "d.scheduled"),
+        "true",
+        "nonempty wakes the puller"
+    );
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(read(&mut r, "d.scheduled"), "false");
+    for b in 2..=4u8 {
+        push(&mut r, "q", 0, &[b]);
+    }
+    assert_eq!(count(&mut r, "q.length"), 2);
+    assert_eq!(count(&mut r, "q.drops"), 1);
+    assert_eq!(count(&mut r, "q.highwater_length"), 2);
+    // Lowered below its length: the newest queued packet goes, and the
+    // next push finds the queue full.
+    r.write_handler("q.capacity", "1").unwrap();
+    assert_eq!(count(&mut r, "q.length"), 1);
+    push(&mut r, "q", 0, &[5]);
+    assert_eq!(count(&mut r, "q.length"), 1);
+    assert_eq!(count(&mut r, "q.drops"), 2);
+    r.write_handler("q.capacity", "3").unwrap();
+    for b in 6..=8u8 {
+        push(&mut r, "q", 0, &[b]);
+    }
+    assert_eq!(count(&mut r, "q.length"), 3);
+    assert_eq!(count(&mut r, "q.drops"), 3);
+    assert_eq!(count(&mut r, "q.highwater_length"), 3);
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(count(&mut r, "d.count"), 4);
+    let got: Vec<u8> = printed(&mut r)
+        .into_iter()
+        .filter(|(label, _)| label == "p")
+        .flat_map(|(_, data)| data)
+        .collect();
+    assert_eq!(got, [1, 2, 6, 7]);
 }
 
 #[test]

@@ -64,6 +64,9 @@ impl Default for IPMirror {
 }
 
 impl SimpleAction for IPMirror {
+    // Inline into the batch loop: a call per packet (and its register
+    // saves) cost a fifth of the element at one packet per batch.
+    #[inline]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
         let Some(off) = net_off(&p) else {
             self.drops += 1;

@@ -378,8 +378,16 @@ impl Element for Queue {
 
     fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
         let was_empty = self.packets.is_empty();
-        for p in batch.drain() {
-            self.enqueue(p, ctx);
+        // One packet (every push at BURST 1) with room for it: no drain
+        // iterator to set up and drop.
+        if batch.len() == 1 && self.packets.len() < self.capacity {
+            if let Some(p) = batch.pop() {
+                self.packets.push_back(p);
+            }
+        } else {
+            for p in batch.drain() {
+                self.enqueue(p, ctx);
+            }
         }
         // Keep the emptied buffer for the next pull (one is enough).
         if self.spare.is_none() {
@@ -388,7 +396,7 @@ impl Element for Queue {
         self.highwater = self.highwater.max(self.packets.len());
         if was_empty && !self.packets.is_empty() {
             if let Some(s) = self.nonempty {
-                ctx.wake_signal(s);
+                ctx.wake_signal_inline(s);
             }
         }
         if self.packets.len() >= self.capacity {
@@ -412,10 +420,17 @@ impl Element for Queue {
             .min(self.packets.len());
         let mut batch = self.spare.take().unwrap_or_default();
         // pop_front, not drain: a Drain's setup and drop cost more than
-        // the one packet a BURST 1 pull takes.
-        for _ in 0..n {
+        // the one packet a BURST 1 pull takes; and that one packet needs
+        // no loop.
+        if n == 1 {
             if let Some(p) = self.packets.pop_front() {
                 batch.push(p);
+            }
+        } else {
+            for _ in 0..n {
+                if let Some(p) = self.packets.pop_front() {
+                    batch.push(p);
+                }
             }
         }
         if let (Some(s), true) = (self.nonfull, was_full) {
