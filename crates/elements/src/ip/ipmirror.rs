@@ -93,11 +93,18 @@ impl SimpleAction for IPMirror {
             (src, proto, mirror_ports, th)
         };
         // As Click: ports only when a UDP header's worth (8 bytes) is there.
+        // The swaps are word rotations: a slice's `rotate_left` is a
+        // generic out-of-line call, two per packet here.
         if mirror_ports && data.len() >= th.saturating_add(8) {
-            data[th..th + 4].rotate_left(2);
+            if let Some(ports) = data.get_mut(th..).and_then(|t| t.first_chunk_mut::<4>()) {
+                *ports = u32::from_be_bytes(*ports).rotate_left(16).to_be_bytes();
+            }
             if proto == PROTO_TCP {
-                if let Some(seq_ack) = data.get_mut(th + 4..th + 12) {
-                    seq_ack.rotate_left(4);
+                if let Some(seq_ack) = data
+                    .get_mut(th + 4..)
+                    .and_then(|t| t.first_chunk_mut::<8>())
+                {
+                    *seq_ack = u64::from_be_bytes(*seq_ack).rotate_left(32).to_be_bytes();
                 }
             }
         }
