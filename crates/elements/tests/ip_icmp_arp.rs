@@ -655,6 +655,70 @@ fn batches_keep_click_order_of_queries_and_packets() {
     assert_eq!(v, ["ip7", "arp", "ip7"]);
 }
 
+/// One packet at a time (BURST 1) to one next hop takes the querier's
+/// remembered entry instead of a table lookup: every table change, the
+/// entry's expiry, a due poll and an unset interface address must still
+/// show, exactly as with the lookup.
+#[test]
+fn single_packets_for_the_last_next_hop_follow_table_changes() {
+    let conf = "a :: ARPQuerier(10.0.0.1, 00:00:00:00:00:01, TIMEOUT 10, POLL_TIMEOUT 2); Idle -> [0]a; Idle -> [1]a; a -> q0 :: Queue(1000) -> Idle;";
+    let mut r = from_config(conf);
+    let kinds = |v: Vec<Packet>| -> Vec<String> {
+        v.iter()
+            .map(|p| match &p.data()[12..14] {
+                [0x08, 0x06] => format!("arp-to-{}", p.data()[5]),
+                _ => format!("ip-to-{}", p.data()[5]),
+            })
+            .collect()
+    };
+    let one = |r: &mut Router, dst: u8| {
+        inject(r, "a", 0, ip_to([10, 0, 0, dst]));
+        kinds(drain(r, "q0"))
+    };
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    // A new address for the next hop is used at once.
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:77")
+        .unwrap();
+    assert_eq!(one(&mut r, 7), ["ip-to-119"]);
+    // Another next hop in between, then back.
+    r.write_handler("a.insert", "10.0.0.8 00:00:00:00:00:08")
+        .unwrap();
+    assert_eq!(one(&mut r, 8), ["ip-to-8"]);
+    assert_eq!(one(&mut r, 7), ["ip-to-119"]);
+    // The poll falls due: it goes out (unicast) before the packet, once.
+    advance(&r, 2.5);
+    assert_eq!(one(&mut r, 7), ["arp-to-119", "ip-to-119"]);
+    assert_eq!(one(&mut r, 7), ["ip-to-119"]);
+    // Deleted: held and queried for, not sent to the old address.
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    r.write_handler("a.delete", "10.0.0.7").unwrap();
+    assert_eq!(one(&mut r, 7), ["arp-to-255"]);
+    assert_eq!(read(&mut r, "a.length"), "1");
+    // Expired (TIMEOUT 10, with the poll no earlier than that): held.
+    let mut r = from_config(&conf.replace("POLL_TIMEOUT 2", "POLL_TIMEOUT 0"));
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    advance(&r, 9.0);
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    advance(&r, 2.0);
+    assert_eq!(one(&mut r, 7), ["arp-to-255"]);
+    // No interface address: dropped. (The insert releases the packet
+    // held above.)
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, 7), ["ip-to-7", "ip-to-7"]);
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    r.write_handler("a.ipaddr", "0.0.0.0").unwrap();
+    assert!(one(&mut r, 7).is_empty());
+    assert_eq!(read(&mut r, "a.drops"), "1");
+}
+
 #[test]
 fn one_output_sends_queries_on_output_0_and_hotswap_keeps_table() {
     let conf = "a :: ARPQuerier(10.0.0.1, 00:00:00:00:00:01); Idle -> [0]a; Idle -> [1]a; a -> q0 :: Queue(1000) -> Idle;";
