@@ -925,3 +925,58 @@ proptest! {
         r.run_limited(3);
     }
 }
+
+/// The IP router's per-packet elements take a one-packet batch (BURST 1)
+/// on an in-place path and a batch with nothing to do as it is; both must
+/// do exactly what the kinds' loops do, including for packets off the
+/// common path, alone or mixed into a batch.
+#[test]
+fn router_elements_one_packet_and_mixed_batches() {
+    let conf = "Idle -> c :: CheckIPHeader -> GetIPAddress(16) -> b :: DropBroadcasts
+        -> IPGWOptions(10.0.0.1) -> t :: DecIPTTL -> IPFragmenter(1500) -> q :: Queue(100) -> Idle;
+        t[1] -> q1 :: Queue(100) -> Idle;";
+    let mut r = from_config(conf);
+    let raw = |ttl: u8| {
+        let b = rclick_elements::testing::ipv4_packet(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            17,
+            ttl,
+            0,
+            &[],
+            &udp_payload(8),
+        );
+        Packet::from_slice(&b)
+    };
+    let check = |p: &Packet, ttl: u8| {
+        assert_eq!(p.data()[8], ttl);
+        assert!(Ipv4Header::new_checked(p.data()).unwrap().verify_checksum());
+        assert_eq!(p.dst_ip_anno(), Ipv4Addr::new(10, 0, 0, 2));
+    };
+    // One common packet: checked, annotated, TTL decremented in place.
+    inject(&mut r, "c", 0, raw(64));
+    let v = drain(&mut r, "q");
+    assert_eq!(v.len(), 1);
+    check(&v[0], 63);
+    // One packet off the common paths: expired, then a bad checksum.
+    inject(&mut r, "c", 0, raw(1));
+    assert!(drain(&mut r, "q").is_empty());
+    check(&drain(&mut r, "q1")[0], 1);
+    let mut bad = raw(64);
+    bad.writable()[10] ^= 0xff;
+    inject(&mut r, "c", 0, bad);
+    assert!(drain(&mut r, "q").is_empty());
+    assert_eq!(read(&mut r, "c.drops"), "1");
+    // A batch mixing a broadcast, an expired and two common packets: each
+    // goes its way, in order, and the common ones are changed once.
+    let mut bcast = raw(64);
+    bcast.set_packet_type_anno(PacketType::Broadcast);
+    inject_batch(&mut r, "c", vec![raw(64), bcast, raw(1), raw(20)]);
+    let v = drain(&mut r, "q");
+    assert_eq!(v.len(), 2);
+    check(&v[0], 63);
+    check(&v[1], 19);
+    check(&drain(&mut r, "q1")[0], 1);
+    assert_eq!(read(&mut r, "b.drops"), "1");
+    assert_eq!(read(&mut r, "t.drops"), "2");
+}
