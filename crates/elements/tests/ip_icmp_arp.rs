@@ -980,3 +980,85 @@ fn router_elements_one_packet_and_mixed_batches() {
     assert_eq!(read(&mut r, "b.drops"), "1");
     assert_eq!(read(&mut r, "t.drops"), "2");
 }
+
+/// Two queriers sharing one ARPTable (TABLE): the entry one querier
+/// remembered must be forgotten whatever changes it (a reply to the other
+/// querier, either element's `insert`, `delete` and `clear` handlers, the
+/// table's expiry), and a querier with another POLL_TIMEOUT must still
+/// poll at its own age.
+#[test]
+fn shared_table_changes_reach_every_querier_remembered_entry() {
+    let conf = "t :: ARPTable(TIMEOUT 10);
+        a :: ARPQuerier(10.0.0.1, 00:00:00:00:00:01, TABLE t, POLL_TIMEOUT 0);
+        b :: ARPQuerier(10.0.0.2, 00:00:00:00:00:02, TABLE t, POLL_TIMEOUT 2);
+        Idle -> [0]a; Idle -> [1]a; a -> qa :: Queue(1000) -> Idle;
+        Idle -> [0]b; Idle -> [1]b; b -> qb :: Queue(1000) -> Idle;";
+    let mut r = from_config(conf);
+    let kinds = |v: Vec<Packet>| -> Vec<String> {
+        v.iter()
+            .map(|p| match &p.data()[12..14] {
+                [0x08, 0x06] => format!("arp-to-{}", p.data()[5]),
+                _ => format!("ip-to-{}", p.data()[5]),
+            })
+            .collect()
+    };
+    let one = |r: &mut Router, q: &str, dst: u8| {
+        inject(r, q, 0, ip_to([10, 0, 0, dst]));
+        kinds(drain(r, &format!("q{q}")))
+    };
+    let reply = |r: &mut Router, q: &str, eth: u8| {
+        let their = [0, 0, 0, 0, 0, eth];
+        let f = arp_frame(2, their, [10, 0, 0, 7], MY_ETH, [10, 0, 0, 1], MY_ETH);
+        inject(r, q, 1, Packet::from_slice(&f));
+    };
+    r.write_handler("t.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-7"]);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-7"]);
+    // A reply to the other querier.
+    reply(&mut r, "b", 0x17);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-23"]);
+    assert_eq!(one(&mut r, "b", 7), ["ip-to-23"]);
+    // The table's own handler, then the other querier's.
+    r.write_handler("t.insert", "10.0.0.7 00:00:00:00:00:27")
+        .unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-39"]);
+    r.write_handler("b.insert", "10.0.0.7 00:00:00:00:00:37")
+        .unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-55"]);
+    assert_eq!(one(&mut r, "b", 7), ["ip-to-55"]);
+    // b polls at its own POLL_TIMEOUT though a remembered the entry
+    // without one.
+    advance(&r, 2.5);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-55"]);
+    assert_eq!(one(&mut r, "b", 7), ["arp-to-55", "ip-to-55"]);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-55"]);
+    assert_eq!(read(&mut r, "b.queries"), "1");
+    assert_eq!(read(&mut r, "a.queries"), "0");
+    // Deleted through the table, then through a querier.
+    r.write_handler("t.delete", "10.0.0.7").unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["arp-to-255"]);
+    reply(&mut r, "a", 0x47);
+    assert_eq!(kinds(drain(&mut r, "qa")), ["ip-to-71"]);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-71"]);
+    r.write_handler("b.delete", "10.0.0.7").unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["arp-to-255"]);
+    // Cleared (the held packet goes too).
+    r.write_handler("t.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(kinds(drain(&mut r, "qa")), Vec::<String>::new());
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-7"]);
+    r.write_handler("t.clear", "").unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["arp-to-255"]);
+    assert_eq!(read(&mut r, "t.count"), "1");
+    // Expired: held and queried for again.
+    r.write_handler("a.clear", "").unwrap();
+    r.write_handler("t.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-7"]);
+    advance(&r, 9.0);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-7"]);
+    advance(&r, 2.0);
+    assert_eq!(one(&mut r, "a", 7), ["arp-to-255"]);
+    assert_eq!(read(&mut r, "a.queries"), "1");
+}
