@@ -655,6 +655,70 @@ fn batches_keep_click_order_of_queries_and_packets() {
     assert_eq!(v, ["ip7", "arp", "ip7"]);
 }
 
+/// One packet at a time (BURST 1) to one next hop takes the querier's
+/// remembered entry instead of a table lookup: every table change, the
+/// entry's expiry, a due poll and an unset interface address must still
+/// show, exactly as with the lookup.
+#[test]
+fn single_packets_for_the_last_next_hop_follow_table_changes() {
+    let conf = "a :: ARPQuerier(10.0.0.1, 00:00:00:00:00:01, TIMEOUT 10, POLL_TIMEOUT 2); Idle -> [0]a; Idle -> [1]a; a -> q0 :: Queue(1000) -> Idle;";
+    let mut r = from_config(conf);
+    let kinds = |v: Vec<Packet>| -> Vec<String> {
+        v.iter()
+            .map(|p| match &p.data()[12..14] {
+                [0x08, 0x06] => format!("arp-to-{}", p.data()[5]),
+                _ => format!("ip-to-{}", p.data()[5]),
+            })
+            .collect()
+    };
+    let one = |r: &mut Router, dst: u8| {
+        inject(r, "a", 0, ip_to([10, 0, 0, dst]));
+        kinds(drain(r, "q0"))
+    };
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    // A new address for the next hop is used at once.
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:77")
+        .unwrap();
+    assert_eq!(one(&mut r, 7), ["ip-to-119"]);
+    // Another next hop in between, then back.
+    r.write_handler("a.insert", "10.0.0.8 00:00:00:00:00:08")
+        .unwrap();
+    assert_eq!(one(&mut r, 8), ["ip-to-8"]);
+    assert_eq!(one(&mut r, 7), ["ip-to-119"]);
+    // The poll falls due: it goes out (unicast) before the packet, once.
+    advance(&r, 2.5);
+    assert_eq!(one(&mut r, 7), ["arp-to-119", "ip-to-119"]);
+    assert_eq!(one(&mut r, 7), ["ip-to-119"]);
+    // Deleted: held and queried for, not sent to the old address.
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    r.write_handler("a.delete", "10.0.0.7").unwrap();
+    assert_eq!(one(&mut r, 7), ["arp-to-255"]);
+    assert_eq!(read(&mut r, "a.length"), "1");
+    // Expired (TIMEOUT 10, with the poll no earlier than that): held.
+    let mut r = from_config(&conf.replace("POLL_TIMEOUT 2", "POLL_TIMEOUT 0"));
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    advance(&r, 9.0);
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    advance(&r, 2.0);
+    assert_eq!(one(&mut r, 7), ["arp-to-255"]);
+    // No interface address: dropped. (The insert releases the packet
+    // held above.)
+    r.write_handler("a.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, 7), ["ip-to-7", "ip-to-7"]);
+    assert_eq!(one(&mut r, 7), ["ip-to-7"]);
+    r.write_handler("a.ipaddr", "0.0.0.0").unwrap();
+    assert!(one(&mut r, 7).is_empty());
+    assert_eq!(read(&mut r, "a.drops"), "1");
+}
+
 #[test]
 fn one_output_sends_queries_on_output_0_and_hotswap_keeps_table() {
     let conf = "a :: ARPQuerier(10.0.0.1, 00:00:00:00:00:01); Idle -> [0]a; Idle -> [1]a; a -> q0 :: Queue(1000) -> Idle;";
@@ -860,4 +924,141 @@ proptest! {
         }
         r.run_limited(3);
     }
+}
+
+/// The IP router's per-packet elements take a one-packet batch (BURST 1)
+/// on an in-place path and a batch with nothing to do as it is; both must
+/// do exactly what the kinds' loops do, including for packets off the
+/// common path, alone or mixed into a batch.
+#[test]
+fn router_elements_one_packet_and_mixed_batches() {
+    let conf = "Idle -> c :: CheckIPHeader -> GetIPAddress(16) -> b :: DropBroadcasts
+        -> IPGWOptions(10.0.0.1) -> t :: DecIPTTL -> IPFragmenter(1500) -> q :: Queue(100) -> Idle;
+        t[1] -> q1 :: Queue(100) -> Idle;";
+    let mut r = from_config(conf);
+    let raw = |ttl: u8| {
+        let b = rclick_elements::testing::ipv4_packet(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            17,
+            ttl,
+            0,
+            &[],
+            &udp_payload(8),
+        );
+        Packet::from_slice(&b)
+    };
+    let check = |p: &Packet, ttl: u8| {
+        assert_eq!(p.data()[8], ttl);
+        assert!(Ipv4Header::new_checked(p.data()).unwrap().verify_checksum());
+        assert_eq!(p.dst_ip_anno(), Ipv4Addr::new(10, 0, 0, 2));
+    };
+    // One common packet: checked, annotated, TTL decremented in place.
+    inject(&mut r, "c", 0, raw(64));
+    let v = drain(&mut r, "q");
+    assert_eq!(v.len(), 1);
+    check(&v[0], 63);
+    // One packet off the common paths: expired, then a bad checksum.
+    inject(&mut r, "c", 0, raw(1));
+    assert!(drain(&mut r, "q").is_empty());
+    check(&drain(&mut r, "q1")[0], 1);
+    let mut bad = raw(64);
+    bad.writable()[10] ^= 0xff;
+    inject(&mut r, "c", 0, bad);
+    assert!(drain(&mut r, "q").is_empty());
+    assert_eq!(read(&mut r, "c.drops"), "1");
+    // A batch mixing a broadcast, an expired and two common packets: each
+    // goes its way, in order, and the common ones are changed once.
+    let mut bcast = raw(64);
+    bcast.set_packet_type_anno(PacketType::Broadcast);
+    inject_batch(&mut r, "c", vec![raw(64), bcast, raw(1), raw(20)]);
+    let v = drain(&mut r, "q");
+    assert_eq!(v.len(), 2);
+    check(&v[0], 63);
+    check(&v[1], 19);
+    check(&drain(&mut r, "q1")[0], 1);
+    assert_eq!(read(&mut r, "b.drops"), "1");
+    assert_eq!(read(&mut r, "t.drops"), "2");
+}
+
+/// Two queriers sharing one ARPTable (TABLE): the entry one querier
+/// remembered must be forgotten whatever changes it (a reply to the other
+/// querier, either element's `insert`, `delete` and `clear` handlers, the
+/// table's expiry), and a querier with another POLL_TIMEOUT must still
+/// poll at its own age.
+#[test]
+fn shared_table_changes_reach_every_querier_remembered_entry() {
+    let conf = "t :: ARPTable(TIMEOUT 10);
+        a :: ARPQuerier(10.0.0.1, 00:00:00:00:00:01, TABLE t, POLL_TIMEOUT 0);
+        b :: ARPQuerier(10.0.0.2, 00:00:00:00:00:02, TABLE t, POLL_TIMEOUT 2);
+        Idle -> [0]a; Idle -> [1]a; a -> qa :: Queue(1000) -> Idle;
+        Idle -> [0]b; Idle -> [1]b; b -> qb :: Queue(1000) -> Idle;";
+    let mut r = from_config(conf);
+    let kinds = |v: Vec<Packet>| -> Vec<String> {
+        v.iter()
+            .map(|p| match &p.data()[12..14] {
+                [0x08, 0x06] => format!("arp-to-{}", p.data()[5]),
+                _ => format!("ip-to-{}", p.data()[5]),
+            })
+            .collect()
+    };
+    let one = |r: &mut Router, q: &str, dst: u8| {
+        inject(r, q, 0, ip_to([10, 0, 0, dst]));
+        kinds(drain(r, &format!("q{q}")))
+    };
+    let reply = |r: &mut Router, q: &str, eth: u8| {
+        let their = [0, 0, 0, 0, 0, eth];
+        let f = arp_frame(2, their, [10, 0, 0, 7], MY_ETH, [10, 0, 0, 1], MY_ETH);
+        inject(r, q, 1, Packet::from_slice(&f));
+    };
+    r.write_handler("t.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-7"]);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-7"]);
+    // A reply to the other querier.
+    reply(&mut r, "b", 0x17);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-23"]);
+    assert_eq!(one(&mut r, "b", 7), ["ip-to-23"]);
+    // The table's own handler, then the other querier's.
+    r.write_handler("t.insert", "10.0.0.7 00:00:00:00:00:27")
+        .unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-39"]);
+    r.write_handler("b.insert", "10.0.0.7 00:00:00:00:00:37")
+        .unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-55"]);
+    assert_eq!(one(&mut r, "b", 7), ["ip-to-55"]);
+    // b polls at its own POLL_TIMEOUT though a remembered the entry
+    // without one.
+    advance(&r, 2.5);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-55"]);
+    assert_eq!(one(&mut r, "b", 7), ["arp-to-55", "ip-to-55"]);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-55"]);
+    assert_eq!(read(&mut r, "b.queries"), "1");
+    assert_eq!(read(&mut r, "a.queries"), "0");
+    // Deleted through the table, then through a querier.
+    r.write_handler("t.delete", "10.0.0.7").unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["arp-to-255"]);
+    reply(&mut r, "a", 0x47);
+    assert_eq!(kinds(drain(&mut r, "qa")), ["ip-to-71"]);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-71"]);
+    r.write_handler("b.delete", "10.0.0.7").unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["arp-to-255"]);
+    // Cleared (the held packet goes too).
+    r.write_handler("t.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(kinds(drain(&mut r, "qa")), Vec::<String>::new());
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-7"]);
+    r.write_handler("t.clear", "").unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["arp-to-255"]);
+    assert_eq!(read(&mut r, "t.count"), "1");
+    // Expired: held and queried for again.
+    r.write_handler("a.clear", "").unwrap();
+    r.write_handler("t.insert", "10.0.0.7 00:00:00:00:00:07")
+        .unwrap();
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-7"]);
+    advance(&r, 9.0);
+    assert_eq!(one(&mut r, "a", 7), ["ip-to-7"]);
+    advance(&r, 2.0);
+    assert_eq!(one(&mut r, "a", 7), ["arp-to-255"]);
+    assert_eq!(read(&mut r, "a.queries"), "1");
 }

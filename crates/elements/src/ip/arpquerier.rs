@@ -176,6 +176,24 @@ pub(crate) struct Table {
     entry_packet_capacity: usize,
     slim_factor: usize,
     timeout: i64,
+    /// The entry a querier last found known with no poll due, so that the
+    /// next packets for that next hop (the next batches too: at BURST 1,
+    /// every packet) need no hash lookup. Every change to an entry's
+    /// address, validity or age, and to the limits, forgets it.
+    hot: Option<HotEntry>,
+}
+
+/// A known entry's addresses and the last time (router clock, ns) at which
+/// it is still known and needs no renewal poll: until then a packet for
+/// `ip` gets `eth` with nothing else to do, as the full lookup would give.
+#[derive(Clone, Copy)]
+pub(crate) struct HotEntry {
+    ip: Ipv4Addr,
+    eth: EtherAddr,
+    until: i64,
+    /// The POLL_TIMEOUT `until` was reckoned with: queriers sharing a
+    /// table (TABLE) may poll at different ages.
+    poll_timeout: i64,
 }
 
 impl Default for Table {
@@ -193,12 +211,14 @@ impl Default for Table {
             entry_packet_capacity: 0,
             slim_factor: 0,
             timeout: 0,
+            hot: None,
         }
     }
 }
 
 impl Table {
     pub(crate) fn set_live(&mut self, ip: Ipv4Addr, live_at: Timestamp) {
+        self.hot = None;
         let Some(e) = self.map.get_mut(&ip) else {
             return;
         };
@@ -217,6 +237,7 @@ impl Table {
     /// already have that age (Click walks its age list forward only past
     /// younger-looking entries, so the moved entry stops before equals).
     pub(crate) fn set_live_first(&mut self, ip: Ipv4Addr, live_at: Timestamp) {
+        self.hot = None;
         let Some(e) = self.map.get_mut(&ip) else {
             return;
         };
@@ -232,6 +253,7 @@ impl Table {
     }
 
     pub(crate) fn remove(&mut self, ip: Ipv4Addr) {
+        self.hot = None;
         if let Some(e) = self.map.remove(&ip) {
             self.ages.remove(&e.age);
             self.queued.remove(&e.age);
@@ -314,6 +336,7 @@ impl Table {
     /// live now; the packets it holds stay held (Click's `insert` without
     /// a packet list, as its `insert` and `delete` handlers call it).
     pub(crate) fn update(&mut self, ip: Ipv4Addr, eth: EtherAddr, now: Timestamp) {
+        self.hot = None;
         self.ensure(ip, now);
         self.set_live(ip, now);
         if let Some(e) = self.map.get_mut(&ip) {
@@ -362,6 +385,7 @@ impl Table {
         slim: Option<u32>,
         timeout: Option<Duration>,
     ) {
+        self.hot = None;
         if let Some(c) = capacity {
             self.capacity = c as usize;
         }
@@ -382,6 +406,7 @@ impl Table {
     /// Takes `old`'s entries, held packets and counts (hot swap).
     pub(crate) fn take_from(&mut self, old: &mut Table) {
         let t = std::mem::take(old);
+        self.hot = None;
         self.map = t.map;
         self.ages = t.ages;
         self.queued = t.queued;
@@ -432,6 +457,15 @@ impl Table {
         self.ages.clear();
         self.queued.clear();
         self.packet_count = 0;
+        self.hot = None;
+    }
+
+    /// The hot entry's addresses, if it still holds at `now`.
+    #[inline]
+    fn hot_at(&self, now: Timestamp, poll_timeout: i64) -> Option<(Ipv4Addr, EtherAddr)> {
+        self.hot
+            .filter(|h| now.nanos() <= h.until && h.poll_timeout == poll_timeout)
+            .map(|h| (h.ip, h.eth))
     }
 }
 
@@ -571,12 +605,29 @@ impl ARPQuerier {
         if let Some(e) = self.table.map.get_mut(&dst_ip) {
             if e.is_known(now, timeout) {
                 dst_eth = Some(e.eth);
-                if self.poll_timeout != 0
-                    && now.nanos() >= e.live_at.nanos().saturating_add(self.poll_timeout)
-                    && e.allow_poll(now)
-                {
+                let poll_at = e.live_at.nanos().saturating_add(self.poll_timeout);
+                if self.poll_timeout != 0 && now.nanos() >= poll_at && e.allow_poll(now) {
                     e.mark_poll(now);
                     poll = Some(e.eth);
+                } else if self.poll_timeout == 0 || now.nanos() < poll_at {
+                    // Known until it expires, unpolled until the poll is
+                    // due: whichever comes first ends the shortcut.
+                    let expires = if timeout == 0 {
+                        i64::MAX
+                    } else {
+                        e.live_at.nanos().saturating_add(timeout)
+                    };
+                    let polls = if self.poll_timeout == 0 {
+                        i64::MAX
+                    } else {
+                        poll_at - 1
+                    };
+                    self.table.hot = Some(HotEntry {
+                        ip: dst_ip,
+                        eth: e.eth,
+                        until: expires.min(polls),
+                        poll_timeout: self.poll_timeout,
+                    });
                 }
             }
         }
@@ -884,8 +935,23 @@ impl Element for ARPQuerier {
         Ok(())
     }
 
-    fn push(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
-        self.with_table(|me| me.push_batch(port, batch, ctx));
+    fn push(&mut self, port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        // One packet for the hot entry (at BURST 1, nearly every packet):
+        // addressed and sent on with no table work at all.
+        if port == 0 && batch.len() == 1 && self.shared.is_none() && !self.my_ip.is_unspecified() {
+            if let Some((ip, eth)) = self.table.hot_at(ctx.recent(), self.poll_timeout) {
+                let p = &mut batch.packets_mut()[0];
+                if p.dst_ip_anno() == ip {
+                    if self.address(p, false, eth).is_some() {
+                        ctx.emit_batch(0, batch);
+                    } else {
+                        self.drops += 1;
+                    }
+                    return;
+                }
+            }
+        }
+        self.push_slow(port, batch, ctx);
     }
 
     fn run_timer(&mut self, _timer: TimerId, ctx: &mut Ctx) {
@@ -904,6 +970,13 @@ impl Element for ARPQuerier {
 }
 
 impl ARPQuerier {
+    /// Every batch but one packet for the hot entry: kept out of line so
+    /// that the hot entry's path in `push` saves few registers.
+    #[inline(never)]
+    fn push_slow(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
+        self.with_table(|me| me.push_batch(port, batch, ctx));
+    }
+
     fn push_batch(&mut self, port: usize, batch: Batch, ctx: &mut Ctx) {
         if port != 0 {
             for p in batch {
@@ -920,19 +993,27 @@ impl ARPQuerier {
         // packet is known and needs none for the next ones (a poll, once
         // sent, is not due again at the same time).
         let now = ctx.recent();
-        let mut last: Option<(Ipv4Addr, EtherAddr)> = None;
+        // The hot entry stands for a lookup (across batches: it was made by
+        // an earlier one), except when this interface has no address,
+        // when every packet is dropped.
+        let mut last: Option<(Ipv4Addr, EtherAddr)> = if self.my_ip.is_unspecified() {
+            None
+        } else {
+            self.table.hot_at(now, self.poll_timeout)
+        };
         // The common batch: every packet to one next hop. Then a query
         // (for a held packet, or a poll) can only be sent before the first
         // packet is addressed, since from then on the cached entry serves
         // the rest; so the batch is addressed in place and leaves whole.
-        let uniform = match batch.packets() {
+        let (uniform, first_ip) = match batch.packets() {
             [first, rest @ ..] => {
                 let ip = first.dst_ip_anno();
-                rest.iter().all(|p| p.dst_ip_anno() == ip)
+                (rest.iter().all(|p| p.dst_ip_anno() == ip), ip)
             }
             [] => return,
         };
         if uniform {
+            last = last.filter(|(ip, _)| *ip == first_ip);
             let mut batch = batch;
             batch.retain_map(|mut p| {
                 if let Some((_, eth)) = last {

@@ -68,7 +68,7 @@ use rclick_core::packet::anno;
 use rclick_core::wire::checksum::verify_header20;
 use rclick_core::wire::ipv4::MIN_HEADER_LEN;
 use rclick_core::wire::{Ipv4Header, WireError};
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::address::{parse_ipv4_addr_or_prefix_arg, parse_ipv4_list_arg};
 use super::ipcommon::{checker_handlers, DropStats, DROP_DETAILS};
@@ -201,6 +201,18 @@ impl Filter for CheckIPHeader {
     /// them what it does.
     #[inline(always)]
     fn filter(&mut self, mut p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
+        if self.accept_plain(&mut p) {
+            return Ok(p);
+        }
+        self.filter_general(p, ctx)
+    }
+}
+
+impl CheckIPHeader {
+    /// The fast path of [`Filter::filter`] in place: accepts (and sets
+    /// up) the common packet and says so, or leaves `p` untouched.
+    #[inline(always)]
+    fn accept_plain(&self, p: &mut Packet) -> bool {
         let off = self.offset;
         let data = p.data();
         if let Some(h) = data.get(off..).and_then(|b| b.first_chunk::<20>()) {
@@ -222,10 +234,10 @@ impl Filter for CheckIPHeader {
                 if let Some(a) = p.anno_mut()[anno::DST_IP..].first_chunk_mut::<4>() {
                     *a = dst;
                 }
-                return Ok(p);
+                return true;
             }
         }
-        self.filter_general(p, ctx)
+        false
     }
 }
 
@@ -310,6 +322,29 @@ impl Element for CheckIPHeader {
         Ok(())
     }
 
-    rclick_core::element_kind!(filter);
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        if self.push_in_chain(&mut batch, ctx) && !batch.is_empty() {
+            ctx.emit_batch(0, batch);
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        rclick_core::element::kinds::filter_pull(self, max, ctx)
+    }
+
+    fn chains(&self) -> bool {
+        true
+    }
+
+    // The filter kind's push, but a batch of one common packet (BURST 1)
+    // is checked where it lies and passes as it is.
+    fn push_in_chain(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        if let [p] = batch.packets_mut() {
+            if self.accept_plain(p) {
+                return true;
+            }
+        }
+        rclick_core::element::kinds::filter_push_in_chain(self, batch, ctx)
+    }
     checker_handlers!(HANDLERS, CheckIPHeader::details);
 }

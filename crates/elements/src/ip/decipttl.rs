@@ -39,7 +39,7 @@
 use rclick_core::conf::Args;
 use rclick_core::element::hflags;
 use rclick_core::element::kinds::FilterOrDrop;
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use rclick_core::wire::checksum::ttl_decrement_update;
 
@@ -71,22 +71,34 @@ impl FilterOrDrop for DecIPTTL {
     /// [`DecIPTTL::filter_or_drop_general`].
     #[inline(always)]
     fn filter_or_drop(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<Result<Packet, Packet>> {
-        if self.active {
-            if let Some(h) = plain_ip_hdr_mut(&mut p) {
-                // Class D destinations are 224.0.0.0/4.
-                if h[8] > 1 && (self.multicast || h[16] & 0xf0 != 0xe0) {
-                    h[8] -= 1;
-                    let c = ttl_decrement_update([h[10], h[11]]);
-                    h[10..12].copy_from_slice(&c);
-                    return Some(Ok(p));
-                }
-            }
+        if self.decrement_plain(&mut p) {
+            return Some(Ok(p));
         }
         self.filter_or_drop_general(p, ctx)
     }
 }
 
 impl DecIPTTL {
+    /// The common case in place: decrements the TTL of an option-less
+    /// header with a TTL above 1 and says so; any other packet is left
+    /// as it was (but for a shared buffer made private) for
+    /// [`DecIPTTL::filter_or_drop_general`].
+    #[inline(always)]
+    fn decrement_plain(&self, p: &mut Packet) -> bool {
+        if self.active {
+            if let Some(h) = plain_ip_hdr_mut(p) {
+                // Class D destinations are 224.0.0.0/4.
+                if h[8] > 1 && (self.multicast || h[16] & 0xf0 != 0xe0) {
+                    h[8] -= 1;
+                    let c = ttl_decrement_update([h[10], h[11]]);
+                    h[10..12].copy_from_slice(&c);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// Every case of [`FilterOrDrop::filter_or_drop`]: inactive, no IP
     /// header, options, multicast, expired.
     #[inline(never)]
@@ -140,6 +152,29 @@ impl Element for DecIPTTL {
         Ok(())
     }
 
-    rclick_core::element_kind!(filter_or_drop);
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        if self.push_in_chain(&mut batch, ctx) && !batch.is_empty() {
+            ctx.emit_batch(0, batch);
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        rclick_core::element::kinds::filter_or_drop_pull(self, max, ctx)
+    }
+
+    fn chains(&self) -> bool {
+        true
+    }
+
+    // The filter_or_drop kind's push, but a batch of one packet (BURST 1)
+    // on the common path is changed where it lies and passes as it is.
+    fn push_in_chain(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        if let [p] = batch.packets_mut() {
+            if self.decrement_plain(p) {
+                return true;
+            }
+        }
+        rclick_core::element::kinds::filter_or_drop_push_in_chain(self, batch, ctx)
+    }
     rclick_core::handlers!(HANDLERS);
 }

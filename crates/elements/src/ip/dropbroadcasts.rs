@@ -27,7 +27,7 @@
 
 use rclick_core::conf::Args;
 use rclick_core::packet::PacketType;
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 #[derive(Default)]
 pub struct DropBroadcasts {
@@ -57,6 +57,30 @@ impl Element for DropBroadcasts {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        if self.push_in_chain(&mut batch, ctx) && !batch.is_empty() {
+            ctx.emit_batch(0, batch);
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        rclick_core::element::kinds::simple_pull(self, max, ctx)
+    }
+
+    fn chains(&self) -> bool {
+        true
+    }
+
+    // The action kind's push, after a look that usually finds nothing to
+    // drop: then the batch passes as it is.
+    fn push_in_chain(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        let keeps_all = batch.packets().iter().all(|p| {
+            !matches!(
+                p.packet_type_anno(),
+                PacketType::Broadcast | PacketType::Multicast
+            )
+        });
+        keeps_all || rclick_core::element::kinds::simple_push_in_chain(self, batch, ctx)
+    }
     rclick_core::handlers!(HANDLERS);
 }

@@ -33,7 +33,7 @@
 
 use rclick_core::conf::{parse_word, Args};
 use rclick_core::packet::anno;
-use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, SimpleAction};
 
 use super::ipcommon::{ip_hdr, parse_anno4, parse_byte_offset, IpField};
 
@@ -54,14 +54,23 @@ impl Default for GetIPAddress {
 impl SimpleAction for GetIPAddress {
     #[inline(always)]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
+        self.annotate(&mut p);
+        Some(p)
+    }
+}
+
+impl GetIPAddress {
+    /// Sets the annotation of `p` from its field (when the packet has it).
+    #[inline(always)]
+    fn annotate(&self, p: &mut Packet) {
         let addr: Option<[u8; 4]> = match self.field {
             IpField::Offset(o) => p
                 .data()
                 .get(o..)
                 .and_then(|b| b.first_chunk::<4>())
                 .copied(),
-            IpField::Src => ip_hdr(&p).map(|ip| ip.src().octets()),
-            IpField::Dst => ip_hdr(&p).map(|ip| ip.dst().octets()),
+            IpField::Src => ip_hdr(p).map(|ip| ip.src().octets()),
+            IpField::Dst => ip_hdr(p).map(|ip| ip.dst().octets()),
         };
         // Written straight into the annotation area (the offset was
         // checked when configured), one 4-byte store.
@@ -73,7 +82,6 @@ impl SimpleAction for GetIPAddress {
         ) {
             *dst = a;
         }
-        Some(p)
     }
 }
 
@@ -97,5 +105,26 @@ impl Element for GetIPAddress {
         Ok(())
     }
 
-    rclick_core::element_kind!(action);
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        if self.push_in_chain(&mut batch, ctx) && !batch.is_empty() {
+            ctx.emit_batch(0, batch);
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        rclick_core::element::kinds::simple_pull(self, max, ctx)
+    }
+
+    fn chains(&self) -> bool {
+        true
+    }
+
+    // The action kind's push, with each packet annotated where it lies
+    // (nothing is ever dropped) instead of moved out and back.
+    fn push_in_chain(&mut self, batch: &mut Batch, _ctx: &mut Ctx) -> bool {
+        for p in batch.packets_mut() {
+            self.annotate(p);
+        }
+        true
+    }
 }

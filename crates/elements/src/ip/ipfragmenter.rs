@@ -250,24 +250,36 @@ impl Element for IPFragmenter {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        if self.push_in_chain(&mut batch, ctx) {
+            ctx.emit_batch(0, batch);
+        }
+    }
+
+    // The usual batch needs no fragmenting and moves on whole: then the
+    // dispatcher takes it straight on to output 0's element, as for the
+    // one-packet kinds, instead of a handoff per batch.
+    fn chains(&self) -> bool {
+        true
+    }
+
+    fn push_in_chain(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
         let mtu = self.mtu;
         let fits = |p: &Packet| match net_off(p) {
             Some(off) => p.len() - off <= mtu,
             None => false,
         };
-        // The usual batch needs no fragmenting and moves on whole.
         if batch.packets().iter().all(fits) {
-            ctx.emit_batch(0, batch);
-            return;
+            return true;
         }
-        for p in batch {
+        for p in batch.drain() {
             if fits(&p) {
                 ctx.emit(0, p);
             } else {
                 self.fragment(p, ctx);
             }
         }
+        false
     }
 
     rclick_core::handlers!(HANDLERS);

@@ -52,7 +52,7 @@ use std::net::Ipv4Addr;
 use rclick_core::conf::Args;
 use rclick_core::element::Filter;
 use rclick_core::wire::ipv4::{IPOPT_EOL, IPOPT_NOP, IPOPT_RR, IPOPT_TS, MIN_HEADER_LEN};
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet};
 
 use super::address::{parse_ipv4_arg, parse_ipv4_list_arg};
 use super::ipcommon::{ip_hdr, ip_hdr_mut};
@@ -197,13 +197,21 @@ impl Filter for IPGWOptions {
     /// less) passes unchanged after a look at one byte.
     #[inline(always)]
     fn filter(&mut self, p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
-        let off = p.network_offset().and_then(|o| usize::try_from(o).ok());
-        let ihl = off.and_then(|off| p.data().get(off)).map(|b| b & 0x0f);
-        match ihl {
-            Some(ihl) if ihl > 5 => self.filter_options(p, ctx),
-            _ => Ok(p),
+        if may_have_options(&p) {
+            self.filter_options(p, ctx)
+        } else {
+            Ok(p)
         }
     }
+}
+
+/// Whether the IP header of `p` has a length field above 20 bytes: only
+/// then is there anything for IPGWOptions to do.
+#[inline(always)]
+fn may_have_options(p: &Packet) -> bool {
+    let off = p.network_offset().and_then(|o| usize::try_from(o).ok());
+    let ihl = off.and_then(|off| p.data().get(off)).map(|b| b & 0x0f);
+    matches!(ihl, Some(ihl) if ihl > 5)
 }
 
 impl IPGWOptions {
@@ -261,6 +269,25 @@ impl Element for IPGWOptions {
         Ok(())
     }
 
-    rclick_core::element_kind!(filter);
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        if self.push_in_chain(&mut batch, ctx) && !batch.is_empty() {
+            ctx.emit_batch(0, batch);
+        }
+    }
+
+    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
+        rclick_core::element::kinds::filter_pull(self, max, ctx)
+    }
+
+    fn chains(&self) -> bool {
+        true
+    }
+
+    // The filter kind's push, after a look that usually finds no options
+    // in any packet: then the batch passes as it is.
+    fn push_in_chain(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        !batch.packets().iter().any(may_have_options)
+            || rclick_core::element::kinds::filter_push_in_chain(self, batch, ctx)
+    }
     rclick_core::handlers!(HANDLERS);
 }

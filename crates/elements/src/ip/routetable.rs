@@ -28,7 +28,7 @@ use rclick_core::conf::{
     parse_i32, parse_ipv4, parse_ipv4_addr_or_prefix, split_args, split_words, uncomment,
 };
 use rclick_core::element::{hflags, Dispatch};
-use rclick_core::{ConfigResult, Ctx, Element, Errors, Handler, InitCtx, Packet};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Errors, Handler, InitCtx, Packet};
 
 // ------------------------------------------------------------------ routes
 
@@ -1122,11 +1122,12 @@ impl<C: TableClass> RouteLookup<C> {
     }
 }
 
-impl<C: TableClass> Dispatch for RouteLookup<C> {
-    /// Routes a packet by its destination annotation, which becomes the
-    /// route's gateway when it has one.
-    #[inline]
-    fn dispatch(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<(usize, Packet)> {
+impl<C: TableClass> RouteLookup<C> {
+    /// Routes a packet in place by its destination annotation, which
+    /// becomes the route's gateway when it has one: its output, or `None`
+    /// (counted and reported) when no route matches.
+    #[inline(always)]
+    fn route(&mut self, p: &mut Packet, ctx: &mut Ctx) -> Option<usize> {
         let dst = p.dst_ip_anno();
         let hop = match self.last {
             Some((a, h)) if a == dst => h,
@@ -1143,12 +1144,31 @@ impl<C: TableClass> Dispatch for RouteLookup<C> {
         if hop.gw != 0 {
             p.set_dst_ip_anno(Ipv4Addr::from(hop.gw));
         }
-        Some((hop.port as usize, p))
+        Some(hop.port as usize)
+    }
+}
+
+impl<C: TableClass> Dispatch for RouteLookup<C> {
+    #[inline]
+    fn dispatch(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<(usize, Packet)> {
+        let port = self.route(&mut p, ctx)?;
+        Some((port, p))
     }
 }
 
 impl<C: TableClass> Element for RouteLookup<C> {
-    rclick_core::element_kind!(dispatch);
+    /// A batch of one packet (BURST 1) is routed in place and moves on as
+    /// it is, without the per-batch output bookkeeping of
+    /// [`dispatch_push`](rclick_core::element::kinds::dispatch_push).
+    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
+        if let [p] = batch.packets_mut() {
+            if let Some(port) = self.route(p, ctx) {
+                ctx.emit_batch(port, batch);
+            }
+            return;
+        }
+        rclick_core::element::kinds::dispatch_push(batch, ctx, |p, ctx| self.dispatch(p, ctx))
+    }
     rclick_core::handlers!(Self::HANDLERS);
 
     fn port_count(&self) -> &'static str {
