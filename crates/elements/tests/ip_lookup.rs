@@ -270,10 +270,16 @@ fn configuration_errors() {
     for class in ALL {
         let mut r = router(class, "10.0.0.0/8 1, 10.0.0.0/8 2");
         assert_eq!(lookup(&mut r, "10.0.0.1"), "1", "{class}");
-        assert!(r
-            .take_chatter()
-            .join("\n")
-            .contains("1 duplicate route ignored"));
+        let warnings: Vec<String> = r.take_warnings().iter().map(|d| d.to_string()).collect();
+        assert_eq!(
+            warnings[1..],
+            ["  warning: 1 duplicate route ignored (the first route for a prefix is kept)"],
+            "{class}"
+        );
+        assert!(
+            warnings[0].ends_with(&format!(":: {class}':")),
+            "{warnings:?}"
+        );
     }
 }
 

@@ -1204,9 +1204,11 @@ impl<C: TableClass> Element for RouteLookup<C> {
             }
         }
         if dups > 0 {
-            ctx.chatter(&format!(
-                "{}: warning: {dups} duplicate {} ignored (the first route for a prefix is kept)",
-                ctx.element_name(),
+            // Click says "N routes replaced by later versions", yet routes
+            // as the first one listed, as rclick does: the words say what
+            // happens.
+            ctx.warning(format_args!(
+                "{dups} duplicate {} ignored (the first route for a prefix is kept)",
                 if dups > 1 { "routes" } else { "route" }
             ));
         }
