@@ -503,8 +503,8 @@ impl<'a> Ctx<'a> {
                         if batch.is_empty() {
                             return;
                         }
-                        elem = next as usize;
-                        port = next_port as usize;
+                        elem = next;
+                        port = next_port;
                         continue;
                     }
                     // Moved on every path, so no drop flag is kept for

@@ -81,8 +81,9 @@ pub(crate) struct ElementCell {
     /// somewhere, that output's `(element, input port)`; `NO_CHAIN`
     /// otherwise (per-thread copies never chain: they run through
     /// `Ctx::push_shared`). A shared or copied target carries `SHARED_BIT`,
-    /// as in the graph's tables.
-    chain_next: (u32, u32),
+    /// as in the graph's tables. Kept as `usize`, the width the dispatcher
+    /// indexes with, so a hop down a chain loads it without widening.
+    chain_next: (usize, usize),
 }
 
 /// Flags every reference to element `elem` in the dispatcher's tables (the
@@ -92,14 +93,14 @@ pub(crate) struct ElementCell {
 pub(crate) fn mark_shared(graph: &mut Graph, elements: &mut [ElementCell], elem: usize, flag: u32) {
     graph.mark_shared(elem, flag);
     for cell in elements {
-        if cell.chain_next.0 == elem as u32 {
-            cell.chain_next.0 |= flag;
+        if cell.chain_next.0 == elem {
+            cell.chain_next.0 |= flag as usize;
         }
     }
 }
 
 /// Marks an element that does not chain (see [`ElementCell`]).
-pub(crate) const NO_CHAIN: u32 = u32::MAX;
+pub(crate) const NO_CHAIN: usize = usize::MAX;
 
 impl ElementCell {
     pub(crate) fn new(e: Box<dyn Element>) -> Self {
@@ -118,7 +119,7 @@ impl ElementCell {
     /// with [`push_in_chain`](Element::push_in_chain) and moves on without
     /// a batch handoff.
     #[inline(always)]
-    pub(crate) fn chain_next(&self) -> (u32, u32) {
+    pub(crate) fn chain_next(&self) -> (usize, usize) {
         self.chain_next
     }
 }
@@ -213,7 +214,7 @@ impl RouterCore {
     pub(crate) fn set_chaining(&mut self, chains: &[bool]) {
         for (e, (cell, &chains)) in self.elements.iter_mut().zip(chains).enumerate() {
             cell.chain_next = match self.graph.push_target(e, 0) {
-                Some((d, p)) if chains => (d as u32, p as u32),
+                Some((d, p)) if chains => (d, p),
                 _ => (NO_CHAIN, NO_CHAIN),
             };
         }

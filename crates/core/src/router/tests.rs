@@ -331,7 +331,7 @@ fn chains_run_from_the_element_table_in_order() {
     );
     // Each chaining element's cell names where its output 0 leads; the
     // others name nothing.
-    let targets: Vec<(u32, u32)> = r.core.elements.iter().map(|c| c.chain_next()).collect();
+    let targets: Vec<(usize, usize)> = r.core.elements.iter().map(|c| c.chain_next()).collect();
     let none = (super::NO_CHAIN, super::NO_CHAIN);
     assert_eq!(targets, [none, (2, 0), (3, 0), (4, 0), none, none]);
     LOG.with(|l| l.borrow_mut().clear());
@@ -365,7 +365,10 @@ fn marking_an_element_shared_flags_the_chain_targets_into_it() {
     let core = &mut r.core;
     super::mark_shared(&mut core.graph, &mut core.elements, 3, super::SHARED_BIT);
     assert_eq!(core.elements[1].chain_next(), (2, 0));
-    assert_eq!(core.elements[2].chain_next(), (3 | super::SHARED_BIT, 0));
+    assert_eq!(
+        core.elements[2].chain_next(),
+        (3 | super::SHARED_BIT as usize, 0)
+    );
     assert_eq!(
         core.graph.push_target(2, 0),
         Some(((3 | super::SHARED_BIT) as usize, 0))
@@ -429,13 +432,10 @@ fn installing_on_two_threads_flags_chain_targets_into_a_copied_element() {
         Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
     };
     assert!(r.core.has_thread_copies(4));
-    let flagged = (4 | super::SHARED_BIT, 0);
+    let flagged = (4 | super::SHARED_BIT as usize, 0);
     for a in [2, 3] {
         assert_eq!(r.core.elements[a].chain_next(), flagged, "element {a}");
-        assert_eq!(
-            r.core.graph.push_target(a, 0),
-            Some((flagged.0 as usize, 0))
-        );
+        assert_eq!(r.core.graph.push_target(a, 0), Some((flagged.0, 0)));
     }
 }
 
