@@ -320,6 +320,29 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// [`Ctx::emit_batch`] to output 0, with the target read from the
+    /// element's table entry (see `ElementCell::out0`) rather than the
+    /// graph's tables: a BURST 1 source pays the lookup once per packet.
+    #[inline(always)]
+    pub(crate) fn emit_out0(&mut self, batch: Batch) {
+        let Some(cell) = self.view.core.elements.get(self.view.elem.get()) else {
+            self.emit_batch(0, batch);
+            return;
+        };
+        let (dst, dport) = cell.out0();
+        if dst == NO_CHAIN || batch.is_empty() {
+            return;
+        }
+        let disp = &mut *self.disp;
+        if disp.work.len() == self.base && disp.tail.is_none() {
+            disp.tail_elem = dst as u32;
+            disp.tail_port = dport as u32;
+            disp.tail = Some(batch);
+        } else {
+            push_work_cold(&mut disp.work, dst as u32, dport as u32, batch);
+        }
+    }
+
     /// Moves a waiting tail emission onto the work stack, under what the
     /// frame pushed after it: before a nested frame starts (which would
     /// otherwise mistake it for its own), and when a frame finishes other
@@ -522,8 +545,8 @@ impl<'a> Ctx<'a> {
                         if batch.is_empty() {
                             return;
                         }
-                        elem = next as usize;
-                        port = next_port as usize;
+                        elem = next;
+                        port = next_port;
                         continue;
                     }
                     // Moved on every path, so no drop flag is kept for

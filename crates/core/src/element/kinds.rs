@@ -550,7 +550,7 @@ pub fn source_run_one<E: Source + ?Sized>(e: &mut E, ctx: &mut Ctx) -> bool {
     }
     match e.generate(1, ctx) {
         Some(batch) if !batch.is_empty() => {
-            ctx.emit_batch(0, batch);
+            ctx.emit_out0(batch);
             ctx.fast_reschedule();
             true
         }

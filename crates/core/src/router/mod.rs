@@ -81,8 +81,14 @@ pub(crate) struct ElementCell {
     /// somewhere, that output's `(element, input port)`; `NO_CHAIN`
     /// otherwise (per-thread copies never chain: they run through
     /// `Ctx::push_shared`). A shared or copied target carries `SHARED_BIT`,
-    /// as in the graph's tables.
-    chain_next: (u32, u32),
+    /// as in the graph's tables. Kept as `usize`, the width the dispatcher
+    /// indexes with, so a hop down a chain loads it without widening.
+    chain_next: (usize, usize),
+    /// Where output 0 pushes, `(element, input port)`, chaining or not;
+    /// `NO_CHAIN` when it pushes nowhere. Flagged as `chain_next` is. A
+    /// source's emission reads it here, beside the borrow flag the run
+    /// just wrote, rather than through the graph's two tables.
+    out0: (usize, usize),
 }
 
 /// Flags every reference to element `elem` in the dispatcher's tables (the
@@ -92,20 +98,24 @@ pub(crate) struct ElementCell {
 pub(crate) fn mark_shared(graph: &mut Graph, elements: &mut [ElementCell], elem: usize, flag: u32) {
     graph.mark_shared(elem, flag);
     for cell in elements {
-        if cell.chain_next.0 == elem as u32 {
-            cell.chain_next.0 |= flag;
+        if cell.chain_next.0 == elem {
+            cell.chain_next.0 |= flag as usize;
+        }
+        if cell.out0.0 == elem {
+            cell.out0.0 |= flag as usize;
         }
     }
 }
 
 /// Marks an element that does not chain (see [`ElementCell`]).
-pub(crate) const NO_CHAIN: u32 = u32::MAX;
+pub(crate) const NO_CHAIN: usize = usize::MAX;
 
 impl ElementCell {
     pub(crate) fn new(e: Box<dyn Element>) -> Self {
         ElementCell {
             element: RefCell::new(e),
             chain_next: (NO_CHAIN, NO_CHAIN),
+            out0: (NO_CHAIN, NO_CHAIN),
         }
     }
 
@@ -118,8 +128,15 @@ impl ElementCell {
     /// with [`push_in_chain`](Element::push_in_chain) and moves on without
     /// a batch handoff.
     #[inline(always)]
-    pub(crate) fn chain_next(&self) -> (u32, u32) {
+    pub(crate) fn chain_next(&self) -> (usize, usize) {
         self.chain_next
+    }
+
+    /// Where output 0 pushes, as `(element, port)`, with `NO_CHAIN` for
+    /// nowhere (read by `Ctx::emit_out0`).
+    #[inline(always)]
+    pub(crate) fn out0(&self) -> (usize, usize) {
+        self.out0
     }
 }
 
@@ -208,12 +225,15 @@ fn diag(landmark: &Landmark, msg: impl Into<String>) -> Diagnostic {
 }
 
 impl RouterCore {
-    /// Records, in each chaining element's cell, where its output 0 leads
-    /// (after the graph's tables are built).
+    /// Records, in each element's cell, where its output 0 leads, and for
+    /// a chaining element its chain target (after the graph's tables are
+    /// built).
     pub(crate) fn set_chaining(&mut self, chains: &[bool]) {
         for (e, (cell, &chains)) in self.elements.iter_mut().zip(chains).enumerate() {
-            cell.chain_next = match self.graph.push_target(e, 0) {
-                Some((d, p)) if chains => (d as u32, p as u32),
+            let out0 = self.graph.push_target(e, 0);
+            cell.out0 = out0.unwrap_or((NO_CHAIN, NO_CHAIN));
+            cell.chain_next = match out0 {
+                Some((d, p)) if chains => (d, p),
                 _ => (NO_CHAIN, NO_CHAIN),
             };
         }

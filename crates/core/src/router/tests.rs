@@ -331,7 +331,7 @@ fn chains_run_from_the_element_table_in_order() {
     );
     // Each chaining element's cell names where its output 0 leads; the
     // others name nothing.
-    let targets: Vec<(u32, u32)> = r.core.elements.iter().map(|c| c.chain_next()).collect();
+    let targets: Vec<(usize, usize)> = r.core.elements.iter().map(|c| c.chain_next()).collect();
     let none = (super::NO_CHAIN, super::NO_CHAIN);
     assert_eq!(targets, [none, (2, 0), (3, 0), (4, 0), none, none]);
     LOG.with(|l| l.borrow_mut().clear());
@@ -365,11 +365,81 @@ fn marking_an_element_shared_flags_the_chain_targets_into_it() {
     let core = &mut r.core;
     super::mark_shared(&mut core.graph, &mut core.elements, 3, super::SHARED_BIT);
     assert_eq!(core.elements[1].chain_next(), (2, 0));
-    assert_eq!(core.elements[2].chain_next(), (3 | super::SHARED_BIT, 0));
+    assert_eq!(
+        core.elements[2].chain_next(),
+        (3 | super::SHARED_BIT as usize, 0)
+    );
     assert_eq!(
         core.graph.push_target(2, 0),
         Some(((3 | super::SHARED_BIT) as usize, 0))
     );
+    // Output 0's target is flagged for every element, chaining or not.
+    assert_eq!(core.elements[0].out0(), (1, 0));
+    assert_eq!(core.elements[2].out0(), core.elements[2].chain_next());
+    assert_eq!(core.elements[3].out0(), (super::NO_CHAIN, super::NO_CHAIN));
+}
+
+/// A BURST 1 source: one packet a run, bytes 1, 2, 3, then none.
+struct OneAtATime {
+    task: crate::element::SourceTask,
+    next: u8,
+}
+
+impl crate::element::Source for OneAtATime {
+    fn generate(&mut self, _max: usize, _ctx: &mut Ctx) -> Option<crate::Batch> {
+        if self.next > 3 {
+            return None;
+        }
+        let mut batch = crate::Batch::new();
+        batch.push(Packet::from_slice(&[self.next]));
+        self.next += 1;
+        Some(batch)
+    }
+    fn source_task(&self) -> &crate::element::SourceTask {
+        &self.task
+    }
+}
+
+impl Element for OneAtATime {
+    fn port_count(&self) -> &'static str {
+        "0/1"
+    }
+    fn processing(&self) -> &'static str {
+        "h/h"
+    }
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        self.task.initialize(ctx, 0, true);
+        Ok(())
+    }
+    fn run_task(&mut self, _task: crate::TaskId, ctx: &mut Ctx) -> bool {
+        crate::element::kinds::source_run_one(self, ctx)
+    }
+}
+
+#[test]
+fn a_burst_one_source_emits_through_its_cached_output_target() {
+    // src -> c :: Chain -> out; the source's emissions take output 0's
+    // target from its table entry, and must reach the chain in order.
+    let mut reg = Registry::new();
+    reg.add("One", || {
+        Box::new(OneAtATime {
+            task: Default::default(),
+            next: 1,
+        })
+    });
+    reg.add("Chain", || Box::new(Act { kind: "Chain" }));
+    reg.add("Log", || Box::new(Act { kind: "Log" }));
+    let names = [("src", "One", ""), ("c", "Chain", ""), ("out", "Log", "")];
+    let spec = RouterSpec::from_lists("t", &names, &[(0, 0, 1, 0), (1, 0, 2, 0)]);
+    let mut r = match Router::new(spec, "", &reg, &RouterOptions::default()) {
+        Ok(r) => r,
+        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+    };
+    assert_eq!(r.core.elements[0].out0(), (1, 0));
+    LOG.with(|l| l.borrow_mut().clear());
+    r.run_limited(20);
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(log, ["c:1", "out:1", "c:2", "out:2", "c:3", "out:3"]);
 }
 
 /// A source on the thread its name ends with (`Src0`, `Src1`), or an
@@ -429,13 +499,11 @@ fn installing_on_two_threads_flags_chain_targets_into_a_copied_element() {
         Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
     };
     assert!(r.core.has_thread_copies(4));
-    let flagged = (4 | super::SHARED_BIT, 0);
+    let flagged = (4 | super::SHARED_BIT as usize, 0);
     for a in [2, 3] {
         assert_eq!(r.core.elements[a].chain_next(), flagged, "element {a}");
-        assert_eq!(
-            r.core.graph.push_target(a, 0),
-            Some((flagged.0 as usize, 0))
-        );
+        assert_eq!(r.core.graph.push_target(a, 0), Some((flagged.0, 0)));
+        assert_eq!(r.core.elements[a].out0(), flagged, "element {a}");
     }
 }
 
