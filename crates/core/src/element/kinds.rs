@@ -417,8 +417,30 @@ pub fn sink_run<E: Sink + ?Sized>(e: &mut E, ctx: &mut Ctx) -> bool {
 /// `observe`, `filter`, `filter_or_drop`, `classify`, `dispatch`, `source`
 /// or `sink` (see the
 /// [module docs](crate::element::kinds)). Use inside `impl Element for X`.
+///
+/// `action, own_chain` (likewise `filter` and `filter_or_drop`) writes the
+/// kind's `pull` and a `push` through the element's own `push_in_chain`,
+/// which the element then writes: a fast path (a batch of one handled
+/// where it lies, a batch with nothing to do passed on whole) before the
+/// kind's `*_push_in_chain`. `push_only, own_chain` is the same for an
+/// element with no pull path.
 #[macro_export]
 macro_rules! element_kind {
+    (action, own_chain) => {
+        $crate::element_kind!(@own_chain);
+        $crate::element_kind!(@pull simple_pull);
+    };
+    (filter, own_chain) => {
+        $crate::element_kind!(@own_chain);
+        $crate::element_kind!(@pull filter_pull);
+    };
+    (filter_or_drop, own_chain) => {
+        $crate::element_kind!(@own_chain);
+        $crate::element_kind!(@pull filter_or_drop_pull);
+    };
+    (push_only, own_chain) => {
+        $crate::element_kind!(@own_chain);
+    };
     (action) => {
         $crate::element_kind!(@through simple_push simple_pull);
         $crate::element_kind!(@chain simple_push_in_chain);
@@ -468,6 +490,26 @@ macro_rules! element_kind {
         }
         fn run_task(&mut self, _task: $crate::TaskId, ctx: &mut $crate::Ctx) -> bool {
             $crate::element::kinds::sink_run(self, ctx)
+        }
+    };
+    (@own_chain) => {
+        fn push(&mut self, _port: usize, mut batch: $crate::Batch, ctx: &mut $crate::Ctx) {
+            if $crate::Element::push_in_chain(self, &mut batch, ctx) && !batch.is_empty() {
+                ctx.emit_batch(0, batch);
+            }
+        }
+        fn chains(&self) -> bool {
+            true
+        }
+    };
+    (@pull $pull:ident) => {
+        fn pull(
+            &mut self,
+            _port: usize,
+            max: usize,
+            ctx: &mut $crate::Ctx,
+        ) -> ::std::option::Option<$crate::Batch> {
+            $crate::element::kinds::$pull(self, max, ctx)
         }
     };
     (@chain $in_chain:ident) => {

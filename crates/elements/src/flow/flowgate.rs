@@ -434,19 +434,11 @@ impl Element for FlowGate {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
-        if self.push_in_chain(&mut batch, ctx) {
-            ctx.emit_batch(0, batch);
-        }
-    }
+    rclick_core::element_kind!(push_only, own_chain);
 
     /// A gate chains: a batch that leaves whole by output 0 (the usual
     /// case when output 0 is the default path) goes straight on, without
     /// a handoff through the dispatcher.
-    fn chains(&self) -> bool {
-        true
-    }
-
     fn push_in_chain(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
         match self.route(batch, ctx) {
             Some(0) => true,

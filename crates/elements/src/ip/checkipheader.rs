@@ -322,19 +322,7 @@ impl Element for CheckIPHeader {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
-        if self.push_in_chain(&mut batch, ctx) && !batch.is_empty() {
-            ctx.emit_batch(0, batch);
-        }
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        rclick_core::element::kinds::filter_pull(self, max, ctx)
-    }
-
-    fn chains(&self) -> bool {
-        true
-    }
+    rclick_core::element_kind!(filter, own_chain);
 
     // The filter kind's push, but a batch of one common packet (BURST 1)
     // is checked where it lies and passes as it is.

@@ -152,19 +152,7 @@ impl Element for DecIPTTL {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
-        if self.push_in_chain(&mut batch, ctx) && !batch.is_empty() {
-            ctx.emit_batch(0, batch);
-        }
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        rclick_core::element::kinds::filter_or_drop_pull(self, max, ctx)
-    }
-
-    fn chains(&self) -> bool {
-        true
-    }
+    rclick_core::element_kind!(filter_or_drop, own_chain);
 
     // The filter_or_drop kind's push, but a batch of one packet (BURST 1)
     // on the common path is changed where it lies and passes as it is.

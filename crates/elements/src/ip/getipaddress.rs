@@ -105,19 +105,7 @@ impl Element for GetIPAddress {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
-        if self.push_in_chain(&mut batch, ctx) && !batch.is_empty() {
-            ctx.emit_batch(0, batch);
-        }
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        rclick_core::element::kinds::simple_pull(self, max, ctx)
-    }
-
-    fn chains(&self) -> bool {
-        true
-    }
+    rclick_core::element_kind!(action, own_chain);
 
     // The action kind's push, with each packet annotated where it lies
     // (nothing is ever dropped) instead of moved out and back.

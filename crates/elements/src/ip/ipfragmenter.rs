@@ -250,19 +250,11 @@ impl Element for IPFragmenter {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
-        if self.push_in_chain(&mut batch, ctx) {
-            ctx.emit_batch(0, batch);
-        }
-    }
+    rclick_core::element_kind!(push_only, own_chain);
 
     // The usual batch needs no fragmenting and moves on whole: then the
     // dispatcher takes it straight on to output 0's element, as for the
     // one-packet kinds, instead of a handoff per batch.
-    fn chains(&self) -> bool {
-        true
-    }
-
     fn push_in_chain(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
         let mtu = self.mtu;
         let fits = |p: &Packet| match net_off(p) {

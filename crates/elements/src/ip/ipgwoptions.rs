@@ -269,19 +269,7 @@ impl Element for IPGWOptions {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, mut batch: Batch, ctx: &mut Ctx) {
-        if self.push_in_chain(&mut batch, ctx) && !batch.is_empty() {
-            ctx.emit_batch(0, batch);
-        }
-    }
-
-    fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
-        rclick_core::element::kinds::filter_pull(self, max, ctx)
-    }
-
-    fn chains(&self) -> bool {
-        true
-    }
+    rclick_core::element_kind!(filter, own_chain);
 
     // The filter kind's push, after a look that usually finds no options
     // in any packet: then the batch passes as it is.
