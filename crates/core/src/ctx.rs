@@ -309,14 +309,22 @@ impl<'a> Ctx<'a> {
             return;
         }
         if let Some((dst, dport)) = self.view.core.graph.push_target(self.view.elem.get(), port) {
-            let disp = &mut *self.disp;
-            if disp.work.len() == self.base && disp.tail.is_none() {
-                disp.tail_elem = dst as u32;
-                disp.tail_port = dport as u32;
-                disp.tail = Some(batch);
-            } else {
-                push_work_cold(&mut disp.work, dst as u32, dport as u32, batch);
-            }
+            self.hand_on(dst, dport, batch);
+        }
+    }
+
+    /// Queues a non-empty batch for input `dport` of element `dst`: into
+    /// the tail slot when it is the frame's first emission, else onto the
+    /// work stack.
+    #[inline(always)]
+    fn hand_on(&mut self, dst: usize, dport: usize, batch: Batch) {
+        let disp = &mut *self.disp;
+        if disp.work.len() == self.base && disp.tail.is_none() {
+            disp.tail_elem = dst as u32;
+            disp.tail_port = dport as u32;
+            disp.tail = Some(batch);
+        } else {
+            push_work_cold(&mut disp.work, dst as u32, dport as u32, batch);
         }
     }
 
@@ -333,14 +341,7 @@ impl<'a> Ctx<'a> {
         if dst == NO_CHAIN || batch.is_empty() {
             return;
         }
-        let disp = &mut *self.disp;
-        if disp.work.len() == self.base && disp.tail.is_none() {
-            disp.tail_elem = dst as u32;
-            disp.tail_port = dport as u32;
-            disp.tail = Some(batch);
-        } else {
-            push_work_cold(&mut disp.work, dst as u32, dport as u32, batch);
-        }
+        self.hand_on(dst, dport, batch);
     }
 
     /// Moves a waiting tail emission onto the work stack, under what the

@@ -524,14 +524,7 @@ macro_rules! element_kind {
         fn push(&mut self, _port: usize, batch: $crate::Batch, ctx: &mut $crate::Ctx) {
             $crate::element::kinds::$push(self, batch, ctx)
         }
-        fn pull(
-            &mut self,
-            _port: usize,
-            max: usize,
-            ctx: &mut $crate::Ctx,
-        ) -> ::std::option::Option<$crate::Batch> {
-            $crate::element::kinds::$pull(self, max, ctx)
-        }
+        $crate::element_kind!(@pull $pull);
     };
 }
 
