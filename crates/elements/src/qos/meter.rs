@@ -56,14 +56,6 @@ impl Meter {
         }
     }
 
-    fn class_name(&self) -> &'static str {
-        if self.bandwidth {
-            "BandwidthMeter"
-        } else {
-            "Meter"
-        }
-    }
-
     fn read_rate(&self, ctx: &Ctx) -> String {
         let mut r = self.rate;
         r.update(0, jiffies(ctx.now()));
@@ -116,14 +108,18 @@ impl Element for Meter {
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         // Warnings go out with the first error, under one heading, as
         // Click's error handler prints them; alone if all is well.
-        let mut msgs: Vec<String> = Vec::new();
-        let result = self.read_meters_config(conf, ctx, &mut msgs);
+        let mut warnings: Vec<String> = Vec::new();
+        let result = self.read_meters_config(conf, ctx, &mut warnings);
         match result {
             Ok(()) => {
-                self.report(ctx, &msgs);
+                for w in warnings {
+                    ctx.warning(w);
+                }
                 Ok(())
             }
             Err(e) => {
+                let mut msgs: Vec<String> =
+                    warnings.iter().map(|w| format!("warning: {w}")).collect();
                 msgs.push(e);
                 Err(msgs.into())
             }
@@ -158,7 +154,7 @@ impl Meter {
             }
             if !bandwidth_has_unit(a.trim()) {
                 warnings.push(format!(
-                    "warning: no units for bandwidth argument {}, assuming Bps",
+                    "no units for bandwidth argument {}, assuming Bps",
                     i + 1
                 ));
             }
@@ -180,22 +176,5 @@ impl Meter {
         }
         self.meters = meters;
         Ok(())
-    }
-
-    /// Prints configuration warnings as Click does.
-    fn report(&self, ctx: &InitCtx, warnings: &[String]) {
-        if !warnings.is_empty() {
-            ctx.chatter(&format!(
-                "{}: While configuring '{} :: {}':\n{}",
-                ctx.landmark(),
-                ctx.element_name(),
-                self.class_name(),
-                warnings
-                    .iter()
-                    .map(|w| format!("  {w}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            ));
-        }
     }
 }

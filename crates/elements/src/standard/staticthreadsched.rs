@@ -71,18 +71,13 @@ impl Element for StaticThreadSched {
                 continue;
             };
             if pref < -1 || pref >= nthreads {
-                warnings.push(format!("  warning: thread preference {pref} out of range"));
+                warnings.push(format!("thread preference {pref} out of range"));
                 pref = if pref < 0 { -1 } else { 0 };
             }
             ctx.set_thread_preference(elem, pref as i32);
         }
-        if !warnings.is_empty() {
-            ctx.chatter(&format!(
-                "{}: While configuring '{} :: StaticThreadSched':\n{}",
-                ctx.landmark(),
-                ctx.element_name(),
-                warnings.join("\n")
-            ));
+        for w in warnings {
+            ctx.warning(w);
         }
         if errors.is_empty() {
             Ok(())
