@@ -655,6 +655,17 @@ fn batches_keep_click_order_of_queries_and_packets() {
     assert_eq!(v, ["ip7", "arp", "ip7"]);
 }
 
+/// What each frame a querier sent is, by its EtherType and the last byte
+/// of its destination: `arp-to-N` or `ip-to-N`.
+fn frame_kinds(v: Vec<Packet>) -> Vec<String> {
+    v.iter()
+        .map(|p| match &p.data()[12..14] {
+            [0x08, 0x06] => format!("arp-to-{}", p.data()[5]),
+            _ => format!("ip-to-{}", p.data()[5]),
+        })
+        .collect()
+}
+
 /// One packet at a time (BURST 1) to one next hop takes the querier's
 /// remembered entry instead of a table lookup: every table change, the
 /// entry's expiry, a due poll and an unset interface address must still
@@ -663,14 +674,7 @@ fn batches_keep_click_order_of_queries_and_packets() {
 fn single_packets_for_the_last_next_hop_follow_table_changes() {
     let conf = "a :: ARPQuerier(10.0.0.1, 00:00:00:00:00:01, TIMEOUT 10, POLL_TIMEOUT 2); Idle -> [0]a; Idle -> [1]a; a -> q0 :: Queue(1000) -> Idle;";
     let mut r = from_config(conf);
-    let kinds = |v: Vec<Packet>| -> Vec<String> {
-        v.iter()
-            .map(|p| match &p.data()[12..14] {
-                [0x08, 0x06] => format!("arp-to-{}", p.data()[5]),
-                _ => format!("ip-to-{}", p.data()[5]),
-            })
-            .collect()
-    };
+    let kinds = frame_kinds;
     let one = |r: &mut Router, dst: u8| {
         inject(r, "a", 0, ip_to([10, 0, 0, dst]));
         kinds(drain(r, "q0"))
@@ -994,14 +998,7 @@ fn shared_table_changes_reach_every_querier_remembered_entry() {
         Idle -> [0]a; Idle -> [1]a; a -> qa :: Queue(1000) -> Idle;
         Idle -> [0]b; Idle -> [1]b; b -> qb :: Queue(1000) -> Idle;";
     let mut r = from_config(conf);
-    let kinds = |v: Vec<Packet>| -> Vec<String> {
-        v.iter()
-            .map(|p| match &p.data()[12..14] {
-                [0x08, 0x06] => format!("arp-to-{}", p.data()[5]),
-                _ => format!("ip-to-{}", p.data()[5]),
-            })
-            .collect()
-    };
+    let kinds = frame_kinds;
     let one = |r: &mut Router, q: &str, dst: u8| {
         inject(r, q, 0, ip_to([10, 0, 0, dst]));
         kinds(drain(r, &format!("q{q}")))
