@@ -1025,6 +1025,8 @@ pub struct InitCtx<'a> {
     view: ElementView<'a>,
     /// Warnings the element gave while being configured, in order.
     warnings: RefCell<Vec<String>>,
+    /// Lines the element said bare (no context line), in order.
+    bare: RefCell<Vec<String>>,
 }
 
 impl<'a> Deref for InitCtx<'a> {
@@ -1045,6 +1047,7 @@ impl<'a> InitCtx<'a> {
                 _not_send: std::marker::PhantomData,
             },
             warnings: RefCell::new(Vec::new()),
+            bare: RefCell::new(Vec::new()),
         }
     }
 
@@ -1056,6 +1059,13 @@ impl<'a> InitCtx<'a> {
         self.warnings.borrow_mut().push(format!("warning: {msg}"));
     }
 
+    /// A note about the configuration that is not a warning (Click's
+    /// `errh->message`): printed like [`InitCtx::warning`], in the same
+    /// place, without the word `warning:`. The router still starts.
+    pub fn note(&self, msg: impl std::fmt::Display) {
+        self.warnings.borrow_mut().push(msg.to_string());
+    }
+
     /// [`InitCtx::warning`] about a part of the configuration, printed
     /// `PART: warning: MSG` (Click's `pattern 2: warning: ...`).
     pub fn warning_in(&self, part: impl std::fmt::Display, msg: impl std::fmt::Display) {
@@ -1064,10 +1074,23 @@ impl<'a> InitCtx<'a> {
             .push(format!("{part}: warning: {msg}"));
     }
 
+    /// A line printed as it is, with no context line above it, in
+    /// configuration order among the other elements' messages (what Click
+    /// prints with `click_chatter` while configuring).
+    pub fn say_bare(&self, line: impl std::fmt::Display) {
+        self.bare.borrow_mut().push(line.to_string());
+    }
+
     /// The warnings given so far, each a whole line (`warning: ...`),
     /// oldest first; the list is left empty.
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(self.warnings.get_mut())
+    }
+
+    /// The lines given by [`InitCtx::say_bare`] so far, oldest first; the
+    /// list is left empty.
+    pub fn take_bare(&mut self) -> Vec<String> {
+        std::mem::take(self.bare.get_mut())
     }
 
     /// Cancels a timer of this element (hot swap: a successor taking its

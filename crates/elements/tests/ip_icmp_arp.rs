@@ -846,6 +846,34 @@ fn arp_responder_answers_and_proxies() {
     assert!(try_from_config("ARPResponder(00:00:00:00:00:01) -> Discard;").is_err());
 }
 
+/// Duplicate entries warn, as Click: under the element's context line when
+/// the router is built, under the handler call's when `config` is written.
+#[test]
+fn arp_responder_duplicates_warn_in_clicks_context() {
+    let mut r = from_config(
+        "Idle -> ar :: ARPResponder(10.0.0.1 00:00:00:00:00:01, 10.0.0.1 00:00:00:00:00:02)
+           -> Discard;",
+    );
+    let said: Vec<String> = r.take_warnings().iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        said,
+        [
+            "test:1: While configuring 'ar :: ARPResponder':",
+            "  warning: multiple entries for 10.0.0.1/32",
+        ]
+    );
+    assert!(r.take_chatter().is_empty());
+    r.write_handler("ar.config", "10.0.0.2 10.0.0.2/32 00:00:00:00:00:03")
+        .unwrap();
+    assert_eq!(
+        r.take_chatter(),
+        [
+            "While calling 'ar.config 10.0.0.2 10.0.0.2/32 00:00:00:00:00:03':",
+            "  warning: multiple entries for 10.0.0.2/32",
+        ]
+    );
+}
+
 #[test]
 fn arp_print_format() {
     let mut r = from_config("Idle -> p :: ARPPrint(x, TIMESTAMP false, ETHER true) -> Discard;");

@@ -308,16 +308,22 @@ fn print_timestamp_and_headroom() {
 
 #[test]
 fn message_and_error_elements() {
-    let r = from_config("m :: Message(\"hello there\"); w :: Message(careful, WARNING);");
+    // Every line of a warning is prefixed, as Click does; the lines are
+    // configuration messages, kept in order with the others.
+    let mut r =
+        from_config("m :: Message(\"hello there\"); w :: Message(\"careful\\nnow\", WARNING);");
+    let said: Vec<String> = r.take_warnings().iter().map(|d| d.to_string()).collect();
     assert_eq!(
-        r.take_chatter(),
+        said,
         [
             "test:1: While configuring 'm :: Message':",
             "  hello there",
             "test:1: While configuring 'w :: Message':",
-            "  warning: careful"
+            "  warning: careful",
+            "  warning: now",
         ]
     );
+    assert!(r.take_chatter().is_empty());
     let e = try_from_config("Message(\"it broke\", ERROR)")
         .err()
         .unwrap();

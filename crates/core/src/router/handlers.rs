@@ -328,8 +328,17 @@ impl RouterCore {
             let mut ictx = InitCtx::new(self, e);
             el.configure(value, &mut ictx)
                 .map_err(|errs| errs.to_string())?;
-            for w in ictx.take_warnings() {
-                self.rt.chatter(&format!("{}: {w}", info.name));
+            for line in ictx.take_bare() {
+                self.rt.chatter(&line);
+            }
+            // Click's context for a handler call, above the warnings.
+            let warnings = ictx.take_warnings();
+            if !warnings.is_empty() {
+                self.rt
+                    .chatter(&format!("While calling '{}.config {value}':", info.name));
+                for w in warnings {
+                    self.rt.chatter(&format!("  {w}"));
+                }
             }
             for copy in self.copies_of(e) {
                 if let Ok(mut c) = copy.try_borrow_mut() {
@@ -337,6 +346,7 @@ impl RouterCore {
                         .map_err(|errs| errs.to_string())?;
                     // The same configuration warns the same: said once.
                     ictx.take_warnings();
+                    ictx.take_bare();
                 }
             }
             *info.config.borrow_mut() = value.to_string();

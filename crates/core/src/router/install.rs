@@ -333,33 +333,10 @@ fn configure_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnostic
         let conf = core.info[i].config.borrow().clone();
         let mut ictx = InitCtx::new(core, i);
         let r = core.elements[i].borrow_mut().configure(&conf, &mut ictx);
-        let warnings = ictx.take_warnings();
-        let warned = !warnings.is_empty();
-        if warned {
-            // Under the element's context line, as Click prints them; the
-            // line is an error's only when errors follow.
-            let mut head = diag(
-                &core.info[i].landmark,
-                format!("While configuring {}:", elem_desc(&core.info[i])),
-            );
-            if r.is_ok() {
-                head.severity = Severity::Context;
-            }
-            errors.push(head);
-            for w in warnings {
-                errors.push(Diagnostic::warning(Landmark::new("", 0), format!("  {w}")));
-            }
-        }
+        let warned = report_warnings(&core.info[i], "configuring", &mut ictx, r.is_ok(), errors);
         if let Err(errs) = r {
             ok = false;
-            if warned {
-                // The context line is already there, above the warnings.
-                for m in errs.0 {
-                    errors.push(Diagnostic::error(Landmark::new("", 0), format!("  {m}")));
-                }
-            } else {
-                report_failure(&core.info[i], "configuring", errs, errors);
-            }
+            report_failure(&core.info[i], "configuring", errs, warned, errors);
             // Click passes an undefined `$N`/`$var` through literally, so
             // the element sees a stray word; rclick's rich form names it.
             if let (Some(var), Some(head)) = (
@@ -411,9 +388,10 @@ fn initialize_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnosti
     for &i in order {
         let mut ictx = InitCtx::new(core, i);
         let r = core.elements[i].borrow_mut().initialize(&mut ictx);
+        let warned = report_warnings(&core.info[i], "initializing", &mut ictx, r.is_ok(), errors);
         if let Err(errs) = r {
             ok = false;
-            report_failure(&core.info[i], "initializing", errs, errors);
+            report_failure(&core.info[i], "initializing", errs, warned, errors);
             // Like Click: initialization stops at the first failure.
             break;
         }
@@ -421,18 +399,62 @@ fn initialize_all(core: &RouterCore, order: &[usize], errors: &mut Vec<Diagnosti
     ok
 }
 
+/// The bare lines an element said during a stage (`doing`), then its
+/// warnings, under its
+/// context line as Click prints them: `file:line: While configuring 'e ::
+/// C':` then each, indented. The line is an error's only when the stage
+/// failed. Returns whether there were any.
+fn report_warnings(
+    info: &ElementInfo,
+    doing: &str,
+    ictx: &mut InitCtx,
+    succeeded: bool,
+    errors: &mut Vec<Diagnostic>,
+) -> bool {
+    for line in ictx.take_bare() {
+        let mut d = Diagnostic::error(Landmark::new("", 0), line);
+        d.severity = Severity::Context;
+        errors.push(d);
+    }
+    let warnings = ictx.take_warnings();
+    if warnings.is_empty() {
+        return false;
+    }
+    let mut head = diag(
+        &info.landmark,
+        format!("While {doing} {}:", elem_desc(info)),
+    );
+    if succeeded {
+        head.severity = Severity::Context;
+    }
+    errors.push(head);
+    for w in warnings {
+        errors.push(Diagnostic::warning(Landmark::new("", 0), format!("  {w}")));
+    }
+    true
+}
+
 /// Click's shape for an element that failed a stage: `file:line: While
-/// configuring 'e :: C':` then each message, indented.
-fn report_failure(info: &ElementInfo, doing: &str, errs: Errors, errors: &mut Vec<Diagnostic>) {
+/// configuring 'e :: C':` then each message, indented. The context line
+/// is left out when the element's warnings already put it there.
+fn report_failure(
+    info: &ElementInfo,
+    doing: &str,
+    errs: Errors,
+    context_given: bool,
+    errors: &mut Vec<Diagnostic>,
+) {
     // Click prints the context line only above a message: a failure
     // without one (the Error element) shows nothing but the final line.
     if errs.0.is_empty() {
         return;
     }
-    errors.push(diag(
-        &info.landmark,
-        format!("While {doing} {}:", elem_desc(info)),
-    ));
+    if !context_given {
+        errors.push(diag(
+            &info.landmark,
+            format!("While {doing} {}:", elem_desc(info)),
+        ));
+    }
     for m in errs.0 {
         errors.push(Diagnostic::error(Landmark::new("", 0), format!("  {m}")));
     }

@@ -335,24 +335,8 @@ impl Element for ARPResponder {
             return Err(errors.into());
         }
         let dups = normalize(&mut v);
-        if !dups.is_empty() {
-            // Click's context line: the element at configuration, the
-            // handler call at a live reconfiguration.
-            if self.configured {
-                ctx.chatter(&format!(
-                    "While calling '{}.config {conf}':",
-                    ctx.element_name()
-                ));
-            } else {
-                ctx.chatter(&format!(
-                    "{}: While configuring '{} :: ARPResponder':",
-                    ctx.landmark(),
-                    ctx.element_name()
-                ));
-            }
-            for d in dups {
-                ctx.chatter(&format!("  warning: multiple entries for {d}"));
-            }
+        for d in dups {
+            ctx.warning(format_args!("multiple entries for {d}"));
         }
         self.entries = v;
         self.config = conf.to_string();

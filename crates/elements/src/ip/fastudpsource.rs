@@ -251,9 +251,9 @@ impl Element for FastUDPSource {
         self.limit = u32::try_from(limit).ok();
         self.length = length as usize;
         if self.length < MIN_LENGTH {
-            ctx.chatter(&format!(
-                "{}: warning: packet length < {MIN_LENGTH}, defaulting to {MIN_LENGTH}",
-                ctx.element_name()
+            // Click says it bare, with no element name or context line.
+            ctx.say_bare(format_args!(
+                "warning: packet length < {MIN_LENGTH}, defaulting to {MIN_LENGTH}"
             ));
             self.length = MIN_LENGTH;
         }

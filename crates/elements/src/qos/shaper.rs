@@ -153,10 +153,9 @@ impl Element for Shaper {
         args.complete()?;
         let rate = u32::try_from(rate).map_err(|_| "RATE: out of range".to_string())?;
         if rate > GapRate::MAX_RATE {
-            ctx.chatter(&format!(
-                "{}: While configuring '{}':\n  warning: rate reduced to {}",
-                ctx.landmark(),
-                ctx.element_name(),
+            // Click's words, a note rather than a warning.
+            ctx.note(format_args!(
+                "rate too large; lowered to {}",
                 GapRate::MAX_RATE
             ));
         }

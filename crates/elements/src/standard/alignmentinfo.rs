@@ -60,6 +60,11 @@ impl Element for AlignmentInfo {
         "0/0"
     }
 
+    // Before the elements it describes, as Click's information elements.
+    fn configure_phase(&self) -> i32 {
+        rclick_core::element::configure_phase::INFO
+    }
+
     fn configure(&mut self, conf: &str, ctx: &mut InitCtx) -> ConfigResult {
         let mut msgs: Vec<String> = Vec::new();
         // Declarations of earlier AlignmentInfo elements, for conflicts.
@@ -112,18 +117,9 @@ impl Element for AlignmentInfo {
             self.decls.retain(|(i, _)| *i != idx);
             self.decls.push((idx, ports));
         }
-        if !msgs.is_empty() {
-            // As in Click: reported, but the router still initializes.
-            let mut text = format!(
-                "{}: While configuring '{} :: AlignmentInfo':",
-                ctx.landmark(),
-                ctx.element_name()
-            );
-            for m in &msgs {
-                text.push_str("\n  ");
-                text.push_str(m);
-            }
-            ctx.chatter(&text);
+        // As in Click: reported, but the router still initializes.
+        for m in &msgs {
+            ctx.note(m);
         }
         Ok(())
     }

@@ -48,19 +48,14 @@ impl Element for Message {
             .read_p_with("TYPE", parse_keyword)
             .unwrap_or_else(|| "MESSAGE".to_string());
         args.complete()?;
-        let text = match kind.as_str() {
-            "MESSAGE" => message,
-            "WARNING" => format!("warning: {message}"),
+        // Each line on its own, under the element's context line and in
+        // configuration order among the other elements' messages (Click
+        // prefixes every line of a warning).
+        match kind.as_str() {
+            "MESSAGE" => message.lines().for_each(|l| ctx.note(l)),
+            "WARNING" => message.lines().for_each(|l| ctx.warning(l)),
             "ERROR" => return Err(message.into()),
             _ => return Err("unrecognized message type".into()),
-        };
-        ctx.chatter(&format!(
-            "{}: While configuring '{} :: Message':",
-            ctx.landmark(),
-            ctx.element_name()
-        ));
-        for line in text.lines() {
-            ctx.chatter(&format!("  {line}"));
         }
         Ok(())
     }

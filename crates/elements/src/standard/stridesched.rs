@@ -171,10 +171,7 @@ impl Element for StrideSched {
                 }
                 Ok(mut v) => {
                     if v > MAX_TICKETS {
-                        ctx.chatter(&format!(
-                            "{}: warning: input {i}'s tickets reduced to {MAX_TICKETS}",
-                            ctx.element_name()
-                        ));
+                        ctx.warning(format_args!("input {i}'s tickets reduced to {MAX_TICKETS}"));
                         v = MAX_TICKETS;
                     }
                     clients[i].set_tickets(v);

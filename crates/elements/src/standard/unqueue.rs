@@ -176,10 +176,7 @@ impl Element for Unqueue {
 
     fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
         if self.burst == 0 {
-            ctx.chatter(&format!(
-                "{}: warning: BURST size 0, no packets will be pulled",
-                ctx.element_name()
-            ));
+            ctx.warning("BURST size 0, no packets will be pulled");
         }
         self.puller.initialize(ctx, 0, self.active);
         Ok(())
