@@ -304,3 +304,27 @@ fn fast_udp_source_debt_is_capped_at_one_packet() {
     let b = pull_n(&mut r, 2000);
     assert!(b <= 1, "a burst of {b} packets after the swap");
 }
+
+/// The new configuration's warnings are said when it is swapped in, as
+/// the first configuration's are when the driver starts.
+#[test]
+fn hotswap_says_the_new_configurations_warnings() {
+    let opts = RouterOptions {
+        hotswap: true,
+        capture_chatter: true,
+        ..Default::default()
+    };
+    let mut r = rclick_elements::testing::from_config_with("Idle -> Discard;", &opts);
+    r.hotswap("Idle -> Discard; Message(\"swapped in\"); Message(careful, WARNING);")
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(
+        r.take_chatter(),
+        [
+            "hotconfig:1: While configuring 'Message@3 :: Message':",
+            "  swapped in",
+            "hotconfig:1: While configuring 'Message@4 :: Message':",
+            "  warning: careful",
+        ]
+    );
+    assert!(r.take_warnings().is_empty());
+}

@@ -405,6 +405,11 @@ impl Router {
         std::mem::swap(self, &mut new);
         // `new` is now the old router: dropping it runs its cleanup.
         drop(new);
+        // The new configuration's warnings, in Click's form: the driver
+        // printed the first configuration's, and a swap is said the same.
+        for d in std::mem::take(&mut self.warnings) {
+            self.core.rt.chatter(&d.to_string());
+        }
         self.install_stats.record(t0.elapsed());
     }
 
