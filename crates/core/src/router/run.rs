@@ -445,7 +445,11 @@ impl Router {
 
     /// Pushes a packet into input `port` of element `elem` and runs
     /// everything that follows (tests, benchmarks, I/O glue).
+    ///
+    /// The clock is read first, so elements that stamp with `recent()` see
+    /// the time of the call, as they see a driver iteration's in a run.
     pub fn inject(&mut self, elem: usize, port: usize, batch: Batch) {
+        self.core.rt.clock.now();
         self.call_element(elem, |e, ctx| e.push(port, batch, ctx));
     }
 

@@ -190,6 +190,11 @@ impl Element for Act {
             }
             return;
         }
+        if self.kind == "Stamp" {
+            let t = ctx.recent().as_secs_f64();
+            LOG.with(|l| l.borrow_mut().push(format!("{t}")));
+            return;
+        }
         if self.kind == "Size" {
             let name = ctx.element_name().to_string();
             LOG.with(|l| l.borrow_mut().push(format!("{name}:{}", batch.len())));
@@ -237,6 +242,7 @@ fn act_router(names: &[(&str, &str)], conns: &[(usize, usize, usize, usize)]) ->
     reg.add("Fan", || Box::new(Act { kind: "Fan" }));
     reg.add("Log", || Box::new(Act { kind: "Log" }));
     reg.add("Size", || Box::new(Act { kind: "Size" }));
+    reg.add("Stamp", || Box::new(Act { kind: "Stamp" }));
     reg.add("Chain", || Box::new(Act { kind: "Chain" }));
     reg.add("ChainTee", || Box::new(Act { kind: "ChainTee" }));
     reg.add("BatchThenOne", || {
@@ -250,6 +256,19 @@ fn act_router(names: &[(&str, &str)], conns: &[(usize, usize, usize, usize)]) ->
         Ok(r) => r,
         Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
     }
+}
+
+/// A packet injected from outside the driver sees the time of the call in
+/// `recent()`, not the time the clock was last read.
+#[test]
+fn inject_refreshes_the_recent_time() {
+    let mut r = act_router(&[("s", "Stamp")], &[]);
+    let built = r.core.rt.clock.recent().as_secs_f64();
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    LOG.with(|l| l.borrow_mut().clear());
+    r.inject_packet(0, 0, Packet::from_slice(&[1]));
+    let seen: f64 = LOG.with(|l| l.borrow()[0].parse().unwrap());
+    assert!(seen - built >= 0.025, "recent() {seen}, built at {built}");
 }
 
 #[test]
