@@ -265,7 +265,10 @@ impl PerThread for Counter {
 
 impl Observe for Counter {
     // Counts a batch at once, then fires the calls whose count it reached;
-    // push and pull both come here.
+    // push and pull both come here. Inline, into the kind's
+    // `push_in_chain`: a call of its own, with its register saves, is a
+    // sixth of a one-packet count.
+    #[inline(always)]
     fn observe_batch(&mut self, batch: &Batch, ctx: &mut Ctx) {
         // One packet (every batch at BURST 1) needs no summing loop.
         let bytes: u64 = match batch.packets() {
