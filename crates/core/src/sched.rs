@@ -750,7 +750,8 @@ mod tests {
     /// other task (`reschedule_against_one`): the driver's step leaves the
     /// same order, passes, flags, global pass and sequence number as
     /// `schedule` then `pop`, through stale entries (a task taken off the
-    /// queue), a task queued again while it runs, and ticket changes.
+    /// queue), a task queued again while it runs, and ticket changes (of
+    /// the running task and of a queued one).
     #[test]
     fn two_task_turns_match_schedule_then_pop() {
         let tickets = [1024u32, 1024, 300];
@@ -786,6 +787,12 @@ mod tests {
                     let n = (rng >> 16) as u32 % 3000 + 1;
                     slow.set_tickets(t, n);
                     fast.set_tickets(t, n);
+                }
+                5 => {
+                    // The queued task's stride changes under its entry.
+                    let n = (rng >> 16) as u32 % 3000 + 1;
+                    slow.set_tickets(other, n);
+                    fast.set_tickets(other, n);
                 }
                 _ => {}
             }
