@@ -405,7 +405,7 @@ impl<'a> Ctx<'a> {
     /// Pulls up to `max` packets from output `sport` of element `src` (as
     /// the graph's tables name it, shared flag included), found by
     /// [`Ctx::resolve_pull`].
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pull_from(&mut self, src: usize, sport: usize, max: usize) -> Option<Batch> {
         self.spill_tail();
         let saved = (self.view.elem.get(), self.base);

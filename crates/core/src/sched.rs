@@ -223,6 +223,11 @@ impl Scheduler {
     /// push and a pop).
     #[inline(always)]
     pub fn reschedule_and_pop(&mut self, id: TaskId) -> Option<TaskId> {
+        if self.heap.v.len() == 1 {
+            if let Some(next) = self.reschedule_against_one(id) {
+                return next;
+            }
+        }
         if self.heap.v.is_empty() {
             // Lone runs may be owed only now (see `pop`).
             self.settle();
@@ -263,6 +268,50 @@ impl Scheduler {
         u.pass += u.stride;
         self.global_pass = top_pass;
         Some(TaskId(top_id))
+    }
+
+    /// [`reschedule_and_pop`](Self::reschedule_and_pop) when one other
+    /// task is scheduled: two busy tasks taking turns (a source and the
+    /// task that empties the queue it fills). The same steps, on slices
+    /// whose lengths stay in registers: each index is checked once, and
+    /// the heap's one entry is overwritten in place. `None` (nothing
+    /// changed) leaves the uncommon cases to the general path: `id`
+    /// already queued, the heap's entry stale, an index out of range.
+    #[inline(always)]
+    fn reschedule_against_one(&mut self, id: TaskId) -> Option<Option<TaskId>> {
+        let heap = &mut self.heap.v[..];
+        let tasks = &mut self.tasks[..];
+        let [(top_pass, _, top_id)] = *heap else {
+            return None;
+        };
+        let (i, j) = (id.0 as usize, top_id as usize);
+        let (Some(t), Some(u)) = (tasks.get(i), tasks.get(j)) else {
+            return None;
+        };
+        if t.scheduled {
+            return None;
+        }
+        let pass = t.pass.max(self.global_pass);
+        let stride = t.stride;
+        if pass < top_pass {
+            // Still strictly first: it runs again, the heap untouched.
+            self.seq += 1;
+            self.global_pass = pass;
+            tasks[i].pass = pass + stride;
+            return Some(Some(id));
+        }
+        if !(u.scheduled && u.pass == top_pass) {
+            return None;
+        }
+        let next_pass = top_pass + u.stride;
+        self.seq += 1;
+        heap[0] = (pass, self.seq, id.0);
+        tasks[i].scheduled = true;
+        tasks[i].pass = pass;
+        tasks[j].scheduled = false;
+        tasks[j].pass = next_pass;
+        self.global_pass = top_pass;
+        Some(Some(TaskId(top_id)))
     }
 
     /// When no task is scheduled, runs `id` (the task that just ran,
@@ -695,6 +744,81 @@ mod tests {
         // Both took the last step's next task off their queue.
         assert_eq!(slow.pop(), fast_next);
         assert_eq!(state(&mut slow), state(&mut fast));
+    }
+
+    /// Two or three tasks taking turns, the heap mostly holding the one
+    /// other task (`reschedule_against_one`): the driver's step leaves the
+    /// same order, passes, flags, global pass and sequence number as
+    /// `schedule` then `pop`, through stale entries (a task taken off the
+    /// queue), a task queued again while it runs, and ticket changes (of
+    /// the running task and of a queued one).
+    #[test]
+    fn two_task_turns_match_schedule_then_pop() {
+        let tickets = [1024u32, 1024, 300];
+        let mut slow = Scheduler::default();
+        let mut fast = Scheduler::default();
+        for (i, &n) in tickets.iter().enumerate() {
+            slow.add(i, n, i < 2);
+            fast.add(i, n, i < 2);
+        }
+        let mut rng = 0x0bad_5eed_1234_4321u64;
+        let mut next = slow.pop();
+        assert_eq!(next, fast.pop());
+        let steps = if cfg!(miri) { 500 } else { 20_000u32 };
+        let (mut against_one, mut turns) = (0, 0);
+        for step in 0..steps {
+            xorshift(&mut rng);
+            let Some(t) = next else { break };
+            let other = TaskId((rng >> 8) as u32 % tickets.len() as u32);
+            match rng % 32 {
+                0 => {
+                    slow.unschedule(other);
+                    fast.unschedule(other);
+                }
+                1 => {
+                    slow.schedule(other);
+                    fast.schedule(other);
+                }
+                2 => {
+                    slow.schedule(t);
+                    fast.schedule(t);
+                }
+                3 => {
+                    let n = (rng >> 16) as u32 % 3000 + 1;
+                    slow.set_tickets(t, n);
+                    fast.set_tickets(t, n);
+                }
+                5 => {
+                    // The queued task's stride changes under its entry.
+                    let n = (rng >> 16) as u32 % 3000 + 1;
+                    slow.set_tickets(other, n);
+                    fast.set_tickets(other, n);
+                }
+                _ => {}
+            }
+            let again = rng % 32 != 4;
+            if again {
+                slow.schedule(t);
+            }
+            next = slow.pop();
+            let one_other = fast.heap.v.len() == 1;
+            against_one += usize::from(again && one_other);
+            let fast_next = driver_step(&mut fast, t, again);
+            assert_eq!(next, fast_next, "step {step}");
+            turns += usize::from(again && one_other && next != Some(t));
+            assert_eq!(state(&mut slow), state(&mut fast), "step {step}");
+            if next.is_none() {
+                slow.schedule(TaskId(0));
+                fast.schedule(TaskId(0));
+                next = slow.pop();
+                assert_eq!(next, fast.pop());
+            }
+        }
+        assert!(
+            against_one > steps as usize / 5,
+            "two-task path: {against_one}"
+        );
+        assert!(turns > steps as usize / 10, "turns taken: {turns}");
     }
 
     /// The run queue's heap gives entries back smallest first, whatever

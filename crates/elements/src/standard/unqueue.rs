@@ -34,7 +34,7 @@
 
 use rclick_core::conf::{parse_bool, parse_i32, Args};
 use rclick_core::element::{hflags, Sink};
-use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, PullTask, TaskId};
 
 pub struct Unqueue {
     /// Packets per run; 0 pulls nothing (Click's BURST; a negative one
@@ -157,11 +157,29 @@ impl Sink for Unqueue {
 rclick_core::element_class!(Unqueue);
 
 impl Element for Unqueue {
-    rclick_core::element_kind!(sink);
+    fn push(&mut self, _port: usize, batch: Batch, ctx: &mut Ctx) {
+        self.consume(batch, ctx);
+    }
     rclick_core::handlers!(HANDLERS);
 
     fn processing(&self) -> &'static str {
         "l/h"
+    }
+
+    /// The sink kind's task body, with the pulled batch handed on where
+    /// it is rather than through `consume`: the task of every
+    /// Queue -> Unqueue hop, run once per packet at BURST 1.
+    fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
+        if !self.pull_active() {
+            return false;
+        }
+        match self.puller.pull_to_out0(ctx, 0, self.want()) {
+            Some(n) => {
+                self.count += n as u64;
+                true
+            }
+            None => false,
+        }
     }
 
     fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
