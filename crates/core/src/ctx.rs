@@ -86,6 +86,10 @@ pub struct Dispatcher {
     /// Handler writes asked for with [`Ctx::call_write_later`]: the caller,
     /// the handler and the value.
     calls: Vec<(usize, String, String)>,
+    /// Set whenever `deferred` or `calls` gains an item, cleared when both
+    /// are drained: the driver tests it after every task run, one test
+    /// for both.
+    later: bool,
 }
 
 impl Dispatcher {
@@ -97,6 +101,7 @@ impl Dispatcher {
             tail_port: 0,
             deferred: Vec::new(),
             calls: Vec::new(),
+            later: false,
         }
     }
 }
@@ -579,6 +584,7 @@ impl<'a> Ctx<'a> {
                         port: port as u32,
                         batch,
                     });
+                    self.disp.later = true;
                     return false;
                 };
                 self.view.elem.set(elem);
@@ -671,6 +677,7 @@ impl<'a> Ctx<'a> {
                 port: port as u32,
                 batch,
             });
+            self.disp.later = true;
             return;
         };
         self.view.elem.set(index);
@@ -698,7 +705,10 @@ impl<'a> Ctx<'a> {
     /// never any.
     #[inline(always)]
     pub(crate) fn run_deferred(&mut self) {
-        if !self.disp.deferred.is_empty() || !self.disp.calls.is_empty() {
+        debug_assert!(
+            self.disp.later || (self.disp.deferred.is_empty() && self.disp.calls.is_empty())
+        );
+        if self.disp.later {
             self.run_deferred_and_calls();
         }
     }
@@ -721,6 +731,7 @@ impl<'a> Ctx<'a> {
                 self.drain_deferred();
             }
         }
+        self.disp.later = false;
     }
 
     /// Writes a handler (as [`Ctx::call_write`]) once the running element
@@ -732,6 +743,7 @@ impl<'a> Ctx<'a> {
         self.disp
             .calls
             .push((self.view.elem.get(), path.to_string(), value.to_string()));
+        self.disp.later = true;
     }
 
     fn drain_deferred(&mut self) {
