@@ -442,6 +442,43 @@ fn a_burst_one_source_emits_through_its_cached_output_target() {
     assert_eq!(log, ["c:1", "out:1", "c:2", "out:2", "c:3", "out:3"]);
 }
 
+#[test]
+fn a_lone_sources_reruns_run_what_its_chain_left_on_the_stack() {
+    // src -> ct :: ChainTee; ct[0] -> a :: Log; ct[1] -> b :: Log. The
+    // source is the only task, so every run after its first takes the
+    // task loop's lone path (`Ctx::rerun_task`); the tee's copy is left on
+    // the work stack by the chain, and must run, in Click's order (output
+    // 1's copy first), before the next packet is made.
+    let mut reg = Registry::new();
+    reg.add("One", || {
+        Box::new(OneAtATime {
+            task: Default::default(),
+            next: 1,
+        })
+    });
+    reg.add("ChainTee", || Box::new(Act { kind: "ChainTee" }));
+    reg.add("Log", || Box::new(Act { kind: "Log" }));
+    let names = [
+        ("src", "One", ""),
+        ("ct", "ChainTee", ""),
+        ("a", "Log", ""),
+        ("b", "Log", ""),
+    ];
+    let conns = [(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0)];
+    let spec = RouterSpec::from_lists("t", &names, &conns);
+    let mut r = match Router::new(spec, "", &reg, &RouterOptions::default()) {
+        Ok(r) => r,
+        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+    };
+    LOG.with(|l| l.borrow_mut().clear());
+    r.run_limited(20);
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(
+        log,
+        ["ct:1", "b:1", "a:1", "ct:2", "b:2", "a:2", "ct:3", "b:3", "a:3"]
+    );
+}
+
 /// A source on the thread its name ends with (`Src0`, `Src1`), or an
 /// element that runs as one copy per thread (`Copied`).
 struct OnThread {
