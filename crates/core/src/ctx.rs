@@ -86,6 +86,10 @@ pub struct Dispatcher {
     /// Handler writes asked for with [`Ctx::call_write_later`]: the caller,
     /// the handler and the value.
     calls: Vec<(usize, String, String)>,
+    /// Set whenever `deferred` or `calls` gains an item, cleared when both
+    /// are drained: the driver tests it after every task run, one test
+    /// for both.
+    later: bool,
 }
 
 impl Dispatcher {
@@ -97,6 +101,7 @@ impl Dispatcher {
             tail_port: 0,
             deferred: Vec::new(),
             calls: Vec::new(),
+            later: false,
         }
     }
 }
@@ -452,6 +457,46 @@ impl<'a> Ctx<'a> {
         self.run_tail(base);
     }
 
+    /// Runs task `t` of the current element (whose cell is `cell`) once
+    /// more, straight after a run of it from the driver's task loop: what
+    /// the loop does for a task alone on its thread. That run left the
+    /// context as entering the element leaves it (the element and frame
+    /// base restored by every frame that ran, and nothing left on the work
+    /// stack or in the tail, deferred work included), so entering is
+    /// skipped.
+    #[inline(always)]
+    pub(crate) fn rerun_task(
+        &mut self,
+        t: TaskId,
+        elem: usize,
+        cell: &RefCell<Box<dyn Element>>,
+    ) -> bool {
+        debug_assert_eq!(self.view.elem.get(), elem);
+        debug_assert!(self.disp.work.len() == self.base && self.disp.tail.is_none());
+        debug_assert!(self.disp.deferred.is_empty() && self.disp.calls.is_empty());
+        self.set_current_task(Some(t));
+        if let Ok(mut e) = cell.try_borrow_mut() {
+            e.run_task(t, self);
+        }
+        let again = self.take_reschedule();
+        self.set_current_task(None);
+        let base = self.base;
+        if self.disp.work.len() != base {
+            self.finish_frame_stacked();
+        } else if let Some(batch) = self.disp.tail.take() {
+            // `run_tail`, restoring the frame from what is known rather
+            // than from copies saved on the stack.
+            let (next, port) = (self.disp.tail_elem, self.disp.tail_port);
+            if self.run_chain(base, next as usize, port as usize, batch) {
+                self.run_work(base);
+            }
+            self.view.elem.set(elem);
+            self.base = base;
+        }
+        self.run_deferred();
+        again
+    }
+
     /// Runs the frame's tail batch, if any, when nothing else is stacked
     /// above `base`: straight, with no stack traffic.
     #[inline(always)]
@@ -459,8 +504,7 @@ impl<'a> Ctx<'a> {
         if let Some(batch) = self.disp.tail.take() {
             let (elem, port) = (self.disp.tail_elem, self.disp.tail_port);
             let saved = (self.view.elem.get(), self.base);
-            self.run_chain(base, elem as usize, port as usize, batch);
-            if self.disp.work.len() > base {
+            if self.run_chain(base, elem as usize, port as usize, batch) {
                 self.run_work(base);
             }
             self.view.elem.set(saved.0);
@@ -514,13 +558,21 @@ impl<'a> Ctx<'a> {
     /// then on down the chain while each element hands its batch on whole
     /// (the tail emission) and emits nothing else; whatever else a frame
     /// emits is left on the stack, first emission on top. Leaves
-    /// `view.elem` and `base` for the caller to restore.
+    /// `view.elem` and `base` for the caller to restore. Returns whether
+    /// it left anything on the stack above `top`: found where the last
+    /// frame ends, so a caller that ran one batch need not look again.
     ///
     /// `base` is `top` for every element of the run and is stored once:
     /// every nested frame an element starts (a pull, a handler, a task
     /// run) restores it before returning.
     #[inline(always)]
-    fn run_chain(&mut self, top: usize, mut elem: usize, mut port: usize, mut batch: Batch) {
+    fn run_chain(
+        &mut self,
+        top: usize,
+        mut elem: usize,
+        mut port: usize,
+        mut batch: Batch,
+    ) -> bool {
         let core = self.view.core;
         self.base = top;
         loop {
@@ -532,7 +584,8 @@ impl<'a> Ctx<'a> {
                         port: port as u32,
                         batch,
                     });
-                    return;
+                    self.disp.later = true;
+                    return false;
                 };
                 self.view.elem.set(elem);
                 let (next, next_port) = cell.chain_next();
@@ -544,7 +597,7 @@ impl<'a> Ctx<'a> {
                     drop(e);
                     if onward && self.disp.work.len() == top && self.disp.tail.is_none() {
                         if batch.is_empty() {
-                            return;
+                            return false;
                         }
                         elem = next;
                         port = next_port;
@@ -583,14 +636,17 @@ impl<'a> Ctx<'a> {
                         },
                     );
                     self.disp.work[top..].reverse();
-                    return;
+                    return true;
                 }
                 None => {
+                    if len == top {
+                        return false;
+                    }
                     // First emitted on top, so it runs first.
                     if len - top > 1 {
                         self.disp.work[top..].reverse();
                     }
-                    return;
+                    return true;
                 }
             }
         }
@@ -621,6 +677,7 @@ impl<'a> Ctx<'a> {
                 port: port as u32,
                 batch,
             });
+            self.disp.later = true;
             return;
         };
         self.view.elem.set(index);
@@ -648,7 +705,10 @@ impl<'a> Ctx<'a> {
     /// never any.
     #[inline(always)]
     pub(crate) fn run_deferred(&mut self) {
-        if !self.disp.deferred.is_empty() || !self.disp.calls.is_empty() {
+        debug_assert!(
+            self.disp.later || (self.disp.deferred.is_empty() && self.disp.calls.is_empty())
+        );
+        if self.disp.later {
             self.run_deferred_and_calls();
         }
     }
@@ -671,6 +731,7 @@ impl<'a> Ctx<'a> {
                 self.drain_deferred();
             }
         }
+        self.disp.later = false;
     }
 
     /// Writes a handler (as [`Ctx::call_write`]) once the running element
@@ -682,6 +743,7 @@ impl<'a> Ctx<'a> {
         self.disp
             .calls
             .push((self.view.elem.get(), path.to_string(), value.to_string()));
+        self.disp.later = true;
     }
 
     fn drain_deferred(&mut self) {

@@ -952,6 +952,18 @@ pub struct PacketTemplate {
     span: u32,
     /// The prototype's buffer size, which each copy's buffer has at least.
     capacity: usize,
+    /// The pool whose packets fit `capacity`, picked once here rather
+    /// than for every copy.
+    pool: TemplatePool,
+}
+
+/// Which of a thread's packet pools a [`PacketTemplate`]'s copies come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TemplatePool {
+    Small,
+    Full,
+    /// Longer than any pooled buffer: every copy gets a new one.
+    None,
 }
 
 impl PacketTemplate {
@@ -962,10 +974,18 @@ impl PacketTemplate {
         let capacity = proto.buffer().len();
         // True of every packet; the copies' raw writes rely on it.
         assert!(end as usize <= capacity, "packet overruns its buffer");
+        let pool = if capacity > POOLED_BUFFER_SIZE {
+            TemplatePool::None
+        } else if capacity > SMALL_BUFFER_SIZE {
+            TemplatePool::Full
+        } else {
+            TemplatePool::Small
+        };
         PacketTemplate {
             frame,
             span: end - frame,
             capacity,
+            pool,
             proto,
         }
     }
@@ -985,7 +1005,16 @@ impl PacketTemplate {
     /// An unshared copy (as [`Packet::deep_copy`]), with the pools at hand.
     #[inline(always)]
     pub(crate) fn copy_in(&self, p: &mut Pools) -> Packet {
-        let hdr = take_packet(p, self.capacity);
+        // `take_packet`, with the pool known.
+        let pooled = match self.pool {
+            TemplatePool::Small => p.small.pop(),
+            TemplatePool::Full => p.full.pop(),
+            TemplatePool::None => None,
+        };
+        let hdr = match pooled {
+            Some(h) => h,
+            None => new_packet(p, self.capacity),
+        };
         let (frame, span) = (self.frame as usize, self.span as usize);
         // SAFETY: the header and its buffer are fresh and exclusively ours,
         // and the buffer holds at least `capacity` bytes (`take_packet`

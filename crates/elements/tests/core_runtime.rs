@@ -25,6 +25,26 @@ fn push_chain_counts_and_stops() {
 }
 
 #[test]
+fn end_call_runs_from_a_lone_sources_reruns() {
+    // The source is the only task: its runs after the first take the task
+    // loop's lone path, which must still run the handler call its fifth
+    // run asks for once it has returned (Counter's reset, after the fifth
+    // packet went through).
+    let mut r = build(spec(
+        &[
+            ("src", "InfiniteSource", "LIMIT 5, END_CALL c.reset"),
+            ("c", "Counter", ""),
+            ("d", "Discard", ""),
+        ],
+        &[(0, 0, 1, 0), (1, 0, 2, 0)],
+    ));
+    r.run_limited(50);
+    assert_eq!(r.read_handler("d.count", None).unwrap(), "5");
+    assert_eq!(r.read_handler("c.count", None).unwrap(), "0");
+    assert_eq!(r.read_handler("src.count", None).unwrap(), "5");
+}
+
+#[test]
 fn queue_unqueue_pull_path_drains_and_sleeps() {
     let mut r = build(spec(
         &[

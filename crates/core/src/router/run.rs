@@ -145,15 +145,18 @@ impl<'a> Driver<'a> {
         loop {
             let elem = th.sched.borrow().tasks[t.0 as usize].elem;
             let cell = &core.elements[elem];
-            let (again, go_on) = loop {
-                let again = Self::run_task_in::<MEASURE>(th, &mut ctx, t, elem, cell);
+            let mut again = Self::run_task_in::<MEASURE>(th, &mut ctx, t, elem, cell);
+            ran += 1;
+            let mut go_on = ran < TASKS_PER_ITERATION && core.rt.runcount() > 0;
+            while again && go_on && th.sched.borrow_mut().run_again_if_alone(t) {
+                again = if MEASURE {
+                    Self::run_task_in::<MEASURE>(th, &mut ctx, t, elem, cell)
+                } else {
+                    ctx.rerun_task(t, elem, cell)
+                };
                 ran += 1;
-                let go_on = ran < TASKS_PER_ITERATION && core.rt.runcount() > 0;
-                if again && go_on && th.sched.borrow_mut().run_again_if_alone(t) {
-                    continue;
-                }
-                break (again, go_on);
-            };
+                go_on = ran < TASKS_PER_ITERATION && core.rt.runcount() > 0;
+            }
             let mut sched = th.sched.borrow_mut();
             let next = match (again, go_on) {
                 (true, true) => sched.reschedule_and_pop(t),

@@ -461,6 +461,43 @@ fn a_burst_one_source_emits_through_its_cached_output_target() {
     assert_eq!(log, ["c:1", "out:1", "c:2", "out:2", "c:3", "out:3"]);
 }
 
+#[test]
+fn a_lone_sources_reruns_run_what_its_chain_left_on_the_stack() {
+    // src -> ct :: ChainTee; ct[0] -> a :: Log; ct[1] -> b :: Log. The
+    // source is the only task, so every run after its first takes the
+    // task loop's lone path (`Ctx::rerun_task`); the tee's copy is left on
+    // the work stack by the chain, and must run, in Click's order (output
+    // 1's copy first), before the next packet is made.
+    let mut reg = Registry::new();
+    reg.add("One", || {
+        Box::new(OneAtATime {
+            task: Default::default(),
+            next: 1,
+        })
+    });
+    reg.add("ChainTee", || Box::new(Act { kind: "ChainTee" }));
+    reg.add("Log", || Box::new(Act { kind: "Log" }));
+    let names = [
+        ("src", "One", ""),
+        ("ct", "ChainTee", ""),
+        ("a", "Log", ""),
+        ("b", "Log", ""),
+    ];
+    let conns = [(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0)];
+    let spec = RouterSpec::from_lists("t", &names, &conns);
+    let mut r = match Router::new(spec, "", &reg, &RouterOptions::default()) {
+        Ok(r) => r,
+        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+    };
+    LOG.with(|l| l.borrow_mut().clear());
+    r.run_limited(20);
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(
+        log,
+        ["ct:1", "b:1", "a:1", "ct:2", "b:2", "a:2", "ct:3", "b:3", "a:3"]
+    );
+}
+
 /// A source on the thread its name ends with (`Src0`, `Src1`), or an
 /// element that runs as one copy per thread (`Copied`).
 struct OnThread {
@@ -584,4 +621,88 @@ fn idle_router_wakes_on_ready_descriptor() {
 fn flow_codes_limit_the_search() {
     let f = FlowCode::parse("xy/x").expect("valid");
     assert!(f.flows(0, 0) && !f.flows(1, 0));
+}
+
+/// A pull source that, on each pull, also pushes a copy of the packet it
+/// returns out of its push output 1: bytes 1, 2, 3, then none.
+struct Tap {
+    next: u8,
+}
+
+impl Element for Tap {
+    fn port_count(&self) -> &'static str {
+        "0/2"
+    }
+    fn processing(&self) -> &'static str {
+        "h/lh"
+    }
+    fn pull(&mut self, _port: usize, _max: usize, ctx: &mut Ctx) -> Option<crate::Batch> {
+        if self.next > 3 {
+            return None;
+        }
+        let p = Packet::from_slice(&[self.next]);
+        self.next += 1;
+        ctx.emit(1, p.clone());
+        Some(crate::Batch::single(p))
+    }
+}
+
+/// A task that pulls one packet a run from input 0 and logs it
+/// (`pulled:N`); packets pushed into input 1 are logged as `pushed:N`.
+struct Echo {
+    task: Option<crate::TaskId>,
+}
+
+impl Element for Echo {
+    fn port_count(&self) -> &'static str {
+        "2/0"
+    }
+    fn processing(&self) -> &'static str {
+        "lh/h"
+    }
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        self.task = Some(ctx.new_task(true));
+        Ok(())
+    }
+    fn push(&mut self, _port: usize, batch: crate::Batch, _ctx: &mut Ctx) {
+        for p in batch {
+            LOG.with(|l| l.borrow_mut().push(format!("pushed:{}", p.data()[0])));
+        }
+    }
+    fn run_task(&mut self, _task: crate::TaskId, ctx: &mut Ctx) -> bool {
+        let Some(batch) = ctx.pull(0, 1) else {
+            return false;
+        };
+        for p in batch {
+            LOG.with(|l| l.borrow_mut().push(format!("pulled:{}", p.data()[0])));
+        }
+        ctx.fast_reschedule();
+        true
+    }
+}
+
+#[test]
+fn a_lone_tasks_reruns_run_the_work_deferred_by_its_last_run() {
+    // tap[0] -> [0] echo (pulled by echo's task); tap[1] -> [1] echo
+    // (pushed while echo is busy pulling, so deferred until its run
+    // returns). Echo's task is the only one: its runs after the first
+    // take the task loop's lone path, and each run's deferred push must
+    // be delivered before the next run.
+    let mut reg = Registry::new();
+    reg.add("Tap", || Box::new(Tap { next: 1 }));
+    reg.add("Echo", || Box::new(Echo { task: None }));
+    let names = [("tap", "Tap", ""), ("echo", "Echo", "")];
+    let conns = [(0, 0, 1, 0), (0, 1, 1, 1)];
+    let spec = RouterSpec::from_lists("t", &names, &conns);
+    let mut r = match Router::new(spec, "", &reg, &RouterOptions::default()) {
+        Ok(r) => r,
+        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+    };
+    LOG.with(|l| l.borrow_mut().clear());
+    r.run_limited(20);
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(
+        log,
+        ["pulled:1", "pushed:1", "pulled:2", "pushed:2", "pulled:3", "pushed:3"]
+    );
 }

@@ -60,7 +60,7 @@
 use super::handlercall;
 use rclick_core::batch::BATCH_CAPACITY;
 use rclick_core::conf::{parse_bool, parse_i64, Args};
-use rclick_core::element::kinds::source_run_burst;
+use rclick_core::element::kinds::{source_run_burst, source_run_one};
 use rclick_core::element::{Source, SourceTask};
 use rclick_core::packet::PacketTemplate;
 use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SignalId, TaskId};
@@ -266,6 +266,34 @@ impl InfiniteSource {
     }
 }
 
+impl InfiniteSource {
+    #[inline(never)]
+    fn run_burst(&mut self, ctx: &mut Ctx) -> bool {
+        source_run_burst(self, self.burst, ctx)
+    }
+
+    /// Counts `n` packets sent.
+    #[inline(always)]
+    fn sent(&mut self, n: u64, ctx: &mut Ctx) {
+        self.count += n;
+        // END_CALL with the packets that reach the limit (as Click).
+        if self.count == self.limit_count && !self.stop {
+            self.reached_limit(ctx);
+        }
+        // With STOP, the stop is asked by the run (or pull) that finds
+        // none left, as in Click: tasks scheduled before that run still
+        // run, so an Unqueue behind a Queue moves the last packets on.
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn reached_limit(&mut self, ctx: &mut Ctx) {
+        if let Some((h, v)) = &self.end_call {
+            ctx.call_write_later(h, v);
+        }
+    }
+}
+
 impl Source for InfiniteSource {
     // Inline into the task body: at BURST 1 the call cost about as much
     // as the rest of the task's own work.
@@ -294,16 +322,26 @@ impl Source for InfiniteSource {
         } else {
             Batch::copies_of(proto.packet(), n)
         };
-        self.count += n as u64;
-        // END_CALL with the packets that reach the limit (as Click).
-        if self.count == self.limit_count && !self.stop {
-            if let Some((h, v)) = &self.end_call {
-                ctx.call_write_later(h, v);
-            }
+        self.sent(n as u64, ctx);
+        Some(batch)
+    }
+
+    // `generate(1, ..)`, knowing BURST is 1: the count against LIMIT is
+    // the only test of how many to send.
+    #[inline(always)]
+    fn generate_one(&mut self, ctx: &mut Ctx) -> Option<Batch> {
+        if !self.active {
+            return None;
         }
-        // With STOP, the stop is asked by the run (or pull) that finds
-        // none left, as in Click: tasks scheduled before that run still
-        // run, so an Unqueue behind a Queue moves the last packets on.
+        if self.count >= self.limit_count {
+            self.none_left(ctx);
+            return None;
+        }
+        if self.timestamp {
+            self.prototype.set_timestamp_anno(ctx.recent());
+        }
+        let batch = Batch::copy_of_template(&self.prototype);
+        self.sent(1, ctx);
         Some(batch)
     }
 
@@ -366,9 +404,15 @@ impl Element for InfiniteSource {
     }
 
     // The source kind, with Click's whole BURST per task run (the kind's
-    // own task body sends one batch a run).
+    // own task body sends one batch a run). A BURST of 1 is the whole of
+    // this function: the burst loop, out of line, does not make it save
+    // registers it does not use.
     fn run_task(&mut self, _task: TaskId, ctx: &mut Ctx) -> bool {
-        source_run_burst(self, self.burst, ctx)
+        if self.burst == 1 {
+            source_run_one(self, ctx)
+        } else {
+            self.run_burst(ctx)
+        }
     }
 
     fn pull(&mut self, _port: usize, max: usize, ctx: &mut Ctx) -> Option<Batch> {
