@@ -606,6 +606,25 @@ impl Packet {
         &mut self.unique_buffer(0, 0)[start..start + len]
     }
 
+    /// The live bytes, writable, when no clone shares the buffer; `None`
+    /// when one does (where [`writable`](Self::writable) would copy). For
+    /// fast paths that leave shared packets to their general path: with
+    /// no copy to call, they keep no registers across one.
+    #[inline]
+    pub fn writable_if_unique(&mut self) -> Option<&mut [u8]> {
+        if self.is_shared() {
+            return None;
+        }
+        let start = self.h().start as usize;
+        let len = self.h().len as usize;
+        // SAFETY: the reference count is 1 and this packet holds that
+        // reference, so no other packet can read or write the buffer
+        // while the returned borrow of `self` lives (a clone would need
+        // `&self`).
+        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        Some(&mut bytes[start..start + len])
+    }
+
     /// Prepends `n` bytes (uninitialised contents are whatever the buffer
     /// held; callers overwrite them) and returns the new front; `None`,
     /// leaving the packet as it was, if it would grow past
@@ -1032,6 +1051,25 @@ mod tests {
         assert_eq!(a.data(), b"jello world");
         assert_eq!(b.data(), b"hello world");
         assert!(!a.is_shared() && !b.is_shared());
+    }
+
+    #[test]
+    fn writable_if_unique_refuses_a_shared_buffer() {
+        let mut a = Packet::from_slice(b"hello world");
+        a.pull(6);
+        let b = a.clone();
+        assert!(a.writable_if_unique().is_none());
+        assert_eq!(a.data(), b"world");
+        drop(b);
+        // Only the live bytes, and the write lands in the packet.
+        let w = a.writable_if_unique().expect("no clone left");
+        assert_eq!(w, b"world");
+        w[0] = b'W';
+        assert_eq!(a.data(), b"World");
+        // A clone made after the write sees it, and blocks the next one.
+        let c = a.clone();
+        assert!(a.writable_if_unique().is_none());
+        assert_eq!(c.data(), b"World");
     }
 
     #[test]
