@@ -646,6 +646,29 @@ impl Packet {
         Some(&mut bytes[start..start + n])
     }
 
+    /// [`push`](Self::push) when it needs no copy: prepends `n` bytes
+    /// where the buffer is not shared and has the headroom, and returns
+    /// the new front; `None`, leaving the packet as it was, where `push`
+    /// would copy (or fail). For fast paths that leave those packets to
+    /// their general path, and so keep no registers across a copy.
+    #[inline]
+    pub fn push_in_place(&mut self, n: usize) -> Option<&mut [u8]> {
+        if n > MAX_PACKET_LEN.saturating_sub(self.len()) || self.headroom() < n || self.is_shared()
+        {
+            return None;
+        }
+        let h = self.h_mut();
+        h.start -= n as u32;
+        h.frame_start = h.frame_start.min(h.start);
+        h.len += n as u32;
+        let start = h.start as usize;
+        // SAFETY: the reference count is 1 and this packet holds it, so no
+        // other packet reads or writes the buffer while the returned
+        // borrow of `self` lives; `start` was checked against the headroom.
+        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        Some(&mut bytes[start..start + n])
+    }
+
     /// Removes `n` bytes from the front (at most the length).
     #[inline]
     pub fn pull(&mut self, n: usize) {
@@ -1070,6 +1093,27 @@ mod tests {
         let c = a.clone();
         assert!(a.writable_if_unique().is_none());
         assert_eq!(c.data(), b"World");
+    }
+
+    #[test]
+    fn push_in_place_needs_an_unshared_buffer_and_headroom() {
+        let mut a = Packet::from_slice(b"payload");
+        a.pull(3);
+        let b = a.clone();
+        assert!(a.push_in_place(2).is_none());
+        assert_eq!(a.data(), b"load");
+        drop(b);
+        let front = a.push_in_place(2).expect("unshared, with headroom");
+        front.copy_from_slice(b"XY");
+        assert_eq!(a.data(), b"XYload");
+        assert_eq!(a.len(), 6);
+        // No more headroom than there is.
+        let room = a.headroom();
+        assert!(a.push_in_place(room + 1).is_none());
+        assert_eq!(a.data(), b"XYload");
+        assert!(a.push_in_place(room).is_some());
+        assert_eq!(a.headroom(), 0);
+        assert_eq!(a.len(), 6 + room);
     }
 
     #[test]

@@ -319,3 +319,40 @@ fn classifier_sends_a_one_packet_batch_where_its_packet_belongs() {
     let out = one_by_one_as_batch("Classifier(12/0800)", 1, mix);
     assert_eq!(out[0].len(), 2);
 }
+
+#[test]
+fn arpquerier_addresses_a_packet_in_place_or_through_its_general_path() {
+    let setup = || {
+        let mut r = from_config(
+            "x :: ARPQuerier(10.0.1.1, 00:00:c0:00:01:01); Idle -> x; Idle -> [1]x; \
+             x -> o0 :: Queue(1000) -> Discard;",
+        );
+        r.write_handler("x.insert", "10.0.1.2 00:00:0b:00:01:02")
+            .unwrap();
+        r
+    };
+    let to_b = |headroom: usize| {
+        let mut p = Packet::with_room(headroom, &ip(64, &[], false), 0);
+        p.set_dst_ip_anno([10, 0, 1, 2].into());
+        p
+    };
+    let header = [0, 0, 0x0b, 0, 1, 2, 0, 0, 0xc0, 0, 1, 1, 0x08, 0x00];
+    // The first packet finds the entry and makes it the remembered one;
+    // the next ones take the one-packet path: in place, shared (the clone
+    // keeps its bytes) and with no headroom (copied), alike.
+    let mut r = setup();
+    let x = r.find_element("x").unwrap();
+    let kept = to_b(64);
+    let shared = kept.clone();
+    for p in [to_b(64), to_b(64), shared, to_b(0)] {
+        r.inject(x, 0, Batch::single(p));
+    }
+    let out = drain(&mut r, "o0");
+    assert_eq!(out.len(), 4);
+    for s in &out {
+        assert_eq!(s.data[..14], header);
+        assert_eq!(s.data[14..], ip(64, &[], false)[..]);
+    }
+    assert_eq!(kept.data(), &ip(64, &[], false)[..]);
+    assert_eq!(rclick_elements::testing::read(&mut r, "x.drops"), "0");
+}
