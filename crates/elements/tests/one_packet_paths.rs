@@ -356,3 +356,43 @@ fn arpquerier_addresses_a_packet_in_place_or_through_its_general_path() {
     assert_eq!(kept.data(), &ip(64, &[], false)[..]);
     assert_eq!(rclick_elements::testing::read(&mut r, "x.drops"), "0");
 }
+
+#[test]
+fn arpqueriers_on_two_clones_of_one_packet_each_write_their_own_header() {
+    // A Tee'd packet to two interfaces: each ARPQuerier, on its
+    // one-packet path, prepends its own header. Were the shared buffer's
+    // headroom written in place, the second header would land over the
+    // first packet's.
+    let mut r = from_config(
+        "x1 :: ARPQuerier(10.0.1.1, 00:00:c0:00:01:01); Idle -> x1; Idle -> [1]x1; \
+         x2 :: ARPQuerier(10.0.2.1, 00:00:c0:00:02:01); Idle -> x2; Idle -> [1]x2; \
+         x1 -> o1 :: Queue(1000) -> Discard; x2 -> o2 :: Queue(1000) -> Discard;",
+    );
+    r.write_handler("x1.insert", "10.0.9.9 00:00:0b:00:01:02")
+        .unwrap();
+    r.write_handler("x2.insert", "10.0.9.9 00:00:0b:00:02:02")
+        .unwrap();
+    let to_next_hop = || {
+        let mut p = Packet::with_room(64, &ip(64, &[], false), 0);
+        p.set_dst_ip_anno([10, 0, 9, 9].into());
+        p
+    };
+    let (x1, x2) = (r.find_element("x1").unwrap(), r.find_element("x2").unwrap());
+    // The first packet to each makes the entry the remembered one.
+    r.inject(x1, 0, Batch::single(to_next_hop()));
+    r.inject(x2, 0, Batch::single(to_next_hop()));
+    let p = to_next_hop();
+    let tee = p.clone();
+    r.inject(x1, 0, Batch::single(p));
+    r.inject(x2, 0, Batch::single(tee));
+    let h1 = [0, 0, 0x0b, 0, 1, 2, 0, 0, 0xc0, 0, 1, 1, 0x08, 0x00];
+    let h2 = [0, 0, 0x0b, 0, 2, 2, 0, 0, 0xc0, 0, 2, 1, 0x08, 0x00];
+    for (q, header) in [("o1", h1), ("o2", h2)] {
+        let out = drain(&mut r, q);
+        assert_eq!(out.len(), 2, "{q}");
+        for s in &out {
+            assert_eq!(s.data[..14], header, "{q}");
+            assert_eq!(s.data[14..], ip(64, &[], false)[..], "{q}");
+        }
+    }
+}

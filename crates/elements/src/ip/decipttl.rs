@@ -87,9 +87,9 @@ impl DecIPTTL {
     }
 
     /// The common case in place: decrements the TTL of an option-less
-    /// header with a TTL above 1 and says so; any other packet is left
-    /// as it was (but for a shared buffer made private) for
-    /// [`DecIPTTL::filter_or_drop_general`].
+    /// header with a TTL above 1 in a buffer no clone shares, and says
+    /// so; any other packet (a shared one too: the general path copies
+    /// it) is left as it was for [`DecIPTTL::filter_or_drop_general`].
     #[inline(always)]
     fn decrement_plain(&self, p: &mut Packet) -> bool {
         if self.active {
