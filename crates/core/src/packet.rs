@@ -606,6 +606,25 @@ impl Packet {
         &mut self.unique_buffer(0, 0)[start..start + len]
     }
 
+    /// The live bytes, writable, when no clone shares the buffer; `None`
+    /// when one does (where [`writable`](Self::writable) would copy). For
+    /// fast paths that leave shared packets to their general path: with
+    /// no copy to call, they keep no registers across one.
+    #[inline]
+    pub fn writable_if_unique(&mut self) -> Option<&mut [u8]> {
+        if self.is_shared() {
+            return None;
+        }
+        let start = self.h().start as usize;
+        let len = self.h().len as usize;
+        // SAFETY: the reference count is 1 and this packet holds that
+        // reference, so no other packet can read or write the buffer
+        // while the returned borrow of `self` lives (a clone would need
+        // `&self`).
+        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        Some(&mut bytes[start..start + len])
+    }
+
     /// Prepends `n` bytes (uninitialised contents are whatever the buffer
     /// held; callers overwrite them) and returns the new front; `None`,
     /// leaving the packet as it was, if it would grow past
@@ -623,6 +642,29 @@ impl Packet {
         let start = h.start as usize;
         // SAFETY: `unique_buffer` just made the buffer exclusively ours
         // (no second check, as `writable` would make).
+        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        Some(&mut bytes[start..start + n])
+    }
+
+    /// [`push`](Self::push) when it needs no copy: prepends `n` bytes
+    /// where the buffer is not shared and has the headroom, and returns
+    /// the new front; `None`, leaving the packet as it was, where `push`
+    /// would copy (or fail). For fast paths that leave those packets to
+    /// their general path, and so keep no registers across a copy.
+    #[inline]
+    pub fn push_in_place(&mut self, n: usize) -> Option<&mut [u8]> {
+        if n > MAX_PACKET_LEN.saturating_sub(self.len()) || self.headroom() < n || self.is_shared()
+        {
+            return None;
+        }
+        let h = self.h_mut();
+        h.start -= n as u32;
+        h.frame_start = h.frame_start.min(h.start);
+        h.len += n as u32;
+        let start = h.start as usize;
+        // SAFETY: the reference count is 1 and this packet holds it, so no
+        // other packet reads or writes the buffer while the returned
+        // borrow of `self` lives; `start` was checked against the headroom.
         let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
         Some(&mut bytes[start..start + n])
     }
@@ -1061,6 +1103,46 @@ mod tests {
         assert_eq!(a.data(), b"jello world");
         assert_eq!(b.data(), b"hello world");
         assert!(!a.is_shared() && !b.is_shared());
+    }
+
+    #[test]
+    fn writable_if_unique_refuses_a_shared_buffer() {
+        let mut a = Packet::from_slice(b"hello world");
+        a.pull(6);
+        let b = a.clone();
+        assert!(a.writable_if_unique().is_none());
+        assert_eq!(a.data(), b"world");
+        drop(b);
+        // Only the live bytes, and the write lands in the packet.
+        let w = a.writable_if_unique().expect("no clone left");
+        assert_eq!(w, b"world");
+        w[0] = b'W';
+        assert_eq!(a.data(), b"World");
+        // A clone made after the write sees it, and blocks the next one.
+        let c = a.clone();
+        assert!(a.writable_if_unique().is_none());
+        assert_eq!(c.data(), b"World");
+    }
+
+    #[test]
+    fn push_in_place_needs_an_unshared_buffer_and_headroom() {
+        let mut a = Packet::from_slice(b"payload");
+        a.pull(3);
+        let b = a.clone();
+        assert!(a.push_in_place(2).is_none());
+        assert_eq!(a.data(), b"load");
+        drop(b);
+        let front = a.push_in_place(2).expect("unshared, with headroom");
+        front.copy_from_slice(b"XY");
+        assert_eq!(a.data(), b"XYload");
+        assert_eq!(a.len(), 6);
+        // No more headroom than there is.
+        let room = a.headroom();
+        assert!(a.push_in_place(room + 1).is_none());
+        assert_eq!(a.data(), b"XYload");
+        assert!(a.push_in_place(room).is_some());
+        assert_eq!(a.headroom(), 0);
+        assert_eq!(a.len(), 6 + room);
     }
 
     #[test]

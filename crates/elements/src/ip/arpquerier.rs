@@ -566,13 +566,19 @@ impl ARPQuerier {
         } else {
             p.push(HEADER_LEN)?
         };
+        self.emit_header(frame, dst_eth);
+        Some(())
+    }
+
+    /// Writes this interface's Ethernet header to `dst_eth` into `frame`.
+    #[inline(always)]
+    fn emit_header(&self, frame: &mut [u8], dst_eth: EtherAddr) {
         let header = EthernetRepr {
             src: self.my_eth,
             dst: dst_eth,
             ethertype: ETHERTYPE_IP,
         };
         header.emit(&mut EtherFrame::new_unchecked(frame));
-        Some(())
     }
 
     /// `resolve_ip_at`, then sends a resolved packet on output 0.
@@ -941,13 +947,16 @@ impl Element for ARPQuerier {
         if port == 0 && batch.len() == 1 && self.shared.is_none() && !self.my_ip.is_unspecified() {
             if let Some((ip, eth)) = self.table.hot_at(ctx.recent(), self.poll_timeout) {
                 let p = &mut batch.packets_mut()[0];
+                // Addressed here only where the header goes in with no
+                // copy (a shared packet, or one with no headroom, takes
+                // the general path, which copies): no call, so no
+                // registers kept across one.
                 if p.dst_ip_anno() == ip {
-                    if self.address(p, false, eth).is_some() {
+                    if let Some(frame) = p.push_in_place(HEADER_LEN) {
+                        self.emit_header(frame, eth);
                         ctx.emit_batch(0, batch);
-                    } else {
-                        self.drops += 1;
+                        return;
                     }
-                    return;
                 }
             }
         }

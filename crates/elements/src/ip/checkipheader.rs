@@ -242,6 +242,13 @@ impl CheckIPHeader {
 }
 
 impl CheckIPHeader {
+    /// The kit's batch path, out of line so that the fast path in
+    /// `push_in_chain` saves no registers for it.
+    #[inline(never)]
+    fn push_in_chain_general(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        rclick_core::element::kinds::filter_push_in_chain(self, batch, ctx)
+    }
+
     /// Every case of [`Filter::filter`].
     #[inline(never)]
     fn filter_general(&mut self, mut p: Packet, ctx: &mut Ctx) -> Result<Packet, Packet> {
@@ -332,7 +339,7 @@ impl Element for CheckIPHeader {
                 return true;
             }
         }
-        rclick_core::element::kinds::filter_push_in_chain(self, batch, ctx)
+        self.push_in_chain_general(batch, ctx)
     }
     checker_handlers!(HANDLERS, CheckIPHeader::details);
 }

@@ -79,10 +79,17 @@ impl FilterOrDrop for DecIPTTL {
 }
 
 impl DecIPTTL {
+    /// The kit's batch path, out of line so that the one-packet path in
+    /// `push_in_chain` saves no registers for it.
+    #[inline(never)]
+    fn push_in_chain_general(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        rclick_core::element::kinds::filter_or_drop_push_in_chain(self, batch, ctx)
+    }
+
     /// The common case in place: decrements the TTL of an option-less
-    /// header with a TTL above 1 and says so; any other packet is left
-    /// as it was (but for a shared buffer made private) for
-    /// [`DecIPTTL::filter_or_drop_general`].
+    /// header with a TTL above 1 in a buffer no clone shares, and says
+    /// so; any other packet (a shared one too: the general path copies
+    /// it) is left as it was for [`DecIPTTL::filter_or_drop_general`].
     #[inline(always)]
     fn decrement_plain(&self, p: &mut Packet) -> bool {
         if self.active {
@@ -162,7 +169,7 @@ impl Element for DecIPTTL {
                 return true;
             }
         }
-        rclick_core::element::kinds::filter_or_drop_push_in_chain(self, batch, ctx)
+        self.push_in_chain_general(batch, ctx)
     }
     rclick_core::handlers!(HANDLERS);
 }

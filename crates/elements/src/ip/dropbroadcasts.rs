@@ -47,6 +47,15 @@ impl SimpleAction for DropBroadcasts {
     }
 }
 
+impl DropBroadcasts {
+    /// The kit's batch path, out of line so that the fast path in
+    /// `push_in_chain` saves no registers for it.
+    #[inline(never)]
+    fn push_in_chain_general(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        rclick_core::element::kinds::simple_push_in_chain(self, batch, ctx)
+    }
+}
+
 const HANDLERS: &[Handler<DropBroadcasts>] = &[Handler::data("drops", |e| &e.drops)];
 
 rclick_core::element_class!(DropBroadcasts);
@@ -68,7 +77,7 @@ impl Element for DropBroadcasts {
                 PacketType::Broadcast | PacketType::Multicast
             )
         });
-        keeps_all || rclick_core::element::kinds::simple_push_in_chain(self, batch, ctx)
+        keeps_all || self.push_in_chain_general(batch, ctx)
     }
     rclick_core::handlers!(HANDLERS);
 }

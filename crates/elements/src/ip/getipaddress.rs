@@ -109,7 +109,12 @@ impl Element for GetIPAddress {
 
     // The action kind's push, with each packet annotated where it lies
     // (nothing is ever dropped) instead of moved out and back.
+    // A batch of one is annotated without the loop's set-up.
     fn push_in_chain(&mut self, batch: &mut Batch, _ctx: &mut Ctx) -> bool {
+        if let [p] = batch.packets_mut() {
+            self.annotate(p);
+            return true;
+        }
         for p in batch.packets_mut() {
             self.annotate(p);
         }

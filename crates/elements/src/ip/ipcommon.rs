@@ -40,16 +40,18 @@ pub fn ip_hdr_mut(p: &mut Packet) -> Option<Ipv4Header<&mut [u8]>> {
 /// bytes of an option-less IPv4 header (first byte 0x45) at the network
 /// header, writable, as a fixed-size array (one bounds check). `None` for
 /// anything else (network header unset, in the headroom or too close to
-/// the end, options, another version): callers then take their general
-/// path, which handles every case. Where this is `Some`, [`ip_hdr_mut`]
-/// is `Some` too, with header length 20. The data is made writable first
-/// (copied if it is shared) and then checked, so a shared packet that
-/// turns out not to qualify has been copied for nothing (harmless: the
-/// bytes are the same).
+/// the end, options, another version, a buffer shared with a clone):
+/// callers then take their general path, which handles every case (and
+/// copies a shared buffer). Where this is `Some`, [`ip_hdr_mut`] is `Some`
+/// too, with header length 20. Leaving the copy to the general path keeps
+/// the fast path free of a call, and of the registers saved around it.
 #[inline(always)]
 pub fn plain_ip_hdr_mut(p: &mut Packet) -> Option<&mut [u8; 20]> {
     let off = usize::try_from(p.network_offset()?).ok()?;
-    let h = p.writable().get_mut(off..)?.first_chunk_mut::<20>()?;
+    let h = p
+        .writable_if_unique()?
+        .get_mut(off..)?
+        .first_chunk_mut::<20>()?;
     (h[0] == 0x45).then_some(h)
 }
 

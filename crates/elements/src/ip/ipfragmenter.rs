@@ -95,6 +95,22 @@ fn copied_options(h: &Ipv4Header<&[u8]>, out: &mut [u8; MAX_HEADER_LEN - MIN_HEA
 }
 
 impl IPFragmenter {
+    /// The batch of `push_in_chain` when some packet needs fragmenting,
+    /// out of line so that the common check saves no registers for it:
+    /// each packet leaves in order, whole or in fragments.
+    #[inline(never)]
+    fn push_in_chain_general(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        let mtu = self.mtu;
+        for p in batch.drain() {
+            if net_off(&p).is_some_and(|off| p.len() - off <= mtu) {
+                ctx.emit(0, p);
+            } else {
+                self.fragment(p, ctx);
+            }
+        }
+        false
+    }
+
     fn next_rand(&mut self) -> u16 {
         // xorshift32: a fresh IP ID when the DF bit is overridden.
         let mut x = self.rand;
@@ -264,14 +280,7 @@ impl Element for IPFragmenter {
         if batch.packets().iter().all(fits) {
             return true;
         }
-        for p in batch.drain() {
-            if fits(&p) {
-                ctx.emit(0, p);
-            } else {
-                self.fragment(p, ctx);
-            }
-        }
-        false
+        self.push_in_chain_general(batch, ctx)
     }
 
     rclick_core::handlers!(HANDLERS);

@@ -1148,6 +1148,15 @@ impl<C: TableClass> RouteLookup<C> {
     }
 }
 
+impl<C: TableClass> RouteLookup<C> {
+    /// The dispatch kind's push, out of line so that the one-packet path
+    /// in `push` saves no registers for it.
+    #[inline(never)]
+    fn push_batch(&mut self, batch: Batch, ctx: &mut Ctx) {
+        rclick_core::element::kinds::dispatch_push(batch, ctx, |p, ctx| self.dispatch(p, ctx))
+    }
+}
+
 impl<C: TableClass> Dispatch for RouteLookup<C> {
     #[inline]
     fn dispatch(&mut self, mut p: Packet, ctx: &mut Ctx) -> Option<(usize, Packet)> {
@@ -1167,7 +1176,7 @@ impl<C: TableClass> Element for RouteLookup<C> {
             }
             return;
         }
-        rclick_core::element::kinds::dispatch_push(batch, ctx, |p, ctx| self.dispatch(p, ctx))
+        self.push_batch(batch, ctx);
     }
     rclick_core::handlers!(Self::HANDLERS);
 

@@ -30,7 +30,7 @@
 
 use rclick_core::conf::{parse_usize, Args};
 use rclick_core::packet::{anno, ANNO_SIZE};
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 /// Parses an annotation argument (Click's `AnnoArg(size)`): a name from
 /// Click's annotation table or a byte offset; the annotation must be
@@ -99,14 +99,21 @@ const HANDLERS: &[Handler<Paint>] = &[Handler::data_rw(
     |e| &mut e.paint.color,
 )];
 
-impl SimpleAction for Paint {
+impl Paint {
+    /// Straight into the annotation area (the offset was checked when
+    /// configured).
     #[inline(always)]
-    fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
-        // Straight into the annotation area (the offset was checked when
-        // configured).
+    fn paint(&self, p: &mut Packet) {
         if let Some(b) = p.anno_mut().get_mut(self.paint.anno) {
             *b = self.paint.color;
         }
+    }
+}
+
+impl SimpleAction for Paint {
+    #[inline(always)]
+    fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
+        self.paint(&mut p);
         Some(p)
     }
 }
@@ -114,8 +121,22 @@ impl SimpleAction for Paint {
 rclick_core::element_class!(Paint);
 
 impl Element for Paint {
-    rclick_core::element_kind!(action);
+    rclick_core::element_kind!(action, own_chain);
     rclick_core::handlers!(HANDLERS);
+
+    // The action kind's push, with each packet painted where it lies
+    // (nothing is ever dropped) instead of moved out and back.
+    // A batch of one is painted without the loop's set-up.
+    fn push_in_chain(&mut self, batch: &mut Batch, _ctx: &mut Ctx) -> bool {
+        if let [p] = batch.packets_mut() {
+            self.paint(p);
+            return true;
+        }
+        for p in batch.packets_mut() {
+            self.paint(p);
+        }
+        true
+    }
 
     // Writing `config` sets COLOR and ANNO anew; a bad one changes nothing.
     fn can_live_reconfigure(&self) -> bool {

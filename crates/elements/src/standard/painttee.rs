@@ -25,7 +25,7 @@
 //! ... -> pt :: PaintTee(1) -> ...; pt[1] -> ICMPError(18.26.4.24, redirect, host) -> ...;
 //! ```
 
-use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
+use rclick_core::{Batch, ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::paint::Color;
 
@@ -61,8 +61,23 @@ impl SimpleAction for PaintTee {
 
 rclick_core::element_class!(PaintTee);
 
+impl PaintTee {
+    /// The kit's batch path, out of line so that the look in
+    /// `push_in_chain` saves no registers for it.
+    #[inline(never)]
+    fn push_in_chain_general(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        rclick_core::element::kinds::simple_push_in_chain(self, batch, ctx)
+    }
+}
+
 impl Element for PaintTee {
-    rclick_core::element_kind!(action);
+    rclick_core::element_kind!(action, own_chain);
+
+    // The action kind's push, after a look that usually finds no packet
+    // of the color: then the batch passes as it is.
+    fn push_in_chain(&mut self, batch: &mut Batch, ctx: &mut Ctx) -> bool {
+        !batch.packets().iter().any(|p| self.copies(p)) || self.push_in_chain_general(batch, ctx)
+    }
     rclick_core::handlers!(HANDLERS);
 
     fn port_count(&self) -> &'static str {
