@@ -183,6 +183,14 @@ fn transcript_of_every_command() {
         vec!["200 Read handler 's.add' OK"]
     );
     assert_eq!(String::from_utf8(c.data()).unwrap().trim(), "3");
+    // A parameter to a handler that takes none: Click's error.
+    assert_eq!(
+        c.cmd("READ c.count x"),
+        vec![
+            "590-Read handler 'c.count' error:",
+            "590 read handler 'c.count' does not take parameters"
+        ]
+    );
     // The ControlSocket's own handlers.
     assert_eq!(c.count("cs.port"), r.port as u64);
     assert_eq!(c.count("cs.clients"), 1);

@@ -177,6 +177,14 @@ impl RouterCore {
         if !spec.is_read() {
             return Err(format!("'{}.{name}' is a write handler", info.name));
         }
+        // Click's words: a parameter given to a handler that takes none is
+        // an error, not ignored.
+        if param.is_some_and(|p| !p.is_empty()) && spec.flags & hflags::READ_PARAM == 0 {
+            return Err(format!(
+                "read handler '{}.{name}' does not take parameters",
+                info.name
+            ));
+        }
         let tasks = info.tasks.borrow();
         match name {
             "name" => return Ok(info.name.clone()),
