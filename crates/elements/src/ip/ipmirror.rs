@@ -66,7 +66,9 @@ impl Default for IPMirror {
 
 impl SimpleAction for IPMirror {
     // Inline into the batch loop: a call per packet (and its register
-    // saves) cost a fifth of the element at one packet per batch.
+    // saves) cost a fifth of the element at one packet per batch, and
+    // `#[inline]` alone left the call (23 instructions a lap more at
+    // BURST 32 in nat-10k-baseline, 10 fewer at BURST 1).
     #[inline(always)]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
         let Some(off) = net_off(&p) else {
