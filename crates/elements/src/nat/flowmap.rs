@@ -54,7 +54,9 @@ pub struct FlowMap {
     /// `slots.len() - 1` (a power of two less one); 0 before the first
     /// insertion, when `slots` is empty.
     mask: usize,
-    /// Right shift of a hash to a slot index: its top bits.
+    /// Right shift of a hash to a slot index: its top bits. 63 (slot 0
+    /// or 1, never read) before the first insertion: every reader checks
+    /// for no slots first.
     shift: u32,
     len: usize,
     hasher: FlowHashBuilder,
@@ -65,7 +67,7 @@ impl Default for FlowMap {
         FlowMap {
             slots: Vec::new(),
             mask: 0,
-            shift: 64,
+            shift: 63,
             len: 0,
             hasher: FlowHashBuilder::default(),
         }
@@ -84,20 +86,21 @@ impl FlowMap {
     /// Where `key`'s probe sequence starts.
     #[inline(always)]
     fn home(&self, addrs: u64, ports: u32) -> usize {
-        // A shift by 64 (the empty map's) would overflow: `checked_shr`
-        // makes it slot 0, which `get` never reads (no slots).
-        self.hasher
-            .hash_words(addrs, ports)
-            .checked_shr(self.shift)
-            .unwrap_or(0) as usize
+        (self.hasher.hash_words(addrs, ports) >> self.shift) as usize
     }
 
     /// The slot holding `key`, or the free slot where its probe stopped.
     #[inline(always)]
     fn find(&self, addrs: u64, ports: u32) -> (usize, bool) {
         let mut i = self.home(addrs, ports);
+        debug_assert!(!self.slots.is_empty());
         loop {
-            let s = &self.slots[i];
+            // SAFETY: `i` is a hash's top bits, as many as index the
+            // slots (`shift` is 64 less their count's log2), or the index
+            // after a slot masked by `mask` (their count less one), so it
+            // is below the count; and the callers come with slots (`get`
+            // and `remove` return first without, `insert` grows first).
+            let s = unsafe { self.slots.get_unchecked(i) };
             if s.value == EMPTY {
                 return (i, false);
             }
