@@ -258,4 +258,56 @@ mod tests {
         assert!(FlowMap::default().get(&FlowId::default()).is_none());
         assert!(FlowMap::default().remove(&FlowId::default()).is_none());
     }
+
+    /// A cluster that wraps past the last slot: keys whose probe starts
+    /// at the last slot sit at the end and at the start of the table, a
+    /// key starting at slot 0 before them there; removing each in turn
+    /// must shift the rest back across the wrap so that all stay found
+    /// (and the one starting at slot 0 must not move before its start).
+    #[test]
+    fn backward_shift_across_the_end_of_the_table() {
+        let mut m = FlowMap::default();
+        m.insert(FlowId::new(0, 0, 0, 1), 0);
+        let last = m.mask;
+        let home_of = |m: &FlowMap, k: &FlowId| {
+            let (a, p) = Slot::key_words(k);
+            m.home(a, p)
+        };
+        let candidates = (1..u16::MAX).map(|p| FlowId::new(7, p, 9, 80));
+        let at_end: Vec<FlowId> = candidates
+            .clone()
+            .filter(|k| home_of(&m, k) == last)
+            .take(3)
+            .collect();
+        let at_zero: Vec<FlowId> = candidates.filter(|k| home_of(&m, k) == 0).take(1).collect();
+        assert_eq!((at_end.len(), at_zero.len()), (3, 1));
+        // Slot 0 is taken first by the key starting there, so the
+        // wrapped ones go to the last slot, then 1 and 2.
+        let keys: Vec<FlowId> = at_zero.iter().chain(&at_end).copied().collect();
+        for victim in 0..keys.len() {
+            let mut m = FlowMap {
+                slots: vec![FREE; m.slots.len()],
+                mask: m.mask,
+                shift: m.shift,
+                len: 0,
+                hasher: m.hasher.clone(),
+            };
+            for (v, k) in keys.iter().enumerate() {
+                assert_eq!(m.insert(*k, v as u32), None);
+            }
+            assert_eq!(m.slots.len(), last + 1, "no growth");
+            assert_eq!(m.remove(&keys[victim]), Some(victim as u32));
+            for (v, k) in keys.iter().enumerate() {
+                let want = (v != victim).then_some(v as u32);
+                assert_eq!(m.get(k), want, "victim {victim}, key {v}");
+            }
+            if victim != 0 {
+                let (a, p) = Slot::key_words(&keys[0]);
+                assert_eq!(m.find(a, p), (0, true), "the key starting at slot 0 moved");
+            }
+            assert_eq!(m.len(), keys.len() - 1);
+            let used = m.slots.iter().filter(|s| s.value != EMPTY).count();
+            assert_eq!(used, keys.len() - 1);
+        }
+    }
 }

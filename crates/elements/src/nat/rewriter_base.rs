@@ -2243,6 +2243,22 @@ mod tests {
         }
     }
 
+    /// The fast path's checksum update (the delta, or its complement for
+    /// a reply) is the general path's, on every checksum including the
+    /// one's-complement zeros 0x0000 and 0xffff, for the deltas at the
+    /// edges and a spread of others.
+    #[test]
+    fn add_checksum_delta_is_apply_delta() {
+        let mut deltas = vec![0u16, 1, 0x7fff, 0x8000, 0xfffe, 0xffff];
+        deltas.extend((0..64u16).map(|i| i.wrapping_mul(0x9e37) ^ 0x5a5a));
+        for csum in 0..=u16::MAX {
+            for &d in &deltas {
+                assert_eq!(add_checksum_delta(csum, d), apply_delta(csum, d, false));
+                assert_eq!(add_checksum_delta(csum, !d), apply_delta(csum, d, true));
+            }
+        }
+    }
+
     /// Each map draws its own keys: a flow set crafted against one
     /// table's hash does not carry over to another's.
     #[test]
