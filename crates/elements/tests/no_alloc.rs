@@ -220,3 +220,70 @@ fn small_and_growing_packets_allocate_nothing_in_steady_state() {
     // The Vec of each cycle is one allocation.
     assert_eq!(a1 - a0, 100, "{} allocations", a1 - a0);
 }
+
+/// An Ethernet/IPv4 frame of protocol `proto` (UDP or TCP) from
+/// 10.0.0.2:1024 to 10.0.1.5:53, as a Click `\<hex>` data string.
+fn transport_frame(proto: u8) -> String {
+    let l4_len: u16 = if proto == 6 { 20 } else { 8 };
+    let total = 20 + l4_len + 6;
+    let mut ip = vec![
+        0x45, 0, 0, 0, 0, 0, 0, 0, 64, proto, 0, 0, 10, 0, 0, 2, 10, 0, 1, 5,
+    ];
+    ip[2..4].copy_from_slice(&total.to_be_bytes());
+    let c = rclick_core::wire::checksum::checksum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut f = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x08, 0x00];
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&[0x04, 0x00, 0x00, 0x35]);
+    if proto == 6 {
+        // Sequence and acknowledgement numbers, data offset 5, ACK, a
+        // window, a checksum (any: it is updated, not checked).
+        f.extend_from_slice(&[
+            0, 0, 0, 1, 0, 0, 0, 1, 0x50, 0x10, 0xff, 0xff, 0x12, 0x34, 0, 0,
+        ]);
+    } else {
+        f.extend_from_slice(&[0x00, 0x0e, 0x12, 0x34]);
+    }
+    f.resize(14 + usize::from(total), 0);
+    let hex: String = f.iter().map(|b| format!("{b:02x}")).collect();
+    format!("\\<{hex}>")
+}
+
+/// IPRewriter's established flows (its fast path and flow map), outbound
+/// and back in as replies through IPMirror, for UDP and TCP, at BURST 1
+/// and 32: no allocation per packet once the flow exists.
+#[test]
+fn no_allocation_on_the_rewriter_fast_path() {
+    for proto in [17u8, 6] {
+        for burst in [1usize, 32] {
+            let frame = transport_frame(proto);
+            let text = format!(
+                "src :: InfiniteSource(DATA {frame}, BURST {burst})
+                   -> Strip(14) -> MarkIPHeader
+                   -> rw :: IPRewriter(pattern 1.0.0.1 1024-65535 - - 0 1, drop);
+                 rw[0] -> IPMirror -> [1]rw;
+                 rw[1] -> c :: Counter -> Discard;"
+            );
+            let mut r = rclick_elements::testing::from_config(&text);
+            assert_eq!(r.run_limited(2_000), StopReason::Limit);
+            let before: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
+            assert!(before > 0, "proto {proto}: no reply came back out");
+            let a0 = allocations();
+            assert_eq!(r.run_limited(4_000), StopReason::Limit);
+            let a1 = allocations();
+            let after: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
+            assert!(
+                after - before >= 3_000 * burst as u64,
+                "proto {proto} BURST {burst}: only {} replies",
+                after - before
+            );
+            assert_eq!(
+                a1 - a0,
+                0,
+                "proto {proto} BURST {burst}: {} allocations for {} packets",
+                a1 - a0,
+                after - before
+            );
+        }
+    }
+}

@@ -41,7 +41,8 @@
 //! ```
 
 use rclick_core::conf::Args;
-use rclick_core::wire::Ipv4Header;
+use std::net::Ipv4Addr;
+
 use rclick_core::{ConfigResult, Ctx, Element, Handler, InitCtx, Packet, SimpleAction};
 
 use super::ipcommon::net_off;
@@ -65,8 +66,10 @@ impl Default for IPMirror {
 
 impl SimpleAction for IPMirror {
     // Inline into the batch loop: a call per packet (and its register
-    // saves) cost a fifth of the element at one packet per batch.
-    #[inline]
+    // saves) cost a fifth of the element at one packet per batch, and
+    // `#[inline]` alone left the call (23 instructions a lap more at
+    // BURST 32 in nat-10k-baseline, 10 fewer at BURST 1).
+    #[inline(always)]
     fn action(&mut self, mut p: Packet, _ctx: &mut Ctx) -> Option<Packet> {
         let Some(off) = net_off(&p) else {
             self.drops += 1;
@@ -74,42 +77,51 @@ impl SimpleAction for IPMirror {
         };
         let transport = p.transport_offset();
         let data = p.writable();
-        let (src, proto, mirror_ports, th) = {
-            let Ok(mut ip) = Ipv4Header::new_checked(&mut data[off..]) else {
-                self.drops += 1;
-                return None;
-            };
-            let (src, dst) = (ip.src(), ip.dst());
-            ip.set_src(dst);
-            ip.set_dst(src);
-            let proto = ip.protocol();
-            let mirror_ports = ip.frag_offset() == 0 && (proto == PROTO_TCP || proto == PROTO_UDP);
+        // The fixed header as an array (fields at fixed offsets, without
+        // a bounds check each), checked as `Ipv4Header::new_checked`
+        // does: version 4, a header length of 20 to the bytes there.
+        let Some((ip, after)) = data
+            .get_mut(off..)
+            .and_then(|d| d.split_first_chunk_mut::<20>())
+        else {
+            self.drops += 1;
+            return None;
+        };
+        let hl = usize::from(ip[0] & 0x0f) * 4;
+        if ip[0] >> 4 != 4 || hl < 20 || hl - 20 > after.len() {
+            self.drops += 1;
+            return None;
+        }
+        let src = [ip[12], ip[13], ip[14], ip[15]];
+        // The two addresses are the halves of 8 bytes: a rotation by 32
+        // bits exchanges them, in either byte order.
+        let addrs = ip.last_chunk_mut::<8>().expect("20 bytes hold 8");
+        *addrs = u64::from_ne_bytes(*addrs).rotate_left(32).to_ne_bytes();
+        let proto = ip[9];
+        let mirror_ports = u16::from_be_bytes([ip[6], ip[7]]) & 0x1fff == 0
+            && (proto == PROTO_TCP || proto == PROTO_UDP);
+        if mirror_ports {
             // Click mirrors at the transport header annotation; without
             // one, the header's own length says where it is.
             let th = match transport {
                 Some(t) if t >= 0 => t as usize,
-                _ => off + ip.header_len(),
+                _ => off + hl,
             };
-            (src, proto, mirror_ports, th)
-        };
-        // As Click: ports only when a UDP header's worth (8 bytes) is there.
-        // The swaps are word rotations: a slice's `rotate_left` is a
-        // generic out-of-line call, two per packet here.
-        if mirror_ports && data.len() >= th.saturating_add(8) {
-            if let Some(ports) = data.get_mut(th..).and_then(|t| t.first_chunk_mut::<4>()) {
-                *ports = u32::from_be_bytes(*ports).rotate_left(16).to_be_bytes();
-            }
-            if proto == PROTO_TCP {
-                if let Some(seq_ack) = data
-                    .get_mut(th + 4..)
-                    .and_then(|t| t.first_chunk_mut::<8>())
-                {
-                    *seq_ack = u64::from_be_bytes(*seq_ack).rotate_left(32).to_be_bytes();
+            // As Click: ports only when a UDP header's worth (8 bytes) is
+            // there; the sequence numbers when TCP's first 12 are.
+            if let Some(t) = data.get_mut(th..).filter(|t| t.len() >= 8) {
+                if let Some(ports) = t.first_chunk_mut::<4>() {
+                    *ports = u32::from_ne_bytes(*ports).rotate_left(16).to_ne_bytes();
+                }
+                if proto == PROTO_TCP {
+                    if let Some(seq_ack) = t.get_mut(4..).and_then(|t| t.first_chunk_mut::<8>()) {
+                        *seq_ack = u64::from_ne_bytes(*seq_ack).rotate_left(32).to_ne_bytes();
+                    }
                 }
             }
         }
         if self.dst_anno {
-            p.set_dst_ip_anno(src);
+            p.set_dst_ip_anno(Ipv4Addr::from(src));
         }
         Some(p)
     }

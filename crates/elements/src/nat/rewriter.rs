@@ -36,6 +36,10 @@ pub struct Rewriter {
     pub owner: usize,
     /// The main map, and IPRewriter's UDP map.
     pub maps: [usize; 2],
+    /// The maps of [`Rewriter::fast_path`]'s UDP and TCP packets (in
+    /// this order), [`NO_MAP`] for a protocol it leaves to `process`;
+    /// set with `maps` (see [`Rewriter::set_maps`]).
+    fast_maps: [usize; 2],
     pub specs: Vec<InputSpec>,
     noutputs: usize,
     dst_anno: bool,
@@ -136,6 +140,7 @@ impl Rewriter {
             table: Arc::new(Mutex::new(Table::default())),
             owner: 0,
             maps: [0, 0],
+            fast_maps: [NO_MAP; 2],
             specs: Vec::new(),
             noutputs: 1,
             dst_anno: true,
@@ -155,6 +160,16 @@ impl Rewriter {
     #[doc(hidden)]
     pub fn set_fast_path(&self, on: bool) {
         self.fast.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn set_maps(&mut self, maps: [usize; 2]) {
+        self.maps = maps;
+        self.fast_maps = match self.kind {
+            RwKind::Ip => [maps[1], maps[0]],
+            RwKind::Tcp => [NO_MAP, maps[0]],
+            RwKind::Udp => [maps[0], NO_MAP],
+            _ => [NO_MAP; 2],
+        };
     }
 
     fn has_tcp_table(&self) -> bool {
@@ -321,12 +336,13 @@ impl Element for Rewriter {
         }
         self.owner = table.new_owner(ictx.element_name(), ninputs);
         table.owners[self.owner].timeouts = t;
-        self.maps[0] = table.new_map();
-        self.maps[1] = if self.kind == RwKind::Ip {
+        let m0 = table.new_map();
+        let m1 = if self.kind == RwKind::Ip {
             table.new_map()
         } else {
-            self.maps[0]
+            m0
         };
+        self.set_maps([m0, m1]);
         self.table = Arc::new(Mutex::new(table));
         self.specs = specs;
         self.dst_anno = dst_anno;
@@ -370,7 +386,7 @@ impl Element for Rewriter {
                     } else {
                         m0
                     };
-                    self.maps = [m0, m1];
+                    self.set_maps([m0, m1]);
                     drop(r);
                     self.table = root;
                 }
@@ -664,6 +680,9 @@ fn parse_flow_words(words: &[String]) -> Result<FlowId, String> {
     Ok(FlowId::new(addr(sa)?, port(sp)?, addr(da)?, port(dp)?))
 }
 
+/// No map: see [`Rewriter::fast_maps`].
+const NO_MAP: usize = usize::MAX;
+
 /// What [`Rewriter::fast_path`] did with a packet.
 enum Fast {
     /// Rewritten; leaves by this output.
@@ -811,7 +830,7 @@ impl Rewriter {
     /// key is known not to be in the table), a TCP header without its
     /// checksum or a flow with sequence number deltas. Does what `process`
     /// does for such a packet, byte for byte.
-    #[inline]
+    #[inline(always)]
     fn fast_path(&self, p: &mut Packet, t: &mut Table, now: Jiffies) -> Fast {
         self.fast_path_inner(p, t, now).unwrap_or(Fast::Other)
     }
@@ -819,31 +838,38 @@ impl Rewriter {
     #[inline(always)]
     fn fast_path_inner(&self, p: &mut Packet, t: &mut Table, now: Jiffies) -> Option<Fast> {
         let off = usize::try_from(p.network_offset()?).ok()?;
-        let d = p.data();
-        let ip: &[u8; 20] = d.get(off..off + 20)?.try_into().ok()?;
-        let hl = usize::from(ip[0] & 15) * 4;
-        // Version 4, a header length of at least 20, no fragment offset
-        // and no more-fragments flag.
-        if ip[0] >> 4 != 4 || hl < 20 || u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff != 0 {
+        // The packet is made writable first, so that its headers are
+        // found once for reading and writing (a shared buffer is copied
+        // even when the packet then takes the general path: a copy no one
+        // can tell from the original).
+        let w = p.writable().get_mut(off..)?;
+        // The IP header and the ports, as one array: the fields below are
+        // read and written at fixed offsets, without a bounds check each.
+        let (h, l4) = w.split_first_chunk_mut::<24>()?;
+        // Version 4 with a 20-byte header (a header with options takes
+        // the general path), no fragment offset and no more-fragments
+        // flag.
+        if h[0] != 0x45 || (h[6] & 0x3f) | h[7] != 0 {
             return None;
         }
-        let (map, tcp) = match (self.kind, ip[9]) {
-            (RwKind::Ip, IP_PROTO_UDP) => (self.maps[1], false),
-            (RwKind::Ip | RwKind::Tcp, IP_PROTO_TCP) => (self.maps[0], true),
-            (RwKind::Udp, IP_PROTO_UDP) => (self.maps[0], false),
+        let tcp = match h[9] {
+            IP_PROTO_UDP => false,
+            IP_PROTO_TCP => true,
             _ => return None,
         };
-        let l4_off = off + hl;
-        // TCP's checksum is at bytes 16-17; UDP's header is 8 bytes.
-        let l4_min = if tcp { 18 } else { 8 };
-        let l4 = d.get(l4_off..l4_off + l4_min)?;
+        let map = self.fast_maps[usize::from(tcp)];
+        // The transport checksum (TCP's at transport bytes 16-17, UDP's
+        // at 6-7), `l4` starting at transport byte 4.
+        let sum_at = if tcp { 12 } else { 2 };
+        if map == NO_MAP || l4.len() < sum_at + 2 {
+            return None;
+        }
         let key = FlowId::new(
-            u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]]),
-            u16::from_be_bytes([l4[0], l4[1]]),
-            u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]),
-            u16::from_be_bytes([l4[2], l4[3]]),
+            u32::from_be_bytes([h[12], h[13], h[14], h[15]]),
+            u16::from_be_bytes([h[20], h[21]]),
+            u32::from_be_bytes([h[16], h[17], h[18], h[19]]),
+            u16::from_be_bytes([h[22], h[23]]),
         );
-        let total_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
         let Some((f, dir)) = t.lookup(map, &key) else {
             return Some(Fast::Miss);
         };
@@ -852,55 +878,61 @@ impl Rewriter {
             return None;
         }
         let out = fl.out[dir] as usize;
-        let to = fl.rewritten(dir);
-        let reverse = dir == 1;
-        let (ip_delta, l4_delta) = (fl.ip_delta, fl.l4_delta);
+        // The flow as it leaves: the other direction's key reversed.
+        let back = fl.key[dir ^ 1];
+        // A reply applies the opposite change: the deltas' complements.
+        let flip = 0u16.wrapping_sub(dir as u16);
+        let (ip_delta, l4_delta) = (fl.ip_delta ^ flip, fl.l4_delta ^ flip);
+        let reply_anno = fl.reply_anno;
+        h[12..16].copy_from_slice(&back.daddr.to_be_bytes());
+        h[16..20].copy_from_slice(&back.saddr.to_be_bytes());
+        let c = add_checksum_delta(u16::from_be_bytes([h[10], h[11]]), ip_delta);
+        h[10..12].copy_from_slice(&c.to_be_bytes());
+        h[20..24].copy_from_slice(
+            &((u32::from(back.dport) << 16) | u32::from(back.sport)).to_be_bytes(),
+        );
+        // As `process`: a TCP packet's flags and payload, for the flow's
+        // state, in a TCP-class flow; a UDP-class flow counts packets.
+        let total_len = usize::from(u16::from_be_bytes([h[2], h[3]]));
+        let sum = &mut l4[sum_at..sum_at + 2];
+        let c = u16::from_be_bytes([sum[0], sum[1]]);
+        let tcp_state = if tcp {
+            sum.copy_from_slice(&add_checksum_delta(c, l4_delta).to_be_bytes());
+            let (doff, flags) = (l4[8], l4[9]);
+            Some((flags, 20 + usize::from(doff >> 4) * 4 < total_len))
+        } else {
+            // RFC 768: 0 is "no checksum" and stays; a computed 0 is sent
+            // as 0xffff (see `apply_udp_delta`).
+            let c = if c == 0 {
+                0
+            } else {
+                match add_checksum_delta(c, l4_delta) {
+                    0 => 0xffff,
+                    c => c,
+                }
+            };
+            sum.copy_from_slice(&c.to_be_bytes());
+            None
+        };
         if self.dst_anno {
-            p.set_dst_ip_anno(Ipv4Addr::from(to.daddr));
+            p.set_dst_ip_anno(Ipv4Addr::from(back.saddr));
         }
-        if reverse {
+        if dir == 1 {
             if let Some(a) = self.reply_anno {
-                let v = fl.reply_anno;
                 if let Some(b) = p.anno_mut().get_mut(a) {
-                    *b = v;
+                    *b = reply_anno;
                 }
             }
         }
-        let data = p.writable();
-        if let Some(ip) = data.get_mut(off..off + 20) {
-            ip[12..16].copy_from_slice(&to.saddr.to_be_bytes());
-            ip[16..20].copy_from_slice(&to.daddr.to_be_bytes());
-            let c = apply_delta(u16::from_be_bytes([ip[10], ip[11]]), ip_delta, reverse);
-            ip[10..12].copy_from_slice(&c.to_be_bytes());
-        }
-        let l4 = data.get_mut(l4_off..l4_off + l4_min)?;
-        l4[0..2].copy_from_slice(&to.sport.to_be_bytes());
-        l4[2..4].copy_from_slice(&to.dport.to_be_bytes());
-        // As `process`: a TCP packet's flags and payload, for the flow's
-        // state, in a TCP-class flow; a UDP-class flow counts packets.
-        let mut tcp_state = None;
-        if tcp {
-            let c = apply_delta(u16::from_be_bytes([l4[16], l4[17]]), l4_delta, reverse);
-            l4[16..18].copy_from_slice(&c.to_be_bytes());
-            let payload = hl + usize::from(l4[12] >> 4) * 4 < total_len;
-            tcp_state = Some((l4[13], payload));
-        } else {
-            let c = apply_udp_delta(u16::from_be_bytes([l4[6], l4[7]]), l4_delta, reverse);
-            l4[6..8].copy_from_slice(&c.to_be_bytes());
-        }
-        let fl = t.flow_mut(f);
-        match (fl.class, tcp_state) {
-            (FlowClass::Tcp, Some((flags, payload))) => track_tcp(fl, dir, flags, payload),
-            (FlowClass::Udp, _) => track_udp(fl, dir),
-            _ => {}
-        }
-        t.refresh(f, now);
+        t.hit(f, dir, tcp_state, now);
         Some(Fast::Done(out))
     }
 
     /// One packet: its output, or `None` when it is dropped. `fast`:
-    /// try [`Rewriter::fast_path`] first. Inline in both of `push`'s
-    /// paths: out of line it took a call and the lookup's own call more.
+    /// try [`Rewriter::fast_path`] first. The fast path is inline in
+    /// both of `push`'s paths; the rest is out of line, so that the
+    /// packet loop around the fast path stays small enough to keep its
+    /// values in registers.
     #[inline(always)]
     fn process(
         &self,
@@ -919,6 +951,20 @@ impl Rewriter {
         } else {
             false
         };
+        self.process_general(port, p, t, now, known_miss)
+    }
+
+    /// [`Rewriter::process`] past the fast path: `known_miss` says the
+    /// fast path found the packet's flow key absent.
+    #[inline(never)]
+    fn process_general(
+        &self,
+        port: usize,
+        mut p: Packet,
+        t: &mut Table,
+        now: Jiffies,
+        known_miss: bool,
+    ) -> Option<(usize, Packet)> {
         let info = ip_info(&p)?;
         // The flow key and map of the packet, or the unhandled path.
         let (key, map, class, alt) = match self.kind {

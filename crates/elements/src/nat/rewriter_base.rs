@@ -19,6 +19,8 @@ use rclick_core::conf::split_args;
 use rclick_core::wire::{Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Ctx, Element, InitCtx, Packet};
 
+use super::flowmap::FlowMap;
+
 /// Milliseconds of the router clock (Click's jiffies at user level).
 pub type Jiffies = i64;
 
@@ -103,6 +105,21 @@ impl Default for FlowHashBuilder {
     }
 }
 
+impl FlowHashBuilder {
+    /// The hash of a flow given as its two words (the addresses, the
+    /// ports), as [`FlowHasher`] computes it.
+    #[inline(always)]
+    pub fn hash_words(&self, addrs: u64, ports: u32) -> u64 {
+        folded_multiply(
+            folded_multiply(addrs ^ self.k0, u64::from(ports) ^ self.k1),
+            FINISH_KEY,
+        )
+    }
+}
+
+/// The constant of [`FlowHasher::finish`]'s multiply.
+const FINISH_KEY: u64 = 0x9e37_79b9_7f4a_7c15;
+
 impl std::hash::BuildHasher for FlowHashBuilder {
     type Hasher = FlowHasher;
 
@@ -153,7 +170,7 @@ impl std::hash::Hasher for FlowHasher {
     /// such flows would all share a few tags.
     #[inline]
     fn finish(&self) -> u64 {
-        folded_multiply(self.acc, 0x9e37_79b9_7f4a_7c15)
+        folded_multiply(self.acc, FINISH_KEY)
     }
 }
 
@@ -194,6 +211,17 @@ fn fold(s: u32) -> u16 {
 pub fn apply_delta(csum: u16, delta: u16, reverse: bool) -> u16 {
     let d = if reverse { !delta } else { delta };
     !fold((!csum as u32 & 0xffff) + d as u32)
+}
+
+/// Adds a delta from [`csum_delta`] (or its complement, for the opposite
+/// change) to a checksum: HC' = ~(~HC + delta), RFC 1624 eqn. 3.
+#[inline(always)]
+pub fn add_checksum_delta(csum: u16, delta: u16) -> u16 {
+    // One's-complement addition of two 16-bit words: the carry out of
+    // the top goes back in at the bottom, and cannot carry again (the
+    // sum without it is at most 0xfffe when there is one).
+    let (s, carry) = (!csum).overflowing_add(delta);
+    !(s + u16::from(carry))
 }
 
 /// Updates a UDP checksum: 0 (no checksum) stays 0, and an update that
@@ -911,7 +939,7 @@ type BitmapKey = (u32, Varied, FlowId);
 /// [`Table::free_values`] lends a pattern choosing a value.
 pub struct MapFreeValues<'a> {
     map_index: u32,
-    map: &'a HashMap<FlowId, u32, FlowHashBuilder>,
+    map: &'a FlowMap,
     bitmaps: &'a mut HashMap<BitmapKey, Box<ValueBitmap>>,
     probes: &'a mut u64,
 }
@@ -1165,7 +1193,7 @@ pub struct Table {
     /// Private: every insertion and removal goes through
     /// [`Table::map_insert`] and [`Table::map_remove`], which keep the
     /// bitmaps in step.
-    maps: Vec<HashMap<FlowId, u32, FlowHashBuilder>>,
+    maps: Vec<FlowMap>,
     /// Bitmaps of the nearly full blocks of values, by map and block (see
     /// [`ValueBitmap`]); usually empty.
     bitmaps: HashMap<BitmapKey, Box<ValueBitmap>>,
@@ -1261,7 +1289,7 @@ impl Table {
     }
 
     pub fn new_map(&mut self) -> usize {
-        self.maps.push(HashMap::default());
+        self.maps.push(FlowMap::default());
         self.maps.len() - 1
     }
 
@@ -1295,7 +1323,7 @@ impl Table {
     /// Looks a flow up in map `map`: (flow index, direction).
     #[inline(always)]
     pub fn lookup(&self, map: usize, key: &FlowId) -> Option<(usize, usize)> {
-        self.maps.get(map)?.get(key).map(|v| entry_of(*v))
+        self.maps.get(map)?.get(key).map(entry_of)
     }
 
     // -- heaps (binary min-heaps of (key, flow), with places in the flows)
@@ -1414,13 +1442,42 @@ impl Table {
     /// After a packet of flow `f`: its guarantee or timeout starts again.
     #[inline(always)]
     pub fn refresh(&mut self, f: usize, now: Jiffies) {
+        self.refresh_flow(f, now);
+    }
+
+    /// An established flow's packet of direction `dir`, rewritten by a
+    /// rewriter's fast path: the flow's state (TCP flags and whether the
+    /// segment carries payload, for a TCP packet; UDP flows count
+    /// packets), then its expiry, with one look at the flow.
+    #[inline(always)]
+    pub fn hit(&mut self, f: usize, dir: usize, tcp: Option<(u8, bool)>, now: Jiffies) {
         let Some(fl) = self.flows.get_mut(f) else {
+            return;
+        };
+        match (fl.class, tcp) {
+            (FlowClass::Tcp, Some((flags, payload))) => track_tcp(fl, dir, flags, payload),
+            (FlowClass::Udp, _) => track_udp(fl, dir),
+            _ => {}
+        }
+        self.refresh_flow(f, now);
+    }
+
+    /// [`Table::refresh`] of a flow known to exist.
+    #[inline(always)]
+    fn refresh_flow(&mut self, f: usize, now: Jiffies) {
+        let Table {
+            flows,
+            owners,
+            heaps,
+            ..
+        } = self;
+        let Some(fl) = flows.get_mut(f) else {
             return;
         };
         if fl.pinned {
             return;
         }
-        let Some(owner) = self.owners.get(fl.owner as usize) else {
+        let Some(owner) = owners.get(fl.owner as usize) else {
             return;
         };
         let t = &owner.timeouts;
@@ -1445,7 +1502,7 @@ impl Table {
             return;
         }
         let (h, i) = (guaranteed as usize, fl.place as usize);
-        if let Some(e) = self.heaps[h].get_mut(i) {
+        if let Some(e) = heaps[h].get_mut(i) {
             if expiry < e.0 {
                 e.0 = expiry;
                 self.sift_up_cold(h, i);
@@ -1487,10 +1544,10 @@ impl Table {
         if let Some(c) = self.owners[owner].counts.get_mut(input) {
             *c = c.saturating_sub(1);
         }
-        if self.maps[map].get(&k0) == Some(&map_entry(f, 0)) {
+        if self.maps[map].get(&k0) == Some(map_entry(f, 0)) {
             self.map_remove(map, &k0);
         }
-        if self.maps[map].get(&k1) == Some(&map_entry(f, 1)) {
+        if self.maps[map].get(&k1) == Some(map_entry(f, 1)) {
             self.map_remove(map, &k1);
         }
         self.flows[f].live = false;
@@ -1515,7 +1572,7 @@ impl Table {
     ) -> Option<usize> {
         // A reply key held by a pinned mapping (a rewrite without a range
         // to choose from) is not taken over: the new flow is refused.
-        if let Some(&old) = self.maps[map].get(&rewritten.reverse()) {
+        if let Some(old) = self.maps[map].get(&rewritten.reverse()) {
             let (of, _) = entry_of(old);
             if self.flows[of].live && self.flows[of].pinned {
                 if let Some(c) = self.owners[owner].failures.get_mut(input) {
@@ -1796,7 +1853,7 @@ impl Table {
         let mut lines: Vec<String> = self.maps[map]
             .values()
             .map(|v| {
-                let (f, d) = entry_of(*v);
+                let (f, d) = entry_of(v);
                 self.unparse_entry(f, d, now)
             })
             .collect();
@@ -2186,6 +2243,22 @@ mod tests {
         }
     }
 
+    /// The fast path's checksum update (the delta, or its complement for
+    /// a reply) is the general path's, on every checksum including the
+    /// one's-complement zeros 0x0000 and 0xffff, for the deltas at the
+    /// edges and a spread of others.
+    #[test]
+    fn add_checksum_delta_is_apply_delta() {
+        let mut deltas = vec![0u16, 1, 0x7fff, 0x8000, 0xfffe, 0xffff];
+        deltas.extend((0..64u16).map(|i| i.wrapping_mul(0x9e37) ^ 0x5a5a));
+        for csum in 0..=u16::MAX {
+            for &d in &deltas {
+                assert_eq!(add_checksum_delta(csum, d), apply_delta(csum, d, false));
+                assert_eq!(add_checksum_delta(csum, !d), apply_delta(csum, d, true));
+            }
+        }
+    }
+
     /// Each map draws its own keys: a flow set crafted against one
     /// table's hash does not carry over to another's.
     #[test]
@@ -2212,7 +2285,7 @@ mod tests {
 
     /// Click's search, one lookup per value.
     fn click_first_free(
-        map: &HashMap<FlowId, u32, FlowHashBuilder>,
+        map: &FlowMap,
         key: FlowId,
         varied: Varied,
         base: u32,

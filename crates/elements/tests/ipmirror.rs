@@ -1,0 +1,93 @@
+//! IPMirror on the edges of its fixed-offset header reads: options (the
+//! ports after them), headers the data cannot hold or that are not IPv4
+//! (dropped and counted), later fragments (addresses only), transport
+//! headers too short for the ports or for TCP's sequence numbers.
+
+use rclick_core::{Batch, Packet};
+use rclick_elements::testing::{from_config, ipv4_packet, read};
+
+const A: [u8; 4] = [10, 0, 0, 2];
+const B: [u8; 4] = [10, 0, 1, 5];
+
+/// The packets out of IPMirror for `frames` (network header at 0, of
+/// the length its IHL says, as MarkIPHeader sets it), and its drops.
+fn mirror(frames: &[Vec<u8>]) -> (Vec<(Vec<u8>, std::net::Ipv4Addr)>, String) {
+    let mut r = from_config("Idle -> m :: IPMirror -> q :: Queue(100) -> Discard;");
+    let mut b = Batch::new();
+    for f in frames {
+        let mut p = Packet::from_slice(f);
+        let hl = (usize::from(f[0] & 15) * 4).min(f.len());
+        p.set_network_header(0, hl);
+        b.push(p);
+    }
+    let m = r.find_element("m").unwrap();
+    r.inject(m, 0, b);
+    let q = r.find_element("q").unwrap();
+    let mut out = Vec::new();
+    while let Some(b) = r.pull_from(q, 0, 64) {
+        if b.is_empty() {
+            break;
+        }
+        out.extend(
+            b.packets()
+                .iter()
+                .map(|p| (p.data().to_vec(), p.dst_ip_anno())),
+        );
+    }
+    let drops = read(&mut r, "m.drops");
+    (out, drops)
+}
+
+fn swapped(mut f: Vec<u8>, hl: usize, ports: bool, seq: bool) -> Vec<u8> {
+    let (s, d) = (f[12..16].to_vec(), f[16..20].to_vec());
+    f[12..16].copy_from_slice(&d);
+    f[16..20].copy_from_slice(&s);
+    if ports {
+        let (a, b) = (f[hl..hl + 2].to_vec(), f[hl + 2..hl + 4].to_vec());
+        f[hl..hl + 2].copy_from_slice(&b);
+        f[hl + 2..hl + 4].copy_from_slice(&a);
+    }
+    if seq {
+        let (a, b) = (f[hl + 4..hl + 8].to_vec(), f[hl + 8..hl + 12].to_vec());
+        f[hl + 4..hl + 8].copy_from_slice(&b);
+        f[hl + 8..hl + 12].copy_from_slice(&a);
+    }
+    f
+}
+
+#[test]
+fn mirror_edges() {
+    let l4: Vec<u8> = (1..=20).collect();
+    let udp = ipv4_packet(A, B, 17, 64, 0, &[], &l4[..8]);
+    let tcp_opts = ipv4_packet(A, B, 6, 64, 0, &[1, 1, 1, 1], &l4);
+    let tcp_short = ipv4_packet(A, B, 6, 64, 0, &[], &l4[..10]);
+    let udp_short = ipv4_packet(A, B, 17, 64, 0, &[], &l4[..6]);
+    let later_frag = ipv4_packet(A, B, 17, 64, 3, &[], &l4);
+    let mut v6 = udp.clone();
+    v6[0] = 0x65;
+    let mut too_long_header = ipv4_packet(A, B, 17, 64, 0, &[], &l4[..4]);
+    too_long_header[0] = 0x47;
+    let (out, drops) = mirror(&[
+        udp.clone(),
+        tcp_opts.clone(),
+        tcp_short.clone(),
+        udp_short.clone(),
+        later_frag.clone(),
+        v6,
+        too_long_header,
+        vec![0x45; 12],
+    ]);
+    let want = [
+        swapped(udp, 20, true, false),
+        swapped(tcp_opts, 24, true, true),
+        swapped(tcp_short, 20, true, false),
+        swapped(udp_short, 20, false, false),
+        swapped(later_frag, 20, false, false),
+    ];
+    let got: Vec<Vec<u8>> = out.iter().map(|(d, _)| d.clone()).collect();
+    assert_eq!(got, want);
+    for (_, anno) in &out {
+        assert_eq!(anno.octets(), A);
+    }
+    assert_eq!(drops.trim(), "3");
+}
