@@ -637,15 +637,8 @@ impl Packet {
             return None;
         }
         self.unique_buffer(n, 0);
-        let h = self.h_mut();
-        h.start -= n as u32;
-        h.frame_start = h.frame_start.min(h.start);
-        h.len += n as u32;
-        let start = h.start as usize;
-        // SAFETY: `unique_buffer` just made the buffer exclusively ours
-        // (no second check, as `writable` would make).
-        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
-        Some(&mut bytes[start..start + n])
+        // `unique_buffer` just made the buffer ours alone, with the room.
+        Some(self.grow_front_of_own_buffer(n))
     }
 
     /// [`push`](Self::push) when it needs no copy: prepends `n` bytes
@@ -659,16 +652,26 @@ impl Packet {
         {
             return None;
         }
+        Some(self.grow_front_of_own_buffer(n))
+    }
+
+    /// Moves the front `n` bytes back and returns them. The caller has
+    /// made sure the buffer is this packet's alone (reference count 1)
+    /// and has `n` bytes of headroom.
+    #[inline(always)]
+    fn grow_front_of_own_buffer(&mut self, n: usize) -> &mut [u8] {
+        debug_assert!(!self.is_shared() && self.headroom() >= n);
         let h = self.h_mut();
         h.start -= n as u32;
         h.frame_start = h.frame_start.min(h.start);
         h.len += n as u32;
         let start = h.start as usize;
-        // SAFETY: the reference count is 1 and this packet holds it, so no
-        // other packet reads or writes the buffer while the returned
-        // borrow of `self` lives; `start` was checked against the headroom.
+        // SAFETY: the reference count is 1 and this packet holds it (the
+        // callers' precondition), so no other packet reads or writes the
+        // buffer while the returned borrow of `self` lives; the slice is
+        // bounds-checked.
         let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
-        Some(&mut bytes[start..start + n])
+        &mut bytes[start..start + n]
     }
 
     /// Removes `n` bytes from the front (at most the length).

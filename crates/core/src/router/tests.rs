@@ -236,6 +236,20 @@ impl Element for Act {
     }
 }
 
+/// The router of `names` (name, class, configuration) and `conns` from the
+/// classes in `reg`, panicking with every error.
+fn build_router(
+    reg: &Registry,
+    names: &[(&str, &str, &str)],
+    conns: &[(usize, usize, usize, usize)],
+) -> Router {
+    let spec = RouterSpec::from_lists("t", names, conns);
+    match Router::new(spec, "", reg, &RouterOptions::default()) {
+        Ok(r) => r,
+        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+    }
+}
+
 fn act_router(names: &[(&str, &str)], conns: &[(usize, usize, usize, usize)]) -> Router {
     let mut reg = Registry::new();
     reg.add("Loop", || Box::new(Act { kind: "Loop" }));
@@ -251,11 +265,7 @@ fn act_router(names: &[(&str, &str)], conns: &[(usize, usize, usize, usize)]) ->
         })
     });
     let names: Vec<(&str, &str, &str)> = names.iter().map(|(n, c)| (*n, *c, "")).collect();
-    let spec = RouterSpec::from_lists("t", &names, conns);
-    match Router::new(spec, "", &reg, &RouterOptions::default()) {
-        Ok(r) => r,
-        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
-    }
+    build_router(&reg, &names, conns)
 }
 
 /// A packet injected from outside the driver sees the time of the call in
@@ -449,11 +459,7 @@ fn a_burst_one_source_emits_through_its_cached_output_target() {
     reg.add("Chain", || Box::new(Act { kind: "Chain" }));
     reg.add("Log", || Box::new(Act { kind: "Log" }));
     let names = [("src", "One", ""), ("c", "Chain", ""), ("out", "Log", "")];
-    let spec = RouterSpec::from_lists("t", &names, &[(0, 0, 1, 0), (1, 0, 2, 0)]);
-    let mut r = match Router::new(spec, "", &reg, &RouterOptions::default()) {
-        Ok(r) => r,
-        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
-    };
+    let mut r = build_router(&reg, &names, &[(0, 0, 1, 0), (1, 0, 2, 0)]);
     assert_eq!(r.core.elements[0].out0(), (1, 0));
     LOG.with(|l| l.borrow_mut().clear());
     r.run_limited(20);
@@ -484,11 +490,7 @@ fn a_lone_sources_reruns_run_what_its_chain_left_on_the_stack() {
         ("b", "Log", ""),
     ];
     let conns = [(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0)];
-    let spec = RouterSpec::from_lists("t", &names, &conns);
-    let mut r = match Router::new(spec, "", &reg, &RouterOptions::default()) {
-        Ok(r) => r,
-        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
-    };
+    let mut r = build_router(&reg, &names, &conns);
     LOG.with(|l| l.borrow_mut().clear());
     r.run_limited(20);
     let log = LOG.with(|l| l.borrow().clone());
@@ -693,11 +695,7 @@ fn a_lone_tasks_reruns_run_the_work_deferred_by_its_last_run() {
     reg.add("Echo", || Box::new(Echo { task: None }));
     let names = [("tap", "Tap", ""), ("echo", "Echo", "")];
     let conns = [(0, 0, 1, 0), (0, 1, 1, 1)];
-    let spec = RouterSpec::from_lists("t", &names, &conns);
-    let mut r = match Router::new(spec, "", &reg, &RouterOptions::default()) {
-        Ok(r) => r,
-        Err(d) => panic!("{:?}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
-    };
+    let mut r = build_router(&reg, &names, &conns);
     LOG.with(|l| l.borrow_mut().clear());
     r.run_limited(20);
     let log = LOG.with(|l| l.borrow().clone());
