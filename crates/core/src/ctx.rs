@@ -903,6 +903,21 @@ impl<'a> Ctx<'a> {
         r
     }
 
+    /// [`Ctx::call_write`], also returning the warnings the write gave
+    /// (a `config` write's), which are then not printed: the caller
+    /// reports them under its own context.
+    pub fn call_write_noting(
+        &mut self,
+        path: &str,
+        value: &str,
+    ) -> (Result<(), String>, Vec<String>) {
+        use crate::router::handlers::CALL_NOTES;
+        let outer = CALL_NOTES.with(|c| c.replace(Some(Vec::new())));
+        let r = self.call_write(path, value);
+        let notes = CALL_NOTES.with(|c| c.replace(outer));
+        (r, notes.unwrap_or_default())
+    }
+
     /// Handlers of element `elem` (standard ones included), or the global
     /// handlers when `None`. The running element's own handlers are missing
     /// (it is busy): it knows them itself.

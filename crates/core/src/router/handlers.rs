@@ -7,6 +7,16 @@ use super::{plugins, Router, RouterCore};
 use crate::ctx::{Ctx, InitCtx};
 use crate::element::{hflags, HandlerSpec};
 
+thread_local! {
+    /// While a caller on this thread collects them
+    /// ([`Ctx::call_write_noting`]): the warnings a `config` write gives,
+    /// for the caller to report under its own context (Click's Script
+    /// nests them under "While calling"). Per thread: workers write their
+    /// own elements' handlers as the others run.
+    pub(crate) static CALL_NOTES: std::cell::RefCell<Option<Vec<String>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 impl RouterCore {
     /// Splits `elem.handler` (or a global `handler`) and finds the element.
     pub(crate) fn resolve_handler(
@@ -339,8 +349,13 @@ impl RouterCore {
             for line in ictx.take_bare() {
                 self.rt.chatter(&line);
             }
+            let mut warnings = ictx.take_warnings();
+            CALL_NOTES.with(|c| {
+                if let Some(notes) = c.borrow_mut().as_mut() {
+                    notes.append(&mut warnings);
+                }
+            });
             // Click's context for a handler call, above the warnings.
-            let warnings = ictx.take_warnings();
             if !warnings.is_empty() {
                 self.rt
                     .chatter(&format!("While calling '{}.config {value}':", info.name));

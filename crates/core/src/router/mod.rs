@@ -20,7 +20,7 @@
 
 mod context;
 mod graph;
-mod handlers;
+pub(crate) mod handlers;
 mod hotswap;
 mod install;
 mod plugins;

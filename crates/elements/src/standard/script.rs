@@ -474,6 +474,7 @@ impl Script {
             st,
             host,
             errs: Vec::new(),
+            write_notes: Vec::new(),
             pending: -1,
         }
     }
@@ -592,14 +593,17 @@ impl Host<'_, '_> {
             Host::Init(_) => Err("handlers not yet defined".into()),
         }
     }
-    fn write(&mut self, path: &str, value: &str) -> Result<(), String> {
-        match self {
-            Host::Mut(c) => c.call_write(path, value),
+    /// The write's result, and the warnings it gave (to be reported
+    /// under "While calling", as Click's Script does).
+    fn write(&mut self, path: &str, value: &str) -> (Result<(), String>, Vec<String>) {
+        let r = match self {
+            Host::Mut(c) => return c.call_write_noting(path, value),
             Host::Ref(_) => Err(format!(
                 "'{path}': cannot call write handlers from a read handler"
             )),
             Host::Init(_) => Err("handlers not yet defined".into()),
-        }
+        };
+        (r, Vec::new())
     }
 }
 
@@ -649,6 +653,8 @@ struct Exec<'p, 'c, 'a> {
     st: &'p mut State,
     host: Host<'c, 'a>,
     errs: Vec<String>,
+    /// Warnings the last handler write gave.
+    write_notes: Vec<String>,
     /// Click's `_cur_steps`: steps requested by the script itself while it
     /// runs (-1: none).
     pending: i64,
@@ -808,7 +814,11 @@ impl Exec<'_, '_, '_> {
     fn call_write(&mut self, hname: &str, value: &str) -> Result<(), String> {
         match self.target(hname) {
             Target::Local(h) => self.local_write(&h, value),
-            Target::Other => self.host.write(hname, value),
+            Target::Other => {
+                let (r, notes) = self.host.write(hname, value);
+                self.write_notes = notes;
+                r
+            }
         }
     }
 
@@ -955,30 +965,37 @@ impl Exec<'_, '_, '_> {
                     }
                     // As Click's Script: a handler that cannot be found
                     // is reported bare and leaves `$?` as it was; a write
-                    // handler that fails is reported under "While calling
-                    // 'ELEMENT.HANDLER VALUE':" and sets `$?` to -22
-                    // (-EINVAL, what Click's handlers return).
+                    // handler that fails, or warns (a `config` write), is
+                    // reported under "While calling 'ELEMENT.HANDLER
+                    // VALUE':"; a failure sets `$?` to -22 (-EINVAL, what
+                    // Click's handlers return).
                     match self.write_target(&h) {
                         Err(e) => self.errs.push(e),
                         Ok(full) => {
-                            self.st.write_status = match self.call_write(&h, &value) {
+                            let r = self.call_write(&h, &value);
+                            let notes = std::mem::take(&mut self.write_notes);
+                            let failure = r.as_ref().err().cloned();
+                            self.st.write_status = match &r {
                                 Ok(()) => 0,
-                                Err(e) => {
-                                    let v = value.trim();
-                                    let call = if v.is_empty() {
-                                        full
-                                    } else {
-                                        format!("{full} {v}")
-                                    };
-                                    let mut msg = format!("While calling '{call}':");
-                                    for line in e.lines() {
-                                        msg.push_str("\n  ");
-                                        msg.push_str(line);
-                                    }
-                                    self.errs.push(msg);
-                                    write_failed_status(&e)
-                                }
+                                Err(e) => write_failed_status(e),
                             };
+                            // The write's warnings, then its error, under
+                            // the call's context line.
+                            if !notes.is_empty() || failure.is_some() {
+                                let v = value.trim();
+                                let call = if v.is_empty() {
+                                    full
+                                } else {
+                                    format!("{full} {v}")
+                                };
+                                let mut msg = format!("While calling '{call}':");
+                                let lines = notes.iter().map(String::as_str);
+                                for line in lines.chain(failure.iter().flat_map(|e| e.lines())) {
+                                    msg.push_str("\n  ");
+                                    msg.push_str(line);
+                                }
+                                self.errs.push(msg);
+                            }
                         }
                     }
                 }
