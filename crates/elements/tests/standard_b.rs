@@ -361,3 +361,22 @@ fn quoted_forms_and_cross_script_run() {
     assert_eq!(err, ["s0.length:", "3"]);
     assert_eq!(out, "a\n\"a\"\n");
 }
+
+/// A live `config` write that warns and then fails reports both, the
+/// warning first, as Click's handler call gives both to one error handler
+/// (a Script prints them under one "While calling" line); a warning is not
+/// lost because an error followed it.
+#[test]
+fn config_write_warning_then_error_reports_both() {
+    let mut r = from_config(
+        "Idle -> Queue -> [0]s :: StrideSched(10, 2) -> Unqueue -> Discard;
+         Idle -> Queue -> [1]s;",
+    );
+    let e = r.write_handler("s.config", "100000000, x").unwrap_err();
+    assert_eq!(
+        e,
+        "warning: input 0's tickets reduced to 32768\n\
+         argument 1 should be number of tickets (integer)"
+    );
+    assert!(r.take_chatter().is_empty());
+}

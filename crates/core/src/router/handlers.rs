@@ -344,8 +344,17 @@ impl RouterCore {
             .map_err(|_| format!("'{}.{name}': element is busy", info.name))?;
         if reconfigure {
             let mut ictx = InitCtx::new(self, e);
-            el.configure(value, &mut ictx)
-                .map_err(|errs| errs.to_string())?;
+            if let Err(errs) = el.configure(value, &mut ictx) {
+                for line in ictx.take_bare() {
+                    self.rt.chatter(&line);
+                }
+                // Click's handler call gives the warnings and the errors
+                // to one error handler: the warnings are not lost, and
+                // come first, with the failure.
+                let mut lines = ictx.take_warnings();
+                lines.push(errs.to_string());
+                return Err(lines.join("\n"));
+            }
             for line in ictx.take_bare() {
                 self.rt.chatter(&line);
             }
