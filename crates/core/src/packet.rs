@@ -637,8 +637,9 @@ impl Packet {
             return None;
         }
         self.unique_buffer(n, 0);
-        // `unique_buffer` just made the buffer ours alone, with the room.
-        Some(self.grow_front_of_own_buffer(n))
+        // SAFETY: `unique_buffer` just made the buffer ours alone, with at
+        // least `n` bytes of headroom (it copies when either is missing).
+        Some(unsafe { self.grow_front_of_own_buffer(n) })
     }
 
     /// [`push`](Self::push) when it needs no copy: prepends `n` bytes
@@ -652,14 +653,18 @@ impl Packet {
         {
             return None;
         }
-        Some(self.grow_front_of_own_buffer(n))
+        // SAFETY: checked just above: not shared, `n` bytes of headroom.
+        Some(unsafe { self.grow_front_of_own_buffer(n) })
     }
 
-    /// Moves the front `n` bytes back and returns them. The caller has
-    /// made sure the buffer is this packet's alone (reference count 1)
-    /// and has `n` bytes of headroom.
+    /// Moves the front `n` bytes back and returns them.
+    ///
+    /// # Safety
+    /// The buffer must be this packet's alone (reference count 1) and
+    /// have `n` bytes of headroom: the returned slice is written through
+    /// a pointer no other packet may be reading.
     #[inline(always)]
-    fn grow_front_of_own_buffer(&mut self, n: usize) -> &mut [u8] {
+    unsafe fn grow_front_of_own_buffer(&mut self, n: usize) -> &mut [u8] {
         debug_assert!(!self.is_shared() && self.headroom() >= n);
         let h = self.h_mut();
         h.start -= n as u32;
