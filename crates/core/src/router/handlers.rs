@@ -177,6 +177,15 @@ impl RouterCore {
     ) -> Result<String, String> {
         let _stopped = self.handler_access(elem, name, false)?;
         let Some(e) = elem else {
+            // As an element's: Click refuses the parameter of a global
+            // handler that takes none.
+            let takes_none = |h: &HandlerSpec| {
+                h.name == name && h.is_read() && h.flags & hflags::READ_PARAM == 0
+            };
+            if param.is_some_and(|p| !p.is_empty()) && self.global_handlers().iter().any(takes_none)
+            {
+                return Err(format!("read handler '{name}' does not take parameters"));
+            }
             return self.read_global(name);
         };
         let info = &self.info[e];

@@ -704,3 +704,16 @@ fn a_lone_tasks_reruns_run_the_work_deferred_by_its_last_run() {
         ["pulled:1", "pushed:1", "pulled:2", "pushed:2", "pulled:3", "pushed:3"]
     );
 }
+
+/// A global read handler given a parameter it does not take is an error,
+/// in Click's words, as an element's is (Script's `read version x`).
+#[test]
+fn global_read_handler_refuses_a_parameter() {
+    let mut r = act_router(&[("s", "Stamp")], &[]);
+    assert_eq!(
+        r.read_handler("version", Some("x")),
+        Err("read handler 'version' does not take parameters".to_string())
+    );
+    assert!(r.read_handler("version", Some("")).is_ok());
+    assert!(r.read_handler("version", None).is_ok());
+}
