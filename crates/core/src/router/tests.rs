@@ -445,10 +445,9 @@ impl Element for OneAtATime {
     }
 }
 
-#[test]
-fn a_burst_one_source_emits_through_its_cached_output_target() {
-    // src -> c :: Chain -> out; the source's emissions take output 0's
-    // target from its table entry, and must reach the chain in order.
+/// A registry with the one-packet source (`One`) and the chaining and
+/// logging test elements.
+fn one_at_a_time_registry() -> Registry {
     let mut reg = Registry::new();
     reg.add("One", || {
         Box::new(OneAtATime {
@@ -457,7 +456,16 @@ fn a_burst_one_source_emits_through_its_cached_output_target() {
         })
     });
     reg.add("Chain", || Box::new(Act { kind: "Chain" }));
+    reg.add("ChainTee", || Box::new(Act { kind: "ChainTee" }));
     reg.add("Log", || Box::new(Act { kind: "Log" }));
+    reg
+}
+
+#[test]
+fn a_burst_one_source_emits_through_its_cached_output_target() {
+    // src -> c :: Chain -> out; the source's emissions take output 0's
+    // target from its table entry, and must reach the chain in order.
+    let reg = one_at_a_time_registry();
     let names = [("src", "One", ""), ("c", "Chain", ""), ("out", "Log", "")];
     let mut r = build_router(&reg, &names, &[(0, 0, 1, 0), (1, 0, 2, 0)]);
     assert_eq!(r.core.elements[0].out0(), (1, 0));
@@ -474,15 +482,7 @@ fn a_lone_sources_reruns_run_what_its_chain_left_on_the_stack() {
     // task loop's lone path (`Ctx::rerun_task`); the tee's copy is left on
     // the work stack by the chain, and must run, in Click's order (output
     // 1's copy first), before the next packet is made.
-    let mut reg = Registry::new();
-    reg.add("One", || {
-        Box::new(OneAtATime {
-            task: Default::default(),
-            next: 1,
-        })
-    });
-    reg.add("ChainTee", || Box::new(Act { kind: "ChainTee" }));
-    reg.add("Log", || Box::new(Act { kind: "Log" }));
+    let reg = one_at_a_time_registry();
     let names = [
         ("src", "One", ""),
         ("ct", "ChainTee", ""),
