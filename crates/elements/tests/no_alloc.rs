@@ -11,6 +11,25 @@ use rclick_elements::testing::{build, spec};
 mod counting_alloc;
 use counting_alloc::allocations;
 
+/// Runs `r` 2,000 iterations to warm up, then `iterations` more, counting
+/// heap allocations in the second run; returns the handler `counter` (a
+/// packet count) before and after the second run, and the allocations.
+fn warm_then_measure(
+    r: &mut rclick_core::Router,
+    counter: &str,
+    iterations: u64,
+) -> (u64, u64, u64) {
+    let count = |r: &mut rclick_core::Router| -> u64 {
+        r.read_handler(counter, None).unwrap().parse().unwrap()
+    };
+    assert_eq!(r.run_limited(2_000), StopReason::Limit);
+    let before = count(r);
+    let a0 = allocations();
+    assert_eq!(r.run_limited(iterations), StopReason::Limit);
+    let a1 = allocations();
+    (before, count(r), a1 - a0)
+}
+
 fn steady_state_allocations(burst: usize) -> (u64, u64) {
     let src_cfg = format!("BURST {burst}");
     let mut elems = vec![("src", "InfiniteSource", src_cfg.as_str())];
@@ -37,13 +56,8 @@ fn steady_state_allocations(burst: usize) -> (u64, u64) {
         (t + 3, 0, t + 4, 0),
     ]);
     let mut r = build(spec(&elems, &conns));
-    assert_eq!(r.run_limited(2_000), StopReason::Limit);
-    let before_count: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
-    let a0 = allocations();
-    assert_eq!(r.run_limited(4_000), StopReason::Limit);
-    let a1 = allocations();
-    let after_count: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
-    (a1 - a0, after_count - before_count)
+    let (before_count, after_count, allocs) = warm_then_measure(&mut r, "c.count", 4_000);
+    (allocs, after_count - before_count)
 }
 
 #[test]
@@ -83,22 +97,17 @@ fn source_to_sink_allocates_nothing_per_packet() {
         ),
     ] {
         let mut r = rclick_elements::testing::from_config(config);
-        assert_eq!(r.run_limited(2_000), StopReason::Limit);
-        let before: u64 = r.read_handler("d.count", None).unwrap().parse().unwrap();
-        let a0 = allocations();
-        assert_eq!(r.run_limited(10_000), StopReason::Limit);
-        let a1 = allocations();
-        let after: u64 = r.read_handler("d.count", None).unwrap().parse().unwrap();
+        let (before, after, allocs) = warm_then_measure(&mut r, "d.count", 10_000);
         assert!(
             after - before >= 2_000 * burst,
             "{config}: only {} packets discarded",
             after - before
         );
         assert_eq!(
-            a1 - a0,
+            allocs,
             0,
             "{config}: {} allocations while discarding {} packets",
-            a1 - a0,
+            allocs,
             after - before
         );
     }
@@ -142,26 +151,21 @@ fn ip_forwarding_path_allocates_nothing(burst: usize) {
          cl[1] -> Discard; rt[1] -> Discard; dt[1] -> Discard;"
     );
     let mut r = rclick_elements::testing::from_config(&text);
-    assert_eq!(r.run_limited(2_000), StopReason::Limit);
-    let before: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
+    let (before, after, allocs) = warm_then_measure(&mut r, "c.count", 4_000);
     assert!(
         before > 0,
         "nothing reached the counter: the frame is not forwarded"
     );
-    let a0 = allocations();
-    assert_eq!(r.run_limited(4_000), StopReason::Limit);
-    let a1 = allocations();
-    let after: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
     assert!(
         after - before >= 3_000 * burst as u64,
         "BURST {burst}: only {} packets forwarded",
         after - before
     );
     assert_eq!(
-        a1 - a0,
+        allocs,
         0,
         "BURST {burst}: {} allocations while forwarding {} packets",
-        a1 - a0,
+        allocs,
         after - before
     );
 }
@@ -265,23 +269,18 @@ fn no_allocation_on_the_rewriter_fast_path() {
                  rw[1] -> c :: Counter -> Discard;"
             );
             let mut r = rclick_elements::testing::from_config(&text);
-            assert_eq!(r.run_limited(2_000), StopReason::Limit);
-            let before: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
+            let (before, after, allocs) = warm_then_measure(&mut r, "c.count", 4_000);
             assert!(before > 0, "proto {proto}: no reply came back out");
-            let a0 = allocations();
-            assert_eq!(r.run_limited(4_000), StopReason::Limit);
-            let a1 = allocations();
-            let after: u64 = r.read_handler("c.count", None).unwrap().parse().unwrap();
             assert!(
                 after - before >= 3_000 * burst as u64,
                 "proto {proto} BURST {burst}: only {} replies",
                 after - before
             );
             assert_eq!(
-                a1 - a0,
+                allocs,
                 0,
                 "proto {proto} BURST {burst}: {} allocations for {} packets",
-                a1 - a0,
+                allocs,
                 after - before
             );
         }
