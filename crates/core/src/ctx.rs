@@ -478,20 +478,20 @@ impl<'a> Ctx<'a> {
         if let Ok(mut e) = cell.try_borrow_mut() {
             e.run_task(t, self);
         }
-        let again = self.take_reschedule();
-        self.set_current_task(None);
+        let again = self.end_task_run();
         let base = self.base;
         if self.disp.work.len() != base {
             self.finish_frame_stacked();
         } else if let Some(batch) = self.disp.tail.take() {
-            // `run_tail`, restoring the frame from what is known rather
-            // than from copies saved on the stack.
+            // `run_tail`, restoring the element from what is known rather
+            // than from a copy saved on the stack (`base` is kept by
+            // `run_chain` and `run_work`).
             let (next, port) = (self.disp.tail_elem, self.disp.tail_port);
             if self.run_chain(base, next as usize, port as usize, batch) {
                 self.run_work(base);
             }
             self.view.elem.set(elem);
-            self.base = base;
+            debug_assert_eq!(self.base, base);
         }
         self.run_deferred();
         again
@@ -501,14 +501,17 @@ impl<'a> Ctx<'a> {
     /// above `base`: straight, with no stack traffic.
     #[inline(always)]
     fn run_tail(&mut self, base: usize) {
+        debug_assert_eq!(self.base, base);
         if let Some(batch) = self.disp.tail.take() {
             let (elem, port) = (self.disp.tail_elem, self.disp.tail_port);
-            let saved = (self.view.elem.get(), self.base);
+            // `base` is kept by `run_chain` and `run_work`: only the
+            // element is restored.
+            let saved = self.view.elem.get();
             if self.run_chain(base, elem as usize, port as usize, batch) {
                 self.run_work(base);
             }
-            self.view.elem.set(saved.0);
-            self.base = saved.1;
+            self.view.elem.set(saved);
+            debug_assert_eq!(self.base, base);
         }
     }
 
@@ -548,6 +551,7 @@ impl<'a> Ctx<'a> {
                 self.disp.work.set_len(top);
                 b
             };
+            self.base = top;
             self.run_chain(top, elem, port, batch);
         }
         self.view.elem.set(saved.0);
@@ -558,13 +562,15 @@ impl<'a> Ctx<'a> {
     /// then on down the chain while each element hands its batch on whole
     /// (the tail emission) and emits nothing else; whatever else a frame
     /// emits is left on the stack, first emission on top. Leaves
-    /// `view.elem` and `base` for the caller to restore. Returns whether
-    /// it left anything on the stack above `top`: found where the last
-    /// frame ends, so a caller that ran one batch need not look again.
+    /// `view.elem` for the caller to restore. Returns whether it left
+    /// anything on the stack above `top`: found where the last frame ends,
+    /// so a caller that ran one batch need not look again.
     ///
-    /// `base` is `top` for every element of the run and is stored once:
-    /// every nested frame an element starts (a pull, a handler, a task
-    /// run) restores it before returning.
+    /// `base` is `top` for every element of the run, set by the caller
+    /// (the task's frame already has it; `run_work` stores it for each
+    /// batch it pops) and left as it was: every nested frame an element
+    /// starts (a pull, a handler, a task run) restores it before
+    /// returning.
     #[inline(always)]
     fn run_chain(
         &mut self,
@@ -574,7 +580,7 @@ impl<'a> Ctx<'a> {
         mut batch: Batch,
     ) -> bool {
         let core = self.view.core;
-        self.base = top;
+        debug_assert_eq!(self.base, top);
         loop {
             // A shared element's index is out of range (see `SHARED_BIT`).
             if let Some(cell) = core.elements.get(elem) {
@@ -617,7 +623,14 @@ impl<'a> Ctx<'a> {
                 self.push_shared(top, elem, port, batch);
             }
             let len = self.disp.work.len();
-            match self.disp.tail.take() {
+            // Taken only when there: a sink (which emits nothing) costs no
+            // store of an empty slot.
+            let tail = if self.disp.tail.is_some() {
+                self.disp.tail.take()
+            } else {
+                None
+            };
+            match tail {
                 Some(next) if len == top => {
                     elem = self.disp.tail_elem as usize;
                     port = self.disp.tail_port as usize;
@@ -781,8 +794,14 @@ impl<'a> Ctx<'a> {
         self.reschedule = false;
     }
 
-    pub(crate) fn take_reschedule(&mut self) -> bool {
-        std::mem::take(&mut self.reschedule)
+    /// After a task's run: whether it asked to run again. The current task
+    /// is cleared; the flag is left as it is, since it is read only while
+    /// a task is current (`task_scheduled`, this) and the next task run
+    /// clears it as it starts (`set_current_task`): one store fewer a run.
+    #[inline(always)]
+    pub(crate) fn end_task_run(&mut self) -> bool {
+        self.current_task = None;
+        self.reschedule
     }
 
     /// Schedules a task (of any element) to run.

@@ -1007,7 +1007,17 @@ pub struct PacketTemplate {
     /// The pool whose packets fit `capacity`, picked once here rather
     /// than for every copy.
     pool: TemplatePool,
+    /// When `span` is at most [`FIXED_COPY_MAX`] bytes: how many 16-byte
+    /// blocks from `frame` on cover it (and fit in `capacity`), copied
+    /// with moves of a fixed size and no length tests; else 0 (the
+    /// length is dispatched on as by [`copy_bytes`]). The bytes past
+    /// `span` land in the copy's tailroom, whose contents are not the
+    /// packet's.
+    blocks: u8,
 }
+
+/// The longest template span copied in fixed-size blocks.
+const FIXED_COPY_MAX: usize = 128;
 
 /// Which of a thread's packet pools a [`PacketTemplate`]'s copies come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1019,7 +1029,7 @@ enum TemplatePool {
 }
 
 impl PacketTemplate {
-    pub fn new(proto: Packet) -> PacketTemplate {
+    pub fn new(mut proto: Packet) -> PacketTemplate {
         let h = proto.h();
         let frame = h.frame_start.min(h.start);
         let end = h.start + h.len;
@@ -1033,11 +1043,24 @@ impl PacketTemplate {
         } else {
             TemplatePool::Small
         };
+        // A copy's frame starts where it is copied from (as with
+        // `deep_copy`): the prototype's says so too, so the header copy
+        // carries it and needs no store of its own.
+        proto.h_mut().frame_start = frame;
+        let span = (end - frame) as usize;
+        let rounded = span.div_ceil(16) * 16;
+        let blocks =
+            if span > 0 && rounded <= FIXED_COPY_MAX && frame as usize + rounded <= capacity {
+                (rounded / 16) as u8
+            } else {
+                0
+            };
         PacketTemplate {
             frame,
-            span: end - frame,
+            span: span as u32,
             capacity,
             pool,
+            blocks,
             proto,
         }
     }
@@ -1082,13 +1105,26 @@ impl PacketTemplate {
             let buf = (*h).buf;
             let src = self.proto.buffer().as_ptr().add(frame);
             let dst = (*buf.as_ptr()).bytes.as_mut_ptr().add(frame);
-            copy_bytes(
-                std::slice::from_raw_parts(src, span),
-                std::slice::from_raw_parts_mut(dst, span),
-            );
+            // `blocks * 16` bytes from `frame` are in bounds of both buffers
+            // (each holds at least `capacity`, checked when `blocks` was
+            // worked out).
+            match self.blocks {
+                1 => std::ptr::copy_nonoverlapping(src, dst, 16),
+                2 => std::ptr::copy_nonoverlapping(src, dst, 32),
+                3 => std::ptr::copy_nonoverlapping(src, dst, 48),
+                4 => std::ptr::copy_nonoverlapping(src, dst, 64),
+                5 => std::ptr::copy_nonoverlapping(src, dst, 80),
+                6 => std::ptr::copy_nonoverlapping(src, dst, 96),
+                7 => std::ptr::copy_nonoverlapping(src, dst, 112),
+                8 => std::ptr::copy_nonoverlapping(src, dst, 128),
+                _ => copy_bytes(
+                    std::slice::from_raw_parts(src, span),
+                    std::slice::from_raw_parts_mut(dst, span),
+                ),
+            }
             std::ptr::copy_nonoverlapping(self.proto.h() as *const Header, h, 1);
             (*h).buf = buf;
-            (*h).frame_start = frame as u32;
+            debug_assert_eq!((*h).frame_start, frame as u32);
         }
         Packet { hdr }
     }
@@ -1274,12 +1310,42 @@ mod tests {
     /// when the copies land in reused buffers holding other bytes.
     #[test]
     fn template_copies_equal_deep_copies() {
-        let lens = [
-            0usize, 1, 3, 4, 7, 8, 16, 17, 32, 33, 64, 65, 69, 128, 129, 1000, 5000,
+        // (headroom, length): every count of fixed 16-byte blocks (1 to 8)
+        // and the lengths around their bounds, then the dispatched copy:
+        // empty, longer than the fixed copies, and a short frame whose
+        // rounded copy would run past the buffer's end (195 + 64 > 256).
+        let cases = [
+            (20, 0usize),
+            (20, 1),
+            (20, 3),
+            (20, 4),
+            (20, 7),
+            (20, 8),
+            (20, 16),
+            (20, 17),
+            (20, 32),
+            (20, 33),
+            (20, 48),
+            (20, 49),
+            (20, 64),
+            (20, 65),
+            (20, 69),
+            (20, 80),
+            (20, 96),
+            (20, 97),
+            (20, 112),
+            (20, 113),
+            (20, 127),
+            (20, 128),
+            (20, 129),
+            (20, 1000),
+            (20, 5000),
+            (190, 61),
+            (195, 58),
         ];
-        for (i, &len) in lens.iter().enumerate() {
+        for (i, &(headroom, len)) in cases.iter().enumerate() {
             let data: Vec<u8> = (0..len).map(|k| (k * 7 + i) as u8).collect();
-            let mut p = Packet::with_room(20, &data, 3);
+            let mut p = Packet::with_room(headroom, &data, 3);
             if len >= 6 {
                 p.set_network_header(2, 4);
                 // A stripped header, which the copies keep in their headroom.
@@ -1287,6 +1353,12 @@ mod tests {
             }
             p.set_paint_anno(i as u8);
             let mut t = PacketTemplate::new(p);
+            let fixed = len > 0 && len <= FIXED_COPY_MAX && headroom + len.div_ceil(16) * 16 <= 256;
+            assert_eq!(
+                t.blocks as usize,
+                if fixed { len.div_ceil(16) } else { 0 },
+                "len {len}"
+            );
             t.set_timestamp_anno(Timestamp(1000 + i as i64));
             for round in 0..2 {
                 let want = t.packet().deep_copy();

@@ -108,11 +108,27 @@ impl<'a> Driver<'a> {
                 *c += spent;
             }
         }
-        let again = ctx.take_reschedule();
-        ctx.set_current_task(None);
+        let again = ctx.end_task_run();
         ctx.finish_task_frame();
         ctx.run_deferred();
         again
+    }
+
+    /// [`crate::sched::Scheduler::run_again_if_alone`] for the task loop, between two
+    /// runs, without the `RefCell`'s borrow and release (two stores and a
+    /// test per run of a lone task).
+    #[inline(always)]
+    fn run_again_if_alone(th: &ThreadRt, t: TaskId) -> bool {
+        debug_assert!(th.sched.try_borrow_mut().is_ok());
+        // SAFETY: no borrow of this thread's scheduler is live here. Only
+        // this thread touches it while the router runs (see `ThreadRt`);
+        // this loop's own borrows are temporaries that have ended; and the
+        // task that just ran has returned: the element code it ran reaches
+        // the scheduler only through `Ctx` and router calls, whose borrows
+        // end before they return (none hands a `RefMut` out). So this is
+        // the one reference to it until the call returns, and the call
+        // runs no element code.
+        unsafe { (*th.sched.as_ptr()).run_again_if_alone(t) }
     }
 
     /// Runs up to [`TASKS_PER_ITERATION`] scheduled tasks, fewer if the
@@ -148,7 +164,7 @@ impl<'a> Driver<'a> {
             let mut again = Self::run_task_in::<MEASURE>(th, &mut ctx, t, elem, cell);
             ran += 1;
             let mut go_on = ran < TASKS_PER_ITERATION && core.rt.runcount() > 0;
-            while again && go_on && th.sched.borrow_mut().run_again_if_alone(t) {
+            while again && go_on && Self::run_again_if_alone(th, t) {
                 again = if MEASURE {
                     Self::run_task_in::<MEASURE>(th, &mut ctx, t, elem, cell)
                 } else {
