@@ -238,8 +238,15 @@ pub struct Ctx<'a> {
     disp: &'a mut Dispatcher,
     /// Set by `fast_reschedule` while a task runs.
     reschedule: bool,
-    current_task: Option<TaskId>,
+    /// The running task (its `TaskId`'s number), or [`NO_TASK`]: one
+    /// 4-byte store to set or clear, where an `Option<TaskId>` took two
+    /// to set (tag and number), once per task run.
+    current_task: u32,
 }
+
+/// `Ctx::current_task` while no task runs (task numbers index the
+/// router's tasks, far fewer).
+const NO_TASK: u32 = u32::MAX;
 
 impl<'a> Deref for Ctx<'a> {
     type Target = ElementView<'a>;
@@ -262,7 +269,7 @@ impl<'a> Ctx<'a> {
             disp,
             base,
             reschedule: false,
-            current_task: None,
+            current_task: NO_TASK,
         }
     }
 
@@ -790,7 +797,8 @@ impl<'a> Ctx<'a> {
     }
 
     pub(crate) fn set_current_task(&mut self, t: Option<TaskId>) {
-        self.current_task = t;
+        debug_assert!(t.is_none_or(|t| t.0 != NO_TASK));
+        self.current_task = t.map_or(NO_TASK, |t| t.0);
         self.reschedule = false;
     }
 
@@ -800,20 +808,20 @@ impl<'a> Ctx<'a> {
     /// clears it as it starts (`set_current_task`): one store fewer a run.
     #[inline(always)]
     pub(crate) fn end_task_run(&mut self) -> bool {
-        self.current_task = None;
+        self.current_task = NO_TASK;
         self.reschedule
     }
 
     /// Schedules a task (of any element) to run.
     pub fn schedule_task(&self, t: TaskId) {
-        if Some(t) == self.current_task {
+        if t.0 == self.current_task {
             return;
         }
         self.view.core.rt.schedule_task(t);
     }
 
     pub fn task_scheduled(&self, t: TaskId) -> bool {
-        (Some(t) == self.current_task && self.reschedule) || self.view.core.rt.task_scheduled(t)
+        (t.0 == self.current_task && self.reschedule) || self.view.core.rt.task_scheduled(t)
     }
 
     pub fn schedule_timer_after(&self, t: TimerId, delay: Timestamp) {

@@ -276,7 +276,15 @@ unsafe fn free_packet(p: &mut Pools, h: NonNull<Header>) {
     // The common case, an unshared buffer, needs no read-modify-write.
     if b.refs.load(Ordering::Acquire) == 1 {
         let len = b.bytes.len();
-        if len <= POOLED_BUFFER_SIZE && p.packets(len).push(h).is_ok() {
+        // One size at a time, small first (a source's short packets):
+        // a small buffer costs one test, where picking the list by its
+        // size (`Pools::packets`) cost a select and two.
+        let pooled = if len <= SMALL_BUFFER_SIZE {
+            p.small.push(h).is_ok()
+        } else {
+            len <= POOLED_BUFFER_SIZE && p.full.push(h).is_ok()
+        };
+        if pooled {
             return;
         }
     }

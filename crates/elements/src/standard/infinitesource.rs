@@ -276,8 +276,10 @@ impl InfiniteSource {
     #[inline(always)]
     fn sent(&mut self, n: u64, ctx: &mut Ctx) {
         self.count += n;
-        // END_CALL with the packets that reach the limit (as Click).
-        if self.count == self.limit_count && !self.stop {
+        // END_CALL with the packets that reach the limit (as Click). STOP
+        // is tested in the cold path: tested here, the compiler made the
+        // usual path test a flag it had just set.
+        if self.count == self.limit_count {
             self.reached_limit(ctx);
         }
         // With STOP, the stop is asked by the run (or pull) that finds
@@ -288,6 +290,9 @@ impl InfiniteSource {
     #[cold]
     #[inline(never)]
     fn reached_limit(&mut self, ctx: &mut Ctx) {
+        if self.stop {
+            return;
+        }
         if let Some((h, v)) = &self.end_call {
             ctx.call_write_later(h, v);
         }
