@@ -1318,40 +1318,62 @@ mod tests {
     /// when the copies land in reused buffers holding other bytes.
     #[test]
     fn template_copies_equal_deep_copies() {
-        // (headroom, length): every count of fixed 16-byte blocks (1 to 8)
-        // and the lengths around their bounds, then the dispatched copy:
-        // empty, longer than the fixed copies, and a short frame whose
-        // rounded copy would run past the buffer's end (195 + 64 > 256).
+        // (headroom, length, fixed 16-byte blocks expected): every count
+        // of blocks (1 to 8) and the lengths around their bounds, then the
+        // dispatched copy (0 blocks): empty, longer than the fixed copies,
+        // and a short frame whose rounded copy would run past its buffer's
+        // end. The buffer's end is tried in each class: small (256 bytes),
+        // full-size (2048) and one made for the packet (headroom + length
+        // + 3 bytes of tailroom), where the rounded copy reaching the last
+        // byte exactly is taken and one byte further is not. Under Miri a
+        // copy past either buffer's end fails.
         let cases = [
-            (20, 0usize),
-            (20, 1),
-            (20, 3),
-            (20, 4),
-            (20, 7),
-            (20, 8),
-            (20, 16),
-            (20, 17),
-            (20, 32),
-            (20, 33),
-            (20, 48),
-            (20, 49),
-            (20, 64),
-            (20, 65),
-            (20, 69),
-            (20, 80),
-            (20, 96),
-            (20, 97),
-            (20, 112),
-            (20, 113),
-            (20, 127),
-            (20, 128),
-            (20, 129),
-            (20, 1000),
-            (20, 5000),
-            (190, 61),
-            (195, 58),
+            (20, 0usize, 0usize),
+            (20, 1, 1),
+            (20, 3, 1),
+            (20, 4, 1),
+            (20, 7, 1),
+            (20, 8, 1),
+            (20, 16, 1),
+            (20, 17, 2),
+            (20, 32, 2),
+            (20, 33, 3),
+            (20, 48, 3),
+            (20, 49, 4),
+            (20, 64, 4),
+            (20, 65, 5),
+            (20, 69, 5),
+            (20, 80, 5),
+            (20, 96, 6),
+            (20, 97, 7),
+            (20, 112, 7),
+            (20, 113, 8),
+            (20, 127, 8),
+            (20, 128, 8),
+            (20, 129, 0),
+            (20, 1000, 0),
+            (20, 5000, 0),
+            // Small buffers: 190 + 64 and 192 + 64 fit in 256, 193 + 64
+            // and 195 + 64 do not.
+            (190, 61, 4),
+            (192, 61, 4),
+            (193, 60, 0),
+            (195, 58, 0),
+            (176, 77, 5),
+            // Full-size buffers (need 2048 at most, over 256).
+            (1984, 61, 4),
+            (1985, 60, 0),
+            (1990, 55, 0),
+            (1920, 125, 8),
+            // Buffers made for the packet (need over 2048): 3000 + 13 + 3
+            // bytes, so 3000 + 16 reaches the last byte; 3000 + 10 + 3
+            // falls 3 bytes short of 3000 + 16; 2040 + 12 + 3 one short.
+            (3000, 13, 1),
+            (3000, 10, 0),
+            (2040, 13, 1),
+            (2040, 12, 0),
         ];
-        for (i, &(headroom, len)) in cases.iter().enumerate() {
+        for (i, &(headroom, len, blocks)) in cases.iter().enumerate() {
             let data: Vec<u8> = (0..len).map(|k| (k * 7 + i) as u8).collect();
             let mut p = Packet::with_room(headroom, &data, 3);
             if len >= 6 {
@@ -1361,12 +1383,17 @@ mod tests {
             }
             p.set_paint_anno(i as u8);
             let mut t = PacketTemplate::new(p);
-            let fixed = len > 0 && len <= FIXED_COPY_MAX && headroom + len.div_ceil(16) * 16 <= 256;
-            assert_eq!(
-                t.blocks as usize,
-                if fixed { len.div_ceil(16) } else { 0 },
-                "len {len}"
-            );
+            let need = headroom + len + 3;
+            let (capacity, pool) = if need <= SMALL_BUFFER_SIZE {
+                (SMALL_BUFFER_SIZE, TemplatePool::Small)
+            } else if need <= POOLED_BUFFER_SIZE {
+                (POOLED_BUFFER_SIZE, TemplatePool::Full)
+            } else {
+                (need, TemplatePool::None)
+            };
+            assert_eq!((t.capacity, t.pool), (capacity, pool), "case {i}");
+            assert_eq!(t.blocks as usize, blocks, "case {i}: {headroom} + {len}");
+            assert!(headroom + blocks * 16 <= capacity, "case {i}");
             t.set_timestamp_anno(Timestamp(1000 + i as i64));
             for round in 0..2 {
                 let want = t.packet().deep_copy();
