@@ -1492,6 +1492,8 @@ impl Table {
     /// segment carries payload, for a TCP packet; UDP flows count
     /// packets), then its expiry, with one look at the flow.
     ///
+    /// `tcp` is `Some` for a TCP packet of a TCP-class flow, `None` for a
+    /// UDP packet of a UDP-class flow (the fast maps hold no others).
     /// `guarantee` is the flow's guarantee as its owner's timeouts give it
     /// for its class (the caller knows both from the map it found the flow
     /// in: a map's flows are all one owner's, of one class). A guaranteed
@@ -1513,10 +1515,19 @@ impl Table {
             guarantee,
             self.owners[fl.owner as usize].timeouts.guarantee(fl.class)
         );
-        match (fl.class, tcp) {
-            (FlowClass::Tcp, Some((flags, payload))) => track_tcp(fl, dir, flags, payload),
-            (FlowClass::Udp, _) => track_udp(fl, dir),
-            _ => {}
+        // The class follows from the map too: a TCP packet's fast map
+        // holds TCP-class flows, a UDP packet's UDP ones.
+        debug_assert_eq!(
+            fl.class,
+            if tcp.is_some() {
+                FlowClass::Tcp
+            } else {
+                FlowClass::Udp
+            }
+        );
+        match tcp {
+            Some((flags, payload)) => track_tcp(fl, dir, flags, payload),
+            None => track_udp(fl, dir),
         }
         if guarantee != 0 && fl.guaranteed && !fl.pinned {
             // As `refresh_flow` for this case: same heap, expiry `now +
