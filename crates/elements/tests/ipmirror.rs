@@ -67,6 +67,14 @@ fn mirror_edges() {
     v6[0] = 0x65;
     let mut too_long_header = ipv4_packet(A, B, 17, 64, 0, &[], &l4[..4]);
     too_long_header[0] = 0x47;
+    // A header length below 20 (IHL 4, and 0 on a 0x45-like byte of
+    // another version) is no IPv4 header, whatever follows.
+    let mut short_header = udp.clone();
+    short_header[0] = 0x44;
+    let mut zero_ihl = udp.clone();
+    zero_ihl[0] = 0x40;
+    let mut v5 = udp.clone();
+    v5[0] = 0x55;
     let (out, drops) = mirror(&[
         udp.clone(),
         tcp_opts.clone(),
@@ -76,6 +84,9 @@ fn mirror_edges() {
         v6,
         too_long_header,
         vec![0x45; 12],
+        short_header,
+        zero_ihl,
+        v5,
     ]);
     let want = [
         swapped(udp, 20, true, false),
@@ -89,5 +100,5 @@ fn mirror_edges() {
     for (_, anno) in &out {
         assert_eq!(anno.octets(), A);
     }
-    assert_eq!(drops.trim(), "3");
+    assert_eq!(drops.trim(), "6");
 }

@@ -528,6 +528,55 @@ fn configuration_errors() {
     assert_eq!(read(&mut r, "x.pattern1"), "1.0.0.1-1.0.0.254 -\n");
 }
 
+/// `x :: {decl}` with two inputs and `n` outputs, every output to one
+/// queue, `q`, but output `n - 1`, which has its own (`last`).
+fn many_outputs(decl: &str, n: usize) -> String {
+    let mut cfg = format!(
+        "x :: {decl}; Idle -> [0]x; Idle -> [1]x; q :: Queue(10) -> Discard; last :: Queue(10) -> Discard;\n"
+    );
+    // Through 256 Nulls: the router's check for repeated connections
+    // looks through an input's peers, so 65,535 of them into one input
+    // would take seconds.
+    for k in 0..256 {
+        cfg += &format!("n{k} :: Null -> q;\n");
+    }
+    for o in 0..n - 1 {
+        cfg += &format!("x[{o}] -> n{};\n", o % 256);
+    }
+    cfg += &format!("x[{}] -> last;\n", n - 1);
+    cfg
+}
+
+/// A flow keeps its output ports as u16: 65,536 outputs is the most a
+/// rewriter takes. With that many, a mapping to the last output sends
+/// its packets there (both directions); one more output is refused at
+/// configuration, in Click's shape (the element's context line, then the
+/// message).
+#[test]
+fn the_most_outputs_and_one_more() {
+    let decl = "IPRewriter(pattern 1.0.0.1 1024-65535# - - 65535 65535, drop)";
+    let mut r = from_config(&many_outputs(decl, 1 << 16));
+    inject(&mut r, 0, &udp(IN, 40, SRV, 53, b"query"));
+    inject(&mut r, 1, &udp(SRV, 53, PUB, 1024, b"answer"));
+    let out = drain(&mut r, "last");
+    assert_eq!(out.len(), 2, "both directions by output 65535");
+    assert_eq!(flow_of(&out[0]), (PUB, 1024, SRV, 53));
+    assert_eq!(flow_of(&out[1]), (SRV, 53, IN, 40));
+    assert!(drain(&mut r, "q").is_empty());
+    assert!(read(&mut r, "x.udp_table").contains("[*65535 65535]"));
+
+    let errs = match try_from_config(&many_outputs(decl, (1 << 16) + 1)) {
+        Ok(_) => panic!("65,537 outputs accepted"),
+        Err(e) => e,
+    };
+    let text = errs.join("\n");
+    assert!(
+        text.contains("test:1: While configuring 'x :: IPRewriter':")
+            && text.contains("\n  too many outputs (at most 65536)"),
+        "{text}"
+    );
+}
+
 // ------------------------------------------------------------ malformed
 
 #[test]
@@ -686,6 +735,80 @@ fn ftp_port_commands_and_sequence_numbers() {
     let data = drain(&mut r, "o1");
     assert_eq!(flow_of(&data[0]), ([2, 0, 0, 2], 20, IN, 200 * 256 + 200));
     assert!(read(&mut r, "rw.table").contains("seq -5"));
+}
+
+/// Sequence-number deltas are kept beside the flows, by flow index: they
+/// follow the control connection through a hot swap (to its new table),
+/// and go with it when it is removed, so that the next connection, given
+/// its slot, is rewritten without them (on the fast path too).
+#[test]
+fn ftp_sequence_deltas_follow_their_connection() {
+    let conf = "rw :: TCPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+         x :: FTPPortMapper(rw, rw, 0);
+         Idle -> x -> rw -> o0 :: Queue -> Discard; Idle -> [1]rw[1] -> o1 :: Queue -> Discard;";
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let mut r = from_config_with(conf, &opts);
+    let ftp = [2, 0, 0, 2];
+    let seg = |sport: u16, seq: u32, data: &[u8]| {
+        let mut p = tcp(IN, sport, ftp, 21, 0x18, data);
+        p[24..28].copy_from_slice(&seq.to_be_bytes());
+        rclick_elements::testing::set_l4_checksum(IN, ftp, 6, &mut p[20..], 16);
+        p
+    };
+    let ack = |dport: u16, ack: u32| {
+        let mut p = tcp(ftp, 21, PUB, dport, 0x10, b"");
+        p[28..32].copy_from_slice(&ack.to_be_bytes());
+        rclick_elements::testing::set_l4_checksum(ftp, PUB, 6, &mut p[20..], 16);
+        p
+    };
+    let seq_of = |p: &[u8]| u32::from_be_bytes(p[24..28].try_into().unwrap());
+    let ack_of = |p: &[u8]| u32::from_be_bytes(p[28..32].try_into().unwrap());
+    let send = |r: &mut Router, p: &[u8]| {
+        let x = r.find_element("x").unwrap();
+        r.inject_packet(x, 0, marked(p));
+    };
+    let reply = |r: &mut Router, p: &[u8]| {
+        let rw = r.find_element("rw").unwrap();
+        r.inject_packet(rw, 1, marked(p));
+    };
+    send(&mut r, &seg(30, 0, b"x"));
+    send(&mut r, &seg(30, 1, b"PORT 10,0,0,4,200,200\r\n"));
+    assert_eq!(drain(&mut r, "o0").len(), 2);
+    assert!(read(&mut r, "rw.table").contains("seq -5"));
+
+    // A hot swap: the control connection keeps its deltas.
+    r.hotswap(conf).unwrap();
+    let table = read(&mut r, "rw.table");
+    assert!(table.contains("seq -5"), "{table}");
+    send(&mut r, &seg(30, 24, b"LIST\r\n"));
+    let out = drain(&mut r, "o0");
+    assert_eq!(seq_of(&out[0]), 19);
+    flow_of(&out[0]);
+    reply(&mut r, &ack(1024, 25));
+    let back = drain(&mut r, "o1");
+    assert_eq!(ack_of(&back[0]), 30);
+    flow_of(&back[0]);
+
+    // Removed, its slot taken by a new connection: no deltas there.
+    write(&mut r, "rw.remove_mapping", "tcp 10.0.0.4 30 2.0.0.2 21");
+    for seq in [24, 100] {
+        send(&mut r, &seg(31, seq, b"LIST\r\n"));
+        let out = drain(&mut r, "o0");
+        assert_eq!(seq_of(&out[0]), seq);
+        assert_eq!(flow_of(&out[0]), (PUB, 1024, ftp, 21), "the freed port");
+    }
+    for a in [25, 106] {
+        reply(&mut r, &ack(1024, a));
+        let back = drain(&mut r, "o1");
+        assert_eq!(ack_of(&back[0]), a);
+        assert_eq!(flow_of(&back[0]), (ftp, 21, IN, 31));
+    }
+    let table = read(&mut r, "rw.table");
+    assert!(!table.contains("seq"), "{table}");
 }
 
 // ------------------------------------------------------------ allocation

@@ -336,3 +336,72 @@ fn large_tables_with_prefetch_match_the_general_path() {
     round(&mut fast, &mut slow);
     assert_eq!(state(&mut fast, decl), state(&mut slow, decl));
 }
+
+/// The fast path refreshes a guaranteed flow from the guarantee its map
+/// was configured with; when that is shorter than the one the flow had
+/// (a hot swap to a shorter TCP_GUARANTEE), the flow's expiry goes down
+/// and its place in the guaranteed heap must follow. Here flow A, made
+/// after B under a 100 s guarantee, is refreshed under a 5 s one: once
+/// that has passed, A is the flow a new one over the capacity replaces
+/// (B is still guaranteed). Were A's heap key left at its old expiry,
+/// behind B's, A would stay guaranteed and the new flow be refused.
+#[test]
+fn a_shorter_guarantee_after_a_hot_swap_lowers_the_flow_in_its_heap() {
+    let conf = |guarantee: u32| {
+        format!(
+            "x :: IPRewriter(pattern 1.0.0.1 1024-1031# - - 0 1, drop, TCP_GUARANTEE {guarantee}, MAPPING_CAPACITY 2); Idle -> [0]x; Idle -> [1]x; x[0] -> o0 :: Queue(1000) -> Discard; x[1] -> o1 :: Queue(1000) -> Discard;"
+        )
+    };
+    let syn = |sport: u16, flags: u8| {
+        let mut seg = Vec::new();
+        seg.extend_from_slice(&sport.to_be_bytes());
+        seg.extend_from_slice(&80u16.to_be_bytes());
+        seg.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+        l4_checksum(IN[0], SRV[0], 6, &mut seg, 16);
+        ipv4_packet(IN[0], SRV[0], 6, 64, 0, &[], &seg)
+    };
+    let send = |r: &mut Router, bytes: &[u8]| {
+        let mut p = Packet::from_slice(bytes);
+        p.set_network_header(0, 20);
+        let mut b = Batch::new();
+        b.push(p);
+        let x = r.find_element("x").unwrap();
+        r.inject(x, 0, b);
+    };
+    let advance = |r: &mut Router, secs: i64| {
+        let now = r.clock().now();
+        r.clock()
+            .advance_to(now + Timestamp::from_sec_nsec(secs, 0));
+    };
+    let mut tables = Vec::new();
+    for fast in [true, false] {
+        let opts = RouterOptions {
+            simtime: Some(DEFAULT_SIMTIME_START),
+            hotswap: true,
+            ..Default::default()
+        };
+        let mut r = from_config_with(&conf(100), &opts);
+        send(&mut r, &syn(5000, 0x02)); // B
+        advance(&mut r, 30);
+        send(&mut r, &syn(5001, 0x02)); // A
+        r.hotswap(&conf(5)).unwrap();
+        r.with_element::<Rewriter, _>("x", |e| e.set_fast_path(fast))
+            .expect("x is a rewriter");
+        send(&mut r, &syn(5001, 0x10)); // A, established
+        advance(&mut r, 10);
+        send(&mut r, &syn(5002, 0x02)); // C, over the capacity
+        assert_eq!(drain(&mut r, "o0").len(), 4, "fast path {fast}");
+        assert_eq!(read(&mut r, "x.mapping_failures"), "0", "fast path {fast}");
+        let table = read(&mut r, "x.tcp_table");
+        assert!(
+            table.contains("(10.0.0.4, 5000,") && table.contains("(10.0.0.4, 5002,"),
+            "fast path {fast}: {table}"
+        );
+        assert!(
+            !table.contains("(10.0.0.4, 5001,"),
+            "fast path {fast}: {table}"
+        );
+        tables.push(table);
+    }
+    assert_eq!(tables[0], tables[1]);
+}

@@ -88,7 +88,9 @@ impl SimpleAction for IPMirror {
             return None;
         };
         let hl = usize::from(ip[0] & 0x0f) * 4;
-        if ip[0] >> 4 != 4 || hl < 20 || hl - 20 > after.len() {
+        // A 20-byte IPv4 header (0x45, most packets) passes the checks
+        // below by itself: one test instead of three.
+        if ip[0] != 0x45 && (ip[0] >> 4 != 4 || hl < 20 || hl - 20 > after.len()) {
             self.drops += 1;
             return None;
         }

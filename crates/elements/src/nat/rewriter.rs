@@ -40,6 +40,9 @@ pub struct Rewriter {
     /// this order), [`NO_MAP`] for a protocol it leaves to `process`;
     /// set with `maps` (see [`Rewriter::set_maps`]).
     fast_maps: [usize; 2],
+    /// The guarantees of the flows of `fast_maps` (by the same index),
+    /// from the owner's timeouts, for [`Table::hit`].
+    fast_guarantees: [Jiffies; 2],
     pub specs: Vec<InputSpec>,
     noutputs: usize,
     dst_anno: bool,
@@ -141,6 +144,7 @@ impl Rewriter {
             owner: 0,
             maps: [0, 0],
             fast_maps: [NO_MAP; 2],
+            fast_guarantees: [0; 2],
             specs: Vec::new(),
             noutputs: 1,
             dst_anno: true,
@@ -315,6 +319,9 @@ impl Element for Rewriter {
         }
         let ninputs = ictx.ninputs();
         self.noutputs = ictx.noutputs();
+        if self.noutputs > MAX_OUTPUTS {
+            return Err(format!("too many outputs (at most {MAX_OUTPUTS})").into());
+        }
         if rest.len() != ninputs {
             errors.push(format!("need {ninputs} arguments, one per input port"));
             return Err(errors.into());
@@ -336,6 +343,10 @@ impl Element for Rewriter {
         }
         self.owner = table.new_owner(ictx.element_name(), ninputs);
         table.owners[self.owner].timeouts = t;
+        // The classes of the fast maps' flows (see `map_of`): UDP flows
+        // in the first, TCP-class ones in the second, for every class
+        // that has the map.
+        self.fast_guarantees = [t.guarantee(FlowClass::Udp), t.guarantee(FlowClass::Tcp)];
         let m0 = table.new_map();
         let m1 = if self.kind == RwKind::Ip {
             table.new_map()
@@ -714,13 +725,14 @@ fn prefetch_line<T>(p: *const T) {
 
 impl Rewriter {
     /// With a table larger than the caches, an established flow's packet
-    /// waits for memory three times in a row: its headers, the map bucket
+    /// waits for memory three times in a row: its headers, the map slot
     /// of its key, then the flow. Done packet by packet, a batch pays
     /// these waits one after another; here, before the batch is processed,
     /// every packet's headers are asked for, then every packet's lookup is
     /// made (independent lookups overlap their misses) and its flow asked
     /// for, so that the processing finds them in the cache. Only a hint:
-    /// the processing looks up again (flows may change on the way).
+    /// the processing looks up again (flows may change on the way). Only
+    /// the packets the fast path takes, found as it finds them.
     fn prefetch(&self, batch: &Batch, t: &Table) {
         for p in batch.packets() {
             if let Some(off) = p.network_offset().and_then(|o| usize::try_from(o).ok()) {
@@ -728,29 +740,44 @@ impl Rewriter {
             }
         }
         for p in batch.packets() {
-            let Some(info) = ip_info(p) else { continue };
-            if !info.first_frag || info.l4_len < 8 {
-                continue;
-            }
-            let handled = match self.kind {
-                RwKind::Ip => matches!(info.proto, IP_PROTO_TCP | IP_PROTO_UDP),
-                RwKind::Tcp => info.proto == IP_PROTO_TCP,
-                _ => matches!(info.proto, IP_PROTO_TCP | IP_PROTO_UDP | IP_PROTO_DCCP),
-            };
-            if !handled {
-                continue;
-            }
-            let (map, _) = self.map_of(info.proto);
-            let Some((sp, dp)) = ports(p, &info) else {
+            let Some((map, key)) = self.fast_key(p) else {
                 continue;
             };
-            let key = FlowId::new(info.saddr, sp, info.daddr, dp);
             if let Some((f, _)) = t.lookup(map, &key) {
-                let fl: *const Flow = t.flow(f);
-                prefetch_line(fl);
-                prefetch_line((fl as *const u8).wrapping_add(std::mem::size_of::<Flow>() - 1));
+                // One line: a flow is one, aligned (see `Flow`).
+                prefetch_line(t.flow(f) as *const Flow);
             }
         }
+    }
+
+    /// The flow key and fast map of a packet [`Rewriter::fast_path`]
+    /// would look up (the same checks of the same header bytes, read
+    /// only), for [`Rewriter::prefetch`].
+    #[inline(always)]
+    fn fast_key(&self, p: &Packet) -> Option<(usize, FlowId)> {
+        let off = usize::try_from(p.network_offset()?).ok()?;
+        let h = p.data().get(off..)?.first_chunk::<24>()?;
+        if h[0] != 0x45 || (h[6] & 0x3f) | h[7] != 0 {
+            return None;
+        }
+        let tcp = match h[9] {
+            IP_PROTO_UDP => false,
+            IP_PROTO_TCP => true,
+            _ => return None,
+        };
+        let map = self.fast_maps[usize::from(tcp)];
+        if map == NO_MAP {
+            return None;
+        }
+        Some((
+            map,
+            FlowId::new(
+                u32::from_be_bytes([h[12], h[13], h[14], h[15]]),
+                u16::from_be_bytes([h[20], h[21]]),
+                u32::from_be_bytes([h[16], h[17], h[18], h[19]]),
+                u16::from_be_bytes([h[22], h[23]]),
+            ),
+        ))
     }
 }
 
@@ -874,7 +901,7 @@ impl Rewriter {
             return Some(Fast::Miss);
         };
         let fl = t.flow(f);
-        if fl.seq.is_some() {
+        if fl.has_seq {
             return None;
         }
         let out = fl.out[dir] as usize;
@@ -924,7 +951,13 @@ impl Rewriter {
                 }
             }
         }
-        t.hit(f, dir, tcp_state, now);
+        t.hit(
+            f,
+            dir,
+            tcp_state,
+            self.fast_guarantees[usize::from(tcp)],
+            now,
+        );
         Some(Fast::Done(out))
     }
 
@@ -1096,7 +1129,9 @@ impl Rewriter {
                     FlowClass::Tcp => {
                         if let Some((flags, payload)) = r {
                             track_tcp(fl, dir, flags, payload);
-                            apply_seq(&mut p, &info, fl, dir);
+                            if let Some(seq) = t.seq_deltas_mut(f) {
+                                apply_seq(&mut p, &info, seq, dir);
+                            }
                         }
                     }
                     FlowClass::Udp => track_udp(fl, dir),
@@ -1267,10 +1302,8 @@ impl Rewriter {
     /// Moves the sequence numbers of flow `f`'s direction `dir` by `delta`
     /// from `trigger` on.
     pub fn update_seqno_delta(&self, f: usize, dir: usize, trigger: u32, delta: i32) -> bool {
-        let mut t = lock_table(&self.table);
-        let fl = t.flow_mut(f);
-        fl.seq
-            .get_or_insert_with(Default::default)
+        lock_table(&self.table)
+            .seq_deltas_or_new(f)
             .update(dir, trigger, delta)
     }
 }

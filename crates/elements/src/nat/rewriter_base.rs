@@ -1113,7 +1113,7 @@ impl Timeouts {
         }
     }
 
-    fn guarantee(&self, class: FlowClass) -> Jiffies {
+    pub fn guarantee(&self, class: FlowClass) -> Jiffies {
         match class {
             FlowClass::Udp => self.udp_guarantee,
             _ => self.guarantee,
@@ -1125,38 +1125,50 @@ impl Timeouts {
 // The table
 
 /// A mapping: a flow and its rewritten form, in both directions.
+///
+/// One cache line (64 bytes, aligned to 64): with a table larger than the
+/// caches an established flow's packet misses on its map slot and on its
+/// flow, and a flow spread over two lines would be two misses. So the
+/// output ports are u16 (a rewriter has at most [`MAX_OUTPUTS`]), and the
+/// sequence-number deltas, which few flows have, are kept in the table by
+/// flow index ([`Flow::has_seq`] says whether there are any).
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Flow {
     /// `key[0]`: the original flow; `key[1]`: the reply flow (the
     /// rewritten flow reversed). Map keys of the two directions.
     pub key: [FlowId; 2],
-    /// Output ports (u32, and u32 indices below, to keep `Flow` small: 80
-    /// bytes, where usize fields made it 104).
-    pub out: [u32; 2],
+    pub expiry: Jiffies,
+    pub out: [u16; 2],
     pub owner: u32,
     pub input: u32,
     pub map: u32,
+    place: u32,
+    pub ip_delta: u16,
+    pub l4_delta: u16,
     pub proto: u8,
     pub class: FlowClass,
     pub tflags: u8,
     pub guaranteed: bool,
-    pub expiry: Jiffies,
-    place: u32,
-    pub ip_delta: u16,
-    pub l4_delta: u16,
     pub reply_anno: u8,
     live: bool,
     /// Installed by a write handler (`add_mapping`): never expires, is
     /// never replaced to make room, and is left alone when a pattern is
     /// rewritten; only `remove_mapping` and `clear` remove it.
     pub pinned: bool,
-    /// Sequence-number deltas (TCP flows FTPPortMapper changed).
-    pub seq: Option<Box<super::tcp_seq::SeqDeltas>>,
+    /// Whether the table holds sequence-number deltas for this flow (a
+    /// TCP flow FTPPortMapper changed): see [`Table::seq_deltas`].
+    pub has_seq: bool,
 }
 
+/// The most output ports a rewriter may have: a flow keeps its outputs as
+/// u16 (see [`Flow`]).
+pub const MAX_OUTPUTS: usize = 1 << 16;
+
 // The flow entry is the cache line an established flow's packet misses
-// on: keep it small.
-const _: () = assert!(std::mem::size_of::<Flow>() <= 80);
+// on: exactly one.
+const _: () = assert!(std::mem::size_of::<Flow>() == 64);
+const _: () = assert!(std::mem::align_of::<Flow>() == 64);
 
 impl Flow {
     /// Whether the flow is in the table (not removed).
@@ -1200,6 +1212,9 @@ pub struct Table {
     /// Map lookups made choosing free values (a cost bound tests check).
     pub alloc_probes: u64,
     pub owners: Vec<Owner>,
+    /// Sequence-number deltas by flow index, for the flows with
+    /// [`Flow::has_seq`] (out of [`Flow`], to keep it one cache line).
+    seqs: HashMap<usize, Box<super::tcp_seq::SeqDeltas>>,
 }
 
 pub type SharedTable = Arc<Mutex<Table>>;
@@ -1229,6 +1244,7 @@ impl Default for Table {
             bitmaps: HashMap::new(),
             alloc_probes: 0,
             owners: Vec::new(),
+            seqs: HashMap::new(),
         }
     }
 }
@@ -1318,6 +1334,32 @@ impl Table {
 
     pub fn flow_mut(&mut self, i: usize) -> &mut Flow {
         &mut self.flows[i]
+    }
+
+    /// Flow `f`'s sequence-number deltas, if it has any.
+    pub fn seq_deltas(&self, f: usize) -> Option<&super::tcp_seq::SeqDeltas> {
+        if !self.flows.get(f)?.has_seq {
+            return None;
+        }
+        self.seqs.get(&f).map(|s| &**s)
+    }
+
+    /// Flow `f`'s sequence-number deltas, mutable, if it has any.
+    pub fn seq_deltas_mut(&mut self, f: usize) -> Option<&mut super::tcp_seq::SeqDeltas> {
+        if !self.flows.get(f)?.has_seq {
+            return None;
+        }
+        self.seqs.get_mut(&f).map(|s| &mut **s)
+    }
+
+    /// Flow `f`'s sequence-number deltas, made (none yet) if it has none.
+    pub fn seq_deltas_or_new(&mut self, f: usize) -> &mut super::tcp_seq::SeqDeltas {
+        // A slot whose deltas were left by a flow that is gone (its
+        // slot since reused) starts afresh.
+        if !std::mem::replace(&mut self.flows[f].has_seq, true) {
+            self.seqs.insert(f, Box::default());
+        }
+        self.seqs.entry(f).or_default()
     }
 
     /// Looks a flow up in map `map`: (flow index, direction).
@@ -1449,17 +1491,71 @@ impl Table {
     /// rewriter's fast path: the flow's state (TCP flags and whether the
     /// segment carries payload, for a TCP packet; UDP flows count
     /// packets), then its expiry, with one look at the flow.
+    ///
+    /// `tcp` is `Some` for a TCP packet of a TCP-class flow, `None` for a
+    /// UDP packet of a UDP-class flow (the fast maps hold no others).
+    /// `guarantee` is the flow's guarantee as its owner's timeouts give it
+    /// for its class (the caller knows both from the map it found the flow
+    /// in: a map's flows are all one owner's, of one class). A guaranteed
+    /// flow with a guarantee, the common case, is refreshed from it alone,
+    /// without a look at the owner; anything else as [`Table::refresh`].
     #[inline(always)]
-    pub fn hit(&mut self, f: usize, dir: usize, tcp: Option<(u8, bool)>, now: Jiffies) {
+    pub fn hit(
+        &mut self,
+        f: usize,
+        dir: usize,
+        tcp: Option<(u8, bool)>,
+        guarantee: Jiffies,
+        now: Jiffies,
+    ) {
         let Some(fl) = self.flows.get_mut(f) else {
             return;
         };
-        match (fl.class, tcp) {
-            (FlowClass::Tcp, Some((flags, payload))) => track_tcp(fl, dir, flags, payload),
-            (FlowClass::Udp, _) => track_udp(fl, dir),
-            _ => {}
+        debug_assert_eq!(
+            guarantee,
+            self.owners[fl.owner as usize].timeouts.guarantee(fl.class)
+        );
+        // The class follows from the map too: a TCP packet's fast map
+        // holds TCP-class flows, a UDP packet's UDP ones.
+        debug_assert_eq!(
+            fl.class,
+            if tcp.is_some() {
+                FlowClass::Tcp
+            } else {
+                FlowClass::Udp
+            }
+        );
+        match tcp {
+            Some((flags, payload)) => track_tcp(fl, dir, flags, payload),
+            None => track_udp(fl, dir),
+        }
+        if guarantee != 0 && fl.guaranteed && !fl.pinned {
+            // As `refresh_flow` for this case: same heap, expiry `now +
+            // guarantee`.
+            let old = fl.expiry;
+            let expiry = now + guarantee;
+            fl.expiry = expiry;
+            if expiry < old {
+                self.lower_heap_key_cold(f);
+            }
+            return;
         }
         self.refresh_flow(f, now);
+    }
+
+    /// After flow `f`'s expiry went down in its heap: its heap key
+    /// follows (see `refresh_flow`).
+    #[cold]
+    #[inline(never)]
+    fn lower_heap_key_cold(&mut self, f: usize) {
+        let fl = &self.flows[f];
+        let (h, i, expiry) = (fl.guaranteed as usize, fl.place as usize, fl.expiry);
+        if let Some(e) = self.heaps[h].get_mut(i) {
+            if expiry < e.0 {
+                e.0 = expiry;
+                self.sift_up(h, i);
+            }
+        }
     }
 
     /// [`Table::refresh`] of a flow known to exist.
@@ -1550,7 +1646,11 @@ impl Table {
         if self.maps[map].get(&k1) == Some(map_entry(f, 1)) {
             self.map_remove(map, &k1);
         }
+        if self.flows[f].has_seq {
+            self.seqs.remove(&f);
+        }
         self.flows[f].live = false;
+        self.flows[f].has_seq = false;
         self.free.push(f);
     }
 
@@ -1585,7 +1685,7 @@ impl Table {
         let g = t.guarantee(class);
         let mut fl = Flow {
             key: [flow, rewritten.reverse()],
-            out: [out[0] as u32, out[1] as u32],
+            out: [out[0] as u16, out[1] as u16],
             owner: owner as u32,
             input: input as u32,
             map: map as u32,
@@ -1600,7 +1700,7 @@ impl Table {
             reply_anno: 0,
             live: true,
             pinned: false,
-            seq: None,
+            has_seq: false,
         };
         fl.expiry = now + if g != 0 { g } else { t.flow_timeout(&fl) };
         let (ow, nw) = (flow.addr_words(), rewritten.addr_words());
@@ -1756,6 +1856,9 @@ impl Table {
                     self.flows.len() - 1
                 }
             };
+            if let Some(s) = old.seq_deltas(f) {
+                self.seqs.insert(i, Box::new(s.clone()));
+            }
             let (k0, k1) = (self.flows[i].key[0], self.flows[i].key[1]);
             self.map_insert(map, k0, map_entry(i, 0));
             self.map_insert(map, k1, map_entry(i, 1));
@@ -1824,7 +1927,7 @@ impl Table {
             expiry = self.best_effort_expiry(f);
         }
         let secs = (expiry + 500 - now).div_euclid(1000);
-        let seq = match fl.seq.as_ref().map(|s| s.shown(dir)) {
+        let seq = match self.seq_deltas(f).map(|s| s.shown(dir)) {
             Some(d) if d > 0 => format!(" seq +{d}"),
             Some(d) if d < 0 => format!(" seq {d}"),
             _ => String::new(),
@@ -2003,8 +2106,7 @@ pub fn apply_flow(
 
 /// Applies a TCP flow's sequence-number deltas to a packet of direction
 /// `dir` (after [`apply_flow`]), when the segment's header is complete.
-pub fn apply_seq(p: &mut Packet, info: &IpInfo, fl: &mut Flow, dir: usize) {
-    let Some(seq) = fl.seq.as_mut() else { return };
+pub fn apply_seq(p: &mut Packet, info: &IpInfo, seq: &mut super::tcp_seq::SeqDeltas, dir: usize) {
     if !info.first_frag || info.proto != IP_PROTO_TCP {
         return;
     }
@@ -2453,6 +2555,64 @@ mod tests {
         for i in 6..100 {
             assert!(make(&mut t, &mut p, new_flow(i), 0).is_none());
         }
+    }
+}
+
+#[cfg(test)]
+mod seq_delta_tests {
+    use super::*;
+
+    fn tcp_table() -> Table {
+        let mut t = Table::default();
+        t.new_map();
+        t.new_owner("x", 1);
+        t.owners[0].timeouts.timeout = 300_000;
+        t
+    }
+
+    fn add(t: &mut Table, i: u16) -> usize {
+        let flow = FlowId::new(0x0a00_0001, i, 0xac10_0001, 80);
+        let rw = FlowId::new(0x0100_0001, i, 0xac10_0001, 80);
+        t.add_flow(0, 0, 0, IP_PROTO_TCP, FlowClass::Tcp, flow, rw, [0, 1], 0)
+            .expect("room")
+    }
+
+    /// Sequence-number deltas live beside the flows, by index: a flow
+    /// slot reused after its flow is destroyed starts without any (the
+    /// old ones must not come back with the new flow, in lookups or in
+    /// the table), and a hot swap carries them to the flow's new index.
+    #[test]
+    fn sequence_deltas_follow_their_flow() {
+        let mut t = tcp_table();
+        let a = add(&mut t, 1000);
+        let b = add(&mut t, 1001);
+        assert!(t.seq_deltas(a).is_none());
+        assert!(t.seq_deltas_or_new(a).update(0, 100, 7));
+        assert!(t.flow(a).has_seq);
+        assert_eq!(t.seq_deltas(a).map(|s| s.shown(0)), Some(7));
+        assert!(t.unparse_entry(a, 0, 0).contains("seq +7"));
+        assert!(t.seq_deltas(b).is_none());
+
+        // Adopted by a new table (b first, so a lands at another index).
+        let mut n = tcp_table();
+        let c = add(&mut n, 2000);
+        assert_eq!(n.adopt(&t, 0, 0, &[(0, 0)], 2), 2);
+        let (na, _) = n.lookup(0, &t.flow(a).key[0]).expect("adopted");
+        assert_ne!(na, a);
+        assert!(n.flow(na).has_seq);
+        assert_eq!(n.seq_deltas(na).map(|s| s.shown(0)), Some(7));
+        assert!(n.seq_deltas(c).is_none());
+
+        // Destroyed, its slot reused: no deltas.
+        t.destroy(a);
+        let d = add(&mut t, 1002);
+        assert_eq!(d, a, "the slab reuses the slot");
+        assert!(!t.flow(d).has_seq);
+        assert!(t.seq_deltas(d).is_none());
+        assert!(!t.unparse_entry(d, 0, 0).contains("seq"));
+        // New deltas start from nothing.
+        assert!(t.seq_deltas_or_new(d).update(0, 50, -3));
+        assert_eq!(t.seq_deltas(d).map(|s| s.shown(0)), Some(-3));
     }
 }
 
