@@ -210,25 +210,34 @@ impl Runtime {
     /// to wake listeners), out of line for several.
     #[inline(always)]
     fn change_signal(&self, st: &SignalSlot, active: bool) {
-        if self.threads.len() == 1 {
+        // The one thread taken here, before the store: the store is atomic,
+        // so a length read after it would be read again.
+        if let [th] = &self.threads[..] {
             // One thread: no other can race the change, and a locked swap
             // would cost a queue that toggles per packet at BURST 1.
             st.active.store(active, Relaxed);
             if active && !st.listeners.is_empty() {
-                self.wake_local(&st.listeners);
+                Self::wake_local(th, &st.listeners);
             }
             return;
         }
         self.change_signal_threaded(st, active);
     }
 
-    /// Schedules a raised signal's listeners. Inline: at one packet per
-    /// push and pull a queue's signal goes down and up again per packet,
-    /// while its puller is still scheduled, so the usual wake finds its
-    /// one listener queued already.
+    /// Schedules a raised signal's listeners on thread `th`, the only one.
+    /// Inline: at one packet per push and pull a queue's signal goes down
+    /// and up again per packet, while its puller is still scheduled, so
+    /// the usual wake finds its one listener queued already; one listener
+    /// (a queue's puller) is looked at without a loop.
     #[inline]
-    fn wake_local(&self, listeners: &[TaskId]) {
-        let mut sched = self.threads[0].sched.borrow_mut();
+    fn wake_local(th: &ThreadRt, listeners: &[TaskId]) {
+        let mut sched = th.sched.borrow_mut();
+        if let [t] = *listeners {
+            if !sched.is_scheduled(t) {
+                sched.schedule(t);
+            }
+            return;
+        }
         for &t in listeners {
             if !sched.is_scheduled(t) {
                 sched.schedule(t);
