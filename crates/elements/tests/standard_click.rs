@@ -431,6 +431,38 @@ fn queue_single_packet_pushes_respect_capacity_changes() {
     assert_eq!(got, [1, 2, 6, 7]);
 }
 
+/// Queue's one-packet pull (BURST 1, into the buffer the last push
+/// left): a pull from a full queue raises the full notifier, so the
+/// source asleep on it wakes; the pull that empties the queue lowers the
+/// nonempty signal, so the puller sleeps; every packet arrives, in order.
+#[test]
+fn queue_single_packet_pulls_wake_the_source_and_sleep_the_puller() {
+    let mut r = from_config(
+        "s :: InfiniteSource(LIMIT 6, BURST 1, STOP false) -> q :: Queue(2) \
+         -> u :: Unqueue(BURST 1, ACTIVE false) -> n :: Counter -> Print(p) -> Discard;",
+    );
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(count(&mut r, "q.length"), 2);
+    assert_eq!(
+        read(&mut r, "s.scheduled"),
+        "false",
+        "asleep on a full queue"
+    );
+    assert_eq!(count(&mut r, "q.drops"), 0);
+    r.write_handler("u.active", "true").unwrap();
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(count(&mut r, "n.count"), 6);
+    assert_eq!(count(&mut r, "s.count"), 6);
+    assert_eq!(count(&mut r, "q.drops"), 0);
+    assert_eq!(count(&mut r, "q.highwater_length"), 2);
+    assert_eq!(
+        read(&mut r, "u.scheduled"),
+        "false",
+        "asleep on an empty queue"
+    );
+    assert_eq!(printed(&mut r).len(), 6);
+}
+
 #[test]
 fn queue_kinds_differ_in_their_full_notifier() {
     // NotifierQueue has no full notifier: the source overflows it, and
