@@ -264,7 +264,16 @@ impl Runtime {
         match sig {
             NotifierSignal::Idle => false,
             NotifierSignal::Busy => true,
-            NotifierSignal::Signals(ids) => self.any_signal_active(ids),
+            // One signal (a source in front of one queue, asking per run
+            // whether there is room): read here, not through a call and a
+            // loop.
+            NotifierSignal::Signals(ids) => match **ids {
+                [one] => self
+                    .signals
+                    .get(one.0 as usize)
+                    .is_some_and(|s| s.active.load(Relaxed)),
+                _ => self.any_signal_active(ids),
+            },
         }
     }
 
