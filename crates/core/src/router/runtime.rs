@@ -225,12 +225,12 @@ impl Runtime {
     }
 
     /// Schedules a raised signal's listeners on thread `th`, the only one.
-    /// Inline: at one packet per push and pull a queue's signal goes down
-    /// and up again per packet, while its puller is still scheduled, so
-    /// the usual wake finds its one listener queued already; one listener
-    /// (a queue's puller) is looked at without a loop. Always inline:
-    /// left to itself the compiler made it a call with six register saves
-    /// in Queue's push.
+    /// At one packet per push and pull a queue's signal goes down and up
+    /// again per packet, while its puller is still scheduled, so the usual
+    /// wake finds its one listener queued already: one listener (a queue's
+    /// puller) is looked at without a loop, and the whole is always inline
+    /// (left to itself the compiler made it a call with six register saves
+    /// in Queue's push).
     #[inline(always)]
     fn wake_local(th: &ThreadRt, listeners: &[TaskId]) {
         let mut sched = th.sched.borrow_mut();
