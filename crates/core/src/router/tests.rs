@@ -820,3 +820,73 @@ fn tasks_taking_turns_run_their_own_elements_and_a_woken_one_joins() {
         ]
     );
 }
+
+/// A task that logs `NAME:TASK` at each run; each of its element's tasks
+/// runs RUNS times. With `spawn`, the element adds a second task of its
+/// own (scheduled) at its first task's second run, as a live
+/// reconfiguration that creates a task would: the task table grows while
+/// the task loop runs.
+struct Spawn {
+    tasks: Vec<(crate::TaskId, u32)>,
+    runs: u32,
+    spawn: bool,
+}
+
+impl Element for Spawn {
+    fn port_count(&self) -> &'static str {
+        "0/0"
+    }
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut words = conf.split_whitespace();
+        self.runs = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+        self.spawn = words.next() == Some("spawn");
+        Ok(())
+    }
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        let t = ctx.new_task(true);
+        self.tasks.push((t, self.runs));
+        Ok(())
+    }
+    fn run_task(&mut self, task: crate::TaskId, ctx: &mut Ctx) -> bool {
+        let name = ctx.element_name().to_string();
+        let Some(i) = self.tasks.iter().position(|&(t, _)| t == task) else {
+            panic!("{name} ran task {} of another element", task.0);
+        };
+        LOG.with(|l| l.borrow_mut().push(format!("{name}:{}", task.0)));
+        self.tasks[i].1 -= 1;
+        if self.spawn && i == 0 && self.tasks[0].1 == self.runs - 2 {
+            let t = ctx.init_ctx().new_task(true);
+            self.tasks.push((t, self.runs));
+        }
+        if self.tasks[i].1 == 0 {
+            return false;
+        }
+        ctx.fast_reschedule();
+        true
+    }
+}
+
+/// A task added while the task loop runs (the task table grows under
+/// it) joins two tasks taking turns: the loop's memory of the task that
+/// ran before (its element and cell) never hands a run to the wrong
+/// element, and every task runs its count, in stride order.
+#[test]
+fn a_task_added_while_two_take_turns_runs_its_own_element() {
+    let mut reg = Registry::new();
+    reg.add("Spawn", || {
+        Box::new(Spawn {
+            tasks: Vec::new(),
+            runs: 0,
+            spawn: false,
+        })
+    });
+    let names = [("a", "Spawn", "4 spawn"), ("b", "Spawn", "4")];
+    let mut r = build_router(&reg, &names, &[]);
+    LOG.with(|l| l.borrow_mut().clear());
+    r.run_limited(10);
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(
+        log,
+        ["a:0", "b:1", "a:0", "b:1", "a:2", "a:0", "b:1", "a:2", "a:0", "b:1", "a:2", "a:2"]
+    );
+}
