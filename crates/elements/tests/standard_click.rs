@@ -431,6 +431,38 @@ fn queue_single_packet_pushes_respect_capacity_changes() {
     assert_eq!(got, [1, 2, 6, 7]);
 }
 
+/// Queue's one-packet pull (BURST 1, into the buffer the last push
+/// left): a pull from a full queue raises the full notifier, so the
+/// source asleep on it wakes; the pull that empties the queue lowers the
+/// nonempty signal, so the puller sleeps; every packet arrives, in order.
+#[test]
+fn queue_single_packet_pulls_wake_the_source_and_sleep_the_puller() {
+    let mut r = from_config(
+        "s :: InfiniteSource(LIMIT 6, BURST 1, STOP false) -> q :: Queue(2) \
+         -> u :: Unqueue(BURST 1, ACTIVE false) -> n :: Counter -> Print(p) -> Discard;",
+    );
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(count(&mut r, "q.length"), 2);
+    assert_eq!(
+        read(&mut r, "s.scheduled"),
+        "false",
+        "asleep on a full queue"
+    );
+    assert_eq!(count(&mut r, "q.drops"), 0);
+    r.write_handler("u.active", "true").unwrap();
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(count(&mut r, "n.count"), 6);
+    assert_eq!(count(&mut r, "s.count"), 6);
+    assert_eq!(count(&mut r, "q.drops"), 0);
+    assert_eq!(count(&mut r, "q.highwater_length"), 2);
+    assert_eq!(
+        read(&mut r, "u.scheduled"),
+        "false",
+        "asleep on an empty queue"
+    );
+    assert_eq!(printed(&mut r).len(), 6);
+}
+
 #[test]
 fn queue_kinds_differ_in_their_full_notifier() {
     // NotifierQueue has no full notifier: the source overflows it, and
@@ -545,4 +577,115 @@ fn notifierdebug_shows_the_signal_in_clicks_format() {
     );
     assert_eq!(read(&mut r, "n.signal"), "busy*");
     assert_eq!(read(&mut r, "m.signal"), "busy*");
+}
+
+/// Queue's one-packet push and pull paths (taken or not by whether the
+/// spare buffer is kept) against a model of the general ones, over a
+/// pseudo-random run of one-packet and larger pushes, pulls of 0, 1, 2
+/// and 40 packets, and capacity writes: what is pulled and dropped to
+/// output 1 and in what order, the length, drops, high-water mark, and
+/// both notifier signals after every step, for every Queue kind.
+#[test]
+fn queue_one_packet_paths_agree_with_a_model_of_the_general_ones() {
+    use std::collections::VecDeque;
+    for (class, has_empty, has_full) in [
+        ("Queue", true, true),
+        ("FullNoteQueue", true, true),
+        ("QuickNoteQueue", true, true),
+        ("NotifierQueue", true, false),
+        ("SimpleQueue", false, false),
+    ] {
+        let mut r = from_config(&format!(
+            "Idle -> pn :: NotifierDebug -> q :: {class}(3) -> nn :: NotifierDebug -> Idle; \
+             q[1] -> Print(d) -> Discard;"
+        ));
+        let q = elem(&r, "q");
+        let (mut fifo, mut cap, mut drops, mut high) = (VecDeque::<u8>::new(), 3usize, 0u64, 0);
+        let (mut nonempty, mut nonfull) = (false, true);
+        let mut dropped = Vec::new();
+        let mut seed = 0x2545_f491_u32;
+        let mut next = 0u8;
+        for step in 0..3000 {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let roll = (seed >> 16) % 16;
+            let what = format!("{class} step {step} roll {roll}");
+            match roll {
+                0..=5 => {
+                    // One packet, or a batch of two to five.
+                    let n = if roll < 4 {
+                        1
+                    } else {
+                        2 + (seed >> 8) as usize % 4
+                    };
+                    let mut b = rclick_core::Batch::new();
+                    let was_empty = fifo.is_empty();
+                    for _ in 0..n {
+                        b.push(Packet::from_slice(&[next]));
+                        if fifo.len() < cap {
+                            fifo.push_back(next);
+                        } else {
+                            drops += 1;
+                            dropped.push(next);
+                        }
+                        next = next.wrapping_add(1);
+                    }
+                    r.inject(q, 0, b);
+                    high = high.max(fifo.len());
+                    if was_empty && !fifo.is_empty() {
+                        nonempty = true;
+                    }
+                    if fifo.len() >= cap {
+                        nonfull = false;
+                    }
+                }
+                6..=12 => {
+                    let max = [1, 1, 1, 1, 2, 0, 40][roll as usize - 6];
+                    let got = r.pull_from(q, 0, max);
+                    if fifo.is_empty() {
+                        assert!(got.is_none(), "{what}");
+                        nonempty = false;
+                    } else {
+                        if fifo.len() >= cap {
+                            nonfull = true;
+                        }
+                        let want: Vec<u8> = fifo.drain(..max.min(fifo.len())).collect();
+                        let got: Vec<u8> = got
+                            .expect("a packet")
+                            .packets()
+                            .iter()
+                            .map(|p| p.data()[0])
+                            .collect();
+                        assert_eq!(got, want, "{what}");
+                        if fifo.is_empty() {
+                            nonempty = false;
+                        }
+                    }
+                }
+                _ => {
+                    cap = 1 + (seed >> 4) as usize % 4;
+                    r.write_handler("q.capacity", &cap.to_string()).unwrap();
+                    fifo.truncate(cap);
+                    nonfull = fifo.len() < cap;
+                }
+            }
+            assert_eq!(count(&mut r, "q.length"), fifo.len() as u64, "{what}");
+            assert_eq!(count(&mut r, "q.drops"), drops, "{what}");
+            assert_eq!(count(&mut r, "q.highwater_length"), high as u64, "{what}");
+            if has_empty {
+                let s = read(&mut r, "nn.signal");
+                assert_eq!(s.contains('*'), nonempty, "{what}: empty signal {s}");
+            }
+            if has_full {
+                let s = read(&mut r, "pn.signal");
+                assert_eq!(s.contains('*'), nonfull, "{what}: full signal {s}");
+            }
+        }
+        let got: Vec<u8> = printed(&mut r)
+            .into_iter()
+            .filter(|(label, _)| label == "d")
+            .flat_map(|(_, data)| data)
+            .collect();
+        assert_eq!(got, dropped, "{class}: dropped to output 1");
+        assert!(drops > 100, "{class}: {drops} drops");
+    }
 }

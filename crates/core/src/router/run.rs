@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::atomic::AtomicBool;
 
 use super::threads::{cycles, ThreadRt};
-use super::{set_current_thread, Router, RouterCore, StopReason, WAKE_ELEM};
+use super::{set_current_thread, ElementCell, Router, RouterCore, StopReason, WAKE_ELEM};
 use crate::batch::Batch;
 use crate::ctx::Ctx;
 use crate::ctx::Dispatcher;
@@ -158,9 +158,14 @@ impl<'a> Driver<'a> {
         };
         let mut ctx = Ctx::new(core, self.disp, 0);
         let mut ran = 0;
+        let mut elem = th.sched.borrow().tasks[t.0 as usize].elem;
+        let mut cell = &core.elements[elem];
+        // The task that ran before `t`, with its element and cell (a
+        // task's element never changes): two tasks taking turns (a source
+        // and the task emptying its queue) find each other here rather
+        // than through the task table and the element table.
+        let mut before: Option<(TaskId, usize, &ElementCell)> = None;
         loop {
-            let elem = th.sched.borrow().tasks[t.0 as usize].elem;
-            let cell = &core.elements[elem];
             let mut again = Self::run_task_in::<MEASURE>(th, &mut ctx, t, elem, cell);
             ran += 1;
             let mut go_on = ran < TASKS_PER_ITERATION && core.rt.runcount() > 0;
@@ -183,10 +188,19 @@ impl<'a> Driver<'a> {
                 (false, true) => sched.pop(),
                 (false, false) => None,
             };
-            match next {
-                Some(n) => t = n,
-                None => return,
-            }
+            let Some(n) = next else {
+                return;
+            };
+            let ran_before = (t, elem, cell);
+            (elem, cell) = match before {
+                Some((b, e, c)) if b == n => (e, c),
+                _ => {
+                    let e = sched.tasks[n.0 as usize].elem;
+                    (e, &core.elements[e])
+                }
+            };
+            before = Some(ran_before);
+            t = n;
         }
     }
 

@@ -741,11 +741,74 @@ impl Element for Again {
             |what: &str, v: bool| LOG.with(|l| l.borrow_mut().push(format!("{name}:{what}:{v}")));
         log("start", ctx.task_scheduled(task));
         self.runs = self.runs.saturating_sub(1);
+
+thread_local! {
+    /// The signal Turn "a" raises, for Turn "c" to listen to.
+    static TURN_SIGNAL: std::cell::Cell<Option<crate::SignalId>> = const { std::cell::Cell::new(None) };
+}
+
+/// A task that logs `NAME:TASK` at each run and runs RUNS times. With
+/// `raise`, it creates a signal and raises it at its third run; with
+/// `listen`, its task starts asleep and listens to that signal (its only
+/// listener).
+struct Turn {
+    task: Option<crate::TaskId>,
+    runs: u32,
+    raise: bool,
+    listen: bool,
+}
+
+impl Element for Turn {
+    fn port_count(&self) -> &'static str {
+        "0/0"
+    }
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut words = conf.split_whitespace();
+        self.runs = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+        match words.next() {
+            Some("raise") => self.raise = true,
+            Some("listen") => self.listen = true,
+            _ => {}
+        }
+        Ok(())
+    }
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        let t = ctx.new_task(!self.listen);
+        if self.raise {
+            TURN_SIGNAL.with(|s| s.set(Some(ctx.new_signal(false))));
+        }
+        if self.listen {
+            let s = TURN_SIGNAL
+                .with(|s| s.get())
+                .expect("the raiser comes first");
+            ctx.core.rt.add_listener(s, t);
+        }
+        self.task = Some(t);
+        Ok(())
+    }
+    fn run_task(&mut self, task: crate::TaskId, ctx: &mut Ctx) -> bool {
+        assert_eq!(
+            Some(task),
+            self.task,
+            "{} ran another's task",
+            ctx.element_name()
+        );
+        LOG.with(|l| {
+            l.borrow_mut()
+                .push(format!("{}:{}", ctx.element_name(), task.0))
+        });
+        self.runs -= 1;
+        if self.raise && self.runs == 3 {
+            if let Some(s) = TURN_SIGNAL.with(|s| s.get()) {
+                ctx.wake_signal(s);
+            }
+        }
         if self.runs == 0 {
             return false;
         }
         ctx.fast_reschedule();
         log("asked", ctx.task_scheduled(task));
+
         true
     }
 }
@@ -803,4 +866,108 @@ fn a_lone_tasks_rerun_does_not_count_as_scheduled_before_it_asks() {
         };
         assert_eq!(log, want, "two tasks: {two}");
     }
+}
+
+/// Two tasks taking turns, and a third woken into them through a signal
+/// it alone listens to: each run is its own element's (the task loop
+/// keeps the element of the task that ran before, for two tasks taking
+/// turns), and the woken task joins at the global pass, in the order
+/// stride scheduling gives (equal passes in queueing order).
+#[test]
+fn tasks_taking_turns_run_their_own_elements_and_a_woken_one_joins() {
+    let mut reg = Registry::new();
+    reg.add("Turn", || {
+        Box::new(Turn {
+            task: None,
+            runs: 0,
+            raise: false,
+            listen: false,
+        })
+    });
+    let names = [
+        ("a", "Turn", "6 raise"),
+        ("b", "Turn", "6"),
+        ("c", "Turn", "2 listen"),
+    ];
+    let mut r = build_router(&reg, &names, &[]);
+    LOG.with(|l| l.borrow_mut().clear());
+    r.run_limited(10);
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(
+        log,
+        [
+            "a:0", "b:1", "a:0", "b:1", "a:0", "b:1", "c:2", "a:0", "b:1", "c:2", "a:0", "b:1",
+            "a:0", "b:1"
+        ]
+    );
+}
+
+/// A task that logs `NAME:TASK` at each run; each of its element's tasks
+/// runs RUNS times. With `spawn`, the element adds a second task of its
+/// own (scheduled) at its first task's second run, as a live
+/// reconfiguration that creates a task would: the task table grows while
+/// the task loop runs.
+struct Spawn {
+    tasks: Vec<(crate::TaskId, u32)>,
+    runs: u32,
+    spawn: bool,
+}
+
+impl Element for Spawn {
+    fn port_count(&self) -> &'static str {
+        "0/0"
+    }
+    fn configure(&mut self, conf: &str, _ctx: &mut InitCtx) -> ConfigResult {
+        let mut words = conf.split_whitespace();
+        self.runs = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+        self.spawn = words.next() == Some("spawn");
+        Ok(())
+    }
+    fn initialize(&mut self, ctx: &mut InitCtx) -> ConfigResult {
+        let t = ctx.new_task(true);
+        self.tasks.push((t, self.runs));
+        Ok(())
+    }
+    fn run_task(&mut self, task: crate::TaskId, ctx: &mut Ctx) -> bool {
+        let name = ctx.element_name().to_string();
+        let Some(i) = self.tasks.iter().position(|&(t, _)| t == task) else {
+            panic!("{name} ran task {} of another element", task.0);
+        };
+        LOG.with(|l| l.borrow_mut().push(format!("{name}:{}", task.0)));
+        self.tasks[i].1 -= 1;
+        if self.spawn && i == 0 && self.tasks[0].1 == self.runs - 2 {
+            let t = ctx.init_ctx().new_task(true);
+            self.tasks.push((t, self.runs));
+        }
+        if self.tasks[i].1 == 0 {
+            return false;
+        }
+        ctx.fast_reschedule();
+        true
+    }
+}
+
+/// A task added while the task loop runs (the task table grows under
+/// it) joins two tasks taking turns: the loop's memory of the task that
+/// ran before (its element and cell) never hands a run to the wrong
+/// element, and every task runs its count, in stride order.
+#[test]
+fn a_task_added_while_two_take_turns_runs_its_own_element() {
+    let mut reg = Registry::new();
+    reg.add("Spawn", || {
+        Box::new(Spawn {
+            tasks: Vec::new(),
+            runs: 0,
+            spawn: false,
+        })
+    });
+    let names = [("a", "Spawn", "4 spawn"), ("b", "Spawn", "4")];
+    let mut r = build_router(&reg, &names, &[]);
+    LOG.with(|l| l.borrow_mut().clear());
+    r.run_limited(10);
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(
+        log,
+        ["a:0", "b:1", "a:0", "b:1", "a:2", "a:0", "b:1", "a:2", "a:0", "b:1", "a:2", "a:2"]
+    );
 }

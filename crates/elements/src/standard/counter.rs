@@ -111,6 +111,12 @@ pub struct Counter {
     byte_count: u64,
     packet_rate: Ewma,
     byte_rate: Ewma,
+    /// From this time (ns) on a packet finds the rates' epoch over: the
+    /// start of the epoch after the earlier of their two, saturated at the
+    /// ends of the range ([`Counter::roll_time`]). Never later than that
+    /// start (an earlier value costs only a roll that changes nothing), so
+    /// it is recomputed wherever the epochs change.
+    roll_at: i64,
     count_call: Option<Call>,
     byte_count_call: Option<Call>,
 }
@@ -135,14 +141,6 @@ fn epoch_of(t: Timestamp) -> i64 {
     t.nanos().div_euclid(EPOCH_NS)
 }
 
-/// Whether `t` lies in an epoch after `epoch` (`epoch_of(t) > epoch`),
-/// with a multiplication instead of a division (in 128 bits: the next
-/// epoch's start may lie beyond the range of a timestamp).
-#[inline(always)]
-fn after_epoch(t: Timestamp, epoch: i64) -> bool {
-    i128::from(t.nanos()) >= (i128::from(epoch) + 1) * i128::from(EPOCH_NS)
-}
-
 /// Whether a call is armed and `value` has reached it: the per-batch test,
 /// inline (the call itself is rare).
 #[inline(always)]
@@ -151,6 +149,37 @@ fn due(call: &Option<Call>, value: u64) -> bool {
 }
 
 impl Counter {
+    /// The start of the epoch after the rates' (the earlier of their two),
+    /// in ns, saturated: beyond the range of a timestamp it is `i64::MAX`
+    /// (reached only by a time whose epoch rolls nothing) or `i64::MIN`
+    /// (reached by every time, as the exact start would be).
+    fn roll_time(&self) -> i64 {
+        let epoch = self.packet_rate.epoch.min(self.byte_rate.epoch);
+        epoch.saturating_add(1).saturating_mul(EPOCH_NS)
+    }
+
+    /// Fresh averages (the `reset` handler).
+    fn clear_rates(&mut self) {
+        self.packet_rate = Ewma::default();
+        self.byte_rate = Ewma::default();
+        self.roll_at = self.roll_time();
+    }
+
+    /// Counts `n` packets of `bytes` bytes at time `now` into the rates:
+    /// the two averages roll into a new epoch together, and a packet in
+    /// the epoch they are in costs one compare.
+    #[inline(always)]
+    fn count_rates(&mut self, now: Timestamp, n: u64, bytes: u64) {
+        if now.nanos() >= self.roll_at {
+            let epoch = epoch_of(now);
+            self.packet_rate.roll(epoch);
+            self.byte_rate.roll(epoch);
+            self.roll_at = self.roll_time();
+        }
+        self.packet_rate.this_epoch += n as i64;
+        self.byte_rate.this_epoch += bytes as i64;
+    }
+
     #[cold]
     #[inline(never)]
     fn fire(call: &mut Option<Call>, value: u64, ctx: &mut Ctx) {
@@ -210,8 +239,7 @@ impl Counter {
     fn reset(&mut self, _value: &str, _ctx: &mut Ctx) -> Result<(), String> {
         self.count = 0;
         self.byte_count = 0;
-        self.packet_rate = Ewma::default();
-        self.byte_rate = Ewma::default();
+        self.clear_rates();
         for c in [&mut self.count_call, &mut self.byte_count_call]
             .into_iter()
             .flatten()
@@ -263,6 +291,7 @@ impl PerThread for Counter {
         self.byte_count += copy.byte_count;
         self.packet_rate.absorb(copy.packet_rate);
         self.byte_rate.absorb(copy.byte_rate);
+        self.roll_at = self.roll_time();
     }
 }
 
@@ -281,17 +310,7 @@ impl Observe for Counter {
         let n = batch.len() as u64;
         self.count += n;
         self.byte_count += bytes;
-        // The two averages roll into a new epoch together; a packet in
-        // the epoch they are in costs a compare rather than a division.
-        let now = ctx.recent();
-        let current = self.packet_rate.epoch.min(self.byte_rate.epoch);
-        if after_epoch(now, current) {
-            let epoch = epoch_of(now);
-            self.packet_rate.roll(epoch);
-            self.byte_rate.roll(epoch);
-        }
-        self.packet_rate.this_epoch += n as i64;
-        self.byte_rate.this_epoch += bytes as i64;
+        self.count_rates(ctx.recent(), n, bytes);
         if due(&self.count_call, self.count) {
             Self::fire(&mut self.count_call, self.count, ctx);
         }
@@ -335,6 +354,7 @@ impl Element for Counter {
                 self.byte_count = o.byte_count;
                 self.packet_rate = o.packet_rate;
                 self.byte_rate = o.byte_rate;
+                self.roll_at = self.roll_time();
                 true
             }
             None => false,
@@ -354,28 +374,47 @@ fn format_rate(r: f64) -> String {
 mod tests {
     use super::*;
 
-    /// The per-packet epoch test agrees with `epoch_of` on both sides of
-    /// epoch boundaries, for negative times and at the ends of the range.
+    /// Counting through the saved roll time leaves the rates as rolling
+    /// them to each packet's `epoch_of` does (a roll to an epoch not later
+    /// changes nothing): across epoch boundaries, backwards in time, for
+    /// negative times, at the ends of the range, and after a reset.
     #[test]
-    fn after_epoch_agrees_with_epoch_of() {
-        let mut times = vec![i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX];
-        for k in [-3i64, -1, 0, 1, 2, 1_000_000] {
+    fn rates_roll_as_each_packets_epoch_says() {
+        let mut times = vec![0, 1, -1, i64::MIN, i64::MIN + 1, i64::MAX - 1, i64::MAX];
+        for k in [-3i64, -1, 0, 1, 2, 1_000_000, i64::MAX / EPOCH_NS] {
             for d in [-1, 0, 1] {
-                times.push(k * EPOCH_NS + d);
+                times.push(k.saturating_mul(EPOCH_NS).saturating_add(d));
             }
         }
-        let mut epochs: Vec<i64> = times.iter().map(|&t| epoch_of(Timestamp(t))).collect();
-        epochs.extend([
-            i64::MIN,
-            i64::MIN / EPOCH_NS - 1,
-            i64::MAX / EPOCH_NS,
-            i64::MAX - 1,
-        ]);
-        for &t in &times {
-            for &e in &epochs {
-                for e in [e.saturating_sub(1), e, e.saturating_add(1)] {
-                    let t = Timestamp(t);
-                    assert_eq!(after_epoch(t, e), epoch_of(t) > e, "t {} epoch {e}", t.0);
+        let mut sequences: Vec<Vec<i64>> = vec![times.clone()];
+        let mut sorted = times.clone();
+        sorted.sort_unstable();
+        sequences.push(sorted.clone());
+        sequences.push(sorted.iter().rev().copied().collect());
+        for start in [i64::MIN, -EPOCH_NS - 1, 0, EPOCH_NS - 1, i64::MAX] {
+            sequences.push(sorted.iter().map(|&t| t.max(start)).collect());
+        }
+        for seq in &sequences {
+            let mut c = Counter::default();
+            let (mut packets, mut bytes) = (Ewma::default(), Ewma::default());
+            for (i, &t) in seq.iter().enumerate() {
+                if i == seq.len() / 2 {
+                    c.clear_rates();
+                    (packets, bytes) = (Ewma::default(), Ewma::default());
+                }
+                let size = 60 + i as u64;
+                c.count_rates(Timestamp(t), 1, size);
+                let epoch = epoch_of(Timestamp(t));
+                packets.roll(epoch);
+                bytes.roll(epoch);
+                packets.this_epoch += 1;
+                bytes.this_epoch += size as i64;
+                for (got, want) in [(&c.packet_rate, &packets), (&c.byte_rate, &bytes)] {
+                    assert_eq!(
+                        (got.avg, got.epoch, got.this_epoch),
+                        (want.avg, want.epoch, want.this_epoch),
+                        "time {t} in {seq:?}"
+                    );
                 }
             }
         }
