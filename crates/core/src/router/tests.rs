@@ -741,6 +741,69 @@ impl Element for Again {
             |what: &str, v: bool| LOG.with(|l| l.borrow_mut().push(format!("{name}:{what}:{v}")));
         log("start", ctx.task_scheduled(task));
         self.runs = self.runs.saturating_sub(1);
+        if self.runs == 0 {
+            return false;
+        }
+        ctx.fast_reschedule();
+        log("asked", ctx.task_scheduled(task));
+        true
+    }
+}
+
+#[test]
+fn a_lone_tasks_rerun_does_not_count_as_scheduled_before_it_asks() {
+    // As Click's `scheduled()` in `run_task`: a running task is not
+    // scheduled until it calls `fast_reschedule` in this run; the request
+    // of its previous run (which the task loop honoured) does not carry
+    // over, on the lone rerun path (one task) or the queue's (two).
+    for two in [false, true] {
+        let mut reg = Registry::new();
+        reg.add("A", || {
+            Box::new(Again {
+                name: "a",
+                runs: 3,
+                task: None,
+            })
+        });
+        reg.add("B", || {
+            Box::new(Again {
+                name: "b",
+                runs: 2,
+                task: None,
+            })
+        });
+        let names: &[(&str, &str, &str)] = if two {
+            &[("a", "A", ""), ("b", "B", "")]
+        } else {
+            &[("a", "A", "")]
+        };
+        let mut r = build_router(&reg, names, &[]);
+        LOG.with(|l| l.borrow_mut().clear());
+        r.run_limited(20);
+        let log = LOG.with(|l| l.borrow().clone());
+        let want: Vec<&str> = if two {
+            vec![
+                "a:start:false",
+                "a:asked:true",
+                "b:start:false",
+                "b:asked:true",
+                "a:start:false",
+                "a:asked:true",
+                "b:start:false",
+                "a:start:false",
+            ]
+        } else {
+            vec![
+                "a:start:false",
+                "a:asked:true",
+                "a:start:false",
+                "a:asked:true",
+                "a:start:false",
+            ]
+        };
+        assert_eq!(log, want, "two tasks: {two}");
+    }
+}
 
 thread_local! {
     /// The signal Turn "a" raises, for Turn "c" to listen to.
@@ -807,64 +870,7 @@ impl Element for Turn {
             return false;
         }
         ctx.fast_reschedule();
-        log("asked", ctx.task_scheduled(task));
-
         true
-    }
-}
-
-#[test]
-fn a_lone_tasks_rerun_does_not_count_as_scheduled_before_it_asks() {
-    // As Click's `scheduled()` in `run_task`: a running task is not
-    // scheduled until it calls `fast_reschedule` in this run; the request
-    // of its previous run (which the task loop honoured) does not carry
-    // over, on the lone rerun path (one task) or the queue's (two).
-    for two in [false, true] {
-        let mut reg = Registry::new();
-        reg.add("A", || {
-            Box::new(Again {
-                name: "a",
-                runs: 3,
-                task: None,
-            })
-        });
-        reg.add("B", || {
-            Box::new(Again {
-                name: "b",
-                runs: 2,
-                task: None,
-            })
-        });
-        let names: &[(&str, &str, &str)] = if two {
-            &[("a", "A", ""), ("b", "B", "")]
-        } else {
-            &[("a", "A", "")]
-        };
-        let mut r = build_router(&reg, names, &[]);
-        LOG.with(|l| l.borrow_mut().clear());
-        r.run_limited(20);
-        let log = LOG.with(|l| l.borrow().clone());
-        let want: Vec<&str> = if two {
-            vec![
-                "a:start:false",
-                "a:asked:true",
-                "b:start:false",
-                "b:asked:true",
-                "a:start:false",
-                "a:asked:true",
-                "b:start:false",
-                "a:start:false",
-            ]
-        } else {
-            vec![
-                "a:start:false",
-                "a:asked:true",
-                "a:start:false",
-                "a:asked:true",
-                "a:start:false",
-            ]
-        };
-        assert_eq!(log, want, "two tasks: {two}");
     }
 }
 
