@@ -608,6 +608,18 @@ impl<'a> Ctx<'a> {
                     // leads; otherwise hand the batch on as its push would.
                     let onward = e.push_in_chain(&mut batch, self);
                     drop(e);
+                    if cell.chain_quiet() {
+                        debug_assert!(
+                            onward
+                                && self.disp.work.len() == top
+                                && self.disp.tail.is_none()
+                                && !batch.is_empty(),
+                            "a quiet element emitted, or changed its batch, in a chain"
+                        );
+                        elem = next;
+                        port = next_port;
+                        continue;
+                    }
                     if onward && self.disp.work.len() == top && self.disp.tail.is_none() {
                         if batch.is_empty() {
                             return false;

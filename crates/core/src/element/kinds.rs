@@ -67,6 +67,13 @@ pub fn simple_pull<E: SimpleAction + ?Sized>(
 /// ToDump, ToIPSummaryDump, ...). [`observe_push`] and [`observe_pull`]
 /// give them push and pull; with [`PullTask`] they drain an input.
 pub trait Observe {
+    /// True when observing only looks at packets (counts, prints, writes
+    /// a file) and never emits a batch or calls a handler, in every
+    /// configuration of the class: in a chain the dispatcher then moves
+    /// the batch straight on (see [`Element::chain_quiet`](super::Element::chain_quiet)).
+    /// Counter, which may call a handler (COUNT_CALL), is not quiet.
+    const QUIET: bool = false;
+
     /// Looks at one packet. Implement this or
     /// [`observe_batch`](Self::observe_batch).
     fn observe(&mut self, _p: &Packet, _ctx: &mut Ctx) {}
@@ -455,6 +462,9 @@ macro_rules! element_kind {
     (observe) => {
         $crate::element_kind!(@through observe_push observe_pull);
         $crate::element_kind!(@chain observe_push_in_chain);
+        fn chain_quiet(&self) -> bool {
+            <Self as $crate::element::Observe>::QUIET
+        }
     };
     (filter) => {
         $crate::element_kind!(@through filter_push filter_pull);

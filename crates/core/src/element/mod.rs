@@ -223,6 +223,18 @@ pub trait Element: AsAny + Send {
         false
     }
 
+    /// Whether this element, when it [chains](Element::chains), is quiet
+    /// in a chain: its [`push_in_chain`](Element::push_in_chain) always
+    /// returns `true`, leaves the batch as it found it, and emits nothing
+    /// else (no output, no handler call that could push). Asked once at
+    /// initialization, so it must hold for every configuration of the
+    /// class. The dispatcher then moves the batch straight on to the
+    /// next element without its tests for other output. Observers that
+    /// declare [`Observe::QUIET`](crate::element::Observe::QUIET) say yes.
+    fn chain_quiet(&self) -> bool {
+        false
+    }
+
     /// Push for an element that [`chains`](Element::chains), except for
     /// the batch's last step: returns `true` when what is left of `batch`
     /// goes on output 0 (the dispatcher moves it on), `false` when the

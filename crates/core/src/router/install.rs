@@ -71,7 +71,14 @@ impl Router {
                 .collect();
             e.borrow_mut().inputs_resolved(&pull);
         }
-        let chains: Vec<bool> = core.elements.iter().map(|e| e.borrow().chains()).collect();
+        let chains: Vec<(bool, bool)> = core
+            .elements
+            .iter()
+            .map(|e| {
+                let e = e.borrow();
+                (e.chains(), e.chain_quiet())
+            })
+            .collect();
         core.set_chaining(&chains);
         if failed {
             return Err(could_not_initialize(errors));

@@ -89,6 +89,10 @@ pub(crate) struct ElementCell {
     /// source's emission reads it here, beside the borrow flag the run
     /// just wrote, rather than through the graph's two tables.
     out0: (usize, usize),
+    /// A chaining element that, run in a chain, only looks at the batch
+    /// ([`Element::chain_quiet`]): the dispatcher moves the batch straight
+    /// on, without testing for other output or an emptied batch.
+    chain_quiet: bool,
 }
 
 /// Flags every reference to element `elem` in the dispatcher's tables (the
@@ -116,6 +120,7 @@ impl ElementCell {
             element: RefCell::new(e),
             chain_next: (NO_CHAIN, NO_CHAIN),
             out0: (NO_CHAIN, NO_CHAIN),
+            chain_quiet: false,
         }
     }
 
@@ -130,6 +135,13 @@ impl ElementCell {
     #[inline(always)]
     pub(crate) fn chain_next(&self) -> (usize, usize) {
         self.chain_next
+    }
+
+    /// Whether the element chains and is [quiet](Element::chain_quiet) in
+    /// a chain.
+    #[inline(always)]
+    pub(crate) fn chain_quiet(&self) -> bool {
+        self.chain_quiet
     }
 
     /// Where output 0 pushes, as `(element, port)`, with `NO_CHAIN` for
@@ -226,16 +238,18 @@ fn diag(landmark: &Landmark, msg: impl Into<String>) -> Diagnostic {
 
 impl RouterCore {
     /// Records, in each element's cell, where its output 0 leads, and for
-    /// a chaining element its chain target (after the graph's tables are
-    /// built).
-    pub(crate) fn set_chaining(&mut self, chains: &[bool]) {
-        for (e, (cell, &chains)) in self.elements.iter_mut().zip(chains).enumerate() {
+    /// a chaining element its chain target and whether it is quiet in a
+    /// chain (after the graph's tables are built). `chains` holds each
+    /// element's `(chains, chain_quiet)`.
+    pub(crate) fn set_chaining(&mut self, chains: &[(bool, bool)]) {
+        for (e, (cell, &(chains, quiet))) in self.elements.iter_mut().zip(chains).enumerate() {
             let out0 = self.graph.push_target(e, 0);
             cell.out0 = out0.unwrap_or((NO_CHAIN, NO_CHAIN));
             cell.chain_next = match out0 {
                 Some((d, p)) if chains => (d, p),
                 _ => (NO_CHAIN, NO_CHAIN),
             };
+            cell.chain_quiet = chains && quiet && cell.chain_next.0 != NO_CHAIN;
         }
     }
 

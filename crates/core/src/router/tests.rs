@@ -168,18 +168,22 @@ impl Element for Act {
         "h/h"
     }
     fn chains(&self) -> bool {
-        self.kind.starts_with("Chain")
+        self.kind.starts_with("Chain") || self.kind == "Quiet"
+    }
+    fn chain_quiet(&self) -> bool {
+        self.kind == "Quiet"
     }
     fn push_in_chain(&mut self, batch: &mut crate::Batch, ctx: &mut Ctx) -> bool {
         // Chain logs each packet and drops those whose byte 0 is 0;
-        // ChainTee also sends a copy of each packet to output 1 first.
+        // ChainTee also sends a copy of each packet to output 1 first;
+        // Quiet logs each packet and keeps it.
         let name = ctx.element_name().to_string();
         batch.retain_map(|p| {
             LOG.with(|l| l.borrow_mut().push(format!("{name}:{}", p.data()[0])));
             if self.kind == "ChainTee" {
                 ctx.emit(1, p.clone());
             }
-            (p.data()[0] != 0).then_some(p)
+            (self.kind == "Quiet" || p.data()[0] != 0).then_some(p)
         });
         true
     }
@@ -259,6 +263,7 @@ fn act_router(names: &[(&str, &str)], conns: &[(usize, usize, usize, usize)]) ->
     reg.add("Stamp", || Box::new(Act { kind: "Stamp" }));
     reg.add("Chain", || Box::new(Act { kind: "Chain" }));
     reg.add("ChainTee", || Box::new(Act { kind: "ChainTee" }));
+    reg.add("Quiet", || Box::new(Act { kind: "Quiet" }));
     reg.add("BatchThenOne", || {
         Box::new(Act {
             kind: "BatchThenOne",
@@ -376,6 +381,39 @@ fn chains_run_from_the_element_table_in_order() {
         [
             "in:7", "c1:7", "t:7", "side:7", "c2:7", "out:7", "in:0", "c1:0", "in:5", "c1:5",
             "t:5", "side:5", "c2:5", "out:5",
+        ]
+    );
+}
+
+#[test]
+fn quiet_elements_in_a_chain_pass_their_batch_straight_on() {
+    // in -> q1 :: Quiet -> q2 :: Quiet -> c :: Chain -> q3 :: Quiet, with
+    // q3's output unconnected: only a quiet element with a chain target
+    // is flagged, and the packets go down the chain in order (c drops a
+    // byte 0 of 0). Debug builds also assert that the quiet hop skips no
+    // output.
+    let mut r = act_router(
+        &[
+            ("in", "Log"),
+            ("q1", "Quiet"),
+            ("q2", "Quiet"),
+            ("c", "Chain"),
+            ("q3", "Quiet"),
+        ],
+        &[(0, 0, 1, 0), (1, 0, 2, 0), (2, 0, 3, 0), (3, 0, 4, 0)],
+    );
+    let quiet: Vec<bool> = r.core.elements.iter().map(|c| c.chain_quiet()).collect();
+    assert_eq!(quiet, [false, true, true, false, false]);
+    LOG.with(|l| l.borrow_mut().clear());
+    for v in [7u8, 0, 5] {
+        r.inject_packet(0, 0, Packet::from_slice(&[v]));
+    }
+    let log = LOG.with(|l| l.borrow().clone());
+    assert_eq!(
+        log,
+        [
+            "in:7", "q1:7", "q2:7", "c:7", "q3:7", "in:0", "q1:0", "q2:0", "c:0", "in:5", "q1:5",
+            "q2:5", "c:5", "q3:5",
         ]
     );
 }

@@ -162,6 +162,9 @@ impl ARPPrint {
 }
 
 impl Observe for ARPPrint {
+    // Looks and records only: a chain moves on past it untested.
+    const QUIET: bool = true;
+
     fn observe(&mut self, p: &Packet, ctx: &mut Ctx) {
         if !self.active {
             return;

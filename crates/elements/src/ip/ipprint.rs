@@ -391,6 +391,9 @@ fn proto_str(p: u8, prepend: bool) -> String {
 }
 
 impl Observe for IPPrint {
+    // Looks and records only: a chain moves on past it untested.
+    const QUIET: bool = true;
+
     fn observe(&mut self, p: &Packet, ctx: &mut Ctx) {
         if self.active {
             if let Some(line) = self.line(p) {

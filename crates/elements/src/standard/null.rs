@@ -31,6 +31,9 @@ use rclick_core::{ConfigResult, Ctx, Element, InitCtx, Packet};
 pub struct Null;
 
 impl Observe for Null {
+    // Looks and records only: a chain moves on past it untested.
+    const QUIET: bool = true;
+
     #[inline]
     fn observe(&mut self, _p: &Packet, _ctx: &mut Ctx) {}
 }

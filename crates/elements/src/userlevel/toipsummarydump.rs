@@ -165,6 +165,9 @@ impl ToIPSummaryDump {
 }
 
 impl Observe for ToIPSummaryDump {
+    // Looks and records only: a chain moves on past it untested.
+    const QUIET: bool = true;
+
     fn observe(&mut self, p: &Packet, ctx: &mut Ctx) {
         self.write_packet(p, ctx);
     }
