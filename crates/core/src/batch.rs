@@ -108,6 +108,22 @@ impl Batch {
         )
     }
 
+    /// A batch of `n` unshared copies of `template`'s packet (at most a
+    /// batch's capacity): [`Batch::copies_of`] with the template's
+    /// fixed-size copy, its size dispatched on once for the batch.
+    #[inline]
+    pub fn copies_of_template(template: &PacketTemplate, n: usize) -> Batch {
+        let n = n.min(BATCH_CAPACITY);
+        pool::with(|p| {
+            let buf = take_buf(p);
+            // SAFETY: the buffer is fresh and exclusively ours.
+            let b = unsafe { &mut *buf.as_ptr() };
+            template.copies_in(p, &mut b.pkts[..n]);
+            b.len = n;
+            Batch { buf }
+        })
+    }
+
     /// Frees the batch and its packets, as dropping it does, but inline:
     /// what a sink does with every batch (the drop glue is a call of its
     /// own, with its register saves, once per packet at BURST 1).

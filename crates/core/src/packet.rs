@@ -1088,6 +1088,51 @@ impl PacketTemplate {
     /// An unshared copy (as [`Packet::deep_copy`]), with the pools at hand.
     #[inline(always)]
     pub(crate) fn copy_in(&self, p: &mut Pools) -> Packet {
+        match self.blocks {
+            1 => self.copy_sized::<16>(p),
+            2 => self.copy_sized::<32>(p),
+            3 => self.copy_sized::<48>(p),
+            4 => self.copy_sized::<64>(p),
+            5 => self.copy_sized::<80>(p),
+            6 => self.copy_sized::<96>(p),
+            7 => self.copy_sized::<112>(p),
+            8 => self.copy_sized::<128>(p),
+            _ => self.copy_sized::<0>(p),
+        }
+    }
+
+    /// Unshared copies into every slot of `slots`, with the pools at hand:
+    /// the copy's size is dispatched on once for them all, not per packet.
+    #[inline]
+    pub(crate) fn copies_in(&self, p: &mut Pools, slots: &mut [MaybeUninit<Packet>]) {
+        match self.blocks {
+            1 => self.fill_sized::<16>(p, slots),
+            2 => self.fill_sized::<32>(p, slots),
+            3 => self.fill_sized::<48>(p, slots),
+            4 => self.fill_sized::<64>(p, slots),
+            5 => self.fill_sized::<80>(p, slots),
+            6 => self.fill_sized::<96>(p, slots),
+            7 => self.fill_sized::<112>(p, slots),
+            8 => self.fill_sized::<128>(p, slots),
+            _ => self.fill_sized::<0>(p, slots),
+        }
+    }
+
+    /// [`copies_in`](Self::copies_in) with `BYTES` as
+    /// [`copy_sized`](Self::copy_sized) takes it.
+    #[inline(always)]
+    fn fill_sized<const BYTES: usize>(&self, p: &mut Pools, slots: &mut [MaybeUninit<Packet>]) {
+        for slot in slots {
+            slot.write(self.copy_sized::<BYTES>(p));
+        }
+    }
+
+    /// One copy, its bytes moved as `BYTES` bytes of fixed size from the
+    /// frame start, or (`BYTES` 0) as the span's length dispatches.
+    /// `BYTES` must be 0 or `blocks * 16`.
+    #[inline(always)]
+    fn copy_sized<const BYTES: usize>(&self, p: &mut Pools) -> Packet {
+        debug_assert!(BYTES == 0 || BYTES == self.blocks as usize * 16);
         // `take_packet`, with the pool known.
         let pooled = match self.pool {
             TemplatePool::Small => p.small.pop(),
@@ -1113,22 +1158,17 @@ impl PacketTemplate {
             let buf = (*h).buf;
             let src = self.proto.buffer().as_ptr().add(frame);
             let dst = (*buf.as_ptr()).bytes.as_mut_ptr().add(frame);
-            // `blocks * 16` bytes from `frame` are in bounds of both buffers
-            // (each holds at least `capacity`, checked when `blocks` was
-            // worked out).
-            match self.blocks {
-                1 => std::ptr::copy_nonoverlapping(src, dst, 16),
-                2 => std::ptr::copy_nonoverlapping(src, dst, 32),
-                3 => std::ptr::copy_nonoverlapping(src, dst, 48),
-                4 => std::ptr::copy_nonoverlapping(src, dst, 64),
-                5 => std::ptr::copy_nonoverlapping(src, dst, 80),
-                6 => std::ptr::copy_nonoverlapping(src, dst, 96),
-                7 => std::ptr::copy_nonoverlapping(src, dst, 112),
-                8 => std::ptr::copy_nonoverlapping(src, dst, 128),
-                _ => copy_bytes(
+            if BYTES == 0 {
+                copy_bytes(
                     std::slice::from_raw_parts(src, span),
                     std::slice::from_raw_parts_mut(dst, span),
-                ),
+                );
+            } else {
+                // `BYTES` is `blocks * 16` (the callers dispatch on
+                // `blocks`), and `blocks * 16` bytes from `frame` are in
+                // bounds of both buffers (each holds at least `capacity`,
+                // checked when `blocks` was worked out).
+                std::ptr::copy_nonoverlapping(src, dst, BYTES);
             }
             std::ptr::copy_nonoverlapping(self.proto.h() as *const Header, h, 1);
             (*h).buf = buf;
@@ -1326,7 +1366,8 @@ mod tests {
         // full-size (2048) and one made for the packet (headroom + length
         // + 3 bytes of tailroom), where the rounded copy reaching the last
         // byte exactly is taken and one byte further is not. Under Miri a
-        // copy past either buffer's end fails.
+        // copy past either buffer's end fails. Copies are made one at a
+        // time and as a batch.
         let cases = [
             (20, 0usize, 0usize),
             (20, 1, 1),
@@ -1397,7 +1438,9 @@ mod tests {
             t.set_timestamp_anno(Timestamp(1000 + i as i64));
             for round in 0..2 {
                 let want = t.packet().deep_copy();
-                let copies: Vec<Packet> = (0..3)
+                // One at a time (BURST 1's copy), then a batch of copies
+                // (the size dispatched once for the batch).
+                let mut copies: Vec<Packet> = (0..3)
                     .map(|_| {
                         crate::Batch::copy_of_template(&t)
                             .into_iter()
@@ -1405,6 +1448,9 @@ mod tests {
                             .unwrap()
                     })
                     .collect();
+                let batch = crate::Batch::copies_of_template(&t, 4);
+                assert_eq!(batch.len(), 4);
+                copies.extend(batch);
                 for q in &copies {
                     assert!(!q.is_shared());
                     assert_eq!(q.data(), want.data(), "len {len} round {round}");

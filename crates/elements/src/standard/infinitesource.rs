@@ -325,7 +325,7 @@ impl Source for InfiniteSource {
         let batch = if n == 1 {
             Batch::copy_of_template(proto)
         } else {
-            Batch::copies_of(proto.packet(), n)
+            Batch::copies_of_template(proto, n)
         };
         self.sent(n as u64, ctx);
         Some(batch)
