@@ -1478,6 +1478,49 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_of_template_copies_equals_a_batch_of_deep_copies() {
+        // InfiniteSource's BURST > 1 batch: the template's batch must be
+        // `Batch::copies_of` of its packet, whole header and annotations
+        // included, for a fixed-block copy, a dispatched one and one in
+        // a buffer made for the packet; a count over the batch's
+        // capacity is clamped alike.
+        use crate::batch::BATCH_CAPACITY;
+        for (headroom, len) in [(20usize, 60usize), (20, 700), (3000, 13), (0, 0)] {
+            let data: Vec<u8> = (0..len).map(|k| (k * 5 + 1) as u8).collect();
+            let mut p = Packet::with_room(headroom, &data, 3);
+            if len >= 6 {
+                p.set_network_header(2, 4);
+                p.pull(1);
+            }
+            p.set_paint_anno(7);
+            let mut t = PacketTemplate::new(p);
+            t.set_timestamp_anno(Timestamp(42));
+            for n in [2, BATCH_CAPACITY, BATCH_CAPACITY + 5] {
+                let got = crate::Batch::copies_of_template(&t, n);
+                let want = crate::Batch::copies_of(t.packet(), n);
+                assert_eq!(got.len(), n.min(BATCH_CAPACITY));
+                assert_eq!(got.len(), want.len());
+                for (q, w) in got.packets().iter().zip(want.packets()) {
+                    assert!(!q.is_shared());
+                    assert_eq!(q.data(), w.data(), "{headroom} + {len}");
+                    assert_eq!(q.anno(), w.anno());
+                    assert_eq!((q.headroom(), q.tailroom()), (w.headroom(), w.tailroom()));
+                    assert_eq!(q.network_offset(), w.network_offset());
+                    assert_eq!(q.transport_offset(), w.transport_offset());
+                    assert_eq!(q.buffer().len(), w.buffer().len());
+                    let frame = q.h().frame_start as usize;
+                    assert_eq!(frame, w.h().frame_start as usize);
+                    assert_eq!(
+                        q.buffer()[frame..q.h().start as usize],
+                        w.buffer()[frame..w.h().start as usize]
+                    );
+                    assert_eq!(q.timestamp_anno(), Timestamp(42));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn packets_dropped_after_the_pools_are_torn_down_are_freed() {
         // A thread-local registered before the pools is destroyed after
         // them: its packets are dropped with no pool left to return to.

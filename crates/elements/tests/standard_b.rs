@@ -1,4 +1,5 @@
-//! Script, DriverManager, Print, Message and Error.
+//! Script, DriverManager, Print, Message and Error; the quiet observers
+//! (Null, the print elements, the dump writers, ...) in one chain.
 
 use rclick_core::{Packet, StopReason};
 use rclick_elements::standard::script::{capture_stdout, take_stdout};
@@ -379,4 +380,39 @@ fn config_write_warning_then_error_reports_both() {
          argument 1 should be number of tickets (integer)"
     );
     assert!(r.take_chatter().is_empty());
+}
+
+/// Every quiet observer class in one chain, behind a chaining element and
+/// in front of a Counter, with the dump writers failing part way (their
+/// files are /dev/full): each hop moves the whole batch on (debug builds
+/// assert it emitted nothing else and kept its batch), every packet is
+/// printed once by each print element, and the writers' errors are only
+/// reported.
+#[test]
+fn quiet_observers_in_one_chain_pass_every_packet_on() {
+    const N: usize = 5000;
+    let (stdout, chatter, reason) = run(&format!(
+        "s :: InfiniteSource(DATA \\<45000014 00000000 40110000 0a000001 0a000002>, LIMIT {N}, BURST 7, STOP true)
+           -> Paint(1) -> MarkIPHeader -> Null -> NotifierDebug -> ac :: AverageCounter
+           -> IPPrint(ip) -> ARPPrint(arp) -> IP6Print(ip6)
+           -> td :: ToDump(/dev/full) -> ToIPSummaryDump(/dev/full, CONTENTS ip_src)
+           -> c :: Counter -> Discard;
+         DriverManager(wait, print c.count, print ac.count, print td.count);"
+    ));
+    assert_eq!(reason, StopReason::Stopped, "{stdout}");
+    let counts: Vec<&str> = stdout.lines().collect();
+    assert_eq!(counts[..2], [N.to_string(), N.to_string()], "{stdout}");
+    assert!(counts[2].parse::<usize>().unwrap() < N, "{stdout}");
+    let printed = |label: &str| {
+        chatter
+            .iter()
+            .filter(|l| l.starts_with(&format!("{label}:")))
+            .count()
+    };
+    assert_eq!((printed("ip"), printed("arp"), printed("ip6")), (N, N, N));
+    assert!(
+        chatter.iter().any(|l| l.starts_with("ToDump(/dev/full)")),
+        "{:?}",
+        &chatter[chatter.len().saturating_sub(5)..]
+    );
 }

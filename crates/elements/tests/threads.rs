@@ -447,3 +447,22 @@ fn home_thread_moves_a_task_or_says_why_not() {
     assert_eq!((num(&mut r, "ca.count"), num(&mut r, "cb.count")), (N, N));
     assert_eq!(read(&mut r, "b.home_thread"), "1");
 }
+
+/// Quiet observers (Null, AverageCounter) on each thread whose chain
+/// target is a copy per thread: the quiet hop moves the batch straight
+/// on to a flagged target, which must still find the running thread's
+/// copy (debug builds assert the hop emitted nothing else).
+#[test]
+fn quiet_observers_on_two_threads_lead_into_per_thread_copies() {
+    const N: u64 = 50_000;
+    let config = format!(
+        "s0 :: InfiniteSource(LIMIT {N}, BURST 16, LENGTH 60) -> n0 :: Null -> c :: Counter -> d :: Discard;
+         s1 :: InfiniteSource(LIMIT {N}, BURST 1, LENGTH 60) -> n1 :: AverageCounter -> c;
+         StaticThreadSched(s0 0, s1 1);"
+    );
+    let mut r = from_config_with(&config, &threads(2));
+    assert_eq!(r.run(), StopReason::Quiescent);
+    assert_eq!(num(&mut r, "n1.count"), N);
+    assert_eq!(num(&mut r, "c.count"), 2 * N);
+    assert_eq!(num(&mut r, "d.count"), 2 * N);
+}
