@@ -252,8 +252,34 @@ proptest! {
     }
 }
 
-/// With 65,536 flows and more the rewriter looks a batch's flows up ahead
-/// (prefetch): batches of established, new, reply and odd packets still
+/// A UDP packet with 6 bytes of payload, its checksum set or 0.
+fn udp(src: u32, sport: u16, dst: [u8; 4], dport: u16, csum: bool) -> Vec<u8> {
+    let src = src.to_be_bytes();
+    let mut seg = Vec::new();
+    seg.extend_from_slice(&sport.to_be_bytes());
+    seg.extend_from_slice(&dport.to_be_bytes());
+    seg.extend_from_slice(&12u16.to_be_bytes());
+    seg.extend_from_slice(&[0, 0, 1, 2, 3, 4]);
+    if csum {
+        l4_checksum(src, dst, 17, &mut seg, 6);
+    }
+    ipv4_packet(src, dst, 17, 64, 0, &[], &seg)
+}
+
+/// `ps` into input `port` of `x`, as one batch.
+fn send(r: &mut Router, port: usize, ps: &[Vec<u8>]) {
+    let mut b = Batch::new();
+    for bytes in ps {
+        let mut p = Packet::from_slice(bytes);
+        p.set_network_header(0, usize::from(bytes[0] & 15) * 4);
+        b.push(p);
+    }
+    let x = r.find_element("x").unwrap();
+    r.inject(x, port, b);
+}
+
+/// With 4,096 flows and more the rewriter looks a batch's flows up ahead
+/// (`Rewriter::look_ahead`); here with 70,000: batches of established, new, reply and odd packets still
 /// leave as the general path sends them, before and after the table
 /// empties again.
 #[test]
@@ -261,28 +287,6 @@ fn large_tables_with_prefetch_match_the_general_path() {
     let decl = "IPRewriter(keep 0 1, keep 1 0, UDP_TIMEOUT 10, TCP_NODATA_TIMEOUT 10, UDP_GUARANTEE 0, TCP_GUARANTEE 0, REAP_INTERVAL 1)";
     let mut fast = router(decl, true);
     let mut slow = router(decl, false);
-    let udp = |src: u32, sport: u16, dst: [u8; 4], dport: u16, csum: bool| {
-        let src = src.to_be_bytes();
-        let mut seg = Vec::new();
-        seg.extend_from_slice(&sport.to_be_bytes());
-        seg.extend_from_slice(&dport.to_be_bytes());
-        seg.extend_from_slice(&12u16.to_be_bytes());
-        seg.extend_from_slice(&[0, 0, 1, 2, 3, 4]);
-        if csum {
-            l4_checksum(src, dst, 17, &mut seg, 6);
-        }
-        ipv4_packet(src, dst, 17, 64, 0, &[], &seg)
-    };
-    let send = |r: &mut Router, port: usize, ps: &[Vec<u8>]| {
-        let mut b = Batch::new();
-        for bytes in ps {
-            let mut p = Packet::from_slice(bytes);
-            p.set_network_header(0, usize::from(bytes[0] & 15) * 4);
-            b.push(p);
-        }
-        let x = r.find_element("x").unwrap();
-        r.inject(x, port, b);
-    };
     let n = 70_000u32;
     let flows: Vec<Vec<u8>> = (0..n)
         .map(|i| udp(0x0a00_0000 + i, 5000, SRV[0], 53, i % 7 != 0))
@@ -325,7 +329,7 @@ fn large_tables_with_prefetch_match_the_general_path() {
         }
     };
     round(&mut fast, &mut slow);
-    // The flows expire; the slab keeps its slots (and the prefetch).
+    // The flows expire; the slab keeps its slots (and the look-ahead).
     for r in [&mut fast, &mut slow] {
         let now = r.clock().now();
         r.clock().advance_to(now + Timestamp::from_sec_nsec(30, 0));
@@ -335,6 +339,69 @@ fn large_tables_with_prefetch_match_the_general_path() {
     assert!(size < 1000, "size {size} after the timeout");
     round(&mut fast, &mut slow);
     assert_eq!(state(&mut fast, decl), state(&mut slow, decl));
+}
+
+/// A batch's lookups are made ahead, and a packet that makes a flow can
+/// evict another (the table is at its capacity), whose slot the next new
+/// flow takes at once: a packet of the evicted flow later in the same
+/// batch must not be rewritten by the entry found for it ahead (it would
+/// leave as the new flow's). Here flows are made a chunk a second, so the
+/// first chunk's are the oldest; each batch brings new flows first, then
+/// packets of the oldest flows, in both directions.
+#[test]
+fn flows_evicted_within_a_batch_are_looked_up_again() {
+    let decl = "IPRewriter(keep 0 1, keep 1 0, MAPPING_CAPACITY 5000, UDP_GUARANTEE 0, REAP_INTERVAL 3600)";
+    let mut fast = router(decl, true);
+    let mut slow = router(decl, false);
+    let flow = |i: u32| udp(0x0a00_0000 + i, 5000, SRV[0], 53, true);
+    let advance = |r: &mut Router| {
+        let now = r.clock().now();
+        r.clock().advance_to(now + Timestamp::from_sec_nsec(1, 0));
+    };
+    let made: Vec<u32> = (0..5000).collect();
+    for chunk in made.chunks(32) {
+        let ps: Vec<Vec<u8>> = chunk.iter().map(|&i| flow(i)).collect();
+        for r in [&mut fast, &mut slow] {
+            send(r, 0, &ps);
+            advance(r);
+        }
+    }
+    for r in [&mut fast, &mut slow] {
+        drain(r, "o0");
+        drain(r, "o1");
+    }
+    assert_eq!(read(&mut fast, "x.size"), "5000");
+    // `keep`: a flow's replies come back to its source unchanged.
+    let reply = |k: u32| {
+        let to = (0x0a00_0000 + k).to_be_bytes();
+        udp(u32::from_be_bytes(SRV[0]), 53, to, 5000, true)
+    };
+    for round in 0..8u32 {
+        let mut ps: Vec<Vec<u8>> = (0..4).map(|j| flow(10_000 + round * 4 + j)).collect();
+        ps.extend((0..24).map(|j| flow(round * 24 + j)));
+        let replies: Vec<Vec<u8>> = (0..4)
+            .map(|j| flow(20_000 + round * 4 + j))
+            .chain((0..24).map(|j| reply(round * 24 + j)))
+            .collect();
+        for r in [&mut fast, &mut slow] {
+            send(r, 0, &ps);
+            send(r, 0, &replies[..4]);
+            send(r, 1, &replies[4..]);
+        }
+        for q in ["o0", "o1"] {
+            let (a, b) = (drain(&mut fast, q), drain(&mut slow, q));
+            assert!(
+                !a.is_empty() || q == "o1",
+                "round {round}: nothing left by {q}"
+            );
+            assert_eq!(a, b, "round {round}: {q}");
+        }
+        assert_eq!(
+            state(&mut fast, decl),
+            state(&mut slow, decl),
+            "round {round}"
+        );
+    }
 }
 
 /// The fast path refreshes a guaranteed flow from the guarantee its map

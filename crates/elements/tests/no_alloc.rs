@@ -286,3 +286,66 @@ fn no_allocation_on_the_rewriter_fast_path() {
         }
     }
 }
+
+/// IPRewriter with 5,000 established flows, where a batch's lookups are
+/// made ahead of its processing (`Rewriter::look_ahead`, from 4,096
+/// flows): the frames of a trace circulate through the rewriter both
+/// ways at BURST 32, without an allocation per packet.
+#[test]
+fn no_allocation_when_the_rewriter_looks_a_batch_up_ahead() {
+    const FLOWS: u32 = 5_000;
+    let dir = std::env::temp_dir().join(format!("rclick-noalloc-nat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("flows.pcap");
+    // A little-endian pcap of Ethernet frames, one UDP packet per flow.
+    let mut pcap = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65_535, 1] {
+        pcap.extend_from_slice(&v.to_le_bytes());
+    }
+    for i in 0..FLOWS {
+        let mut ip = vec![0x45, 0, 0, 34, 0, 0, 0, 0, 64, 17, 0, 0];
+        ip.extend_from_slice(&(0x0a00_0001 + i).to_be_bytes());
+        ip.extend_from_slice(&[172, 16, 0, 1]);
+        let c = !rclick_core::wire::checksum::sum(&ip, 0) as u16;
+        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        ip.extend_from_slice(&[0x13, 0x88, 0, 53, 0, 14, 0, 0, 1, 2, 3, 4, 5, 6]);
+        let mut frame = vec![0, 0, 0, 0xc0, 0, 1, 0, 0, 0x0a, 0, 0, 2, 8, 0];
+        frame.extend_from_slice(&ip);
+        for v in [1u32, i, frame.len() as u32, frame.len() as u32] {
+            pcap.extend_from_slice(&v.to_le_bytes());
+        }
+        pcap.extend_from_slice(&frame);
+    }
+    std::fs::write(&path, pcap).unwrap();
+    let text = format!(
+        "q :: Queue(8192) -> Unqueue(BURST 32) -> c :: Counter
+           -> [0]rw :: IPRewriter(keep 0 1, keep 1 0);
+         rw[0] -> IPMirror -> [1]rw;
+         rw[1] -> IPMirror -> q;
+         FromDump({}, BURST 64) -> Strip(14) -> MarkIPHeader -> q;",
+        path.display()
+    );
+    let mut r = rclick_elements::testing::from_config(&text);
+    assert_eq!(r.run_limited(2_000), StopReason::Limit);
+    let flows: u32 = r
+        .read_handler("rw.nmappings", None)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(flows, FLOWS, "the trace did not load");
+    let (before, after, allocs) = warm_then_measure(&mut r, "c.count", 4_000);
+    assert!(
+        after - before >= 100_000,
+        "only {} packets went round",
+        after - before
+    );
+    assert_eq!(
+        allocs,
+        0,
+        "{} allocations for {} packets",
+        allocs,
+        after - before
+    );
+}

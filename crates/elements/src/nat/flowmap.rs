@@ -45,6 +45,28 @@ impl Slot {
     }
 }
 
+/// A lookup begun by [`FlowMap::start`]: the key's words and its home
+/// slot.
+#[derive(Clone, Copy)]
+pub struct Probe {
+    addrs: u64,
+    ports: u32,
+    home: usize,
+}
+
+/// Asks the CPU to bring the cache line at `p` in, without waiting for it.
+#[inline(always)]
+pub fn prefetch_line<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it does not fault, whatever the
+    // address, and reads nothing into the program.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// The slots a new map starts with (grown on the first insertion).
 const MIN_SLOTS: usize = 16;
 
@@ -92,8 +114,14 @@ impl FlowMap {
     /// The slot holding `key`, or the free slot where its probe stopped.
     #[inline(always)]
     fn find(&self, addrs: u64, ports: u32) -> (usize, bool) {
-        let mut i = self.home(addrs, ports);
+        self.find_from(self.home(addrs, ports), addrs, ports)
+    }
+
+    /// [`FlowMap::find`] from the key's home slot `i`, known.
+    #[inline(always)]
+    fn find_from(&self, mut i: usize, addrs: u64, ports: u32) -> (usize, bool) {
         debug_assert!(!self.slots.is_empty());
+        debug_assert_eq!(i, self.home(addrs, ports));
         loop {
             // SAFETY: `i` is a hash's top bits, as many as index the
             // slots (`shift` is 64 less their count's log2), or the index
@@ -108,6 +136,28 @@ impl FlowMap {
                 return (i, true);
             }
             i = (i + 1) & self.mask;
+        }
+    }
+
+    /// A lookup of `key` begun: its hash taken and its first slot asked
+    /// of the memory, to be finished by [`FlowMap::finish`] once the
+    /// slot has had time to arrive (with no change to the map between).
+    /// `None` when the map has no slots yet (nothing to find).
+    #[inline(always)]
+    pub fn start(&self, key: &FlowId) -> Option<Probe> {
+        let (addrs, ports) = Slot::key_words(key);
+        let home = self.home(addrs, ports);
+        prefetch_line(self.slots.get(home)?);
+        Some(Probe { addrs, ports, home })
+    }
+
+    /// The value of the key `probe` began to look up, as [`FlowMap::get`]
+    /// gives it. The map must not have changed since [`FlowMap::start`].
+    #[inline(always)]
+    pub fn finish(&self, probe: &Probe) -> Option<u32> {
+        match self.find_from(probe.home, probe.addrs, probe.ports) {
+            (i, true) => Some(self.slots[i].value),
+            _ => None,
         }
     }
 
@@ -243,6 +293,10 @@ mod tests {
                 assert_eq!(m.remove(&key), reference.remove(&k));
             }
             assert_eq!(m.len(), reference.len());
+            // A lookup begun and finished later finds what `get` finds.
+            let begun = m.start(&key);
+            assert_eq!(begun.is_none(), m.slots.is_empty());
+            assert_eq!(begun.and_then(|b| m.finish(&b)), m.get(&key));
             if round % 997 == 0 {
                 for (rk, rv) in &reference {
                     assert_eq!(m.get(&FlowId::new(rk.0, rk.1, rk.2, rk.3)), Some(*rv));
@@ -257,6 +311,7 @@ mod tests {
         assert!(m.get(&FlowId::new(99, 0, 0, 0)).is_none());
         assert!(FlowMap::default().get(&FlowId::default()).is_none());
         assert!(FlowMap::default().remove(&FlowId::default()).is_none());
+        assert!(FlowMap::default().start(&FlowId::default()).is_none());
     }
 
     /// A cluster that wraps past the last slot: keys whose probe starts

@@ -8,6 +8,7 @@
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
+use rclick_core::batch::BATCH_CAPACITY;
 use rclick_core::conf::{parse_bool, parse_seconds, parse_u32, Args};
 use rclick_core::element::hflags;
 use rclick_core::element::kinds::dispatch_push;
@@ -15,6 +16,7 @@ use rclick_core::element::HandlerSpec;
 use rclick_core::wire::{IcmpHeader, Ipv4Header, UdpHeader};
 use rclick_core::{Batch, ConfigResult, Ctx, Element, InitCtx, Packet, TimerId, Timestamp};
 
+use super::flowmap::prefetch_line;
 use super::rewriter_base::*;
 use crate::standard::paint::parse_anno;
 
@@ -470,10 +472,36 @@ impl Element for Rewriter {
             }
             return;
         }
-        if t.size() >= PREFETCH_MIN_FLOWS
+        if fast
+            && t.size() >= LOOK_AHEAD_MIN_FLOWS
             && matches!(this.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp)
         {
-            this.prefetch(&batch, &t);
+            let mut found = [NO_HINT; BATCH_CAPACITY];
+            this.look_ahead(&batch, &t, &mut found);
+            // Each packet takes the entry found for it until a packet
+            // takes the general path, which may add and remove flows (a
+            // removed flow's slot can go to a new flow at once): from
+            // there on, lookups are made afresh.
+            let mut next = 0;
+            let mut dropped = 0;
+            dispatch_push(batch, ctx, |mut p, _| {
+                // `next` is past the batch (no hint) once the hints are
+                // given up.
+                let hint = found.get(next).copied().unwrap_or(NO_HINT);
+                next += 1;
+                let known_miss = match this.fast_path_inner(&mut p, &mut t, now, hint) {
+                    Some(Fast::Done(out)) => return Some((out, p)),
+                    Some(Fast::Miss) => true,
+                    _ => false,
+                };
+                next = BATCH_CAPACITY;
+                let r = this.process_general(port, p, &mut t, now, known_miss);
+                dropped += r.is_none() as u64;
+                r
+            });
+            drop(t);
+            self.drops += dropped;
+            return;
         }
         // The batch is rewritten in place; it leaves whole when every
         // packet takes the same output, else packet by packet in arrival
@@ -705,54 +733,49 @@ enum Fast {
     Other,
 }
 
-/// Tables of at least this many live flows (about 5 MB of flows and maps: more
-/// than a core's caches) have a batch's lookups done ahead, see
-/// [`Rewriter::prefetch`].
-const PREFETCH_MIN_FLOWS: usize = 1 << 16;
+/// Tables of at least this many live flows (about 1 MB of flows and
+/// maps, a core's second-level cache) have a batch's lookups made ahead,
+/// see [`Rewriter::look_ahead`]. Below, they mostly hit the cache, and
+/// the extra pass costs more than it saves.
+const LOOK_AHEAD_MIN_FLOWS: usize = 1 << 12;
 
-/// Asks the CPU to bring the cache line at `p` in, without waiting for it.
-#[inline(always)]
-fn prefetch_line<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it does not fault, whatever the
-    // address, and reads nothing into the program.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
+/// No map entry found ahead (see [`Rewriter::look_ahead`]): no entry
+/// takes this value (it is a flow map's free-slot mark).
+const NO_HINT: u32 = u32::MAX;
 
 impl Rewriter {
     /// With a table larger than the caches, an established flow's packet
-    /// waits for memory three times in a row: its headers, the map slot
-    /// of its key, then the flow. Done packet by packet, a batch pays
-    /// these waits one after another; here, before the batch is processed,
-    /// every packet's headers are asked for, then every packet's lookup is
-    /// made (independent lookups overlap their misses) and its flow asked
-    /// for, so that the processing finds them in the cache. Only a hint:
-    /// the processing looks up again (flows may change on the way). Only
-    /// the packets the fast path takes, found as it finds them.
-    fn prefetch(&self, batch: &Batch, t: &Table) {
-        for p in batch.packets() {
-            if let Some(off) = p.network_offset().and_then(|o| usize::try_from(o).ok()) {
-                prefetch_line(p.data().as_ptr().wrapping_add(off));
-            }
+    /// waits for memory twice in a row: for the map slot of its key (where
+    /// a hash puts it, which no hardware prefetcher guesses), then for its
+    /// flow (named by the slot). Done packet by packet, a batch pays these
+    /// waits one after another. Here every packet's lookup is made before
+    /// the batch is processed, in two rounds: first each packet's first
+    /// map slot is asked for (a hash and a hint, no wait), then each
+    /// packet's lookup is finished (its slot arrived meanwhile) and its
+    /// flow asked for. The waits of a batch so overlap. `found` gets the
+    /// map entries, [`NO_HINT`] where the fast path will find none.
+    fn look_ahead(&self, batch: &Batch, t: &Table, found: &mut [u32; BATCH_CAPACITY]) {
+        let packets = batch.packets();
+        let mut begun = [None; BATCH_CAPACITY];
+        for (p, b) in packets.iter().zip(begun.iter_mut()) {
+            *b = self
+                .fast_key(p)
+                .and_then(|(map, key)| t.start_lookup(map, &key));
         }
-        for p in batch.packets() {
-            let Some((map, key)) = self.fast_key(p) else {
-                continue;
+        for (b, e) in begun[..packets.len()].iter().zip(found.iter_mut()) {
+            *e = match b.as_ref().and_then(|b| t.finish_lookup(b)) {
+                Some(v) => {
+                    prefetch_line(t.flow(entry_of(v).0) as *const Flow);
+                    v
+                }
+                None => NO_HINT,
             };
-            if let Some((f, _)) = t.lookup(map, &key) {
-                // One line: a flow is one, aligned (see `Flow`).
-                prefetch_line(t.flow(f) as *const Flow);
-            }
         }
     }
 
     /// The flow key and fast map of a packet [`Rewriter::fast_path`]
     /// would look up (the same checks of the same header bytes, read
-    /// only), for [`Rewriter::prefetch`].
+    /// only), for [`Rewriter::look_ahead`].
     #[inline(always)]
     fn fast_key(&self, p: &Packet) -> Option<(usize, FlowId)> {
         let off = usize::try_from(p.network_offset()?).ok()?;
@@ -859,11 +882,20 @@ impl Rewriter {
     /// does for such a packet, byte for byte.
     #[inline(always)]
     fn fast_path(&self, p: &mut Packet, t: &mut Table, now: Jiffies) -> Fast {
-        self.fast_path_inner(p, t, now).unwrap_or(Fast::Other)
+        self.fast_path_inner(p, t, now, NO_HINT)
+            .unwrap_or(Fast::Other)
     }
 
+    /// `hint`: the packet's map entry as [`Rewriter::look_ahead`] found
+    /// it (the table unchanged since), or [`NO_HINT`] to look it up.
     #[inline(always)]
-    fn fast_path_inner(&self, p: &mut Packet, t: &mut Table, now: Jiffies) -> Option<Fast> {
+    fn fast_path_inner(
+        &self,
+        p: &mut Packet,
+        t: &mut Table,
+        now: Jiffies,
+        hint: u32,
+    ) -> Option<Fast> {
         let off = usize::try_from(p.network_offset()?).ok()?;
         // The packet is made writable first, so that its headers are
         // found once for reading and writing (a shared buffer is copied
@@ -891,14 +923,22 @@ impl Rewriter {
         if map == NO_MAP || l4.len() < sum_at + 2 {
             return None;
         }
-        let key = FlowId::new(
-            u32::from_be_bytes([h[12], h[13], h[14], h[15]]),
-            u16::from_be_bytes([h[20], h[21]]),
-            u32::from_be_bytes([h[16], h[17], h[18], h[19]]),
-            u16::from_be_bytes([h[22], h[23]]),
-        );
-        let Some((f, dir)) = t.lookup(map, &key) else {
-            return Some(Fast::Miss);
+        let key = || {
+            FlowId::new(
+                u32::from_be_bytes([h[12], h[13], h[14], h[15]]),
+                u16::from_be_bytes([h[20], h[21]]),
+                u32::from_be_bytes([h[16], h[17], h[18], h[19]]),
+                u16::from_be_bytes([h[22], h[23]]),
+            )
+        };
+        let (f, dir) = if hint != NO_HINT {
+            debug_assert_eq!(t.lookup(map, &key()), Some(entry_of(hint)));
+            entry_of(hint)
+        } else {
+            let Some(e) = t.lookup(map, &key()) else {
+                return Some(Fast::Miss);
+            };
+            e
         };
         let fl = t.flow(f);
         if fl.has_seq {

@@ -19,7 +19,7 @@ use rclick_core::conf::split_args;
 use rclick_core::wire::{Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Ctx, Element, InitCtx, Packet};
 
-use super::flowmap::FlowMap;
+use super::flowmap::{FlowMap, Probe};
 
 /// Milliseconds of the router clock (Click's jiffies at user level).
 pub type Jiffies = i64;
@@ -1366,6 +1366,19 @@ impl Table {
     #[inline(always)]
     pub fn lookup(&self, map: usize, key: &FlowId) -> Option<(usize, usize)> {
         self.maps.get(map)?.get(key).map(entry_of)
+    }
+
+    /// A lookup of `key` in map `map` begun (see [`FlowMap::start`]).
+    #[inline(always)]
+    pub fn start_lookup(&self, map: usize, key: &FlowId) -> Option<(usize, Probe)> {
+        Some((map, self.maps.get(map)?.start(key)?))
+    }
+
+    /// A lookup begun by [`Table::start_lookup`] finished, the table
+    /// unchanged since: the map entry (see [`entry_of`]).
+    #[inline(always)]
+    pub fn finish_lookup(&self, (map, probe): &(usize, Probe)) -> Option<u32> {
+        self.maps.get(*map)?.finish(probe)
     }
 
     // -- heaps (binary min-heaps of (key, flow), with places in the flows)
