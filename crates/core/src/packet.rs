@@ -102,13 +102,49 @@ pub enum PacketType {
 
 const NO_OFFSET: u32 = u32::MAX;
 
+/// A packet data buffer, shared by the headers of a packet and its clones.
+/// Its bytes are an allocation it owns, held as a pointer (not a `Box`)
+/// so that the headers may keep the same pointer (see `Header::bytes`)
+/// and read and write through it without a reference to the allocation
+/// standing in between.
 pub(crate) struct Buffer {
     refs: AtomicU32,
-    bytes: Box<[u8]>,
+    bytes: NonNull<u8>,
+    cap: u32,
+}
+
+impl Buffer {
+    /// A buffer of `len` zero bytes, unshared (reference count 1).
+    fn zeroed(len: usize) -> Buffer {
+        let bytes = Box::into_raw(vec![0u8; len].into_boxed_slice());
+        Buffer {
+            refs: AtomicU32::new(1),
+            // SAFETY: a boxed slice's pointer is never null.
+            bytes: unsafe { NonNull::new_unchecked(bytes as *mut u8) },
+            // At most MAX_PACKET_LEN plus the headroom and tailroom, each
+            // at most MAX_PACKET_LEN: far below 4 GiB.
+            cap: len as u32,
+        }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        let bytes = std::ptr::slice_from_raw_parts_mut(self.bytes.as_ptr(), self.cap as usize);
+        // SAFETY: `bytes` and `cap` are those of the boxed slice `zeroed`
+        // made, and the buffer, being dropped, is its last user.
+        drop(unsafe { Box::from_raw(bytes) });
+    }
 }
 
 pub(crate) struct Header {
     buf: NonNull<Buffer>,
+    /// `buf`'s bytes and their number, kept here as well (set with `buf`,
+    /// see [`Header::set_buf`]): reading a packet's bytes then goes from
+    /// the header straight to them, not through the buffer's own cache
+    /// line first (with packets out of the caches, a second miss in a row).
+    bytes: NonNull<u8>,
+    cap: u32,
     /// Offset of the first live byte in the buffer.
     start: u32,
     /// Lowest buffer offset whose bytes belong to this packet's frame: the
@@ -122,6 +158,32 @@ pub(crate) struct Header {
     timestamp: Timestamp,
     packet_type: PacketType,
     anno: [u8; ANNO_SIZE],
+}
+
+impl Header {
+    /// Buffer `b`'s bytes and their number.
+    ///
+    /// # Safety
+    /// `b` is a live buffer.
+    #[inline(always)]
+    unsafe fn bytes_of(b: NonNull<Buffer>) -> (NonNull<u8>, u32) {
+        let b = b.as_ptr();
+        ((*b).bytes, (*b).cap)
+    }
+
+    /// Gives the header buffer `b` (its bytes cached with it).
+    ///
+    /// # Safety
+    /// `h` points to a header (possibly stale: only `buf`, `bytes` and
+    /// `cap` are written) that nothing else is using, and `b` is a live
+    /// buffer.
+    #[inline(always)]
+    unsafe fn set_buf(h: *mut Header, b: NonNull<Buffer>) {
+        let (bytes, cap) = Header::bytes_of(b);
+        (*h).buf = b;
+        (*h).bytes = bytes;
+        (*h).cap = cap;
+    }
 }
 
 // ---- allocation ----
@@ -141,10 +203,7 @@ fn new_buffer(capacity: usize) -> NonNull<Buffer> {
     } else {
         capacity.max(POOLED_BUFFER_SIZE)
     };
-    let b = Box::new(Buffer {
-        refs: AtomicU32::new(1),
-        bytes: vec![0u8; len].into_boxed_slice(),
-    });
+    let b = Box::new(Buffer::zeroed(len));
     NonNull::from(Box::leak(b))
 }
 
@@ -175,11 +234,14 @@ fn new_packet(p: &mut Pools, capacity: usize) -> NonNull<Header> {
         Some(h) => {
             // SAFETY: a pooled bare header is exclusively the pool's, and
             // holds a (stale) initialised Header.
-            unsafe { (*h.as_ptr()).buf = buf };
+            unsafe { Header::set_buf(h.as_ptr(), buf) };
             h
         }
+        // SAFETY: `buf` was just made.
         None => new_header(Header {
             buf,
+            bytes: unsafe { Header::bytes_of(buf).0 },
+            cap: unsafe { Header::bytes_of(buf).1 },
             start: 0,
             frame_start: 0,
             len: 0,
@@ -249,10 +311,10 @@ unsafe fn release_buffer(p: &mut Pools, b: NonNull<Buffer>, spare: Option<NonNul
     fence(Ordering::Acquire);
     // The last reference: the count is ours to reset.
     buf.refs.store(1, Ordering::Relaxed);
-    let len = buf.bytes.len();
+    let len = buf.cap as usize;
     if len <= POOLED_BUFFER_SIZE {
         if let Some(h) = spare.or_else(|| p.headers.pop().or_else(|| p.headers.refill())) {
-            (*h.as_ptr()).buf = b;
+            Header::set_buf(h.as_ptr(), b);
             match p.packets(len).push(h) {
                 Ok(()) => return,
                 Err(h) => put_bare_header(p, h),
@@ -275,7 +337,7 @@ unsafe fn free_packet(p: &mut Pools, h: NonNull<Header>) {
     let b = h.as_ref().buf.as_ref();
     // The common case, an unshared buffer, needs no read-modify-write.
     if b.refs.load(Ordering::Acquire) == 1 {
-        let len = b.bytes.len();
+        let len = h.as_ref().cap as usize;
         // One size at a time, small first (a source's short packets):
         // a small buffer costs one test, where picking the list by its
         // size (`Pools::packets`) cost a select and two.
@@ -406,10 +468,14 @@ impl Packet {
         // (reference count 1); the buffer holds at least `need` bytes.
         unsafe {
             let h = &mut *hdr.as_ptr();
-            let buf = h.buf;
-            (&mut (*buf.as_ptr()).bytes)[headroom..headroom + data.len()].copy_from_slice(data);
+            let (buf, bytes, cap) = (h.buf, h.bytes, h.cap);
+            std::slice::from_raw_parts_mut(bytes.as_ptr(), cap as usize)
+                [headroom..headroom + data.len()]
+                .copy_from_slice(data);
             *h = Header {
                 buf,
+                bytes,
+                cap,
                 start: headroom as u32,
                 frame_start: headroom as u32,
                 len: data.len() as u32,
@@ -447,12 +513,12 @@ impl Packet {
         // data (no Drop): it is copied whole, then given its own buffer.
         unsafe {
             let h = hdr.as_ptr();
-            let buf = (*h).buf;
-            let dst = &mut (*buf.as_ptr()).bytes;
+            let (buf, bytes, cap) = ((*h).buf, (*h).bytes, (*h).cap);
+            let dst = std::slice::from_raw_parts_mut(bytes.as_ptr(), cap as usize);
             let from = &self.buffer()[frame..head + len];
             copy_bytes(from, &mut dst[frame..head + len]);
             std::ptr::copy_nonoverlapping(src as *const Header, h, 1);
-            (*h).buf = buf;
+            ((*h).buf, (*h).bytes, (*h).cap) = (buf, bytes, cap);
             (*h).frame_start = frame as u32;
         }
         Packet { hdr }
@@ -480,11 +546,11 @@ impl Packet {
             // `frame..frame + n` (within this packet's buffer) is in bounds.
             unsafe {
                 let h = hdr.as_ptr();
-                let buf = (*h).buf;
-                let dst = (*buf.as_ptr()).bytes.as_mut_ptr().add(frame);
+                let (buf, bytes, cap) = ((*h).buf, (*h).bytes, (*h).cap);
+                let dst = bytes.as_ptr().add(frame);
                 copy_bytes(from, std::slice::from_raw_parts_mut(dst, n));
                 std::ptr::copy_nonoverlapping(&proto, h, 1);
-                (*h).buf = buf;
+                ((*h).buf, (*h).bytes, (*h).cap) = (buf, bytes, cap);
                 (*h).frame_start = frame as u32;
             }
             slot.write(Packet { hdr });
@@ -514,8 +580,28 @@ impl Packet {
 
     #[inline]
     fn buffer(&self) -> &[u8] {
-        // SAFETY: the buffer lives while any header references it.
-        unsafe { &(*self.h().buf.as_ptr()).bytes }
+        let h = self.h();
+        debug_assert_eq!(
+            // SAFETY: the buffer lives while any header references it.
+            unsafe { Header::bytes_of(h.buf) },
+            (h.bytes, h.cap)
+        );
+        // SAFETY: `bytes` and `cap` are the live buffer's (see `set_buf`),
+        // which lives while any header references it.
+        unsafe { std::slice::from_raw_parts(h.bytes.as_ptr(), h.cap as usize) }
+    }
+
+    /// The whole buffer, writable.
+    ///
+    /// # Safety
+    /// No other packet shares the buffer (reference count 1), so nothing
+    /// else reads or writes it while the borrow of `self` lives.
+    #[inline(always)]
+    unsafe fn own_buffer_mut(&mut self) -> &mut [u8] {
+        let h = self.h();
+        debug_assert!(!self.is_shared());
+        debug_assert_eq!(Header::bytes_of(h.buf), (h.bytes, h.cap));
+        std::slice::from_raw_parts_mut(h.bytes.as_ptr(), h.cap as usize)
     }
 
     /// The live bytes.
@@ -562,7 +648,7 @@ impl Packet {
             self.copy_to_unique_buffer(extra_head, extra_tail);
         }
         // SAFETY: the buffer is now exclusively ours.
-        unsafe { &mut (*self.h().buf.as_ptr()).bytes }
+        unsafe { self.own_buffer_mut() }
     }
 
     /// The slow path of [`Packet::unique_buffer`], kept out of line so the
@@ -585,13 +671,16 @@ impl Packet {
         let keep = (old_head - (self.h().frame_start as usize).min(old_head)).min(head);
         // SAFETY: newbuf is fresh and large enough; the old buffer is live.
         unsafe {
-            let dst = &mut (*newbuf.as_ptr()).bytes;
+            let (bytes, cap) = Header::bytes_of(newbuf);
+            let dst = std::slice::from_raw_parts_mut(bytes.as_ptr(), cap as usize);
             dst[head - keep..head + len]
                 .copy_from_slice(&self.buffer()[old_head - keep..old_head + len]);
         }
         let shift = head as i64 - old_head as i64;
+        let old = self.h().buf;
+        // SAFETY: the header is ours, `newbuf` live.
+        unsafe { Header::set_buf(self.hdr.as_ptr(), newbuf) };
         let h = self.h_mut();
-        let old = std::mem::replace(&mut h.buf, newbuf);
         h.start = head as u32;
         h.frame_start = (head - keep) as u32;
         if h.network != NO_OFFSET {
@@ -631,7 +720,7 @@ impl Packet {
         // reference, so no other packet can read or write the buffer
         // while the returned borrow of `self` lives (a clone would need
         // `&self`).
-        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        let bytes = unsafe { self.own_buffer_mut() };
         Some(&mut bytes[start..start + len])
     }
 
@@ -683,7 +772,7 @@ impl Packet {
         // callers' precondition), so no other packet reads or writes the
         // buffer while the returned borrow of `self` lives; the slice is
         // bounds-checked.
-        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        let bytes = unsafe { self.own_buffer_mut() };
         &mut bytes[start..start + n]
     }
 
@@ -707,7 +796,7 @@ impl Packet {
         let end = (h.start + h.len) as usize;
         h.len += n as u32;
         // SAFETY: `unique_buffer` just made the buffer exclusively ours.
-        let bytes = unsafe { &mut (*self.h().buf.as_ptr()).bytes };
+        let bytes = unsafe { self.own_buffer_mut() };
         Some(&mut bytes[end..end + n])
     }
 
@@ -964,6 +1053,8 @@ impl Clone for Packet {
             slot,
             Header {
                 buf: h.buf,
+                bytes: h.bytes,
+                cap: h.cap,
                 start: h.start,
                 frame_start: h.frame_start,
                 len: h.len,
@@ -1155,9 +1246,9 @@ impl PacketTemplate {
         // then given its own buffer.
         unsafe {
             let h = hdr.as_ptr();
-            let buf = (*h).buf;
+            let (buf, bytes, cap) = ((*h).buf, (*h).bytes, (*h).cap);
             let src = self.proto.buffer().as_ptr().add(frame);
-            let dst = (*buf.as_ptr()).bytes.as_mut_ptr().add(frame);
+            let dst = bytes.as_ptr().add(frame);
             if BYTES == 0 {
                 copy_bytes(
                     std::slice::from_raw_parts(src, span),
@@ -1171,7 +1262,7 @@ impl PacketTemplate {
                 std::ptr::copy_nonoverlapping(src, dst, BYTES);
             }
             std::ptr::copy_nonoverlapping(self.proto.h() as *const Header, h, 1);
-            (*h).buf = buf;
+            ((*h).buf, (*h).bytes, (*h).cap) = (buf, bytes, cap);
             debug_assert_eq!((*h).frame_start, frame as u32);
         }
         Packet { hdr }
