@@ -254,6 +254,19 @@ proptest! {
 
 /// A UDP packet with 6 bytes of payload, its checksum set or 0.
 fn udp(src: u32, sport: u16, dst: [u8; 4], dport: u16, csum: bool) -> Vec<u8> {
+    udp_ip(src, sport, dst, dport, csum, 0, &[])
+}
+
+/// [`udp`] with the IP header's fragment word `frag` and IP options.
+fn udp_ip(
+    src: u32,
+    sport: u16,
+    dst: [u8; 4],
+    dport: u16,
+    csum: bool,
+    frag: u16,
+    options: &[u8],
+) -> Vec<u8> {
     let src = src.to_be_bytes();
     let mut seg = Vec::new();
     seg.extend_from_slice(&sport.to_be_bytes());
@@ -263,7 +276,19 @@ fn udp(src: u32, sport: u16, dst: [u8; 4], dport: u16, csum: bool) -> Vec<u8> {
     if csum {
         l4_checksum(src, dst, 17, &mut seg, 6);
     }
-    ipv4_packet(src, dst, 17, 64, 0, &[], &seg)
+    ipv4_packet(src, dst, 17, 64, frag, options, &seg)
+}
+
+/// A TCP segment with TCP flags `flags` and `payload` bytes of data.
+fn tcp(src: u32, sport: u16, dst: [u8; 4], dport: u16, flags: u8, payload: usize) -> Vec<u8> {
+    let src = src.to_be_bytes();
+    let mut seg = Vec::new();
+    seg.extend_from_slice(&sport.to_be_bytes());
+    seg.extend_from_slice(&dport.to_be_bytes());
+    seg.extend_from_slice(&[0, 0, 1, 0, 0, 0, 0, 0, 0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    seg.extend(std::iter::repeat_n(0x5a, payload));
+    l4_checksum(src, dst, 6, &mut seg, 16);
+    ipv4_packet(src, dst, 6, 64, 0, &[], &seg)
 }
 
 /// `ps` into input `port` of `x`, as one batch.
@@ -350,10 +375,41 @@ fn large_tables_with_prefetch_match_the_general_path() {
 /// packets of the oldest flows, in both directions.
 #[test]
 fn flows_evicted_within_a_batch_are_looked_up_again() {
+    evictions_within_batches(|i| udp(0x0a00_0000 + i, 5000, SRV[0], 53, true));
+}
+
+/// As [`flows_evicted_within_a_batch_are_looked_up_again`], with the new
+/// flows' packets ones the fast path passes on without calling them a
+/// miss (`Fast::Other`: IP options, a first fragment): they make flows
+/// and evict as a miss does, and the entries found ahead must be given
+/// up all the same.
+#[test]
+fn flows_evicted_by_packets_the_fast_path_passes_on_are_looked_up_again() {
+    evictions_within_batches(|i| {
+        let (frag, options): (u16, &[u8]) = if i % 2 == 0 {
+            (0, &[1, 1, 1, 1])
+        } else {
+            (0x2000, &[])
+        };
+        udp_ip(0x0a00_0000 + i, 5000, SRV[0], 53, true, frag, options)
+    });
+}
+
+/// The run of the two tests above: 5,000 flows of `flow(i)` (an
+/// unfragmented packet without options for the first 5,000, which make
+/// the table), then rounds of batches that make new flows (`flow(i)`,
+/// `i` from 10,000) first and bring packets of the oldest flows after.
+fn evictions_within_batches(new_flow: impl Fn(u32) -> Vec<u8>) {
     let decl = "IPRewriter(keep 0 1, keep 1 0, MAPPING_CAPACITY 5000, UDP_GUARANTEE 0, REAP_INTERVAL 3600)";
     let mut fast = router(decl, true);
     let mut slow = router(decl, false);
-    let flow = |i: u32| udp(0x0a00_0000 + i, 5000, SRV[0], 53, true);
+    let flow = |i: u32| {
+        if i < 5000 {
+            udp(0x0a00_0000 + i, 5000, SRV[0], 53, true)
+        } else {
+            new_flow(i)
+        }
+    };
     let advance = |r: &mut Router| {
         let now = r.clock().now();
         r.clock().advance_to(now + Timestamp::from_sec_nsec(1, 0));
@@ -394,6 +450,149 @@ fn flows_evicted_within_a_batch_are_looked_up_again() {
                 !a.is_empty() || q == "o1",
                 "round {round}: nothing left by {q}"
             );
+            assert_eq!(a, b, "round {round}: {q}");
+        }
+        assert_eq!(
+            state(&mut fast, decl),
+            state(&mut slow, decl),
+            "round {round}"
+        );
+    }
+}
+
+/// An IPRewriter's TCP and UDP flows of the same addresses and ports
+/// live in its two maps with different rewrites (the pattern hands out
+/// ports in order, and the TCP flows are made in the reverse order of
+/// the UDP ones). Over the look-ahead's 4,096 flows, full batches (64
+/// packets) mix both protocols' packets of the same keys, both ways, TCP
+/// ones with data, FIN or RST, and packets for the general path (new
+/// flows, ICMP, a later fragment, IP options, a truncated segment, junk)
+/// first, in the middle, last or not at all: they must leave as the
+/// general path sends them. An entry found ahead in the other protocol's
+/// map would rewrite a packet with the other flow's port.
+#[test]
+fn tcp_and_udp_flows_of_one_key_in_full_batches_with_look_ahead() {
+    const N: u32 = 2_100;
+    let decl = "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, keep 1 0, TCP_GUARANTEE 0, UDP_GUARANTEE 0, REAP_INTERVAL 3600)";
+    let mut fast = router(decl, true);
+    let mut slow = router(decl, false);
+    let client = |i: u32| 0x0a01_0000 + i;
+    let sport = |i: u32| 5000 + (i % 7) as u16;
+    let server = |i: u32| SRV[(i % 2) as usize];
+    let out_udp = |i: u32| udp(client(i), sport(i), server(i), 80, !i.is_multiple_of(5));
+    let out_tcp =
+        |i: u32, flags: u8, payload: usize| tcp(client(i), sport(i), server(i), 80, flags, payload);
+    // Makes the flows of `ps`: the public ports they were given, in order.
+    let make = |fast: &mut Router, slow: &mut Router, ps: Vec<Vec<u8>>| -> Vec<u16> {
+        let mut ports = Vec::new();
+        for chunk in ps.chunks(32) {
+            for r in [&mut *fast, &mut *slow] {
+                send(r, 0, chunk);
+            }
+            let (a, b) = (drain(fast, "o0"), drain(slow, "o0"));
+            assert_eq!(a, b, "making flows");
+            ports.extend(a.iter().map(|(p, _, _)| u16::from_be_bytes([p[20], p[21]])));
+        }
+        ports
+    };
+    let udp_ports = make(&mut fast, &mut slow, (0..N).map(out_udp).collect());
+    let mut tcp_ports = make(
+        &mut fast,
+        &mut slow,
+        (0..N).rev().map(|i| out_tcp(i, 0x02, 0)).collect(),
+    );
+    tcp_ports.reverse();
+    assert_eq!(read(&mut fast, "x.size"), (2 * N).to_string());
+    assert_eq!((udp_ports.len(), tcp_ports.len()), (N as usize, N as usize));
+    let differ = (0..N as usize)
+        .filter(|&i| udp_ports[i] != tcp_ports[i])
+        .count();
+    assert!(differ > N as usize / 2, "{differ} keys rewritten apart");
+    let (pub_addr, srv) = (PUB, |i: u32| u32::from_be_bytes(server(i)));
+    let in_udp = |i: u32| udp(srv(i), 80, pub_addr, udp_ports[i as usize], true);
+    let in_tcp = |i: u32, flags: u8, payload: usize| {
+        tcp(srv(i), 80, pub_addr, tcp_ports[i as usize], flags, payload)
+    };
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..30u32 {
+        // The general path's packets of this round, and where they go.
+        let odd: Vec<Vec<u8>> = match round % 5 {
+            0 => vec![],
+            1 => vec![udp(0x0a02_0000 + round, 6000, SRV[0], 53, true)],
+            2 => vec![ipv4_packet(
+                IN[0],
+                SRV[0],
+                1,
+                64,
+                0,
+                &[],
+                &[8, 0, 0xf7, 0xfe, 0, 1, 0, 0],
+            )],
+            3 => {
+                let mut later = out_udp(round);
+                later[6..8].copy_from_slice(&3u16.to_be_bytes());
+                // An established flow's segment, with IP options.
+                let p = out_tcp(round, 0x10, 0);
+                let (src, dst) = (p[12..16].try_into(), p[16..20].try_into());
+                let options = ipv4_packet(
+                    src.unwrap(),
+                    dst.unwrap(),
+                    6,
+                    64,
+                    0,
+                    &[1, 1, 1, 1],
+                    &p[20..],
+                );
+                vec![later, options, vec![0x45, 0, 0, 20]]
+            }
+            _ => {
+                let mut truncated = out_tcp(round + 1, 0x10, 0);
+                truncated.truncate(26);
+                vec![
+                    tcp(0x0a02_0000 + round, 6000, SRV[1], 80, 0x02, 0),
+                    truncated,
+                ]
+            }
+        };
+        let mut ps: Vec<Vec<u8>> = Vec::new();
+        while ps.len() + odd.len() < 64 {
+            let r = next();
+            let i = (r % u64::from(N)) as u32;
+            let (flags, payload) = match (r >> 32) % 16 {
+                0 => (0x11, 0),
+                1 => (0x04, 0),
+                2..=7 => (0x18, 10),
+                _ => (0x10, 0),
+            };
+            // The key's TCP and UDP packets next to each other.
+            let pair = match (r >> 40) % 4 {
+                0 => [out_tcp(i, flags, payload), out_udp(i)],
+                1 => [in_tcp(i, flags, payload), in_udp(i)],
+                2 => [out_udp(i), in_tcp(i, flags, payload)],
+                _ => [in_udp(i), out_tcp(i, flags, payload)],
+            };
+            ps.extend(pair);
+        }
+        ps.truncate(64 - odd.len());
+        let at = match round % 3 {
+            0 => 0,
+            1 => ps.len() / 2,
+            _ => ps.len(),
+        };
+        ps.splice(at..at, odd);
+        assert_eq!(ps.len(), 64);
+        for r in [&mut fast, &mut slow] {
+            send(r, 0, &ps);
+        }
+        for q in ["o0", "o1"] {
+            let (a, b) = (drain(&mut fast, q), drain(&mut slow, q));
+            assert!(!a.is_empty(), "round {round}: nothing left by {q}");
             assert_eq!(a, b, "round {round}: {q}");
         }
         assert_eq!(

@@ -124,10 +124,12 @@ impl FlowMap {
         debug_assert_eq!(i, self.home(addrs, ports));
         loop {
             // SAFETY: `i` is a hash's top bits, as many as index the
-            // slots (`shift` is 64 less their count's log2), or the index
+            // slots (`shift` is 64 less their count's log2), or a probe's
+            // home that `finish` checked against their count, or the index
             // after a slot masked by `mask` (their count less one), so it
             // is below the count; and the callers come with slots (`get`
-            // and `remove` return first without, `insert` grows first).
+            // and `remove` return first without, `insert` grows first,
+            // `finish` checks).
             let s = unsafe { self.slots.get_unchecked(i) };
             if s.value == EMPTY {
                 return (i, false);
@@ -152,13 +154,23 @@ impl FlowMap {
     }
 
     /// The value of the key `probe` began to look up, as [`FlowMap::get`]
-    /// gives it. The map must not have changed since [`FlowMap::start`].
+    /// gives it. The map must not have changed since [`FlowMap::start`]
+    /// (nor be another map): else the answer may be wrong, but reads stay
+    /// in bounds.
     #[inline(always)]
     pub fn finish(&self, probe: &Probe) -> Option<u32> {
-        match self.find_from(probe.home, probe.addrs, probe.ports) {
-            (i, true) => Some(self.slots[i].value),
-            _ => None,
-        }
+        // `find_from` reads its first slot unchecked, and a safe function
+        // cannot rely on its caller for that: a probe of a larger map, or
+        // of this one before it was emptied, would read past the slots.
+        // One compare, on the way to a slot read anyway.
+        let (i, found) = if probe.home < self.slots.len() {
+            self.find_from(probe.home, probe.addrs, probe.ports)
+        } else if self.slots.is_empty() {
+            return None;
+        } else {
+            self.find(probe.addrs, probe.ports)
+        };
+        found.then(|| self.slots[i].value)
     }
 
     #[inline(always)]
@@ -364,5 +376,35 @@ mod tests {
             let used = m.slots.iter().filter(|s| s.value != EMPTY).count();
             assert_eq!(used, keys.len() - 1);
         }
+    }
+
+    /// `finish` is safe, so a probe finished on a map it was not begun on
+    /// (an empty one, a smaller one) must not read past that map's slots
+    /// (`find_from` reads unchecked): without the check in `finish`, a
+    /// debug build stops at `find_from`'s assertion of the home, a release
+    /// build reads out of bounds.
+    #[test]
+    fn a_probe_finished_on_another_map_reads_in_bounds() {
+        let mut big = FlowMap::default();
+        for i in 0..100u32 {
+            big.insert(FlowId::new(i, 1, 2, 3), i);
+        }
+        // A key whose home in the large map lies past the slots of a
+        // small map (most do); the small map holds it too.
+        let (key, probe) = (0..100u32)
+            .map(|i| FlowId::new(i, 1, 2, 3))
+            .find_map(|k| {
+                let p = big.start(&k)?;
+                (p.home >= MIN_SLOTS).then_some((k, p))
+            })
+            .expect("a key with a far home");
+        let mut small = FlowMap::default();
+        small.insert(key, 1000);
+        small.insert(FlowId::new(7, 7, 7, 7), 9);
+        assert_eq!(small.slots.len(), MIN_SLOTS);
+        assert_eq!(big.finish(&probe), big.get(&key));
+        assert!(big.finish(&probe).is_some());
+        assert_eq!(small.finish(&probe), Some(1000));
+        assert_eq!(FlowMap::default().finish(&probe), None);
     }
 }
