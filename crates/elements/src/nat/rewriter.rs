@@ -763,7 +763,7 @@ impl Rewriter {
                 .and_then(|(map, key)| t.start_lookup(map, &key));
         }
         for (b, e) in begun[..packets.len()].iter().zip(found.iter_mut()) {
-            *e = match b.as_ref().and_then(|b| t.finish_lookup(b)) {
+            *e = match b.as_ref().and_then(|(m, probe)| m.finish(probe)) {
                 Some(v) => {
                     prefetch_line(t.flow(entry_of(v).0) as *const Flow);
                     v

@@ -1368,17 +1368,12 @@ impl Table {
         self.maps.get(map)?.get(key).map(entry_of)
     }
 
-    /// A lookup of `key` in map `map` begun (see [`FlowMap::start`]).
+    /// A lookup of `key` in map `map` begun (see [`FlowMap::start`]), to
+    /// be finished on the map returned with it.
     #[inline(always)]
-    pub fn start_lookup(&self, map: usize, key: &FlowId) -> Option<(usize, Probe)> {
-        Some((map, self.maps.get(map)?.start(key)?))
-    }
-
-    /// A lookup begun by [`Table::start_lookup`] finished, the table
-    /// unchanged since: the map entry (see [`entry_of`]).
-    #[inline(always)]
-    pub fn finish_lookup(&self, (map, probe): &(usize, Probe)) -> Option<u32> {
-        self.maps.get(*map)?.finish(probe)
+    pub fn start_lookup(&self, map: usize, key: &FlowId) -> Option<(&FlowMap, Probe)> {
+        let m = self.maps.get(map)?;
+        Some((m, m.start(key)?))
     }
 
     // -- heaps (binary min-heaps of (key, flow), with places in the flows)
