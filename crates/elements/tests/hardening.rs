@@ -274,3 +274,33 @@ fn a_link_holds_a_bounded_number_of_packets() {
         "{on_link} packets on the link"
     );
 }
+
+/// A connection given many times is one connection (a pull input given
+/// its one source 65,535 times is not "connected twice"), and a push
+/// input may be fed by 65,535 outputs; both configurations start and move
+/// their packets. (Before the connections were checked for repeats by a
+/// set, this took half a minute in a debug build: each new connection was
+/// compared with every earlier one into the same port.)
+#[test]
+fn many_connections_into_one_port_start_and_run() {
+    const N: usize = 65_535;
+    let mut conf = String::from(
+        "s :: InfiniteSource(LIMIT 5, STOP true) -> q :: Queue -> u :: Unqueue -> c :: Counter -> Discard;\n",
+    );
+    for _ in 0..N {
+        conf.push_str("q -> u;\n");
+    }
+    let mut r = from_config(&conf);
+    r.run_limited(1_000);
+    assert_eq!(read(&mut r, "c.count"), "5");
+
+    let mut conf = format!(
+        "s :: InfiniteSource(LIMIT 3, STOP true) -> t :: Tee({N});\nc :: Counter -> Discard;\n"
+    );
+    for i in 0..N {
+        conf.push_str(&format!("t[{i}] -> c;\n"));
+    }
+    let mut r = from_config(&conf);
+    r.run_limited(1_000);
+    assert_eq!(read(&mut r, "c.count"), (3 * N).to_string());
+}

@@ -39,14 +39,16 @@ impl Graph {
             info.iter().map(|x| vec![Vec::new(); x.noutputs]).collect();
         let mut ins: Vec<Vec<Vec<(usize, usize)>>> =
             info.iter().map(|x| vec![Vec::new(); x.ninputs]).collect();
+        // Repeats found by a set: a list search per connection would make
+        // many connections into one port quadratic.
+        let mut seen = std::collections::HashSet::with_capacity(connections.len());
         for c in connections {
-            if c.from_port < info[c.from].noutputs && c.to_port < info[c.to].ninputs {
-                if !outs[c.from][c.from_port].contains(&(c.to, c.to_port)) {
-                    outs[c.from][c.from_port].push((c.to, c.to_port));
-                }
-                if !ins[c.to][c.to_port].contains(&(c.from, c.from_port)) {
-                    ins[c.to][c.to_port].push((c.from, c.from_port));
-                }
+            if c.from_port < info[c.from].noutputs
+                && c.to_port < info[c.to].ninputs
+                && seen.insert((c.from, c.from_port, c.to, c.to_port))
+            {
+                outs[c.from][c.from_port].push((c.to, c.to_port));
+                ins[c.to][c.to_port].push((c.from, c.from_port));
             }
         }
         Graph {
