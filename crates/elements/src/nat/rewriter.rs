@@ -478,10 +478,12 @@ impl Element for Rewriter {
         {
             let mut found = [NO_HINT; BATCH_CAPACITY];
             this.look_ahead(&batch, &t, &mut found);
-            // Each packet takes the entry found for it until a packet
-            // takes the general path, which may add and remove flows (a
-            // removed flow's slot can go to a new flow at once): from
-            // there on, lookups are made afresh.
+            // Each packet takes the entry found for it while the maps'
+            // entries stay as they were found. The general path may add
+            // flows (their keys were not found: no entry to go stale) and
+            // remove or replace them (a removed flow's slot can go to a
+            // new flow at once): after that, lookups are made afresh.
+            let found_at = t.entries_changed();
             let mut next = 0;
             let mut dropped = 0;
             dispatch_push(batch, ctx, |mut p, _| {
@@ -494,8 +496,10 @@ impl Element for Rewriter {
                     Some(Fast::Miss) => true,
                     _ => false,
                 };
-                next = BATCH_CAPACITY;
                 let r = this.process_general(port, p, &mut t, now, known_miss);
+                if t.entries_changed() != found_at {
+                    next = BATCH_CAPACITY;
+                }
                 dropped += r.is_none() as u64;
                 r
             });

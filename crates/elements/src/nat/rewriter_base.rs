@@ -1215,6 +1215,8 @@ pub struct Table {
     /// Sequence-number deltas by flow index, for the flows with
     /// [`Flow::has_seq`] (out of [`Flow`], to keep it one cache line).
     seqs: HashMap<usize, Box<super::tcp_seq::SeqDeltas>>,
+    /// See [`Table::entries_changed`].
+    entries_changed: u64,
 }
 
 pub type SharedTable = Arc<Mutex<Table>>;
@@ -1245,6 +1247,7 @@ impl Default for Table {
             alloc_probes: 0,
             owners: Vec::new(),
             seqs: HashMap::new(),
+            entries_changed: 0,
         }
     }
 }
@@ -1292,16 +1295,29 @@ impl Table {
 
     fn map_insert(&mut self, map: usize, key: FlowId, entry: u32) -> Option<u32> {
         let old = self.maps[map].insert(key, entry);
-        if old.is_none() && !self.bitmaps.is_empty() {
+        if old.is_some() {
+            self.entries_changed += 1;
+        } else if !self.bitmaps.is_empty() {
             self.note_in_bitmaps(map, &key, true);
         }
         old
     }
 
     fn map_remove(&mut self, map: usize, key: &FlowId) {
-        if self.maps[map].remove(key).is_some() && !self.bitmaps.is_empty() {
-            self.note_in_bitmaps(map, key, false);
+        if self.maps[map].remove(key).is_some() {
+            self.entries_changed += 1;
+            if !self.bitmaps.is_empty() {
+                self.note_in_bitmaps(map, key, false);
+            }
         }
+    }
+
+    /// How many times a map entry was replaced or removed: while this
+    /// stays the same, every entry a lookup found is still the entry of
+    /// its key, and its flow the same flow (a flow's slab slot is reused
+    /// only after the flow is destroyed, which removes its entries).
+    pub fn entries_changed(&self) -> u64 {
+        self.entries_changed
     }
 
     pub fn new_map(&mut self) -> usize {
