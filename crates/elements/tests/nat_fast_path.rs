@@ -596,6 +596,113 @@ fn tcp_and_udp_flows_of_one_key_in_full_batches_with_look_ahead() {
     }
 }
 
+/// Over the look-ahead's 4,096 flows, a batch's first packet of a new
+/// flow makes the flow on the general path without replacing or removing
+/// a map entry, so the entries found ahead for the rest of the batch stay
+/// in use. The new flow's own later packets in that batch, and the
+/// replies to it, were found absent ahead: they must be looked up again
+/// and take the new flow (its public port), not make another flow. Here
+/// each batch makes a UDP and a TCP flow, which the sequential pattern
+/// gives the next two ports, and brings their second packets and their
+/// replies later in the batch, amid established flows' packets both ways.
+/// Were a key found absent ahead taken as a known miss, the second packet
+/// would be given a port of its own and the reply handled as a new flow.
+#[test]
+fn a_flow_made_within_a_batch_takes_its_later_packets_and_replies() {
+    const N: u32 = 4_200;
+    let decl = "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, keep 1 0, TCP_GUARANTEE 0, UDP_GUARANTEE 0, REAP_INTERVAL 3600)";
+    let mut fast = router(decl, true);
+    let mut slow = router(decl, false);
+    let client = |i: u32| 0x0a01_0000 + i;
+    let srv = u32::from_be_bytes(SRV[0]);
+    let mut ports = Vec::new();
+    let made: Vec<Vec<u8>> = (0..N)
+        .map(|i| udp(client(i), 5000, SRV[0], 80, true))
+        .collect();
+    for chunk in made.chunks(32) {
+        for r in [&mut fast, &mut slow] {
+            send(r, 0, chunk);
+        }
+        let (a, b) = (drain(&mut fast, "o0"), drain(&mut slow, "o0"));
+        assert_eq!(a, b, "making flows");
+        ports.extend(a.iter().map(|(p, _, _)| u16::from_be_bytes([p[20], p[21]])));
+    }
+    assert_eq!(read(&mut fast, "x.size"), N.to_string());
+    assert!(ports.windows(2).all(|w| w[1] == w[0] + 1), "ports in order");
+    let mut next_port = ports[ports.len() - 1] + 1;
+    let established = |k: u32, j: u32| {
+        let i = (k * 613 + j * 1_009) % N;
+        if j % 2 == 0 {
+            udp(client(i), 5000, SRV[0], 80, true)
+        } else {
+            udp(srv, 80, PUB, ports[i as usize], j % 3 != 0)
+        }
+    };
+    for round in 0..12u32 {
+        let (new_udp, new_tcp) = (0x0a02_0000 + round, 0x0a03_0000 + round);
+        let (udp_port, tcp_port) = (next_port, next_port + 1);
+        next_port += 2;
+        let mut ps: Vec<Vec<u8>> = Vec::new();
+        let filler = |ps: &mut Vec<Vec<u8>>, n: u32| {
+            let at = ps.len() as u32;
+            ps.extend((at..at + n).map(|j| established(round, j)));
+        };
+        let first = round % 3;
+        filler(&mut ps, first);
+        ps.push(udp(new_udp, 7000, SRV[0], 80, true));
+        filler(&mut ps, 9);
+        ps.push(tcp(new_tcp, 7001, SRV[0], 80, 0x02, 0));
+        filler(&mut ps, 9);
+        ps.push(udp(new_udp, 7000, SRV[0], 80, round % 2 == 0));
+        ps.push(udp(srv, 80, PUB, udp_port, true));
+        filler(&mut ps, 9);
+        ps.push(tcp(srv, 80, PUB, tcp_port, 0x12, 0));
+        ps.push(tcp(new_tcp, 7001, SRV[0], 80, 0x10, 0));
+        ps.push(tcp(new_tcp, 7001, SRV[0], 80, 0x18, 20));
+        let rest = 64 - ps.len() as u32;
+        filler(&mut ps, rest);
+        assert_eq!(ps.len(), 64);
+        for r in [&mut fast, &mut slow] {
+            send(r, 0, &ps);
+        }
+        let outs: Vec<_> = ["o0", "o1"]
+            .iter()
+            .map(|q| {
+                let (a, b) = (drain(&mut fast, q), drain(&mut slow, q));
+                assert_eq!(a, b, "round {round}: {q}");
+                a
+            })
+            .collect();
+        assert_eq!(
+            state(&mut fast, decl),
+            state(&mut slow, decl),
+            "round {round}"
+        );
+        // Both new flows' packets left with their one public port, and
+        // the replies to them went back to their clients.
+        let from = |proto: u8, port: u16| {
+            outs[0]
+                .iter()
+                .filter(|(p, _, _)| {
+                    p[9] == proto && p[12..16] == PUB && u16::from_be_bytes([p[20], p[21]]) == port
+                })
+                .count()
+        };
+        assert_eq!(from(17, udp_port), 2, "round {round}: UDP flow's packets");
+        assert_eq!(from(6, tcp_port), 3, "round {round}: TCP flow's packets");
+        for (client, port) in [(new_udp, 7000u16), (new_tcp, 7001)] {
+            let back = outs[1]
+                .iter()
+                .filter(|(p, _, _)| {
+                    p[16..20] == client.to_be_bytes() && u16::from_be_bytes([p[22], p[23]]) == port
+                })
+                .count();
+            assert_eq!(back, 1, "round {round}: reply to {client:#x}");
+        }
+    }
+    assert_eq!(read(&mut fast, "x.size"), (N + 24).to_string());
+}
+
 /// The fast path refreshes a guaranteed flow from the guarantee its map
 /// was configured with; when that is shorter than the one the flow had
 /// (a hot swap to a shorter TCP_GUARANTEE), the flow's expiry goes down
