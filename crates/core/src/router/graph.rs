@@ -143,3 +143,79 @@ impl Graph {
         self.in_base.push(self.pull_source.len());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rclick_lang::Landmark;
+    use std::cell::RefCell;
+
+    fn info(ninputs: usize, noutputs: usize) -> ElementInfo {
+        ElementInfo {
+            name: String::new(),
+            class: String::new(),
+            config: RefCell::new(String::new()),
+            landmark: Landmark::new("test", 1),
+            ninputs,
+            noutputs,
+            input_modes: Vec::new(),
+            output_modes: Vec::new(),
+            input_agnostic: Vec::new(),
+            output_agnostic: Vec::new(),
+            tasks: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The lists as a search of each port's list for a repeat makes them:
+    /// connections to ports an element lacks left out, a repeat left out
+    /// where it repeats, the rest in the order given.
+    type Lists = Vec<Vec<Vec<(usize, usize)>>>;
+    fn lists_by_search(connections: &[Connection], info: &[ElementInfo]) -> (Lists, Lists) {
+        let mut outs: Lists = info.iter().map(|x| vec![Vec::new(); x.noutputs]).collect();
+        let mut ins: Lists = info.iter().map(|x| vec![Vec::new(); x.ninputs]).collect();
+        for c in connections {
+            if c.from_port < info[c.from].noutputs && c.to_port < info[c.to].ninputs {
+                if !outs[c.from][c.from_port].contains(&(c.to, c.to_port)) {
+                    outs[c.from][c.from_port].push((c.to, c.to_port));
+                }
+                if !ins[c.to][c.to_port].contains(&(c.from, c.from_port)) {
+                    ins[c.to][c.to_port].push((c.from, c.from_port));
+                }
+            }
+        }
+        (outs, ins)
+    }
+
+    /// Unsorted connection lists with many repeats (a few elements of up
+    /// to three ports each, ports up to four: some missing) give the
+    /// lists a search of each port's list gives, in the same order. The
+    /// parser hands over its connections sorted and without repeats;
+    /// these are the lists for any other order.
+    #[test]
+    fn repeats_are_left_out_and_the_order_kept() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n) as usize
+        };
+        for round in 0..500 {
+            let elements: Vec<ElementInfo> =
+                (0..1 + next(5)).map(|_| info(next(4), next(4))).collect();
+            let n = elements.len() as u64;
+            let connections: Vec<Connection> = (0..next(40))
+                .map(|_| Connection {
+                    from: next(n),
+                    from_port: next(5),
+                    to: next(n),
+                    to_port: next(5),
+                })
+                .collect();
+            let g = Graph::new(&connections, &elements);
+            let (outs, ins) = lists_by_search(&connections, &elements);
+            assert_eq!(g.outs, outs, "round {round}: {connections:?}");
+            assert_eq!(g.ins, ins, "round {round}: {connections:?}");
+        }
+    }
+}
