@@ -703,6 +703,61 @@ fn a_flow_made_within_a_batch_takes_its_later_packets_and_replies() {
     assert_eq!(read(&mut fast, "x.size"), (N + 24).to_string());
 }
 
+/// An entry replaced without a removal must give up the entries found
+/// ahead too. A flow whose reply is its own key (1.0.0.1:1024 to itself,
+/// kept as it is) holds that key with its reply entry alone. A new flow
+/// under a fixed pattern, rewritten to that same flow, takes the key over
+/// (`add_flow` replaces the entry, then destroys the old flow, which has
+/// no entry left to remove); the next new flow of the batch takes the
+/// freed slot at once. A later packet of the key, found ahead as the old
+/// flow's reply, is the first new flow's reply now: looked up with the
+/// old entry it would be rewritten by the flow in the reused slot (a
+/// debug build stops at the fast path's check of the entry). Over the
+/// look-ahead's 4,096 flows, with established flows' packets around.
+#[test]
+fn an_entry_replaced_within_a_batch_is_looked_up_again() {
+    const N: u32 = 4_200;
+    let decl =
+        "IPRewriter(keep 0 1, pattern 1.0.0.1 1024 - - 0 1, UDP_GUARANTEE 0, REAP_INTERVAL 3600)";
+    let mut fast = router(decl, true);
+    let mut slow = router(decl, false);
+    let public = u32::from_be_bytes(PUB);
+    let established = |i: u32| udp(0x0a01_0000 + (i % N), 5000, SRV[0], 53, true);
+    for k in 0..(N / 32 + 1) {
+        let ps: Vec<Vec<u8>> = (k * 32..(k + 1) * 32).map(established).collect();
+        for r in [&mut fast, &mut slow] {
+            send(r, 0, &ps);
+        }
+    }
+    let own_reply = udp(public, 1024, PUB, 1024, true);
+    for r in [&mut fast, &mut slow] {
+        send(r, 0, &[own_reply.clone(), established(0)]);
+    }
+    same_out(&mut fast, &mut slow, decl, 0, &["o0"]);
+    assert_eq!(read(&mut fast, "x.size"), (N + 1).to_string());
+    let (x, y) = (0x0a05_0001u32, 0x0a05_0002u32);
+    let mut ps: Vec<Vec<u8>> = (0..8).map(|j| established(j * 97)).collect();
+    // X is rewritten to 1.0.0.1:1024 -> 1.0.0.1:1024: its reply key is
+    // the self-replying flow's key. Y, rewritten to 1.0.0.1:1024 ->
+    // 1.0.0.1:80, takes the slot X's arrival freed.
+    ps.push(udp(x, 7000, PUB, 1024, true));
+    ps.push(udp(y, 7001, PUB, 80, true));
+    ps.extend((8..16).map(|j| established(j * 97)));
+    ps.push(own_reply.clone());
+    ps.extend((16..24).map(|j| established(j * 97)));
+    for r in [&mut fast, &mut slow] {
+        send(r, 1, &ps);
+    }
+    let (a, b) = (drain(&mut fast, "o1"), drain(&mut slow, "o1"));
+    assert_eq!(a, b, "o1");
+    // The key's packet went back to X as its reply.
+    assert_eq!(a.len(), 1, "{a:?}");
+    assert_eq!(a[0].0[16..20], x.to_be_bytes());
+    assert_eq!(u16::from_be_bytes([a[0].0[22], a[0].0[23]]), 7000);
+    same_out(&mut fast, &mut slow, decl, 1, &["o0"]);
+    assert_eq!(read(&mut fast, "x.size"), (N + 2).to_string());
+}
+
 /// The fast path refreshes a guaranteed flow from the guarantee its map
 /// was configured with; when that is shorter than the one the flow had
 /// (a hot swap to a shorter TCP_GUARANTEE), the flow's expiry goes down
