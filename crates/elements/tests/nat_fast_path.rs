@@ -632,10 +632,10 @@ fn a_flow_made_within_a_batch_takes_its_later_packets_and_replies() {
     let mut next_port = ports[ports.len() - 1] + 1;
     let established = |k: u32, j: u32| {
         let i = (k * 613 + j * 1_009) % N;
-        if j % 2 == 0 {
+        if j.is_multiple_of(2) {
             udp(client(i), 5000, SRV[0], 80, true)
         } else {
-            udp(srv, 80, PUB, ports[i as usize], j % 3 != 0)
+            udp(srv, 80, PUB, ports[i as usize], !j.is_multiple_of(3))
         }
     };
     for round in 0..12u32 {
@@ -653,7 +653,7 @@ fn a_flow_made_within_a_batch_takes_its_later_packets_and_replies() {
         filler(&mut ps, 9);
         ps.push(tcp(new_tcp, 7001, SRV[0], 80, 0x02, 0));
         filler(&mut ps, 9);
-        ps.push(udp(new_udp, 7000, SRV[0], 80, round % 2 == 0));
+        ps.push(udp(new_udp, 7000, SRV[0], 80, round.is_multiple_of(2)));
         ps.push(udp(srv, 80, PUB, udp_port, true));
         filler(&mut ps, 9);
         ps.push(tcp(srv, 80, PUB, tcp_port, 0x12, 0));
