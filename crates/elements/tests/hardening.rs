@@ -276,10 +276,11 @@ fn a_link_holds_a_bounded_number_of_packets() {
 }
 
 /// A connection given many times is one connection (a pull input given
-/// its one source 65,535 times is not "connected twice"), and a push
-/// input may be fed by 65,535 outputs; both configurations start and move
-/// their packets. (Before the connections were checked for repeats by a
-/// set, this took half a minute in a debug build: each new connection was
+/// its one source 65,535 times is not "connected twice"; the parser
+/// leaves the repeats out), and a push input may be fed by 65,535
+/// outputs; both configurations start and move their packets. (Before
+/// the router's graph checked connections for repeats by a set, the
+/// second took half a minute in a debug build: each connection was
 /// compared with every earlier one into the same port.)
 #[test]
 fn many_connections_into_one_port_start_and_run() {
