@@ -147,23 +147,16 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rclick_lang::Landmark;
-    use std::cell::RefCell;
+    use rclick_lang::{ElementDecl, Landmark};
 
     fn info(ninputs: usize, noutputs: usize) -> ElementInfo {
-        ElementInfo {
+        let decl = ElementDecl {
             name: String::new(),
             class: String::new(),
-            config: RefCell::new(String::new()),
+            config: String::new(),
             landmark: Landmark::new("test", 1),
-            ninputs,
-            noutputs,
-            input_modes: Vec::new(),
-            output_modes: Vec::new(),
-            input_agnostic: Vec::new(),
-            output_agnostic: Vec::new(),
-            tasks: RefCell::new(Vec::new()),
-        }
+        };
+        crate::router::install::new_info(&decl, ninputs, noutputs)
     }
 
     /// The lists as a search of each port's list for a repeat makes them:

@@ -197,7 +197,7 @@ fn count_ports(
 
 /// The record of a new element with `ninputs` and `noutputs` ports, modes
 /// not yet resolved.
-fn new_info(decl: &ElementDecl, ninputs: usize, noutputs: usize) -> ElementInfo {
+pub(super) fn new_info(decl: &ElementDecl, ninputs: usize, noutputs: usize) -> ElementInfo {
     ElementInfo {
         name: decl.name.clone(),
         class: decl.class.clone(),
