@@ -147,6 +147,15 @@ impl Batch {
         unsafe { self.buf.as_mut() }
     }
 
+    /// The slots and the length, for bulk moves in and out of the batch
+    /// (see `ring`): slots below the length hold packets, the others are
+    /// free; a caller that moves packets sets the length to match.
+    #[inline(always)]
+    pub(crate) fn slots_mut(&mut self) -> (&mut [MaybeUninit<Packet>; BATCH_CAPACITY], &mut usize) {
+        let b = self.b_mut();
+        (&mut b.pkts, &mut b.len)
+    }
+
     #[inline]
     pub fn len(&self) -> usize {
         self.b().len

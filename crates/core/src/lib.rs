@@ -13,6 +13,7 @@ pub mod packet;
 mod pool;
 pub mod ports;
 pub mod pulltask;
+pub mod ring;
 pub mod router;
 pub mod sched;
 pub mod select;

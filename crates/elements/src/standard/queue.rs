@@ -49,7 +49,7 @@
 //! FromDump(in.pcap) -> q :: Queue(200) -> ToDump(out.pcap);
 //! ```
 
-use std::collections::VecDeque;
+use rclick_core::ring::PacketRing;
 
 use rclick_core::conf::{parse_usize, Args};
 use rclick_core::element::hflags;
@@ -69,7 +69,7 @@ pub enum QueueKind {
 
 pub struct Queue {
     kind: QueueKind,
-    packets: VecDeque<Packet>,
+    packets: PacketRing,
     capacity: usize,
     highwater: usize,
     drops: u64,
@@ -89,7 +89,7 @@ impl Queue {
     pub fn new(kind: QueueKind) -> Self {
         Queue {
             kind,
-            packets: VecDeque::new(),
+            packets: PacketRing::new(),
             capacity: 1000,
             highwater: 0,
             drops: 0,
@@ -131,7 +131,7 @@ impl Queue {
     /// The queued packets, head first, for queue variants that insert at
     /// either end or drop from the front (FrontDropQueue, MixedQueue);
     /// call [`Queue::inserted`] after inserting.
-    pub fn packets_mut(&mut self) -> &mut VecDeque<Packet> {
+    pub fn packets_mut(&mut self) -> &mut PacketRing {
         &mut self.packets
     }
 
@@ -253,6 +253,9 @@ impl Queue {
             if let Some(p) = batch.pop() {
                 self.packets.push_back(p);
             }
+        } else if self.packets.len() + batch.len() <= self.capacity {
+            // Room for the whole batch (the usual case): one block move.
+            self.packets.push_batch(&mut batch);
         } else {
             for p in batch.drain() {
                 self.enqueue(p, ctx);
@@ -294,11 +297,7 @@ impl Queue {
                 batch.push(p);
             }
         } else {
-            for _ in 0..n {
-                if let Some(p) = self.packets.pop_front() {
-                    batch.push(p);
-                }
-            }
+            self.packets.pop_into(&mut batch, n);
         }
         if let (Some(s), true) = (self.nonfull, was_full) {
             ctx.wake_signal(s);
@@ -344,7 +343,7 @@ impl Queue {
     fn trim_to_capacity(&mut self) {
         if self.trim_keeps_newest {
             let extra = self.packets.len().saturating_sub(self.capacity);
-            self.packets.drain(..extra);
+            self.packets.drop_front(extra);
         } else {
             self.packets.truncate(self.capacity);
         }
