@@ -769,6 +769,28 @@ impl Packet {
         Some(&mut bytes[start..start + len])
     }
 
+    /// The bytes from the network header to the end of the data, writable
+    /// (copied first when a clone shares the buffer, as
+    /// [`writable`](Self::writable) does); `None` when the network header
+    /// is unset or outside the live bytes. One step from the header to
+    /// the bytes, for elements that rewrite the network header in place.
+    #[inline(always)]
+    pub fn network_header_mut(&mut self) -> Option<&mut [u8]> {
+        let h = self.h();
+        if h.network == NO_OFFSET || h.network < h.start || h.network - h.start > h.len {
+            return None;
+        }
+        if self.is_shared() {
+            // The copy moves the offsets along with the bytes.
+            self.copy_to_unique_buffer(0, 0);
+        }
+        let h = self.h();
+        let (net, end) = (h.network as usize, h.start as usize + h.len as usize);
+        // SAFETY: the buffer is now exclusively ours (see
+        // `writable_if_unique`).
+        unsafe { self.own_buffer_mut() }.get_mut(net..end)
+    }
+
     /// Prepends `n` bytes (uninitialised contents are whatever the buffer
     /// held; callers overwrite them) and returns the new front; `None`,
     /// leaving the packet as it was, if it would grow past
@@ -1349,6 +1371,36 @@ mod tests {
         assert_ne!(a.data().as_ptr(), bytes, "a shared buffer is copied first");
         assert_eq!(d.data(), b"jello world");
         assert_eq!(a.data(), b"mello world");
+    }
+
+    #[test]
+    fn network_header_mut_is_the_bytes_from_the_network_header_on() {
+        let mut p = Packet::from_slice(b"ethIPHDRpayload");
+        assert!(p.network_header_mut().is_none(), "unset");
+        p.set_network_offset(3);
+        assert_eq!(p.network_header_mut().unwrap(), b"IPHDRpayload");
+        p.set_network_offset(15);
+        assert_eq!(p.network_header_mut().unwrap(), b"", "at the end: empty");
+        p.set_network_offset(16);
+        assert!(p.network_header_mut().is_none(), "past the end");
+        p.set_network_offset(3);
+        p.pull(4);
+        assert!(p.network_header_mut().is_none(), "in the headroom");
+        let mut p = Packet::from_slice(b"ethIPHDRpayload");
+        p.set_network_offset(3);
+        let keep = p.clone();
+        p.network_header_mut().unwrap()[0] = b'X';
+        assert_eq!(p.data(), b"ethXPHDRpayload");
+        assert_eq!(
+            keep.data(),
+            b"ethIPHDRpayload",
+            "a shared buffer is copied first"
+        );
+        assert_eq!(
+            p.network_offset(),
+            Some(3),
+            "the offsets move with the copy"
+        );
     }
 
     #[test]
