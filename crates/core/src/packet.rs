@@ -1404,6 +1404,30 @@ mod tests {
     }
 
     #[test]
+    fn a_clone_read_on_another_thread_comes_before_the_write_in_place() {
+        // Unlike the test above, nothing joins the other thread before the
+        // write: only the count, found at 1, orders its read of the bytes
+        // before this thread's write. Under Miri the race detector fails
+        // this if that load (or the drop's decrement) is weaker than
+        // Acquire (Release); natively, the write must still go in place.
+        let mut a = Packet::from_slice(b"hello world");
+        let bytes = a.data().as_ptr();
+        let b = a.clone();
+        let reader = std::thread::spawn(move || {
+            let seen = b.data().to_vec();
+            drop(b);
+            seen
+        });
+        while a.is_shared() {
+            std::thread::yield_now();
+        }
+        a.writable()[0] = b'j';
+        assert_eq!(a.data().as_ptr(), bytes, "no copy: the buffer is a's alone");
+        assert_eq!(reader.join().unwrap(), b"hello world");
+        assert_eq!(a.data(), b"jello world");
+    }
+
+    #[test]
     fn the_header_fields_most_elements_use_share_its_first_40_bytes() {
         use std::mem::offset_of;
         for end in [

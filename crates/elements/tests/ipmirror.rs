@@ -102,3 +102,48 @@ fn mirror_edges() {
     }
     assert_eq!(drops.trim(), "6");
 }
+
+/// A Tee's outputs share one buffer, so IPMirror must mirror a copy and
+/// leave the other branch's packet as it came: whichever branch it is on,
+/// the clone's (Tee's first outputs) or the original's (its last, whose
+/// header the clone made shared too).
+#[test]
+fn a_packet_a_tee_shares_is_mirrored_in_a_copy() {
+    let l4: Vec<u8> = (1..=20).collect();
+    let frames = [
+        ipv4_packet(A, B, 17, 64, 0, &[], &l4[..8]),
+        ipv4_packet(A, B, 6, 64, 0, &[], &l4),
+    ];
+    for mirrored in 0..2 {
+        let mut r = from_config(&format!(
+            "Idle -> t :: Tee(2); \
+             t[{mirrored}] -> m :: IPMirror -> qm :: Queue(10) -> Discard; \
+             t[{}] -> qp :: Queue(10) -> Discard;",
+            1 - mirrored
+        ));
+        let mut b = Batch::new();
+        for f in &frames {
+            let mut p = Packet::from_slice(f);
+            p.set_network_header(0, 20);
+            b.push(p);
+        }
+        let t = r.find_element("t").unwrap();
+        r.inject(t, 0, b);
+        let mut data_of = |q: &str| -> Vec<Vec<u8>> {
+            let q = r.find_element(q).unwrap();
+            let b = r.pull_from(q, 0, 64).expect("queued packets");
+            b.packets().iter().map(|p| p.data().to_vec()).collect()
+        };
+        let want = vec![
+            swapped(frames[0].clone(), 20, true, false),
+            swapped(frames[1].clone(), 20, true, true),
+        ];
+        assert_eq!(data_of("qm"), want, "mirrored on Tee output {mirrored}");
+        assert_eq!(
+            data_of("qp"),
+            frames.to_vec(),
+            "mirrored on Tee output {mirrored}"
+        );
+        assert_eq!(read(&mut r, "m.drops").trim(), "0");
+    }
+}
