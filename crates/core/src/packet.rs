@@ -160,8 +160,8 @@ pub(crate) struct Header {
     network: u32,
     transport: u32,
     /// Set only while this header is known to be its buffer's one holder
-    /// (reference count 1): given a fresh buffer, or found unshared by
-    /// [`Packet::is_shared`]; cleared by [`Clone`] on both headers. Asking
+    /// (reference count 1): given a fresh buffer; cleared by [`Clone`] on
+    /// both headers (and set again when a write copies the buffer). Asking
     /// whether a packet is shared then reads the header alone, not also
     /// the buffer's reference count on a line of its own: one cache miss
     /// fewer per writer on packets out of the caches. A `Cell`, for
@@ -649,28 +649,10 @@ impl Packet {
     #[inline]
     pub fn is_shared(&self) -> bool {
         let h = self.h();
-        if h.exclusive.get() {
-            return false;
-        }
-        self.shared_by_count()
-    }
-
-    /// [`Packet::is_shared`] for a header not known to be exclusive: the
-    /// buffer's count decides, and a count of 1 (the clones all gone)
-    /// makes it known.
-    #[cold]
-    #[inline(never)]
-    fn shared_by_count(&self) -> bool {
-        let h = self.h();
-        // SAFETY: the buffer is live.
-        let shared = unsafe { (*h.buf.as_ptr()).refs.load(Ordering::Acquire) } > 1;
-        if !shared {
-            // Only clones of this packet held the buffer, and they are
-            // gone (the Acquire load saw their Release decrements); a new
-            // clone would clear the flag again.
-            h.exclusive.set(true);
-        }
-        shared
+        // SAFETY: the buffer is live. (A header not known to be
+        // exclusive reads the count, whose Acquire load pairs with the
+        // Release decrement of a clone dropped on another thread.)
+        !h.exclusive.get() && unsafe { (*h.buf.as_ptr()).refs.load(Ordering::Acquire) } > 1
     }
 
     #[inline]
@@ -1364,7 +1346,7 @@ mod tests {
         assert!(!a.is_shared());
         a.writable()[0] = b'j';
         assert_eq!(a.data().as_ptr(), bytes, "no copy: the buffer is a's alone");
-        // Known unshared now; a new clone makes it shared again.
+        // A new clone makes it shared again.
         let d = a.clone();
         assert!(a.is_shared());
         a.writable()[0] = b'm';
