@@ -534,9 +534,8 @@ fn many_outputs(decl: &str, n: usize) -> String {
     let mut cfg = format!(
         "x :: {decl}; Idle -> [0]x; Idle -> [1]x; q :: Queue(10) -> Discard; last :: Queue(10) -> Discard;\n"
     );
-    // Through 256 Nulls: the router's check for repeated connections
-    // looks through an input's peers, so 65,535 of them into one input
-    // would take seconds.
+    // Through 256 Nulls, so that no one port has 65,535 peers (the
+    // hardening tests cover that case).
     for k in 0..256 {
         cfg += &format!("n{k} :: Null -> q;\n");
     }
@@ -575,6 +574,21 @@ fn the_most_outputs_and_one_more() {
             && text.contains("\n  too many outputs (at most 65536)"),
         "{text}"
     );
+
+    // Too many outputs is one error among the others, not the only one.
+    let bad = "IPRewriter(bogus, drop, MAPPING_CAPACITY nonsense)";
+    let errs = match try_from_config(&many_outputs(bad, (1 << 16) + 1)) {
+        Ok(_) => panic!("a bad spec accepted"),
+        Err(e) => e,
+    };
+    let text = errs.join("\n");
+    for want in [
+        "too many outputs",
+        "bad MAPPING_CAPACITY",
+        "input spec 0: unknown",
+    ] {
+        assert!(text.contains(want), "{want} missing from: {text}");
+    }
 }
 
 // ------------------------------------------------------------ malformed

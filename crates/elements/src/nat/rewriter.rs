@@ -322,7 +322,8 @@ impl Element for Rewriter {
         let ninputs = ictx.ninputs();
         self.noutputs = ictx.noutputs();
         if self.noutputs > MAX_OUTPUTS {
-            return Err(format!("too many outputs (at most {MAX_OUTPUTS})").into());
+            // Reported with the other errors: the specs are still checked.
+            errors.push(format!("too many outputs (at most {MAX_OUTPUTS})"));
         }
         if rest.len() != ninputs {
             errors.push(format!("need {ninputs} arguments, one per input port"));
