@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use rclick_core::time::DEFAULT_SIMTIME_START;
 use rclick_core::wire::{checksum, IcmpHeader, Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Packet, Router, RouterOptions, Timestamp};
+use rclick_elements::nat::rewriter::Rewriter;
 use rclick_elements::testing::{from_config, from_config_with, read, try_from_config};
 
 #[path = "common/counting_alloc.rs"]
@@ -825,6 +826,59 @@ fn ftp_sequence_deltas_follow_their_connection() {
     assert!(!table.contains("seq"), "{table}");
 }
 
+/// The data mapping a PORT command makes may take the place of the
+/// control connection itself, in a table at its capacity: the command's
+/// sequence-number delta then has no connection to go with, and must not
+/// land on the data connection that took the control connection's slot.
+#[test]
+fn ftp_deltas_never_land_on_the_flow_that_evicted_the_control_connection() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        ..Default::default()
+    };
+    let mut r = from_config_with(
+        "rw :: TCPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, MAPPING_CAPACITY 1);
+         x :: FTPPortMapper(rw, rw, 0);
+         Idle -> x -> rw -> o0 :: Queue -> Discard; Idle -> [1]rw[1] -> o1 :: Queue -> Discard;",
+        &opts,
+    );
+    let x = r.find_element("x").unwrap();
+    let ftp = [2, 0, 0, 2];
+    let seg = |seq: u32, data: &[u8]| {
+        let mut p = tcp(IN, 30, ftp, 21, 0x18, data);
+        p[24..28].copy_from_slice(&seq.to_be_bytes());
+        rclick_elements::testing::set_l4_checksum(IN, ftp, 6, &mut p[20..], 16);
+        p
+    };
+    r.inject_packet(x, 0, marked(&seg(0, b"x")));
+    // Past the control connection's guarantee: the table may take its
+    // place for a new mapping.
+    advance(&mut r, 6);
+    r.inject_packet(x, 0, marked(&seg(1, b"PORT 10,0,0,4,200,200\r\n")));
+    let table = read(&mut r, "rw.table");
+    assert!(
+        table.contains("2.0.0.2, 20"),
+        "the data mapping took the place: {table}"
+    );
+    assert!(!table.contains("seq"), "a delta on another flow: {table}");
+    let all_live = r.with_element::<Rewriter, _>("rw", |rw| rw.seq_deltas_all_live());
+    assert_eq!(
+        all_live,
+        Some(true),
+        "a delta kept for the removed connection"
+    );
+    // The server's data connection is rewritten without one.
+    let mut syn = tcp(ftp, 20, PUB, 1025, 0x02, b"");
+    syn[24..28].copy_from_slice(&1000u32.to_be_bytes());
+    rclick_elements::testing::set_l4_checksum(ftp, PUB, 6, &mut syn[20..], 16);
+    let rw = r.find_element("rw").unwrap();
+    r.inject_packet(rw, 1, marked(&syn));
+    let data = drain(&mut r, "o1");
+    if let Some(p) = data.first() {
+        assert_eq!(u32::from_be_bytes(p[24..28].try_into().unwrap()), 1000);
+    }
+}
+
 // ------------------------------------------------------------ allocation
 
 #[test]
@@ -977,6 +1031,8 @@ proptest! {
         prop_assert_eq!(out + drops, packets.len());
         let size: usize = read(&mut r, "rw.size").parse().unwrap();
         prop_assert!(size <= 6);
+        let all_live = r.with_element::<Rewriter, _>("rw", |rw| rw.seq_deltas_all_live());
+        prop_assert_eq!(all_live, Some(true));
     }
 }
 

@@ -115,7 +115,7 @@ impl FTPPortMapper {
         };
         let now = jiffies(ctx);
         let flow = FlowId::new(info.saddr, sport, info.daddr, dport);
-        let Some(Some((f, dir, _))) =
+        let Some(Some(_)) =
             Self::with_rewriter(ctx, self.control, |rw| rw.tcp_entry(&flow, None, now))
         else {
             return p;
@@ -171,8 +171,14 @@ impl FTPPortMapper {
         }
         if diff != 0 {
             let trigger = seq.wrapping_add(old_len as u32);
+            // Looked up again: in a table at its capacity the data mapping
+            // may have taken the control connection's place, leaving its
+            // slot free or to another flow. Then there is no connection
+            // for the delta to go with.
             Self::with_rewriter(ctx, self.control, |rw| {
-                rw.update_seqno_delta(f, dir, trigger, diff as i32)
+                if let Some((f, dir, _)) = rw.tcp_entry(&flow, None, now) {
+                    rw.update_seqno_delta(f, dir, trigger, diff as i32);
+                }
             });
         }
         p = q;

@@ -1350,6 +1350,11 @@ impl Rewriter {
         }
     }
 
+    /// See [`Table::seq_deltas_all_live`].
+    pub fn seq_deltas_all_live(&self) -> bool {
+        lock_table(&self.table).seq_deltas_all_live()
+    }
+
     /// Moves the sequence numbers of flow `f`'s direction `dir` by `delta`
     /// from `trigger` on.
     pub fn update_seqno_delta(&self, f: usize, dir: usize, trigger: u32, delta: i32) -> bool {

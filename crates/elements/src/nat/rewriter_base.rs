@@ -1353,6 +1353,15 @@ impl Table {
     }
 
     /// Flow `f`'s sequence-number deltas, if it has any.
+    /// Whether every flow slot with sequence-number deltas kept holds a
+    /// live flow marked as having them: deltas written for a flow after
+    /// it was removed would be kept for nothing (a consistency check).
+    pub fn seq_deltas_all_live(&self) -> bool {
+        self.seqs
+            .keys()
+            .all(|&f| self.flows.get(f).is_some_and(|fl| fl.live && fl.has_seq))
+    }
+
     pub fn seq_deltas(&self, f: usize) -> Option<&super::tcp_seq::SeqDeltas> {
         if !self.flows.get(f)?.has_seq {
             return None;
