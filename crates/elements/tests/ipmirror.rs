@@ -147,3 +147,50 @@ fn a_packet_a_tee_shares_is_mirrored_in_a_copy() {
         assert_eq!(read(&mut r, "m.drops").trim(), "0");
     }
 }
+
+/// Click's IP_FIRSTFRAG tests the fragment offset alone: a first fragment
+/// with MF set (DF too or not) gets its ports, and TCP its sequence
+/// numbers, exchanged like an unfragmented packet. The expected bytes are
+/// Click 2.1's output for these inputs (MarkIPHeader -> IPMirror ->
+/// Print). Both of rclick's paths agreeing is not enough: the fast path
+/// and the general one could both skip MF packets and their proptest
+/// would still pass.
+#[test]
+fn first_fragments_with_more_fragments_set_mirror_their_ports() {
+    let hex = |s: &str| -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let tcp = "0a000002 0a000105 01020304 05060708 090a0b0c 50100000 00000000";
+    let cases = [
+        // TCP, MF, offset 0.
+        (
+            format!("45000028 00012000 40060000 {tcp}"),
+            "45000028 00012000 40060000 0a000105 0a000002 03040102 090a0b0c 05060708 50100000 00000000",
+        ),
+        // TCP, DF and MF, offset 0.
+        (
+            format!("45000028 00016000 40060000 {tcp}"),
+            "45000028 00016000 40060000 0a000105 0a000002 03040102 090a0b0c 05060708 50100000 00000000",
+        ),
+        // UDP, MF, offset 0.
+        (
+            "4500001c 00012000 40110000 0a000002 0a000105 01020304 05060708".to_string(),
+            "4500001c 00012000 40110000 0a000105 0a000002 03040102 05060708",
+        ),
+        // TCP, MF, offset 1 (8 bytes): the addresses only.
+        (
+            format!("45000028 00012001 40060000 {tcp}"),
+            "45000028 00012001 40060000 0a000105 0a000002 01020304 05060708 090a0b0c 50100000 00000000",
+        ),
+    ];
+    let frames: Vec<Vec<u8>> = cases.iter().map(|(i, _)| hex(i)).collect();
+    let (out, drops) = mirror(&frames);
+    let got: Vec<Vec<u8>> = out.iter().map(|(d, _)| d.clone()).collect();
+    let want: Vec<Vec<u8>> = cases.iter().map(|(_, o)| hex(o)).collect();
+    assert_eq!(got, want);
+    assert_eq!(drops.trim(), "0");
+}

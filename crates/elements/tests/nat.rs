@@ -874,9 +874,11 @@ fn ftp_deltas_never_land_on_the_flow_that_evicted_the_control_connection() {
     let rw = r.find_element("rw").unwrap();
     r.inject_packet(rw, 1, marked(&syn));
     let data = drain(&mut r, "o1");
-    if let Some(p) = data.first() {
-        assert_eq!(u32::from_be_bytes(p[24..28].try_into().unwrap()), 1000);
-    }
+    assert_eq!(data.len(), 1, "the data mapping passes the server's SYN");
+    assert_eq!(
+        u32::from_be_bytes(data[0][24..28].try_into().unwrap()),
+        1000
+    );
 }
 
 // ------------------------------------------------------------ allocation

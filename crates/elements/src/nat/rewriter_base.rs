@@ -1352,7 +1352,6 @@ impl Table {
         &mut self.flows[i]
     }
 
-    /// Flow `f`'s sequence-number deltas, if it has any.
     /// Whether every flow slot with sequence-number deltas kept holds a
     /// live flow marked as having them: deltas written for a flow after
     /// it was removed would be kept for nothing (a consistency check).
@@ -1362,6 +1361,7 @@ impl Table {
             .all(|&f| self.flows.get(f).is_some_and(|fl| fl.live && fl.has_seq))
     }
 
+    /// Flow `f`'s sequence-number deltas, if it has any.
     pub fn seq_deltas(&self, f: usize) -> Option<&super::tcp_seq::SeqDeltas> {
         if !self.flows.get(f)?.has_seq {
             return None;
@@ -2646,6 +2646,39 @@ mod seq_delta_tests {
         // New deltas start from nothing.
         assert!(t.seq_deltas_or_new(d).update(0, 50, -3));
         assert_eq!(t.seq_deltas(d).map(|s| s.shown(0)), Some(-3));
+    }
+
+    /// Every way a flow leaves the table drops its deltas with it: a
+    /// destroyed flow's deltas left behind cost nothing the lookups see
+    /// (a reused slot starts afresh), so only `seq_deltas_all_live`
+    /// notices them, and it must notice both kinds of leftover: on a
+    /// free slot, and on a slot a new flow took since.
+    #[test]
+    fn removed_flows_keep_no_deltas_and_the_check_sees_leftovers() {
+        let mut t = tcp_table();
+        let flows: Vec<usize> = (0..3).map(|i| add(&mut t, 3000 + i)).collect();
+        for &f in &flows {
+            t.seq_deltas_or_new(f).update(0, 100, 5);
+        }
+        t.destroy(flows[0]);
+        assert!(t.seq_deltas_all_live(), "destroy");
+        let reply = t.flow(flows[1]).key[1];
+        assert!(t.remove_key(0, &reply));
+        assert!(t.seq_deltas_all_live(), "remove_mapping");
+        t.shrink(true, 0);
+        assert_eq!(t.size(), 0);
+        assert!(t.seq_deltas_all_live(), "clear");
+
+        // Deltas written to a removed flow's slot (what FTPPortMapper did
+        // with a control connection the data mapping evicted).
+        let mut t = tcp_table();
+        let a = add(&mut t, 4000);
+        t.destroy(a);
+        t.seq_deltas_or_new(a).update(0, 100, 5);
+        assert!(!t.seq_deltas_all_live(), "on a free slot");
+        let b = add(&mut t, 4001);
+        assert_eq!(b, a, "the slab reuses the slot");
+        assert!(!t.seq_deltas_all_live(), "on a slot a new flow took");
     }
 }
 
