@@ -462,6 +462,16 @@ fn evictions_within_batches(new_flow: impl Fn(u32) -> Vec<u8>) {
     }
 }
 
+/// A rewriter of TCP and UDP flows from sequential ports, whose flows
+/// never expire during a test (no guarantee, a reap an hour away), with
+/// its replies on input 1.
+const BOTH_PROTOCOLS: &str = "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, keep 1 0, TCP_GUARANTEE 0, UDP_GUARANTEE 0, REAP_INTERVAL 3600)";
+
+/// The client address of flow `i`.
+fn client(i: u32) -> u32 {
+    0x0a01_0000 + i
+}
+
 /// An IPRewriter's TCP and UDP flows of the same addresses and ports
 /// live in its two maps with different rewrites (the pattern hands out
 /// ports in order, and the TCP flows are made in the reverse order of
@@ -475,10 +485,7 @@ fn evictions_within_batches(new_flow: impl Fn(u32) -> Vec<u8>) {
 #[test]
 fn tcp_and_udp_flows_of_one_key_in_full_batches_with_look_ahead() {
     const N: u32 = 2_100;
-    let decl = "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, keep 1 0, TCP_GUARANTEE 0, UDP_GUARANTEE 0, REAP_INTERVAL 3600)";
-    let mut fast = router(decl, true);
-    let mut slow = router(decl, false);
-    let client = |i: u32| 0x0a01_0000 + i;
+    let (mut fast, mut slow) = (router(BOTH_PROTOCOLS, true), router(BOTH_PROTOCOLS, false));
     let sport = |i: u32| 5000 + (i % 7) as u16;
     let server = |i: u32| SRV[(i % 2) as usize];
     let out_udp = |i: u32| udp(client(i), sport(i), server(i), 80, !i.is_multiple_of(5));
@@ -592,7 +599,7 @@ fn tcp_and_udp_flows_of_one_key_in_full_batches_with_look_ahead() {
         for r in [&mut fast, &mut slow] {
             send(r, 0, &ps);
         }
-        same_out(&mut fast, &mut slow, decl, round, &["o0", "o1"]);
+        same_out(&mut fast, &mut slow, BOTH_PROTOCOLS, round, &["o0", "o1"]);
     }
 }
 
@@ -610,10 +617,7 @@ fn tcp_and_udp_flows_of_one_key_in_full_batches_with_look_ahead() {
 #[test]
 fn a_flow_made_within_a_batch_takes_its_later_packets_and_replies() {
     const N: u32 = 4_200;
-    let decl = "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, keep 1 0, TCP_GUARANTEE 0, UDP_GUARANTEE 0, REAP_INTERVAL 3600)";
-    let mut fast = router(decl, true);
-    let mut slow = router(decl, false);
-    let client = |i: u32| 0x0a01_0000 + i;
+    let (mut fast, mut slow) = (router(BOTH_PROTOCOLS, true), router(BOTH_PROTOCOLS, false));
     let srv = u32::from_be_bytes(SRV[0]);
     let mut ports = Vec::new();
     let made: Vec<Vec<u8>> = (0..N)
@@ -674,8 +678,8 @@ fn a_flow_made_within_a_batch_takes_its_later_packets_and_replies() {
             })
             .collect();
         assert_eq!(
-            state(&mut fast, decl),
-            state(&mut slow, decl),
+            state(&mut fast, BOTH_PROTOCOLS),
+            state(&mut slow, BOTH_PROTOCOLS),
             "round {round}"
         );
         // Both new flows' packets left with their one public port, and
