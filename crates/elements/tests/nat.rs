@@ -241,6 +241,178 @@ fn port_preservation_and_distinct_hosts() {
     assert_eq!(flow_of(&back[1]), (SRV2, 53, IN, 5000));
 }
 
+/// RFC 4787 REQ-1 / RFC 5382 REQ-1 with `ENDPOINT_INDEPENDENT true`: a
+/// host that could not keep its port gets the same outside port for every
+/// destination, and no other host is given that port, for UDP and TCP
+/// alike. Click's per-flow choice (the same configuration without the
+/// keyword) does neither: checked too, so that the test says what the
+/// keyword changes.
+#[test]
+fn endpoint_independent_mapping_keeps_one_port_for_every_destination() {
+    for (proto, eim) in [(17u8, true), (6, true), (17, false), (6, false)] {
+        let kw = if eim {
+            ", ENDPOINT_INDEPENDENT true"
+        } else {
+            ""
+        };
+        let mut r = harness(&format!(
+            "IPRewriter(pattern 1.0.0.1 1024-65535 - - 0 1, drop{kw})"
+        ));
+        let pkt = |src, sport, dst, dport| {
+            if proto == 17 {
+                udp(src, sport, dst, dport, b"q")
+            } else {
+                tcp(src, sport, dst, dport, 0x02, b"")
+            }
+        };
+        // IN keeps 5000; IN2's 5000 is taken, so it gets another port.
+        inject(&mut r, 0, &pkt(IN, 5000, SRV, 53));
+        inject(&mut r, 0, &pkt(IN2, 5000, SRV, 53));
+        inject(&mut r, 0, &pkt(IN2, 5000, SRV2, 53));
+        inject(&mut r, 0, &pkt(IN2, 5000, SRV2, 54));
+        inject(&mut r, 0, &pkt(IN, 5000, SRV2, 54));
+        let out: Vec<_> = drain(&mut r, "o0").iter().map(|p| flow_of(p)).collect();
+        assert_eq!(out.len(), 5);
+        let in2_port = out[1].1;
+        assert_ne!(in2_port, 5000);
+        if eim {
+            assert_eq!(
+                out[2].1, in2_port,
+                "proto {proto}: IN2's second destination"
+            );
+            assert_eq!(out[3].1, in2_port, "proto {proto}: IN2's third destination");
+            assert_eq!(out[4].1, 5000, "proto {proto}: IN keeps its port");
+            assert_eq!(read(&mut r, "x.bindings"), "2");
+        } else {
+            // Click: IN2 keeps 5000 towards SRV2 (free towards SRV2), the
+            // port IN holds towards SRV.
+            assert_eq!(out[2].1, 5000, "proto {proto}: Click shares the port");
+            assert_eq!(read(&mut r, "x.bindings"), "0");
+        }
+        // Replies from either server reach the right host.
+        inject(&mut r, 1, &pkt(SRV2, 53, PUB, out[2].1));
+        inject(&mut r, 1, &pkt(SRV2, 54, PUB, out[4].1));
+        let back: Vec<_> = drain(&mut r, "o1").iter().map(|p| flow_of(p)).collect();
+        assert_eq!(back[0], (SRV2, 53, IN2, 5000), "proto {proto}");
+        assert_eq!(back[1], (SRV2, 54, IN, 5000), "proto {proto}");
+    }
+}
+
+/// Many hosts, each towards several servers, in a small range: every
+/// host has one port, no two hosts share one, and when the range is used
+/// up a new host is refused (counted) while the bound ones still open
+/// flows to new servers.
+#[test]
+fn endpoint_independent_ports_are_never_shared_and_run_out_cleanly() {
+    let mut r =
+        harness("UDPRewriter(pattern 1.0.0.1 6000-6007# - - 0 1, drop, ENDPOINT_INDEPENDENT true)");
+    let host = |i: u8| [10, 0, 1, i];
+    let server = |j: u8| [18, 26, 4, j];
+    let mut port_of = std::collections::HashMap::new();
+    for j in 1..=3u8 {
+        for i in 0..8u8 {
+            inject(&mut r, 0, &udp(host(i), 4000, server(j), 53, b"q"));
+            let out = drain(&mut r, "o0");
+            assert_eq!(out.len(), 1);
+            let (src, sport, _, _) = flow_of(&out[0]);
+            assert_eq!(src, PUB);
+            assert_eq!(*port_of.entry(i).or_insert(sport), sport, "host {i}");
+        }
+    }
+    let mut ports: Vec<u16> = port_of.values().copied().collect();
+    ports.sort_unstable();
+    assert_eq!(ports, (6000..=6007).collect::<Vec<_>>());
+    assert_eq!(read(&mut r, "x.bindings"), "8");
+    // A ninth host: no port left for it, whatever the destination.
+    for j in 1..=4u8 {
+        inject(&mut r, 0, &udp(host(8), 4000, server(j), 53, b"q"));
+    }
+    assert!(drain(&mut r, "o0").is_empty());
+    assert_eq!(read(&mut r, "x.mapping_failures"), "4");
+    // A bound host still reaches a fourth server, on its port.
+    inject(&mut r, 0, &udp(host(3), 4000, server(4), 53, b"q"));
+    let out = drain(&mut r, "o0");
+    assert_eq!(flow_of(&out[0]).1, port_of[&3]);
+    // `clear` removes the flows and with them the bindings.
+    write(&mut r, "x.clear", "");
+    assert_eq!(read(&mut r, "x.bindings"), "0");
+    inject(&mut r, 0, &udp(host(8), 4000, server(1), 53, b"q"));
+    assert_eq!(drain(&mut r, "o0").len(), 1);
+}
+
+/// A binding lives while one of its flows does: it outlives the flow that
+/// made it, and goes with the last one (here by expiry and the reap timer).
+#[test]
+fn an_endpoint_independent_binding_goes_with_its_last_flow() {
+    let mut r = sim_harness(
+        "UDPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, ENDPOINT_INDEPENDENT true,
+                     TIMEOUT 60, GUARANTEE 0, REAP_INTERVAL 1)",
+    );
+    inject(&mut r, 0, &udp(IN, 5000, SRV, 53, b"q"));
+    advance(&mut r, 40);
+    inject(&mut r, 0, &udp(IN, 5000, SRV2, 53, b"q"));
+    let out = drain(&mut r, "o0");
+    let port = flow_of(&out[0]).1;
+    assert_eq!(flow_of(&out[1]).1, port);
+    // The first flow expires; the second keeps the binding.
+    advance(&mut r, 30);
+    r.run_limited(5);
+    assert_eq!(read(&mut r, "x.size"), "1");
+    assert_eq!(read(&mut r, "x.bindings"), "1");
+    inject(&mut r, 0, &udp(IN, 5000, SRV, 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "o0")[0]).1, port);
+    // Every flow expires: no binding is left.
+    advance(&mut r, 61);
+    r.run_limited(5);
+    assert_eq!(read(&mut r, "x.size"), "0");
+    assert_eq!(read(&mut r, "x.bindings"), "0");
+}
+
+/// `PORT_PARITY true` (RFC 4787 section 4.2.2): a port that cannot be
+/// kept is replaced by one of the same parity, so that an RTP/RTCP pair
+/// (even port, odd port above) stays a pair of that kind.
+#[test]
+fn port_parity_keeps_rtp_even_and_rtcp_odd() {
+    for parity in [true, false] {
+        let kw = if parity { ", PORT_PARITY true" } else { "" };
+        let mut r = harness(&format!(
+            "UDPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, ENDPOINT_INDEPENDENT true{kw})"
+        ));
+        let mut mismatched = 0;
+        for i in 0..64u16 {
+            // Even ports, then odd ones.
+            let sport = if i < 32 { 20000 + 2 * i } else { 30001 + 2 * i };
+            inject(&mut r, 0, &udp(IN, sport, SRV, 5004, b"rtp"));
+            let out = drain(&mut r, "o0");
+            let chosen = flow_of(&out[0]).1;
+            if parity {
+                assert_eq!(chosen % 2, sport % 2, "inside {sport}, outside {chosen}");
+            }
+            mismatched += usize::from(chosen % 2 != sport % 2);
+        }
+        if !parity {
+            // Sequential choice from 1024 alternates parities: without
+            // the keyword, half the ports change parity.
+            assert_eq!(mismatched, 32);
+        }
+    }
+}
+
+#[test]
+fn port_parity_needs_endpoint_independent_mapping() {
+    let e = try_from_config(
+        "x :: UDPRewriter(pattern 1.0.0.1 1024-65535 - - 0 1, drop, PORT_PARITY true);
+         Idle -> x -> Discard; Idle -> [1]x[1] -> Discard;",
+    )
+    .err()
+    .expect("refused")
+    .join("\n");
+    assert!(
+        e.contains("PORT_PARITY needs ENDPOINT_INDEPENDENT true"),
+        "{e}"
+    );
+}
+
 #[test]
 fn pass_and_keep_specs() {
     let mut r = harness("IPRewriter(pass 1, keep 0 1)");
@@ -663,10 +835,12 @@ proptest! {
     #[test]
     fn adversarial_packets_never_panic_and_are_accounted_for(
         packets in proptest::collection::vec((0usize..2, adversarial()), 1..60),
-        which in 0usize..4,
+        which in 0usize..5,
     ) {
         let decl = [
             "IPRewriter(pattern 1.0.0.1 1024-1031# - - 0 1, pass 1, MAPPING_CAPACITY 4)",
+            "IPRewriter(pattern 1.0.0.1 1024-1027 - - 0 1, pass 1, MAPPING_CAPACITY 4,
+                        ENDPOINT_INDEPENDENT true, PORT_PARITY true)",
             "UDPRewriter(pattern 1.0.0.1 1024-1031 - - 0 1, drop, MAPPING_CAPACITY 4)",
             "ICMPPingRewriter(pattern 1.0.0.1 - 0-7 0 1, drop, MAPPING_CAPACITY 4)",
             "IPAddrPairRewriter(pattern 1.0.0.1 - 0 1, keep 1 0, MAPPING_CAPACITY 4)",
@@ -701,6 +875,11 @@ proptest! {
         prop_assert_eq!(iout + idrops, to_i);
         let size: usize = read(&mut r, "x.size").parse().unwrap();
         prop_assert!(size <= 4);
+        if which == 1 {
+            // Each binding is held by a live flow.
+            let bindings: usize = read(&mut r, "x.bindings").parse().unwrap();
+            prop_assert!(bindings <= size);
+        }
     }
 }
 

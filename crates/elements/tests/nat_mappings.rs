@@ -438,6 +438,38 @@ fn mappings_survive_a_hot_swap() {
     assert_eq!(read(&mut r, "x.size"), "0");
 }
 
+/// Endpoint-independent bindings carry over a hot swap with their flows:
+/// after it, the bound host gets its port towards a new server, and
+/// another host is not given that port.
+#[test]
+fn endpoint_independent_bindings_survive_a_hot_swap() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let conf = |decl: &str| {
+        format!(
+            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
+        )
+    };
+    let eim = "IPRewriter(pattern 1.0.0.1 2000-2001# - - 0 1, drop, ENDPOINT_INDEPENDENT true)";
+    let mut r = from_config_with(&conf(eim), &opts);
+    inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
+    let port = flow_of(&drain(&mut r, "wan")[0]).1;
+    r.hotswap(&conf(eim)).unwrap();
+    assert_eq!(read(&mut r, "x.bindings"), "1");
+    inject(&mut r, 0, &udp(LAN_B, 40, [18, 26, 4, 45], 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]).1, port);
+    // Two more hosts for a range of two ports: the one left, then none.
+    inject(&mut r, 0, &udp([10, 0, 0, 6], 40, CLIENT, 53, b"q"));
+    inject(&mut r, 0, &udp([10, 0, 0, 7], 40, CLIENT, 53, b"q"));
+    let out = drain(&mut r, "wan");
+    assert_eq!(out.len(), 1);
+    assert_ne!(flow_of(&out[0]).1, port);
+    assert_eq!(read(&mut r, "x.mapping_failures"), "1");
+}
+
 /// A new flow whose rewritten reply would take a pinned mapping's key
 /// (a pattern without a port range cannot choose another) is refused and
 /// counted in `mapping_failures`; before, it silently replaced the pinned

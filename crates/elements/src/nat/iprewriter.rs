@@ -78,6 +78,20 @@
 //!   rewriter whose capacity (and table) this one shares. Default
 //!   2147483647.
 //! - **DST_ANNO** (boolean): set the destination IP annotation. Default true.
+//! - **ENDPOINT_INDEPENDENT** (boolean, rclick): endpoint-independent
+//!   mapping (RFC 4787 REQ-1 for UDP, RFC 5382 REQ-1 for TCP). A pattern
+//!   with a port range gives an inside address and port one outside port
+//!   for every destination, and gives that port to no other inside
+//!   endpoint while a flow of the mapping lives (its own port if the
+//!   pattern keeps ports and no other endpoint holds it). Default false:
+//!   Click chooses a port per flow, so a host that cannot keep its port
+//!   gets a different one for each server, and one outside port serves
+//!   flows of several hosts to different servers. The `bindings` handler
+//!   counts the mappings.
+//! - **PORT_PARITY** (boolean, rclick): with ENDPOINT_INDEPENDENT, a chosen
+//!   outside port has the parity of the inside one (RFC 4787 section
+//!   4.2.2: RTP on an even port, RTCP on the odd one above). Default
+//!   false.
 //! - **REPLY_ANNO** (annotation): stores the first packet's byte of this
 //!   annotation in the mapping and sets it on replies.
 //!
@@ -93,6 +107,8 @@
 //!   one replaces it and removes the mappings it made.
 //! - `clear` (write): removes every mapping.
 //! - `drops` (read, rclick): packets dropped by the element itself.
+//! - `bindings` (read, rclick): endpoint-independent mappings in the
+//!   table (ENDPOINT_INDEPENDENT): inside endpoints with an outside port.
 //! - `add_mapping` (write, rclick): installs one mapping, both directions:
 //!   `PROTO SADDR SPORT DADDR DPORT => NEWSADDR NEWSPORT NEWDADDR NEWDPORT
 //!   [FOUTPUT ROUTPUT] [dynamic]`. PROTO is `tcp` or `udp`. Packets of the flow

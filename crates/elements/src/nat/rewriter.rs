@@ -46,6 +46,9 @@ pub struct Rewriter {
     /// from the owner's timeouts, for [`Table::hit`].
     fast_guarantees: [Jiffies; 2],
     pub specs: Vec<InputSpec>,
+    /// `ENDPOINT_INDEPENDENT` and `PORT_PARITY` (IPRewriter, TCPRewriter,
+    /// UDPRewriter).
+    mapping: MappingBehaviour,
     noutputs: usize,
     dst_anno: bool,
     reply_anno: Option<usize>,
@@ -148,6 +151,7 @@ impl Rewriter {
             fast_maps: [NO_MAP; 2],
             fast_guarantees: [0; 2],
             specs: Vec::new(),
+            mapping: MappingBehaviour::default(),
             noutputs: 1,
             dst_anno: true,
             reply_anno: None,
@@ -229,6 +233,15 @@ impl Element for Rewriter {
         let mut dst_anno = true;
         let mut reply_anno = None;
         let mut udp_streaming = None;
+        let mut mapping = MappingBehaviour::default();
+        if matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp) {
+            if let Some(v) = args.read_with("ENDPOINT_INDEPENDENT", parse_bool) {
+                mapping.endpoint_independent = v;
+            }
+            if let Some(v) = args.read_with("PORT_PARITY", parse_bool) {
+                mapping.port_parity = v;
+            }
+        }
         match self.kind {
             RwKind::Ip | RwKind::Tcp => {
                 if self.kind == RwKind::Ip {
@@ -325,6 +338,9 @@ impl Element for Rewriter {
             // Reported with the other errors: the specs are still checked.
             errors.push(format!("too many outputs (at most {MAX_OUTPUTS})"));
         }
+        if mapping.port_parity && !mapping.endpoint_independent {
+            errors.push("PORT_PARITY needs ENDPOINT_INDEPENDENT true".into());
+        }
         if rest.len() != ninputs {
             errors.push(format!("need {ninputs} arguments, one per input port"));
             return Err(errors.into());
@@ -359,6 +375,7 @@ impl Element for Rewriter {
         self.set_maps([m0, m1]);
         self.table = Arc::new(Mutex::new(table));
         self.specs = specs;
+        self.mapping = mapping;
         self.dst_anno = dst_anno;
         self.reply_anno = reply_anno;
         self.capacity_ref = capacity_ref;
@@ -555,6 +572,7 @@ impl Element for Rewriter {
         if matches!(self.kind, RwKind::Ip | RwKind::Tcp | RwKind::Udp) {
             v.insert(0, HandlerSpec::write("remove_mapping"));
             v.insert(0, HandlerSpec::write("add_mapping"));
+            v.insert(0, HandlerSpec::read("bindings"));
         }
         v.insert(0, HandlerSpec::read("drops"));
         v
@@ -567,6 +585,7 @@ impl Element for Rewriter {
         let tcpish = self.has_tcp_table();
         let s = match name {
             "drops" => format!("{}", self.drops),
+            "bindings" => format!("{}", t.binding_count()),
             "tcp_table" | "tcp_mappings" if self.kind == RwKind::Ip => {
                 t.unparse_map(self.maps[0], now)
             }
@@ -1126,7 +1145,7 @@ impl Rewriter {
             Some(x) => x,
             None => {
                 let spec = self.specs.get(port)?;
-                let decision = spec.decide(&key, &mut t.free_values(map));
+                let decision = spec.decide(&key, &mut t.free_values(map), self.mapping);
                 match decision {
                     Decision::Output(o) => return Some((o, p)),
                     Decision::Drop => return None,
@@ -1136,7 +1155,7 @@ impl Rewriter {
                         }
                         return None;
                     }
-                    Decision::Add(rw, fo, ro) => {
+                    Decision::Add(rw, fo, ro, bound) => {
                         let f = t.add_flow(
                             self.owner,
                             port,
@@ -1148,6 +1167,9 @@ impl Rewriter {
                             [fo, ro],
                             now,
                         )?;
+                        if bound {
+                            t.bind(f);
+                        }
                         if let Some(a) = self.reply_anno {
                             t.flow_mut(f).reply_anno = p.anno().get(a).copied().unwrap_or(0);
                         }
@@ -1324,9 +1346,9 @@ impl Rewriter {
         }
         let input = create?;
         let spec = self.specs.get(input)?;
-        let decision = spec.decide(key, &mut t.free_values(map));
+        let decision = spec.decide(key, &mut t.free_values(map), self.mapping);
         match decision {
-            Decision::Add(rw, fo, ro) => {
+            Decision::Add(rw, fo, ro, bound) => {
                 let f = t.add_flow(
                     self.owner,
                     input,
@@ -1338,6 +1360,9 @@ impl Rewriter {
                     [fo, ro],
                     now,
                 )?;
+                if bound {
+                    t.bind(f);
+                }
                 Some((f, 0, t.flow(f).rewritten(0)))
             }
             Decision::Failed => {

@@ -19,6 +19,7 @@ use rclick_core::conf::split_args;
 use rclick_core::wire::{Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Ctx, Element, InitCtx, Packet};
 
+use super::bindings::{Bindings, Inside};
 use super::flowmap::{FlowMap, Probe};
 
 /// Milliseconds of the router clock (Click's jiffies at user level).
@@ -246,6 +247,12 @@ pub fn add_delta(a: u16, b: u16) -> u16 {
 // ---------------------------------------------------------------------
 // Patterns
 
+/// Ports an endpoint-independent allocation tries that no binding holds
+/// but a flow holding none uses towards the destination (see
+/// [`Pattern::rewrite_endpoint_independent`]) before it gives up: such
+/// flows (mappings added by hand) are few.
+const ENDPOINT_INDEPENDENT_TRIES: usize = 64;
+
 /// A rewrite pattern (`SADDR SPORT DADDR DPORT`, Click's
 /// IPRewriterPattern), with its port or address range and the rover for
 /// sequential allocation. Shared between rewriters through
@@ -412,19 +419,7 @@ impl Pattern {
     /// when every value of the range is taken.
     #[inline]
     pub fn rewrite(&mut self, flow: &FlowId, free: &mut impl FreeValues) -> Option<FlowId> {
-        let mut r = *flow;
-        if self.saddr != 0 {
-            r.saddr = self.saddr;
-        }
-        if self.sport != 0 {
-            r.sport = self.sport;
-        }
-        if self.daddr != 0 {
-            r.daddr = self.daddr;
-        }
-        if self.dport != 0 {
-            r.dport = self.dport;
-        }
+        let mut r = self.fixed_fields(flow);
         if self.variation_top == 0 {
             return Some(r);
         }
@@ -469,6 +464,95 @@ impl Pattern {
         }
         self.next_variation = val.wrapping_add(1);
         Some(r)
+    }
+
+    /// `flow` with the pattern's fixed fields (a range's first value).
+    fn fixed_fields(&self, flow: &FlowId) -> FlowId {
+        let mut r = *flow;
+        if self.saddr != 0 {
+            r.saddr = self.saddr;
+        }
+        if self.sport != 0 {
+            r.sport = self.sport;
+        }
+        if self.daddr != 0 {
+            r.daddr = self.daddr;
+        }
+        if self.dport != 0 {
+            r.dport = self.dport;
+        }
+        r
+    }
+
+    /// [`Pattern::rewrite`] with an endpoint-independent mapping (see
+    /// [`super::bindings`]), for a pattern with a port range: the port
+    /// `flow`'s source endpoint is bound to, if it has one; else its own
+    /// port if the pattern keeps ports and no binding holds it; else a
+    /// port no binding holds, from a random or the sequential start, with
+    /// the source port's parity if `parity` (RFC 4787 section 4.2.2, "port parity
+    /// preservation"). Also whether the new flow is to hold
+    /// the binding: a pattern without a port range rewrites as
+    /// `rewrite`, with none. `None`: the bound port is in use towards this
+    /// destination by a flow that holds no binding (a mapping added by
+    /// hand, say), or no port is free.
+    pub fn rewrite_endpoint_independent(
+        &mut self,
+        flow: &FlowId,
+        free: &mut impl FreeValues,
+        parity: bool,
+    ) -> Option<(FlowId, bool)> {
+        if !self.is_napt || self.variation_top == 0 {
+            return self.rewrite(flow, free).map(|r| (r, false));
+        }
+        let mut r = self.fixed_fields(flow);
+        let map = free.map_index();
+        let inside = Inside {
+            map,
+            addr: flow.saddr,
+            port: flow.sport,
+            outside_addr: r.saddr,
+        };
+        let mut reply_free = |free: &mut dyn FreeValues, port: u16| {
+            r.sport = port;
+            !free.taken(&r.reverse())
+        };
+        if let Some(port) = free.bindings().port_of(&inside) {
+            return reply_free(free, port).then_some((r, true));
+        }
+        let lo = self.sport;
+        let hi = u16::try_from(u32::from(lo) + self.variation_top).unwrap_or(u16::MAX);
+        let top = u32::from(hi - lo);
+        let kept = flow.sport;
+        if self.same_first
+            && (lo..=hi).contains(&kept)
+            && !free.bindings().is_held(map, inside.outside_addr, kept)
+            && reply_free(free, kept)
+        {
+            self.next_variation = u32::from(kept - lo) + 1;
+            return Some((r, true));
+        }
+        let start = if self.sequential {
+            if self.next_variation > top {
+                0
+            } else {
+                self.next_variation
+            }
+        } else {
+            crate::standard::clickrandom::click_random_range(0, top)
+        };
+        let parity = parity.then_some(kept % 2);
+        let mut from = lo + start as u16;
+        for _ in 0..ENDPOINT_INDEPENDENT_TRIES {
+            let port =
+                free.bindings()
+                    .first_free(map, inside.outside_addr, (lo, hi), from, parity)?;
+            if reply_free(free, port) {
+                self.next_variation = u32::from(port - lo) + 1;
+                return Some((r, true));
+            }
+            from = if port == hi { lo } else { port + 1 };
+        }
+        None
     }
 
     /// Click's unparse: `SADDR SPORT DADDR DPORT` with ranges.
@@ -626,13 +710,25 @@ pub struct InputSpec {
     pub routput: usize,
 }
 
+/// How a rewriter's patterns map inside endpoints to outside ones.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct MappingBehaviour {
+    /// `ENDPOINT_INDEPENDENT`: one outside port per inside endpoint, for
+    /// every destination (see [`super::bindings`]). Click's rewriters
+    /// choose a port per flow.
+    pub endpoint_independent: bool,
+    /// `PORT_PARITY`: a chosen port has the parity of the inside one.
+    pub port_parity: bool,
+}
+
 /// What an input spec says about a packet of an unknown flow.
 pub enum Decision {
     /// Leave it unchanged, to this output.
     Output(usize),
     Drop,
-    /// Make a flow rewriting to this flow id, with these outputs.
-    Add(FlowId, usize, usize),
+    /// Make a flow rewriting to this flow id, with these outputs; whether
+    /// it holds its inside endpoint's binding (see [`super::bindings`]).
+    Add(FlowId, usize, usize, bool),
     /// The pattern found no free port or address.
     Failed,
 }
@@ -738,21 +834,35 @@ impl InputSpec {
         }
     }
 
-    /// Decides for a packet of flow `flow` that no mapping knows.
-    pub fn decide(&self, flow: &FlowId, free: &mut impl FreeValues) -> Decision {
+    /// Decides for a packet of flow `flow` that no mapping knows, with
+    /// Click's per-flow mappings or endpoint-independent ones.
+    pub fn decide(
+        &self,
+        flow: &FlowId,
+        free: &mut impl FreeValues,
+        mapping: MappingBehaviour,
+    ) -> Decision {
+        let rewrite = |p: &SharedPattern, free: &mut _| -> Option<(FlowId, bool)> {
+            let mut p = lock(p);
+            if mapping.endpoint_independent {
+                p.rewrite_endpoint_independent(flow, free, mapping.port_parity)
+            } else {
+                p.rewrite(flow, free).map(|r| (r, false))
+            }
+        };
         match &self.kind {
             SpecKind::Drop => Decision::Drop,
             SpecKind::NoChange => Decision::Output(self.foutput),
-            SpecKind::Keep => Decision::Add(*flow, self.foutput, self.routput),
-            SpecKind::Pattern(p) => match lock(p).rewrite(flow, free) {
-                Some(r) => Decision::Add(r, self.foutput, self.routput),
+            SpecKind::Keep => Decision::Add(*flow, self.foutput, self.routput, false),
+            SpecKind::Pattern(p) => match rewrite(p, free) {
+                Some((r, bound)) => Decision::Add(r, self.foutput, self.routput, bound),
                 None => Decision::Failed,
             },
             SpecKind::Mapper(m) => {
                 let chosen = lock(m).choose(flow);
                 match chosen {
-                    Some((p, f, r)) => match lock(&p).rewrite(flow, free) {
-                        Some(rw) => Decision::Add(rw, f, r),
+                    Some((p, f, r)) => match rewrite(&p, free) {
+                        Some((rw, bound)) => Decision::Add(rw, f, r, bound),
                         None => Decision::Failed,
                     },
                     None => Decision::Failed,
@@ -811,6 +921,10 @@ impl Varied {
 
 /// What a pattern asks of a lookup map when it chooses a port or address.
 pub trait FreeValues {
+    /// The map's index in its table.
+    fn map_index(&self) -> u32;
+    /// The table's endpoint-independent bindings.
+    fn bindings(&self) -> &Bindings;
     /// Whether the map knows `key`.
     fn taken(&mut self, key: &FlowId) -> bool;
     /// The first `val` in `start..=top`, then `0..start`, for which `key`
@@ -940,6 +1054,7 @@ type BitmapKey = (u32, Varied, FlowId);
 pub struct MapFreeValues<'a> {
     map_index: u32,
     map: &'a FlowMap,
+    bindings: &'a Bindings,
     bitmaps: &'a mut HashMap<BitmapKey, Box<ValueBitmap>>,
     probes: &'a mut u64,
 }
@@ -982,6 +1097,14 @@ impl MapFreeValues<'_> {
 }
 
 impl FreeValues for MapFreeValues<'_> {
+    fn map_index(&self) -> u32 {
+        self.map_index
+    }
+
+    fn bindings(&self) -> &Bindings {
+        self.bindings
+    }
+
     #[inline]
     fn taken(&mut self, key: &FlowId) -> bool {
         *self.probes += 1;
@@ -1217,6 +1340,9 @@ pub struct Table {
     seqs: HashMap<usize, Box<super::tcp_seq::SeqDeltas>>,
     /// See [`Table::entries_changed`].
     entries_changed: u64,
+    /// Endpoint-independent mappings (`ENDPOINT_INDEPENDENT`); empty for
+    /// Click's per-flow ones.
+    bindings: Bindings,
 }
 
 pub type SharedTable = Arc<Mutex<Table>>;
@@ -1248,6 +1374,7 @@ impl Default for Table {
             owners: Vec::new(),
             seqs: HashMap::new(),
             entries_changed: 0,
+            bindings: Bindings::default(),
         }
     }
 }
@@ -1272,6 +1399,7 @@ impl Table {
         MapFreeValues {
             map_index: map as u32,
             map: &self.maps[map],
+            bindings: &self.bindings,
             bitmaps: &mut self.bitmaps,
             probes: &mut self.alloc_probes,
         }
@@ -1656,6 +1784,25 @@ impl Table {
         }
     }
 
+    /// Flow `f` (just added by a pattern that chose its outside port
+    /// endpoint-independently) holds the binding of its inside endpoint.
+    pub fn bind(&mut self, f: usize) {
+        let fl = &self.flows[f];
+        let (k0, k1) = (fl.key[0], fl.key[1]);
+        let inside = Inside {
+            map: fl.map,
+            addr: k0.saddr,
+            port: k0.sport,
+            outside_addr: k1.daddr,
+        };
+        self.bindings.bind(f, inside, k1.dport);
+    }
+
+    /// How many endpoint-independent bindings the table holds.
+    pub fn binding_count(&self) -> usize {
+        self.bindings.len()
+    }
+
     /// Removes a flow: from its heap, its maps and its owner's count.
     pub fn destroy(&mut self, f: usize) {
         if !self.flows[f].live {
@@ -1681,6 +1828,9 @@ impl Table {
         }
         if self.flows[f].has_seq {
             self.seqs.remove(&f);
+        }
+        if !self.bindings.is_empty() {
+            self.bindings.release(f);
         }
         self.flows[f].live = false;
         self.flows[f].has_seq = false;
@@ -1891,6 +2041,23 @@ impl Table {
             };
             if let Some(s) = old.seq_deltas(f) {
                 self.seqs.insert(i, Box::new(s.clone()));
+            }
+            if let Some((inside, port)) = old.bindings.of_flow(f) {
+                let inside = Inside {
+                    map: map as u32,
+                    ..inside
+                };
+                // A binding of the old table another inside endpoint now
+                // holds here (adopted first) is not taken over: the flow
+                // keeps its mapping, unbound.
+                let free = match self.bindings.port_of(&inside) {
+                    // Another flow of the same binding came first.
+                    Some(p) => p == port,
+                    None => !self.bindings.is_held(map as u32, inside.outside_addr, port),
+                };
+                if free {
+                    self.bindings.bind(i, inside, port);
+                }
             }
             let (k0, k1) = (self.flows[i].key[0], self.flows[i].key[1]);
             self.map_insert(map, k0, map_entry(i, 0));

@@ -18,7 +18,8 @@
 //! ## Keywords
 //! - **TCP_TIMEOUT** (or TIMEOUT), **TCP_DONE_TIMEOUT**,
 //!   **TCP_NODATA_TIMEOUT**, **TCP_GUARANTEE** (seconds): as in IPRewriter.
-//! - **DST_ANNO**, **REPLY_ANNO**: as in IPRewriter.
+//! - **DST_ANNO**, **REPLY_ANNO**, **ENDPOINT_INDEPENDENT**, **PORT_PARITY**:
+//!   as in IPRewriter.
 //! - **MAPPING_CAPACITY** (or CAPACITY), **TIMEOUT**, **GUARANTEE**,
 //!   **REAP_INTERVAL**: as in IPRewriter (default timeout 300 seconds).
 //!

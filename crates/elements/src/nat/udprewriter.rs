@@ -20,7 +20,8 @@
 //! ## Keywords
 //! - **UDP_TIMEOUT** (or TIMEOUT), **UDP_GUARANTEE** (or GUARANTEE)
 //!   (seconds): defaults 300 and 5.
-//! - **DST_ANNO**, **REPLY_ANNO**: as in IPRewriter.
+//! - **DST_ANNO**, **REPLY_ANNO**, **ENDPOINT_INDEPENDENT**, **PORT_PARITY**:
+//!   as in IPRewriter.
 //! - **MAPPING_CAPACITY** (or CAPACITY), **REAP_INTERVAL**: as in IPRewriter.
 //!
 //! ## Handlers
