@@ -438,6 +438,53 @@ fn mappings_survive_a_hot_swap() {
     assert_eq!(read(&mut r, "x.size"), "0");
 }
 
+/// The `timeouts` handler shows each class's timeout keywords as they
+/// can be written back: a configuration made from them reads the same.
+/// `mapping_count` counts the mappings, as `size`.
+#[test]
+fn timeouts_read_back_as_keywords_and_mapping_count_follows_the_table() {
+    for (decl, want) in [
+        (
+            "IPRewriter(pattern 1.0.0.1 1024-65535 - - 0 1, drop, TCP_TIMEOUT 7440, UDP_TIMEOUT 120, REAP_INTERVAL 2)",
+            &["TCP_TIMEOUT 7440", "TCP_DONE_TIMEOUT 240", "UDP_TIMEOUT 120", "UDP_STREAMING_TIMEOUT 120", "REAP_INTERVAL 2"][..],
+        ),
+        (
+            "TCPRewriter(pattern 1.0.0.1 1024-65535 - - 0 1, drop, TCP_NODATA_TIMEOUT 30)",
+            &["TCP_TIMEOUT 86400", "TCP_NODATA_TIMEOUT 30", "TCP_GUARANTEE 5", "REAP_INTERVAL 900"][..],
+        ),
+        (
+            "UDPRewriter(pattern 1.0.0.1 1024-65535 - - 0 1, drop, TIMEOUT 61, GUARANTEE 0)",
+            &["TIMEOUT 61", "STREAMING_TIMEOUT 61", "GUARANTEE 0"][..],
+        ),
+        (
+            "ICMPPingRewriter(pattern 1.0.0.1 - - - 0 1, drop, TIMEOUT 60)",
+            &["TIMEOUT 60", "GUARANTEE 5"][..],
+        ),
+    ] {
+        let mut r = harness(decl);
+        let text = read(&mut r, "x.timeouts");
+        for w in want {
+            assert!(text.lines().any(|l| l == *w), "{decl}: {w} in\n{text}");
+        }
+        let (class, rest) = decl.split_once('(').unwrap();
+        let args = rest.strip_suffix(')').unwrap();
+        let spec: Vec<&str> = args.splitn(3, ", ").take(2).collect();
+        let again = format!(
+            "{class}({}, {})",
+            spec.join(", "),
+            text.lines().collect::<Vec<_>>().join(", ")
+        );
+        let mut r2 = harness(&again);
+        assert_eq!(read(&mut r2, "x.timeouts"), text, "{again}");
+    }
+    let mut r = harness(NAPT);
+    for port in 40..45 {
+        inject(&mut r, 0, &udp(LAN_B, port, CLIENT, 53, b"q"));
+    }
+    assert_eq!(read(&mut r, "x.mapping_count"), "5");
+    assert_eq!(read(&mut r, "x.mapping_count"), read(&mut r, "x.size"));
+}
+
 /// Endpoint-independent bindings carry over a hot swap with their flows:
 /// after it, the bound host gets its port towards a new server, and
 /// another host is not given that port.

@@ -24,7 +24,9 @@
 //! ## Handlers
 //! - `table` (read): the mappings, one line per direction.
 //! - `nmappings` (read), `mapping_failures` (read): mappings made and
-//!   refused; `table_size`, `size` (read): mappings in the table.
+//!   refused; `table_size`, `size`, `mapping_count` (read): mappings in
+//!   the table. `timeouts` (read, rclick): the timeout keywords and their
+//!   values in seconds, one per line.
 //! - `capacity` (read/write), `clear` (write), `patterns` (read),
 //!   `patternN` (read/write): as in IPRewriter.
 //! - `drops` (read, rclick): packets dropped by the element itself.

@@ -99,7 +99,11 @@
 //! - `tcp_table`, `udp_table` (read): the mappings, one line per direction.
 //! - `tcp_lookup` (read with parameter `SADDR SPORT DADDR DPORT`): the
 //!   rewritten flow of a TCP mapping, or nothing.
-//! - `table_size` (read): mappings in the table.
+//! - `table_size` (read): mappings in the table; `mapping_count` (read,
+//!   rclick) is the same number.
+//! - `timeouts` (read, rclick): the timeout keywords with their values in
+//!   seconds, one per line (`TCP_TIMEOUT 86400`, ..., `REAP_INTERVAL 900`),
+//!   as they can be written in the configuration.
 //! - `nmappings` (read), `mapping_failures` (read): mappings made and
 //!   refused.
 //! - `size` (read): mappings in the table; `capacity` (read/write).

@@ -574,6 +574,8 @@ impl Element for Rewriter {
             v.insert(0, HandlerSpec::write("add_mapping"));
             v.insert(0, HandlerSpec::read("bindings"));
         }
+        v.insert(0, HandlerSpec::read("timeouts"));
+        v.insert(0, HandlerSpec::read("mapping_count"));
         v.insert(0, HandlerSpec::read("drops"));
         v
     }
@@ -623,7 +625,8 @@ impl Element for Rewriter {
                     None => String::new(),
                 }
             }
-            "table_size" => format!("{}", t.size()),
+            "table_size" | "mapping_count" => format!("{}", t.size()),
+            "timeouts" => self.timeouts_text(&owner.timeouts),
             "nmappings" => format!("{}", owner.counts.iter().map(|&c| c as u64).sum::<u64>()),
             "mapping_failures" => {
                 format!("{}", owner.failures.iter().map(|&c| c as u64).sum::<u64>())
@@ -865,6 +868,42 @@ impl Rewriter {
             return Err(format!("protocol '{p}' is not rewritten by this element"));
         }
         Ok((proto, parse_flow_words(rest)?))
+    }
+
+    /// The `timeouts` handler: the timeout keywords of this class with
+    /// their values in seconds, one per line, as they can be written in
+    /// its configuration.
+    fn timeouts_text(&self, t: &Timeouts) -> String {
+        // Whole seconds: the keywords are read as such (see `secs`).
+        let secs = |j: Jiffies| j / 1000;
+        let words: &[(&str, Jiffies)] = match self.kind {
+            RwKind::Ip => &[
+                ("TCP_TIMEOUT", t.tcp_data),
+                ("TCP_DONE_TIMEOUT", t.tcp_done),
+                ("TCP_NODATA_TIMEOUT", t.timeout),
+                ("TCP_GUARANTEE", t.guarantee),
+                ("UDP_TIMEOUT", t.udp_timeout),
+                ("UDP_STREAMING_TIMEOUT", t.udp_streaming),
+                ("UDP_GUARANTEE", t.udp_guarantee),
+            ],
+            RwKind::Tcp => &[
+                ("TCP_TIMEOUT", t.tcp_data),
+                ("TCP_DONE_TIMEOUT", t.tcp_done),
+                ("TCP_NODATA_TIMEOUT", t.timeout),
+                ("TCP_GUARANTEE", t.guarantee),
+            ],
+            RwKind::Udp => &[
+                ("TIMEOUT", t.udp_timeout),
+                ("STREAMING_TIMEOUT", t.udp_streaming),
+                ("GUARANTEE", t.udp_guarantee),
+            ],
+            _ => &[("TIMEOUT", t.timeout), ("GUARANTEE", t.guarantee)],
+        };
+        let mut out = String::new();
+        for (k, v) in words.iter().chain(&[("REAP_INTERVAL", self.reap_interval)]) {
+            out += &format!("{k} {}\n", secs(*v));
+        }
+        out
     }
 
     /// The map and flow class of a protocol's flows.

@@ -28,7 +28,9 @@
 //! - `lookup` (read with parameter `SADDR SPORT DADDR DPORT`): the
 //!   rewritten flow of a mapping, or nothing.
 //! - `nmappings` (read), `mapping_failures` (read): mappings made and
-//!   refused; `table_size`, `size` (read): mappings in the table.
+//!   refused; `table_size`, `size`, `mapping_count` (read): mappings in
+//!   the table. `timeouts` (read, rclick): the timeout keywords and their
+//!   values in seconds, one per line.
 //! - `capacity` (read/write), `clear` (write), `patterns` (read),
 //!   `patternN` (read/write): as in IPRewriter.
 //! - `drops` (read, rclick): packets dropped by the element itself.
