@@ -57,7 +57,7 @@ from rclick_control import ControlSocket, ControlSocketError  # noqa: E402
 
 __all__ = ["Manager", "Frame", "MANAGER_API_VERSION", "ControlSocketError"]
 
-MANAGER_API_VERSION = "1.1"
+MANAGER_API_VERSION = "1.2"
 
 # The router's end of the channel (CHANNEL_IP:CHANNEL_PORT in
 # conf/home-gateway.click).
@@ -214,6 +214,30 @@ class Manager:
     def mappings(self, proto="tcp"):
         """The rewriter's table for `proto`, one line per direction."""
         return self._read("%s.%s_table" % (self.rewriter, proto)).splitlines()
+
+    def timeouts(self):
+        """The rewriter's timeouts: {keyword: seconds} (its `timeouts`
+        handler, e.g. {"TCP_TIMEOUT": 7440, "UDP_TIMEOUT": 300, ...})."""
+        out = {}
+        for line in self._read("%s.timeouts" % self.rewriter).splitlines():
+            word, _, value = line.partition(" ")
+            out[word] = int(value)
+        return out
+
+    def bindings(self):
+        """How many inside endpoints hold an outside port (the rewriter's
+        endpoint-independent mappings, ENDPOINT_INDEPENDENT)."""
+        return int(self._read("%s.bindings" % self.rewriter).strip() or 0)
+
+    def hotswap(self, config):
+        """Replaces the router's configuration by `config` (its text)
+        while it runs: the driver's `hotconfig` handler, which needs the
+        router started with `rclick -R`. The rewriters' mappings and
+        bindings carry over to the same-named rewriters of the new
+        configuration, so connections through the NAT go on. Raises
+        ControlSocketError if the new configuration is refused (the old
+        one then keeps running)."""
+        self._write("hotconfig", config)
 
     def set_inbound_rules(self, rules):
         """Replaces the inbound IPFilter's rules (a list of IPFilter rules,

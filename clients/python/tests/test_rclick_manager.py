@@ -76,7 +76,7 @@ class ManagerTest(unittest.TestCase):
         self.assertTrue(self.m.poll(2))
 
     def test_version(self):
-        self.assertEqual(MANAGER_API_VERSION, "1.1")
+        self.assertEqual(MANAGER_API_VERSION, "1.2")
 
     def test_frame_parsing(self):
         f = Frame(tcp("198.51.100.7", 50000, "192.0.2.1", 8080, 0x02))
@@ -275,6 +275,18 @@ class ManagerTest(unittest.TestCase):
             ("rw.add_mapping", "tcp 1.1.1.1 1 2.2.2.2 2 => 4.4.4.4 4 2.2.2.2 2 0 1"),
             ("rw.remove_mapping", "udp 1.1.1.1 1 2.2.2.2 2"),
         ])
+
+    def test_timeouts_bindings_and_hotswap(self):
+        self.cs.tables["rw.timeouts"] = "TCP_TIMEOUT 7440\nUDP_TIMEOUT 300\nREAP_INTERVAL 900\n"
+        self.cs.tables["rw.bindings"] = "3"
+        self.assertEqual(self.m.timeouts(),
+                         {"TCP_TIMEOUT": 7440, "UDP_TIMEOUT": 300, "REAP_INTERVAL": 900})
+        self.assertEqual(self.m.bindings(), 3)
+        self.m.hotswap("x :: Idle;")
+        self.assertEqual(self.cs.writes, [("hotconfig", "x :: Idle;")])
+        self.cs.failing.add("hotconfig")
+        with self.assertRaises(ControlSocketError):
+            self.m.hotswap("bad")
 
     def test_background_thread(self):
         self.m.forward_port("udp", 5000, "192.168.1.20", 5000)
