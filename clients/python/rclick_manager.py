@@ -141,6 +141,8 @@ class Manager:
                 outbound packets, the others inbound packets to decide on
     rewriter -- the IPRewriter's element name ("rw")
     inbound, outbound -- the IPFilters' names ("inbound", "outbound")
+    manager_class -- the IPClassifier choosing the outbound packets copied
+                to the Manager ("manager_class")
     log_lines -- how many of the latest log lines `log` keeps (1000): a
                 flood of forged or refused datagrams must not grow the
                 Manager's memory; on_log callbacks see every line
@@ -150,13 +152,15 @@ class Manager:
 
     def __init__(self, control, listen=("127.0.0.1", 7779), wan_ip=None,
                  lan_net="192.168.1.0/24", rewriter="rw", inbound="inbound",
-                 outbound="outbound", router=DEFAULT_ROUTER, log_lines=1000):
+                 outbound="outbound", router=DEFAULT_ROUTER, log_lines=1000,
+                 manager_class="manager_class"):
         if isinstance(control, tuple):
             control = ControlSocket(*control)
         self.control = control
         self.rewriter = rewriter
         self.inbound = inbound
         self.outbound = outbound
+        self.manager_class = manager_class
         self.wan_ip = wan_ip
         self.lan_net = ipaddress.IPv4Network(lan_net, strict=False)
         self._lock = threading.Lock()
@@ -238,6 +242,13 @@ class Manager:
         ControlSocketError if the new configuration is refused (the old
         one then keeps running)."""
         self._write("hotconfig", config)
+
+    def set_manager_class(self, pattern):
+        """Chooses which outbound packets are copied to the Manager from
+        now on: an IPClassifier pattern (e.g. "udp dst port 53" for DNS
+        queries, or "tcp opt syn and not tcp opt ack", the default: new
+        TCP connections), written to the classifier's `config`."""
+        self._write("%s.config" % self.manager_class, "%s, -" % pattern)
 
     def set_inbound_rules(self, rules):
         """Replaces the inbound IPFilter's rules (a list of IPFilter rules,

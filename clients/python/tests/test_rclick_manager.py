@@ -283,7 +283,9 @@ class ManagerTest(unittest.TestCase):
                          {"TCP_TIMEOUT": 7440, "UDP_TIMEOUT": 300, "REAP_INTERVAL": 900})
         self.assertEqual(self.m.bindings(), 3)
         self.m.hotswap("x :: Idle;")
-        self.assertEqual(self.cs.writes, [("hotconfig", "x :: Idle;")])
+        self.m.set_manager_class("udp dst port 53")
+        self.assertEqual(self.cs.writes, [("hotconfig", "x :: Idle;"),
+                                          ("manager_class.config", "udp dst port 53, -")])
         self.cs.failing.add("hotconfig")
         with self.assertRaises(ControlSocketError):
             self.m.hotswap("bad")

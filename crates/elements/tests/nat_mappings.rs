@@ -485,6 +485,41 @@ fn timeouts_read_back_as_keywords_and_mapping_count_follows_the_table() {
     assert_eq!(read(&mut r, "x.mapping_count"), read(&mut r, "x.size"));
 }
 
+/// The Manager's `set_manager_class` writes the gateway's `manager_class`
+/// IPClassifier (conf/home-gateway.click) as `PATTERN, -`: the choice of
+/// the outbound packets copied to the Manager changes at run time.
+#[test]
+fn the_manager_class_can_be_rewritten_at_run_time() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        ..Default::default()
+    };
+    let mut r = from_config_with(
+        "manager_class :: IPClassifier(tcp opt syn and not tcp opt ack, -);
+         Idle -> manager_class -> copied :: Queue(100) -> Discard;
+         manager_class[1] -> not_copied :: Queue(100) -> Discard;",
+        &opts,
+    );
+    let conf = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conf/home-gateway.click"),
+    )
+    .unwrap();
+    assert!(conf.contains("manager_class :: IPClassifier($MANAGER_CLASS, -)"));
+    let mc = r.find_element("manager_class").unwrap();
+    let send = |r: &mut Router, bytes: Vec<u8>| r.inject_packet(mc, 0, marked(&bytes));
+    send(&mut r, tcp(LAN_B, 40000, CLIENT, 80, 0x02, b""));
+    send(&mut r, udp(LAN_B, 40001, CLIENT, 53, b"q"));
+    assert_eq!(drain(&mut r, "copied").len(), 1);
+    assert_eq!(drain(&mut r, "not_copied").len(), 1);
+    write(&mut r, "manager_class.config", "udp dst port 53, -").unwrap();
+    send(&mut r, udp(LAN_B, 40001, CLIENT, 53, b"q"));
+    send(&mut r, tcp(LAN_B, 40000, CLIENT, 80, 0x02, b""));
+    let copied = drain(&mut r, "copied");
+    assert_eq!(copied.len(), 1);
+    assert_eq!(copied[0][9], 17);
+    assert_eq!(drain(&mut r, "not_copied").len(), 1);
+}
+
 /// Endpoint-independent bindings carry over a hot swap with their flows:
 /// after it, the bound host gets its port towards a new server, and
 /// another host is not given that port.
