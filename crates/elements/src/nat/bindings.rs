@@ -17,6 +17,12 @@
 
 use std::collections::HashMap;
 
+use crate::ip::ipcommon::AddrHashBuilder;
+
+/// Keyed, seeded and fast (a multiply per word, where the default hasher
+/// costs a new flow a thousand instructions more).
+type FastMap<K, V> = HashMap<K, V, AddrHashBuilder>;
+
 /// An inside endpoint, in one lookup map (one protocol), towards one
 /// outside address (a pattern's source address).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -81,11 +87,11 @@ impl PortSet {
 /// The endpoint-independent bindings of one table.
 #[derive(Default)]
 pub struct Bindings {
-    by_inside: HashMap<Inside, Binding>,
+    by_inside: FastMap<Inside, Binding>,
     /// Held outside ports, by (map, outside address).
-    held: HashMap<(u32, u32), Box<PortSet>>,
+    held: FastMap<(u32, u32), Box<PortSet>>,
     /// The binding each bound flow holds, by flow index.
-    of_flow: HashMap<usize, Inside>,
+    of_flow: FastMap<usize, Inside>,
 }
 
 impl Bindings {
