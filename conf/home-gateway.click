@@ -44,16 +44,16 @@
 // LAN endpoint holds it (port preservation), else a free one of the same
 // parity (PORT_PARITY, RFC 4787 4.2.2: RTP even, RTCP odd), and no other
 // LAN endpoint gets that port while a flow of the mapping lives. Filtering
-// is address and port dependent (RFC 4787 REQ-8's stricter choice): a
-// packet from the WAN comes back in only as the reply of a mapped flow
-// (the exact remote address and port), or through a mapping the Manager
-// installs. Timeouts: UDP 300 s refreshed by outbound traffic (REQ-5),
+// is address and port dependent, stricter than RFC 4787 REQ-8 recommends
+// (endpoint-independent or address-dependent): a packet from the WAN comes
+// back in only as the reply of a mapped flow (the exact remote address and
+// port), or through a mapping the Manager installs. Timeouts: UDP 300 s refreshed by outbound traffic (REQ-5),
 // TCP established 7440 s and transitory 240 s (RFC 5382 REQ-5). FTP's PORT
 // commands are rewritten (FTPPortMapper). Pings go through ping
 // (ICMPPingRewriter): the echo identifier is kept when free, else another
 // one is chosen (two LAN hosts pinging one server with the same
 // identifier get distinct ones), and a query mapping lives 60 s after its
-// last packet (RFC 5508 REQ-1: at least 60 s). ICMP errors about mapped
+// last packet (RFC 5508's minimum for ICMP query mappings, section 3). ICMP errors about mapped
 // flows are translated inside their payload by icmp_in and icmp_out
 // (ICMPRewriter, RFC 5508). Fragments are reassembled
 // on arrival on both sides (IPReassembler, as Linux's NAT does), so that

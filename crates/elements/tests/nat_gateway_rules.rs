@@ -1,8 +1,8 @@
 //! conf/home-gateway.click's rewriters and inbound firewall, taken from the
 //! file itself (their declarations, with the file's default parameters),
 //! on crafted packets: two LAN hosts pinging one server with the same echo
-//! identifier both get their replies (RFC 5508 REQ-2), an ICMP query
-//! mapping lives at least 60 s (RFC 5508 REQ-1), a "fragmentation needed"
+//! identifier both get their replies, an ICMP query mapping lives at least
+//! 60 s (RFC 5508 section 3, ICMP queries), a "fragmentation needed"
 //! from a WAN router reaches the LAN host translated with its MTU intact
 //! (RFC 5508 REQ-3), the endpoint-independent mapping (RFC 4787 REQ-1,
 //! port parity), and the firewall's defaults (bogon sources dropped and
