@@ -42,38 +42,40 @@
 // RFC 4787 REQ-1 for UDP, RFC 5382 REQ-1 for TCP): a LAN address and port
 // gets one external port for every destination, its own port when no other
 // LAN endpoint holds it (port preservation), else a free one of the same
-// parity (PORT_PARITY, RFC 4787 4.2.2: RTP even, RTCP odd), and no other
-// LAN endpoint gets that port while a flow of the mapping lives. Filtering
-// is address and port dependent, stricter than RFC 4787 REQ-8 recommends
+// parity (PORT_PARITY, RFC 4787 4.2.2: RTP even, RTCP odd), and no other LAN
+// endpoint gets that port while a flow of the mapping lives. Filtering is
+// address and port dependent, stricter than RFC 4787 REQ-8 recommends
 // (endpoint-independent or address-dependent): a packet from the WAN comes
 // back in only as the reply of a mapped flow (the exact remote address and
-// port), or through a mapping the Manager installs. Timeouts: UDP 300 s refreshed by outbound traffic (REQ-5),
-// TCP established 7440 s and transitory 240 s (RFC 5382 REQ-5). FTP's PORT
-// commands are rewritten (FTPPortMapper). Pings go through ping
-// (ICMPPingRewriter): the echo identifier is kept when free, else another
-// one is chosen (two LAN hosts pinging one server with the same
-// identifier get distinct ones), and a query mapping lives 60 s after its
-// last packet (RFC 5508's minimum for ICMP query mappings, section 3). ICMP errors about mapped
-// flows are translated inside their payload by icmp_in and icmp_out
-// (ICMPRewriter, RFC 5508). Fragments are reassembled
-// on arrival on both sides (IPReassembler, as Linux's NAT does), so that
-// every datagram is classified and translated whole (ICMPPingRewriter and
-// the classifiers see only first fragments' headers); packets too big for
-// the MTU are fragmented on the way out, or answered with "fragmentation
-// needed" when DF is set. Hairpinning (RFC 4787 REQ-9): a LAN packet to
-// WAN_IP goes through the NAPT and back in on the WAN side, with the
-// sender's external address and port as its source.
+// port), or through a mapping the Manager installs. Timeouts: UDP 300 s
+// refreshed by outbound traffic (REQ-5), TCP established 7440 s and
+// transitory 300 s opening, 240 s closing (RFC 5382 REQ-5). FTP's PORT commands are rewritten
+// (FTPPortMapper). Pings go through ping (ICMPPingRewriter): the echo
+// identifier is kept when free, else another one is chosen (two LAN hosts
+// pinging one server with the same identifier get distinct ones), and a
+// query mapping lives 60 s after its last packet (RFC 5508's minimum for
+// ICMP query mappings, section 3). ICMP errors about mapped flows are
+// translated inside their payload by icmp_in and icmp_out (ICMPRewriter,
+// RFC 5508). Fragments are reassembled on arrival on both sides
+// (IPReassembler, as Linux's NAT does), so that every datagram is classified
+// and translated whole (ICMPPingRewriter and the classifiers see only first
+// fragments' headers); packets too big for the MTU are fragmented on the way
+// out, or answered with "fragmentation needed" when DF is set. Hairpinning
+// (RFC 4787 REQ-9): a LAN packet to WAN_IP goes through the NAPT and back in
+// on the WAN side, with the sender's external address and port as its
+// source.
 //
-// Bounded tables: rw holds at most 65536 mappings (TCP and UDP flows,
-// about 250 per host for a LAN of 250 hosts; a few MB), ping 4096. A new
-// flow past the bound replaces the mapping closest to expiry, or, when
-// every mapping is within its GUARANTEE (5 s), is refused and counted in
-// rw.mapping_failures / ping.mapping_failures.
+// Bounded tables: rw holds at most 65536 mappings (TCP and UDP flows, about
+// 250 per host for a LAN of 250 hosts), ping 4096. A new flow past the bound
+// replaces the mapping closest to expiry, or, when every mapping is within
+// its GUARANTEE (5 s), is refused and counted in rw.mapping_failures /
+// ping.mapping_failures.
 //
 // Firewall: outbound TCP and UDP packets pass `outbound`, inbound packets
 // `inbound` (IPFilters whose rules the Manager may rewrite through their
-// `config` handlers; rules it writes replace these defaults). By default
-// `inbound` drops, counting them in inbound_drops:
+// `config` handlers; rules written there replace the defaults below, which
+// the Python Manager's block_inbound_from keeps after its blocks). By
+// default `inbound` drops, counting them in inbound_drops:
 // - fragments. From the WAN device none arrive (reassembled before it);
 //   the Manager channel has no reassembler, and a first fragment too
 //   short for its ports would pass port rules unseen (RFC 1858);
@@ -95,14 +97,14 @@
 // datagram from the router's `manager` Socket, bound to
 // CHANNEL_IP:CHANNEL_PORT, to MANAGER_IP:MANAGER_PORT (the IP packet, from
 // its IP header). The Manager handles datagrams from CHANNEL_IP:CHANNEL_PORT
-// only, so other local processes cannot feed it frames. Datagrams the Manager sends back to
-// that socket are IP packets the router processes as if they had arrived
-// on the WAN side, after the TTL decrement (packets not to WAN_IP are
-// dropped). They pass the inbound firewall again: the Socket takes
-// datagrams from any local sender, and one forged by another process
-// must not get past `inbound` through the Manager. The same packets are copied, with an Ethernet
-// header, to the sniffers on SNIFF_DEV (ToHostSniffers: tcpdump -i sniff0
-// sees them, the host stack does not).
+// only, so other local processes cannot feed it frames. Datagrams the
+// Manager sends back to that socket are IP packets the router processes as
+// if they had arrived on the WAN side, after the TTL decrement (packets not
+// to WAN_IP are dropped). They pass the inbound firewall again: the Socket
+// takes datagrams from any local sender, and one forged by another process
+// must not get past `inbound` through the Manager. The same packets are
+// copied, with an Ethernet header, to the sniffers on SNIFF_DEV
+// (ToHostSniffers: tcpdump -i sniff0 sees them, the host stack does not).
 //
 // Counters: lan_in, wan_in, to_manager, from_manager, dropped_inbound,
 // inbound_drops (Counter), rw.table_size and the rewriters' tables.
