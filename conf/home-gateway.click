@@ -38,40 +38,76 @@
 // LAN_IP as their default gateway.
 //
 // NAPT: rw (IPRewriter) maps LAN TCP and UDP flows to WAN_IP with ports
-// 1024-65535, keeping a flow's own port when free (endpoint-independent
-// mapping, RFC 4787 and RFC 5382; the replies of any WAN host to the
-// mapped port come back). FTP's PORT commands are rewritten
-// (FTPPortMapper). Pings go through ping (ICMPPingRewriter); ICMP
-// errors about mapped flows are translated inside their payload by
-// icmp_in and icmp_out (ICMPRewriter, RFC 5508). Fragments are reassembled
-// on arrival on both sides (IPReassembler, as Linux's NAT does), so that
-// every datagram is classified and translated whole (ICMPPingRewriter and
-// the classifiers see only first fragments' headers); packets too big for
-// the MTU are fragmented on the way out, or answered with "fragmentation
-// needed" when DF is set. Hairpinning (RFC 4787 REQ-9): a LAN packet to
-// WAN_IP goes through the NAPT and back in on the WAN side.
+// 1024-65535. The mapping is endpoint-independent (ENDPOINT_INDEPENDENT;
+// RFC 4787 REQ-1 for UDP, RFC 5382 REQ-1 for TCP): a LAN address and port
+// gets one external port for every destination, its own port when no other
+// LAN endpoint holds it (port preservation), else a free one of the same
+// parity (PORT_PARITY, RFC 4787 4.2.2: RTP even, RTCP odd), and no other LAN
+// endpoint gets that port while a flow of the mapping lives. Filtering is
+// address and port dependent, stricter than RFC 4787 REQ-8 recommends
+// (endpoint-independent or address-dependent): a packet from the WAN comes
+// back in only as the reply of a mapped flow (the exact remote address and
+// port), or through a mapping the Manager installs. Timeouts: UDP 300 s
+// refreshed by outbound traffic (REQ-5), TCP established 7440 s and
+// transitory 300 s opening, 240 s closing (RFC 5382 REQ-5). FTP's PORT commands are rewritten
+// (FTPPortMapper). Pings go through ping (ICMPPingRewriter): the echo
+// identifier is kept when free, else another one is chosen (two LAN hosts
+// pinging one server with the same identifier get distinct ones), and a
+// query mapping lives 60 s after its last packet (RFC 5508's minimum for
+// ICMP query mappings, section 3). ICMP errors about mapped flows are
+// translated inside their payload by icmp_in and icmp_out (ICMPRewriter,
+// RFC 5508). Fragments are reassembled on arrival on both sides
+// (IPReassembler, as Linux's NAT does), so that every datagram is classified
+// and translated whole (ICMPPingRewriter and the classifiers see only first
+// fragments' headers); packets too big for the MTU are fragmented on the way
+// out, or answered with "fragmentation needed" when DF is set. Hairpinning
+// (RFC 4787 REQ-9): a LAN packet to WAN_IP goes through the NAPT and back in
+// on the WAN side, with the sender's external address and port as its
+// source.
+//
+// Bounded tables: rw holds at most 65536 mappings (TCP and UDP flows, about
+// 250 per host for a LAN of 250 hosts), ping 4096. A new flow past the bound
+// replaces the mapping closest to expiry, or, when every mapping is within
+// its GUARANTEE (5 s), is refused and counted in rw.mapping_failures /
+// ping.mapping_failures.
 //
 // Firewall: outbound TCP and UDP packets pass `outbound`, inbound packets
 // `inbound` (IPFilters whose rules the Manager may rewrite through their
-// `config` handlers). Inbound TCP and UDP packets then need a mapping: an
-// unsolicited one has none and goes to the Manager, which may install one
-// (a port forward) and send the packet back; otherwise it is dropped there.
+// `config` handlers; rules written there replace the defaults below, which
+// the Python Manager's block_inbound_from keeps after its blocks). By
+// default `inbound` drops, counting them in inbound_drops:
+// - fragments. From the WAN device none arrive (reassembled before it);
+//   the Manager channel has no reassembler, and a first fragment too
+//   short for its ports would pass port rules unseen (RFC 1858);
+// - packets whose source is the home prefix LAN_NET (spoofed from
+//   outside);
+// - sources no WAN host has (RFC 6890): "this network" 0/8, private 10/8,
+//   172.16/12, 192.168/16 (RFC 1918), loopback 127/8, link-local
+//   169.254/16, multicast 224/4 and reserved 240/4 (broadcast included),
+//   except sources on the WAN link itself (WAN_NET: a gateway behind an
+//   upstream router in private space still hears that router). Shared
+//   address space 100.64/10 (a carrier-grade NAT's side) and the
+//   documentation prefixes (this file's defaults use 192.0.2.0/24) pass.
+// The rest is allowed: inbound TCP and UDP packets then need a mapping:
+// an unsolicited one has none and goes to the Manager, which may install
+// one (a port forward) and send the packet back; otherwise it is dropped
+// there.
 //
 // Manager channel: each packet for the Manager is the UDP payload of one
 // datagram from the router's `manager` Socket, bound to
 // CHANNEL_IP:CHANNEL_PORT, to MANAGER_IP:MANAGER_PORT (the IP packet, from
 // its IP header). The Manager handles datagrams from CHANNEL_IP:CHANNEL_PORT
-// only, so other local processes cannot feed it frames. Datagrams the Manager sends back to
-// that socket are IP packets the router processes as if they had arrived
-// on the WAN side, after the TTL decrement (packets not to WAN_IP are
-// dropped). They pass the inbound firewall again: the Socket takes
-// datagrams from any local sender, and one forged by another process
-// must not get past `inbound` through the Manager. The same packets are copied, with an Ethernet
-// header, to the sniffers on SNIFF_DEV (ToHostSniffers: tcpdump -i sniff0
-// sees them, the host stack does not).
+// only, so other local processes cannot feed it frames. Datagrams the
+// Manager sends back to that socket are IP packets the router processes as
+// if they had arrived on the WAN side, after the TTL decrement (packets not
+// to WAN_IP are dropped). They pass the inbound firewall again: the Socket
+// takes datagrams from any local sender, and one forged by another process
+// must not get past `inbound` through the Manager. The same packets are
+// copied, with an Ethernet header, to the sniffers on SNIFF_DEV
+// (ToHostSniffers: tcpdump -i sniff0 sees them, the host stack does not).
 //
-// Counters: lan_in, wan_in, to_manager, from_manager, dropped_inbound
-// (Counter), rw.table_size and the rewriters' tables.
+// Counters: lan_in, wan_in, to_manager, from_manager, dropped_inbound,
+// inbound_drops (Counter), rw.table_size and the rewriters' tables.
 
 define($LAN_DEV eth0, $LAN_IP 192.168.1.1, $LAN_ETH 00:00:c0:00:01:01,
        $LAN_NET 192.168.1.0/24,
@@ -95,8 +131,12 @@ to_manager_q :: Counter;
 // output 1: toward the LAN; output 2: inbound packets without a mapping
 // (to the Manager).
 rw :: IPRewriter(pattern $WAN_IP 1024-65535 - - 0 1, pass 2,
-                 TCP_TIMEOUT 7440, TCP_DONE_TIMEOUT 240, UDP_TIMEOUT 300);
-ping :: ICMPPingRewriter(pattern $WAN_IP - - - 0 1, drop);
+                 TCP_TIMEOUT 7440, TCP_DONE_TIMEOUT 240, UDP_TIMEOUT 300,
+                 ENDPOINT_INDEPENDENT true, PORT_PARITY true,
+                 MAPPING_CAPACITY 65536);
+// The pattern's SPORT is the echo identifier.
+ping :: ICMPPingRewriter(pattern $WAN_IP 0-65535 - - 0 1, drop,
+                         TIMEOUT 60, MAPPING_CAPACITY 4096);
 icmp_in :: ICMPRewriter(rw ping);
 icmp_out :: ICMPRewriter(rw ping);
 
@@ -153,7 +193,15 @@ wan_arpq :: ARPQuerier($WAN_IP, $WAN_ETH) -> wan_q;
 wan_c[1] -> [1]wan_arpq;
 wan_c[3] -> Discard;
 
-inbound :: IPFilter(allow all);
+inbound :: IPFilter(1 ip frag,
+                     1 src net $LAN_NET,
+                     allow src net $WAN_NET,
+                     1 src net 0.0.0.0/8 or src net 10.0.0.0/8
+                         or src net 127.0.0.0/8 or src net 169.254.0.0/16
+                         or src net 172.16.0.0/12 or src net 192.168.0.0/16
+                         or src net 224.0.0.0/4 or src net 240.0.0.0/4,
+                     allow all);
+inbound[1] -> inbound_drops :: Counter -> Discard;
 // After the firewall: paint 0, packets from the WAN device; paint 1,
 // packets the Manager sent back (below).
 inbound_from :: PaintSwitch;

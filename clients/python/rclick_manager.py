@@ -173,6 +173,7 @@ class Manager:
         self._new_cbs = []
         self._outbound_blocks = []
         self._inbound_blocks = []
+        self._inbound_defaults = None
         self._stop = threading.Event()
         self._thread = None
         self.stats = {"frames": 0, "inbound": 0, "admitted": 0,
@@ -275,9 +276,19 @@ class Manager:
                 pass
 
     def block_inbound_from(self, net):
-        """Drops every packet from `net` (a prefix) at the WAN side."""
+        """Drops every packet from `net` (a prefix) at the WAN side. The
+        inbound IPFilter's rules as they were at the first block (the
+        configuration's defaults: bogon sources dropped) stay after the
+        blocks, so that blocking one prefix does not open the firewall to
+        the others."""
+        if self._inbound_defaults is None:
+            try:
+                rules = " ".join(self._read("%s.config" % self.inbound).split())
+            except ControlSocketError:
+                rules = ""
+            self._inbound_defaults = rules or "allow all"
         self._inbound_blocks.append("deny src net %s" % net)
-        self.set_inbound_rules(self._inbound_blocks + ["allow all"])
+        self.set_inbound_rules(self._inbound_blocks + [self._inbound_defaults])
 
     # -- policy
 

@@ -265,6 +265,18 @@ class ManagerTest(unittest.TestCase):
             ("inbound.config", "deny src net 203.0.113.0/24, allow all"),
         ])
 
+    def test_inbound_blocks_keep_the_routers_default_rules(self):
+        self.cs.tables["inbound.config"] = (
+            "1 ip frag,\n   1 src net 10.0.0.0/8\n      or src net 127.0.0.0/8,\n   allow all")
+        self.m.block_inbound_from("203.0.113.0/24")
+        self.m.block_inbound_from("198.51.100.0/24")
+        defaults = "1 ip frag, 1 src net 10.0.0.0/8 or src net 127.0.0.0/8, allow all"
+        self.assertEqual(self.cs.writes, [
+            ("inbound.config", "deny src net 203.0.113.0/24, " + defaults),
+            ("inbound.config",
+             "deny src net 203.0.113.0/24, deny src net 198.51.100.0/24, " + defaults),
+        ])
+
     def test_mapping_calls(self):
         self.m.add_mapping("udp", ("1.1.1.1", 1, "2.2.2.2", 2), ("1.1.1.1", 1, "3.3.3.3", 3))
         self.m.add_mapping("tcp", ("1.1.1.1", 1, "2.2.2.2", 2), ("4.4.4.4", 4, "2.2.2.2", 2),

@@ -6,13 +6,18 @@
 //! (`python3 -m http.server` on S, `curl` on A), byte-exact; ping through
 //! the NAT; a UDP datagram to a closed port of S whose ICMP port
 //! unreachable comes back translated to A; iperf3 TCP both ways (when
-//! iperf3 is installed); and with the Python Manager
+//! iperf3 is installed); endpoint-independent mapping (A's port, taken by
+//! B first, gets one external port for every destination, UDP and TCP);
+//! two hosts pinging with one echo identifier; the inbound firewall
+//! dropping private sources from the WAN; a "fragmentation needed" from a
+//! real router on the WAN side (S, routing to a second server over an MTU
+//! 1280 link) reaching A; and with the Python Manager
 //! (clients/python/rclick_manager.py) beside the router: a port forward
 //! admitted at run time (S fetches from B through the public address), the
-//! same forward reached from A through the public address (hairpinning), an
-//! unforwarded port refused, an outbound port blocked, and a download
-//! that stays byte-exact while the Manager rewrites mappings and filter
-//! rules under it.
+//! same forward reached from A through the public address (hairpinning,
+//! from A's external address and port), an unforwarded port refused, an
+//! outbound port blocked, and a download that stays byte-exact while the
+//! Manager rewrites mappings and filter rules under it.
 //!
 //! Needs root, iproute2, coreutils' `timeout`, python3, curl and the
 //! `rclick` binary (`cargo build -p rclick`); without one the test prints
@@ -621,7 +626,19 @@ fn the_manager_forwards_a_port_at_run_time() {
     }
 
     // Hairpinning: A reaches B's forwarded port through the public
-    // address; B sees the public address as the source.
+    // address; B sees A's external address and port as the source (RFC
+    // 4787 REQ-9): the port of A's mapping, not A's own.
+    let b_hairpin = Tcpdump::start(
+        &net.b,
+        120,
+        &[
+            "-l",
+            "-n",
+            "-i",
+            "ntB",
+            "tcp dst port 8000 and tcp[13] & 2 != 0",
+        ],
+    );
     let got = net
         .fetch(
             &net.a,
@@ -632,6 +649,23 @@ fn the_manager_forwards_a_port_at_run_time() {
         .unwrap_or_else(|e| panic!("hairpin fetch failed: {e}\n{}", m.output()));
     assert!(same(&got, &net.big), "the hairpinned file differs");
     assert!(net.servers[0].output().contains(&format!("{WAN_IP} - - ")));
+    let syns = b_hairpin.stop();
+    let table = net.call("rw.tcp_table").unwrap();
+    // "(A_IP, P, WAN_IP, 8080) => (WAN_IP, Q, WAN_IP, 8080) ...": Q.
+    let a_external: u16 = table
+        .lines()
+        .filter(|l| l.starts_with(&format!("({A_IP}, ")))
+        .find_map(|l| {
+            let rest = l
+                .split_once(&format!(", {WAN_IP}, 8080) => ({WAN_IP}, "))?
+                .1;
+            rest.split(',').next()?.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("no mapping of A's hairpinned connection: {table}"));
+    assert!(
+        syns.contains(&format!("{WAN_IP}.{a_external} > {B_IP}.8000: Flags [S]")),
+        "B saw the hairpinned SYN as: {syns}\n(A's mapping: {a_external}; {table})"
+    );
 
     // A port nobody forwards stays closed.
     let r = net.fetch(&net.s, &format!("http://{WAN_IP}:8081/"), "closed", 3);
@@ -1055,4 +1089,325 @@ print('done')
         table.contains(&format!("({SRV}, 20, {WAN_IP}, ")),
         "{table}"
     );
+}
+
+/// The second address of S (a second WAN destination on the same host).
+const SRV2: &str = "192.0.2.101";
+
+/// Endpoint-independent mapping (RFC 4787 REQ-1, RFC 5382 REQ-1): B first
+/// sends from port 40000 (UDP) and 41000 (TCP), which it keeps; A then
+/// sends from the same ports, which it cannot keep, to three UDP
+/// destinations (two ports of S, and S's second address) and two TCP ones
+/// (both addresses): S sees A's datagrams and connections all come from
+/// one external port, another than B's, of the same parity as A's own
+/// (PORT_PARITY).
+#[test]
+fn a_lan_endpoint_keeps_one_external_port_for_every_destination() {
+    skip_if!(skip_reason());
+    let mut net = Net::new();
+    net.s
+        .exec(&["ip", "addr", "add", &format!("{SRV2}/24"), "dev", "ntsrv"]);
+    net.start_router();
+    let server = format!(
+        "import select, socket
+socks = []
+for a in ('{SRV}', '{SRV2}'):
+    for p in (7001, 7002):
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind((a, p))
+        socks.append(u)
+t = socket.socket()
+t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+t.bind(('0.0.0.0', 7003))
+t.listen(16)
+socks.append(t)
+print('ready', flush=True)
+while True:
+    for s in select.select(socks, [], [])[0]:
+        if s is t:
+            c, peer = t.accept()
+            c.settimeout(3)
+            tag = c.recv(100).decode()
+            print('tcp', tag, '%s:%d' % peer, flush=True)
+            c.sendall(b'ok')
+            c.close()
+        else:
+            data, peer = s.recvfrom(100)
+            print('udp', data.decode(), '%s:%d' % peer, flush=True)
+            s.sendto(data, peer)
+"
+    );
+    let mut srv = Background::start(
+        &net.s,
+        net.dir.join("eim-server.log"),
+        &["python3", "-c", &server],
+    );
+    let t = Instant::now();
+    while !srv.output().contains("ready") {
+        assert!(srv.alive(), "server exited: {}", srv.output());
+        assert!(t.elapsed() < Duration::from_secs(10), "server not ready");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // One UDP socket per host, bound to port 40000, to each destination in
+    // turn; each datagram is echoed back through the mapping.
+    let udp_client = |host: &str, dsts: &[(&str, u16)]| {
+        let dsts: Vec<String> = dsts.iter().map(|(a, p)| format!("('{a}', {p})")).collect();
+        format!(
+            "import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(('0.0.0.0', 40000))
+s.settimeout(3)
+for d in [{}]:
+    s.sendto(('{host}>%s:%d' % d).encode(), d)
+    print('echo', s.recvfrom(100)[0].decode())
+",
+            dsts.join(", ")
+        )
+    };
+    // One TCP connection after the other, each from port 41000.
+    let tcp_client = |host: &str, dsts: &[&str]| {
+        let dsts: Vec<String> = dsts.iter().map(|a| format!("('{a}', 7003)")).collect();
+        format!(
+            "import socket
+for d in [{}]:
+    c = socket.socket()
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    c.bind(('0.0.0.0', 41000))
+    c.settimeout(5)
+    c.connect(d)
+    c.sendall(('{host}>%s:%d' % d).encode())
+    print('reply', c.recv(10).decode())
+    c.close()
+",
+            dsts.join(", ")
+        )
+    };
+    let runs = [
+        (&net.b, udp_client("b", &[(SRV, 7001)])),
+        (&net.b, tcp_client("b", &[SRV])),
+        (
+            &net.a,
+            udp_client("a", &[(SRV, 7001), (SRV, 7002), (SRV2, 7001)]),
+        ),
+        (&net.a, tcp_client("a", &[SRV, SRV2])),
+    ];
+    for (ns, script) in &runs {
+        let (ok, out) = ns.run(20, &["python3", "-c", script]);
+        assert!(
+            ok && !out.contains("Error"),
+            "{out}\n{}\n{}",
+            srv.output(),
+            net.router_log()
+        );
+    }
+    // "PROTO HOST>DST:PORT SRC:SPORT" lines: the external ports each host's
+    // flows came from, by protocol.
+    let seen = srv.stop();
+    let ports = |proto: &str, host: &str| -> Vec<u16> {
+        seen.lines()
+            .filter(|l| l.starts_with(&format!("{proto} {host}>")))
+            .map(|l| {
+                let from = l.rsplit(' ').next().unwrap();
+                let (addr, port) = from.split_once(':').unwrap();
+                assert_eq!(addr, WAN_IP, "{seen}");
+                port.parse().unwrap()
+            })
+            .collect()
+    };
+    for (proto, own, dsts) in [("udp", 40000u16, 3), ("tcp", 41000, 2)] {
+        let b = ports(proto, "b");
+        let a = ports(proto, "a");
+        assert_eq!(b, [own], "B's {proto} port was not kept: {seen}");
+        assert_eq!(a.len(), dsts, "{seen}");
+        assert!(
+            a.iter().all(|&p| p == a[0]),
+            "A's {proto} flows from one port left by several: {a:?}\n{seen}"
+        );
+        assert_ne!(a[0], own, "A and B share an external port: {seen}");
+        assert_eq!(a[0] % 2, own % 2, "the port's parity changed: {seen}");
+        println!(
+            "{proto}: B keeps {own}, A's {own} is {} for {dsts} destinations",
+            a[0]
+        );
+    }
+    let log = net.router.take().unwrap().stop();
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+/// Two LAN hosts ping S at once with the same echo identifier (`ping -e`):
+/// the gateway gives the second another identifier (ICMPPingRewriter's
+/// identifier range), and every reply reaches its own host.
+#[test]
+fn two_lan_hosts_ping_with_the_same_identifier() {
+    skip_if!(skip_reason());
+    if !have(&["ping", "-V"]) {
+        println!("SKIP: ping not installed (Debian package iputils-ping)");
+        return;
+    }
+    let mut net = Net::new();
+    net.start_router();
+    let pings: Vec<_> = [&net.a, &net.b]
+        .into_iter()
+        .map(|ns| {
+            let name = ns.name.clone();
+            std::thread::spawn(move || {
+                run_t(
+                    30,
+                    &[
+                        "ip", "netns", "exec", &name, "ping", "-e", "4242", "-c", "6", "-i", "0.3",
+                        "-W", "2", SRV,
+                    ],
+                )
+            })
+        })
+        .collect();
+    for (host, ping) in [A_IP, B_IP].into_iter().zip(pings) {
+        let (ok, out) = ping.join().unwrap();
+        assert!(
+            ok && ping_loss(&out) == Some(0.0),
+            "{host}'s pings: {out}\n{:?}",
+            net.call("ping.table")
+        );
+    }
+    // "(HOST, 4242, SRV, 0) => (WAN_IP, ID, SRV, 0) ..." lines: distinct IDs.
+    let table = net.call("ping.table").unwrap();
+    let ids: Vec<&str> = [A_IP, B_IP]
+        .iter()
+        .map(|h| {
+            let key = format!("({h}, 4242, {SRV}, 0) => ({WAN_IP}, ");
+            table
+                .lines()
+                .find_map(|l| l.strip_prefix(&key)?.split(',').next())
+                .unwrap_or_else(|| panic!("no mapping of {h}: {table}"))
+        })
+        .collect();
+    assert_ne!(ids[0], ids[1], "{table}");
+    let log = net.router.take().unwrap().stop();
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+/// The inbound firewall's defaults: datagrams from S with private
+/// sources (RFC 1918, and the home prefix itself) are dropped before the
+/// rewriter and counted in inbound_drops; one from S's own address passes
+/// to the rewriter (which, finding no mapping, hands it to the Manager).
+#[test]
+fn the_inbound_firewall_drops_private_sources_from_the_wan() {
+    skip_if!(skip_reason());
+    let mut net = Net::new();
+    let spoofed = ["10.9.9.9", "172.20.0.1", "192.168.1.50"];
+    for a in spoofed {
+        net.s
+            .exec(&["ip", "addr", "add", &format!("{a}/32"), "dev", "ntsrv"]);
+    }
+    net.start_router();
+    let count = |h: &str| -> u64 { net.call(h).unwrap().parse().unwrap() };
+    let (drops, to_manager) = (count("inbound_drops.count"), count("to_manager_q.count"));
+    let send = |src: &str, n: u32| {
+        format!(
+            "import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(('{src}', 0))
+for i in range({n}):
+    s.sendto(b'unsolicited', ('{WAN_IP}', 40000 + i))
+"
+        )
+    };
+    for a in spoofed {
+        let (ok, out) = net.s.run(10, &["python3", "-c", &send(a, 2)]);
+        assert!(ok, "{out}");
+    }
+    let (ok, out) = net.s.run(10, &["python3", "-c", &send(SRV, 1)]);
+    assert!(ok, "{out}");
+    let t = Instant::now();
+    while count("to_manager_q.count") == to_manager {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "S's own datagram did not reach the rewriter"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        count("inbound_drops.count") - drops,
+        2 * spoofed.len() as u64
+    );
+    assert_eq!(count("to_manager_q.count") - to_manager, 1);
+    let log = net.router.take().unwrap().stop();
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+/// Path MTU discovery through a real router on the WAN side: S doubles as
+/// the gateway's next hop (WAN_GW, 192.0.2.254) to a second server S2 on
+/// 198.51.100.0/24, over a link of MTU 1280. A LAN host's DF datagrams
+/// bigger than that reach S through the NAPT; Linux on S answers
+/// "fragmentation needed, MTU 1280" to the public address, and the gateway
+/// translates it back to the host (RFC 5508 REQ-3): A's UDP socket learns
+/// the MTU, and A's ping reports it.
+#[test]
+fn fragmentation_needed_from_a_wan_router_reaches_the_lan_host() {
+    skip_if!(skip_reason());
+    let mut net = Net::new();
+    let s2 = Netns::new("nt2");
+    s2.disable_ipv6();
+    veth(&s2, "nts2", Some("198.51.100.7/24"), &net.s, "ntr2");
+    let s = &net.s;
+    s.exec(&["ip", "addr", "add", "192.0.2.254/24", "dev", "ntsrv"]);
+    s.exec(&["ip", "addr", "add", "198.51.100.1/24", "dev", "ntr2"]);
+    s.exec(&["sysctl", "-qw", "net.ipv4.ip_forward=1"]);
+    s.exec(&["ip", "link", "set", "ntr2", "mtu", "1280"]);
+    s2.exec(&["ip", "link", "set", "nts2", "mtu", "1280"]);
+    s2.exec(&["ip", "route", "add", "default", "via", "198.51.100.1"]);
+    net.start_router();
+    let s2_ip = "198.51.100.7";
+    // Small packets go through (the gateway's default route leads to S).
+    let (ok, out) = net
+        .a
+        .run(15, &["ping", "-c", "2", "-i", "0.3", "-W", "2", s2_ip]);
+    assert!(
+        ok && ping_loss(&out) == Some(0.0),
+        "{out}\n{}",
+        net.router_log()
+    );
+    // UDP with DF: once the error about a 1400-byte datagram is back, the
+    // socket knows the path's MTU and refuses the next (EMSGSIZE).
+    let udp = format!(
+        "import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, 10, 2)  # IP_MTU_DISCOVER, IP_PMTUDISC_DO
+s.connect(('{s2_ip}', 9))
+for i in range(20):
+    try:
+        s.send(b'x' * 1400)
+    except OSError as e:
+        print('errno', e.errno)
+        break
+    time.sleep(0.25)
+print('mtu', s.getsockopt(socket.IPPROTO_IP, 14))  # IP_MTU
+"
+    );
+    let (ok, out) = net.a.run(10, &["python3", "-c", &udp]);
+    assert!(
+        ok && out.contains("errno 90") && out.contains("mtu 1280"),
+        "A's socket did not learn the MTU: {out}\nicmp_in.drops {:?}",
+        net.call("icmp_in.drops")
+    );
+    // A ping with DF (after forgetting the MTU learnt above): S's error
+    // comes back with the MTU.
+    net.a.exec(&["ip", "route", "flush", "cache"]);
+    let (_, out) = net.a.run(
+        15,
+        &[
+            "ping", "-c", "2", "-i", "0.3", "-W", "2", "-M", "do", "-s", "1400", s2_ip,
+        ],
+    );
+    println!("{out}");
+    // From S (either of its addresses on the WAN link), not the gateway.
+    let from_router = [SRV, "192.0.2.254"]
+        .iter()
+        .any(|r| out.contains(&format!("From {r} icmp_seq=1 Frag needed")));
+    assert!(
+        from_router && out.contains("mtu = 1280"),
+        "no fragmentation needed from the router: {out}"
+    );
+    let log = net.router.take().unwrap().stop();
+    assert!(!log.contains("panicked"), "{log}");
 }
