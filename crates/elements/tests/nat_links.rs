@@ -143,21 +143,31 @@ impl Net {
 
     /// Starts the gateway (and waits for its control socket).
     fn start_router(&mut self) {
+        self.start_router_with(&[]);
+    }
+
+    /// [`Net::start_router`] with more driver options (`-R`, say).
+    fn start_router_with(&mut self, options: &[&str]) {
         let conf = root().join("conf/home-gateway.click");
         let bin = rclick_bin().unwrap();
         let log = self.dir.join("rclick.log");
-        let args = [
-            bin.to_str().unwrap(),
-            "-p",
-            "7777",
-            conf.to_str().unwrap(),
-            "LAN_DEV=ntlan",
-            "WAN_DEV=ntwan",
-            &format!("LAN_ETH={GW_LAN_ETH}"),
-            &format!("WAN_ETH={GW_WAN_ETH}"),
-            "SNIFF_DEV=ntsniff",
-        ]
-        .map(String::from);
+        let mut args = vec![
+            bin.to_str().unwrap().to_string(),
+            "-p".into(),
+            "7777".into(),
+        ];
+        args.extend(options.iter().map(|o| o.to_string()));
+        args.extend(
+            [
+                conf.to_str().unwrap(),
+                "LAN_DEV=ntlan",
+                "WAN_DEV=ntwan",
+                &format!("LAN_ETH={GW_LAN_ETH}"),
+                &format!("WAN_ETH={GW_WAN_ETH}"),
+                "SNIFF_DEV=ntsniff",
+            ]
+            .map(String::from),
+        );
         let argv: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
         let mut r = Background::start(&self.gw, log, &argv);
         let t = Instant::now();
@@ -1409,5 +1419,97 @@ print('mtu', s.getsockopt(socket.IPPROTO_IP, 14))  # IP_MTU
         "no fragmentation needed from the router: {out}"
     );
     let log = net.router.take().unwrap().stop();
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+/// The Manager replaces the whole gateway configuration while a download
+/// runs through it (`Manager.hotswap`, the `hotconfig` handler with
+/// `rclick -R`): the new configuration (the same file with a shorter UDP
+/// timeout, which `rw.timeouts` then shows) takes over, the NAPT mappings
+/// carry over, and the 16 MB download, rate-limited so that it spans the
+/// swap, completes byte-exact on the same connection.
+#[test]
+fn a_hot_swap_by_the_manager_keeps_a_running_download() {
+    skip_if!(skip_reason());
+    let mut net = Net::new();
+    net.start_router_with(&["-R"]);
+    net.web_server(false, SRV, "8000");
+    let out = net.dir.join("swapped");
+    let mut curl = Background::start(
+        &net.a,
+        net.dir.join("curl.log"),
+        &[
+            "curl",
+            "-sS",
+            "--max-time",
+            "60",
+            "--limit-rate",
+            "4M",
+            "-o",
+            out.to_str().unwrap(),
+            &format!("http://{SRV}:8000/big"),
+        ],
+    );
+    // The connection is mapped and data flows before the swap.
+    let t = Instant::now();
+    while !net
+        .call("rw.tcp_table")
+        .unwrap_or_default()
+        .contains(&format!("({A_IP}, "))
+    {
+        assert!(curl.alive(), "curl ended early: {}", curl.output());
+        assert!(t.elapsed() < Duration::from_secs(10), "no mapping for A");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let before = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        before < net.big.len() as u64,
+        "the download ended before the swap"
+    );
+    let conf = std::fs::read_to_string(root().join("conf/home-gateway.click")).unwrap();
+    assert!(
+        conf.contains("UDP_TIMEOUT 300"),
+        "the gateway's UDP timeout moved"
+    );
+    let swapped = net.dir.join("swapped.click");
+    std::fs::write(&swapped, conf.replace("UDP_TIMEOUT 300", "UDP_TIMEOUT 240")).unwrap();
+    let clients = root().join("clients/python");
+    let script = format!(
+        "import sys
+sys.path.insert(0, {clients:?})
+from rclick_manager import Manager
+m = Manager(('127.0.0.1', 7777), listen=('127.0.0.1', 0), wan_ip='{WAN_IP}')
+m.hotswap(open({swapped:?}).read())
+print('UDP_TIMEOUT', m.timeouts()['UDP_TIMEOUT'])
+m.close()
+",
+        clients = clients.to_str().unwrap(),
+        swapped = swapped.to_str().unwrap(),
+    );
+    let (ok, said) = net.gw.run(30, &["python3", "-c", &script]);
+    assert!(ok, "hotswap: {said}\n{}", net.router_log());
+    // The answer may come before the new router is in place: ask again.
+    let t = Instant::now();
+    while net
+        .call("rw.timeouts")
+        .unwrap_or_default()
+        .lines()
+        .all(|l| l != "UDP_TIMEOUT 240")
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the new configuration did not take over"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (ok, log) = curl.wait(60);
+    assert!(ok, "curl: {log}\n{}", net.router_log());
+    let got = std::fs::read(&out).unwrap();
+    assert!(
+        same(&got, &net.big),
+        "the download through the swap differs"
+    );
+    let log = net.router_log();
     assert!(!log.contains("panicked"), "{log}");
 }
