@@ -49,6 +49,44 @@ fn icmp_error(from: [u8; 4], to: [u8; 4], quoted: &[u8]) -> Vec<u8> {
     ip(from, to, 1, &m)
 }
 
+/// An ICMP error of type `ty` and code `code` from `from` to `to`, the
+/// second word of its header `word` (the MTU of a "fragmentation needed"),
+/// quoting `quoted` whole.
+fn icmp_error_of(
+    ty: u8,
+    code: u8,
+    word: [u8; 4],
+    from: [u8; 4],
+    to: [u8; 4],
+    quoted: &[u8],
+) -> Vec<u8> {
+    let mut m = vec![ty, code, 0, 0];
+    m.extend_from_slice(&word);
+    m.extend_from_slice(quoted);
+    let c = checksum::checksum(&m);
+    m[2..4].copy_from_slice(&c.to_be_bytes());
+    ip(from, to, 1, &m)
+}
+
+/// A fragment of a datagram `src -> dst` of protocol `proto` with IP
+/// identification `id`, carrying `payload` at `off8` eight-byte units, with
+/// More Fragments set when `mf`.
+fn fragment(
+    src: [u8; 4],
+    dst: [u8; 4],
+    proto: u8,
+    id: u16,
+    off8: u16,
+    mf: bool,
+    payload: &[u8],
+) -> Vec<u8> {
+    let frag = (off8 & 0x1fff) | if mf { 0x2000 } else { 0 };
+    let mut p = rclick_elements::testing::ipv4_packet(src, dst, proto, 64, frag, &[], payload);
+    p[4..6].copy_from_slice(&id.to_be_bytes());
+    Ipv4Header::new_checked(&mut p[..]).unwrap().fill_checksum();
+    p
+}
+
 fn marked(bytes: &[u8]) -> Packet {
     let mut p = Packet::from_slice(bytes);
     let hl = ((bytes[0] & 0x0f) as usize * 4).min(bytes.len());
@@ -788,89 +826,204 @@ fn malformed_packets_are_dropped_and_counted() {
 
 // ------------------------------------------------------------ property
 
+/// A packet of the adversarial mix: raw bytes, or a crafted packet.
 fn adversarial() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
-        proptest::collection::vec(any::<u8>(), 0..80),
-        (any::<[u8; 12]>(), 0usize..60, 0u8..4).prop_map(|(j, n, kind)| {
-            let src = [10, 0, 0, j[0] & 3];
-            let dst = [1, 0, 0, 1 + (j[1] & 1)];
-            let mut p = match kind {
-                0 => udp(
-                    src,
-                    u16::from(j[2]),
-                    dst,
-                    1024 + u16::from(j[3] & 7),
-                    &vec![j[4]; n],
-                ),
-                1 => tcp(
-                    src,
-                    u16::from(j[2]),
-                    dst,
-                    1024 + u16::from(j[3] & 7),
-                    j[5],
-                    &vec![j[4]; n],
-                ),
-                2 => icmp_echo(src, dst, if j[6] & 1 == 0 { 8 } else { 0 }, u16::from(j[7])),
-                _ => {
-                    let q = udp(dst, 1024 + u16::from(j[3] & 7), src, u16::from(j[2]), b"");
-                    icmp_error([9, 9, 9, 9], dst, &q[..(j[8] as usize % q.len())])
-                }
-            };
-            // Corrupt a byte now and then, and cut some short.
-            if j[9] & 1 == 1 {
-                let i = j[10] as usize % p.len();
-                p[i] ^= j[11] | 1;
-            }
-            if j[9] & 6 == 6 {
-                p.truncate(j[10] as usize % p.len());
-            }
-            p
-        }),
+        1 => proptest::collection::vec(any::<u8>(), 0..80),
+        4 => (any::<[u8; 16]>(), 0usize..60, 0u8..8).prop_map(|(j, n, kind)| crafted(&j, n, kind)),
     ]
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+/// A crafted packet from a small space of flows, so that flows repeat,
+/// run the port ranges and the tables out, and get replies (packets from
+/// the servers to the outside address and ports the patterns below give
+/// out), ICMP errors quoting them and fragments; corrupted or cut short
+/// now and then.
+fn crafted(j: &[u8; 16], n: usize, kind: u8) -> Vec<u8> {
+    let host = [10, 0, 0, j[0] & 3];
+    let server = [1, 0, 0, 1 + (j[1] & 1)];
+    let (sport, dport) = (u16::from(j[2]), 1024 + u16::from(j[3] & 7));
+    let outside_port = 1024 + u16::from(j[2] & 7);
+    let (src, sp, dst, dp) = if j[12] & 8 != 0 {
+        (server, dport, PUB, outside_port)
+    } else {
+        (host, sport, server, dport)
+    };
+    let data = vec![j[4]; n];
+    let mut p = match kind {
+        0 => udp(src, sp, dst, dp, &data),
+        1 => tcp(src, sp, dst, dp, j[5], &data),
+        2 => icmp_echo(src, dst, if j[6] & 1 == 0 { 8 } else { 0 }, u16::from(j[7])),
+        3 => {
+            // An error about a packet the rewriter sent (a mapped flow when
+            // the ports match one), about an echo request, or quoting
+            // garbage; cut anywhere, its IHL wrong now and then.
+            let mut q = match j[13] % 4 {
+                0 => udp(PUB, outside_port, server, dport, &data),
+                1 => tcp(PUB, outside_port, server, dport, 0x10, &data),
+                2 => icmp_echo(PUB, server, 8, u16::from(j[7] & 7)),
+                _ => data.clone(),
+            };
+            q.truncate(j[8] as usize % (q.len() + 1));
+            if j[14] & 1 == 1 && !q.is_empty() {
+                q[0] = 0x40 | (j[14] >> 4);
+            }
+            let (ty, code) = [(3, 3), (3, 4), (11, 0), (12, 0)][usize::from(j[15] % 4)];
+            icmp_error_of(ty, code, [0, 0, 5, 0xdc], [9, 9, 9, 9], PUB, &q)
+        }
+        4 => tcp(
+            host,
+            sport,
+            server,
+            21,
+            0x18,
+            format!(
+                "PORT {},{},{},{},{},{}\r\n",
+                j[4], j[5], j[6], j[7], j[13], j[14]
+            )
+            .as_bytes(),
+        ),
+        5 => {
+            // The first fragment (More Fragments set) of a TCP or UDP
+            // datagram: its transport header, or part of it.
+            let (proto, whole) = if j[5] & 1 == 0 {
+                (17, udp(src, sp, dst, dp, &data))
+            } else {
+                (6, tcp(src, sp, dst, dp, j[6], &data))
+            };
+            let l4 = &whole[20..];
+            let cut = (8 * (1 + usize::from(j[6] % 4))).min(l4.len());
+            fragment(src, dst, proto, u16::from(j[4] & 1), 0, true, &l4[..cut])
+        }
+        6 => {
+            // A later fragment, of a datagram whose first fragment may have
+            // been rewritten (same addresses, protocol and identification)
+            // or not.
+            let proto = if j[5] & 1 == 0 { 17 } else { 6 };
+            fragment(
+                src,
+                dst,
+                proto,
+                u16::from(j[4] & 1),
+                1 + u16::from(j[6] & 7),
+                j[5] & 2 != 0,
+                &data,
+            )
+        }
+        _ => ip(src, dst, j[5], &data),
+    };
+    if j[9] & 1 == 1 {
+        let i = j[10] as usize % p.len();
+        p[i] ^= j[11] | 1;
+    }
+    if j[9] & 6 == 6 {
+        p.truncate(j[10] as usize % p.len());
+    }
+    p
+}
 
+/// The rewriters of the property test, small ranges and capacities (4),
+/// and whether an FTPPortMapper stands in front of input 0.
+const ADVERSARIAL_REWRITERS: &[(&str, bool)] = &[
+    (
+        "IPRewriter(pattern 1.0.0.1 1024-1031# - - 0 1, pass 1, MAPPING_CAPACITY 4)",
+        false,
+    ),
+    (
+        "IPRewriter(pattern 1.0.0.1 1024-1027 - - 0 1, pass 1, MAPPING_CAPACITY 4,
+                    ENDPOINT_INDEPENDENT true, PORT_PARITY true)",
+        false,
+    ),
+    (
+        "UDPRewriter(pattern 1.0.0.1 1024-1031 - - 0 1, drop, MAPPING_CAPACITY 4)",
+        false,
+    ),
+    (
+        "ICMPPingRewriter(pattern 1.0.0.1 - 0-7 0 1, drop, MAPPING_CAPACITY 4)",
+        false,
+    ),
+    (
+        "IPAddrPairRewriter(pattern 1.0.0.1 - 0 1, keep 1 0, MAPPING_CAPACITY 4)",
+        false,
+    ),
+    (
+        "TCPRewriter(pattern 1.0.0.1 1024-1031# - - 0 1, pass 1, MAPPING_CAPACITY 4)",
+        false,
+    ),
+    (
+        "IPAddrRewriter(pattern 1.0.0.1-1.0.0.2 - - - 0 1, drop, MAPPING_CAPACITY 4)",
+        false,
+    ),
+    (
+        "TCPRewriter(pattern 1.0.0.1 1024-1031# - - 0 1, drop, MAPPING_CAPACITY 4)",
+        true,
+    ),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Every packet leaves by an output or is counted in a `drops` (the
+    /// rewriter's, the FTPPortMapper's, the ICMPRewriter's), and the table
+    /// never holds more than MAPPING_CAPACITY mappings.
     #[test]
     fn adversarial_packets_never_panic_and_are_accounted_for(
-        packets in proptest::collection::vec((0usize..2, adversarial()), 1..60),
-        which in 0usize..5,
+        packets in proptest::collection::vec(
+            (0usize..2, adversarial(), proptest::option::weighted(0.2, any::<[u8; 4]>())),
+            1..60,
+        ),
+        which in 0usize..ADVERSARIAL_REWRITERS.len(),
     ) {
-        let decl = [
-            "IPRewriter(pattern 1.0.0.1 1024-1031# - - 0 1, pass 1, MAPPING_CAPACITY 4)",
-            "IPRewriter(pattern 1.0.0.1 1024-1027 - - 0 1, pass 1, MAPPING_CAPACITY 4,
-                        ENDPOINT_INDEPENDENT true, PORT_PARITY true)",
-            "UDPRewriter(pattern 1.0.0.1 1024-1031 - - 0 1, drop, MAPPING_CAPACITY 4)",
-            "ICMPPingRewriter(pattern 1.0.0.1 - 0-7 0 1, drop, MAPPING_CAPACITY 4)",
-            "IPAddrPairRewriter(pattern 1.0.0.1 - 0 1, keep 1 0, MAPPING_CAPACITY 4)",
-        ][which];
+        let (decl, ftp) = ADVERSARIAL_REWRITERS[which];
+        let front = if ftp {
+            "f :: FTPPortMapper(x, x, 0); Idle -> f -> [0]x;"
+        } else {
+            "Idle -> [0]x;"
+        };
         let mut r = from_config(&format!(
-            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> o0 :: Queue(1000) -> Discard;
+            "x :: {decl}; {front} Idle -> [1]x; x[0] -> o0 :: Queue(1000) -> Discard;
              x[1] -> o1 :: Queue(1000) -> Discard;
              i :: ICMPRewriter(x); Idle -> i -> e0 :: Queue(1000) -> Discard; i[1] -> e1 :: Queue(1000) -> Discard;"
         ));
         let x = r.find_element("x").unwrap();
+        let f = r.find_element("f");
         let ie = r.find_element("i").unwrap();
-        let (mut to_x, mut to_i) = (0usize, 0usize);
-        for (port, bytes) in &packets {
-            let p = if bytes.len() >= 20 && bytes[0] >> 4 == 4 {
-                marked(bytes)
-            } else {
-                Packet::from_slice(bytes)
+        let (mut to_x, mut to_i, mut out, mut iout) = (0usize, 0usize, 0usize, 0usize);
+        // What the rewriter sent: an ICMP error with `quote` set quotes one
+        // of them (its flow is then mapped, unless evicted since).
+        let mut sent: Vec<Vec<u8>> = Vec::new();
+        for (port, bytes, quote) in &packets {
+            let bytes = match quote {
+                Some(q) if !sent.is_empty() => error_quoting(&sent[usize::from(q[0]) % sent.len()], q),
+                _ => bytes.clone(),
             };
-            if bytes.get(9) == Some(&1) && bytes.get(20) == Some(&11) {
+            let p = if bytes.len() >= 20 && bytes[0] >> 4 == 4 {
+                marked(&bytes)
+            } else {
+                Packet::from_slice(&bytes)
+            };
+            if bytes.get(9) == Some(&1) && matches!(bytes.get(20), Some(3 | 11 | 12)) {
                 r.inject_packet(ie, 0, p);
                 to_i += 1;
             } else {
-                r.inject_packet(x, *port, p);
+                match (f, port) {
+                    (Some(f), 0) => r.inject_packet(f, 0, p),
+                    _ => r.inject_packet(x, *port, p),
+                }
                 to_x += 1;
             }
+            for q in ["o0", "o1"] {
+                let got = drain(&mut r, q);
+                out += got.len();
+                sent.extend(got);
+            }
+            iout += drain(&mut r, "e0").len() + drain(&mut r, "e1").len();
         }
-        let out = drain(&mut r, "o0").len() + drain(&mut r, "o1").len();
-        let drops: usize = read(&mut r, "x.drops").parse().unwrap();
+        let mut drops: usize = read(&mut r, "x.drops").parse().unwrap();
+        if ftp {
+            drops += read(&mut r, "f.drops").parse::<usize>().unwrap();
+        }
         prop_assert_eq!(out + drops, to_x);
-        let iout = drain(&mut r, "e0").len() + drain(&mut r, "e1").len();
         let idrops: usize = read(&mut r, "i.drops").parse().unwrap();
         prop_assert_eq!(iout + idrops, to_i);
         let size: usize = read(&mut r, "x.size").parse().unwrap();
@@ -880,7 +1033,26 @@ proptest! {
             let bindings: usize = read(&mut r, "x.bindings").parse().unwrap();
             prop_assert!(bindings <= size);
         }
+        if ftp {
+            let all_live = r.with_element::<Rewriter, _>("x", |rw| rw.seq_deltas_all_live());
+            prop_assert_eq!(all_live, Some(true));
+        }
     }
+}
+
+/// An ICMP error (type and code by `q[3]`) quoting `sent`, cut after its
+/// first 8 transport bytes or further, its IHL made wrong when `q[2]`
+/// says so.
+fn error_quoting(sent: &[u8], q: &[u8; 4]) -> Vec<u8> {
+    let mut quoted = sent.to_vec();
+    if quoted.len() > 28 {
+        quoted.truncate(28 + usize::from(q[1]) % (quoted.len() - 27));
+    }
+    if q[2] & 3 == 0 {
+        quoted[0] = 0x40 | (q[2] >> 4);
+    }
+    let (ty, code) = [(3, 3), (3, 4), (11, 0), (3, 1)][usize::from(q[3] % 4)];
+    icmp_error_of(ty, code, [0, 0, 5, 0xdc], [9, 9, 9, 9], PUB, &quoted)
 }
 
 // ------------------------------------------------------------ FTP
