@@ -1954,3 +1954,77 @@ fn generated_nat_traffic_inputs_lose_nothing() {
         }
     }
 }
+
+// ------------------------------------------------------------ nochange and named patterns
+
+/// `nochange 1`: packets of flows without a mapping leave by output 1 with
+/// not a byte changed (TCP, UDP, and protocols the rewriter does not
+/// rewrite); a mapped flow's replies arriving on that input are still
+/// rewritten, and the input makes no mapping of its own.
+#[test]
+fn nochange_sends_unmapped_packets_out_unchanged() {
+    let mut r = harness("IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, nochange 1)");
+    assert!(read(&mut r, "x.pattern1").contains("<nochange>"));
+    let unmapped = [
+        udp(SRV, 53, PUB, 4000, b"unmapped"),
+        tcp(SRV2, 80, IN, 40, 0x02, b""),
+        icmp_echo(SRV, PUB, 8, 9),
+        ip(SRV, PUB, 47, b"gre payload"),
+    ];
+    for p in &unmapped {
+        inject(&mut r, 1, p);
+    }
+    assert_eq!(drain(&mut r, "o1"), unmapped.to_vec());
+    assert_eq!(drain(&mut r, "o0").len(), 0);
+    assert_eq!(read(&mut r, "x.size"), "0");
+    inject(&mut r, 0, &udp(IN, 40, SRV, 53, b"q"));
+    let out = drain(&mut r, "o0");
+    assert_eq!(flow_of(&out[0]), (PUB, 1024, SRV, 53));
+    inject(&mut r, 1, &udp(SRV, 53, PUB, 1024, b"r"));
+    inject(&mut r, 1, &udp(SRV, 53, PUB, 1025, b"unmapped"));
+    let back = drain(&mut r, "o1");
+    assert_eq!(back.len(), 2);
+    assert_eq!(flow_of(&back[0]), (SRV, 53, IN, 40));
+    assert_eq!(back[1], udp(SRV, 53, PUB, 1025, b"unmapped"));
+    assert_eq!(read(&mut r, "x.size"), "1");
+    assert_eq!(read(&mut r, "x.drops"), "0");
+}
+
+/// A pattern named by IPRewriterPatterns and used by two rewriters
+/// (`pattern NAME 0 1`) is one pattern: the two allocate from its one
+/// port range with its one sequential rover, and each rewrites its own
+/// flows and their replies by it.
+#[test]
+fn a_named_pattern_is_shared_by_the_rewriters_that_use_it() {
+    let mut r = from_config(
+        "IPRewriterPatterns(to_world 1.0.0.1 50000-50009# - -, elsewhere 2.0.0.2 - - -);
+         a :: IPRewriter(pattern to_world 0 1, drop);
+         b :: IPRewriter(pattern to_world 0 1, pattern elsewhere 0 1);
+         Idle -> [0]a; Idle -> [1]a; a[0] -> ao :: Queue -> Discard; a[1] -> ar :: Queue -> Discard;
+         Idle -> [0]b; Idle -> [1]b; b[0] -> bo :: Queue -> Discard; b[1] -> br :: Queue -> Discard;",
+    );
+    assert!(read(&mut r, "a.pattern0").contains("1.0.0.1 50000-50009"));
+    let (a, b) = (r.find_element("a").unwrap(), r.find_element("b").unwrap());
+    r.inject_packet(a, 0, marked(&udp(IN, 40, SRV, 53, b"1")));
+    r.inject_packet(b, 0, marked(&udp(IN2, 40, SRV, 53, b"2")));
+    r.inject_packet(a, 0, marked(&tcp(IN, 41, SRV, 80, 0x02, b"")));
+    r.inject_packet(b, 0, marked(&tcp(IN2, 41, SRV, 80, 0x02, b"")));
+    let from_a: Vec<_> = drain(&mut r, "ao").iter().map(|p| flow_of(p)).collect();
+    let from_b: Vec<_> = drain(&mut r, "bo").iter().map(|p| flow_of(p)).collect();
+    assert_eq!(from_a, [(PUB, 50000, SRV, 53), (PUB, 50002, SRV, 80)]);
+    assert_eq!(from_b, [(PUB, 50001, SRV, 53), (PUB, 50003, SRV, 80)]);
+    // Replies find their flows in each rewriter's own table.
+    r.inject_packet(a, 1, marked(&udp(SRV, 53, PUB, 50000, b"r")));
+    r.inject_packet(b, 1, marked(&tcp(SRV, 80, PUB, 50003, 0x12, b"")));
+    assert_eq!(flow_of(&drain(&mut r, "ar")[0]), (SRV, 53, IN, 40));
+    assert_eq!(flow_of(&drain(&mut r, "br")[0]), (SRV, 80, IN2, 41));
+    // b's second input uses the other named pattern (addresses only).
+    r.inject_packet(b, 1, marked(&udp(IN, 7, SRV2, 9, b"")));
+    assert_eq!(flow_of(&drain(&mut r, "bo")[0]), ([2, 0, 0, 2], 7, SRV2, 9));
+    // An unknown name is a configuration error.
+    let errs = rclick_elements::testing::config_errors(
+        "IPRewriterPatterns(to_world 1.0.0.1 50000-50009# - -);
+         x :: IPRewriter(pattern to_moon 0 1); Idle -> x -> Discard;",
+    );
+    assert!(errs.contains("to_moon"), "{errs}");
+}
