@@ -2028,3 +2028,126 @@ fn a_named_pattern_is_shared_by_the_rewriters_that_use_it() {
     );
     assert!(errs.contains("to_moon"), "{errs}");
 }
+
+// ------------------------------------------------------------ ICMP errors quoting garbage
+
+/// ICMPRewriter on the errors a NAT meets (RFC 5508): port unreachable,
+/// fragmentation needed (its next-hop MTU kept as it was), time exceeded,
+/// each about a mapped flow, translated with every checksum valid; and
+/// errors quoting garbage, dropped and counted as the element's
+/// documentation says: quotes cut inside the IP header or before 8
+/// transport bytes, a quoted IHL below 5, past the quote or not the
+/// packet's, flows no rewriter mapped, ICMP messages that are not errors,
+/// and an ICMP header cut short. Output 1 stays empty.
+#[test]
+fn icmp_errors_about_mapped_flows_translate_and_garbage_is_dropped() {
+    let mut r = from_config(
+        "rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+         Idle -> rw; Idle -> [1]rw; rw[0] -> o0 :: Queue -> Discard; rw[1] -> Discard;
+         x :: ICMPRewriter(rw); Idle -> x -> e0 :: Queue -> Discard; x[1] -> e1 :: Queue -> Discard;",
+    );
+    let rw = r.find_element("rw").unwrap();
+    let x = r.find_element("x").unwrap();
+    r.inject_packet(rw, 0, marked(&udp(IN, 40, SRV, 53, b"query")));
+    r.inject_packet(rw, 0, marked(&tcp(IN2, 41, SRV2, 80, 0x02, b"")));
+    let sent = drain(&mut r, "o0");
+    let (sent_udp, sent_tcp) = (&sent[0], &sent[1]);
+    assert_eq!(flow_of(sent_udp), (PUB, 1024, SRV, 53));
+    assert_eq!(flow_of(sent_tcp), (PUB, 1025, SRV2, 80));
+    const MTU_1400: [u8; 4] = [0, 0, 0x05, 0x78];
+
+    let translated = [
+        // Port unreachable from the server, the whole datagram quoted.
+        (
+            icmp_error_of(3, 3, [0; 4], SRV, PUB, sent_udp),
+            (IN, 40, SRV, 53),
+        ),
+        // Fragmentation needed, the whole segment quoted.
+        (
+            icmp_error_of(3, 4, MTU_1400, SRV2, PUB, sent_tcp),
+            (IN2, 41, SRV2, 80),
+        ),
+        // Time exceeded from a router on the way.
+        (
+            icmp_error_of(11, 0, [0; 4], [9, 9, 9, 9], PUB, sent_udp),
+            (IN, 40, SRV, 53),
+        ),
+    ];
+    for (e, _) in &translated {
+        r.inject_packet(x, 0, marked(e));
+    }
+    // Fragmentation needed quoting the IP header and 8 bytes only (what
+    // most routers send): the quoted TCP checksum is not there to fix.
+    r.inject_packet(
+        x,
+        0,
+        marked(&icmp_error_of(3, 4, MTU_1400, SRV2, PUB, &sent_tcp[..28])),
+    );
+    let got = drain(&mut r, "e0");
+    assert_eq!(got.len(), 4);
+    for (p, (e, flow)) in got.iter().zip(&translated) {
+        let h = Ipv4Header::new_checked(&p[..]).unwrap();
+        assert!(h.verify_checksum(), "outer IP checksum");
+        assert_eq!(
+            h.dst().octets(),
+            flow.0,
+            "the outer destination is the inside host"
+        );
+        assert_eq!(
+            h.src().octets(),
+            Ipv4Header::new_checked(&e[..]).unwrap().src().octets()
+        );
+        assert!(checksum::verify(&p[20..]), "ICMP checksum");
+        assert_eq!(p[20..22], e[20..22], "type and code kept");
+        assert_eq!(
+            p[24..28],
+            e[24..28],
+            "the rest of the ICMP header (MTU) kept"
+        );
+        assert_eq!(
+            flow_of(&p[28..]),
+            *flow,
+            "quoted packet translated, checksums valid"
+        );
+        assert_eq!(p.len(), e.len());
+    }
+    let short = &got[3];
+    assert_eq!(short.len(), 20 + 8 + 28);
+    assert!(
+        checksum::verify(&short[20..]),
+        "ICMP checksum of the short quote"
+    );
+    assert_eq!(short[24..28], MTU_1400);
+    let q = Ipv4Header::new_checked(&short[28..]).unwrap();
+    assert!(q.verify_checksum(), "quoted IP checksum");
+    assert_eq!((q.src().octets(), q.dst().octets()), (IN2, SRV2));
+    assert_eq!(short[48..52], [0, 41, 0, 80], "quoted ports");
+
+    // Garbage: every one dropped and counted.
+    let with_ihl = |ihl: u8| {
+        let mut q = sent_udp.clone();
+        q[0] = 0x40 | ihl;
+        icmp_error_of(3, 3, [0; 4], SRV, PUB, &q)
+    };
+    let mut icmp_cut = icmp_error_of(11, 0, [0; 4], SRV, PUB, b"");
+    icmp_cut.truncate(24);
+    let garbage = [
+        icmp_error_of(3, 3, [0; 4], SRV, PUB, &sent_udp[..16]),
+        icmp_error_of(3, 3, [0; 4], SRV, PUB, &sent_udp[..27]),
+        icmp_error_of(3, 4, MTU_1400, SRV, PUB, b""),
+        with_ihl(4),
+        with_ihl(15),
+        with_ihl(6),
+        icmp_error_of(3, 3, [0; 4], SRV, PUB, &udp(PUB, 1030, SRV, 53, b"")),
+        icmp_error_of(11, 0, [0; 4], SRV, PUB, &tcp(PUB, 1024, SRV, 53, 0x10, b"")),
+        icmp_error_of(3, 3, [0; 4], SRV, PUB, &ip(PUB, SRV, 47, b"gre payload")),
+        icmp_echo(SRV, PUB, 8, 1),
+        icmp_cut,
+    ];
+    for g in &garbage {
+        r.inject_packet(x, 0, marked(g));
+    }
+    assert_eq!(drain(&mut r, "e0").len(), 0);
+    assert_eq!(drain(&mut r, "e1").len(), 0);
+    assert_eq!(read(&mut r, "x.drops"), garbage.len().to_string());
+}
