@@ -2,9 +2,12 @@
 //! mappings with valid checksums, port preservation and distinct ports for
 //! distinct hosts (RFC 4787/5382), the capacity bound and its refusal
 //! counter, timeouts under simulated time, ICMP errors translated inside
-//! their payload (RFC 5508), echo identifiers, malformed packets, and a
-//! property test that adversarial packets never panic and every packet is
-//! accounted for.
+//! their payload (RFC 5508) and errors quoting garbage dropped, echo
+//! identifiers, malformed packets, `nochange` and IPRewriterPatterns, a
+//! property test that adversarial packets (fragments, PORT commands, ICMP
+//! errors, port exhaustion) never panic and every packet is accounted for,
+//! and the stable side of the `nat_traffic` fuzz target (its corpus, its
+//! seeds, mutations of them).
 
 use proptest::prelude::*;
 use rclick_core::time::DEFAULT_SIMTIME_START;
