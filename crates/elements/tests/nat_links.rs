@@ -926,6 +926,7 @@ fn comparison_with_linux_nftables_masquerade() {
     let mut sender_alone = Vec::new();
     let mut linux_on_core_1 = Vec::new();
     for gateway in [Gateway::LinuxNftables, Gateway::Rclick] {
+        println!("{}:", gateway.name());
         let mut net = Net::new();
         let mut iperf_server = None;
         match gateway {
@@ -1293,6 +1294,12 @@ fn nat_checks(net: &mut Net) {
         assert_ne!(
             from_a.1, from_b.1,
             "A and B share the external port (udp: {udp})"
+        );
+        println!(
+            "{} from port {sport} of A and of B: S saw ports {} and {}",
+            if udp { "UDP" } else { "TCP" },
+            from_a.1,
+            from_b.1
         );
     }
     // A first, so that B's datagram is the one whose source port the NAT
