@@ -940,16 +940,27 @@ fn measure(net: &Net, round: usize) -> (f64, f64) {
 fn range(v: &[f64]) -> String {
     let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
     let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    format!("{lo:.2}-{hi:.2}")
+    // Three significant digits or so: more would be noise.
+    let decimals = match hi.abs() {
+        h if h >= 100.0 => 0,
+        h if h >= 10.0 => 1,
+        _ => 2,
+    };
+    format!("{lo:.decimals$}-{hi:.decimals$}")
 }
 
 /// The same topology with Linux's own NAT (nftables masquerade in the
-/// gateway's namespace) instead of rclick, measured side by side with
-/// rclick: HTTP fetch time and iperf3 TCP throughput, three rounds each,
-/// printed as ranges. Checks that Linux's NAT carries the same fetch
-/// byte-exact; the numbers are for docs/nat-gateway.md (the machine is
-/// shared, so only ranges mean anything). Set RCLICK_BIN to a release
-/// build for a fair comparison.
+/// gateway's namespace) instead of rclick, side by side: the same checks
+/// (`nat_checks`) run against both gateways, then three rounds each of an
+/// HTTP fetch (byte-exact) and iperf3 TCP throughput, and of a 64-byte UDP
+/// packet blast from A to S (`udp_blast`), printed as ranges. The blast's
+/// sender runs on core 0 and rclick's gateway where the scheduler puts
+/// it; Linux's NAT is blasted as the kernel places it (in the sender's
+/// softirq, on core 0) and again steered to core 1 (RPS), and the sender
+/// alone, into a gateway that drops the blast, gives the ceiling. The numbers are for
+/// docs/benchmarks.md (the machine is shared, so only ranges mean
+/// anything, and no rate is asserted). Set RCLICK_BIN to a release build
+/// for a fair comparison: it also runs the blast's sender.
 #[test]
 fn comparison_with_linux_nftables_masquerade() {
     skip_if!(skip_reason());
@@ -960,32 +971,15 @@ fn comparison_with_linux_nftables_masquerade() {
     let rounds = 3;
     let iperf = have(&["iperf3", "--version"]);
     let mut results = Vec::new();
-    for linux in [true, false] {
+    let mut sender_alone = Vec::new();
+    let mut linux_on_core_1 = Vec::new();
+    for gateway in [Gateway::LinuxNftables, Gateway::Rclick] {
+        println!("{}:", gateway.name());
         let mut net = Net::new();
         let mut iperf_server = None;
-        if linux {
-            let gw = &net.gw;
-            gw.exec(&["ip", "addr", "add", "192.168.1.1/24", "dev", "ntlan"]);
-            gw.exec(&["ip", "addr", "add", "192.0.2.1/24", "dev", "ntwan"]);
-            gw.exec(&["sysctl", "-qw", "net.ipv4.ip_forward=1"]);
-            gw.exec(&["nft", "add", "table", "ip", "nat"]);
-            gw.exec(&[
-                "nft",
-                "add chain ip nat post { type nat hook postrouting priority 100; }",
-            ]);
-            gw.exec(&[
-                "nft",
-                "add",
-                "rule",
-                "ip",
-                "nat",
-                "post",
-                "oifname",
-                "ntwan",
-                "masquerade",
-            ]);
-        } else {
-            net.start_router();
+        match gateway {
+            Gateway::LinuxNftables => start_linux_nat(&net),
+            Gateway::Rclick => net.start_router(),
         }
         net.web_server(false, SRV, "8000");
         if iperf {
@@ -997,6 +991,7 @@ fn comparison_with_linux_nftables_masquerade() {
             wait_listening(&net.s, &mut server, 5201);
             iperf_server = Some(server);
         }
+        nat_checks(&mut net);
         let mut fetch = Vec::new();
         let mut tput = Vec::new();
         for round in 0..rounds {
@@ -1004,21 +999,118 @@ fn comparison_with_linux_nftables_masquerade() {
             fetch.push(f);
             tput.push(t);
         }
-        if linux {
-            // The server saw the masqueraded address.
-            assert!(net.servers[0].output().contains(&format!("{WAN_IP} - - ")));
-        }
         drop(iperf_server);
-        results.push((if linux { "Linux nftables" } else { "rclick" }, fetch, tput));
+        let blasts: Vec<Blast> = (0..rounds).map(|_| udp_blast(&net)).collect();
+        for b in &blasts {
+            assert!(
+                b.received > 0,
+                "no UDP datagram came through {}",
+                gateway.name()
+            );
+        }
+        if let Gateway::LinuxNftables = gateway {
+            sender_alone = (0..rounds).map(|_| sender_baseline(&net)).collect();
+            if two_cores_and_taskset() && steer_gateway_to_core_1(&net) {
+                let steered: Vec<Blast> = (0..rounds).map(|_| udp_blast(&net)).collect();
+                for b in &steered {
+                    assert!(b.received > 0, "no UDP datagram came through Linux (RPS)");
+                }
+                linux_on_core_1 = steered;
+            }
+        }
+        if let Some(router) = net.router.take() {
+            assert!(router.alive_check(), "rclick died");
+            let log = router.stop();
+            assert!(!log.contains("panicked"), "{log}");
+        }
+        results.push((gateway.name(), fetch, tput, blasts));
     }
-    println!("NAT comparison, {rounds} rounds each (ranges; shared, loaded machine):");
-    for (who, fetch, tput) in &results {
+    println!(
+        "NAT comparison, {rounds} rounds each (ranges; shared, loaded machine; UDP: \
+         {BLAST_SECS} s blasts of 64-byte Ethernet frames ({BLAST_FRAME} bytes and the FCS, \
+         {} bytes of UDP payload), kpps = thousand packets per second; the sender on core 0{}):",
+        BLAST_FRAME - 14 - 20 - 8,
+        if two_cores_and_taskset() {
+            ""
+        } else {
+            " (not pinned: no taskset or one core)"
+        }
+    );
+    let alone: Vec<f64> = sender_alone
+        .iter()
+        .map(|b: &Blast| b.sent as f64 / BLAST_SECS as f64 / 1e3)
+        .collect();
+    println!(
+        "  the sender alone (the gateway's kernel drops the frames on arrival): {} kpps",
+        range(&alone)
+    );
+    for (who, fetch, tput, blasts) in &results {
         println!(
             "  {who:15} HTTP 16 MB fetch {} s   iperf3 TCP {} Mbit/s",
             range(fetch),
             range(tput)
         );
+        print_blasts(blasts);
+        let inside: Vec<(&Blast, &InsideRclick)> = blasts
+            .iter()
+            .filter_map(|b| Some((b, b.inside_rclick.as_ref()?)))
+            .collect();
+        if !inside.is_empty() {
+            let cpu: Vec<f64> = inside.iter().map(|(_, i)| 100.0 * i.cpu_share).collect();
+            let taken: Vec<f64> = inside
+                .iter()
+                .map(|(_, i)| i.taken_in as f64 / BLAST_SECS as f64 / 1e3)
+                .collect();
+            // Frames the LAN device received that FromDevice never saw:
+            // its socket's ring was full.
+            let missed: Vec<f64> = inside
+                .iter()
+                .map(|(b, i)| b.at_gateway.saturating_sub(i.taken_in) as f64)
+                .collect();
+            let drops: Vec<f64> = inside.iter().map(|(_, i)| i.queue_drops as f64).collect();
+            println!(
+                "  {:15} inside rclick: {} % of a core; FromDevice took in {} kpps, missed {} frames; \
+                 the WAN queue dropped {}",
+                "",
+                range(&cpu),
+                range(&taken),
+                range(&missed),
+                range(&drops)
+            );
+        }
     }
+    if !linux_on_core_1.is_empty() {
+        println!("  Linux nftables, its receive work steered to core 1 (RPS):");
+        print_blasts(&linux_on_core_1);
+    }
+}
+
+/// Prints the ranges of a gateway's UDP blasts: sent, arrived at the
+/// gateway, received at S (kpps), loss (%).
+fn print_blasts(blasts: &[Blast]) {
+    let kpps = |f: fn(&Blast) -> u64| -> Vec<f64> {
+        blasts
+            .iter()
+            .map(|b| f(b) as f64 / BLAST_SECS as f64 / 1e3)
+            .collect()
+    };
+    let loss: Vec<f64> = blasts.iter().map(Blast::loss_percent).collect();
+    println!(
+        "  {:15} 64-byte UDP: sent {} kpps, reached the gateway {} kpps, received at S {} kpps, loss {} %",
+        "",
+        range(&kpps(|b| b.sent)),
+        range(&kpps(|b| b.at_gateway)),
+        range(&kpps(|b| b.received)),
+        range(&loss)
+    );
+    let cores = blasts.iter().map(|b| b.core_busy.len()).min().unwrap_or(0);
+    let busy: Vec<String> = (0..cores.min(2))
+        .map(|c| {
+            let v: Vec<f64> = blasts.iter().map(|b| b.core_busy[c]).collect();
+            format!("core {c} {} %", range(&v))
+        })
+        .collect();
+    println!("  {:15} busy (whole machine): {}", "", busy.join(", "));
 }
 
 /// Active and passive FTP from A to an FTP server on S (pyftpdlib, when
@@ -1512,4 +1604,465 @@ m.close()
     );
     let log = net.router_log();
     assert!(!log.contains("panicked"), "{log}");
+}
+
+/// The gateway under test in `comparison_with_linux_nftables_masquerade`.
+#[derive(Clone, Copy)]
+enum Gateway {
+    Rclick,
+    LinuxNftables,
+}
+
+impl Gateway {
+    fn name(self) -> &'static str {
+        match self {
+            Gateway::Rclick => "rclick",
+            Gateway::LinuxNftables => "Linux nftables",
+        }
+    }
+}
+
+/// Linux's own NAT in the gateway's namespace, on the same devices and
+/// addresses as rclick's gateway: forwarding on, and nftables masquerade
+/// of everything leaving by the WAN device.
+fn start_linux_nat(net: &Net) {
+    let gw = &net.gw;
+    gw.exec(&["ip", "addr", "add", "192.168.1.1/24", "dev", "ntlan"]);
+    gw.exec(&["ip", "addr", "add", &format!("{WAN_IP}/24"), "dev", "ntwan"]);
+    gw.exec(&["sysctl", "-qw", "net.ipv4.ip_forward=1"]);
+    gw.exec(&["nft", "add", "table", "ip", "nat"]);
+    gw.exec(&[
+        "nft",
+        "add chain ip nat post { type nat hook postrouting priority 100; }",
+    ]);
+    gw.exec(&[
+        "nft",
+        "add",
+        "rule",
+        "ip",
+        "nat",
+        "post",
+        "oifname",
+        "ntwan",
+        "masquerade",
+    ]);
+}
+
+/// The port of S's peer-echo server (`peer_echo_server`).
+const ECHO_PORT: u16 = 8100;
+
+/// Starts a server on S that answers every TCP connection and every UDP
+/// datagram on ECHO_PORT with the address and port it came from, as
+/// "ADDR PORT": what S sees of a LAN host behind the NAT.
+fn peer_echo_server(net: &mut Net) {
+    // The UDP socket is bound before the TCP one listens, so that a
+    // listening TCP port means both are ready.
+    let script = format!(
+        "import socket, threading
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(('{SRV}', {ECHO_PORT}))
+def tcp():
+    t = socket.socket()
+    t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    t.bind(('{SRV}', {ECHO_PORT}))
+    t.listen(16)
+    while True:
+        c, a = t.accept()
+        c.sendall(('%s %d\\n' % a).encode())
+        c.close()
+threading.Thread(target=tcp, daemon=True).start()
+while True:
+    d, a = u.recvfrom(100)
+    u.sendto(('%s %d\\n' % a).encode(), a)
+"
+    );
+    let mut server = Background::start(
+        &net.s,
+        net.dir.join("peer-echo.log"),
+        &["python3", "-c", &script],
+    );
+    wait_listening(&net.s, &mut server, ECHO_PORT);
+    net.servers.push(server);
+}
+
+/// The address and port S's peer-echo server sees for a TCP connection
+/// (`udp` false) or a UDP datagram from `ns`'s source port `sport`.
+fn seen_by_server(ns: &Netns, udp: bool, sport: u16) -> (String, u16) {
+    let probe = format!(
+        "import socket
+s = socket.socket(socket.AF_INET, socket.{kind})
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('', {sport}))
+s.settimeout(2)
+s.connect(('{SRV}', {ECHO_PORT}))
+# A TCP server answers the connection; a UDP one needs a datagram, which
+# is sent again if it or the answer was lost.
+for attempt in range(5 if {udp} else 1):
+    if {udp}:
+        s.send(b'who am I?')
+    try:
+        print(s.recv(100).decode().strip())
+        break
+    except socket.timeout:
+        pass
+",
+        kind = if udp { "SOCK_DGRAM" } else { "SOCK_STREAM" },
+        udp = if udp { "True" } else { "False" },
+    );
+    let (ok, out) = ns.run(20, &["python3", "-c", &probe]);
+    assert!(ok, "peer echo from port {sport} (udp: {udp}): {out}");
+    let mut words = out.split_whitespace();
+    let addr = words.next().unwrap_or_default().to_string();
+    let port = words
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("peer echo answered {out:?}"));
+    (addr, port)
+}
+
+/// What a LAN host's UDP socket on source port `sport` hears back after a
+/// datagram to a closed port of S: "refused" when the ICMP port
+/// unreachable reached it, else "answer" or "timeout".
+fn udp_to_closed_port(ns: &Netns, sport: u16) -> String {
+    let probe = format!(
+        "import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('', {sport}))
+s.settimeout(3)
+s.connect(('{SRV}', 9999))
+s.send(b'anyone?')
+try:
+    s.recv(100)
+    print('answer')
+except ConnectionRefusedError:
+    print('refused')
+except socket.timeout:
+    print('timeout')
+"
+    );
+    ns.run(10, &["python3", "-c", &probe]).1.trim().to_string()
+}
+
+/// The checks that make sense for any NAT, run in the very same way
+/// against rclick's gateway and against Linux's: ping from LAN hosts to S
+/// through the NAT; S sees only the public address, and two LAN hosts
+/// using the same source port to the same server get distinct external
+/// ports (TCP and UDP, as S sees them); an ICMP port unreachable from S
+/// reaches the LAN host whose datagram caused it, also the host whose
+/// port the NAT had to change; a 16 MB HTTP fetch arrives byte-exact and
+/// S's web server saw only the public address. Starts the peer-echo
+/// server on S.
+fn nat_checks(net: &mut Net) {
+    peer_echo_server(net);
+    for ns in [&net.a, &net.b] {
+        let (ok, out) = ns.run(15, &["ping", "-c", "3", "-i", "0.2", "-W", "2", SRV]);
+        assert!(ok && ping_loss(&out) == Some(0.0), "{out}");
+    }
+    for (udp, sport) in [(false, 40000), (true, 40001)] {
+        let from_a = seen_by_server(&net.a, udp, sport);
+        let from_b = seen_by_server(&net.b, udp, sport);
+        for (addr, _) in [&from_a, &from_b] {
+            assert_eq!(addr, WAN_IP, "S saw a private address (udp: {udp})");
+        }
+        assert_ne!(
+            from_a.1, from_b.1,
+            "A and B share the external port (udp: {udp})"
+        );
+        println!(
+            "{} from port {sport} of A and of B: S saw ports {} and {}",
+            if udp { "UDP" } else { "TCP" },
+            from_a.1,
+            from_b.1
+        );
+    }
+    // A first, so that B's datagram is the one whose source port the NAT
+    // changes: the error quoting the changed port must still reach B.
+    for (ns, host) in [(&net.a, A_IP), (&net.b, B_IP)] {
+        assert_eq!(
+            udp_to_closed_port(ns, 40002),
+            "refused",
+            "{host}: no port unreachable\n{}",
+            net.router_log()
+        );
+    }
+    let got = net
+        .fetch(&net.a, &format!("http://{SRV}:8000/big"), "check-big", 120)
+        .unwrap_or_else(|e| panic!("fetch failed: {e}\n{}", net.router_log()));
+    assert!(same(&got, &net.big), "the fetched file differs");
+    let access = net.servers[0].output();
+    assert!(
+        access.contains(&format!("{WAN_IP} - - ")) && !access.contains(A_IP),
+        "S saw: {access}"
+    );
+}
+
+/// Seconds each 64-byte UDP blast lasts.
+const BLAST_SECS: u32 = 3;
+/// The blast's frame length without the FCS: 64 bytes on the wire.
+const BLAST_FRAME: u32 = 60;
+/// The UDP port the blast is sent to (S counts and drops it).
+const BLAST_PORT: u16 = 9000;
+
+/// One 64-byte UDP blast's counts: frames A sent, frames the gateway's
+/// LAN device received, datagrams that reached S; and with rclick as the
+/// gateway, where inside it the rest went.
+struct Blast {
+    sent: u64,
+    at_gateway: u64,
+    received: u64,
+    inside_rclick: Option<InsideRclick>,
+    /// How busy each core was during the blast, in percent (everything
+    /// the machine ran, other users' work included).
+    core_busy: Vec<f64>,
+}
+
+/// Each core's busy and total time so far (`/proc/stat`, in ticks).
+fn core_ticks() -> Vec<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    stat.lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+        .map(|l| {
+            let t: Vec<u64> = l
+                .split_whitespace()
+                .skip(1)
+                .filter_map(|v| v.parse().ok())
+                .collect();
+            // idle and iowait are the 4th and 5th; guest time is already
+            // counted in user time.
+            let total: u64 = t.iter().take(8).sum();
+            (total - t[3] - t[4], total)
+        })
+        .collect()
+}
+
+/// What rclick's gateway did during a blast.
+struct InsideRclick {
+    /// The share of one core its process used (user and system time).
+    cpu_share: f64,
+    /// Frames its LAN FromDevice handed on (`lan_in.count`).
+    taken_in: u64,
+    /// Frames its WAN queue dropped (`wan_q.drops`).
+    queue_drops: u64,
+}
+
+/// The CPU time (user and system) process `pid` has used, in seconds.
+fn process_cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name (which may hold spaces) start
+    // with the state, field 3; utime and stime are fields 14 and 15.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    ticks as f64 / per_second as f64
+}
+
+/// A counter handler of the running rclick gateway.
+fn gateway_counter(net: &Net, handler: &str) -> u64 {
+    let v = net.call(handler).unwrap();
+    v.parse().unwrap_or_else(|_| panic!("{handler} = {v:?}"))
+}
+
+impl Blast {
+    fn loss_percent(&self) -> f64 {
+        100.0 * self.sent.saturating_sub(self.received) as f64 / self.sent.max(1) as f64
+    }
+}
+
+/// A packet counter of the kernel in `ns`: `/sys/class/net/DEV/statistics/NAME`.
+fn link_counter(ns: &Netns, dev: &str, name: &str) -> u64 {
+    let path = format!("/sys/class/net/{dev}/statistics/{name}");
+    let out = ns.try_exec(&["cat", &path]).unwrap();
+    out.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{path}: {out}"))
+}
+
+/// The packets S's nftables counter has seen on BLAST_PORT (installed by
+/// the first call).
+fn received_at_server(net: &Net) -> u64 {
+    let list = |ns: &Netns| ns.try_exec(&["nft", "list", "chain", "ip", "sink", "pre"]);
+    let out = match list(&net.s) {
+        Ok(out) => out,
+        Err(_) => {
+            // Counted and dropped before routing: no socket, no port
+            // unreachables sent back through the NAT.
+            net.s.exec(&["nft", "add", "table", "ip", "sink"]);
+            net.s.exec(&[
+                "nft",
+                "add chain ip sink pre { type filter hook prerouting priority -300; }",
+            ]);
+            net.s.exec(&[
+                "nft",
+                "add",
+                "rule",
+                "ip",
+                "sink",
+                "pre",
+                "ip",
+                "saddr",
+                WAN_IP,
+                "udp",
+                "dport",
+                &BLAST_PORT.to_string(),
+                "counter",
+                "drop",
+            ]);
+            list(&net.s).unwrap()
+        }
+    };
+    let after = out
+        .split("counter packets ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no counter: {out}"));
+    after
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no counter: {out}"))
+}
+
+/// Blasts 64-byte UDP frames from A to S through the gateway for
+/// BLAST_SECS seconds, as fast as the sender goes: rclick itself in A's
+/// namespace (FastUDPSource, one prebuilt frame handed to ToDevice again
+/// and again, batched sendmmsg straight to the driver), which outruns any
+/// socket-per-datagram sender. One flow (fixed ports). Counts what A
+/// sent, what the gateway's LAN device received, and what reached S.
+fn udp_blast(net: &Net) -> Blast {
+    let a_eth = net
+        .a
+        .try_exec(&["cat", "/sys/class/net/ntA/address"])
+        .unwrap();
+    let conf = net.dir.join("blast.click");
+    std::fs::write(
+        &conf,
+        format!(
+            "src :: FastUDPSource(0, -1, {BLAST_FRAME}, {a_eth}, {A_IP}, 5000, {GW_LAN_ETH}, {SRV}, {BLAST_PORT});
+src -> td :: ToDevice(ntA, BURST 32);
+Script(wait {BLAST_SECS}s, stop);
+",
+            a_eth = a_eth.trim()
+        ),
+    )
+    .unwrap();
+    let received_before = received_at_server(net);
+    let at_gateway_before = link_counter(&net.gw, "ntlan", "rx_packets");
+    let rclick_before = net.router.as_ref().map(|r| {
+        (
+            process_cpu_seconds(r.pid()),
+            gateway_counter(net, "lan_in.count"),
+            gateway_counter(net, "wan_q.drops"),
+        )
+    });
+    let t = Instant::now();
+    let ticks_before = core_ticks();
+    let bin = rclick_bin().unwrap();
+    let mut cmd = Vec::new();
+    if two_cores_and_taskset() {
+        cmd.extend(["taskset", "-c", "0"]);
+    }
+    cmd.extend([
+        bin.to_str().unwrap(),
+        "-h",
+        "td.count",
+        conf.to_str().unwrap(),
+    ]);
+    let (ok, out) = net.a.run(BLAST_SECS + 20, &cmd);
+    assert!(ok, "the blast's sender: {out}");
+    let core_busy = core_ticks()
+        .iter()
+        .zip(&ticks_before)
+        .map(|((busy, total), (busy0, total0))| {
+            100.0 * (busy - busy0) as f64 / (total - total0).max(1) as f64
+        })
+        .collect();
+    let inside_rclick =
+        net.router
+            .as_ref()
+            .zip(rclick_before)
+            .map(|(r, (cpu, taken_in, queue_drops))| InsideRclick {
+                cpu_share: (process_cpu_seconds(r.pid()) - cpu) / t.elapsed().as_secs_f64(),
+                taken_in: gateway_counter(net, "lan_in.count") - taken_in,
+                queue_drops: gateway_counter(net, "wan_q.drops") - queue_drops,
+            });
+    // Frames still in flight through the bridge and the gateway.
+    std::thread::sleep(Duration::from_millis(300));
+    // One handler asked for: rclick prints its value alone (as Click).
+    let sent: u64 = out
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .next_back()
+        .unwrap_or_else(|| panic!("no td.count: {out}"));
+    let blast = Blast {
+        sent,
+        at_gateway: link_counter(&net.gw, "ntlan", "rx_packets") - at_gateway_before,
+        received: received_at_server(net) - received_before,
+        inside_rclick,
+        core_busy,
+    };
+    assert!(blast.sent > 0, "the sender sent nothing: {out}");
+    // Every datagram S counted was sent by A (the counter matches only the
+    // blast's port from the public address).
+    assert!(blast.received <= blast.sent, "S counted more than A sent");
+    blast
+}
+
+/// The blast's sender with no NAT behind it: the gateway's kernel drops
+/// the blast's frames as they arrive (nftables, before routing), so what A
+/// sends is what the sender, the bridge and the gateway's device take,
+/// with nothing forwarded. The ceiling of the blast in this topology on
+/// this machine, for telling a sender limit from a NAT limit.
+fn sender_baseline(net: &Net) -> Blast {
+    let gw = &net.gw;
+    gw.exec(&["nft", "add", "table", "ip", "blackhole"]);
+    gw.exec(&[
+        "nft",
+        "add chain ip blackhole pre { type filter hook prerouting priority -300; }",
+    ]);
+    gw.exec(&[
+        "nft",
+        "add",
+        "rule",
+        "ip",
+        "blackhole",
+        "pre",
+        "udp",
+        "dport",
+        &BLAST_PORT.to_string(),
+        "drop",
+    ]);
+    let blast = udp_blast(net);
+    gw.exec(&["nft", "delete", "table", "ip", "blackhole"]);
+    assert_eq!(blast.received, 0, "the blackhole let datagrams through");
+    blast
+}
+
+/// Whether the blast's sender can be pinned to core 0 with another core
+/// left for the gateway.
+fn two_cores_and_taskset() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+        && have(&["taskset", "--version"])
+}
+
+/// Linux's NAT runs in the softirq of whichever core received the frame:
+/// on veths, the sender's own core, which then sends, bridges, translates
+/// and delivers to S alone while the other core idles. Receive packet
+/// steering (RPS) on the gateway's LAN device queues the gateway's receive
+/// work (routing, NAT, and the delivery to S) to core 1 instead, the way
+/// rclick's gateway, a process of its own, runs beside the sender: the
+/// sender (pinned to core 0) and the bridge on one core, the NAT on the
+/// other. Whether the kernel took it (it may lack RPS).
+fn steer_gateway_to_core_1(net: &Net) -> bool {
+    let steered = net.gw.try_exec(&[
+        "sh",
+        "-c",
+        "echo 2 > /sys/class/net/ntlan/queues/rx-0/rps_cpus",
+    ]);
+    if let Err(why) = &steered {
+        println!("Linux with RPS skipped: {why}");
+    }
+    steered.is_ok()
 }
