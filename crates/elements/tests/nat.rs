@@ -398,6 +398,36 @@ fn port_parity_keeps_rtp_even_and_rtcp_odd() {
     }
 }
 
+/// RFC 4787 REQ-1 through a mapper: RoundRobinIPMapper spreads new flows
+/// over two outside addresses, but an endpoint-independent rewriter still
+/// gives an inside endpoint one outside address and port for every
+/// destination (REQ-2's "paired" pooling for that endpoint); another
+/// endpoint goes on to the next pattern.
+#[test]
+fn endpoint_independent_mapping_holds_through_a_round_robin_mapper() {
+    let mut r = from_config(
+        "m :: RoundRobinIPMapper(1.0.0.1 1024-65535 - - 0 1, 1.0.0.2 1024-65535 - - 0 1);
+         x :: IPRewriter(m, drop, ENDPOINT_INDEPENDENT true); Idle -> [0]x; Idle -> [1]x;
+         x[0] -> o0 :: Queue -> Discard; x[1] -> o1 :: Queue -> Discard;",
+    );
+    for dst in [SRV, SRV2, [18, 26, 4, 46]] {
+        inject(&mut r, 0, &udp(IN, 5000, dst, 53, b"q"));
+    }
+    inject(&mut r, 0, &udp(IN2, 5000, SRV, 53, b"q"));
+    let out: Vec<_> = drain(&mut r, "o0").iter().map(|p| flow_of(p)).collect();
+    assert_eq!(out.len(), 4);
+    for o in &out[1..3] {
+        assert_eq!((o.0, o.1), (PUB, 5000), "IN towards {:?}", o.2);
+    }
+    assert_eq!((out[3].0, out[3].1), ([1, 0, 0, 2], 5000), "IN2");
+    assert_eq!(read(&mut r, "x.bindings"), "2");
+    // Replies to each outside endpoint reach its host.
+    inject(&mut r, 1, &udp(SRV2, 53, PUB, 5000, b"r"));
+    inject(&mut r, 1, &udp(SRV, 53, [1, 0, 0, 2], 5000, b"r"));
+    let back: Vec<_> = drain(&mut r, "o1").iter().map(|p| flow_of(p)).collect();
+    assert_eq!(back, vec![(SRV2, 53, IN, 5000), (SRV, 53, IN2, 5000)]);
+}
+
 #[test]
 fn port_parity_needs_endpoint_independent_mapping() {
     let e = try_from_config(

@@ -485,8 +485,9 @@ impl Pattern {
     }
 
     /// [`Pattern::rewrite`] with an endpoint-independent mapping (see
-    /// [`super::bindings`]), for a pattern with a port range: the port
-    /// `flow`'s source endpoint is bound to, if it has one; else its own
+    /// [`super::bindings`]), for a pattern with a port range: the outside
+    /// address and port `flow`'s source endpoint is bound to, if it has
+    /// one (whatever this pattern's address); else its own
     /// port if the pattern keeps ports and no binding holds it; else a
     /// port no binding holds, from a random or the sequential start, with
     /// the source port's parity if `parity` (RFC 4787 section 4.2.2, "port parity
@@ -510,14 +511,17 @@ impl Pattern {
             map,
             addr: flow.saddr,
             port: flow.sport,
-            outside_addr: r.saddr,
         };
-        let mut reply_free = |free: &mut dyn FreeValues, port: u16| {
+        let outside_addr = r.saddr;
+        let mut reply_free = |free: &mut dyn FreeValues, addr: u32, port: u16| {
+            r.saddr = addr;
             r.sport = port;
             !free.taken(&r.reverse())
         };
-        if let Some(port) = free.bindings().port_of(&inside) {
-            return reply_free(free, port).then_some((r, true));
+        // A bound endpoint keeps its outside address too, when a mapper
+        // chose a pattern of another address for this flow.
+        if let Some((addr, port)) = free.bindings().outside_of(&inside) {
+            return reply_free(free, addr, port).then_some((r, true));
         }
         let lo = self.sport;
         let hi = u16::try_from(u32::from(lo) + self.variation_top).unwrap_or(u16::MAX);
@@ -525,8 +529,8 @@ impl Pattern {
         let kept = flow.sport;
         if self.same_first
             && (lo..=hi).contains(&kept)
-            && !free.bindings().is_held(map, inside.outside_addr, kept)
-            && reply_free(free, kept)
+            && !free.bindings().is_held(map, outside_addr, kept)
+            && reply_free(free, outside_addr, kept)
         {
             self.next_variation = u32::from(kept - lo) + 1;
             return Some((r, true));
@@ -543,10 +547,10 @@ impl Pattern {
         let parity = parity.then_some(kept % 2);
         let mut from = lo + start as u16;
         for _ in 0..ENDPOINT_INDEPENDENT_TRIES {
-            let port =
-                free.bindings()
-                    .first_free(map, inside.outside_addr, (lo, hi), from, parity)?;
-            if reply_free(free, port) {
+            let port = free
+                .bindings()
+                .first_free(map, outside_addr, (lo, hi), from, parity)?;
+            if reply_free(free, outside_addr, port) {
                 self.next_variation = u32::from(port - lo) + 1;
                 return Some((r, true));
             }
@@ -1793,9 +1797,8 @@ impl Table {
             map: fl.map,
             addr: k0.saddr,
             port: k0.sport,
-            outside_addr: k1.daddr,
         };
-        self.bindings.bind(f, inside, k1.dport);
+        self.bindings.bind(f, inside, (k1.daddr, k1.dport));
     }
 
     /// How many endpoint-independent bindings the table holds.
@@ -2042,7 +2045,7 @@ impl Table {
             if let Some(s) = old.seq_deltas(f) {
                 self.seqs.insert(i, Box::new(s.clone()));
             }
-            if let Some((inside, port)) = old.bindings.of_flow(f) {
+            if let Some((inside, (addr, port))) = old.bindings.of_flow(f) {
                 let inside = Inside {
                     map: map as u32,
                     ..inside
@@ -2050,13 +2053,13 @@ impl Table {
                 // A binding of the old table another inside endpoint now
                 // holds here (adopted first) is not taken over: the flow
                 // keeps its mapping, unbound.
-                let free = match self.bindings.port_of(&inside) {
+                let free = match self.bindings.outside_of(&inside) {
                     // Another flow of the same binding came first.
-                    Some(p) => p == port,
-                    None => !self.bindings.is_held(map as u32, inside.outside_addr, port),
+                    Some(o) => o == (addr, port),
+                    None => !self.bindings.is_held(map as u32, addr, port),
                 };
                 if free {
-                    self.bindings.bind(i, inside, port);
+                    self.bindings.bind(i, inside, (addr, port));
                 }
             }
             let (k0, k1) = (self.flows[i].key[0], self.flows[i].key[1]);
