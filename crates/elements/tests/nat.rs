@@ -428,6 +428,240 @@ fn endpoint_independent_mapping_holds_through_a_round_robin_mapper() {
     assert_eq!(back, vec![(SRV2, 53, IN, 5000), (SRV, 53, IN2, 5000)]);
 }
 
+/// A flow of a rewriter table: inside endpoint, outside endpoint,
+/// destination, and whether `add_mapping` made it.
+type TableFlow = (([u8; 4], u16), ([u8; 4], u16), ([u8; 4], u16), bool);
+
+/// The flows of a rewriter table, from their `[*` (forward) lines.
+fn forward_flows(table: &str) -> Vec<TableFlow> {
+    let endpoint = |s: &str| -> [([u8; 4], u16); 2] {
+        let w: Vec<&str> = s
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .split(", ")
+            .collect();
+        let a = |s: &str| s.parse::<std::net::Ipv4Addr>().unwrap().octets();
+        [
+            (a(w[0]), w[1].parse().unwrap()),
+            (a(w[2]), w[3].parse().unwrap()),
+        ]
+    };
+    let mut v = Vec::new();
+    let mut replies = 0;
+    for line in table.lines() {
+        let (left, rest) = line.split_once(" => ").expect(line);
+        let right = &rest[..rest.find(')').unwrap() + 1];
+        if !rest.contains("[*") {
+            replies += 1;
+            continue;
+        }
+        let [inside, dst] = endpoint(left);
+        let [outside, _] = endpoint(right);
+        let manual = rest.contains("] i-") || rest.ends_with("pinned");
+        v.push((inside, outside, dst, manual));
+    }
+    assert_eq!(replies, v.len(), "every flow has both directions:\n{table}");
+    v
+}
+
+/// Endpoint-independent bindings stay in step with the live flows through
+/// random traffic (UDP and TCP, hosts sharing inside ports, more inside
+/// endpoints than outside ports), expiry, capacity evictions, `clear`,
+/// `capacity` and `pattern0` writes, `remove_mapping` and hot swaps: after
+/// every step an inside endpoint's live flows share one outside port, no
+/// outside port serves two inside endpoints, `bindings` counts the inside
+/// endpoints with a live flow, a bound endpoint's new flow takes its port,
+/// and a new endpoint is refused only when no port (of its parity) is left
+/// or the table is full.
+#[test]
+fn endpoint_independent_bindings_follow_the_live_flows() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let (lo, hi) = (2000u16, 2015u16);
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut rnd = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for round in 0..6 {
+        let parity = round % 2 == 1;
+        let conf = format!(
+            "x :: IPRewriter(pattern 1.0.0.1 {lo}-{hi}{} - - 0 1, drop, ENDPOINT_INDEPENDENT true{},
+                 UDP_TIMEOUT 20, UDP_GUARANTEE 0, TCP_TIMEOUT 30, TCP_NODATA_TIMEOUT 10,
+                 TCP_DONE_TIMEOUT 5, TCP_GUARANTEE 0, MAPPING_CAPACITY 40, REAP_INTERVAL 1);
+             Idle -> [0]x; Idle -> [1]x;
+             x[0] -> o0 :: Queue(1000) -> Discard; x[1] -> o1 :: Queue(1000) -> Discard;",
+            ["", "#", "?"][round % 3],
+            if parity { ", PORT_PARITY true" } else { "" },
+        );
+        let mut r = from_config_with(&conf, &opts);
+        let mut capacity = 40;
+        let (mut refused, mut made) = (0, 0);
+        for step in 0..700 {
+            let tables = [read(&mut r, "x.udp_table"), read(&mut r, "x.tcp_table")];
+            let flows = [forward_flows(&tables[0]), forward_flows(&tables[1])];
+            let size: usize = flows.iter().map(Vec::len).sum();
+            let ctx = format!("round {round} step {step}:\n{}{}", tables[0], tables[1]);
+            let op = rnd(100);
+            match op {
+                0..=69 => {
+                    let udp_flow = rnd(2) == 0;
+                    let host = [10, 0, 0, 1 + rnd(5) as u8];
+                    let sport = [2000, 2001, 2003, 5000, 5001][rnd(5) as usize];
+                    let dst = ([18, 26, 4, 1 + rnd(3) as u8], [53, 80][rnd(2) as usize]);
+                    let known = &flows[usize::from(!udp_flow)];
+                    let bound = known
+                        .iter()
+                        .find(|f| f.0 == (host, sport) && !f.3)
+                        .map(|f| f.1 .1);
+                    let exists = known.iter().any(|f| f.0 == (host, sport) && f.2 == dst);
+                    let pkt = if udp_flow {
+                        udp(host, sport, dst.0, dst.1, b"q")
+                    } else {
+                        let flags = [0x02, 0x10, 0x11, 0x04][rnd(4) as usize];
+                        tcp(host, sport, dst.0, dst.1, flags, b"")
+                    };
+                    inject(&mut r, 0, &pkt);
+                    let out = drain(&mut r, "o0");
+                    match (out.first().map(|p| flow_of(p)), bound) {
+                        (Some((src, port, d, dp)), _) => {
+                            assert_eq!((src, d, dp), (PUB, dst.0, dst.1), "{ctx}");
+                            if let Some(b) = bound {
+                                assert_eq!(port, b, "a bound endpoint's port; {ctx}");
+                            } else {
+                                assert!((lo..=hi).contains(&port), "{ctx}");
+                                if parity {
+                                    assert_eq!(port % 2, sport % 2, "parity; {ctx}");
+                                }
+                            }
+                            made += usize::from(!exists);
+                        }
+                        (None, _) => {
+                            // Refused: the table was full (the new flow
+                            // expiring first), or every port of the
+                            // parity is another endpoint's or an added
+                            // mapping's towards this destination.
+                            refused += 1;
+                            let usable = |p: u16| {
+                                !known.iter().any(|f| {
+                                    f.1 .1 == p && (!f.3 || f.2 == dst) && f.0 != (host, sport)
+                                })
+                            };
+                            let free = (lo..=hi)
+                                .filter(|p| !parity || p % 2 == sport % 2)
+                                .any(usable);
+                            let bound_usable = bound.is_none_or(usable);
+                            assert!(
+                                size >= capacity || !(free && bound_usable),
+                                "refused with a free port; {ctx}"
+                            );
+                        }
+                    }
+                }
+                70..=79 => {
+                    advance(&mut r, rnd(12) as i64);
+                    r.run_limited(5);
+                }
+                80..=81 => write(&mut r, "x.clear", ""),
+                82..=84 => {
+                    capacity = [5, 12, 40][rnd(3) as usize];
+                    write(&mut r, "x.capacity", &capacity.to_string());
+                }
+                85..=86 => write(
+                    &mut r,
+                    "x.pattern0",
+                    &format!("pattern 1.0.0.1 {lo}-{hi} - - 0 1"),
+                ),
+                87..=91 => {
+                    let proto = rnd(2) as usize;
+                    if let Some(f) = flows[proto].get(rnd(flows[proto].len() as u64 + 1) as usize) {
+                        let ((a, p), _, (da, dp), _) = *f;
+                        let [a, da] = [a, da].map(std::net::Ipv4Addr::from);
+                        let word = ["udp", "tcp"][proto];
+                        write(
+                            &mut r,
+                            "x.remove_mapping",
+                            &format!("{word} {a} {p} {da} {dp}"),
+                        );
+                    }
+                }
+                92 => {
+                    // A port forward onto the range, from a host the
+                    // pattern never sees.
+                    let word = ["udp", "tcp"][rnd(2) as usize];
+                    let (port, srv) = (lo + rnd(16) as u16, 1 + rnd(3));
+                    let kind = ["dynamic", "pinned"][rnd(2) as usize];
+                    // Refused when the table is full of pinned mappings.
+                    let _ = r.write_handler(
+                        "x.add_mapping",
+                        &format!(
+                            "{word} 10.0.0.99 {port} 18.26.4.{srv} 53 => 1.0.0.1 {port} 18.26.4.{srv} 53 {kind}"
+                        ),
+                    );
+                }
+                93..=94 => {
+                    r.hotswap(&conf).unwrap();
+                    capacity = 40;
+                }
+                _ => {
+                    // A reply from the destination reaches its host.
+                    let proto = rnd(2) as usize;
+                    if let Some(f) = flows[proto].get(rnd(flows[proto].len() as u64 + 1) as usize) {
+                        let ((a, p), (oa, op), (da, dp), _) = *f;
+                        let pkt = if proto == 0 {
+                            udp(da, dp, oa, op, b"r")
+                        } else {
+                            tcp(da, dp, oa, op, 0x10, b"")
+                        };
+                        inject(&mut r, 1, &pkt);
+                        let back = drain(&mut r, "o1");
+                        assert_eq!(flow_of(&back[0]), (da, dp, a, p), "{ctx}");
+                    }
+                }
+            }
+            // Every inside endpoint has one outside endpoint, which no
+            // other inside endpoint has, and holds one binding.
+            let mut endpoints = 0;
+            for proto in 0..2 {
+                let table = read(&mut r, ["x.udp_table", "x.tcp_table"][proto]);
+                let mut of_inside = std::collections::HashMap::new();
+                let mut of_outside = std::collections::HashMap::new();
+                for (inside, outside, _, manual) in forward_flows(&table) {
+                    if manual {
+                        continue;
+                    }
+                    assert_eq!(
+                        *of_inside.entry(inside).or_insert(outside),
+                        outside,
+                        "two outside ports for {inside:?} after op {op}; {ctx}\nnow:\n{table}"
+                    );
+                    assert_eq!(
+                        *of_outside.entry(outside).or_insert(inside),
+                        inside,
+                        "{outside:?} shared after op {op}; {ctx}\nnow:\n{table}"
+                    );
+                }
+                endpoints += of_inside.len();
+            }
+            assert_eq!(
+                read(&mut r, "x.bindings"),
+                endpoints.to_string(),
+                "bindings after op {op}; {ctx}"
+            );
+        }
+        assert!(
+            made > 200 && refused > 0,
+            "round {round}: {made} made, {refused} refused"
+        );
+    }
+}
+
 #[test]
 fn port_parity_needs_endpoint_independent_mapping() {
     let e = try_from_config(
