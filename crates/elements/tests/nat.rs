@@ -662,6 +662,46 @@ fn endpoint_independent_bindings_follow_the_live_flows() {
     }
 }
 
+/// Patterns whose range reaches past the port space with
+/// ENDPOINT_INDEPENDENT (an address range's variation with a fixed port,
+/// Click's reading: the port varies by it) choose ports up to 65535 and
+/// never panic; the range's edges are used.
+#[test]
+fn endpoint_independent_ranges_at_the_port_space_edges() {
+    for (pattern, lo, hi) in [
+        ("0.0.0.1-255.255.255.255 5000", 5000u16, 65535u16),
+        ("1.0.0.0/1 65535", 65535, 65535),
+        ("1.0.0.1 65534-65535", 65534, 65535),
+        ("1.0.0.1 0-1", 0, 1),
+        ("1.0.0.1 0-65535#", 0, 65535),
+    ] {
+        for parity in ["", ", PORT_PARITY true"] {
+            let mut r = harness(&format!(
+                "UDPRewriter(pattern {pattern} - - 0 1, drop, ENDPOINT_INDEPENDENT true{parity})"
+            ));
+            let n = u32::from(hi - lo) + 1;
+            let mut seen = std::collections::HashSet::new();
+            for i in 0..n.min(4) + 1 {
+                inject(&mut r, 0, &udp([10, 0, 3, i as u8], 2000, SRV, 53, b"q"));
+                for p in drain(&mut r, "o0") {
+                    let port = flow_of(&p).1;
+                    assert!((lo..=hi).contains(&port), "{pattern}{parity}: {port}");
+                    assert!(seen.insert(port), "{pattern}{parity}: {port} twice");
+                    if !parity.is_empty() {
+                        assert_eq!(port % 2, 0, "{pattern}{parity}");
+                    }
+                }
+            }
+            let wanted = if parity.is_empty() {
+                n.min(5)
+            } else {
+                ((lo..=hi).filter(|p| p % 2 == 0).count() as u32).min(5)
+            };
+            assert_eq!(seen.len() as u32, wanted, "{pattern}{parity}: {seen:?}");
+        }
+    }
+}
+
 #[test]
 fn port_parity_needs_endpoint_independent_mapping() {
     let e = try_from_config(

@@ -520,7 +520,10 @@ impl Pattern {
             return reply_free(free, addr, port).then_some((r, true));
         }
         let lo = self.sport;
-        let hi = u16::try_from(u32::from(lo) + self.variation_top).unwrap_or(u16::MAX);
+        // An address range's variation (Click varies the port by it) can
+        // reach past 2^32 from the port.
+        let hi =
+            u16::try_from(u32::from(lo).saturating_add(self.variation_top)).unwrap_or(u16::MAX);
         let top = u32::from(hi - lo);
         let kept = flow.sport;
         if self.same_first
