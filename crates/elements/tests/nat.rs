@@ -702,6 +702,40 @@ fn endpoint_independent_ranges_at_the_port_space_edges() {
     }
 }
 
+/// Hairpinning (RFC 4787 REQ-9) through an endpoint-independent
+/// rewriter whose output for the public address loops back into its
+/// outside input: each host reaches the other's outside endpoint, and
+/// sees the other as that endpoint (its binding, as towards any server).
+#[test]
+fn endpoint_independent_hairpinning_shows_the_bound_endpoints() {
+    let mut r = from_config(
+        "x :: IPRewriter(pattern 1.0.0.1 1024-65535 - - 0 1, drop, ENDPOINT_INDEPENDENT true);
+         Idle -> [0]x;
+         x[0] -> hairpin :: IPClassifier(dst host 1.0.0.1, -);
+         hairpin[0] -> [1]x;
+         hairpin[1] -> o0 :: Queue -> Discard;
+         x[1] -> o1 :: Queue -> Discard;",
+    );
+    // A and B both use inside port 5000: B's binding is another port.
+    inject(&mut r, 0, &udp(IN, 5000, SRV, 53, b"q"));
+    inject(&mut r, 0, &udp(IN2, 5000, SRV, 53, b"q"));
+    let out: Vec<_> = drain(&mut r, "o0").iter().map(|p| flow_of(p)).collect();
+    let (a, b) = (out[0].1, out[1].1);
+    assert_eq!(a, 5000);
+    assert_ne!(b, a);
+    // B to A's outside endpoint: A has no flow towards B's, so the
+    // looped-back packet is dropped (the outside input's spec).
+    inject(&mut r, 0, &udp(IN2, 5000, PUB, a, b"b1"));
+    assert!(drain(&mut r, "o1").is_empty());
+    // A to B's outside endpoint reaches B, from A's bound endpoint; then
+    // B's next packet reaches A, from B's.
+    inject(&mut r, 0, &udp(IN, 5000, PUB, b, b"a1"));
+    inject(&mut r, 0, &udp(IN2, 5000, PUB, a, b"b2"));
+    let back: Vec<_> = drain(&mut r, "o1").iter().map(|p| flow_of(p)).collect();
+    assert_eq!(back, vec![(PUB, a, IN2, 5000), (PUB, b, IN, 5000)]);
+    assert_eq!(read(&mut r, "x.bindings"), "2");
+}
+
 #[test]
 fn port_parity_needs_endpoint_independent_mapping() {
     let e = try_from_config(
