@@ -1269,6 +1269,37 @@ fn ftp_port_commands_and_sequence_numbers() {
     assert!(read(&mut r, "rw.table").contains("seq -5"));
 }
 
+/// FTPPortMapper's data mapping (made through the rewriter's spec outside
+/// its packet path) holds an endpoint-independent binding like any other
+/// flow: the announced port is the client's data endpoint's towards every
+/// server, and the binding goes with the flows.
+#[test]
+fn ftp_data_mappings_hold_endpoint_independent_bindings() {
+    let mut r = from_config(
+        "rw :: TCPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, ENDPOINT_INDEPENDENT true);
+         x :: FTPPortMapper(rw, rw, 0);
+         Idle -> x -> rw -> o0 :: Queue -> Discard; Idle -> [1]rw[1] -> o1 :: Queue -> Discard;",
+    );
+    let x = r.find_element("x").unwrap();
+    // The control connection's mapping first, then its PORT command.
+    for (seq, data) in [(0u32, &b"x"[..]), (1, b"PORT 10,0,0,4,200,200\r\n")] {
+        let mut p = tcp(IN, 30, [2, 0, 0, 2], 21, 0x18, data);
+        p[24..28].copy_from_slice(&seq.to_be_bytes());
+        rclick_elements::testing::set_l4_checksum(IN, [2, 0, 0, 2], 6, &mut p[20..], 16);
+        r.inject_packet(x, 0, marked(&p));
+    }
+    let out = drain(&mut r, "o0");
+    assert_eq!(&out[1][40..], b"PORT 1,0,0,1,4,1\r\n");
+    assert_eq!(read(&mut r, "rw.bindings"), "2");
+    // The data endpoint towards another server: the announced port.
+    let x = r.find_element("rw").unwrap();
+    r.inject_packet(x, 0, marked(&tcp(IN, 200 * 256 + 200, SRV, 80, 0x02, b"")));
+    assert_eq!(flow_of(&drain(&mut r, "o0")[0]).1, 4 * 256 + 1);
+    assert_eq!(read(&mut r, "rw.bindings"), "2");
+    write(&mut r, "rw.clear", "");
+    assert_eq!(read(&mut r, "rw.bindings"), "0");
+}
+
 /// Sequence-number deltas are kept beside the flows, by flow index: they
 /// follow the control connection through a hot swap (to its new table),
 /// and go with it when it is removed, so that the next connection, given
