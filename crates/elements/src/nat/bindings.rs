@@ -1,11 +1,11 @@
 //! Endpoint-independent mappings (RFC 4787 REQ-1 for UDP, RFC 5382 REQ-1
 //! for TCP): a rewriter with `ENDPOINT_INDEPENDENT true` gives an inside
-//! endpoint (address and port) one outside address and port for every
-//! destination, and never gives that port to another inside endpoint
-//! while the mapping lives. Click's rewriters choose a port per flow
-//! instead: a host that cannot keep its port gets another one for each
-//! server it talks to, and an outside port is shared by flows of several
-//! hosts to different servers.
+//! endpoint (address and port) one outside port for every destination,
+//! and never gives that port to another inside endpoint while the mapping
+//! lives. Click's rewriters choose a port per flow instead: a host that
+//! cannot keep its port gets another one for each server it talks to, and
+//! an outside port is shared by flows of several hosts to different
+//! servers.
 //!
 //! A binding lives while a flow of its table uses it: each flow made
 //! through it holds it, and the flow's removal (expiry, eviction, `clear`)
@@ -23,19 +23,17 @@ use crate::ip::ipcommon::AddrHashBuilder;
 /// costs a new flow a thousand instructions more).
 type FastMap<K, V> = HashMap<K, V, AddrHashBuilder>;
 
-/// An inside endpoint, in one lookup map (one protocol). Its binding
-/// holds one outside address and port whichever pattern makes its flows
-/// (a RoundRobinIPMapper's patterns of several addresses, say): RFC 4787
-/// REQ-1 asks for the same outside endpoint for every destination.
+/// An inside endpoint, in one lookup map (one protocol), towards one
+/// outside address (a pattern's source address).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Inside {
     pub map: u32,
     pub addr: u32,
     pub port: u16,
+    pub outside_addr: u32,
 }
 
 struct Binding {
-    outside_addr: u32,
     outside_port: u16,
     /// Live flows holding the binding.
     flows: u32,
@@ -108,11 +106,9 @@ impl Bindings {
         self.by_inside.len()
     }
 
-    /// The outside address and port `inside` is bound to, if any.
-    pub fn outside_of(&self, inside: &Inside) -> Option<(u32, u16)> {
-        self.by_inside
-            .get(inside)
-            .map(|b| (b.outside_addr, b.outside_port))
+    /// The outside port `inside` is bound to, if any.
+    pub fn port_of(&self, inside: &Inside) -> Option<u16> {
+        self.by_inside.get(inside).map(|b| b.outside_port)
     }
 
     /// Whether a binding holds `port` of `outside_addr` in `map`.
@@ -150,19 +146,17 @@ impl Bindings {
         })
     }
 
-    /// Flow `f` holds the binding of `inside` to `outside` (address and
-    /// port), made now if there is none.
-    pub fn bind(&mut self, f: usize, inside: Inside, outside: (u32, u16)) {
-        let (outside_addr, outside_port) = outside;
+    /// Flow `f` holds the binding of `inside` to `outside_port`, made now
+    /// if there is none.
+    pub fn bind(&mut self, f: usize, inside: Inside, outside_port: u16) {
         let b = self.by_inside.entry(inside).or_insert(Binding {
-            outside_addr,
             outside_port,
             flows: 0,
         });
-        debug_assert_eq!((b.outside_addr, b.outside_port), outside);
+        debug_assert_eq!(b.outside_port, outside_port);
         b.flows += 1;
         self.held
-            .entry((inside.map, b.outside_addr))
+            .entry((inside.map, inside.outside_addr))
             .or_insert_with(|| Box::new(PortSet { words: [0; 1024] }))
             .set(b.outside_port, true);
         if let Some(old) = self.of_flow.insert(f, inside) {
@@ -189,9 +183,9 @@ impl Bindings {
         if b.flows > 0 {
             return;
         }
-        let (addr, port) = (b.outside_addr, b.outside_port);
+        let port = b.outside_port;
         self.by_inside.remove(&inside);
-        let key = (inside.map, addr);
+        let key = (inside.map, inside.outside_addr);
         if let Some(set) = self.held.get_mut(&key) {
             set.set(port, false);
             if set.words.iter().all(|&w| w == 0) {
@@ -200,11 +194,10 @@ impl Bindings {
         }
     }
 
-    /// The binding flow `f` holds: its inside endpoint and outside
-    /// address and port.
-    pub fn of_flow(&self, f: usize) -> Option<(Inside, (u32, u16))> {
+    /// The binding flow `f` holds: its inside endpoint and outside port.
+    pub fn of_flow(&self, f: usize) -> Option<(Inside, u16)> {
         let inside = *self.of_flow.get(&f)?;
-        Some((inside, self.outside_of(&inside)?))
+        Some((inside, self.port_of(&inside)?))
     }
 }
 
@@ -213,22 +206,27 @@ mod tests {
     use super::*;
 
     fn inside(addr: u32, port: u16) -> Inside {
-        Inside { map: 0, addr, port }
+        Inside {
+            map: 0,
+            addr,
+            port,
+            outside_addr: 7,
+        }
     }
 
     #[test]
     fn a_binding_lives_while_a_flow_holds_it() {
         let mut b = Bindings::default();
-        b.bind(1, inside(10, 5000), (7, 6000));
-        b.bind(2, inside(10, 5000), (7, 6000));
-        assert_eq!(b.outside_of(&inside(10, 5000)), Some((7, 6000)));
+        b.bind(1, inside(10, 5000), 6000);
+        b.bind(2, inside(10, 5000), 6000);
+        assert_eq!(b.port_of(&inside(10, 5000)), Some(6000));
         assert!(b.is_held(0, 7, 6000));
         b.release(1);
         assert!(b.is_held(0, 7, 6000));
-        assert_eq!(b.of_flow(2), Some((inside(10, 5000), (7, 6000))));
+        assert_eq!(b.of_flow(2), Some((inside(10, 5000), 6000)));
         b.release(2);
         assert!(!b.is_held(0, 7, 6000));
-        assert_eq!(b.outside_of(&inside(10, 5000)), None);
+        assert_eq!(b.port_of(&inside(10, 5000)), None);
         assert!(b.is_empty());
         // Releasing a flow that holds nothing changes nothing.
         b.release(3);
@@ -241,7 +239,7 @@ mod tests {
         assert_eq!(b.first_free(0, 7, (1024, 65535), 2000, Some(1)), Some(2001));
         assert_eq!(b.first_free(0, 7, (1024, 65535), 2000, Some(0)), Some(2000));
         for (f, p) in [2000u16, 2001, 2002, 2003].into_iter().enumerate() {
-            b.bind(f, inside(10, p), (7, p));
+            b.bind(f, inside(10, p), p);
         }
         assert_eq!(b.first_free(0, 7, (1024, 65535), 2000, None), Some(2004));
         assert_eq!(b.first_free(0, 7, (1024, 65535), 2000, Some(1)), Some(2005));
@@ -285,12 +283,8 @@ mod tests {
             if rnd(2) == 0 {
                 let port = pick(rnd(1 << 20));
                 let holder = model.get(&port).map(|m| m.0);
-                let inside = holder.unwrap_or(Inside {
-                    map: 0,
-                    addr: 10,
-                    port,
-                });
-                b.bind(next_flow, inside, (7, port));
+                let inside = holder.unwrap_or(inside(10, port));
+                b.bind(next_flow, inside, port);
                 model
                     .entry(port)
                     .or_insert((inside, Vec::new()))
@@ -338,7 +332,7 @@ mod tests {
     fn the_whole_port_space_can_be_held() {
         let mut b = Bindings::default();
         for p in 0..=u16::MAX {
-            b.bind(usize::from(p), inside(10, p), (7, p));
+            b.bind(usize::from(p), inside(10, p), p);
         }
         assert_eq!(b.first_free(0, 7, (0, 65535), 0, None), None);
         assert_eq!(b.first_free(0, 7, (0, 65535), 65535, Some(1)), None);

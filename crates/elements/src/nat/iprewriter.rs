@@ -84,7 +84,7 @@
 //!   for every destination, and gives that port to no other inside
 //!   endpoint while a flow of the mapping lives (its own port if the
 //!   pattern keeps ports and no other endpoint holds it); through a mapper,
-//!   the outside address stays the first flow's too. Default false:
+//!   its new flows take its first flow's pattern again. Default false:
 //!   Click chooses a port per flow, so a host that cannot keep its port
 //!   gets a different one for each server, and one outside port serves
 //!   flows of several hosts to different servers. The `bindings` handler

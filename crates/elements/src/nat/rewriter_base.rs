@@ -460,6 +460,18 @@ impl Pattern {
         Some(r)
     }
 
+    /// Whether `flow`'s source endpoint holds an endpoint-independent
+    /// binding on this pattern's outside address.
+    fn binds(&self, flow: &FlowId, free: &impl FreeValues) -> bool {
+        let inside = Inside {
+            map: free.map_index(),
+            addr: flow.saddr,
+            port: flow.sport,
+            outside_addr: self.fixed_fields(flow).saddr,
+        };
+        self.is_napt && self.variation_top != 0 && free.bindings().port_of(&inside).is_some()
+    }
+
     /// `flow` with the pattern's fixed fields (a range's first value).
     fn fixed_fields(&self, flow: &FlowId) -> FlowId {
         let mut r = *flow;
@@ -479,9 +491,9 @@ impl Pattern {
     }
 
     /// [`Pattern::rewrite`] with an endpoint-independent mapping (see
-    /// [`super::bindings`]), for a pattern with a port range: the outside
-    /// address and port `flow`'s source endpoint is bound to, if it has
-    /// one (whatever this pattern's address); else its own
+    /// [`super::bindings`]), for a pattern with a port range: the port
+    /// `flow`'s source endpoint is bound to on the pattern's address, if
+    /// it has one; else its own
     /// port if the pattern keeps ports and no binding holds it; else a
     /// port no binding holds, from a random or the sequential start, with
     /// the source port's parity if `parity` (RFC 4787 section 4.2.2, "port parity
@@ -502,22 +514,20 @@ impl Pattern {
         }
         let mut r = self.fixed_fields(flow);
         let map = free.map_index();
+        let outside_addr = r.saddr;
         let inside = Inside {
             map,
             addr: flow.saddr,
             port: flow.sport,
+            outside_addr,
         };
-        let outside_addr = r.saddr;
         let reply_key = r.reverse();
-        let mut reply_free = |free: &mut dyn FreeValues, addr: u32, port: u16| {
-            r.saddr = addr;
+        let mut reply_free = |free: &mut dyn FreeValues, port: u16| {
             r.sport = port;
             !free.taken(&r.reverse())
         };
-        // A bound endpoint keeps its outside address too, when a mapper
-        // chose a pattern of another address for this flow.
-        if let Some((addr, port)) = free.bindings().outside_of(&inside) {
-            return reply_free(free, addr, port).then_some((r, true));
+        if let Some(port) = free.bindings().port_of(&inside) {
+            return reply_free(free, port).then_some((r, true));
         }
         let lo = self.sport;
         // An address range's variation (Click varies the port by it) can
@@ -529,7 +539,7 @@ impl Pattern {
         if self.same_first
             && (lo..=hi).contains(&kept)
             && !free.bindings().is_held(map, outside_addr, kept)
-            && reply_free(free, outside_addr, kept)
+            && reply_free(free, kept)
         {
             self.next_variation = u32::from(kept - lo) + 1;
             return Some((r, true));
@@ -561,7 +571,7 @@ impl Pattern {
             if walked >= lap {
                 return None;
             }
-            if reply_free(free, outside_addr, port) {
+            if reply_free(free, port) {
                 self.next_variation = offset(port) + 1;
                 return Some((r, true));
             }
@@ -688,6 +698,24 @@ impl Mapper {
             }
         };
         self.patterns.get(i).cloned()
+    }
+
+    /// The pattern on whose outside address `flow`'s source endpoint holds
+    /// an endpoint-independent binding, if any: its new flows take that
+    /// pattern again, whichever [`Mapper::choose`] would pick, for the
+    /// same outside endpoint towards every destination (RFC 4787 REQ-1).
+    fn bound_choice(
+        &self,
+        flow: &FlowId,
+        free: &impl FreeValues,
+    ) -> Option<(SharedPattern, usize, usize)> {
+        if free.bindings().is_empty() {
+            return None;
+        }
+        self.patterns
+            .iter()
+            .find(|(p, _, _)| lock(p).binds(flow, free))
+            .cloned()
     }
 }
 
@@ -883,7 +911,15 @@ impl InputSpec {
                 None => Decision::Failed,
             },
             SpecKind::Mapper(m) => {
-                let chosen = lock(m).choose(flow);
+                let chosen = {
+                    let mut m = lock(m);
+                    let bound = if mapping.endpoint_independent {
+                        m.bound_choice(flow, free)
+                    } else {
+                        None
+                    };
+                    bound.or_else(|| m.choose(flow))
+                };
                 match chosen {
                     Some((p, f, r)) => match rewrite(&p, free) {
                         Some((rw, bound)) => Decision::Add(rw, f, r, bound),
@@ -1817,8 +1853,9 @@ impl Table {
             map: fl.map,
             addr: k0.saddr,
             port: k0.sport,
+            outside_addr: k1.daddr,
         };
-        self.bindings.bind(f, inside, (k1.daddr, k1.dport));
+        self.bindings.bind(f, inside, k1.dport);
     }
 
     /// How many endpoint-independent bindings the table holds.
@@ -2065,7 +2102,7 @@ impl Table {
             if let Some(s) = old.seq_deltas(f) {
                 self.seqs.insert(i, Box::new(s.clone()));
             }
-            if let Some((inside, (addr, port))) = old.bindings.of_flow(f) {
+            if let Some((inside, port)) = old.bindings.of_flow(f) {
                 let inside = Inside {
                     map: map as u32,
                     ..inside
@@ -2073,13 +2110,13 @@ impl Table {
                 // A binding of the old table another inside endpoint now
                 // holds here (adopted first) is not taken over: the flow
                 // keeps its mapping, unbound.
-                let free = match self.bindings.outside_of(&inside) {
+                let free = match self.bindings.port_of(&inside) {
                     // Another flow of the same binding came first.
-                    Some(o) => o == (addr, port),
-                    None => !self.bindings.is_held(map as u32, addr, port),
+                    Some(p) => p == port,
+                    None => !self.bindings.is_held(map as u32, inside.outside_addr, port),
                 };
                 if free {
-                    self.bindings.bind(i, inside, (addr, port));
+                    self.bindings.bind(i, inside, port);
                 }
             }
             let (k0, k1) = (self.flows[i].key[0], self.flows[i].key[1]);
