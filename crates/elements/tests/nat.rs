@@ -468,8 +468,9 @@ fn forward_flows(table: &str) -> Vec<TableFlow> {
 /// Endpoint-independent bindings stay in step with the live flows through
 /// random traffic (UDP and TCP, hosts sharing inside ports, more inside
 /// endpoints than outside ports), expiry, capacity evictions, `clear`,
-/// `capacity` and `pattern0` writes, `remove_mapping` and hot swaps: after
-/// every step an inside endpoint's live flows share one outside port, no
+/// `capacity` and `pattern0` writes, `remove_mapping` and hot swaps, with
+/// one pattern or a RoundRobinIPMapper of two addresses: after every step
+/// an inside endpoint's live flows share one outside endpoint, no
 /// outside port serves two inside endpoints, `bindings` counts the inside
 /// endpoints with a live flow, a bound endpoint's new flow takes its port,
 /// and a new endpoint is refused only when no port (of its parity) is left
@@ -489,15 +490,25 @@ fn endpoint_independent_bindings_follow_the_live_flows() {
         seed ^= seed << 17;
         seed % n
     };
-    for round in 0..6 {
+    for round in 0..8 {
         let parity = round % 2 == 1;
+        let mapper = round >= 6;
+        let addrs: &[[u8; 4]] = if mapper { &[PUB, [1, 0, 0, 2]] } else { &[PUB] };
+        let spec0 = if mapper {
+            "m".to_string()
+        } else {
+            format!(
+                "pattern 1.0.0.1 {lo}-{hi}{} - - 0 1",
+                ["", "#", "?"][round % 3]
+            )
+        };
         let conf = format!(
-            "x :: IPRewriter(pattern 1.0.0.1 {lo}-{hi}{} - - 0 1, drop, ENDPOINT_INDEPENDENT true{},
+            "m :: RoundRobinIPMapper(1.0.0.1 {lo}-{hi} - - 0 1, 1.0.0.2 {lo}-{hi} - - 0 1);
+             x :: IPRewriter({spec0}, drop, ENDPOINT_INDEPENDENT true{},
                  UDP_TIMEOUT 20, UDP_GUARANTEE 0, TCP_TIMEOUT 30, TCP_NODATA_TIMEOUT 10,
                  TCP_DONE_TIMEOUT 5, TCP_GUARANTEE 0, MAPPING_CAPACITY 40, REAP_INTERVAL 1);
              Idle -> [0]x; Idle -> [1]x;
              x[0] -> o0 :: Queue(1000) -> Discard; x[1] -> o1 :: Queue(1000) -> Discard;",
-            ["", "#", "?"][round % 3],
             if parity { ", PORT_PARITY true" } else { "" },
         );
         let mut r = from_config_with(&conf, &opts);
@@ -519,7 +530,7 @@ fn endpoint_independent_bindings_follow_the_live_flows() {
                     let bound = known
                         .iter()
                         .find(|f| f.0 == (host, sport) && !f.3)
-                        .map(|f| f.1 .1);
+                        .map(|f| f.1);
                     let exists = known.iter().any(|f| f.0 == (host, sport) && f.2 == dst);
                     let pkt = if udp_flow {
                         udp(host, sport, dst.0, dst.1, b"q")
@@ -531,10 +542,11 @@ fn endpoint_independent_bindings_follow_the_live_flows() {
                     let out = drain(&mut r, "o0");
                     match (out.first().map(|p| flow_of(p)), bound) {
                         (Some((src, port, d, dp)), _) => {
-                            assert_eq!((src, d, dp), (PUB, dst.0, dst.1), "{ctx}");
+                            assert_eq!((d, dp), dst, "{ctx}");
                             if let Some(b) = bound {
-                                assert_eq!(port, b, "a bound endpoint's port; {ctx}");
+                                assert_eq!((src, port), b, "a bound endpoint's; {ctx}");
                             } else {
+                                assert!(addrs.contains(&src), "{ctx}");
                                 assert!((lo..=hi).contains(&port), "{ctx}");
                                 if parity {
                                     assert_eq!(port % 2, sport % 2, "parity; {ctx}");
@@ -546,19 +558,22 @@ fn endpoint_independent_bindings_follow_the_live_flows() {
                             // Refused: the table was full (the new flow
                             // expiring first), or every port of the
                             // parity is another endpoint's or an added
-                            // mapping's towards this destination.
+                            // mapping's towards this destination (on
+                            // the address the mapper chose).
                             refused += 1;
-                            let usable = |p: u16| {
+                            let usable = |o: ([u8; 4], u16)| {
                                 !known.iter().any(|f| {
-                                    f.1 .1 == p && (!f.3 || f.2 == dst) && f.0 != (host, sport)
+                                    f.1 == o && (!f.3 || f.2 == dst) && f.0 != (host, sport)
                                 })
                             };
-                            let free = (lo..=hi)
-                                .filter(|p| !parity || p % 2 == sport % 2)
-                                .any(usable);
+                            let all_free = addrs.iter().all(|&a| {
+                                (lo..=hi)
+                                    .filter(|p| !parity || p % 2 == sport % 2)
+                                    .any(|p| usable((a, p)))
+                            });
                             let bound_usable = bound.is_none_or(usable);
                             assert!(
-                                size >= capacity || !(free && bound_usable),
+                                size >= capacity || !(all_free && bound_usable),
                                 "refused with a free port; {ctx}"
                             );
                         }
@@ -573,11 +588,7 @@ fn endpoint_independent_bindings_follow_the_live_flows() {
                     capacity = [5, 12, 40][rnd(3) as usize];
                     write(&mut r, "x.capacity", &capacity.to_string());
                 }
-                85..=86 => write(
-                    &mut r,
-                    "x.pattern0",
-                    &format!("pattern 1.0.0.1 {lo}-{hi} - - 0 1"),
-                ),
+                85..=86 => write(&mut r, "x.pattern0", &spec0),
                 87..=91 => {
                     let proto = rnd(2) as usize;
                     if let Some(f) = flows[proto].get(rnd(flows[proto].len() as u64 + 1) as usize) {
