@@ -857,6 +857,51 @@ fn shared_capacity_between_rewriters() {
     assert_eq!(read(&mut r, "a.mapping_failures"), "1");
 }
 
+/// Two rewriters sharing one table (MAPPING_CAPACITY), one with
+/// endpoint-independent mappings and one without: the other's new flows
+/// evict the bound flows when the table is full, and their bindings go
+/// with them (the port is free for another host); the plain one's flows
+/// never hold a binding.
+#[test]
+fn a_shared_table_evicts_bound_flows_with_their_bindings() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        ..Default::default()
+    };
+    let mut r = from_config_with(
+        "a :: UDPRewriter(pattern 1.0.0.1 5000-5001 - - 0 1, drop, MAPPING_CAPACITY b,
+                          ENDPOINT_INDEPENDENT true, GUARANTEE 0);
+         b :: UDPRewriter(pattern 1.0.0.3 1024-65535# - - 0 1, drop, MAPPING_CAPACITY 4,
+                          GUARANTEE 0);
+         Idle -> a -> qa :: Queue -> Discard; Idle -> [1]a[1] -> Discard;
+         Idle -> b -> Discard; Idle -> [1]b[1] -> Discard;",
+        &opts,
+    );
+    let a = r.find_element("a").unwrap();
+    let b = r.find_element("b").unwrap();
+    let in3 = [10, 0, 0, 6];
+    r.inject_packet(a, 0, marked(&udp(IN, 5000, SRV, 53, b"")));
+    advance(&mut r, 1);
+    r.inject_packet(a, 0, marked(&udp(IN, 5000, SRV2, 53, b"")));
+    advance(&mut r, 1);
+    r.inject_packet(a, 0, marked(&udp(IN2, 5000, SRV, 53, b"")));
+    assert_eq!(drain(&mut r, "qa").len(), 3);
+    assert_eq!(read(&mut r, "a.bindings"), "2");
+    // Both ports are bound: a third host is refused.
+    r.inject_packet(a, 0, marked(&udp(in3, 5000, SRV, 53, b"")));
+    assert!(drain(&mut r, "qa").is_empty());
+    // b's flows evict a's oldest ones, IN's two, then IN2's.
+    for (i, want) in ["2", "2", "1", "0"].into_iter().enumerate() {
+        advance(&mut r, 1);
+        r.inject_packet(b, 0, marked(&udp(IN2, 6000 + i as u16, SRV, 53, b"")));
+        assert_eq!(read(&mut r, "b.bindings"), want, "b's flow {i}");
+    }
+    assert_eq!(read(&mut r, "b.size"), "4");
+    r.inject_packet(a, 0, marked(&udp(in3, 5000, SRV, 53, b"")));
+    assert_eq!(flow_of(&drain(&mut r, "qa")[0]).1, 5000);
+    assert_eq!(read(&mut r, "a.bindings"), "1");
+}
+
 // ------------------------------------------------------------ timeouts
 
 fn expiry_secs(table: &str) -> i64 {
