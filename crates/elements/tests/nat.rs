@@ -439,6 +439,355 @@ fn port_parity_keeps_rtp_even_and_rtcp_odd() {
     }
 }
 
+/// RFC 4787 REQ-1 through a mapper: RoundRobinIPMapper spreads new flows
+/// over two outside addresses, but an endpoint-independent rewriter still
+/// gives an inside endpoint one outside address and port for every
+/// destination (REQ-2's "paired" pooling for that endpoint); another
+/// endpoint goes on to the next pattern.
+#[test]
+fn endpoint_independent_mapping_holds_through_a_round_robin_mapper() {
+    let mut r = from_config(
+        "m :: RoundRobinIPMapper(1.0.0.1 1024-65535 - - 0 1, 1.0.0.2 1024-65535 - - 0 1);
+         x :: IPRewriter(m, drop, ENDPOINT_INDEPENDENT true); Idle -> [0]x; Idle -> [1]x;
+         x[0] -> o0 :: Queue -> Discard; x[1] -> o1 :: Queue -> Discard;",
+    );
+    for dst in [SRV, SRV2, [18, 26, 4, 46]] {
+        inject(&mut r, 0, &udp(IN, 5000, dst, 53, b"q"));
+    }
+    inject(&mut r, 0, &udp(IN2, 5000, SRV, 53, b"q"));
+    let out: Vec<_> = drain(&mut r, "o0").iter().map(|p| flow_of(p)).collect();
+    assert_eq!(out.len(), 4);
+    for o in &out[1..3] {
+        assert_eq!((o.0, o.1), (PUB, 5000), "IN towards {:?}", o.2);
+    }
+    assert_eq!((out[3].0, out[3].1), ([1, 0, 0, 2], 5000), "IN2");
+    assert_eq!(read(&mut r, "x.bindings"), "2");
+    // Replies to each outside endpoint reach its host.
+    inject(&mut r, 1, &udp(SRV2, 53, PUB, 5000, b"r"));
+    inject(&mut r, 1, &udp(SRV, 53, [1, 0, 0, 2], 5000, b"r"));
+    let back: Vec<_> = drain(&mut r, "o1").iter().map(|p| flow_of(p)).collect();
+    assert_eq!(back, vec![(SRV2, 53, IN, 5000), (SRV, 53, IN2, 5000)]);
+}
+
+/// A flow of a rewriter table: inside endpoint, outside endpoint,
+/// destination, and whether `add_mapping` made it.
+type TableFlow = (([u8; 4], u16), ([u8; 4], u16), ([u8; 4], u16), bool);
+
+/// The flows of a rewriter table, from their `[*` (forward) lines.
+fn forward_flows(table: &str) -> Vec<TableFlow> {
+    let endpoint = |s: &str| -> [([u8; 4], u16); 2] {
+        let w: Vec<&str> = s
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .split(", ")
+            .collect();
+        let a = |s: &str| s.parse::<std::net::Ipv4Addr>().unwrap().octets();
+        [
+            (a(w[0]), w[1].parse().unwrap()),
+            (a(w[2]), w[3].parse().unwrap()),
+        ]
+    };
+    let mut v = Vec::new();
+    let mut replies = 0;
+    for line in table.lines() {
+        let (left, rest) = line.split_once(" => ").expect(line);
+        let right = &rest[..rest.find(')').unwrap() + 1];
+        if !rest.contains("[*") {
+            replies += 1;
+            continue;
+        }
+        let [inside, dst] = endpoint(left);
+        let [outside, _] = endpoint(right);
+        let manual = rest.contains("] i-") || rest.ends_with("pinned");
+        v.push((inside, outside, dst, manual));
+    }
+    assert_eq!(replies, v.len(), "every flow has both directions:\n{table}");
+    v
+}
+
+/// Endpoint-independent bindings stay in step with the live flows through
+/// random traffic (UDP and TCP, hosts sharing inside ports, more inside
+/// endpoints than outside ports), expiry, capacity evictions, `clear`,
+/// `capacity` and `pattern0` writes, `remove_mapping` and hot swaps, with
+/// one pattern or a RoundRobinIPMapper of two addresses: after every step
+/// an inside endpoint's live flows share one outside endpoint, no
+/// outside port serves two inside endpoints, `bindings` counts the inside
+/// endpoints with a live flow, a bound endpoint's new flow takes its port,
+/// and a new endpoint is refused only when no port (of its parity) is left
+/// or the table is full.
+#[test]
+fn endpoint_independent_bindings_follow_the_live_flows() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let (lo, hi) = (2000u16, 2015u16);
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut rnd = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for round in 0..8 {
+        let parity = round % 2 == 1;
+        let mapper = round >= 6;
+        let addrs: &[[u8; 4]] = if mapper { &[PUB, [1, 0, 0, 2]] } else { &[PUB] };
+        let spec0 = if mapper {
+            "m".to_string()
+        } else {
+            format!(
+                "pattern 1.0.0.1 {lo}-{hi}{} - - 0 1",
+                ["", "#", "?"][round % 3]
+            )
+        };
+        let conf = format!(
+            "m :: RoundRobinIPMapper(1.0.0.1 {lo}-{hi} - - 0 1, 1.0.0.2 {lo}-{hi} - - 0 1);
+             x :: IPRewriter({spec0}, drop, ENDPOINT_INDEPENDENT true{},
+                 UDP_TIMEOUT 20, UDP_GUARANTEE 0, TCP_TIMEOUT 30, TCP_NODATA_TIMEOUT 10,
+                 TCP_DONE_TIMEOUT 5, TCP_GUARANTEE 0, MAPPING_CAPACITY 40, REAP_INTERVAL 1);
+             Idle -> [0]x; Idle -> [1]x;
+             x[0] -> o0 :: Queue(1000) -> Discard; x[1] -> o1 :: Queue(1000) -> Discard;",
+            if parity { ", PORT_PARITY true" } else { "" },
+        );
+        let mut r = from_config_with(&conf, &opts);
+        let mut capacity = 40;
+        let (mut refused, mut made) = (0, 0);
+        for step in 0..700 {
+            let tables = [read(&mut r, "x.udp_table"), read(&mut r, "x.tcp_table")];
+            let flows = [forward_flows(&tables[0]), forward_flows(&tables[1])];
+            let size: usize = flows.iter().map(Vec::len).sum();
+            let ctx = format!("round {round} step {step}:\n{}{}", tables[0], tables[1]);
+            let op = rnd(100);
+            match op {
+                0..=69 => {
+                    let udp_flow = rnd(2) == 0;
+                    let host = [10, 0, 0, 1 + rnd(5) as u8];
+                    let sport = [2000, 2001, 2003, 5000, 5001][rnd(5) as usize];
+                    let dst = ([18, 26, 4, 1 + rnd(3) as u8], [53, 80][rnd(2) as usize]);
+                    let known = &flows[usize::from(!udp_flow)];
+                    let bound = known
+                        .iter()
+                        .find(|f| f.0 == (host, sport) && !f.3)
+                        .map(|f| f.1);
+                    let exists = known.iter().any(|f| f.0 == (host, sport) && f.2 == dst);
+                    let pkt = if udp_flow {
+                        udp(host, sport, dst.0, dst.1, b"q")
+                    } else {
+                        let flags = [0x02, 0x10, 0x11, 0x04][rnd(4) as usize];
+                        tcp(host, sport, dst.0, dst.1, flags, b"")
+                    };
+                    inject(&mut r, 0, &pkt);
+                    let out = drain(&mut r, "o0");
+                    match (out.first().map(|p| flow_of(p)), bound) {
+                        (Some((src, port, d, dp)), _) => {
+                            assert_eq!((d, dp), dst, "{ctx}");
+                            if let Some(b) = bound {
+                                assert_eq!((src, port), b, "a bound endpoint's; {ctx}");
+                            } else {
+                                assert!(addrs.contains(&src), "{ctx}");
+                                assert!((lo..=hi).contains(&port), "{ctx}");
+                                if parity {
+                                    assert_eq!(port % 2, sport % 2, "parity; {ctx}");
+                                }
+                            }
+                            made += usize::from(!exists);
+                        }
+                        (None, _) => {
+                            // Refused: the table was full (the new flow
+                            // expiring first), or every port of the
+                            // parity is another endpoint's or an added
+                            // mapping's towards this destination (on
+                            // the address the mapper chose).
+                            refused += 1;
+                            let usable = |o: ([u8; 4], u16)| {
+                                !known.iter().any(|f| {
+                                    f.1 == o && (!f.3 || f.2 == dst) && f.0 != (host, sport)
+                                })
+                            };
+                            let all_free = addrs.iter().all(|&a| {
+                                (lo..=hi)
+                                    .filter(|p| !parity || p % 2 == sport % 2)
+                                    .any(|p| usable((a, p)))
+                            });
+                            let bound_usable = bound.is_none_or(usable);
+                            assert!(
+                                size >= capacity || !(all_free && bound_usable),
+                                "refused with a free port; {ctx}"
+                            );
+                        }
+                    }
+                }
+                70..=79 => {
+                    advance(&mut r, rnd(12) as i64);
+                    r.run_limited(5);
+                }
+                80..=81 => write(&mut r, "x.clear", ""),
+                82..=84 => {
+                    capacity = [5, 12, 40][rnd(3) as usize];
+                    write(&mut r, "x.capacity", &capacity.to_string());
+                }
+                85..=86 => write(&mut r, "x.pattern0", &spec0),
+                87..=91 => {
+                    let proto = rnd(2) as usize;
+                    if let Some(f) = flows[proto].get(rnd(flows[proto].len() as u64 + 1) as usize) {
+                        let ((a, p), _, (da, dp), _) = *f;
+                        let [a, da] = [a, da].map(std::net::Ipv4Addr::from);
+                        let word = ["udp", "tcp"][proto];
+                        write(
+                            &mut r,
+                            "x.remove_mapping",
+                            &format!("{word} {a} {p} {da} {dp}"),
+                        );
+                    }
+                }
+                92 => {
+                    // A port forward onto the range, from a host the
+                    // pattern never sees.
+                    let word = ["udp", "tcp"][rnd(2) as usize];
+                    let (port, srv) = (lo + rnd(16) as u16, 1 + rnd(3));
+                    let kind = ["dynamic", "pinned"][rnd(2) as usize];
+                    // Refused when the table is full of pinned mappings.
+                    let _ = r.write_handler(
+                        "x.add_mapping",
+                        &format!(
+                            "{word} 10.0.0.99 {port} 18.26.4.{srv} 53 => 1.0.0.1 {port} 18.26.4.{srv} 53 {kind}"
+                        ),
+                    );
+                }
+                93..=94 => {
+                    r.hotswap(&conf).unwrap();
+                    capacity = 40;
+                }
+                _ => {
+                    // A reply from the destination reaches its host.
+                    let proto = rnd(2) as usize;
+                    if let Some(f) = flows[proto].get(rnd(flows[proto].len() as u64 + 1) as usize) {
+                        let ((a, p), (oa, op), (da, dp), _) = *f;
+                        let pkt = if proto == 0 {
+                            udp(da, dp, oa, op, b"r")
+                        } else {
+                            tcp(da, dp, oa, op, 0x10, b"")
+                        };
+                        inject(&mut r, 1, &pkt);
+                        let back = drain(&mut r, "o1");
+                        assert_eq!(flow_of(&back[0]), (da, dp, a, p), "{ctx}");
+                    }
+                }
+            }
+            // Every inside endpoint has one outside endpoint, which no
+            // other inside endpoint has, and holds one binding.
+            let mut endpoints = 0;
+            for proto in 0..2 {
+                let table = read(&mut r, ["x.udp_table", "x.tcp_table"][proto]);
+                let mut of_inside = std::collections::HashMap::new();
+                let mut of_outside = std::collections::HashMap::new();
+                for (inside, outside, _, manual) in forward_flows(&table) {
+                    if manual {
+                        continue;
+                    }
+                    assert_eq!(
+                        *of_inside.entry(inside).or_insert(outside),
+                        outside,
+                        "two outside ports for {inside:?} after op {op}; {ctx}\nnow:\n{table}"
+                    );
+                    assert_eq!(
+                        *of_outside.entry(outside).or_insert(inside),
+                        inside,
+                        "{outside:?} shared after op {op}; {ctx}\nnow:\n{table}"
+                    );
+                }
+                endpoints += of_inside.len();
+            }
+            assert_eq!(
+                read(&mut r, "x.bindings"),
+                endpoints.to_string(),
+                "bindings after op {op}; {ctx}"
+            );
+        }
+        assert!(
+            made > 200 && refused > 0,
+            "round {round}: {made} made, {refused} refused"
+        );
+    }
+}
+
+/// Patterns whose range reaches past the port space with
+/// ENDPOINT_INDEPENDENT (an address range's variation with a fixed port,
+/// Click's reading: the port varies by it) choose ports up to 65535 and
+/// never panic; the range's edges are used.
+#[test]
+fn endpoint_independent_ranges_at_the_port_space_edges() {
+    for (pattern, lo, hi) in [
+        ("0.0.0.1-255.255.255.255 5000", 5000u16, 65535u16),
+        ("1.0.0.0/1 65535", 65535, 65535),
+        ("1.0.0.1 65534-65535", 65534, 65535),
+        ("1.0.0.1 0-1", 0, 1),
+        ("1.0.0.1 0-65535#", 0, 65535),
+    ] {
+        for parity in ["", ", PORT_PARITY true"] {
+            let mut r = harness(&format!(
+                "UDPRewriter(pattern {pattern} - - 0 1, drop, ENDPOINT_INDEPENDENT true{parity})"
+            ));
+            let n = u32::from(hi - lo) + 1;
+            let mut seen = std::collections::HashSet::new();
+            for i in 0..n.min(4) + 1 {
+                inject(&mut r, 0, &udp([10, 0, 3, i as u8], 2000, SRV, 53, b"q"));
+                for p in drain(&mut r, "o0") {
+                    let port = flow_of(&p).1;
+                    assert!((lo..=hi).contains(&port), "{pattern}{parity}: {port}");
+                    assert!(seen.insert(port), "{pattern}{parity}: {port} twice");
+                    if !parity.is_empty() {
+                        assert_eq!(port % 2, 0, "{pattern}{parity}");
+                    }
+                }
+            }
+            let wanted = if parity.is_empty() {
+                n.min(5)
+            } else {
+                ((lo..=hi).filter(|p| p % 2 == 0).count() as u32).min(5)
+            };
+            assert_eq!(seen.len() as u32, wanted, "{pattern}{parity}: {seen:?}");
+        }
+    }
+}
+
+/// Hairpinning (RFC 4787 REQ-9) through an endpoint-independent
+/// rewriter whose output for the public address loops back into its
+/// outside input: each host reaches the other's outside endpoint, and
+/// sees the other as that endpoint (its binding, as towards any server).
+#[test]
+fn endpoint_independent_hairpinning_shows_the_bound_endpoints() {
+    let mut r = from_config(
+        "x :: IPRewriter(pattern 1.0.0.1 1024-65535 - - 0 1, drop, ENDPOINT_INDEPENDENT true);
+         Idle -> [0]x;
+         x[0] -> hairpin :: IPClassifier(dst host 1.0.0.1, -);
+         hairpin[0] -> [1]x;
+         hairpin[1] -> o0 :: Queue -> Discard;
+         x[1] -> o1 :: Queue -> Discard;",
+    );
+    // A and B both use inside port 5000: B's binding is another port.
+    inject(&mut r, 0, &udp(IN, 5000, SRV, 53, b"q"));
+    inject(&mut r, 0, &udp(IN2, 5000, SRV, 53, b"q"));
+    let out: Vec<_> = drain(&mut r, "o0").iter().map(|p| flow_of(p)).collect();
+    let (a, b) = (out[0].1, out[1].1);
+    assert_eq!(a, 5000);
+    assert_ne!(b, a);
+    // B to A's outside endpoint: A has no flow towards B's, so the
+    // looped-back packet is dropped (the outside input's spec).
+    inject(&mut r, 0, &udp(IN2, 5000, PUB, a, b"b1"));
+    assert!(drain(&mut r, "o1").is_empty());
+    // A to B's outside endpoint reaches B, from A's bound endpoint; then
+    // B's next packet reaches A, from B's.
+    inject(&mut r, 0, &udp(IN, 5000, PUB, b, b"a1"));
+    inject(&mut r, 0, &udp(IN2, 5000, PUB, a, b"b2"));
+    let back: Vec<_> = drain(&mut r, "o1").iter().map(|p| flow_of(p)).collect();
+    assert_eq!(back, vec![(PUB, a, IN2, 5000), (PUB, b, IN, 5000)]);
+    assert_eq!(read(&mut r, "x.bindings"), "2");
+}
+
 #[test]
 fn port_parity_needs_endpoint_independent_mapping() {
     let e = try_from_config(
@@ -547,6 +896,51 @@ fn shared_capacity_between_rewriters() {
     assert_eq!(read(&mut r, "a.size"), "2");
     assert_eq!(read(&mut r, "b.size"), "2");
     assert_eq!(read(&mut r, "a.mapping_failures"), "1");
+}
+
+/// Two rewriters sharing one table (MAPPING_CAPACITY), one with
+/// endpoint-independent mappings and one without: the other's new flows
+/// evict the bound flows when the table is full, and their bindings go
+/// with them (the port is free for another host); the plain one's flows
+/// never hold a binding.
+#[test]
+fn a_shared_table_evicts_bound_flows_with_their_bindings() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        ..Default::default()
+    };
+    let mut r = from_config_with(
+        "a :: UDPRewriter(pattern 1.0.0.1 5000-5001 - - 0 1, drop, MAPPING_CAPACITY b,
+                          ENDPOINT_INDEPENDENT true, GUARANTEE 0);
+         b :: UDPRewriter(pattern 1.0.0.3 1024-65535# - - 0 1, drop, MAPPING_CAPACITY 4,
+                          GUARANTEE 0);
+         Idle -> a -> qa :: Queue -> Discard; Idle -> [1]a[1] -> Discard;
+         Idle -> b -> Discard; Idle -> [1]b[1] -> Discard;",
+        &opts,
+    );
+    let a = r.find_element("a").unwrap();
+    let b = r.find_element("b").unwrap();
+    let in3 = [10, 0, 0, 6];
+    r.inject_packet(a, 0, marked(&udp(IN, 5000, SRV, 53, b"")));
+    advance(&mut r, 1);
+    r.inject_packet(a, 0, marked(&udp(IN, 5000, SRV2, 53, b"")));
+    advance(&mut r, 1);
+    r.inject_packet(a, 0, marked(&udp(IN2, 5000, SRV, 53, b"")));
+    assert_eq!(drain(&mut r, "qa").len(), 3);
+    assert_eq!(read(&mut r, "a.bindings"), "2");
+    // Both ports are bound: a third host is refused.
+    r.inject_packet(a, 0, marked(&udp(in3, 5000, SRV, 53, b"")));
+    assert!(drain(&mut r, "qa").is_empty());
+    // b's flows evict a's oldest ones, IN's two, then IN2's.
+    for (i, want) in ["2", "2", "1", "0"].into_iter().enumerate() {
+        advance(&mut r, 1);
+        r.inject_packet(b, 0, marked(&udp(IN2, 6000 + i as u16, SRV, 53, b"")));
+        assert_eq!(read(&mut r, "b.bindings"), want, "b's flow {i}");
+    }
+    assert_eq!(read(&mut r, "b.size"), "4");
+    r.inject_packet(a, 0, marked(&udp(in3, 5000, SRV, 53, b"")));
+    assert_eq!(flow_of(&drain(&mut r, "qa")[0]).1, 5000);
+    assert_eq!(read(&mut r, "a.bindings"), "1");
 }
 
 // ------------------------------------------------------------ timeouts
@@ -1104,6 +1498,37 @@ fn ftp_port_commands_and_sequence_numbers() {
     let data = drain(&mut r, "o1");
     assert_eq!(flow_of(&data[0]), ([2, 0, 0, 2], 20, IN, 200 * 256 + 200));
     assert!(read(&mut r, "rw.table").contains("seq -5"));
+}
+
+/// FTPPortMapper's data mapping (made through the rewriter's spec outside
+/// its packet path) holds an endpoint-independent binding like any other
+/// flow: the announced port is the client's data endpoint's towards every
+/// server, and the binding goes with the flows.
+#[test]
+fn ftp_data_mappings_hold_endpoint_independent_bindings() {
+    let mut r = from_config(
+        "rw :: TCPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, ENDPOINT_INDEPENDENT true);
+         x :: FTPPortMapper(rw, rw, 0);
+         Idle -> x -> rw -> o0 :: Queue -> Discard; Idle -> [1]rw[1] -> o1 :: Queue -> Discard;",
+    );
+    let x = r.find_element("x").unwrap();
+    // The control connection's mapping first, then its PORT command.
+    for (seq, data) in [(0u32, &b"x"[..]), (1, b"PORT 10,0,0,4,200,200\r\n")] {
+        let mut p = tcp(IN, 30, [2, 0, 0, 2], 21, 0x18, data);
+        p[24..28].copy_from_slice(&seq.to_be_bytes());
+        rclick_elements::testing::set_l4_checksum(IN, [2, 0, 0, 2], 6, &mut p[20..], 16);
+        r.inject_packet(x, 0, marked(&p));
+    }
+    let out = drain(&mut r, "o0");
+    assert_eq!(&out[1][40..], b"PORT 1,0,0,1,4,1\r\n");
+    assert_eq!(read(&mut r, "rw.bindings"), "2");
+    // The data endpoint towards another server: the announced port.
+    let x = r.find_element("rw").unwrap();
+    r.inject_packet(x, 0, marked(&tcp(IN, 200 * 256 + 200, SRV, 80, 0x02, b"")));
+    assert_eq!(flow_of(&drain(&mut r, "o0")[0]).1, 4 * 256 + 1);
+    assert_eq!(read(&mut r, "rw.bindings"), "2");
+    write(&mut r, "rw.clear", "");
+    assert_eq!(read(&mut r, "rw.bindings"), "0");
 }
 
 /// Sequence-number deltas are kept beside the flows, by flow index: they

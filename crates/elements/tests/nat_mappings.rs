@@ -552,6 +552,84 @@ fn endpoint_independent_bindings_survive_a_hot_swap() {
     assert_eq!(read(&mut r, "x.mapping_failures"), "1");
 }
 
+/// A hot swap that changes the outside address (a new WAN address): the
+/// carried flows keep the old one and their replies still arrive, while
+/// a bound host's new flows take the new address (a binding of its own
+/// there), not the old one, which the configuration no longer names.
+#[test]
+fn a_new_outside_address_after_a_hot_swap_gets_new_bindings() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let conf = |addr: &str| {
+        format!(
+            "x :: IPRewriter(pattern {addr} 1024-65535 - - 0 1, drop, ENDPOINT_INDEPENDENT true);
+             Idle -> [0]x; Idle -> [1]x;
+             x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
+        )
+    };
+    let mut r = from_config_with(&conf("1.0.0.1"), &opts);
+    inject(&mut r, 0, &udp(LAN_B, 5000, CLIENT, 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 5000, CLIENT, 53));
+    r.hotswap(&conf("1.0.0.9")).unwrap();
+    let other = [18, 26, 4, 45];
+    inject(&mut r, 0, &udp(LAN_B, 5000, other, 53, b"q"));
+    assert_eq!(
+        flow_of(&drain(&mut r, "wan")[0]),
+        ([1, 0, 0, 9], 5000, other, 53)
+    );
+    assert_eq!(read(&mut r, "x.bindings"), "2");
+    inject(&mut r, 1, &udp(CLIENT, 53, PUB, 5000, b"r"));
+    inject(&mut r, 1, &udp(other, 53, [1, 0, 0, 9], 5000, b"r"));
+    let back: Vec<_> = drain(&mut r, "lan").iter().map(|p| flow_of(p)).collect();
+    assert_eq!(
+        back,
+        vec![(CLIENT, 53, LAN_B, 5000), (other, 53, LAN_B, 5000)]
+    );
+}
+
+/// ENDPOINT_INDEPENDENT turned on by a hot swap: the flows carried over
+/// hold no binding, and a new host still gets a port that is free towards
+/// its destination, however many carried flows use the ports from where
+/// the search starts towards that destination.
+#[test]
+fn endpoint_independent_mapping_turned_on_by_a_hot_swap_finds_a_free_port() {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    let conf = |decl: &str| {
+        format!(
+            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
+        )
+    };
+    let pattern = "pattern 1.0.0.1 2000-2299# - - 0 1, drop";
+    let mut r = from_config_with(&conf(&format!("IPRewriter({pattern})")), &opts);
+    for i in 0..200u8 {
+        inject(&mut r, 0, &udp([10, 0, 1, i], 40, CLIENT, 53, b"q"));
+    }
+    assert_eq!(drain(&mut r, "wan").len(), 200);
+    r.hotswap(&conf(&format!(
+        "IPRewriter({pattern}, ENDPOINT_INDEPENDENT true)"
+    )))
+    .unwrap();
+    assert_eq!(read(&mut r, "x.size"), "200");
+    assert_eq!(read(&mut r, "x.bindings"), "0");
+    let host = [10, 0, 2, 1];
+    inject(&mut r, 0, &udp(host, 40, CLIENT, 53, b"q"));
+    let out = drain(&mut r, "wan");
+    assert_eq!(out.len(), 1, "a free port is found");
+    let port = flow_of(&out[0]).1;
+    assert!((2200..=2299).contains(&port), "{port}");
+    assert_eq!(read(&mut r, "x.mapping_failures"), "0");
+    // The host keeps that port towards another server.
+    inject(&mut r, 0, &udp(host, 40, [18, 26, 4, 45], 53, b"q"));
+    assert_eq!(flow_of(&drain(&mut r, "wan")[0]).1, port);
+}
+
 /// A new flow whose rewritten reply would take a pinned mapping's key
 /// (a pattern without a port range cannot choose another) is refused and
 /// counted in `mapping_failures`; before, it silently replaced the pinned

@@ -253,6 +253,81 @@ mod tests {
         assert_eq!(b.first_free(0, 7, (2000, 2004), 2001, Some(0)), Some(2004));
     }
 
+    /// Random binds and releases against a model: the held ports are
+    /// exactly the live bindings' ports, and `first_free` agrees with a
+    /// plain scan (`from..=hi`, then `lo..from`) for every kind of range:
+    /// at either end of the port space, one port wide, `from` outside it,
+    /// with and without parity.
+    #[test]
+    fn held_ports_and_free_port_search_match_a_model() {
+        let mut seed = 0x853c_49e6_748f_ea9b_u64;
+        let mut rnd = |n: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % u64::from(n)) as u32
+        };
+        let mut b = Bindings::default();
+        // Port -> (inside, holding flows) in the model.
+        let mut model: HashMap<u16, (Inside, Vec<usize>)> = HashMap::new();
+        let mut next_flow = 0usize;
+        // Ports near the edges and a middle word boundary, densely.
+        let pick = |r: u32| -> u16 {
+            match r % 3 {
+                0 => (r / 3 % 200) as u16,
+                1 => 65535 - (r / 3 % 200) as u16,
+                _ => 32700 + (r / 3 % 140) as u16,
+            }
+        };
+        for step in 0..20_000 {
+            if rnd(2) == 0 {
+                let port = pick(rnd(1 << 20));
+                let holder = model.get(&port).map(|m| m.0);
+                let inside = holder.unwrap_or(inside(10, port));
+                b.bind(next_flow, inside, port);
+                model
+                    .entry(port)
+                    .or_insert((inside, Vec::new()))
+                    .1
+                    .push(next_flow);
+                next_flow += 1;
+            } else if let Some(&port) = model.keys().nth(rnd(model.len() as u32 + 1) as usize) {
+                let flows = &mut model.get_mut(&port).unwrap().1;
+                let f = flows.swap_remove(rnd(flows.len() as u32) as usize);
+                b.release(f);
+                if flows.is_empty() {
+                    model.remove(&port);
+                }
+            }
+            assert_eq!(b.len(), model.len(), "step {step}");
+            let lo = pick(rnd(1 << 20));
+            let hi = pick(rnd(1 << 20));
+            let from = pick(rnd(1 << 20));
+            let parity = [None, Some(0), Some(1)][rnd(3) as usize];
+            let want = if lo > hi {
+                None
+            } else {
+                let from = from.clamp(lo, hi);
+                (from..=hi)
+                    .chain(lo..from)
+                    .find(|p| !model.contains_key(p) && parity.is_none_or(|q| p % 2 == q))
+            };
+            assert_eq!(
+                b.first_free(0, 7, (lo, hi), from, parity),
+                want,
+                "step {step}: {lo}-{hi} from {from} parity {parity:?}"
+            );
+            let port = pick(rnd(1 << 20));
+            assert_eq!(b.is_held(0, 7, port), model.contains_key(&port));
+        }
+        for (_, (_, flows)) in model.drain() {
+            for f in flows {
+                b.release(f);
+            }
+        }
+        assert!(b.is_empty() && b.held.is_empty() && b.by_inside.is_empty());
+    }
+
     #[test]
     fn the_whole_port_space_can_be_held() {
         let mut b = Bindings::default();

@@ -83,7 +83,8 @@
 //!   with a port range gives an inside address and port one outside port
 //!   for every destination, and gives that port to no other inside
 //!   endpoint while a flow of the mapping lives (its own port if the
-//!   pattern keeps ports and no other endpoint holds it). Default false:
+//!   pattern keeps ports and no other endpoint holds it); through a mapper,
+//!   its new flows take its first flow's pattern again. Default false:
 //!   Click chooses a port per flow, so a host that cannot keep its port
 //!   gets a different one for each server, and one outside port serves
 //!   flows of several hosts to different servers. The `bindings` handler

@@ -247,12 +247,6 @@ pub fn add_delta(a: u16, b: u16) -> u16 {
 // ---------------------------------------------------------------------
 // Patterns
 
-/// Ports an endpoint-independent allocation tries that no binding holds
-/// but a flow holding none uses towards the destination (see
-/// [`Pattern::rewrite_endpoint_independent`]) before it gives up: such
-/// flows (mappings added by hand) are few.
-const ENDPOINT_INDEPENDENT_TRIES: usize = 64;
-
 /// A rewrite pattern (`SADDR SPORT DADDR DPORT`, Click's
 /// IPRewriterPattern), with its port or address range and the rover for
 /// sequential allocation. Shared between rewriters through
@@ -466,6 +460,18 @@ impl Pattern {
         Some(r)
     }
 
+    /// Whether `flow`'s source endpoint holds an endpoint-independent
+    /// binding on this pattern's outside address.
+    fn binds(&self, flow: &FlowId, free: &impl FreeValues) -> bool {
+        let inside = Inside {
+            map: free.map_index(),
+            addr: flow.saddr,
+            port: flow.sport,
+            outside_addr: self.fixed_fields(flow).saddr,
+        };
+        self.is_napt && self.variation_top != 0 && free.bindings().port_of(&inside).is_some()
+    }
+
     /// `flow` with the pattern's fixed fields (a range's first value).
     fn fixed_fields(&self, flow: &FlowId) -> FlowId {
         let mut r = *flow;
@@ -486,15 +492,17 @@ impl Pattern {
 
     /// [`Pattern::rewrite`] with an endpoint-independent mapping (see
     /// [`super::bindings`]), for a pattern with a port range: the port
-    /// `flow`'s source endpoint is bound to, if it has one; else its own
+    /// `flow`'s source endpoint is bound to on the pattern's address, if
+    /// it has one; else its own
     /// port if the pattern keeps ports and no binding holds it; else a
     /// port no binding holds, from a random or the sequential start, with
     /// the source port's parity if `parity` (RFC 4787 section 4.2.2, "port parity
-    /// preservation"). Also whether the new flow is to hold
-    /// the binding: a pattern without a port range rewrites as
-    /// `rewrite`, with none. `None`: the bound port is in use towards this
-    /// destination by a flow that holds no binding (a mapping added by
-    /// hand, say), or no port is free.
+    /// preservation") and free towards the destination. Also whether the
+    /// new flow is to hold the binding: a pattern without a port range
+    /// rewrites as `rewrite`, with none. `None`: the bound port is in use
+    /// towards this destination by a flow that holds no binding (a mapping
+    /// added by hand, or carried over a hot swap from a rewriter without
+    /// ENDPOINT_INDEPENDENT), or no port is free.
     pub fn rewrite_endpoint_independent(
         &mut self,
         flow: &FlowId,
@@ -506,12 +514,14 @@ impl Pattern {
         }
         let mut r = self.fixed_fields(flow);
         let map = free.map_index();
+        let outside_addr = r.saddr;
         let inside = Inside {
             map,
             addr: flow.saddr,
             port: flow.sport,
-            outside_addr: r.saddr,
+            outside_addr,
         };
+        let reply_key = r.reverse();
         let mut reply_free = |free: &mut dyn FreeValues, port: u16| {
             r.sport = port;
             !free.taken(&r.reverse())
@@ -520,12 +530,15 @@ impl Pattern {
             return reply_free(free, port).then_some((r, true));
         }
         let lo = self.sport;
-        let hi = u16::try_from(u32::from(lo) + self.variation_top).unwrap_or(u16::MAX);
+        // An address range's variation (Click varies the port by it) can
+        // reach past 2^32 from the port.
+        let hi =
+            u16::try_from(u32::from(lo).saturating_add(self.variation_top)).unwrap_or(u16::MAX);
         let top = u32::from(hi - lo);
         let kept = flow.sport;
         if self.same_first
             && (lo..=hi).contains(&kept)
-            && !free.bindings().is_held(map, inside.outside_addr, kept)
+            && !free.bindings().is_held(map, outside_addr, kept)
             && reply_free(free, kept)
         {
             self.next_variation = u32::from(kept - lo) + 1;
@@ -541,18 +554,39 @@ impl Pattern {
             crate::standard::clickrandom::click_random_range(0, top)
         };
         let parity = parity.then_some(kept % 2);
-        let mut from = lo + start as u16;
-        for _ in 0..ENDPOINT_INDEPENDENT_TRIES {
-            let port =
-                free.bindings()
-                    .first_free(map, inside.outside_addr, (lo, hi), from, parity)?;
+        // Ports held by bindings and ports in use towards the destination
+        // (flows holding none) each have a bitmap: the searches take
+        // turns, each from where the other stopped, once round the range
+        // at most. `at` is the search's offset in the range, `walked` how
+        // far it is from `start`.
+        let lap = top + 1;
+        let offset = |port: u16| u32::from(port - lo);
+        let (mut at, mut walked) = (start, 0u32);
+        loop {
+            let from = lo + at as u16;
+            let port = free
+                .bindings()
+                .first_free(map, outside_addr, (lo, hi), from, parity)?;
+            walked += (offset(port) + lap - at) % lap;
+            if walked >= lap {
+                return None;
+            }
             if reply_free(free, port) {
-                self.next_variation = u32::from(port - lo) + 1;
+                self.next_variation = offset(port) + 1;
                 return Some((r, true));
             }
-            from = if port == hi { lo } else { port + 1 };
+            at = (offset(port) + 1) % lap;
+            walked += 1;
+            if walked >= lap {
+                return None;
+            }
+            let v = free.first_free(reply_key, Varied::Port, u32::from(lo), top, at)?;
+            walked += (v + lap - at) % lap;
+            if walked >= lap {
+                return None;
+            }
+            at = v;
         }
-        None
     }
 
     /// Click's unparse: `SADDR SPORT DADDR DPORT` with ranges.
@@ -664,6 +698,24 @@ impl Mapper {
             }
         };
         self.patterns.get(i).cloned()
+    }
+
+    /// The pattern on whose outside address `flow`'s source endpoint holds
+    /// an endpoint-independent binding, if any: its new flows take that
+    /// pattern again, whichever [`Mapper::choose`] would pick, for the
+    /// same outside endpoint towards every destination (RFC 4787 REQ-1).
+    fn bound_choice(
+        &self,
+        flow: &FlowId,
+        free: &impl FreeValues,
+    ) -> Option<(SharedPattern, usize, usize)> {
+        if free.bindings().is_empty() {
+            return None;
+        }
+        self.patterns
+            .iter()
+            .find(|(p, _, _)| lock(p).binds(flow, free))
+            .cloned()
     }
 }
 
@@ -859,7 +911,15 @@ impl InputSpec {
                 None => Decision::Failed,
             },
             SpecKind::Mapper(m) => {
-                let chosen = lock(m).choose(flow);
+                let chosen = {
+                    let mut m = lock(m);
+                    let bound = if mapping.endpoint_independent {
+                        m.bound_choice(flow, free)
+                    } else {
+                        None
+                    };
+                    bound.or_else(|| m.choose(flow))
+                };
                 match chosen {
                     Some((p, f, r)) => match rewrite(&p, free) {
                         Some((rw, bound)) => Decision::Add(rw, f, r, bound),
@@ -2754,6 +2814,67 @@ mod tests {
         assert_eq!(ports, (1024..=1030).collect::<Vec<_>>());
         for i in 6..100 {
             assert!(make(&mut t, &mut p, new_flow(i), 0).is_none());
+        }
+    }
+
+    /// An endpoint-independent choice skips both the ports bindings hold
+    /// (anywhere) and the ports flows holding none use towards the
+    /// destination, however they interleave and wherever the search
+    /// starts: it finds the one port that is neither, with the parity
+    /// asked, and refuses when there is none.
+    #[test]
+    fn an_endpoint_independent_choice_finds_the_last_usable_port() {
+        let (first, last) = (2000u16, 2255u16);
+        for (usable, parity) in [(2255u16, false), (2001, false), (2128, true), (2129, true)] {
+            for start in [0u32, 1, 127, 128, 254, 255] {
+                let mut t = udp_table();
+                let server = |sport: u16| FlowId::new(0x1212_0101, 53, 0x0100_0001, sport);
+                for (i, port) in (first..=last).filter(|&q| q != usable).enumerate() {
+                    let i = i as u32;
+                    if port % 3 == 0 {
+                        // Bound, towards another server.
+                        let flow = FlowId::new(0x0a00_0100 + i, 7, 0x1212_0202, 53);
+                        let rw = FlowId::new(0x0100_0001, port, 0x1212_0202, 53);
+                        let f = t
+                            .add_flow(0, 0, 0, 17, FlowClass::Udp, flow, rw, [0, 1], 0)
+                            .unwrap();
+                        t.bind(f);
+                    } else {
+                        // Unbound, towards the destination.
+                        let flow = FlowId::new(0x0b00_0100 + i, 7, 0x1212_0101, 53);
+                        let rw = server(port).reverse();
+                        t.add_flow(0, 0, 0, 17, FlowClass::Udp, flow, rw, [0, 1], 0)
+                            .unwrap();
+                    }
+                }
+                let mut p = napt_pattern(first, last);
+                p.sequential = true;
+                p.same_first = false;
+                p.next_variation = start;
+                // The inside port's parity is the usable port's.
+                let flow = FlowId::new(0x0a00_0001, 4000 + usable % 2, 0x1212_0101, 53);
+                let got = p.rewrite_endpoint_independent(&flow, &mut t.free_values(0), parity);
+                assert_eq!(
+                    got.map(|(r, bound)| (r.sport, bound)),
+                    Some((usable, true)),
+                    "usable {usable} start {start}"
+                );
+                // With the other parity, or with that port taken too,
+                // nothing is left.
+                let odd = FlowId::new(0x0a00_0002, 4001 - usable % 2, 0x1212_0101, 53);
+                if parity {
+                    assert!(p
+                        .rewrite_endpoint_independent(&odd, &mut t.free_values(0), true)
+                        .is_none());
+                }
+                let rw = server(usable).reverse();
+                let taker = FlowId::new(0x0c00_0001, 7, 0x1212_0101, 53);
+                t.add_flow(0, 0, 0, 17, FlowClass::Udp, taker, rw, [0, 1], 0)
+                    .unwrap();
+                assert!(p
+                    .rewrite_endpoint_independent(&flow, &mut t.free_values(0), parity)
+                    .is_none());
+            }
         }
     }
 }
