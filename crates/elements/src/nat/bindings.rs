@@ -39,23 +39,75 @@ struct Binding {
     flows: u32,
 }
 
+/// Words of a [`PortSet`] kept in a map before it takes the whole
+/// bitmap.
+const SPARSE_MAX_WORDS: usize = 32;
+
 /// The outside ports of one outside address that bindings hold, one bit
-/// each.
+/// each, in words of 64 ports. Sparse while few words hold a port: a
+/// pattern that keeps the source address (`-`) has one set per inside
+/// address, usually holding one or two ports, and a whole bitmap each
+/// (8 KiB) would let spoofed sources cost 8 KiB a flow.
 struct PortSet {
-    words: [u64; 1024],
+    held: u32,
+    words: Words,
+}
+
+enum Words {
+    /// The words that are not zero, by index.
+    Sparse(FastMap<u16, u64>),
+    Dense(Box<[u64; 1024]>),
 }
 
 impl PortSet {
+    fn new() -> PortSet {
+        PortSet {
+            held: 0,
+            words: Words::Sparse(FastMap::default()),
+        }
+    }
+
+    fn word(&self, w: usize) -> u64 {
+        match &self.words {
+            Words::Sparse(m) => m.get(&(w as u16)).copied().unwrap_or(0),
+            Words::Dense(a) => a[w],
+        }
+    }
+
     fn contains(&self, port: u16) -> bool {
-        self.words[usize::from(port / 64)] & (1 << (port % 64)) != 0
+        self.word(usize::from(port / 64)) & (1 << (port % 64)) != 0
+    }
+
+    fn is_empty(&self) -> bool {
+        self.held == 0
     }
 
     fn set(&mut self, port: u16, held: bool) {
-        let (w, b) = (usize::from(port / 64), 1u64 << (port % 64));
+        if self.contains(port) == held {
+            return;
+        }
+        let (w, b) = (port / 64, 1u64 << (port % 64));
         if held {
-            self.words[w] |= b;
+            self.held += 1;
         } else {
-            self.words[w] &= !b;
+            self.held -= 1;
+        }
+        match &mut self.words {
+            Words::Dense(a) => a[usize::from(w)] ^= b,
+            Words::Sparse(m) => {
+                let word = m.entry(w).or_insert(0);
+                *word ^= b;
+                if *word == 0 {
+                    m.remove(&w);
+                }
+                if m.len() > SPARSE_MAX_WORDS {
+                    let mut a = Box::new([0u64; 1024]);
+                    for (&i, &v) in m.iter() {
+                        a[usize::from(i)] = v;
+                    }
+                    self.words = Words::Dense(a);
+                }
+            }
         }
     }
 
@@ -69,7 +121,7 @@ impl PortSet {
             None => !0,
         };
         let (mut w, last) = (usize::from(from / 64), usize::from(hi / 64));
-        let mut open = !self.words[w] & parity_mask & (!0u64 << (from % 64));
+        let mut open = !self.word(w) & parity_mask & (!0u64 << (from % 64));
         loop {
             if open != 0 {
                 let port = w * 64 + open.trailing_zeros() as usize;
@@ -79,7 +131,7 @@ impl PortSet {
             if w > last {
                 return None;
             }
-            open = !self.words[w] & parity_mask;
+            open = !self.word(w) & parity_mask;
         }
     }
 }
@@ -89,7 +141,7 @@ impl PortSet {
 pub struct Bindings {
     by_inside: FastMap<Inside, Binding>,
     /// Held outside ports, by (map, outside address).
-    held: FastMap<(u32, u32), Box<PortSet>>,
+    held: FastMap<(u32, u32), PortSet>,
     /// The binding each bound flow holds, by flow index.
     of_flow: FastMap<usize, Inside>,
 }
@@ -157,7 +209,7 @@ impl Bindings {
         b.flows += 1;
         self.held
             .entry((inside.map, inside.outside_addr))
-            .or_insert_with(|| Box::new(PortSet { words: [0; 1024] }))
+            .or_insert_with(PortSet::new)
             .set(b.outside_port, true);
         if let Some(old) = self.of_flow.insert(f, inside) {
             // A flow index is reused only after its flow was removed,
@@ -188,7 +240,7 @@ impl Bindings {
         let key = (inside.map, inside.outside_addr);
         if let Some(set) = self.held.get_mut(&key) {
             set.set(port, false);
-            if set.words.iter().all(|&w| w == 0) {
+            if set.is_empty() {
                 self.held.remove(&key);
             }
         }
@@ -271,17 +323,28 @@ mod tests {
         // Port -> (inside, holding flows) in the model.
         let mut model: HashMap<u16, (Inside, Vec<usize>)> = HashMap::new();
         let mut next_flow = 0usize;
-        // Ports near the edges and a middle word boundary, densely.
-        let pick = |r: u32| -> u16 {
-            match r % 3 {
-                0 => (r / 3 % 200) as u16,
-                1 => 65535 - (r / 3 % 200) as u16,
-                _ => 32700 + (r / 3 % 140) as u16,
+        // Ports near the edges and a middle word boundary, densely (a
+        // few words: the sparse set); from step 10,000 on also anywhere
+        // (more words: the set turns into the whole bitmap).
+        let pick = |r: u32, wide: bool| -> u16 {
+            match r % 4 {
+                0 => (r / 4 % 200) as u16,
+                1 => 65535 - (r / 4 % 200) as u16,
+                3 if wide => (r / 4) as u16,
+                _ => 32700 + (r / 4 % 140) as u16,
             }
         };
         for step in 0..20_000 {
+            let wide = step >= 10_000;
+            if step == 9_999 {
+                let set = &b.held[&(0, 7)];
+                assert!(
+                    matches!(set.words, Words::Sparse(_)),
+                    "a few words stay sparse"
+                );
+            }
             if rnd(2) == 0 {
-                let port = pick(rnd(1 << 20));
+                let port = pick(rnd(1 << 20), wide);
                 let holder = model.get(&port).map(|m| m.0);
                 let inside = holder.unwrap_or(inside(10, port));
                 b.bind(next_flow, inside, port);
@@ -300,9 +363,9 @@ mod tests {
                 }
             }
             assert_eq!(b.len(), model.len(), "step {step}");
-            let lo = pick(rnd(1 << 20));
-            let hi = pick(rnd(1 << 20));
-            let from = pick(rnd(1 << 20));
+            let lo = pick(rnd(1 << 20), wide);
+            let hi = pick(rnd(1 << 20), wide);
+            let from = pick(rnd(1 << 20), wide);
             let parity = [None, Some(0), Some(1)][rnd(3) as usize];
             let want = if lo > hi {
                 None
@@ -317,9 +380,13 @@ mod tests {
                 want,
                 "step {step}: {lo}-{hi} from {from} parity {parity:?}"
             );
-            let port = pick(rnd(1 << 20));
+            let port = pick(rnd(1 << 20), wide);
             assert_eq!(b.is_held(0, 7, port), model.contains_key(&port));
         }
+        assert!(
+            matches!(b.held[&(0, 7)].words, Words::Dense(_)),
+            "ports over many words take the whole bitmap"
+        );
         for (_, (_, flows)) in model.drain() {
             for f in flows {
                 b.release(f);
