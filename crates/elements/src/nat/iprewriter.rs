@@ -91,7 +91,9 @@
 //!   counts the mappings.
 //! - **PORT_PARITY** (boolean, rclick): with ENDPOINT_INDEPENDENT, a chosen
 //!   outside port has the parity of the inside one (RFC 4787 section
-//!   4.2.2: RTP on an even port, RTCP on the odd one above). Default
+//!   4.2.2: RTP on an even port, RTCP on the odd one above) while a port
+//!   of that parity is left; then one of the other parity (the RFC
+//!   recommends parity, and refusing the flow would be worse). Default
 //!   false.
 //! - **REPLY_ANNO** (annotation): stores the first packet's byte of this
 //!   annotation in the mapping and sets it on replies.

@@ -495,9 +495,10 @@ impl Pattern {
     /// `flow`'s source endpoint is bound to on the pattern's address, if
     /// it has one; else its own
     /// port if the pattern keeps ports and no binding holds it; else a
-    /// port no binding holds, from a random or the sequential start, with
-    /// the source port's parity if `parity` (RFC 4787 section 4.2.2, "port parity
-    /// preservation") and free towards the destination. Also whether the
+    /// port no binding holds, from a random or the sequential start, free
+    /// towards the destination, and with the source port's parity if
+    /// `parity` and such a port is left (RFC 4787 section 4.2.2, "port
+    /// parity preservation"; else of the other parity). Also whether the
     /// new flow is to hold the binding: a pattern without a port range
     /// rewrites as `rewrite`, with none. `None`: the bound port is in use
     /// towards this destination by a flow that holds no binding (a mapping
@@ -553,7 +554,14 @@ impl Pattern {
         } else {
             crate::standard::clickrandom::click_random_range(0, top)
         };
-        let parity = parity.then_some(kept % 2);
+        // The inside port's parity first, if asked for; when no port of
+        // it is left, any port (RFC 4787 recommends keeping the parity,
+        // not refusing a flow for it).
+        let parities = if parity {
+            [Some(kept % 2), None]
+        } else {
+            [None, None]
+        };
         // Ports held by bindings and ports in use towards the destination
         // (flows holding none) each have a bitmap: the searches take
         // turns, each from where the other stopped, once round the range
@@ -561,32 +569,44 @@ impl Pattern {
         // far it is from `start`.
         let lap = top + 1;
         let offset = |port: u16| u32::from(port - lo);
-        let (mut at, mut walked) = (start, 0u32);
-        loop {
-            let from = lo + at as u16;
-            let port = free
-                .bindings()
-                .first_free(map, outside_addr, (lo, hi), from, parity)?;
-            walked += (offset(port) + lap - at) % lap;
-            if walked >= lap {
-                return None;
+        for (i, parity) in parities.into_iter().enumerate() {
+            if i == 1 && parities[0].is_none() {
+                break;
             }
-            if reply_free(free, port) {
-                self.next_variation = offset(port) + 1;
-                return Some((r, true));
+            let (mut at, mut walked) = (start, 0u32);
+            loop {
+                let from = lo + at as u16;
+                let Some(port) =
+                    free.bindings()
+                        .first_free(map, outside_addr, (lo, hi), from, parity)
+                else {
+                    break;
+                };
+                walked += (offset(port) + lap - at) % lap;
+                if walked >= lap {
+                    break;
+                }
+                if reply_free(free, port) {
+                    self.next_variation = offset(port) + 1;
+                    return Some((r, true));
+                }
+                at = (offset(port) + 1) % lap;
+                walked += 1;
+                if walked >= lap {
+                    break;
+                }
+                let Some(v) = free.first_free(reply_key, Varied::Port, u32::from(lo), top, at)
+                else {
+                    break;
+                };
+                walked += (v + lap - at) % lap;
+                if walked >= lap {
+                    break;
+                }
+                at = v;
             }
-            at = (offset(port) + 1) % lap;
-            walked += 1;
-            if walked >= lap {
-                return None;
-            }
-            let v = free.first_free(reply_key, Varied::Port, u32::from(lo), top, at)?;
-            walked += (v + lap - at) % lap;
-            if walked >= lap {
-                return None;
-            }
-            at = v;
         }
+        None
     }
 
     /// Click's unparse: `SADDR SPORT DADDR DPORT` with ranges.
@@ -769,7 +789,8 @@ pub struct MappingBehaviour {
     /// every destination (see [`super::bindings`]). Click's rewriters
     /// choose a port per flow.
     pub endpoint_independent: bool,
-    /// `PORT_PARITY`: a chosen port has the parity of the inside one.
+    /// `PORT_PARITY`: a chosen port has the parity of the inside one
+    /// while such a port is left.
     pub port_parity: bool,
 }
 
