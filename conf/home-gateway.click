@@ -42,7 +42,8 @@
 // RFC 4787 REQ-1 for UDP, RFC 5382 REQ-1 for TCP): a LAN address and port
 // gets one external port for every destination, its own port when no other
 // LAN endpoint holds it (port preservation), else a free one of the same
-// parity (PORT_PARITY, RFC 4787 4.2.2: RTP even, RTCP odd), and no other LAN
+// parity while one is left (PORT_PARITY, RFC 4787 4.2.2: RTP even, RTCP
+// odd), and no other LAN
 // endpoint gets that port while a flow of the mapping lives. Filtering is
 // address and port dependent, stricter than RFC 4787 REQ-8 recommends
 // (endpoint-independent or address-dependent): a packet from the WAN comes
