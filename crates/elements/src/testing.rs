@@ -79,6 +79,22 @@ pub fn from_config(text: &str) -> Router {
     try_from_config(text).unwrap_or_else(|e| panic!("router failed:\n{}", e.join("\n")))
 }
 
+/// The bytes of the packets waiting in the Queue named `queue`, taken
+/// out, in order.
+pub fn drain_queue(router: &mut Router, queue: &str) -> Vec<Vec<u8>> {
+    let i = router
+        .find_element(queue)
+        .unwrap_or_else(|| panic!("no element {queue}"));
+    let mut out = Vec::new();
+    while let Some(b) = router.pull_from(i, 0, 64) {
+        if b.is_empty() {
+            break;
+        }
+        out.extend(b.packets().iter().map(|p| p.data().to_vec()));
+    }
+    out
+}
+
 /// Reads a handler as a string, panicking with the handler's error.
 pub fn read(router: &mut Router, handler: &str) -> String {
     router

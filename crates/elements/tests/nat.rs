@@ -14,7 +14,9 @@ use rclick_core::time::DEFAULT_SIMTIME_START;
 use rclick_core::wire::{checksum, IcmpHeader, Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Packet, Router, RouterOptions, Timestamp};
 use rclick_elements::nat::rewriter::Rewriter;
-use rclick_elements::testing::{from_config, from_config_with, read, try_from_config};
+use rclick_elements::testing::{
+    drain_queue as drain, from_config, from_config_with, read, try_from_config,
+};
 
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
@@ -122,18 +124,6 @@ fn sim_harness(decl: &str) -> Router {
 fn inject(r: &mut Router, port: usize, bytes: &[u8]) {
     let i = r.find_element("x").unwrap();
     r.inject_packet(i, port, marked(bytes));
-}
-
-fn drain(r: &mut Router, q: &str) -> Vec<Vec<u8>> {
-    let i = r.find_element(q).unwrap();
-    let mut out = Vec::new();
-    while let Some(b) = r.pull_from(i, 0, 64) {
-        if b.is_empty() {
-            break;
-        }
-        out.extend(b.packets().iter().map(|p| p.data().to_vec()));
-    }
-    out
 }
 
 fn write(r: &mut Router, h: &str, v: &str) {

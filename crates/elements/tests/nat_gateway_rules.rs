@@ -12,7 +12,9 @@
 use rclick_core::time::DEFAULT_SIMTIME_START;
 use rclick_core::wire::{checksum, IcmpHeader, Ipv4Header, UdpHeader};
 use rclick_core::{Packet, Router, RouterOptions, Timestamp};
-use rclick_elements::testing::{from_config, from_config_with, read, udp_ipv4};
+use rclick_elements::testing::{
+    drain_queue as drain, from_config, from_config_with, read, udp_ipv4,
+};
 
 const LAN_A: [u8; 4] = [192, 168, 1, 10];
 const LAN_B: [u8; 4] = [192, 168, 1, 20];
@@ -113,18 +115,6 @@ fn marked(bytes: &[u8]) -> Packet {
 fn inject(r: &mut Router, element: &str, port: usize, bytes: &[u8]) {
     let i = r.find_element(element).unwrap();
     r.inject_packet(i, port, marked(bytes));
-}
-
-fn drain(r: &mut Router, queue: &str) -> Vec<Vec<u8>> {
-    let i = r.find_element(queue).unwrap();
-    let mut out = Vec::new();
-    while let Some(b) = r.pull_from(i, 0, 64) {
-        if b.is_empty() {
-            break;
-        }
-        out.extend(b.packets().iter().map(|p| p.data().to_vec()));
-    }
-    out
 }
 
 fn advance(r: &mut Router, secs: i64) {

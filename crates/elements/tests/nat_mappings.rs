@@ -7,7 +7,7 @@
 use rclick_core::time::DEFAULT_SIMTIME_START;
 use rclick_core::wire::{Ipv4Header, TcpHeader, UdpHeader};
 use rclick_core::{Packet, Router, RouterOptions, Timestamp};
-use rclick_elements::testing::{from_config_with, read};
+use rclick_elements::testing::{drain_queue as drain, from_config_with, read};
 
 fn udp(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, data: &[u8]) -> Vec<u8> {
     rclick_elements::testing::udp_ipv4(src, sport, dst, dport, data)
@@ -42,18 +42,6 @@ fn harness(decl: &str) -> Router {
 fn inject(r: &mut Router, port: usize, bytes: &[u8]) {
     let i = r.find_element("x").unwrap();
     r.inject_packet(i, port, marked(bytes));
-}
-
-fn drain(r: &mut Router, q: &str) -> Vec<Vec<u8>> {
-    let i = r.find_element(q).unwrap();
-    let mut out = Vec::new();
-    while let Some(b) = r.pull_from(i, 0, 64) {
-        if b.is_empty() {
-            break;
-        }
-        out.extend(b.packets().iter().map(|p| p.data().to_vec()));
-    }
-    out
 }
 
 fn write(r: &mut Router, h: &str, v: &str) -> Result<(), String> {

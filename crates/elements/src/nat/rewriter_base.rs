@@ -437,15 +437,7 @@ impl Pattern {
         let val = match found {
             Some(v) => v,
             None => {
-                let start = if self.sequential {
-                    if self.next_variation > top {
-                        0
-                    } else {
-                        self.next_variation
-                    }
-                } else {
-                    crate::standard::clickrandom::click_random_range(0, top)
-                };
+                let start = self.search_start(top);
                 let v = free.first_free(lookup, varied, base, top, start)?;
                 varied.set(&mut lookup, base.wrapping_add(v));
                 v
@@ -470,6 +462,20 @@ impl Pattern {
             outside_addr: self.fixed_fields(flow).saddr,
         };
         self.is_napt && self.variation_top != 0 && free.bindings().port_of(&inside).is_some()
+    }
+
+    /// Where a search for a free value of `0..=top` starts: after the
+    /// last value chosen (sequential, `#`), else at random.
+    fn search_start(&mut self, top: u32) -> u32 {
+        if self.sequential {
+            if self.next_variation > top {
+                0
+            } else {
+                self.next_variation
+            }
+        } else {
+            crate::standard::clickrandom::click_random_range(0, top)
+        }
     }
 
     /// `flow` with the pattern's fixed fields (a range's first value).
@@ -545,15 +551,7 @@ impl Pattern {
             self.next_variation = u32::from(kept - lo) + 1;
             return Some((r, true));
         }
-        let start = if self.sequential {
-            if self.next_variation > top {
-                0
-            } else {
-                self.next_variation
-            }
-        } else {
-            crate::standard::clickrandom::click_random_range(0, top)
-        };
+        let start = self.search_start(top);
         // The inside port's parity first, if asked for; when no port of
         // it is left, any port (RFC 4787 recommends keeping the parity,
         // not refusing a flow for it).
