@@ -79,6 +79,34 @@ pub fn from_config(text: &str) -> Router {
     try_from_config(text).unwrap_or_else(|e| panic!("router failed:\n{}", e.join("\n")))
 }
 
+/// Reads every handler of every element that reads without a parameter
+/// and is not also a write handler, discarding the values: a fuzz run's
+/// check that no read panics on the state it left.
+pub fn read_every_handler(router: &mut Router) {
+    for i in 0..router.nelements() {
+        let Some(el) = router.element_name(i).map(str::to_string) else {
+            continue;
+        };
+        for h in router.element_handlers(i) {
+            if h.is_read()
+                && !h.is_write()
+                && h.flags & rclick_core::element::hflags::READ_PARAM == 0
+            {
+                let _ = router.read_handler(&format!("{el}.{}", h.name), None);
+            }
+        }
+    }
+}
+
+/// Handler `handler` read as an unsigned number.
+pub fn read_number(router: &mut Router, handler: &str) -> Result<u64, String> {
+    router
+        .read_handler(handler, None)?
+        .trim()
+        .parse()
+        .map_err(|_| format!("{handler}: not a number"))
+}
+
 /// The bytes of the packets waiting in the Queue named `queue`, taken
 /// out, in order.
 pub fn drain_queue(router: &mut Router, queue: &str) -> Vec<Vec<u8>> {

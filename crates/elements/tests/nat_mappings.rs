@@ -31,12 +31,24 @@ fn harness(decl: &str) -> Router {
         simtime: Some(DEFAULT_SIMTIME_START),
         ..Default::default()
     };
-    from_config_with(
-        &format!(
-            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
-        ),
-        &opts,
+    from_config_with(&wired(decl), &opts)
+}
+
+/// The configuration of [`harness`] around the rewriter `decl`.
+fn wired(decl: &str) -> String {
+    format!(
+        "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
     )
+}
+
+/// [`harness`] with hot swaps allowed (to `wired` configurations).
+fn hotswap_harness(decl: &str) -> Router {
+    let opts = RouterOptions {
+        simtime: Some(DEFAULT_SIMTIME_START),
+        hotswap: true,
+        ..Default::default()
+    };
+    from_config_with(&wired(decl), &opts)
 }
 
 fn inject(r: &mut Router, port: usize, bytes: &[u8]) {
@@ -381,17 +393,7 @@ fn lowering_the_capacity_keeps_pinned_mappings() {
 /// rewriter started empty: every connection through the NAT was cut.
 #[test]
 fn mappings_survive_a_hot_swap() {
-    let opts = RouterOptions {
-        simtime: Some(DEFAULT_SIMTIME_START),
-        hotswap: true,
-        ..Default::default()
-    };
-    let conf = |decl: &str| {
-        format!(
-            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
-        )
-    };
-    let mut r = from_config_with(&conf(NAPT), &opts);
+    let mut r = hotswap_harness(NAPT);
     write(
         &mut r,
         "x.add_mapping",
@@ -402,7 +404,7 @@ fn mappings_survive_a_hot_swap() {
     inject(&mut r, 0, &udp(LAN_B, 41, CLIENT, 53, b"q"));
     assert_eq!(flow_of(&drain(&mut r, "wan")[1]), (PUB, 1025, CLIENT, 53));
     write(&mut r, "x.remove_mapping", "udp 10.0.0.5 40 18.26.4.44 53").unwrap();
-    r.hotswap(&conf(
+    r.hotswap(&wired(
         "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, TCP_TIMEOUT 7440)",
     ))
     .unwrap();
@@ -513,21 +515,11 @@ fn the_manager_class_can_be_rewritten_at_run_time() {
 /// another host is not given that port.
 #[test]
 fn endpoint_independent_bindings_survive_a_hot_swap() {
-    let opts = RouterOptions {
-        simtime: Some(DEFAULT_SIMTIME_START),
-        hotswap: true,
-        ..Default::default()
-    };
-    let conf = |decl: &str| {
-        format!(
-            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
-        )
-    };
     let eim = "IPRewriter(pattern 1.0.0.1 2000-2001# - - 0 1, drop, ENDPOINT_INDEPENDENT true)";
-    let mut r = from_config_with(&conf(eim), &opts);
+    let mut r = hotswap_harness(eim);
     inject(&mut r, 0, &udp(LAN_B, 40, CLIENT, 53, b"q"));
     let port = flow_of(&drain(&mut r, "wan")[0]).1;
-    r.hotswap(&conf(eim)).unwrap();
+    r.hotswap(&wired(eim)).unwrap();
     assert_eq!(read(&mut r, "x.bindings"), "1");
     inject(&mut r, 0, &udp(LAN_B, 40, [18, 26, 4, 45], 53, b"q"));
     assert_eq!(flow_of(&drain(&mut r, "wan")[0]).1, port);
@@ -546,22 +538,13 @@ fn endpoint_independent_bindings_survive_a_hot_swap() {
 /// there), not the old one, which the configuration no longer names.
 #[test]
 fn a_new_outside_address_after_a_hot_swap_gets_new_bindings() {
-    let opts = RouterOptions {
-        simtime: Some(DEFAULT_SIMTIME_START),
-        hotswap: true,
-        ..Default::default()
+    let rewriter = |addr: &str| {
+        format!("IPRewriter(pattern {addr} 1024-65535 - - 0 1, drop, ENDPOINT_INDEPENDENT true)")
     };
-    let conf = |addr: &str| {
-        format!(
-            "x :: IPRewriter(pattern {addr} 1024-65535 - - 0 1, drop, ENDPOINT_INDEPENDENT true);
-             Idle -> [0]x; Idle -> [1]x;
-             x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
-        )
-    };
-    let mut r = from_config_with(&conf("1.0.0.1"), &opts);
+    let mut r = hotswap_harness(&rewriter("1.0.0.1"));
     inject(&mut r, 0, &udp(LAN_B, 5000, CLIENT, 53, b"q"));
     assert_eq!(flow_of(&drain(&mut r, "wan")[0]), (PUB, 5000, CLIENT, 53));
-    r.hotswap(&conf("1.0.0.9")).unwrap();
+    r.hotswap(&wired(&rewriter("1.0.0.9"))).unwrap();
     let other = [18, 26, 4, 45];
     inject(&mut r, 0, &udp(LAN_B, 5000, other, 53, b"q"));
     assert_eq!(
@@ -584,23 +567,13 @@ fn a_new_outside_address_after_a_hot_swap_gets_new_bindings() {
 /// the search starts towards that destination.
 #[test]
 fn endpoint_independent_mapping_turned_on_by_a_hot_swap_finds_a_free_port() {
-    let opts = RouterOptions {
-        simtime: Some(DEFAULT_SIMTIME_START),
-        hotswap: true,
-        ..Default::default()
-    };
-    let conf = |decl: &str| {
-        format!(
-            "x :: {decl}; Idle -> [0]x; Idle -> [1]x; x[0] -> wan :: Queue(1000) -> Discard; x[1] -> lan :: Queue(1000) -> Discard;"
-        )
-    };
     let pattern = "pattern 1.0.0.1 2000-2299# - - 0 1, drop";
-    let mut r = from_config_with(&conf(&format!("IPRewriter({pattern})")), &opts);
+    let mut r = hotswap_harness(&format!("IPRewriter({pattern})"));
     for i in 0..200u8 {
         inject(&mut r, 0, &udp([10, 0, 1, i], 40, CLIENT, 53, b"q"));
     }
     assert_eq!(drain(&mut r, "wan").len(), 200);
-    r.hotswap(&conf(&format!(
+    r.hotswap(&wired(&format!(
         "IPRewriter({pattern}, ENDPOINT_INDEPENDENT true)"
     )))
     .unwrap();

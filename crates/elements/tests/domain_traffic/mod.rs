@@ -16,7 +16,7 @@
 #![allow(dead_code)]
 
 use rclick_core::{Packet, Router};
-use rclick_elements::testing::from_config;
+use rclick_elements::testing::{from_config, read_every_handler, read_number as num};
 
 /// The routers, each with Counter inputs `in0`.. fed from Idle (packets
 /// are injected into them) and counters on every exit.
@@ -153,27 +153,8 @@ pub fn domain_traffic(data: &[u8]) {
         panic!("{name}: {e}");
     }
     // Every handler reads without a panic.
-    for i in 0..r.nelements() {
-        let Some(el) = r.element_name(i).map(str::to_string) else {
-            continue;
-        };
-        for h in r.element_handlers(i) {
-            if h.is_read()
-                && !h.is_write()
-                && h.flags & rclick_core::element::hflags::READ_PARAM == 0
-            {
-                let _ = r.read_handler(&format!("{el}.{}", h.name), None);
-            }
-        }
-    }
+    read_every_handler(&mut r);
     let _ = r.take_chatter();
-}
-
-fn num(r: &mut Router, h: &str) -> Result<u64, String> {
-    r.read_handler(h, None)?
-        .trim()
-        .parse()
-        .map_err(|_| format!("{h}: not a number"))
 }
 
 fn sum(r: &mut Router, hs: &[&str]) -> Result<u64, String> {

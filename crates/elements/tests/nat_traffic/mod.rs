@@ -26,7 +26,7 @@
 use rclick_core::time::DEFAULT_SIMTIME_START;
 use rclick_core::{Packet, Router, RouterOptions, Timestamp};
 use rclick_elements::nat::rewriter::Rewriter;
-use rclick_elements::testing::from_config_with;
+use rclick_elements::testing::{from_config_with, read_every_handler, read_number as num};
 
 pub const CONFIG: &str = "
     rw :: IPRewriter(pattern 1.0.0.1 1024-1039# - - 0 1, pass 2,
@@ -130,28 +130,9 @@ pub fn nat_traffic(data: &[u8]) -> Router {
     }
     check(&mut r).unwrap_or_else(|e| panic!("after {injected} packets: {e}"));
     // Every read handler reads without a panic.
-    for i in 0..r.nelements() {
-        let Some(el) = r.element_name(i).map(str::to_string) else {
-            continue;
-        };
-        for h in r.element_handlers(i) {
-            if h.is_read()
-                && !h.is_write()
-                && h.flags & rclick_core::element::hflags::READ_PARAM == 0
-            {
-                let _ = r.read_handler(&format!("{el}.{}", h.name), None);
-            }
-        }
-    }
+    read_every_handler(&mut r);
     let _ = r.take_chatter();
     r
-}
-
-fn num(r: &mut Router, h: &str) -> Result<u64, String> {
-    r.read_handler(h, None)?
-        .trim()
-        .parse()
-        .map_err(|_| format!("{h}: not a number"))
 }
 
 /// The accounting invariant and the capacity bounds.
